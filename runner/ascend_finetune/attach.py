@@ -1,0 +1,60 @@
+"""`attach`: replay events with seq > SINCE, then follow the growing log until run_finished.
+
+Polling (20 ms by default) rather than inotify: it works on every filesystem (NFS on clusters too)
+and keeps write-to-stdout latency well under the 100 ms the protocol promises.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+from .events import Tail
+from .rundir import effective_state, read_json, status_path
+
+LIVENESS_EVERY_S = 1.0
+
+
+def attach(run_dir: str, since: int, follow: bool = True, poll_s: float = 0.02) -> int:
+    tail = Tail(os.path.join(run_dir, "events.jsonl"))
+    out = sys.stdout.buffer
+    last_check = time.monotonic()
+    try:
+        while True:
+            wrote = False
+            for line in tail.poll():
+                try:
+                    ev = json.loads(line)
+                except ValueError:
+                    continue  # a line is only complete once its newline is written; this should not happen
+                if ev.get("seq", 0) <= since:
+                    continue
+                out.write(line + b"\n")
+                wrote = True
+                if ev.get("type") == "run_finished":
+                    out.flush()
+                    return 0
+            if wrote:
+                out.flush()
+            if not follow:
+                return 0
+            now = time.monotonic()
+            if now - last_check >= LIVENESS_EVERY_S:
+                last_check = now
+                # A run whose process is gone without run_finished will never finish: say so and stop.
+                if os.path.isfile(status_path(run_dir)) and effective_state(run_dir) == "lost":
+                    for line in tail.poll():  # anything written just before it died
+                        ev = json.loads(line)
+                        if ev.get("seq", 0) > since:
+                            out.write(line + b"\n")
+                    status = read_json(status_path(run_dir), {}) or {}
+                    out.write(json.dumps({"error": {"kind": "lost", "message": "the training process "
+                              f"(pid {status.get('pid')}) is gone without finishing the run"}}).encode() + b"\n")
+                    out.flush()
+                    return 1
+            time.sleep(poll_s)
+    except BrokenPipeError:
+        return 0
+    finally:
+        tail.close()

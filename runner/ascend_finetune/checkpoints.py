@@ -1,0 +1,90 @@
+"""Checkpoints: atomic save (temporary name, then rename), the checkpoints.json manifest, retention.
+
+A checkpoint holds the network, the optimizer state (moments, global_step), the loss-scaler state and
+the epoch/step counters, so `--resume` continues exactly where it stopped.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from typing import Any
+
+import mindspore as ms
+
+from .rundir import atomic_write_json, read_json
+
+META_KEYS = ("epoch_num", "step_num")
+
+
+def sha256_file(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def state_entries(net: ms.nn.Cell, optimizer: ms.nn.Cell, extra_cells: dict[str, Any]) -> list[dict]:
+    """Every parameter to save: network first, then optimizer state and loss-scaler state."""
+    seen, entries = set(), []
+    for name, p in list(net.parameters_and_names()) + list(optimizer.parameters_and_names()):
+        if name not in seen:
+            seen.add(name)
+            entries.append({"name": name, "data": p})
+    for name, p in extra_cells.items():
+        entries.append({"name": name, "data": p})
+    return entries
+
+
+class CheckpointStore:
+    def __init__(self, run_dir: str, prefix: str, fmt: str, keep_max: int, keep_best: bool):
+        self.run_dir, self.prefix, self.fmt = run_dir, prefix, fmt
+        self.keep_max, self.keep_best = keep_max, keep_best
+        self.dir = os.path.join(run_dir, "checkpoints")
+        self.manifest_path = os.path.join(run_dir, "checkpoints.json")
+        os.makedirs(self.dir, exist_ok=True)
+        self.entries: list[dict[str, Any]] = read_json(self.manifest_path, []) or []
+
+    def best(self) -> dict[str, Any] | None:
+        return next((e for e in self.entries if e.get("best")), None)
+
+    def save(self, entries: list[dict], epoch: int, step: int, metrics: dict[str, Any]) -> dict[str, Any]:
+        ext = "safetensors" if self.fmt == "safetensors" else "ckpt"
+        name = f"{self.prefix}-e{epoch}-s{step}.{ext}"
+        final = os.path.join(self.dir, name)
+        tmp = os.path.join(self.dir, f".{name}.tmp-{os.getpid()}.{ext}")
+        ms.save_checkpoint(entries, tmp, append_dict={"epoch_num": epoch, "step_num": step}, format=self.fmt)
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, final)
+        entry = {"file": f"checkpoints/{name}", "epoch": epoch, "step": step, "metrics": metrics,
+                 "bytes": os.path.getsize(final), "sha256": sha256_file(final), "created_at": time.time(), "best": False}
+        self.entries = [e for e in self.entries if e["file"] != entry["file"]] + [entry]
+        self._mark_best()
+        self._retain()
+        atomic_write_json(self.manifest_path, self.entries)
+        return entry
+
+    def _mark_best(self) -> None:
+        scored = [e for e in self.entries if isinstance(e.get("metrics", {}).get("val_acc"), (int, float))]
+        best = max(scored, key=lambda e: (e["metrics"]["val_acc"], e["step"]), default=None) if self.keep_best else None
+        for e in self.entries:
+            e["best"] = e is best
+
+    def _retain(self) -> None:
+        """Drop the oldest checkpoints beyond keep_max, never the best."""
+        while len(self.entries) > self.keep_max:
+            victim = next((e for e in self.entries if not e["best"]), None)
+            if victim is None:
+                break
+            self.entries.remove(victim)
+            try:
+                os.remove(os.path.join(self.run_dir, victim["file"]))
+            except FileNotFoundError:
+                pass
+
+
+def load_state(path: str) -> dict[str, Any]:
+    fmt = "safetensors" if path.endswith(".safetensors") else "ckpt"
+    return ms.load_checkpoint(path, format=fmt)

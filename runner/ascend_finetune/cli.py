@@ -1,0 +1,211 @@
+"""The runner's command line. Every command prints JSON on stdout; errors are {"error": {...}} with
+exit 2 for bad input and 1 for failures (the contract in DESIGN.md)."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Any
+
+from . import spec as specmod
+
+
+class CliError(Exception):
+    def __init__(self, code: int, kind: str, message: str, **extra: Any):
+        super().__init__(message)
+        self.code, self.payload = code, {"kind": kind, "message": message, **extra}
+
+
+def out(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def _load_spec(path: str) -> dict[str, Any]:
+    raw = specmod.load_file(path)
+    return specmod.resolve(raw, os.path.dirname(os.path.abspath(path)))
+
+
+def cmd_validate(a) -> int:
+    try:
+        raw = specmod.load_file(a.spec)
+        problems = specmod.check(raw, os.path.dirname(os.path.abspath(a.spec)))
+    except specmod.SpecError as e:
+        problems = e.problems
+    out({"ok": not problems, "problems": [p.as_dict() for p in problems]})
+    return 2 if problems else 0
+
+
+def cmd_train(a) -> int:
+    from .train import run
+
+    try:
+        spec = _load_spec(a.spec)
+    except specmod.SpecError as e:
+        # Still leave a readable failed run behind: a launched run must say why it ended.
+        from .train import Run
+
+        r = Run({"name": "invalid"}, a.run_dir)
+        r._finish("failed", {"kind": "bad_input", "message": str(e), "problems": [p.as_dict() for p in e.problems],
+                             "trace_tail": None}, None, None, 2)
+        raise
+    code = run(spec, a.run_dir, a.resume)
+    out({"run_dir": os.path.abspath(a.run_dir), "exit_code": code})
+    return code
+
+
+def cmd_launch(a) -> int:
+    from .rundir import initial_status, new_run_id
+
+    spec = _load_spec(a.spec)  # bad input fails here, before anything is detached
+    run_id = new_run_id(spec["name"])
+    run_dir = os.path.abspath(os.path.join(a.runs_root, run_id))
+    os.makedirs(run_dir)
+    spec_path = os.path.join(run_dir, "spec.json")
+    with open(spec_path, "w", encoding="utf-8") as f:
+        json.dump(spec, f, ensure_ascii=False, indent=1)
+    argv = [sys.executable, "-m", "ascend_finetune", "train", spec_path, "--run-dir", run_dir]
+    if a.resume:
+        argv += ["--resume", os.path.abspath(a.resume)]
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    with open(os.path.join(run_dir, "console.log"), "ab") as log:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True, cwd=run_dir, env=env, close_fds=True)
+    initial_status(run_dir, proc.pid)  # so `ls` sees the run before the child has started Python
+    out({"run_id": run_id, "run_dir": run_dir, "pid": proc.pid})
+    return 0
+
+
+def cmd_attach(a) -> int:
+    from .attach import attach
+
+    return attach(a.run_dir, a.since, follow=not a.no_follow, poll_s=a.poll_ms / 1000)
+
+
+def cmd_control(a) -> int:
+    from .control import request
+    from .rundir import effective_state, read_json, status_path
+
+    if not os.path.isfile(status_path(a.run_dir)):
+        raise CliError(2, "not_a_run", f"no run at {a.run_dir} (status.json missing)")
+    state = effective_state(a.run_dir)
+    if state != "running":
+        raise CliError(2, "not_running", f"the run is {state}; only a running run takes '{a.action}'", state=state)
+    path = request(a.run_dir, a.action)
+    deadline = time.monotonic() + a.timeout
+    while os.path.exists(path) and time.monotonic() < deadline:
+        if effective_state(a.run_dir) != "running":
+            break
+        time.sleep(0.05)
+    handled = not os.path.exists(path)
+    out({"action": a.action, "handled": handled, "state": (read_json(status_path(a.run_dir), {}) or {}).get("state")})
+    return 0
+
+
+def cmd_ls(a) -> int:
+    from .rundir import list_runs
+
+    out({"root": os.path.abspath(a.root), "runs": list_runs(a.root)})
+    return 0
+
+
+def cmd_doctor(_a) -> int:
+    from .doctor import doctor
+
+    out(doctor())
+    return 0
+
+
+def cmd_inspect(a) -> int:
+    from .pretrained import PretrainedError, read_checkpoint
+
+    try:
+        params = read_checkpoint(a.ckpt)
+    except PretrainedError as e:
+        raise CliError(2, "bad_checkpoint", str(e))
+    tensors = []
+    for name, p in params.items():
+        shape = list(p.shape) if hasattr(p, "shape") else []
+        tensors.append({"name": name, "shape": shape, "dtype": str(getattr(p, "dtype", type(p).__name__)),
+                        "elements": int(__import__("math").prod(shape)) if shape else 1})
+    out({"file": os.path.abspath(a.ckpt), "tensors": tensors})
+    return 0
+
+
+def cmd_make_demo_data(a) -> int:
+    from .demo_data import make_shapes
+
+    out(make_shapes(a.out, per_class=a.per_class, size=a.size, seed=a.seed))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m ascend_finetune", description="Ascend Fine-Tune runner")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("validate", help="check a run spec; exit 2 with every problem")
+    s.add_argument("spec")
+    s.set_defaults(fn=cmd_validate)
+    s = sub.add_parser("train", help="train in the foreground")
+    s.add_argument("spec")
+    s.add_argument("--run-dir", required=True)
+    s.add_argument("--resume")
+    s.set_defaults(fn=cmd_train)
+    s = sub.add_parser("launch", help="start train detached; prints run_id, run_dir, pid")
+    s.add_argument("spec")
+    s.add_argument("--runs-root", required=True)
+    s.add_argument("--resume")
+    s.set_defaults(fn=cmd_launch)
+    s = sub.add_parser("attach", help="print events with seq > SINCE, then follow until run_finished")
+    s.add_argument("run_dir")
+    s.add_argument("--since", type=int, default=0)
+    s.add_argument("--no-follow", action="store_true")
+    s.add_argument("--poll-ms", type=float, default=20.0, help=argparse.SUPPRESS)
+    s.set_defaults(fn=cmd_attach)
+    s = sub.add_parser("control", help="ask a running run to stop or save a checkpoint now")
+    s.add_argument("run_dir")
+    s.add_argument("action", choices=["stop", "checkpoint"])
+    s.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for the run to act")
+    s.set_defaults(fn=cmd_control)
+    s = sub.add_parser("ls", help="runs under ROOT with their states")
+    s.add_argument("root")
+    s.set_defaults(fn=cmd_ls)
+    s = sub.add_parser("doctor", help="python, mindspore, backends, CANN, NPUs")
+    s.set_defaults(fn=cmd_doctor)
+    s = sub.add_parser("inspect", help="tensors of a checkpoint: name, shape, dtype")
+    s.add_argument("ckpt")
+    s.set_defaults(fn=cmd_inspect)
+    s = sub.add_parser("make-demo-data", help="write a small ImageFolder of coloured shapes")
+    s.add_argument("out")
+    s.add_argument("--per-class", type=int, default=40)
+    s.add_argument("--size", type=int, default=48)
+    s.add_argument("--seed", type=int, default=0)
+    s.set_defaults(fn=cmd_make_demo_data)
+    return p
+
+
+def configure_env() -> None:
+    """Set before MindSpore loads. oneDNN's AVX-512 convolutions in MindSpore's CPU build ran 50-70x
+    slower than its AVX2 ones on this project's machines (bench/onednn_isa.py); a user's own setting
+    wins. GLOG_v=3 keeps MindSpore's C++ warnings out of console.log."""
+    os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
+    os.environ.setdefault("GLOG_v", "3")
+
+
+def main(argv: list[str] | None = None) -> int:
+    configure_env()
+    a = parser().parse_args(argv)
+    try:
+        return a.fn(a)
+    except specmod.SpecError as e:
+        out({"error": {"kind": "bad_spec", "message": str(e), "problems": [p.as_dict() for p in e.problems]}})
+        return 2
+    except CliError as e:
+        out({"error": e.payload})
+        return e.code
+    except KeyboardInterrupt:
+        return 130

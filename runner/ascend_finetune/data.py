@@ -1,0 +1,137 @@
+"""ImageFolder data: scan (with broken files skipped and counted), stratified split, MindSpore pipelines.
+
+Every image is decoded once by Pillow during the scan, because MindSpore's C++ Decode kills the whole
+process (SIGFPE) on a truncated JPEG instead of raising; the pipeline itself then decodes in C++.
+"""
+from __future__ import annotations
+
+import os
+import random
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+IMAGE_EXTENSIONS = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp"}
+MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
+STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
+
+
+class DataError(Exception):
+    """Bad data that stops a run; `path` is the spec field to fix."""
+
+    def __init__(self, path: str, message: str, fix: str):
+        super().__init__(message)
+        self.path, self.message, self.fix = path, message, fix
+
+
+@dataclass
+class ImageSet:
+    classes: list[str]
+    samples: list[tuple[str, int]]
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+
+
+def _check_image(path: str) -> str | None:
+    """None if Pillow can fully decode the file, else the reason."""
+    from PIL import Image
+
+    try:
+        with Image.open(path) as im:
+            im.draft("RGB", (64, 64))  # JPEG: decode at reduced scale, still reads every byte
+            im.load()
+        return None
+    except Exception as e:  # Pillow raises many types for bad files
+        return f"{type(e).__name__}: {e}"
+
+
+def list_classes(root: str, field_path: str = "data.train") -> list[str]:
+    if not os.path.isdir(root):
+        raise DataError(field_path, f"folder not found: {root}", f"point {field_path} at an existing ImageFolder root")
+    return sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)) and not d.startswith("."))
+
+
+def scan(root: str, workers: int, field_path: str = "data.train", classes: list[str] | None = None) -> ImageSet:
+    """Files per class folder, with image extensions in any case; undecodable ones are skipped."""
+    found = list_classes(root, field_path)
+    if classes is None:
+        classes = found
+        if len(classes) < 2:
+            raise DataError(field_path, f"found {len(classes)} class folder(s) in {root}; a classifier needs at least 2",
+                            "put one sub-folder per class (each with images) under the data root")
+    else:
+        missing, extra = sorted(set(classes) - set(found)), sorted(set(found) - set(classes))
+        if missing or extra:
+            raise DataError(field_path, f"classes differ from data.train: missing {missing}, extra {extra}",
+                            "use the same class folder names for training and validation")
+    candidates: list[tuple[str, int]] = []
+    skipped: list[tuple[str, str]] = []
+    for label, cls in enumerate(classes):
+        cdir = os.path.join(root, cls)
+        for dirpath, _, files in sorted(os.walk(cdir, followlinks=True)):
+            for name in sorted(files):
+                p = os.path.join(dirpath, name)
+                if os.path.splitext(name)[1].lower() in IMAGE_EXTENSIONS:
+                    candidates.append((p, label))
+                elif not name.startswith("."):
+                    skipped.append((p, "not an image file (extension)"))
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        reasons = list(pool.map(lambda s: _check_image(s[0]), candidates))
+    samples = [s for s, r in zip(candidates, reasons) if r is None]
+    skipped += [(s[0], r) for s, r in zip(candidates, reasons) if r is not None]
+    counts = np.bincount([l for _, l in samples], minlength=len(classes))
+    empty = [c for c, n in zip(classes, counts) if n == 0]
+    if empty:
+        raise DataError(field_path, f"class folder(s) with no readable images: {', '.join(empty)}",
+                        "add images to those folders or remove them")
+    return ImageSet(classes, samples, skipped)
+
+
+def stratified_split(samples: list[tuple[str, int]], fraction: float, seed: int) -> tuple[list, list]:
+    """Seeded per-class split; each class with 2+ images keeps at least one in each part."""
+    if fraction <= 0:
+        return list(samples), []
+    rng = random.Random(seed)
+    by_class: dict[int, list] = {}
+    for s in samples:
+        by_class.setdefault(s[1], []).append(s)
+    train, val = [], []
+    for label in sorted(by_class):
+        items = by_class[label][:]
+        rng.shuffle(items)
+        n_val = min(max(1, round(len(items) * fraction)), len(items) - 1) if len(items) > 1 else 0
+        val += items[:n_val]
+        train += items[n_val:]
+    return train, val
+
+
+class _FileSource:
+    """Random-access source of (encoded bytes, label): decoding happens in MindSpore's C++ ops."""
+
+    def __init__(self, samples: list[tuple[str, int]]):
+        self.samples = samples
+
+    def __getitem__(self, i: int):
+        path, label = self.samples[i]
+        return np.fromfile(path, dtype=np.uint8), np.array(label, dtype=np.int32)
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+
+def make_dataset(samples: list[tuple[str, int]], image_size: int, batch_size: int, workers: int,
+                 train: bool, augment: bool, seed: int, drop_remainder: bool):
+    import mindspore.dataset as ds
+    import mindspore.dataset.vision as vision
+
+    ds.config.set_seed(seed)
+    dataset = ds.GeneratorDataset(_FileSource(samples), column_names=["image", "label"], shuffle=train,
+                                  num_parallel_workers=1)
+    if train and augment:
+        ops = [vision.RandomCropDecodeResize(image_size, scale=(0.08, 1.0), ratio=(0.75, 1.333)),
+               vision.RandomHorizontalFlip(prob=0.5)]
+    else:
+        ops = [vision.Decode(), vision.Resize(int(round(image_size * 256 / 224))), vision.CenterCrop(image_size)]
+    ops += [vision.Normalize(mean=MEAN, std=STD), vision.HWC2CHW()]
+    dataset = dataset.map(operations=ops, input_columns="image", num_parallel_workers=workers)
+    return dataset.batch(batch_size, drop_remainder=drop_remainder)

@@ -1,0 +1,160 @@
+"""ResNet backbones defined here (no model hub needed) and the transfer network: backbone + new head.
+
+Parameter names follow MindSpore ModelZoo's ResNet (`conv1`, `bn1`, `layerN.i.convK`,
+`layerN.i.down_sample_layer.{0,1}`), so ModelZoo checkpoints load by name; `pretrained.py` maps
+mindcv's names onto these.
+"""
+from __future__ import annotations
+
+import mindspore as ms
+from mindspore import nn, ops
+from mindspore.common.initializer import HeUniform, Normal
+
+from .backbones import BACKBONES, STAGES
+
+
+def _conv(cin: int, cout: int, k: int, stride: int = 1) -> nn.Conv2d:
+    pad = k // 2
+    return nn.Conv2d(cin, cout, k, stride=stride, pad_mode="pad" if pad else "valid", padding=pad,
+                     has_bias=False, weight_init=HeUniform())
+
+
+def _bn(c: int) -> nn.BatchNorm2d:
+    return nn.BatchNorm2d(c, eps=1e-5, momentum=0.9)
+
+
+class BasicBlock(nn.Cell):
+    expansion = 1
+
+    def __init__(self, cin: int, width: int, stride: int):
+        super().__init__()
+        cout = width * self.expansion
+        self.conv1, self.bn1 = _conv(cin, width, 3, stride), _bn(width)
+        self.conv2, self.bn2 = _conv(width, cout, 3), _bn(cout)
+        self.relu = nn.ReLU()
+        self.down_sample = stride != 1 or cin != cout
+        self.down_sample_layer = nn.SequentialCell([_conv(cin, cout, 1, stride), _bn(cout)]) if self.down_sample else None
+
+    def construct(self, x):
+        identity = x
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        if self.down_sample:
+            identity = self.down_sample_layer(x)
+        return self.relu(out + identity)
+
+
+class Bottleneck(nn.Cell):
+    expansion = 4
+
+    def __init__(self, cin: int, width: int, stride: int):
+        super().__init__()
+        cout = width * self.expansion
+        self.conv1, self.bn1 = _conv(cin, width, 1), _bn(width)
+        self.conv2, self.bn2 = _conv(width, width, 3, stride), _bn(width)  # stride on the 3x3 (v1.5)
+        self.conv3, self.bn3 = _conv(width, cout, 1), _bn(cout)
+        self.relu = nn.ReLU()
+        self.down_sample = stride != 1 or cin != cout
+        self.down_sample_layer = nn.SequentialCell([_conv(cin, cout, 1, stride), _bn(cout)]) if self.down_sample else None
+
+    def construct(self, x):
+        identity = x
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.relu(self.bn2(self.conv2(out)))
+        out = self.bn3(self.conv3(out))
+        if self.down_sample:
+            identity = self.down_sample_layer(x)
+        return self.relu(out + identity)
+
+
+class ResNetBackbone(nn.Cell):
+    """Stem and four stages; outputs globally pooled features of size `num_features`."""
+
+    def __init__(self, name: str):
+        super().__init__()
+        kind, depths = BACKBONES[name]
+        block = BasicBlock if kind == "basic" else Bottleneck
+        self.conv1, self.bn1 = _conv(3, 64, 7, 2), _bn(64)
+        self.relu = nn.ReLU()
+        self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, pad_mode="same")
+        cin = 64
+        for i, (stage, depth) in enumerate(zip(STAGES, depths)):
+            width = 64 * 2 ** i
+            blocks = []
+            for j in range(depth):
+                blocks.append(block(cin, width, 2 if (j == 0 and i > 0) else 1))
+                cin = width * block.expansion
+            setattr(self, stage, nn.SequentialCell(blocks))
+        self.num_features = cin
+        self.mean = ops.ReduceMean(keep_dims=False)
+
+    def stem(self, x):
+        return self.maxpool(self.relu(self.bn1(self.conv1(x))))
+
+    def construct(self, x):
+        x = self.stem(x)
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        return self.mean(x, (2, 3))
+
+
+class TransferNet(nn.Cell):
+    """Backbone + `Dense(features, classes)` head with Normal(0.02) init (the recipe's head).
+
+    `frozen_upto` is the number of leading parts (stem, layer1..layer4) whose output is cut from the
+    gradient with stop_gradient, so autodiff computes nothing for them.
+    """
+
+    def __init__(self, backbone: str, num_classes: int, frozen_upto: int = 0):
+        super().__init__()
+        self.backbone = ResNetBackbone(backbone)
+        self.head = nn.Dense(self.backbone.num_features, num_classes, weight_init=Normal(0.02))
+        self.frozen_upto = frozen_upto
+
+    def construct(self, x):
+        b = self.backbone
+        x = b.stem(x)
+        if self.frozen_upto >= 1:
+            x = ops.stop_gradient(x)
+        x = b.layer1(x)
+        if self.frozen_upto >= 2:
+            x = ops.stop_gradient(x)
+        x = b.layer2(x)
+        if self.frozen_upto >= 3:
+            x = ops.stop_gradient(x)
+        x = b.layer3(x)
+        if self.frozen_upto >= 4:
+            x = ops.stop_gradient(x)
+        x = b.layer4(x)
+        x = b.mean(x, (2, 3))
+        if self.frozen_upto >= 5:
+            x = ops.stop_gradient(x)
+        return self.head(x)
+
+
+def frozen_parts(freeze: str) -> int:
+    """How many leading parts (stem, layer1..4) a `model.freeze` value freezes."""
+    if freeze == "none":
+        return 0
+    if freeze == "backbone":
+        return 5
+    # "up_to:layerN" freezes the stem and layer1..layerN
+    return 1 + STAGES.index(freeze.split(":", 1)[1]) + 1
+
+
+def frozen_cells(net: TransferNet) -> list[nn.Cell]:
+    parts = [[net.backbone.conv1, net.backbone.bn1]] + [[getattr(net.backbone, s)] for s in STAGES]
+    return [c for group in parts[: min(net.frozen_upto, 5)] for c in group]
+
+
+def apply_freeze(net: TransferNet) -> None:
+    """Frozen parameters get requires_grad=False; frozen BatchNorms run on their moving statistics."""
+    for cell in frozen_cells(net):
+        for p in cell.get_parameters():
+            p.requires_grad = False
+
+
+def set_train_mode(net: TransferNet, training: bool) -> None:
+    net.set_train(training)
+    if training:
+        for cell in frozen_cells(net):
+            cell.set_train(False)

@@ -1,0 +1,93 @@
+"""Loading a pretrained backbone from a .ckpt or .safetensors file, whatever ResNet it came from.
+
+Names from MindSpore ModelZoo, mindcv and the MindSpore tutorial are mapped onto ours; the old
+head and optimizer state are never loaded. Problems come back as a report, not an exception,
+unless nothing at all loads.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+import mindspore as ms
+
+# Checkpoint entries that are not network weights (optimizer and loss-scale state, counters).
+NON_WEIGHT = re.compile(r"^(moments\.|ema\.|accum\.|moment1\.|moment2\.|learning_rate|global_step$|momentum$|"
+                        r"epoch_num$|step_num$|scale_sense$|current_iterator_step$|last_overflow_iterator_step$|"
+                        r"updates$|beta1_power$|beta2_power$|ascend_meta\.)")
+HEAD = re.compile(r"^(end_point|fc|classifier|head)\.")
+PREFIXES = ("backbone.", "network.", "resnet.", "net.", "model.", "_backbone.")
+RENAMES = [  # (pattern, replacement) applied in order, after the prefixes are gone
+    (re.compile(r"\.bn1d\."), ".bn1."), (re.compile(r"\.bn2d\."), ".bn2."),            # ModelZoo resnet18/34
+    (re.compile(r"\.down_sample\.(\d)\."), r".down_sample_layer.\1."),                 # mindcv, tutorial
+    (re.compile(r"^norm\."), "bn1."), (re.compile(r"\.norm(\d)\."), r".bn\1."),      # tutorial
+]
+
+
+class PretrainedError(Exception):
+    """The file cannot serve as a pretrained backbone at all."""
+
+
+@dataclass
+class LoadReport:
+    loaded: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)      # backbone params the file did not have
+    unexpected: list[str] = field(default_factory=list)   # file entries with no backbone param
+    mismatched: list[str] = field(default_factory=list)   # "name: file shape vs net shape"
+    head_dropped: list[str] = field(default_factory=list)
+
+
+def map_name(name: str) -> str | None:
+    """Our backbone-relative name for a checkpoint entry, or None for heads and optimizer state."""
+    for prefix in PREFIXES:
+        if name.startswith(prefix):
+            name = name[len(prefix):]
+            break
+    if NON_WEIGHT.match(name) or HEAD.match(name):
+        return None
+    for pat, rep in RENAMES:
+        name = pat.sub(rep, name)
+    return name
+
+
+def read_checkpoint(path: str) -> dict:
+    """Parameter dict of a .ckpt or .safetensors file; PretrainedError when it is not a checkpoint."""
+    if not os.path.isfile(path):
+        raise PretrainedError(f"file not found: {path}")
+    fmt = "safetensors" if path.endswith(".safetensors") else "ckpt"
+    try:
+        params = ms.load_checkpoint(path, format=fmt)
+    except Exception as e:  # MindSpore raises ValueError/RuntimeError/TypeError for foreign files
+        raise PretrainedError(f"not a MindSpore {fmt} checkpoint: {path} ({type(e).__name__}: {str(e).splitlines()[0][:200]})")
+    if not params:
+        raise PretrainedError(f"checkpoint holds no parameters: {path}")
+    return params
+
+
+def load_backbone(backbone: ms.nn.Cell, path: str) -> LoadReport:
+    params = read_checkpoint(path)
+    ours = {name: p for name, p in backbone.parameters_and_names()}
+    report = LoadReport()
+    to_load = {}
+    for name, value in params.items():
+        mapped = map_name(name)
+        if mapped is None:
+            if HEAD.match(name.split(".", 1)[-1] if name.startswith(PREFIXES) else name):
+                report.head_dropped.append(name)
+            continue
+        if mapped not in ours:
+            report.unexpected.append(name)
+            continue
+        if tuple(value.shape) != tuple(ours[mapped].shape):
+            report.mismatched.append(f"{name}: {tuple(value.shape)} in file, {tuple(ours[mapped].shape)} in {mapped}")
+            continue
+        to_load[mapped] = ms.Parameter(value.asnumpy() if hasattr(value, "asnumpy") else value, name=mapped)
+    if not to_load:
+        raise PretrainedError(
+            f"nothing in {os.path.basename(path)} fits this backbone ({len(report.mismatched)} shape mismatches, "
+            f"{len(report.unexpected)} unknown names): is it a checkpoint of another architecture?")
+    ms.load_param_into_net(backbone, to_load, strict_load=True)
+    report.loaded = sorted(to_load)
+    report.missing = sorted(set(ours) - set(to_load))
+    return report

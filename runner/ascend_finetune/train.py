@@ -1,0 +1,351 @@
+"""The training run: data, model, AMP, the step loop with per-step telemetry, eval, checkpoints, control.
+
+`Trainer` is built from a resolved spec; `run(spec, run_dir)` wraps it in the run directory's
+contract (status.json, events.jsonl, exit codes) and turns every failure into a `run_finished`.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import signal
+import socket
+import time
+import traceback
+from typing import Any
+
+import numpy as np
+
+from . import __version__
+from .control import ControlInbox
+from .data import DataError, make_dataset, scan, stratified_split
+from .events import EventLog
+from .pretrained import PretrainedError
+from .rundir import atomic_write_json, write_status
+from .spec import SpecError
+
+
+class NonFiniteLoss(Exception):
+    pass
+
+
+def lr_per_step(t: dict, total_steps: int) -> list[float]:
+    """The learning rate of every step (1-based step s is index s-1): schedule after linear warm-up."""
+    base, warm = float(t["lr"]), int(t["warmup_steps"])
+    out = []
+    for i in range(total_steps):
+        if i < warm:
+            out.append(base * (i + 1) / warm)
+            continue
+        k, n = i - warm, max(1, total_steps - warm)
+        if t["lr_schedule"] == "cosine":
+            out.append(0.5 * base * (1 + math.cos(math.pi * k / n)))
+        elif t["lr_schedule"] == "step":
+            size = t["lr_step_size"] or max(1, n // 3)
+            out.append(base * float(t["lr_step_gamma"]) ** (k // size))
+        else:
+            out.append(base)
+    return out
+
+
+def resolve_target(requested: str) -> str:
+    import mindspore as ms
+
+    if requested != "auto":
+        return requested
+    try:
+        return "Ascend" if ms.hal.is_available("Ascend") else "CPU"
+    except Exception:  # older MindSpore or no CANN: CPU
+        return "CPU"
+
+
+class Trainer:
+    def __init__(self, spec: dict[str, Any], run_dir: str, log: EventLog):
+        import mindspore as ms
+        from mindspore import nn
+
+        from . import amp as ampmod
+        from .model import TransferNet, apply_freeze, frozen_parts, set_train_mode
+
+        self.spec, self.run_dir, self.log = spec, run_dir, log
+        d, m, t = spec["data"], spec["model"], spec["train"]
+        self.target = resolve_target(spec["device"]["target"])
+        ms.set_context(mode=ms.GRAPH_MODE)
+        ms.set_device(self.target, spec["device"]["ids"][0])
+        ms.set_seed(t["seed"])
+        self.workers = max(1, min(d["workers"], os.cpu_count() or 1))
+
+        # Data
+        train_set = scan(d["train"], self.workers, "data.train")
+        self.classes = train_set.classes
+        if d["val"]:
+            val_set = scan(d["val"], self.workers, "data.val", classes=self.classes)
+            self.train_samples, self.val_samples = train_set.samples, val_set.samples
+            skipped = train_set.skipped + val_set.skipped
+        else:
+            self.train_samples, self.val_samples = stratified_split(train_set.samples, d["val_split"], t["seed"])
+            skipped = train_set.skipped
+        if skipped:
+            log.emit("warning", code="images_skipped",
+                     message=f"skipped {len(skipped)} file(s) that are not readable images",
+                     details={"count": len(skipped), "first": [{"path": p, "reason": r} for p, r in skipped[:10]]})
+        if m["num_classes"] is not None and m["num_classes"] != len(self.classes):
+            raise DataError("model.num_classes", f"num_classes is {m['num_classes']} but {d['train']} has "
+                            f"{len(self.classes)} class folders", f"set model.num_classes to {len(self.classes)} or null")
+        self.steps_per_epoch = len(self.train_samples) // d["batch_size"]
+        if self.steps_per_epoch == 0:
+            raise DataError("data.batch_size", f"batch_size {d['batch_size']} is larger than the {len(self.train_samples)} "
+                            "training images", f"set data.batch_size to at most {len(self.train_samples)}")
+        self.total_steps = self.steps_per_epoch * t["epochs"]
+        atomic_write_json(os.path.join(run_dir, "classes.json"), self.classes)
+
+        # Model
+        self.frozen_upto = frozen_parts(m["freeze"])
+        self.net = TransferNet(m["backbone"], len(self.classes), self.frozen_upto)
+        self.load_report = None
+        if m["pretrained"]:
+            from .pretrained import load_backbone
+
+            self.load_report = load_backbone(self.net.backbone, m["pretrained"])
+            r = self.load_report
+            if r.missing or r.unexpected or r.mismatched:
+                log.emit("warning", code="pretrained_partial",
+                         message=f"loaded {len(r.loaded)} backbone tensors from {os.path.basename(m['pretrained'])}; "
+                                 f"{len(r.missing)} missing, {len(r.unexpected)} unexpected, {len(r.mismatched)} of the wrong shape",
+                         details={"missing": r.missing[:50], "unexpected": r.unexpected[:50], "mismatched": r.mismatched[:50]})
+        apply_freeze(self.net)
+        set_train_mode(self.net, True)
+        self.amp_plan = ampmod.plan(spec["amp"], self.target)
+        for code, msg in self.amp_plan.notes:
+            log.emit("warning", code=code, message=msg, details={})
+        self.model = ampmod.apply_level(self.net, self.amp_plan.level)
+
+        # Optimizer, schedule, loss scaling, compiled steps
+        self.lrs = lr_per_step(t, self.total_steps)
+        params = [p for p in self.net.trainable_params()]
+        lr = ms.Tensor(np.array(self.lrs, np.float32)) if t["lr_schedule"] != "constant" or t["warmup_steps"] else float(t["lr"])
+        if t["optimizer"] == "momentum":
+            self.optimizer = nn.Momentum(params, lr, t["momentum"], weight_decay=t["weight_decay"])
+        elif t["optimizer"] == "sgd":
+            self.optimizer = nn.SGD(params, lr, momentum=0.0, weight_decay=t["weight_decay"])
+        else:
+            self.optimizer = nn.AdamWeightDecay(params, lr, weight_decay=t["weight_decay"])
+        self.scaler = ampmod.make_scaler(spec["amp"], self.amp_plan.loss_scale)
+        loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+        self.train_step = ampmod.build_train_step(self.model, loss_fn, self.optimizer, self.scaler)
+        self.eval_logits = ampmod.build_eval_step(self.model)
+        self._set_train_mode = set_train_mode
+        self.sink = spec["sink"]["enabled"] and self.target == "Ascend"
+        if spec["sink"]["enabled"] and not self.sink:
+            log.emit("warning", code="sink_unavailable",
+                     message=f"dataset sink mode is not available on {self.target}; training without it (per-step telemetry is unchanged)",
+                     details={})
+        self.epoch, self.step = 0, 0  # completed epochs / global steps
+
+    # -- state --------------------------------------------------------------------------------
+    def scaler_params(self) -> dict[str, Any]:
+        if self.scaler is None or not hasattr(self.scaler, "counter"):
+            return {"loss_scale.scale_value": self.scaler.scale_value} if self.scaler is not None else {}
+        return {"loss_scale.scale_value": self.scaler.scale_value, "loss_scale.counter": self.scaler.counter}
+
+    def resume(self, ckpt: str) -> None:
+        import mindspore as ms
+
+        from .checkpoints import load_state
+
+        state = load_state(ckpt)
+        not_loaded, _ = ms.load_param_into_net(self.net, state, strict_load=True)
+        if not_loaded:
+            raise PretrainedError(f"{os.path.basename(ckpt)} does not fit this run's network: {not_loaded[:5]}")
+        ms.load_param_into_net(self.optimizer, state, strict_load=False)
+        for name, p in self.scaler_params().items():
+            if name in state:
+                p.set_data(ms.Tensor(state[name].asnumpy()))
+        self.step = int(state["step_num"].asnumpy()) if "step_num" in state else 0
+        self.epoch = self.step // self.steps_per_epoch
+
+    # -- steps --------------------------------------------------------------------------------
+    def train_batches(self, epoch: int):
+        d = self.spec["data"]
+        ds = make_dataset(self.train_samples, d["image_size"], d["batch_size"], self.workers, True, d["augment"],
+                          self.spec["train"]["seed"] + epoch, drop_remainder=True)
+        return ds.create_tuple_iterator(num_epochs=1)
+
+    def evaluate(self) -> dict[str, Any] | None:
+        if not self.val_samples:
+            return None
+        d = self.spec["data"]
+        ds = make_dataset(self.val_samples, d["image_size"], d["batch_size"], self.workers, False, False, 0, drop_remainder=False)
+        n = len(self.classes)
+        confusion = np.zeros((n, n), np.int64)
+        loss_sum, count = 0.0, 0
+        self._set_train_mode(self.net, False)
+        try:
+            for x, y in ds.create_tuple_iterator(num_epochs=1):
+                logits = self.eval_logits(x).asnumpy().astype(np.float64)
+                labels = y.asnumpy().astype(np.int64)
+                z = logits - logits.max(axis=1, keepdims=True)
+                logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+                loss_sum += float(-logp[np.arange(len(labels)), labels].sum())
+                count += len(labels)
+                np.add.at(confusion, (labels, logits.argmax(axis=1)), 1)
+        finally:
+            self._set_train_mode(self.net, True)
+        per_class = [float(confusion[i, i] / confusion[i].sum()) if confusion[i].sum() else None for i in range(n)]
+        return {"val_loss": loss_sum / max(1, count), "val_acc": float(np.trace(confusion) / max(1, count)),
+                "per_class_acc": per_class, "confusion": confusion.tolist()}
+
+
+def _versions() -> dict[str, str]:
+    import mindspore as ms
+
+    return {"runner": __version__, "mindspore": ms.__version__, "python": platform.python_version()}
+
+
+class Run:
+    """One training process's life: events, status, the loop, stop/checkpoint requests, the ending."""
+
+    def __init__(self, spec: dict[str, Any], run_dir: str, resume: str | None = None):
+        self.spec, self.run_dir, self.resume_from = spec, run_dir, resume
+        os.makedirs(run_dir, exist_ok=True)
+        self.log = EventLog(os.path.join(run_dir, "events.jsonl"))
+        self.stop_requested = False
+        self.stop_reason = None
+        self.inbox = ControlInbox(run_dir)
+
+    def _on_signal(self, signum, _frame) -> None:
+        self.stop_requested = True
+        self.stop_reason = signal.Signals(signum).name
+
+    def execute(self) -> int:
+        write_status(self.run_dir, run_id=os.path.basename(os.path.abspath(self.run_dir)), state="running",
+                     pid=os.getpid(), host=socket.gethostname(), started_at=time.time(), ended_at=None, exit_code=None)
+        atomic_write_json(os.path.join(self.run_dir, "spec.json"), self.spec)
+        for s in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(s, self._on_signal)
+        self.trainer = None
+        try:
+            status, best, final = self._train()
+            return self._finish(status, None, best, final, 0)
+        except (SpecError, DataError, PretrainedError) as e:
+            fields = {"kind": "bad_input", "message": str(e)}
+            if isinstance(e, DataError):
+                fields.update(path=e.path, message=e.message, fix=e.fix)
+            elif isinstance(e, SpecError):
+                fields["problems"] = [p.as_dict() for p in e.problems]
+            return self._finish("failed", {**fields, "trace_tail": None}, None, None, 2)
+        except NonFiniteLoss as e:
+            return self._finish("failed", {"kind": "nonfinite_loss", "message": str(e), "trace_tail": None}, None, None, 1)
+        except Exception as e:
+            tail = traceback.format_exc().strip().splitlines()[-15:]
+            return self._finish("failed", {"kind": type(e).__name__, "message": str(e).strip().splitlines()[0][:500] if str(e).strip() else type(e).__name__,
+                                           "trace_tail": "\n".join(tail)}, None, None, 1)
+
+    def _finish(self, status: str, error, best, final, code: int) -> int:
+        store_best = getattr(self, "store", None) and self.store.best()
+        if not best and store_best:
+            best = {k: store_best[k] for k in ("file", "epoch", "step", "metrics")}
+        self.log.emit("run_finished", status=status, error=error, best=best, final=final)
+        self.log.close()
+        write_status(self.run_dir, state=status, ended_at=time.time(), exit_code=code)
+        return code
+
+    def _checkpoint(self, metrics: dict[str, Any]) -> dict[str, Any]:
+        from .checkpoints import state_entries
+
+        tr = self.trainer
+        entry = self.store.save(state_entries(tr.net, tr.optimizer, tr.scaler_params()), tr.epoch_for_step(), tr.step, metrics)
+        self.log.emit("checkpoint", **entry)
+        self.last_ckpt_step = tr.step
+        return entry
+
+    def _train(self):
+        from .checkpoints import CheckpointStore
+
+        spec = self.spec
+        tr = self.trainer = Trainer(spec, self.run_dir, self.log)
+        tr.epoch_for_step = lambda: -(-tr.step // tr.steps_per_epoch)  # epoch (1-based) the last step belongs to
+        ck = spec["checkpoint"]
+        self.store = CheckpointStore(self.run_dir, spec["name"], ck["format"], ck["keep_max"], ck["keep_best"])
+        if self.resume_from:
+            tr.resume(self.resume_from)
+        self.last_ckpt_step = tr.step
+        d = spec["data"]
+        self.log.emit("run_started", run_id=os.path.basename(os.path.abspath(self.run_dir)), spec=spec, classes=tr.classes,
+                      num_train=len(tr.train_samples), num_val=len(tr.val_samples), steps_per_epoch=tr.steps_per_epoch,
+                      total_steps=tr.total_steps, versions=_versions(),
+                      device={"target": tr.target, "ids": spec["device"]["ids"], "host": socket.gethostname(),
+                              "workers": tr.workers, "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA")},
+                      global_batch=d["batch_size"] * len(spec["device"]["ids"]),
+                      amp={"level": tr.amp_plan.level, "loss_scale": tr.amp_plan.loss_scale},
+                      resumed_from={"file": self.resume_from, "step": tr.step} if self.resume_from else None)
+        epochs = spec["train"]["epochs"]
+        batch = d["batch_size"]
+        max_bad = spec["train"]["max_nonfinite_steps"]
+        bad_run = 0
+        last_metrics: dict[str, Any] = {}
+        best = None
+        while tr.step < tr.total_steps and not self.stop_requested:
+            epoch = tr.step // tr.steps_per_epoch + 1
+            skip_in_epoch = tr.step - (epoch - 1) * tr.steps_per_epoch
+            epoch_t0, losses, overflows = time.perf_counter(), [], 0
+            it = tr.train_batches(epoch)
+            t_prev = time.perf_counter()
+            for i, (x, y) in enumerate(it):
+                if i >= tr.steps_per_epoch - skip_in_epoch:
+                    break
+                t_data = time.perf_counter()
+                loss, finite, scale = tr.train_step(x, y).asnumpy().tolist()
+                t_end = time.perf_counter()
+                tr.step += 1
+                overflow = finite < 0.5
+                overflows += overflow
+                step_s = t_end - t_prev
+                t_prev = t_end
+                self.log.emit("step", epoch=epoch, step=tr.step, loss=loss, lr=tr.lrs[tr.step - 1],
+                              loss_scale=scale if tr.scaler is not None else None, overflow=overflow,
+                              step_ms=round(step_s * 1000, 3), data_ms=round((t_data - (t_end - step_s)) * 1000, 3),
+                              img_per_s=round(batch / step_s, 2) if step_s > 0 else None)
+                if math.isfinite(loss):
+                    losses.append(loss)
+                    bad_run = 0
+                else:
+                    bad_run += 1
+                    if bad_run >= max_bad:
+                        raise NonFiniteLoss(f"the loss was NaN or Inf for {bad_run} consecutive steps (up to step {tr.step}); "
+                                            "lower train.lr, or check the data and the pretrained weights")
+                last_metrics = {"loss": loss}
+                for action, path in self.inbox.poll():
+                    if action == "stop":
+                        self.stop_requested, self.stop_reason = True, "control"
+                    elif action == "checkpoint" and self.last_ckpt_step != tr.step:
+                        self._checkpoint({**last_metrics, "reason": "requested"})
+                    self.inbox.done(path)
+                if self.stop_requested:
+                    break
+                if tr.step % spec["checkpoint"]["every_steps"] == 0 and tr.step % tr.steps_per_epoch != 0:
+                    self._checkpoint(last_metrics)
+            if self.stop_requested:
+                break
+            ev = tr.evaluate()
+            metrics = dict(last_metrics)
+            if ev:
+                self.log.emit("eval", epoch=epoch, step=tr.step, **ev)
+                metrics.update(val_loss=ev["val_loss"], val_acc=ev["val_acc"])
+            self.log.emit("epoch_end", epoch=epoch, train_loss=float(np.mean(losses)) if losses else None,
+                          overflow_count=overflows, epoch_s=round(time.perf_counter() - epoch_t0, 3))
+            entry = self._checkpoint(metrics)
+            if entry["best"]:
+                best = {k: entry[k] for k in ("file", "epoch", "step", "metrics")}
+        final = {"epoch": tr.epoch_for_step(), "step": tr.step, "total_steps": tr.total_steps, **last_metrics}
+        if self.stop_requested:
+            if self.last_ckpt_step != tr.step:
+                self._checkpoint({**last_metrics, "reason": "stopped"})
+            final["stop_reason"] = self.stop_reason
+            return "stopped", best, final
+        return "completed", best, final
+
+
+def run(spec: dict[str, Any], run_dir: str, resume: str | None = None) -> int:
+    return Run(spec, run_dir, resume).execute()

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs every test tier, even after one fails, and exits non-zero if any failed.
+# Tiers: typecheck, TS unit tests (node:test), runner tests (pytest).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+failed=()
+tier() {
+  local name=$1
+  shift
+  echo "== $name"
+  if "$@"; then echo "== $name: passed"; else echo "== $name: FAILED"; failed+=("$name"); fi
+}
+
+if [ -f scripts/setup-python.sh ]; then
+  tier "python setup" bash scripts/setup-python.sh
+fi
+
+tier typecheck npm run --silent typecheck
+
+# Node 20's --test takes no globs (that came in Node 21), so the files are listed here.
+mapfile -t unit_files < <(find test/unit -name '*.test.ts' -type f | sort)
+tier "unit tests" node --import tsx --test --test-reporter=spec "${unit_files[@]}"
+
+if [ -d test/runner ]; then
+  tier "runner tests" .venv/bin/python -m pytest test/runner -q
+fi
+
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "all tiers passed"

@@ -1,0 +1,169 @@
+// `node dist/cli.js <command>`: the project's command line, built on src/core only.
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import * as path from 'node:path';
+import { followRun } from '../core/attach';
+import { formatCheckpoint, formatEval, formatSummary, formatWarning, ProgressTracker } from '../core/progress';
+import { controlRun, launchRun, RunnerError, runRunner, type RunnerConfig } from '../core/runnerCli';
+import { isKnownEvent, type RunStartedEvent } from '../shared/events';
+
+const USAGE = `usage: ascend-finetune <command>
+
+commands:
+  demo [--steps-every N] [--keep]   train a small model on generated images on the CPU and watch it
+                                    --steps-every N  print progress every N steps (default 5)
+                                    --keep           keep earlier demo runs in .demo/runs`;
+
+interface DemoOptions {
+  stepsEvery: number;
+  keep: boolean;
+}
+
+function parseDemoArgs(args: string[]): DemoOptions {
+  const opts: DemoOptions = { stepsEvery: 5, keep: false };
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--keep') opts.keep = true;
+    else if (a === '--steps-every') {
+      const n = Number(args[++i]);
+      if (!Number.isInteger(n) || n < 1) throw new UsageError('--steps-every needs a whole number >= 1');
+      opts.stepsEvery = n;
+    } else throw new UsageError(`unknown demo option: ${a}`);
+  }
+  return opts;
+}
+
+class UsageError extends Error {}
+
+/** The checkout this CLI was built from: dist/cli.js sits one level below package.json. */
+function repoRoot(): string {
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    const manifest = path.join(dir, 'package.json');
+    if (existsSync(manifest) && JSON.parse(readFileSync(manifest, 'utf8')).name === 'ascend-finetune') return dir;
+    if (path.dirname(dir) === dir) throw new Error(`no ascend-finetune package.json above ${__dirname}`);
+  }
+}
+
+async function demo(opts: DemoOptions): Promise<number> {
+  const root = repoRoot();
+  const python = path.join(root, '.venv', 'bin', 'python');
+  if (!existsSync(python)) throw new Error(`${python} is missing: run bash scripts/setup-python.sh`);
+  const runner: RunnerConfig = { python, runnerDir: path.join(root, 'runner') };
+  const demoDir = path.join(root, '.demo');
+
+  // Fresh images every time; earlier runs go too unless --keep.
+  await rm(opts.keep ? path.join(demoDir, 'data') : demoDir, { recursive: true, force: true });
+  await mkdir(demoDir, { recursive: true });
+
+  const data = await runRunner<{ train: string; classes: string[] }>(runner, ['make-demo-data', path.join(demoDir, 'data')]);
+  console.log(`demo data: ${data.classes.length} classes (${data.classes.join(', ')}) in ${data.train}`);
+
+  const spec = {
+    name: 'demo',
+    data: { train: data.train, image_size: 32, batch_size: 16, workers: 2 },
+    model: { backbone: 'resnet18', pretrained: null, freeze: 'none' },
+    train: { epochs: 3, lr: 0.05 },
+    amp: { level: 'O2' },
+    checkpoint: { every_steps: 20 },
+    device: { target: 'CPU' },
+  };
+  const specFile = path.join(demoDir, 'spec.json');
+  await writeFile(specFile, JSON.stringify(spec, null, 2) + '\n');
+
+  const run = await launchRun(runner, specFile, path.join(demoDir, 'runs'));
+  console.log(`launched run ${run.run_id} (pid ${run.pid}) in ${run.run_dir}`);
+
+  // First Ctrl+C asks the run to stop and keeps following to its end; a second one leaves it.
+  const leave = new AbortController();
+  let interrupts = 0;
+  const onInterrupt = () => {
+    if (++interrupts > 1) {
+      console.log(`\nleft run ${run.run_id} running; stop it with: ${python} -m ascend_finetune control ${run.run_dir} stop`);
+      leave.abort();
+      return;
+    }
+    console.log('\nstopping the run (Ctrl+C again to leave it running)');
+    controlRun(runner, run.run_dir, 'stop').catch((err: Error) => console.error(`stop failed: ${err.message}`));
+  };
+  process.on('SIGINT', onInterrupt);
+
+  const tracker = new ProgressTracker();
+  let status: string | undefined;
+  try {
+    for await (const event of followRun({
+      runner,
+      runDir: run.run_dir,
+      signal: leave.signal,
+      // Ctrl+C also reaches the attach process (same process group): that drop is expected.
+      onReconnect: (r) => {
+        if (!interrupts) console.error(`attach dropped (${r.reason}); reconnecting after seq ${r.since} in ${r.delayMs} ms`);
+      },
+      onGap: (expected, got) => console.error(`events ${expected}..${got - 1} are missing`),
+      onBadLine: (line) => console.error(`skipped a line that is not JSON: ${line.slice(0, 120)}`),
+    })) {
+      tracker.apply(event);
+      if (!isKnownEvent(event)) continue;
+      switch (event.type) {
+        case 'run_started':
+          console.log(describeStart(event));
+          break;
+        case 'step':
+          if (event.step % opts.stepsEvery === 0 || event.step === tracker.totalSteps) console.log(tracker.line());
+          break;
+        case 'eval':
+          console.log(formatEval(event));
+          break;
+        case 'checkpoint':
+          console.log(formatCheckpoint(event));
+          break;
+        case 'warning':
+          console.log(formatWarning(event));
+          break;
+        case 'run_finished':
+          status = event.status;
+          console.log(formatSummary(event, tracker));
+          break;
+      }
+    }
+  } finally {
+    process.off('SIGINT', onInterrupt);
+  }
+  return status === 'completed' ? 0 : 1;
+}
+
+function describeStart(e: RunStartedEvent): string {
+  const device = typeof e.device === 'string' ? e.device : JSON.stringify(e.device);
+  return (
+    `run ${e.run_id}: ${e.num_train} train / ${e.num_val} val images, ${e.classes.length} classes, ` +
+    `${e.total_steps} steps (${e.steps_per_epoch} per epoch) on ${device}`
+  );
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'demo':
+      return demo(parseDemoArgs(rest));
+    case '-h':
+    case '--help':
+      console.log(USAGE);
+      return 0;
+    default:
+      console.error(command === undefined ? USAGE : `unknown command: ${command}\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => (process.exitCode = code),
+  (err: unknown) => {
+    if (err instanceof UsageError) {
+      console.error(`${err.message}\n\n${USAGE}`);
+      process.exitCode = 2;
+      return;
+    }
+    console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
+    if (err instanceof RunnerError && err.info === undefined && err.stderrTail) console.error(err.stderrTail.trimEnd());
+    process.exitCode = 1;
+  },
+);

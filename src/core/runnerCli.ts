@@ -1,0 +1,165 @@
+import { spawn } from 'node:child_process';
+import * as path from 'node:path';
+
+/** How to start the runner. Everything is passed as argv: no shell ever parses a path. */
+export interface RunnerConfig {
+  /** The Python that has MindSpore (and usually the runner) installed. */
+  python: string;
+  /** Put on PYTHONPATH, for a runner folder that is not installed into that Python. */
+  runnerDir?: string;
+  /** Arguments before the subcommand; `-m ascend_finetune` unless a test swaps the runner. */
+  launcher?: readonly string[];
+  /** Extra environment (e.g. from CANN's set_env.sh). */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface Invocation {
+  file: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+}
+
+export type ControlAction = 'stop' | 'checkpoint';
+
+/** `launch` output. */
+export interface LaunchResult {
+  run_id: string;
+  run_dir: string;
+  pid: number;
+}
+
+/** Keeps a relative path that starts with '-' from being read as an option by argparse. */
+function operand(p: string): string {
+  return p.startsWith('-') ? `./${p}` : p;
+}
+
+/** argv after the launcher for each runner command (DESIGN.md, "The runner contract"). */
+export const runnerArgs = {
+  validate: (spec: string) => ['validate', operand(spec)],
+  train: (spec: string, runDir: string, resume?: string) => [
+    'train',
+    operand(spec),
+    '--run-dir',
+    operand(runDir),
+    ...(resume === undefined ? [] : ['--resume', operand(resume)]),
+  ],
+  launch: (spec: string, runsRoot: string) => ['launch', operand(spec), '--runs-root', operand(runsRoot)],
+  attach: (runDir: string, opts: { since?: number; follow?: boolean } = {}) => [
+    'attach',
+    operand(runDir),
+    ...(opts.since === undefined ? [] : ['--since', String(opts.since)]),
+    ...(opts.follow === false ? ['--no-follow'] : []),
+  ],
+  control: (runDir: string, action: ControlAction) => ['control', operand(runDir), action],
+  ls: (root: string) => ['ls', operand(root)],
+  doctor: () => ['doctor'],
+};
+
+export function invocation(runner: RunnerConfig, args: readonly string[]): Invocation {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...runner.env,
+    // Python block-buffers a pipe; events must arrive as they are written.
+    PYTHONUNBUFFERED: '1',
+  };
+  if (runner.runnerDir) {
+    env.PYTHONPATH = env.PYTHONPATH ? runner.runnerDir + path.delimiter + env.PYTHONPATH : runner.runnerDir;
+  }
+  return { file: runner.python, args: [...(runner.launcher ?? ['-m', 'ascend_finetune']), ...args], env };
+}
+
+/** The `{"error": {...}}` object a runner command prints when it fails. */
+export interface RunnerErrorInfo {
+  message?: string;
+  kind?: string;
+  [field: string]: unknown;
+}
+
+/** A runner command that failed: reported by the runner, crashed, or could not start. */
+export class RunnerError extends Error {
+  constructor(
+    message: string,
+    /** Exit code; 2 means bad input, 1 a failure, null that it did not start or was killed. */
+    readonly exitCode: number | null,
+    /** The runner's own `error` object, when it printed one. */
+    readonly info: RunnerErrorInfo | undefined,
+    /** All of stdout parsed, when it was JSON (e.g. `validate`'s problems). */
+    readonly output: unknown,
+    /** The end of stderr, for a crash the runner did not report itself. */
+    readonly stderrTail: string,
+  ) {
+    super(message);
+    this.name = 'RunnerError';
+  }
+}
+
+const STDERR_TAIL = 4000;
+
+export interface RunOptions {
+  cwd?: string;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+/** Runs one runner command to completion and returns its parsed JSON stdout. */
+export function runRunner<T = unknown>(runner: RunnerConfig, args: readonly string[], opts: RunOptions = {}): Promise<T> {
+  const inv = invocation(runner, args);
+  const what = `runner ${args[0] ?? ''}`.trim();
+  return new Promise<T>((resolve, reject) => {
+    const child = spawn(inv.file, inv.args, {
+      env: inv.env,
+      cwd: opts.cwd,
+      signal: opts.signal,
+      timeout: opts.timeoutMs,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const out: Buffer[] = [];
+    let err = '';
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stderr.on('data', (b: Buffer) => {
+      err = (err + b.toString('utf8')).slice(-STDERR_TAIL);
+    });
+    let spawnError: Error | undefined;
+    child.on('error', (e) => (spawnError = e));
+    child.on('close', (code, signal) => {
+      const text = Buffer.concat(out).toString('utf8').trim();
+      let output: unknown;
+      let parsed = text !== '';
+      try {
+        output = parsed ? JSON.parse(text) : undefined;
+      } catch {
+        parsed = false;
+      }
+      const info = errorInfo(output);
+      if (code === 0 && parsed && !info) return resolve(output as T);
+      let message: string;
+      if (spawnError) message = `${what} could not run ${inv.file}: ${spawnError.message}`;
+      else if (info) message = info.message ?? `${what} failed (${info.kind ?? 'error'})`;
+      else if (code === 0) message = `${what} printed no JSON: ${text.slice(0, 200) || '(nothing)'}`;
+      else message = `${what} exited with ${code ?? signal}: ${lastLine(err) || '(no output)'}`;
+      // A failed spawn closes with the errno as its "code": report no exit code instead.
+      reject(new RunnerError(message, spawnError ? null : code, info, output, err));
+    });
+  });
+}
+
+export function launchRun(runner: RunnerConfig, spec: string, runsRoot: string, opts?: RunOptions): Promise<LaunchResult> {
+  return runRunner<LaunchResult>(runner, runnerArgs.launch(spec, runsRoot), opts);
+}
+
+export function controlRun(runner: RunnerConfig, runDir: string, action: ControlAction, opts?: RunOptions): Promise<unknown> {
+  return runRunner(runner, runnerArgs.control(runDir, action), opts);
+}
+
+/** The runner's `error` object, if `output` is `{"error": {...}}`. */
+export function errorInfo(output: unknown): RunnerErrorInfo | undefined {
+  if (typeof output !== 'object' || output === null || !('error' in output)) return undefined;
+  const e = (output as { error: unknown }).error;
+  if (typeof e === 'object' && e !== null) return e as RunnerErrorInfo;
+  return { message: String(e) };
+}
+
+function lastLine(text: string): string {
+  const lines = text.trim().split('\n');
+  return lines[lines.length - 1] ?? '';
+}
