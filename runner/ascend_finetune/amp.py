@@ -46,10 +46,12 @@ def make_scaler(spec_amp: dict, mode: str):
 
 
 def build_train_step(net: nn.Cell, loss_fn: nn.Cell, optimizer: nn.Optimizer, scaler):
-    """A jit-compiled step: returns [loss, finite, scale] as one float32 tensor (one device read).
+    """A jit-compiled step: returns [loss, grads_finite, scale, updated] as one float32 tensor
+    (one device read per step).
 
-    A step whose gradients are not finite skips its update (the overflow of loss scaling, or a
-    diverged fp32 step) and, with a dynamic scaler, lowers the scale.
+    Gradients that are not finite are an overflow: the update is skipped and a dynamic scaler lowers
+    the scale. A non-finite loss with finite gradients also skips the update but is not an overflow
+    (it is a divergence or a bug, which the run reports as such).
     """
 
     def forward(x, y):
@@ -67,10 +69,11 @@ def build_train_step(net: nn.Cell, loss_fn: nn.Cell, optimizer: nn.Optimizer, sc
         finite = amp.all_finite(grads)
         if scaler is not None:
             loss = ops.depend(loss, scaler.adjust(finite))
-        if finite:
+        update = ops.logical_and(finite, ops.isfinite(loss))
+        if update:
             loss = ops.depend(loss, optimizer(grads))
         scale = scaler.scale_value.astype(ms.float32) if scaler is not None else ops.ones((), ms.float32)
-        return ops.stack([loss, finite.astype(ms.float32), scale])
+        return ops.stack([loss, finite.astype(ms.float32), scale, update.astype(ms.float32)])
 
     return step
 

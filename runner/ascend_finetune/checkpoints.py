@@ -26,12 +26,16 @@ def sha256_file(path: str) -> str:
 
 
 def state_entries(net: ms.nn.Cell, optimizer: ms.nn.Cell, extra_cells: dict[str, Any]) -> list[dict]:
-    """Every parameter to save: network first, then optimizer state and loss-scaler state."""
+    """Every parameter to save: network first, then optimizer state and loss-scaler state.
+
+    Saved under each Parameter's own name: AMP wraps cells (`bn1._backbone.gamma` in the cell tree)
+    but leaves Parameter.name as built (`bn1.gamma`), which is what load_param_into_net matches.
+    """
     seen, entries = set(), []
-    for name, p in list(net.parameters_and_names()) + list(optimizer.parameters_and_names()):
-        if name not in seen:
-            seen.add(name)
-            entries.append({"name": name, "data": p})
+    for p in list(net.get_parameters()) + list(optimizer.get_parameters()):
+        if p.name not in seen:
+            seen.add(p.name)
+            entries.append({"name": p.name, "data": p})
     for name, p in extra_cells.items():
         entries.append({"name": name, "data": p})
     return entries

@@ -15,7 +15,7 @@ import mindspore as ms
 # Checkpoint entries that are not network weights (optimizer and loss-scale state, counters).
 NON_WEIGHT = re.compile(r"^(moments\.|ema\.|accum\.|moment1\.|moment2\.|learning_rate|global_step$|momentum$|"
                         r"epoch_num$|step_num$|scale_sense$|current_iterator_step$|last_overflow_iterator_step$|"
-                        r"updates$|beta1_power$|beta2_power$|ascend_meta\.)")
+                        r"updates$|beta1_power$|beta2_power$|loss_scale\.)")
 HEAD = re.compile(r"^(end_point|fc|classifier|head)\.")
 PREFIXES = ("backbone.", "network.", "resnet.", "net.", "model.", "_backbone.")
 RENAMES = [  # (pattern, replacement) applied in order, after the prefixes are gone
@@ -82,12 +82,15 @@ def load_backbone(backbone: ms.nn.Cell, path: str) -> LoadReport:
         if tuple(value.shape) != tuple(ours[mapped].shape):
             report.mismatched.append(f"{name}: {tuple(value.shape)} in file, {tuple(ours[mapped].shape)} in {mapped}")
             continue
-        to_load[mapped] = ms.Parameter(value.asnumpy() if hasattr(value, "asnumpy") else value, name=mapped)
+        to_load[mapped] = value
     if not to_load:
         raise PretrainedError(
             f"nothing in {os.path.basename(path)} fits this backbone ({len(report.mismatched)} shape mismatches, "
             f"{len(report.unexpected)} unknown names): is it a checkpoint of another architecture?")
-    ms.load_param_into_net(backbone, to_load, strict_load=True)
+    # set_data by our own cell-relative names: load_param_into_net matches Parameter.name, which
+    # carries the enclosing network's prefix and would silently load nothing here.
+    for name, value in to_load.items():
+        ours[name].set_data(ms.Tensor(value.asnumpy(), dtype=ours[name].dtype))
     report.loaded = sorted(to_load)
     report.missing = sorted(set(ours) - set(to_load))
     return report

@@ -132,7 +132,10 @@ class Trainer:
         else:
             self.optimizer = nn.AdamWeightDecay(params, lr, weight_decay=t["weight_decay"])
         self.scaler = ampmod.make_scaler(spec["amp"], self.amp_plan.loss_scale)
-        loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+        # Not the recipe's SoftmaxCrossEntropyWithLogits: its CPU kernel returns inf once a logit passes
+        # ~88 (exp overflows in fp32), which a pretrained backbone's features reach within a few steps.
+        # CrossEntropyLoss subtracts the max first (log-softmax) and gives the same value otherwise.
+        loss_fn = nn.CrossEntropyLoss(reduction="mean")
         self.train_step = ampmod.build_train_step(self.model, loss_fn, self.optimizer, self.scaler)
         self.eval_logits = ampmod.build_eval_step(self.model)
         self._set_train_mode = set_train_mode
@@ -155,13 +158,15 @@ class Trainer:
         from .checkpoints import load_state
 
         state = load_state(ckpt)
-        not_loaded, _ = ms.load_param_into_net(self.net, state, strict_load=True)
-        if not_loaded:
-            raise PretrainedError(f"{os.path.basename(ckpt)} does not fit this run's network: {not_loaded[:5]}")
-        ms.load_param_into_net(self.optimizer, state, strict_load=False)
-        for name, p in self.scaler_params().items():
-            if name in state:
-                p.set_data(ms.Tensor(state[name].asnumpy()))
+        params = {p.name: p for p in list(self.net.get_parameters()) + list(self.optimizer.get_parameters())}
+        params.update(self.scaler_params())
+        missing = [n for n in params if n not in state]
+        wrong = [n for n, p in params.items() if n in state and tuple(state[n].shape) != tuple(p.shape)]
+        if missing or wrong:
+            raise PretrainedError(f"{os.path.basename(ckpt)} does not fit this run (missing {missing[:5]}, "
+                                  f"wrong shape {wrong[:5]}): resume from a checkpoint of the same spec")
+        for n, p in params.items():
+            p.set_data(ms.Tensor(state[n].asnumpy(), dtype=p.dtype))
         self.step = int(state["step_num"].asnumpy()) if "step_num" in state else 0
         self.epoch = self.step // self.steps_per_epoch
 
@@ -296,7 +301,7 @@ class Run:
                 if i >= tr.steps_per_epoch - skip_in_epoch:
                     break
                 t_data = time.perf_counter()
-                loss, finite, scale = tr.train_step(x, y).asnumpy().tolist()
+                loss, finite, scale, updated = tr.train_step(x, y).asnumpy().tolist()
                 t_end = time.perf_counter()
                 tr.step += 1
                 overflow = finite < 0.5
@@ -305,6 +310,7 @@ class Run:
                 t_prev = t_end
                 self.log.emit("step", epoch=epoch, step=tr.step, loss=loss, lr=tr.lrs[tr.step - 1],
                               loss_scale=scale if tr.scaler is not None else None, overflow=overflow,
+                              skipped=updated < 0.5,
                               step_ms=round(step_s * 1000, 3), data_ms=round((t_data - (t_end - step_s)) * 1000, 3),
                               img_per_s=round(batch / step_s, 2) if step_s > 0 else None)
                 if math.isfinite(loss):

@@ -1,0 +1,107 @@
+"""Shared fixtures: tiny image sets the tests make, a helper to call the runner's CLI, and one
+trained "task A" run that the transfer, pretrained and inspect tests build on."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "runner"))
+
+from ascend_finetune.demo_data import CLASSES, make_shapes  # noqa: E402
+from ascend_finetune.events import read_events  # noqa: E402
+
+# Task B: other colours, so "pretrained on A, fine-tuned on B" is a real transfer.
+TASK_B = {
+    "magenta circle": ("circle", (200, 40, 200)),
+    "cyan square": ("square", (40, 200, 200)),
+    "white triangle": ("triangle", (235, 235, 235)),
+}
+
+
+def runner(*args: str, timeout: float = 300, check_json: bool = True) -> tuple[int, object]:
+    """Run `python -m ascend_finetune ARGS`; returns (exit code, last JSON document on stdout)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "runner"))
+    r = subprocess.run([sys.executable, "-m", "ascend_finetune", *args], capture_output=True, text=True,
+                       timeout=timeout, env=env)
+    lines = [l for l in r.stdout.splitlines() if l.strip()]
+    doc = json.loads(lines[-1]) if (lines and check_json) else r.stdout
+    return r.returncode, doc
+
+
+def spec(train_dir, **over) -> dict:
+    """A small, fast spec: resnet18 at 32 px on CPU, O2 with dynamic scaling from 1024."""
+    s = {"name": "t", "data": {"train": str(train_dir), "image_size": 32, "batch_size": 16, "workers": 2,
+                              "val_split": 0.1},
+         "model": {"backbone": "resnet18", "pretrained": None, "freeze": "none"},
+         "train": {"epochs": 2, "lr": 0.01},
+         "amp": {"level": "O2", "loss_scale": "dynamic", "init_scale": 1024},
+         "checkpoint": {"every_steps": 1000, "keep_max": 5},
+         "device": {"target": "CPU"}}
+    for key, value in over.items():
+        if isinstance(value, dict):
+            s.setdefault(key, {}).update(value)
+        else:
+            s[key] = value
+    return s
+
+
+def write_spec(path: Path, s: dict) -> Path:
+    path.write_text(json.dumps(s, ensure_ascii=False))
+    return path
+
+
+def events(run_dir) -> list[dict]:
+    return read_events(os.path.join(run_dir, "events.jsonl"))
+
+
+def of_type(evs: list[dict], t: str) -> list[dict]:
+    return [e for e in evs if e["type"] == t]
+
+
+def wait_for(pred, timeout: float = 180, what: str = "condition"):
+    """Poll until pred() is truthy (returns it); never a fixed sleep."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def assert_contiguous(evs: list[dict]) -> None:
+    assert [e["seq"] for e in evs] == list(range(1, len(evs) + 1)), "seq must be contiguous from 1"
+
+
+@pytest.fixture(scope="session")
+def data_a(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("data") / "shapes_a"
+    make_shapes(str(out), per_class=40, size=32, seed=1)
+    return out
+
+
+@pytest.fixture(scope="session")
+def data_b(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("data") / "shapes_b"
+    make_shapes(str(out), per_class=32, size=32, seed=2, classes=TASK_B)
+    return out
+
+
+@pytest.fixture(scope="session")
+def run_a(tmp_path_factory, data_a) -> Path:
+    """Task A trained from scratch for 4 epochs: the 'pretrained' backbone of the transfer tests."""
+    d = tmp_path_factory.mktemp("run_a")
+    spec_path = write_spec(d / "a.json", spec(data_a, name="task-a", train={"epochs": 4, "lr": 0.01}))
+    code, out = runner("train", str(spec_path), "--run-dir", str(d / "run"))
+    assert code == 0, out
+    return d / "run"
+
+
+__all__ = ["CLASSES", "TASK_B", "runner", "spec", "write_spec", "events", "of_type", "wait_for", "assert_contiguous"]
