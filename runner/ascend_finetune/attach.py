@@ -20,24 +20,25 @@ def attach(run_dir: str, since: int, follow: bool = True, poll_s: float = 0.02) 
     tail = Tail(os.path.join(run_dir, "events.jsonl"))
     out = sys.stdout.buffer
     last_check = time.monotonic()
+    finished = False  # the log so far ends with run_finished (a resume in place appends a new run_started)
     try:
         while True:
-            wrote = False
+            wrote = got = False
             for line in tail.poll():
+                got = True
                 try:
                     ev = json.loads(line)
                 except ValueError:
                     continue  # a line is only complete once its newline is written; this should not happen
+                if ev.get("type") in ("run_finished", "run_started"):
+                    finished = ev["type"] == "run_finished"
                 if ev.get("seq", 0) <= since:
                     continue
                 out.write(line + b"\n")
                 wrote = True
-                if ev.get("type") == "run_finished":
-                    out.flush()
-                    return 0
             if wrote:
                 out.flush()
-            if not follow:
+            if not follow or (finished and not got):
                 return 0
             now = time.monotonic()
             if now - last_check >= LIVENESS_EVERY_S:

@@ -1,7 +1,8 @@
 """Checkpoints: atomic save (temporary name, then rename), the checkpoints.json manifest, retention.
 
 A checkpoint holds the network, the optimizer state (moments, global_step), the loss-scaler state and
-the epoch/step counters, so `--resume` continues exactly where it stopped.
+the epoch/step counters, so `--resume` continues from that step with the same weights, optimizer and
+scale (a partly done epoch continues with a fresh shuffle of its data).
 """
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from typing import Any
 
 import mindspore as ms
 
-from .rundir import atomic_write_json, read_json
+from .events import sanitize
+from .rundir import atomic_write_json, read_json, slug
 
 META_KEYS = ("epoch_num", "step_num")
 
@@ -43,7 +45,7 @@ def state_entries(net: ms.nn.Cell, optimizer: ms.nn.Cell, extra_cells: dict[str,
 
 class CheckpointStore:
     def __init__(self, run_dir: str, prefix: str, fmt: str, keep_max: int, keep_best: bool):
-        self.run_dir, self.prefix, self.fmt = run_dir, prefix, fmt
+        self.run_dir, self.prefix, self.fmt = run_dir, slug(prefix), fmt
         self.keep_max, self.keep_best = keep_max, keep_best
         self.dir = os.path.join(run_dir, "checkpoints")
         self.manifest_path = os.path.join(run_dir, "checkpoints.json")
@@ -62,7 +64,7 @@ class CheckpointStore:
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
         os.replace(tmp, final)
-        entry = {"file": f"checkpoints/{name}", "epoch": epoch, "step": step, "metrics": metrics,
+        entry = {"file": f"checkpoints/{name}", "epoch": epoch, "step": step, "metrics": sanitize(metrics),
                  "bytes": os.path.getsize(final), "sha256": sha256_file(final), "created_at": time.time(), "best": False}
         self.entries = [e for e in self.entries if e["file"] != entry["file"]] + [entry]
         self._mark_best()

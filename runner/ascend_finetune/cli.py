@@ -40,20 +40,22 @@ def cmd_validate(a) -> int:
 
 
 def cmd_train(a) -> int:
-    from .train import run
+    from .train import Run
 
     try:
         spec = _load_spec(a.spec)
     except specmod.SpecError as e:
         # Still leave a readable failed run behind: a launched run must say why it ended.
-        from .train import Run
-
         r = Run({"name": "invalid"}, a.run_dir)
-        r._finish("failed", {"kind": "bad_input", "message": str(e), "problems": [p.as_dict() for p in e.problems],
+        r._finish("failed", {"kind": "bad_spec", "message": str(e), "problems": [p.as_dict() for p in e.problems],
                              "trace_tail": None}, None, None, 2)
         raise
-    code = run(spec, a.run_dir, a.resume)
-    out({"run_dir": os.path.abspath(a.run_dir), "exit_code": code})
+    r = Run(spec, a.run_dir, a.resume)
+    code = r.execute()
+    if code:
+        out({"error": {**r.error, "run_dir": os.path.abspath(a.run_dir)}})
+    else:
+        out({"run_dir": os.path.abspath(a.run_dir), "exit_code": code})
     return code
 
 
@@ -89,7 +91,7 @@ def cmd_attach(a) -> int:
 
 def cmd_control(a) -> int:
     from .control import request
-    from .rundir import effective_state, read_json, status_path
+    from .rundir import effective_state, status_path
 
     if not os.path.isfile(status_path(a.run_dir)):
         raise CliError(2, "not_a_run", f"no run at {a.run_dir} (status.json missing)")
@@ -98,12 +100,16 @@ def cmd_control(a) -> int:
         raise CliError(2, "not_running", f"the run is {state}; only a running run takes '{a.action}'", state=state)
     path = request(a.run_dir, a.action)
     deadline = time.monotonic() + a.timeout
-    while os.path.exists(path) and time.monotonic() < deadline:
-        if effective_state(a.run_dir) != "running":
+    # Wait until the run took the request; for stop, until it has finished (checkpoint saved).
+    while time.monotonic() < deadline:
+        state = effective_state(a.run_dir)
+        if state != "running" or (a.action == "checkpoint" and not os.path.exists(path)):
             break
         time.sleep(0.05)
-    handled = not os.path.exists(path)
-    out({"action": a.action, "handled": handled, "state": (read_json(status_path(a.run_dir), {}) or {}).get("state")})
+    handled = not os.path.exists(path) and (a.action == "checkpoint" or state == "stopped")
+    if os.path.exists(path):  # not taken (timeout, or the run ended first): never leave it for a resume
+        os.remove(path)
+    out({"action": a.action, "handled": handled, "state": effective_state(a.run_dir)})
     return 0
 
 

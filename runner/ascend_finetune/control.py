@@ -50,6 +50,10 @@ class ControlInbox:
                 out.append((action, os.path.join(self.dir, name)))
         return out
 
+    def clear(self) -> None:
+        for name in os.listdir(self.dir) if os.path.isdir(self.dir) else []:
+            self.done(os.path.join(self.dir, name))
+
     @staticmethod
     def done(path: str) -> None:
         try:

@@ -24,14 +24,14 @@ def _json_default(o: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 
-def _sanitize(v: Any) -> Any:
+def sanitize(v: Any) -> Any:
     """NaN/Inf are not JSON: write them as null (the loss of a diverged step)."""
     if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
         return None
     if isinstance(v, dict):
-        return {k: _sanitize(x) for k, x in v.items()}
+        return {k: sanitize(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
-        return [_sanitize(x) for x in v]
+        return [sanitize(x) for x in v]
     return v
 
 
@@ -68,7 +68,7 @@ class EventLog:
     def emit(self, type_: str, **payload: Any) -> dict[str, Any]:
         self.seq += 1
         event = {"v": PROTOCOL_VERSION, "seq": self.seq, "t": round(time.time(), 6), "type": type_}
-        event.update(_sanitize(payload))
+        event.update(sanitize(payload))
         self._f.write(json.dumps(event, default=_json_default, ensure_ascii=False, allow_nan=False) + "\n")
         self._f.flush()
         if type_ in DURABLE_TYPES:

@@ -83,10 +83,17 @@ def load_backbone(backbone: ms.nn.Cell, path: str) -> LoadReport:
             report.mismatched.append(f"{name}: {tuple(value.shape)} in file, {tuple(ours[mapped].shape)} in {mapped}")
             continue
         to_load[mapped] = value
-    if not to_load:
+    # Fewer than half of the backbone's conv weights from the file is not a pretrained backbone: most
+    # likely another architecture (a resnet50 file matches a resnet18 only in its stem conv and some
+    # BatchNorm widths). Fail rather than warn. BatchNorm vectors are not counted: their shapes
+    # match across depths by accident.
+    weights = [n for n, p in ours.items() if len(p.shape) >= 2]
+    fitting = [n for n in weights if n in to_load]
+    if len(fitting) < len(weights) / 2:
         raise PretrainedError(
-            f"nothing in {os.path.basename(path)} fits this backbone ({len(report.mismatched)} shape mismatches, "
-            f"{len(report.unexpected)} unknown names): is it a checkpoint of another architecture?")
+            f"only {len(fitting)} of {len(weights)} backbone conv weights in {os.path.basename(path)} fit this backbone "
+            f"({len(report.mismatched)} shape mismatches, {len(report.unexpected)} unknown names): "
+            "is it a checkpoint of another architecture? Pick the backbone it was trained with")
     # set_data by our own cell-relative names: load_param_into_net matches Parameter.name, which
     # carries the enclosing network's prefix and would silently load nothing here.
     for name, value in to_load.items():

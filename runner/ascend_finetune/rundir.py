@@ -40,9 +40,13 @@ def read_json(path: str, default: Any = None) -> Any:
         return default
 
 
+def slug(name: str) -> str:
+    """A file-name-safe form of a run name."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.")[:40] or "run"
+
+
 def new_run_id(name: str) -> str:
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.")[:40] or "run"
-    return f"{time.strftime('%Y%m%d-%H%M%S')}-{slug}-{secrets.token_hex(2)}"
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{slug(name)}-{secrets.token_hex(2)}"
 
 
 def status_path(run_dir: str) -> str:

@@ -92,7 +92,7 @@ def _did_you_mean(key: str, choices: list[str]) -> str:
 
 def _check_number(path: str, value: Any, rule: tuple) -> Problem | None:
     kind, lo, hi, lo_exclusive = rule
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and not float(value).is_integer()):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and not isinstance(value, int)):
         return Problem(path, f"must be {'an integer' if kind is int else 'a number'}, got {json.dumps(value)}",
                        f"set {path} to {'a whole number' if kind is int else 'a number'}")
     if (lo is not None and (value <= lo if lo_exclusive else value < lo)) or (hi is not None and value > hi):

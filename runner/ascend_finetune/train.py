@@ -145,6 +145,9 @@ class Trainer:
                      message=f"dataset sink mode is not available on {self.target}; training without it (per-step telemetry is unchanged)",
                      details={})
         self.epoch, self.step = 0, 0  # completed epochs / global steps
+        # Updates applied so far: the optimizer's schedule index, which skipped (overflow) steps do
+        # not advance, as in MindSpore's own loss-scale cell.
+        self.applied = 0
 
     # -- state --------------------------------------------------------------------------------
     def scaler_params(self) -> dict[str, Any]:
@@ -168,6 +171,7 @@ class Trainer:
         for n, p in params.items():
             p.set_data(ms.Tensor(state[n].asnumpy(), dtype=p.dtype))
         self.step = int(state["step_num"].asnumpy()) if "step_num" in state else 0
+        self.applied = int(self.optimizer.global_step.asnumpy().reshape(-1)[0])
         self.epoch = self.step // self.steps_per_epoch
 
     # -- steps --------------------------------------------------------------------------------
@@ -238,6 +242,7 @@ class Run:
             if isinstance(e, DataError):
                 fields.update(path=e.path, message=e.message, fix=e.fix)
             elif isinstance(e, SpecError):
+                fields["kind"] = "bad_spec"
                 fields["problems"] = [p.as_dict() for p in e.problems]
             return self._finish("failed", {**fields, "trace_tail": None}, None, None, 2)
         except NonFiniteLoss as e:
@@ -253,6 +258,8 @@ class Run:
             best = {k: store_best[k] for k in ("file", "epoch", "step", "metrics")}
         self.log.emit("run_finished", status=status, error=error, best=best, final=final)
         self.log.close()
+        self.inbox.clear()  # a request that came too late must not reach a later resume
+        self.error = error
         write_status(self.run_dir, state=status, ended_at=time.time(), exit_code=code)
         return code
 
@@ -308,7 +315,9 @@ class Run:
                 overflows += overflow
                 step_s = t_end - t_prev
                 t_prev = t_end
-                self.log.emit("step", epoch=epoch, step=tr.step, loss=loss, lr=tr.lrs[tr.step - 1],
+                lr_used = tr.lrs[min(tr.applied, len(tr.lrs) - 1)]
+                tr.applied += updated > 0.5
+                self.log.emit("step", epoch=epoch, step=tr.step, loss=loss, lr=lr_used,
                               loss_scale=scale if tr.scaler is not None else None, overflow=overflow,
                               skipped=updated < 0.5,
                               step_ms=round(step_s * 1000, 3), data_ms=round((t_data - (t_end - step_s)) * 1000, 3),
@@ -352,6 +361,3 @@ class Run:
             return "stopped", best, final
         return "completed", best, final
 
-
-def run(spec: dict[str, Any], run_dir: str, resume: str | None = None) -> int:
-    return Run(spec, run_dir, resume).execute()

@@ -62,7 +62,7 @@ async function demo(opts: DemoOptions): Promise<number> {
     name: 'demo',
     data: { train: data.train, image_size: 32, batch_size: 16, workers: 2 },
     model: { backbone: 'resnet18', pretrained: null, freeze: 'none' },
-    train: { epochs: 3, lr: 0.05 },
+    train: { epochs: 5, lr: 0.01 },
     amp: { level: 'O2' },
     checkpoint: { every_steps: 20 },
     device: { target: 'CPU' },

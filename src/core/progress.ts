@@ -39,7 +39,7 @@ export class ProgressTracker {
           this.lossSum = this.lossCount = this.epochOverflows = 0;
         }
         this.lastStep = event;
-        if (Number.isFinite(event.loss)) {
+        if (typeof event.loss === 'number' && Number.isFinite(event.loss)) {
           this.lossSum += event.loss;
           this.lossCount++;
         }
@@ -63,7 +63,7 @@ export class ProgressTracker {
     if (this.epochOverflows) parts.push(`overflow ${this.epochOverflows}`);
     parts.push(`lr ${short(s.lr)}`);
     if (s.loss_scale !== null && s.loss_scale !== undefined) parts.push(`scale ${short(s.loss_scale)}`);
-    parts.push(`${Math.round(s.img_per_s)} img/s`);
+    if (typeof s.img_per_s === 'number') parts.push(`${Math.round(s.img_per_s)} img/s`);
     return parts.join(' ');
   }
 }
@@ -109,7 +109,7 @@ export function formatMetrics(metrics: Metrics | null | undefined): string {
 }
 
 function fixed(x: number | null | undefined, digits: number): string {
-  return typeof x === 'number' && Number.isFinite(x) ? x.toFixed(digits) : String(x);
+  return typeof x === 'number' && Number.isFinite(x) ? x.toFixed(digits) : 'NaN';
 }
 
 /** Four significant digits without trailing zeros: 0.01, 0.0001, 65536, 0.8751. */

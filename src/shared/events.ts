@@ -10,8 +10,9 @@ export interface EventEnvelope<T extends string = string> {
   type: T;
 }
 
-/** Metric name to value, e.g. `{ val_acc: 0.91, val_loss: 0.3 }`. */
-export type Metrics = Record<string, number | null>;
+/** Metric name to value, e.g. `{ val_acc: 0.91, val_loss: 0.3 }`; `reason` says why a
+ * checkpoint was saved out of turn ("requested", "stopped"). NaN/Inf arrive as null. */
+export type Metrics = Record<string, number | string | null>;
 
 export interface RunStartedEvent extends EventEnvelope<'run_started'> {
   run_id: string;
@@ -24,36 +25,49 @@ export interface RunStartedEvent extends EventEnvelope<'run_started'> {
   versions: Record<string, string>;
   /** Where it trains; the runner owns its shape, readers only display it. */
   device: unknown;
+  /** batch_size times the number of devices. */
+  global_batch?: number;
+  /** The AMP level and loss scaling actually used (may differ from the spec, with a warning). */
+  amp?: { level: string; loss_scale: string };
+  /** Set when this process resumed from a checkpoint (the log then holds an earlier run_started). */
+  resumed_from?: { file: string; step: number } | null;
 }
 
 export interface StepEvent extends EventEnvelope<'step'> {
   epoch: number;
   /** Global step, from 1. */
   step: number;
-  loss: number;
+  /** Null when the loss was NaN or Inf. */
+  loss: number | null;
+  /** The learning rate this step's update used. */
   lr: number;
   /** Null when the run has no loss scaling. */
   loss_scale: number | null;
-  /** The update was skipped because gradients overflowed. */
+  /** Gradients were not finite (the loss-scale overflow): the update was skipped. */
   overflow: boolean;
+  /** The update was skipped (an overflow, or a non-finite loss). */
+  skipped?: boolean;
+  /** Wall time since the previous step ended, data wait included. */
   step_ms: number;
-  img_per_s: number;
+  /** Time spent waiting for the batch. */
+  data_ms?: number;
+  img_per_s: number | null;
 }
 
 export interface EvalEvent extends EventEnvelope<'eval'> {
   epoch: number;
   step: number;
-  val_loss: number;
+  val_loss: number | null;
   val_acc: number;
-  /** Indexed like `run_started.classes`. */
-  per_class_acc: number[];
+  /** Indexed like `run_started.classes`; null for a class with no validation images. */
+  per_class_acc: (number | null)[];
   /** confusion[true][predicted], indexed like `run_started.classes`. */
   confusion: number[][];
 }
 
 export interface EpochEndEvent extends EventEnvelope<'epoch_end'> {
   epoch: number;
-  train_loss: number;
+  train_loss: number | null;
   overflow_count: number;
   epoch_s: number;
 }
@@ -65,6 +79,7 @@ export interface CheckpointEvent extends EventEnvelope<'checkpoint'> {
   metrics: Metrics;
   bytes: number;
   sha256: string;
+  created_at?: number;
   best: boolean;
 }
 
@@ -90,9 +105,15 @@ export interface WarningEvent extends EventEnvelope<'warning'> {
 export type FinishStatus = 'completed' | 'stopped' | 'failed';
 
 export interface RunError {
+  /** bad_spec, bad_input, nonfinite_loss, or the exception's class name. */
   kind: string;
   message: string;
   trace_tail: string | null;
+  /** For bad_input: the spec field to fix, and how. */
+  path?: string;
+  fix?: string;
+  /** For bad_spec: every problem with its field path. */
+  problems?: { path: string; message: string; fix: string }[];
 }
 
 /** A kept checkpoint, as `run_finished.best` names it. */
@@ -107,6 +128,7 @@ export interface RunFinishedEvent extends EventEnvelope<'run_finished'> {
   status: FinishStatus;
   error: RunError | null;
   best: CheckpointRef | null;
+  /** epoch, step, total_steps, the last loss, and stop_reason for a stopped run. */
   final: Metrics | null;
 }
 
