@@ -23,6 +23,13 @@ def _bn(c: int) -> nn.BatchNorm2d:
     return nn.BatchNorm2d(c, eps=1e-5, momentum=0.9)
 
 
+def _shortcut(cin: int, cout: int, stride: int):
+    """The projection on the identity path (ModelZoo's `down_sample_layer`), where shapes change."""
+    if stride == 1 and cin == cout:
+        return None
+    return nn.SequentialCell([_conv(cin, cout, 1, stride), _bn(cout)])
+
+
 class BasicBlock(nn.Cell):
     expansion = 1
 
@@ -32,8 +39,8 @@ class BasicBlock(nn.Cell):
         self.conv1, self.bn1 = _conv(cin, width, 3, stride), _bn(width)
         self.conv2, self.bn2 = _conv(width, cout, 3), _bn(cout)
         self.relu = nn.ReLU()
-        self.down_sample = stride != 1 or cin != cout
-        self.down_sample_layer = nn.SequentialCell([_conv(cin, cout, 1, stride), _bn(cout)]) if self.down_sample else None
+        self.down_sample_layer = _shortcut(cin, cout, stride)
+        self.down_sample = self.down_sample_layer is not None
 
     def construct(self, x):
         identity = x
@@ -54,8 +61,8 @@ class Bottleneck(nn.Cell):
         self.conv2, self.bn2 = _conv(width, width, 3, stride), _bn(width)  # stride on the 3x3 (v1.5)
         self.conv3, self.bn3 = _conv(width, cout, 1), _bn(cout)
         self.relu = nn.ReLU()
-        self.down_sample = stride != 1 or cin != cout
-        self.down_sample_layer = nn.SequentialCell([_conv(cin, cout, 1, stride), _bn(cout)]) if self.down_sample else None
+        self.down_sample_layer = _shortcut(cin, cout, stride)
+        self.down_sample = self.down_sample_layer is not None
 
     def construct(self, x):
         identity = x

@@ -49,6 +49,21 @@ def lr_per_step(t: dict, total_steps: int) -> list[float]:
     return out
 
 
+def sink_notes(sink: dict, target: str) -> list[tuple[str, str]]:
+    """The runner trains step by step on every backend, so every step is reported. Say where that
+    differs from what the spec asked for."""
+    if not sink["enabled"]:
+        return []
+    if target != "Ascend":
+        return [("sink_unavailable", f"dataset sink mode is not available on {target} (MindSpore's data_sink "
+                 "supports Ascend and GPU only); training step by step, per-step telemetry unchanged")]
+    if sink["size"] > 1:
+        return [("sink_size_ignored", f"sink.size {sink['size']} is not used: the runner runs one step per call "
+                 "(sink size 1) to report every step; MindSpore 2.3+ executes Ascend graphs kernel by kernel, "
+                 "which its documentation describes as equivalent to sink size 1")]
+    return []
+
+
 def resolve_target(requested: str) -> str:
     import mindspore as ms
 
@@ -61,14 +76,17 @@ def resolve_target(requested: str) -> str:
 
 
 class Trainer:
-    def __init__(self, spec: dict[str, Any], run_dir: str, log: EventLog):
+    def __init__(self, spec: dict[str, Any], run_dir: str, warnings: list[dict[str, Any]]):
         import mindspore as ms
         from mindspore import nn
 
         from . import amp as ampmod
         from .model import TransferNet, apply_freeze, frozen_parts, set_train_mode
 
-        self.spec, self.run_dir, self.log = spec, run_dir, log
+        self.spec, self.run_dir = spec, run_dir
+        # Warnings found while setting up; the run writes them right after run_started, so that
+        # readers always meet run_started first.
+        self.warnings = warnings
         d, m, t = spec["data"], spec["model"], spec["train"]
         self.target = resolve_target(spec["device"]["target"])
         ms.set_context(mode=ms.GRAPH_MODE)
@@ -87,7 +105,7 @@ class Trainer:
             self.train_samples, self.val_samples = stratified_split(train_set.samples, d["val_split"], t["seed"])
             skipped = train_set.skipped
         if skipped:
-            log.emit("warning", code="images_skipped",
+            self.warn(code="images_skipped",
                      message=f"skipped {len(skipped)} file(s) that are not readable images",
                      details={"count": len(skipped), "first": [{"path": p, "reason": r} for p, r in skipped[:10]]})
         if m["num_classes"] is not None and m["num_classes"] != len(self.classes):
@@ -110,7 +128,7 @@ class Trainer:
             self.load_report = load_backbone(self.net.backbone, m["pretrained"])
             r = self.load_report
             if r.missing or r.unexpected or r.mismatched:
-                log.emit("warning", code="pretrained_partial",
+                self.warn(code="pretrained_partial",
                          message=f"loaded {len(r.loaded)} backbone tensors from {os.path.basename(m['pretrained'])}; "
                                  f"{len(r.missing)} missing, {len(r.unexpected)} unexpected, {len(r.mismatched)} of the wrong shape",
                          details={"missing": r.missing[:50], "unexpected": r.unexpected[:50], "mismatched": r.mismatched[:50]})
@@ -118,7 +136,7 @@ class Trainer:
         set_train_mode(self.net, True)
         self.amp_plan = ampmod.plan(spec["amp"], self.target)
         for code, msg in self.amp_plan.notes:
-            log.emit("warning", code=code, message=msg, details={})
+            self.warn(code=code, message=msg, details={})
         self.model = ampmod.apply_level(self.net, self.amp_plan.level)
 
         # Optimizer, schedule, loss scaling, compiled steps
@@ -139,15 +157,15 @@ class Trainer:
         self.train_step = ampmod.build_train_step(self.model, loss_fn, self.optimizer, self.scaler)
         self.eval_logits = ampmod.build_eval_step(self.model)
         self._set_train_mode = set_train_mode
-        self.sink = spec["sink"]["enabled"] and self.target == "Ascend"
-        if spec["sink"]["enabled"] and not self.sink:
-            log.emit("warning", code="sink_unavailable",
-                     message=f"dataset sink mode is not available on {self.target}; training without it (per-step telemetry is unchanged)",
-                     details={})
+        for code, msg in sink_notes(spec["sink"], self.target):
+            self.warn(code=code, message=msg, details={"sink": spec["sink"], "target": self.target})
         self.epoch, self.step = 0, 0  # completed epochs / global steps
         # Updates applied so far: the optimizer's schedule index, which skipped (overflow) steps do
         # not advance, as in MindSpore's own loss-scale cell.
         self.applied = 0
+
+    def warn(self, code: str, message: str, details: Any) -> None:
+        self.warnings.append({"code": code, "message": message, "details": details})
 
     # -- state --------------------------------------------------------------------------------
     def scaler_params(self) -> dict[str, Any]:
@@ -222,6 +240,12 @@ class Run:
         self.stop_requested = False
         self.stop_reason = None
         self.inbox = ControlInbox(run_dir)
+        self.pending_warnings: list[dict[str, Any]] = []
+
+    def _flush_warnings(self) -> None:
+        for w in self.pending_warnings:
+            self.log.emit("warning", **w)
+        self.pending_warnings.clear()
 
     def _on_signal(self, signum, _frame) -> None:
         self.stop_requested = True
@@ -254,6 +278,7 @@ class Run:
 
     def _finish(self, status: str, error, best, final, code: int) -> int:
         store_best = getattr(self, "store", None) and self.store.best()
+        self._flush_warnings()  # found during a set-up that then failed
         if not best and store_best:
             best = {k: store_best[k] for k in ("file", "epoch", "step", "metrics")}
         self.log.emit("run_finished", status=status, error=error, best=best, final=final)
@@ -276,7 +301,7 @@ class Run:
         from .checkpoints import CheckpointStore
 
         spec = self.spec
-        tr = self.trainer = Trainer(spec, self.run_dir, self.log)
+        tr = self.trainer = Trainer(spec, self.run_dir, self.pending_warnings)
         tr.epoch_for_step = lambda: -(-tr.step // tr.steps_per_epoch)  # epoch (1-based) the last step belongs to
         ck = spec["checkpoint"]
         self.store = CheckpointStore(self.run_dir, spec["name"], ck["format"], ck["keep_max"], ck["keep_best"])
@@ -292,6 +317,7 @@ class Run:
                       global_batch=d["batch_size"] * len(spec["device"]["ids"]),
                       amp={"level": tr.amp_plan.level, "loss_scale": tr.amp_plan.loss_scale},
                       resumed_from={"file": self.resume_from, "step": tr.step} if self.resume_from else None)
+        self._flush_warnings()
         epochs = spec["train"]["epochs"]
         batch = d["batch_size"]
         max_bad = spec["train"]["max_nonfinite_steps"]

@@ -166,3 +166,18 @@ def test_nan_loss_for_several_steps_fails_the_run(data_a, tmp_path):
     assert steps[0]["loss"] is not None
     assert all(st["loss"] is None and st["skipped"] for st in steps[-3:])
     assert steps[-1]["step"] < of_type(events(tmp_path / "run"), "run_started")[0]["total_steps"], "it stopped early"
+
+
+def test_sink_and_amp_fallbacks_are_said_not_silent():
+    from ascend_finetune.amp import plan
+    from ascend_finetune.train import sink_notes
+
+    assert [c for c, _ in sink_notes({"enabled": True, "size": 1}, "CPU")] == ["sink_unavailable"]
+    assert sink_notes({"enabled": True, "size": 1}, "Ascend") == []
+    assert [c for c, _ in sink_notes({"enabled": True, "size": 8}, "Ascend")] == ["sink_size_ignored"]
+    assert sink_notes({"enabled": False, "size": 8}, "CPU") == []
+    p = plan({"level": "auto", "loss_scale": "dynamic"}, "CPU")
+    assert p.level == "O0" and [c for c, _ in p.notes] == ["amp_auto_cpu"]
+    p = plan({"level": "auto", "loss_scale": "dynamic"}, "Ascend")
+    assert p.level == "O3" and not p.notes
+    assert plan({"level": "O2", "loss_scale": "fixed"}, "CPU").notes == []

@@ -13,8 +13,10 @@ def test_finetune_from_scratch_learns(run_a):
     evs = events(run_a)
     assert_contiguous(evs)
     types = [e["type"] for e in evs]
+    assert types[0] == "run_started", "readers meet run_started first; set-up warnings follow it"
     assert types[-1] == "run_finished" and evs[-1]["status"] == "completed"
     started = of_type(evs, "run_started")[0]
+    assert [w["code"] for w in of_type(evs, "warning")] == ["sink_unavailable"], "CPU cannot sink: said once"
     steps = of_type(evs, "step")
     assert len(steps) == started["total_steps"] == started["steps_per_epoch"] * 4
     assert [s["step"] for s in steps] == list(range(1, len(steps) + 1))
