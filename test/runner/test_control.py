@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import mindspore as ms
+import pytest
 from conftest import ROOT, assert_contiguous, events, of_type, runner, spec, wait_for, write_spec
 
 
@@ -23,7 +24,8 @@ def _steps(run_dir):
 
 
 def test_stop_then_resume_to_full_step_count(data_a, tmp_path):
-    s = spec(data_a, name="stop-resume", train={"epochs": 3, "lr": 0.01}, checkpoint={"every_steps": 1000})
+    s = spec(data_a, name="stop-resume", train={"epochs": 3, "lr": 0.01, "lr_schedule": "cosine", "warmup_steps": 4},
+             checkpoint={"every_steps": 1000})
     launched = _launch(tmp_path, s)
     run_dir = launched["run_dir"]
     code, ls = runner("ls", str(tmp_path / "runs"))
@@ -55,9 +57,14 @@ def test_stop_then_resume_to_full_step_count(data_a, tmp_path):
     started = of_type(evs, "run_started")
     assert started[-1]["resumed_from"]["step"] == stop_step
     assert evs[-1]["status"] == "completed" and evs[-1]["final"]["step"] == total
-    # the loss scale and optimizer counter came back from the checkpoint
-    first_after = of_type(evs, "step")[stop_step]
-    assert first_after["loss_scale"] == of_type(evs, "step")[stop_step - 1]["loss_scale"]
+    # the loss scale and the optimizer's schedule position came back from the checkpoint
+    all_steps = of_type(evs, "step")
+    assert all_steps[stop_step]["loss_scale"] == all_steps[stop_step - 1]["loss_scale"]
+    from ascend_finetune.train import lr_per_step
+    expected, applied = lr_per_step(started[0]["spec"]["train"], total), 0
+    for st in all_steps:
+        assert st["lr"] == pytest.approx(expected[applied]), st
+        applied += not st["skipped"]
     code, ls = runner("ls", str(tmp_path / "runs"))
     assert ls["runs"][0]["state"] == "completed"
 
