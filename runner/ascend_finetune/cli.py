@@ -53,9 +53,9 @@ def cmd_train(a) -> int:
     r = Run(spec, a.run_dir, a.resume)
     code = r.execute()
     if code:
-        out({"error": {**r.error, "run_dir": os.path.abspath(a.run_dir)}})
+        out({"error": {**r.error, "run_dir": r.run_dir}})
     else:
-        out({"run_dir": os.path.abspath(a.run_dir), "exit_code": code})
+        out({"run_dir": r.run_dir, "exit_code": code})
     return code
 
 

@@ -234,8 +234,13 @@ class Run:
     """One training process's life: events, status, the loop, stop/checkpoint requests, the ending."""
 
     def __init__(self, spec: dict[str, Any], run_dir: str, resume: str | None = None):
-        self.spec, self.run_dir, self.resume_from = spec, run_dir, resume
+        run_dir = os.path.abspath(run_dir)
+        self.spec, self.run_dir = spec, run_dir
+        self.resume_from = os.path.abspath(resume) if resume else None
         os.makedirs(run_dir, exist_ok=True)
+        # MindSpore writes files into the working directory (O1's rewritten_network/, graph dumps,
+        # kernel caches): keep them in the run directory, not wherever the runner was started.
+        os.chdir(run_dir)
         self.log = EventLog(os.path.join(run_dir, "events.jsonl"))
         self.stop_requested = False
         self.stop_reason = None
