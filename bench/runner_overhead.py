@@ -204,9 +204,10 @@ def host_loop_cost(n: int = 2000) -> float:
         log, inbox = EventLog(os.path.join(d, "events.jsonl")), ControlInbox(d)
         t0 = time.perf_counter()
         for s in range(1, n + 1):
-            loss, finite, scale = [0.5 + s * 1e-6, 1.0, 1.0]
+            loss, finite, _scale, updated = [0.5 + s * 1e-6, 1.0, 1.0, 1.0]
             log.emit("step", epoch=1, step=s, loss=loss, lr=0.01, loss_scale=None, overflow=finite < 0.5,
-                     step_ms=round(123.456789, 3), data_ms=round(0.4321, 3), img_per_s=round(16 / 0.123, 2))
+                     skipped=updated < 0.5, step_ms=round(123.456789, 3), data_ms=round(0.4321, 3),
+                     img_per_s=round(16 / 0.123, 2))
             math.isfinite(loss)
             for _ in inbox.poll():
                 pass

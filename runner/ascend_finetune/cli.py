@@ -195,9 +195,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def configure_env() -> None:
-    """Set before MindSpore loads. oneDNN's AVX-512 convolutions in MindSpore's CPU build ran 50-70x
-    slower than its AVX2 ones on this project's machines (bench/onednn_isa.py); a user's own setting
-    wins. GLOG_v=3 keeps MindSpore's C++ warnings out of console.log."""
+    """Set before MindSpore loads. oneDNN's AVX-512 convolutions in MindSpore's CPU build fall back to
+    its reference kernel and ran 13-22x slower per resnet18 step (50-70x per conv) than its AVX2 ones
+    on this project's machines (bench/onednn_isa.py); a user's own setting wins. GLOG_v=3 keeps MindSpore's C++ warnings out of console.log."""
     os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
     os.environ.setdefault("GLOG_v", "3")
 

@@ -6,7 +6,6 @@ mindcv's names onto these.
 """
 from __future__ import annotations
 
-import mindspore as ms
 from mindspore import nn, ops
 from mindspore.common.initializer import HeUniform, Normal
 

@@ -5,7 +5,6 @@ contract (status.json, events.jsonl, exit codes) and turns every failure into a 
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 import platform
@@ -155,14 +154,19 @@ class Trainer:
         # CrossEntropyLoss subtracts the max first (log-softmax) and gives the same value otherwise.
         loss_fn = nn.CrossEntropyLoss(reduction="mean")
         self.train_step = ampmod.build_train_step(self.model, loss_fn, self.optimizer, self.scaler)
+        set_train_mode(self.net, True)  # the step's set_train(True) reached the frozen BatchNorms too
         self.eval_logits = ampmod.build_eval_step(self.model)
         self._set_train_mode = set_train_mode
         for code, msg in sink_notes(spec["sink"], self.target):
             self.warn(code=code, message=msg, details={"sink": spec["sink"], "target": self.target})
-        self.epoch, self.step = 0, 0  # completed epochs / global steps
+        self.step = 0  # global steps done
         # Updates applied so far: the optimizer's schedule index, which skipped (overflow) steps do
         # not advance, as in MindSpore's own loss-scale cell.
         self.applied = 0
+
+    def epoch_for_step(self) -> int:
+        """The (1-based) epoch that the last completed step belongs to."""
+        return -(-self.step // self.steps_per_epoch)
 
     def warn(self, code: str, message: str, details: Any) -> None:
         self.warnings.append({"code": code, "message": message, "details": details})
@@ -190,7 +194,6 @@ class Trainer:
             p.set_data(ms.Tensor(state[n].asnumpy(), dtype=p.dtype))
         self.step = int(state["step_num"].asnumpy()) if "step_num" in state else 0
         self.applied = int(self.optimizer.global_step.asnumpy().reshape(-1)[0])
-        self.epoch = self.step // self.steps_per_epoch
 
     # -- steps --------------------------------------------------------------------------------
     def train_batches(self, epoch: int):
@@ -307,7 +310,6 @@ class Run:
 
         spec = self.spec
         tr = self.trainer = Trainer(spec, self.run_dir, self.pending_warnings)
-        tr.epoch_for_step = lambda: -(-tr.step // tr.steps_per_epoch)  # epoch (1-based) the last step belongs to
         ck = spec["checkpoint"]
         self.store = CheckpointStore(self.run_dir, spec["name"], ck["format"], ck["keep_max"], ck["keep_best"])
         if self.resume_from:
@@ -323,7 +325,6 @@ class Run:
                       amp={"level": tr.amp_plan.level, "loss_scale": tr.amp_plan.loss_scale},
                       resumed_from={"file": self.resume_from, "step": tr.step} if self.resume_from else None)
         self._flush_warnings()
-        epochs = spec["train"]["epochs"]
         batch = d["batch_size"]
         max_bad = spec["train"]["max_nonfinite_steps"]
         bad_run = 0
@@ -344,14 +345,13 @@ class Run:
                 tr.step += 1
                 overflow = finite < 0.5
                 overflows += overflow
-                step_s = t_end - t_prev
-                t_prev = t_end
+                step_s, data_s, t_prev = t_end - t_prev, t_data - t_prev, t_end
                 lr_used = tr.lrs[min(tr.applied, len(tr.lrs) - 1)]
                 tr.applied += updated > 0.5
                 self.log.emit("step", epoch=epoch, step=tr.step, loss=loss, lr=lr_used,
                               loss_scale=scale if tr.scaler is not None else None, overflow=overflow,
                               skipped=updated < 0.5,
-                              step_ms=round(step_s * 1000, 3), data_ms=round((t_data - (t_end - step_s)) * 1000, 3),
+                              step_ms=round(step_s * 1000, 3), data_ms=round(data_s * 1000, 3),
                               img_per_s=round(batch / step_s, 2) if step_s > 0 else None)
                 if math.isfinite(loss):
                     losses.append(loss)

@@ -3,11 +3,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 
 import mindspore as ms
 import numpy as np
-import pytest
 from conftest import events, of_type, runner, spec, write_spec
 from PIL import Image
 
