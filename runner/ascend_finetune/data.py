@@ -2,9 +2,12 @@
 
 Every image is decoded once by Pillow during the scan, because MindSpore's C++ Decode kills the whole
 process (SIGFPE) on a truncated JPEG instead of raising; the pipeline itself then decodes in C++.
+The verdicts are cached per file (size and mtime), so a data set is verified once, not every run.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import random
 from concurrent.futures import ThreadPoolExecutor
@@ -45,6 +48,53 @@ def _check_image(path: str) -> str | None:
         return f"{type(e).__name__}: {e}"
 
 
+def scan_cache_path(root: str) -> str:
+    """Where the verdicts for one data root are kept between runs ($ASCEND_FINETUNE_CACHE or ~/.cache)."""
+    base = os.environ.get("ASCEND_FINETUNE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "ascend-finetune")
+    digest = hashlib.sha256(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    return os.path.join(base, "scan", f"{digest}.json")
+
+
+class _ScanCache:
+    """Per-file verdicts keyed by (size, mtime_ns): decoding every image of a large set takes long
+    (about 1.6 ms per 500x375 JPEG per core here, half an hour for ImageNet on 2 cores), so later
+    runs over the same files decode only what changed. A cache that cannot be read or written is
+    ignored: it only saves time."""
+
+    def __init__(self, root: str):
+        self.path = scan_cache_path(root)
+        try:
+            with open(self.path, encoding="utf-8") as f:
+                self.entries: dict[str, list] = json.load(f)
+        except (OSError, ValueError):
+            self.entries = {}
+        self.fresh: dict[str, list] = {}
+
+    def check(self, path: str) -> str | None:
+        try:
+            st = os.stat(path)
+        except OSError as e:
+            return f"{type(e).__name__}: {e}"
+        key = [st.st_size, st.st_mtime_ns]
+        hit = self.entries.get(path)
+        if hit and hit[:2] == key:
+            reason = hit[2]
+        else:
+            reason = _check_image(path)
+        self.fresh[path] = key + [reason]
+        return reason
+
+    def save(self) -> None:
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            tmp = f"{self.path}.tmp-{os.getpid()}"
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(self.fresh, f)
+            os.replace(tmp, self.path)
+        except OSError:
+            pass
+
+
 def list_classes(root: str, field_path: str = "data.train") -> list[str]:
     if not os.path.isdir(root):
         raise DataError(field_path, f"folder not found: {root}", f"point {field_path} at an existing ImageFolder root")
@@ -75,8 +125,10 @@ def scan(root: str, workers: int, field_path: str = "data.train", classes: list[
                     candidates.append((p, label))
                 elif not name.startswith("."):
                     skipped.append((p, "not an image file (extension)"))
+    cache = _ScanCache(root)
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        reasons = list(pool.map(lambda s: _check_image(s[0]), candidates))
+        reasons = list(pool.map(lambda s: cache.check(s[0]), candidates))
+    cache.save()
     samples = [s for s, r in zip(candidates, reasons) if r is None]
     skipped += [(s[0], r) for s, r in zip(candidates, reasons) if r is not None]
     counts = np.bincount([l for _, l in samples], minlength=len(classes))

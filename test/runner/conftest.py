@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -13,6 +14,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "runner"))
+# The runner caches image-scan verdicts per data root; keep the tests' throwaway roots out of ~/.cache.
+os.environ.setdefault("ASCEND_FINETUNE_CACHE", tempfile.mkdtemp(prefix="aft-test-cache-"))
 
 from ascend_finetune.demo_data import CLASSES, make_shapes  # noqa: E402
 from ascend_finetune.events import read_events  # noqa: E402

@@ -109,3 +109,30 @@ def test_other_amp_levels_scalers_optimizers_and_safetensors(data_a, tmp_path):
     state = ms.load_checkpoint(str(tmp_path / "run" / ck["file"]), format="safetensors")
     assert int(state["step_num"].asnumpy()) == started["total_steps"]
     assert math.isfinite(steps[-1]["loss"])
+
+
+def test_image_scan_is_cached_and_rechecks_changed_files(tmp_path, monkeypatch):
+    from PIL import Image
+
+    from ascend_finetune import data
+    from ascend_finetune.demo_data import make_shapes
+
+    monkeypatch.setenv("ASCEND_FINETUNE_CACHE", str(tmp_path / "cache"))
+    root = tmp_path / "set"
+    make_shapes(str(root), per_class=5, size=32)
+    decoded = []
+    real = data._check_image
+    monkeypatch.setattr(data, "_check_image", lambda p: decoded.append(p) or real(p))
+    first = data.scan(str(root), 2)
+    assert len(decoded) == 20 and len(first.samples) == 20
+    decoded.clear()
+    assert data.scan(str(root), 2).samples == first.samples
+    assert decoded == [], "an unchanged set is not decoded again"
+    victim = root / "red circle" / "0000.png"
+    victim.write_bytes(victim.read_bytes()[:30])  # truncated since the last scan
+    os.utime(victim, ns=(1, 1))
+    third = data.scan(str(root), 2)
+    assert decoded == [str(victim)]
+    assert [p for p, _ in third.skipped] == [str(victim)] and len(third.samples) == 19
+    Image.new("RGB", (32, 32)).save(victim)  # repaired
+    assert len(data.scan(str(root), 2).samples) == 20
