@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test tier, even after one fails, and exits non-zero if any failed.
-# Tiers: typecheck, TS unit tests (node:test), runner tests (pytest).
+# Tiers: typecheck, TS unit tests (node:test), integration tests (real runner, real sshd), runner tests (pytest).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,6 +24,10 @@ tier typecheck npm run --silent typecheck
 # Node 20's --test takes no globs (that came in Node 21), so the files are listed here.
 mapfile -t unit_files < <(find test/unit -name '*.test.ts' -type f | sort)
 tier "unit tests" node --import tsx --test --test-reporter=spec "${unit_files[@]}"
+
+# Real training runs, launched and followed through src/core, locally and over a loopback sshd.
+mapfile -t integration_files < <(find test/integration -name '*.test.ts' -type f | sort)
+tier "integration tests" node --import tsx --test --test-reporter=spec "${integration_files[@]}"
 
 if [ -d test/runner ]; then
   tier "runner tests" .venv/bin/python -m pytest test/runner -q

@@ -1,12 +1,14 @@
-import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isRunEvent, type RunEvent } from '../shared/events';
 import { EventSequencer, type GapHandler } from './eventStream';
 import { JsonlReader, type BadLineHandler } from './jsonlReader';
-import { errorInfo, invocation, runnerArgs, type RunnerConfig, type RunnerErrorInfo } from './runnerCli';
+import { errorInfo, runnerArgs, type RunnerConfig, type RunnerErrorInfo } from './runnerCli';
+import { asTarget, type Target } from './target';
 
 export interface FollowOptions {
-  runner: RunnerConfig;
+  /** Where the run is: this machine (a RunnerConfig, or a local Target) or an SSH target. */
+  runner: RunnerConfig | Target;
+  /** The run directory, as a path on the target. */
   runDir: string;
   /** Last seq the caller already has; events after it are delivered. */
   since?: number;
@@ -57,12 +59,12 @@ export async function* followRun(opts: FollowOptions): AsyncGenerator<RunEvent, 
   const follow = opts.follow ?? true;
   const maxRetries = opts.maxRetries ?? 5;
   const backoffMs = opts.backoffMs ?? 500;
+  const target = asTarget(opts.runner);
   const sequencer = new EventSequencer(opts.since ?? 0, opts.onGap);
   let failures = 0;
 
   for (;;) {
-    const inv = invocation(opts.runner, runnerArgs.attach(opts.runDir, { since: sequencer.lastSeq, follow }));
-    const child = spawn(inv.file, inv.args, { env: inv.env, signal: opts.signal, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = target.spawnRunner(runnerArgs.attach(opts.runDir, { since: sequencer.lastSeq, follow }), { signal: opts.signal });
     let stderr = '';
     child.stderr.on('data', (b: Buffer) => {
       stderr = (stderr + b.toString('utf8')).slice(-STDERR_TAIL);
@@ -113,7 +115,7 @@ export async function* followRun(opts: FollowOptions): AsyncGenerator<RunEvent, 
     if (reported) {
       throw new FollowError(reported.message ?? `attach failed (${reported.kind ?? 'error'})`, exit.code, reported, stderr);
     }
-    if (exit.error) throw new FollowError(`could not run ${inv.file}: ${exit.error.message}`, null, undefined, stderr);
+    if (exit.error) throw new FollowError(`could not run ${target.program}: ${exit.error.message}`, null, undefined, stderr);
     if (exit.code === 2) throw new FollowError(`attach refused its input: ${stderr.trim() || '(no output)'}`, 2, undefined, stderr);
 
     // Only attaches that bring nothing new count towards giving up: a long run may drop often.

@@ -1,23 +1,7 @@
-import { spawn } from 'node:child_process';
-import * as path from 'node:path';
+import type { RunnerConfig } from './invocation';
+import { asTarget, type Target } from './target';
 
-/** How to start the runner. Everything is passed as argv: no shell ever parses a path. */
-export interface RunnerConfig {
-  /** The Python that has MindSpore (and usually the runner) installed. */
-  python: string;
-  /** Put on PYTHONPATH, for a runner folder that is not installed into that Python. */
-  runnerDir?: string;
-  /** Arguments before the subcommand; `-m ascend_finetune` unless a test swaps the runner. */
-  launcher?: readonly string[];
-  /** Extra environment (e.g. from CANN's set_env.sh). */
-  env?: NodeJS.ProcessEnv;
-}
-
-export interface Invocation {
-  file: string;
-  args: string[];
-  env: NodeJS.ProcessEnv;
-}
+export { invocation, type Invocation, type RunnerConfig } from './invocation';
 
 export type ControlAction = 'stop' | 'checkpoint';
 
@@ -55,19 +39,6 @@ export const runnerArgs = {
   doctor: () => ['doctor'],
 };
 
-export function invocation(runner: RunnerConfig, args: readonly string[]): Invocation {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    ...runner.env,
-    // Python block-buffers a pipe; events must arrive as they are written.
-    PYTHONUNBUFFERED: '1',
-  };
-  if (runner.runnerDir) {
-    env.PYTHONPATH = env.PYTHONPATH ? runner.runnerDir + path.delimiter + env.PYTHONPATH : runner.runnerDir;
-  }
-  return { file: runner.python, args: [...(runner.launcher ?? ['-m', 'ascend_finetune']), ...args], env };
-}
-
 /** The `{"error": {...}}` object a runner command prints when it fails. */
 export interface RunnerErrorInfo {
   message?: string;
@@ -101,18 +72,12 @@ export interface RunOptions {
   timeoutMs?: number;
 }
 
-/** Runs one runner command to completion and returns its parsed JSON stdout. */
-export function runRunner<T = unknown>(runner: RunnerConfig, args: readonly string[], opts: RunOptions = {}): Promise<T> {
-  const inv = invocation(runner, args);
+/** Runs one runner command to completion, here or on an SSH target, and returns its parsed JSON stdout. */
+export function runRunner<T = unknown>(runner: RunnerConfig | Target, args: readonly string[], opts: RunOptions = {}): Promise<T> {
+  const target = asTarget(runner);
   const what = `runner ${args[0] ?? ''}`.trim();
   return new Promise<T>((resolve, reject) => {
-    const child = spawn(inv.file, inv.args, {
-      env: inv.env,
-      cwd: opts.cwd,
-      signal: opts.signal,
-      timeout: opts.timeoutMs,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = target.spawnRunner(args, opts);
     const out: Buffer[] = [];
     let err = '';
     child.stdout.on('data', (b: Buffer) => out.push(b));
@@ -133,7 +98,7 @@ export function runRunner<T = unknown>(runner: RunnerConfig, args: readonly stri
       const info = errorInfo(output);
       if (code === 0 && parsed && !info) return resolve(output as T);
       let message: string;
-      if (spawnError) message = `${what} could not run ${inv.file}: ${spawnError.message}`;
+      if (spawnError) message = `${what} could not run ${target.program}: ${spawnError.message}`;
       else if (info) message = info.message ?? `${what} failed (${info.kind ?? 'error'})`;
       else if (code === 0) message = `${what} printed no JSON: ${text.slice(0, 200) || '(nothing)'}`;
       else message = `${what} exited with ${code ?? signal}: ${lastLine(err) || '(no output)'}`;
@@ -143,11 +108,11 @@ export function runRunner<T = unknown>(runner: RunnerConfig, args: readonly stri
   });
 }
 
-export function launchRun(runner: RunnerConfig, spec: string, runsRoot: string, opts?: RunOptions): Promise<LaunchResult> {
+export function launchRun(runner: RunnerConfig | Target, spec: string, runsRoot: string, opts?: RunOptions): Promise<LaunchResult> {
   return runRunner<LaunchResult>(runner, runnerArgs.launch(spec, runsRoot), opts);
 }
 
-export function controlRun(runner: RunnerConfig, runDir: string, action: ControlAction, opts?: RunOptions): Promise<unknown> {
+export function controlRun(runner: RunnerConfig | Target, runDir: string, action: ControlAction, opts?: RunOptions): Promise<unknown> {
   return runRunner(runner, runnerArgs.control(runDir, action), opts);
 }
 
