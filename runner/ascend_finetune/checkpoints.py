@@ -2,7 +2,7 @@
 
 A checkpoint holds the network, the optimizer state (moments, global_step), the loss-scaler state and
 the epoch/step counters, so `--resume` continues from that step with the same weights, optimizer and
-scale (a partly done epoch continues with a fresh shuffle of its data).
+scale (a partly done epoch re-draws its shuffle and takes as many batches as the epoch has left).
 """
 from __future__ import annotations
 
@@ -14,10 +14,7 @@ from typing import Any
 import mindspore as ms
 
 from .events import sanitize
-from .rundir import atomic_write_json, read_json, slug
-
-META_KEYS = ("epoch_num", "step_num")
-
+from .rundir import atomic_write_json, fsync_dir, read_json, slug
 
 def sha256_file(path: str) -> str:
     h = hashlib.sha256()
@@ -27,7 +24,7 @@ def sha256_file(path: str) -> str:
     return h.hexdigest()
 
 
-def state_entries(net: ms.nn.Cell, optimizer: ms.nn.Cell, extra_cells: dict[str, Any]) -> list[dict]:
+def state_entries(net: ms.nn.Cell, optimizer: ms.nn.Cell, extra: dict[str, Any]) -> list[dict]:
     """Every parameter to save: network first, then optimizer state and loss-scaler state.
 
     Saved under each Parameter's own name: AMP wraps cells (`bn1._backbone.gamma` in the cell tree)
@@ -38,7 +35,7 @@ def state_entries(net: ms.nn.Cell, optimizer: ms.nn.Cell, extra_cells: dict[str,
         if p.name not in seen:
             seen.add(p.name)
             entries.append({"name": p.name, "data": p})
-    for name, p in extra_cells.items():
+    for name, p in extra.items():
         entries.append({"name": name, "data": p})
     return entries
 
@@ -55,21 +52,29 @@ class CheckpointStore:
     def best(self) -> dict[str, Any] | None:
         return next((e for e in self.entries if e.get("best")), None)
 
-    def save(self, entries: list[dict], epoch: int, step: int, metrics: dict[str, Any]) -> dict[str, Any]:
+    def save(self, entries: list[dict], epoch: int, step: int, metrics: dict[str, Any],
+             counters: dict[str, int] | None = None) -> dict[str, Any]:
         ext = "safetensors" if self.fmt == "safetensors" else "ckpt"
         name = f"{self.prefix}-e{epoch}-s{step}.{ext}"
         final = os.path.join(self.dir, name)
         tmp = os.path.join(self.dir, f".{name}.tmp-{os.getpid()}.{ext}")
-        ms.save_checkpoint(entries, tmp, append_dict={"epoch_num": epoch, "step_num": step}, format=self.fmt)
+        ms.save_checkpoint(entries, tmp, append_dict={"epoch_num": epoch, "step_num": step, **(counters or {})},
+                           format=self.fmt)
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
         os.replace(tmp, final)
+        fsync_dir(self.dir)  # the rename itself survives a power loss
         entry = {"file": f"checkpoints/{name}", "epoch": epoch, "step": step, "metrics": sanitize(metrics),
                  "bytes": os.path.getsize(final), "sha256": sha256_file(final), "created_at": time.time(), "best": False}
         self.entries = [e for e in self.entries if e["file"] != entry["file"]] + [entry]
         self._mark_best()
-        self._retain()
-        atomic_write_json(self.manifest_path, self.entries)
+        victims = self._retain()
+        atomic_write_json(self.manifest_path, self.entries)  # the manifest never names a deleted file
+        for v in victims:
+            try:
+                os.remove(os.path.join(self.run_dir, v["file"]))
+            except FileNotFoundError:
+                pass
         return entry
 
     def _mark_best(self) -> None:
@@ -78,17 +83,16 @@ class CheckpointStore:
         for e in self.entries:
             e["best"] = e is best
 
-    def _retain(self) -> None:
-        """Drop the oldest checkpoints beyond keep_max, never the best."""
+    def _retain(self) -> list[dict[str, Any]]:
+        """Entries beyond keep_max to drop, oldest first; never the best, never the one just saved."""
+        victims = []
         while len(self.entries) > self.keep_max:
-            victim = next((e for e in self.entries if not e["best"]), None)
+            victim = next((e for e in self.entries[:-1] if not e["best"]), None)
             if victim is None:
                 break
             self.entries.remove(victim)
-            try:
-                os.remove(os.path.join(self.run_dir, victim["file"]))
-            except FileNotFoundError:
-                pass
+            victims.append(victim)
+        return victims
 
 
 def load_state(path: str) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import subprocess
 import sys
 import time
@@ -40,7 +41,7 @@ def cmd_validate(a) -> int:
 
 
 def cmd_train(a) -> int:
-    from .train import Run
+    from .train import Run, RunBusy
 
     try:
         spec = _load_spec(a.spec)
@@ -50,7 +51,10 @@ def cmd_train(a) -> int:
         r._finish("failed", {"kind": "bad_spec", "message": str(e), "problems": [p.as_dict() for p in e.problems],
                              "trace_tail": None}, None, None, 2)
         raise
-    r = Run(spec, a.run_dir, a.resume)
+    try:
+        r = Run(spec, a.run_dir, a.resume)
+    except RunBusy as e:
+        raise CliError(2, "busy", str(e))
     code = r.execute()
     if code:
         out({"error": {**r.error, "run_dir": r.run_dir}})
@@ -75,10 +79,12 @@ def cmd_launch(a) -> int:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    # Written before the child exists (pid null until it writes its own), so `ls` sees the run at
+    # once and nothing here can overwrite what the child writes.
+    initial_status(run_dir, None)
     with open(os.path.join(run_dir, "console.log"), "ab") as log:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True, cwd=run_dir, env=env, close_fds=True)
-    initial_status(run_dir, proc.pid)  # so `ls` sees the run before the child has started Python
     out({"run_id": run_id, "run_dir": run_dir, "pid": proc.pid})
     return 0
 
@@ -107,7 +113,9 @@ def cmd_control(a) -> int:
             break
         time.sleep(0.05)
     handled = not os.path.exists(path) and (a.action == "checkpoint" or state == "stopped")
-    if os.path.exists(path):  # not taken (timeout, or the run ended first): never leave it for a resume
+    # A stop not yet taken stays: set-up, a first compile or a long eval can outlast the wait, and
+    # the run clears control/ when it ends. A checkpoint request that is late has lost its point.
+    if a.action == "checkpoint" and os.path.exists(path):
         os.remove(path)
     out({"action": a.action, "handled": handled, "state": effective_state(a.run_dir)})
     return 0
@@ -198,7 +206,8 @@ def configure_env() -> None:
     """Set before MindSpore loads. oneDNN's AVX-512 convolutions in MindSpore's CPU build fall back to
     its reference kernel and ran 13-22x slower per resnet18 step (50-70x per conv) than its AVX2 ones
     on this project's machines (bench/onednn_isa.py); a user's own setting wins. GLOG_v=3 keeps MindSpore's C++ warnings out of console.log."""
-    os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
+    if platform.machine() in ("x86_64", "AMD64"):
+        os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
     os.environ.setdefault("GLOG_v", "3")
 
 

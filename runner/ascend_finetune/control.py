@@ -52,7 +52,8 @@ class ControlInbox:
 
     def clear(self) -> None:
         for name in os.listdir(self.dir) if os.path.isdir(self.dir) else []:
-            self.done(os.path.join(self.dir, name))
+            if not name.startswith("."):  # a `control` call's file being written
+                self.done(os.path.join(self.dir, name))
 
     @staticmethod
     def done(path: str) -> None:

@@ -89,7 +89,13 @@ def read_events(path: str) -> list[dict[str, Any]]:
             data = f.read()
     except FileNotFoundError:
         return []
-    return [json.loads(line) for line in data[: data.rfind(b"\n") + 1].splitlines() if line.strip()]
+    out = []
+    for line in data[: data.rfind(b"\n") + 1].splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:  # e.g. NUL bytes a power loss left behind: skip the line, keep the rest
+            continue
+    return out
 
 
 class Tail:
@@ -97,7 +103,6 @@ class Tail:
 
     def __init__(self, path: str):
         self.path = path
-        self.offset = 0
         self._f = None
         self._partial = b""
 

@@ -14,7 +14,7 @@ import mindspore as ms
 
 # Checkpoint entries that are not network weights (optimizer and loss-scale state, counters).
 NON_WEIGHT = re.compile(r"^(moments\.|ema\.|accum\.|moment1\.|moment2\.|learning_rate|global_step$|momentum$|"
-                        r"epoch_num$|step_num$|scale_sense$|current_iterator_step$|last_overflow_iterator_step$|"
+                        r"epoch_num$|step_num$|steps_per_epoch$|total_steps$|scale_sense$|current_iterator_step$|last_overflow_iterator_step$|"
                         r"updates$|beta1_power$|beta2_power$|loss_scale\.)")
 HEAD = re.compile(r"^(end_point|fc|classifier|head)\.")
 PREFIXES = ("backbone.", "network.", "resnet.", "net.", "model.", "_backbone.")

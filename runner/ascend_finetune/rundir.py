@@ -9,10 +9,6 @@ import socket
 import time
 from typing import Any
 
-from .events import read_events
-
-STATES = ("running", "completed", "stopped", "failed", "lost")
-
 
 def atomic_write_json(path: str, obj: Any) -> None:
     """Write to a temporary name, fsync, rename: readers see the old or the new file, never half."""
@@ -22,8 +18,13 @@ def atomic_write_json(path: str, obj: Any) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+    fsync_dir(os.path.dirname(path) or ".")
+
+
+def fsync_dir(path: str) -> None:
+    """Make a rename in `path` durable."""
     try:
-        dfd = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
+        dfd = os.open(path, os.O_RDONLY)
         try:
             os.fsync(dfd)
         finally:
@@ -36,7 +37,7 @@ def read_json(path: str, default: Any = None) -> Any:
     try:
         with open(path, encoding="utf-8") as f:
             return json.load(f)
-    except (FileNotFoundError, json.JSONDecodeError):
+    except (OSError, ValueError):  # missing, unreadable, not UTF-8, not JSON
         return default
 
 
@@ -60,9 +61,22 @@ def write_status(run_dir: str, **fields: Any) -> dict[str, Any]:
     return status
 
 
-def initial_status(run_dir: str, pid: int) -> dict[str, Any]:
+LAUNCH_GRACE_S = 120  # a launched run has this long to start Python and write its own pid
+
+
+def initial_status(run_dir: str, pid: int | None) -> dict[str, Any]:
     return write_status(run_dir, run_id=os.path.basename(os.path.abspath(run_dir)), state="running", pid=pid,
                         host=socket.gethostname(), started_at=time.time(), ended_at=None, exit_code=None)
+
+
+def process_start(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (/proc/PID/stat field 22): with the pid
+    it names one process, where a pid alone can be reused after a crash or a container restart."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def pid_alive(pid: int | None) -> bool:
@@ -82,11 +96,20 @@ def pid_alive(pid: int | None) -> bool:
 
 
 def effective_state(run_dir: str, status: dict[str, Any] | None = None) -> str:
-    """status.json's state, except a `running` run whose process is gone on this host is `lost`."""
+    """status.json's state, except a `running` run whose process is gone on this host is `lost`
+    (a launched run still starting, with no pid of its own yet, gets LAUNCH_GRACE_S)."""
     status = status if status is not None else read_json(status_path(run_dir), {}) or {}
     state = status.get("state", "lost")
-    if state == "running" and status.get("host") in (None, socket.gethostname()) and not pid_alive(status.get("pid")):
+    if state != "running" or status.get("host") not in (None, socket.gethostname()):
+        return state
+    pid = status.get("pid")
+    if pid is None:
+        return "running" if time.time() - (status.get("started_at") or 0) < LAUNCH_GRACE_S else "lost"
+    if not pid_alive(pid):
         return "lost"
+    started = status.get("pid_start")
+    if started is not None and process_start(pid) not in (None, started):
+        return "lost"  # the pid now belongs to another process
     return state
 
 
@@ -95,12 +118,10 @@ def summarize(run_dir: str) -> dict[str, Any] | None:
     if not isinstance(status, dict):
         return None
     spec = read_json(os.path.join(run_dir, "spec.json"), {}) or {}
-    last_step = best = None
-    for ev in read_events(os.path.join(run_dir, "events.jsonl")):
-        if ev.get("type") == "step":
-            last_step = ev
-        elif ev.get("type") == "eval" and (best is None or ev.get("val_acc", 0) > best["val_acc"]):
-            best = {"val_acc": ev.get("val_acc"), "epoch": ev.get("epoch"), "step": ev.get("step")}
+    last_step = last_event_of(os.path.join(run_dir, "events.jsonl"), "step")
+    manifest = read_json(os.path.join(run_dir, "checkpoints.json"), []) or []
+    best = next(({k: e.get(k) for k in ("file", "epoch", "step", "metrics")} for e in manifest
+                 if isinstance(e, dict) and e.get("best")), None)
     return {
         **status,
         "state": effective_state(run_dir, status),
@@ -114,11 +135,42 @@ def summarize(run_dir: str) -> dict[str, Any] | None:
     }
 
 
+def last_event_of(path: str, type_: str, window: int = 1 << 16) -> dict[str, Any] | None:
+    """The last complete event of a type, read from the end of the log: `ls` must not parse the
+    whole history of a million-step run."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            end = f.tell()
+            f.seek(max(0, end - window))
+            data = f.read()
+    except OSError:
+        return None
+    lines = data[: data.rfind(b"\n") + 1].splitlines()
+    if end > window:
+        lines = lines[1:]  # the first one may be cut
+    for line in reversed(lines):
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(ev, dict) and ev.get("type") == type_:
+            return ev
+    return None
+
+
 def list_runs(root: str) -> list[dict[str, Any]]:
+    """Every run directory under ROOT; other entries and unreadable runs are passed over."""
     runs = []
     if os.path.isdir(root):
         for name in os.listdir(root):
-            info = summarize(os.path.join(root, name))
+            path = os.path.join(root, name)
+            if not os.path.isdir(path):
+                continue
+            try:
+                info = summarize(path)
+            except (OSError, ValueError):
+                continue
             if info:
                 runs.append(info)
     runs.sort(key=lambda r: r.get("started_at") or 0, reverse=True)

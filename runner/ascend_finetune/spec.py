@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import difflib
 import json
+import math
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -92,7 +93,8 @@ def _did_you_mean(key: str, choices: list[str]) -> str:
 
 def _check_number(path: str, value: Any, rule: tuple) -> Problem | None:
     kind, lo, hi, lo_exclusive = rule
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and not isinstance(value, int)):
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and not isinstance(value, int))
+            or not math.isfinite(value)):
         return Problem(path, f"must be {'an integer' if kind is int else 'a number'}, got {json.dumps(value)}",
                        f"set {path} to {'a whole number' if kind is int else 'a number'}")
     if (lo is not None and (value <= lo if lo_exclusive else value < lo)) or (hi is not None and value > hi):
@@ -183,11 +185,15 @@ def resolve(raw: dict[str, Any], base_dir: str = ".") -> dict[str, Any]:
     return spec
 
 
+def _no_constants(name: str):
+    raise json.JSONDecodeError(f"{name} is not valid JSON (use a number)", name, 0)
+
+
 def load_file(path: str) -> dict[str, Any]:
     """Read a JSON spec; a syntax error becomes a Problem with the line and column."""
     try:
         with open(path, encoding="utf-8") as f:
-            return json.load(f)
+            return json.load(f, parse_constant=_no_constants)
     except FileNotFoundError:
         raise SpecError([Problem("", f"spec file not found: {path}", "pass the path of a JSON run spec")])
     except json.JSONDecodeError as e:

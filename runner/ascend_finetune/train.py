@@ -5,6 +5,7 @@ contract (status.json, events.jsonl, exit codes) and turns every failure into a 
 """
 from __future__ import annotations
 
+import fcntl
 import math
 import os
 import platform
@@ -21,12 +22,19 @@ from .control import ControlInbox
 from .data import DataError, make_dataset, scan, stratified_split
 from .events import EventLog
 from .pretrained import PretrainedError
-from .rundir import atomic_write_json, write_status
+from .rundir import atomic_write_json, process_start, write_status
 from .spec import SpecError
+
+
+MAX_INLINE_CLASSES = 256  # above this, eval's confusion matrix goes to a file beside the events
 
 
 class NonFiniteLoss(Exception):
     pass
+
+
+class RunBusy(Exception):
+    """Another process holds the run directory."""
 
 
 def lr_per_step(t: dict, total_steps: int) -> list[float]:
@@ -63,15 +71,26 @@ def sink_notes(sink: dict, target: str) -> list[tuple[str, str]]:
     return []
 
 
-def resolve_target(requested: str) -> str:
+ASCEND_SIGNS = ("/usr/local/Ascend", "/usr/local/bin/npu-smi")
+
+
+def resolve_target(requested: str) -> tuple[str, str | None]:
+    """The backend to use, and a warning when `auto` falls back to CPU on a box that has an Ascend
+    install (typically CANN's set_env.sh not sourced in a non-interactive SSH launch)."""
     import mindspore as ms
 
     if requested != "auto":
-        return requested
+        return requested, None
     try:
-        return "Ascend" if ms.hal.is_available("Ascend") else "CPU"
+        if ms.hal.is_available("Ascend"):
+            return "Ascend", None
     except Exception:  # older MindSpore or no CANN: CPU
-        return "CPU"
+        pass
+    if any(os.path.exists(p) for p in ASCEND_SIGNS):
+        return "CPU", ("device.target auto found an Ascend install but MindSpore cannot use it, so this run trains "
+                       "on the CPU: source CANN's set_env.sh (e.g. /usr/local/Ascend/ascend-toolkit/set_env.sh) "
+                       "in the target's environment set-up, or set device.target to Ascend to fail instead")
+    return "CPU", None
 
 
 class Trainer:
@@ -87,7 +106,9 @@ class Trainer:
         # readers always meet run_started first.
         self.warnings = warnings
         d, m, t = spec["data"], spec["model"], spec["train"]
-        self.target = resolve_target(spec["device"]["target"])
+        self.target, fallback = resolve_target(spec["device"]["target"])
+        if fallback:
+            self.warn("ascend_unavailable", fallback, {"requested": "auto"})
         ms.set_context(mode=ms.GRAPH_MODE)
         ms.set_device(self.target, spec["device"]["ids"][0])
         ms.set_seed(t["seed"])
@@ -183,8 +204,18 @@ class Trainer:
         from .checkpoints import load_state
 
         state = load_state(ckpt)
-        params = {p.name: p for p in list(self.net.get_parameters()) + list(self.optimizer.get_parameters())}
+        # The learning rate (schedule) and momentum come from this run's spec, not the checkpoint.
+        spec_owned = {"learning_rate", "momentum"}
+        params = {p.name: p for p in list(self.net.get_parameters()) + list(self.optimizer.get_parameters())
+                  if p.name not in spec_owned}
         params.update(self.scaler_params())
+        saved = {k: int(state[k].asnumpy()) for k in ("steps_per_epoch", "total_steps") if k in state}
+        mine = {"steps_per_epoch": self.steps_per_epoch, "total_steps": self.total_steps}
+        changed = {k: (v, mine[k]) for k, v in saved.items() if v != mine[k]}
+        if changed:
+            raise PretrainedError(f"{os.path.basename(ckpt)} was saved by a run with other data, batch size or epochs "
+                                  f"({', '.join(f'{k} {a} then, {b} now' for k, (a, b) in changed.items())}): resume with "
+                                  "the run's own spec.json, or start a new run with model.pretrained set to this file")
         missing = [n for n in params if n not in state]
         wrong = [n for n, p in params.items() if n in state and tuple(state[n].shape) != tuple(p.shape)]
         if missing or wrong:
@@ -193,6 +224,8 @@ class Trainer:
         for n, p in params.items():
             p.set_data(ms.Tensor(state[n].asnumpy(), dtype=p.dtype))
         self.step = int(state["step_num"].asnumpy()) if "step_num" in state else 0
+        if self.step > self.total_steps:
+            raise PretrainedError(f"{os.path.basename(ckpt)} is at step {self.step}, past this run's {self.total_steps} steps")
         self.applied = int(self.optimizer.global_step.asnumpy().reshape(-1)[0])
 
     # -- steps --------------------------------------------------------------------------------
@@ -209,7 +242,7 @@ class Trainer:
         ds = make_dataset(self.val_samples, d["image_size"], d["batch_size"], self.workers, False, False, 0, drop_remainder=False)
         n = len(self.classes)
         confusion = np.zeros((n, n), np.int64)
-        loss_sum, count = 0.0, 0
+        loss_sum, count, nonfinite = 0.0, 0, 0
         self._set_train_mode(self.net, False)
         try:
             for x, y in ds.create_tuple_iterator(num_epochs=1):
@@ -219,12 +252,24 @@ class Trainer:
                 logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
                 loss_sum += float(-logp[np.arange(len(labels)), labels].sum())
                 count += len(labels)
-                np.add.at(confusion, (labels, logits.argmax(axis=1)), 1)
+                ok = np.isfinite(logits).all(axis=1)  # a NaN row's argmax would "predict" class 0
+                nonfinite += int((~ok).sum())
+                np.add.at(confusion, (labels[ok], logits[ok].argmax(axis=1)), 1)
         finally:
             self._set_train_mode(self.net, True)
         per_class = [float(confusion[i, i] / confusion[i].sum()) if confusion[i].sum() else None for i in range(n)]
-        return {"val_loss": loss_sum / max(1, count), "val_acc": float(np.trace(confusion) / max(1, count)),
-                "per_class_acc": per_class, "confusion": confusion.tolist()}
+        out = {"val_loss": loss_sum / max(1, count), "val_acc": float(np.trace(confusion) / max(1, count)),
+               "per_class_acc": per_class, "confusion": confusion.tolist() if n <= MAX_INLINE_CLASSES else None,
+               "nonfinite": nonfinite}
+        if n > MAX_INLINE_CLASSES:  # an n x n matrix inline would make every eval line megabytes
+            out["confusion_file"] = self._write_confusion(confusion)
+        return out
+
+    def _write_confusion(self, confusion: np.ndarray) -> str:
+        rel = os.path.join("eval", f"confusion-s{self.step}.json")
+        os.makedirs(os.path.join(self.run_dir, "eval"), exist_ok=True)
+        atomic_write_json(os.path.join(self.run_dir, rel), confusion.tolist())
+        return rel
 
 
 def _versions() -> dict[str, str]:
@@ -241,6 +286,13 @@ class Run:
         self.spec, self.run_dir = spec, run_dir
         self.resume_from = os.path.abspath(resume) if resume else None
         os.makedirs(run_dir, exist_ok=True)
+        # One process per run directory: a second writer would interleave seq numbers and cut the
+        # first one's half-written line as "torn". The lock dies with the process.
+        self._lock = open(os.path.join(run_dir, ".lock"), "w")
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RunBusy(f"another process is writing to {run_dir}")
         # MindSpore writes files into the working directory (O1's rewritten_network/, graph dumps,
         # kernel caches): keep them in the run directory, not wherever the runner was started.
         os.chdir(run_dir)
@@ -256,12 +308,17 @@ class Run:
         self.pending_warnings.clear()
 
     def _on_signal(self, signum, _frame) -> None:
+        if self.stop_requested:  # a second signal: the user wants out now
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
         self.stop_requested = True
         self.stop_reason = signal.Signals(signum).name
 
     def execute(self) -> int:
-        write_status(self.run_dir, run_id=os.path.basename(os.path.abspath(self.run_dir)), state="running",
-                     pid=os.getpid(), host=socket.gethostname(), started_at=time.time(), ended_at=None, exit_code=None)
+        write_status(self.run_dir, run_id=os.path.basename(self.run_dir), state="running", pid=os.getpid(),
+                     pid_start=process_start(os.getpid()), host=socket.gethostname(), started_at=time.time(),
+                     ended_at=None, exit_code=None)
         atomic_write_json(os.path.join(self.run_dir, "spec.json"), self.spec)
         for s in (signal.SIGTERM, signal.SIGINT):
             signal.signal(s, self._on_signal)
@@ -296,11 +353,23 @@ class Run:
         write_status(self.run_dir, state=status, ended_at=time.time(), exit_code=code)
         return code
 
+    def _take_requests(self, metrics: dict[str, Any]) -> None:
+        tr = self.trainer
+        for action, path in self.inbox.poll():
+            if action == "stop":
+                self.stop_requested, self.stop_reason = True, "control"
+            # on an epoch's last step the epoch-end checkpoint (with eval metrics) follows anyway
+            elif action == "checkpoint" and self.last_ckpt_step != tr.step and tr.step % tr.steps_per_epoch:
+                self._checkpoint({**metrics, "reason": "requested"})
+            self.inbox.done(path)
+
     def _checkpoint(self, metrics: dict[str, Any]) -> dict[str, Any]:
         from .checkpoints import state_entries
 
         tr = self.trainer
-        entry = self.store.save(state_entries(tr.net, tr.optimizer, tr.scaler_params()), tr.epoch_for_step(), tr.step, metrics)
+        counters = {"steps_per_epoch": tr.steps_per_epoch, "total_steps": tr.total_steps}
+        entry = self.store.save(state_entries(tr.net, tr.optimizer, tr.scaler_params()), tr.epoch_for_step(), tr.step,
+                                metrics, counters)
         self.log.emit("checkpoint", **entry)
         self.last_ckpt_step = tr.step
         return entry
@@ -316,7 +385,7 @@ class Run:
             tr.resume(self.resume_from)
         self.last_ckpt_step = tr.step
         d = spec["data"]
-        self.log.emit("run_started", run_id=os.path.basename(os.path.abspath(self.run_dir)), spec=spec, classes=tr.classes,
+        self.log.emit("run_started", run_id=os.path.basename(self.run_dir), spec=spec, classes=tr.classes,
                       num_train=len(tr.train_samples), num_val=len(tr.val_samples), steps_per_epoch=tr.steps_per_epoch,
                       total_steps=tr.total_steps, versions=_versions(),
                       device={"target": tr.target, "ids": spec["device"]["ids"], "host": socket.gethostname(),
@@ -327,6 +396,7 @@ class Run:
         self._flush_warnings()
         batch = d["batch_size"]
         max_bad = spec["train"]["max_nonfinite_steps"]
+        self._take_requests({})  # a stop sent during set-up is honoured before the first step
         bad_run = 0
         last_metrics: dict[str, Any] = {}
         best = None
@@ -362,18 +432,14 @@ class Run:
                         raise NonFiniteLoss(f"the loss was NaN or Inf for {bad_run} consecutive steps (up to step {tr.step}); "
                                             "lower train.lr, or check the data and the pretrained weights")
                 last_metrics = {"loss": loss}
-                for action, path in self.inbox.poll():
-                    if action == "stop":
-                        self.stop_requested, self.stop_reason = True, "control"
-                    elif action == "checkpoint" and self.last_ckpt_step != tr.step:
-                        self._checkpoint({**last_metrics, "reason": "requested"})
-                    self.inbox.done(path)
+                self._take_requests(last_metrics)
                 if self.stop_requested:
                     break
-                if tr.step % spec["checkpoint"]["every_steps"] == 0 and tr.step % tr.steps_per_epoch != 0:
+                epoch_end = tr.step % tr.steps_per_epoch == 0  # saved after eval, below
+                if tr.step % spec["checkpoint"]["every_steps"] == 0 and not epoch_end and self.last_ckpt_step != tr.step:
                     self._checkpoint(last_metrics)
-            if self.stop_requested:
-                break
+            if self.stop_requested and tr.step % tr.steps_per_epoch:
+                break  # mid-epoch: no eval; a stop on an epoch's last step still finishes that epoch
             ev = tr.evaluate()
             metrics = dict(last_metrics)
             if ev:

@@ -61,8 +61,12 @@ export interface EvalEvent extends EventEnvelope<'eval'> {
   val_acc: number;
   /** Indexed like `run_started.classes`; null for a class with no validation images. */
   per_class_acc: (number | null)[];
-  /** confusion[true][predicted], indexed like `run_started.classes`. */
-  confusion: number[][];
+  /** confusion[true][predicted], indexed like `run_started.classes`; null above 256 classes,
+   * when it is in `confusion_file` (a JSON file relative to the run directory) instead. */
+  confusion: number[][] | null;
+  confusion_file?: string;
+  /** Validation images whose logits were NaN/Inf (counted as wrong). */
+  nonfinite?: number;
 }
 
 export interface EpochEndEvent extends EventEnvelope<'epoch_end'> {

@@ -83,6 +83,19 @@ def assert_contiguous(evs: list[dict]) -> None:
     assert [e["seq"] for e in evs] == list(range(1, len(evs) + 1)), "seq must be contiguous from 1"
 
 
+@pytest.fixture(autouse=True)
+def no_leftover_runs(tmp_path):
+    """A failed test must not leave a detached training hogging the two cores for the next ones."""
+    yield
+    for status in tmp_path.glob("**/status.json"):
+        try:
+            st = json.loads(status.read_text())
+            if st.get("state") == "running" and st.get("pid"):
+                os.killpg(st["pid"], 9)
+        except (OSError, ValueError):
+            pass
+
+
 @pytest.fixture(scope="session")
 def data_a(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("data") / "shapes_a"

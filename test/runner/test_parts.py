@@ -8,7 +8,7 @@ import os
 import mindspore as ms
 import numpy as np
 import pytest
-from conftest import events, of_type, runner, spec, write_spec
+from conftest import ROOT, events, of_type, runner, spec, write_spec
 
 from ascend_finetune.checkpoints import CheckpointStore, sha256_file
 from ascend_finetune.model import TransferNet, apply_freeze, frozen_parts
@@ -60,8 +60,16 @@ def test_lr_schedules_with_warmup():
     assert step == pytest.approx([0.1, 0.1, 0.1, 0.01, 0.01, 0.01, 0.001])
 
 
-def test_device_auto_is_cpu_without_an_npu():
-    assert resolve_target("auto") == "CPU"
+def test_device_auto_is_cpu_without_an_npu(monkeypatch, tmp_path):
+    from ascend_finetune import train
+
+    monkeypatch.setattr(train, "ASCEND_SIGNS", (str(tmp_path / "no-ascend-here"),))
+    assert resolve_target("auto") == ("CPU", None)
+    assert resolve_target("CPU") == ("CPU", None)
+    # CANN installed but not usable (set_env.sh not sourced): CPU, with a warning that says so
+    monkeypatch.setattr(train, "ASCEND_SIGNS", (str(tmp_path),))
+    target, warning = resolve_target("auto")
+    assert target == "CPU" and "set_env.sh" in warning
 
 
 def test_keep_max_drops_the_oldest_but_never_the_best(tmp_path):
@@ -136,3 +144,83 @@ def test_image_scan_is_cached_and_rechecks_changed_files(tmp_path, monkeypatch):
     assert [p for p, _ in third.skipped] == [str(victim)] and len(third.samples) == 19
     Image.new("RGB", (32, 32)).save(victim)  # repaired
     assert len(data.scan(str(root), 2).samples) == 20
+
+
+def test_keep_max_one_never_deletes_the_checkpoint_just_saved(tmp_path):
+    net = ms.nn.Dense(4, 2)
+    entries = [{"name": p.name, "data": p} for p in net.get_parameters()]
+    store = CheckpointStore(str(tmp_path), "r", "ckpt", keep_max=1, keep_best=True)
+    store.save(entries, epoch=1, step=10, metrics={"val_acc": 0.9})
+    store.save(entries, epoch=1, step=15, metrics={"loss": 1.0, "reason": "stopped"})  # not better
+    manifest = json.load(open(tmp_path / "checkpoints.json"))
+    assert [e["step"] for e in manifest] == [10, 15], "the best stays and so does the newest"
+    store.save(entries, epoch=2, step=20, metrics={"loss": 0.9})
+    manifest = json.load(open(tmp_path / "checkpoints.json"))
+    assert [e["step"] for e in manifest] == [10, 20]
+    assert sorted(os.listdir(tmp_path / "checkpoints")) == ["r-e1-s10.ckpt", "r-e2-s20.ckpt"]
+    store = CheckpointStore(str(tmp_path / "nobest"), "r", "ckpt", keep_max=2, keep_best=False)
+    for step, acc in ((1, 0.9), (2, 0.1), (3, 0.2)):
+        store.save(entries, epoch=1, step=step, metrics={"val_acc": acc})
+    manifest = json.load(open(tmp_path / "nobest" / "checkpoints.json"))
+    assert [(e["step"], e["best"]) for e in manifest] == [(2, False), (3, False)], "without keep_best, plain rotation"
+
+
+def test_ls_passes_over_junk_and_reads_runs_from_their_tail(tmp_path):
+    from ascend_finetune.events import EventLog
+    from ascend_finetune.rundir import initial_status, list_runs
+
+    root = tmp_path / "runs"
+    run = root / "r1"
+    run.mkdir(parents=True)
+    (root / "README.txt").write_text("not a run")
+    (root / "empty-dir").mkdir()
+    initial_status(str(run), None)
+    log = EventLog(str(run / "events.jsonl"))
+    for i in range(1, 2001):
+        log.emit("step", epoch=1, step=i, loss=1.0 / i)
+    log.close()
+    with open(run / "events.jsonl", "ab") as f:
+        f.write(b"\x00\x00\x00\n")  # what a power loss can leave
+    (run / "checkpoints.json").write_text(json.dumps([{"file": "checkpoints/a.ckpt", "epoch": 1, "step": 5,
+                                                       "metrics": {"val_acc": 0.5}, "best": True}]))
+    runs = list_runs(str(root))
+    assert [r["run_id"] for r in runs] == ["r1"]
+    assert runs[0]["step"] == 2000 and runs[0]["state"] == "running"  # launched, within the start-up grace
+    assert runs[0]["best"]["file"] == "checkpoints/a.ckpt"
+    code, out = runner("ls", str(root))
+    assert code == 0 and len(out["runs"]) == 1
+
+
+def test_nan_and_infinity_in_a_spec_are_refused(tmp_path, data_a):
+    p = tmp_path / "nan.json"
+    p.write_text('{"data": {"train": "%s", "val_split": NaN}}' % data_a)
+    code, out = runner("validate", str(p))
+    assert code == 2 and "NaN is not valid JSON" in out["problems"][0]["message"]
+    from ascend_finetune.spec import check
+
+    problems = check({"data": {"train": str(data_a)}, "train": {"lr": float("inf")}})
+    assert [p.path for p in problems] == ["train.lr"]
+
+
+def test_a_second_writer_on_a_run_directory_is_refused(tmp_path, data_a):
+    from ascend_finetune.train import Run, RunBusy
+
+    first = Run({"name": "x"}, str(tmp_path / "run"))
+    with pytest.raises(RunBusy):
+        Run({"name": "x"}, str(tmp_path / "run"))
+    first._lock.close()
+    Run({"name": "x"}, str(tmp_path / "run"))._lock.close()  # free again once the first is gone
+    os.chdir(ROOT)
+
+
+def test_lost_when_the_pid_belongs_to_another_process(tmp_path):
+    from ascend_finetune.rundir import effective_state, process_start, write_status
+
+    run = str(tmp_path / "run")
+    os.makedirs(run)
+    write_status(run, state="running", pid=os.getpid(), pid_start=process_start(os.getpid()), started_at=0)
+    assert effective_state(run) == "running"
+    write_status(run, pid_start=process_start(os.getpid()) - 1)  # same pid, another process's start
+    assert effective_state(run) == "lost"
+    write_status(run, pid=None, started_at=0)  # a launch that never started its process
+    assert effective_state(run) == "lost"
