@@ -4,8 +4,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-# A fresh clone has no node_modules yet: `npm test` alone must be enough.
+# A fresh clone has no node_modules yet, nor maybe an sshd: `npm test` alone must be enough.
 [ -d node_modules ] || npm ci --no-audit --no-fund
+bash scripts/ensure-sshd.sh
 
 failed=()
 tier() {
