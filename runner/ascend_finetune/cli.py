@@ -47,7 +47,10 @@ def cmd_train(a) -> int:
         spec = _load_spec(a.spec)
     except specmod.SpecError as e:
         # Still leave a readable failed run behind: a launched run must say why it ended.
-        r = Run({"name": "invalid"}, a.run_dir)
+        try:
+            r = Run({"name": "invalid"}, a.run_dir)
+        except RunBusy as busy:
+            raise CliError(2, "busy", str(busy))
         r._finish("failed", {"kind": "bad_spec", "message": str(e), "problems": [p.as_dict() for p in e.problems],
                              "trace_tail": None}, None, None, 2)
         raise

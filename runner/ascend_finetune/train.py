@@ -242,6 +242,7 @@ class Trainer:
         ds = make_dataset(self.val_samples, d["image_size"], d["batch_size"], self.workers, False, False, 0, drop_remainder=False)
         n = len(self.classes)
         confusion = np.zeros((n, n), np.int64)
+        class_total = np.zeros(n, np.int64)
         loss_sum, count, nonfinite = 0.0, 0, 0
         self._set_train_mode(self.net, False)
         try:
@@ -255,9 +256,11 @@ class Trainer:
                 ok = np.isfinite(logits).all(axis=1)  # a NaN row's argmax would "predict" class 0
                 nonfinite += int((~ok).sum())
                 np.add.at(confusion, (labels[ok], logits[ok].argmax(axis=1)), 1)
+                np.add.at(class_total, labels, 1)
         finally:
             self._set_train_mode(self.net, True)
-        per_class = [float(confusion[i, i] / confusion[i].sum()) if confusion[i].sum() else None for i in range(n)]
+        # per class over all its images, like val_acc: an image with NaN logits is a miss
+        per_class = [float(confusion[i, i] / class_total[i]) if class_total[i] else None for i in range(n)]
         out = {"val_loss": loss_sum / max(1, count), "val_acc": float(np.trace(confusion) / max(1, count)),
                "per_class_acc": per_class, "confusion": confusion.tolist() if n <= MAX_INLINE_CLASSES else None,
                "nonfinite": nonfinite}
@@ -300,6 +303,7 @@ class Run:
         self.stop_requested = False
         self.stop_reason = None
         self.inbox = ControlInbox(run_dir)
+        self.inbox.clear()  # requests left by an earlier process (a killed run) are not for this one
         self.pending_warnings: list[dict[str, Any]] = []
 
     def _flush_warnings(self) -> None:

@@ -197,7 +197,10 @@ export type RunState = 'running' | 'completed' | 'stopped' | 'failed' | 'lost';
 export interface RunStatus {
   run_id: string;
   state: RunState;
+  /** null from `launch` until the training process writes its own. */
   pid: number | null;
+  /** The process's start time (clock ticks since boot): tells a reused pid apart. */
+  pid_start?: number | null;
   host: string;
   started_at: number;
   ended_at: number | null;
