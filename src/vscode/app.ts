@@ -1,0 +1,12 @@
+// What commands and the wizard work with: the lifetime owner and the live parts.
+import type { Ctx } from './context';
+import type { RunMonitor } from './runMonitor';
+import type { RunsView } from './runs';
+import type { TargetsView } from './targets';
+
+export interface App {
+  ctx: Ctx;
+  targets: TargetsView;
+  runs: RunsView;
+  monitor: RunMonitor;
+}

@@ -1,0 +1,249 @@
+// Command handlers as factories `(app) => handler`, one per id of src/shared/commands.ts: the
+// Record type makes a missing or misspelled command a compile error.
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { RunRecord } from '../core/runIndex';
+import { controlRun, RunnerError, runnerArgs, runRunner, type ControlAction } from '../core/runnerCli';
+import { describeListed, isLive, type ListedRunDetail } from '../core/runPresentation';
+import { absolutizeSpecPaths, choicesFromSpec } from '../core/specBuilder';
+import { deleteRunDir } from '../core/targetOps';
+import { targetsToList, type SshTargetSetting, type TargetDef } from '../core/targetsModel';
+import { COMMANDS, VIEWS, type CommandId } from '../shared/commands';
+import type { App } from './app';
+import { openConsole, openLogin } from './console';
+import { errorText } from './context';
+import type { RunRef } from './runMonitor';
+import { saveSshTargets } from './settings';
+import { startWizard } from './startWizard';
+
+type Handler = (...args: unknown[]) => unknown;
+
+export const COMMAND_FACTORIES: Record<CommandId, (app: App) => Handler> = {
+  'ascend.startFineTune': (app) => (node) => startWizard(app, { targetId: targetIdOf(node) }),
+  'ascend.startFromSpec': (app) => async (uri) => {
+    const file = uri instanceof vscode.Uri ? uri : (await vscode.window.showOpenDialog({ filters: { 'Ascend run spec': ['json'] }, title: 'Start from a run spec' }))?.[0];
+    if (!file) return;
+    if (/\.ya?ml$/i.test(file.path)) {
+      void vscode.window.showErrorMessage('YAML run specs are not read yet; use a *.ascend.json file.');
+      return;
+    }
+    let spec: unknown;
+    try {
+      // Relative paths are the file's own (the runner reads them from its folder); the wizard launches a copy.
+      spec = absolutizeSpecPaths(JSON.parse(Buffer.from(await vscode.workspace.fs.readFile(file)).toString('utf8')), path.dirname(file.fsPath), path.join);
+    } catch (e) {
+      void vscode.window.showErrorMessage(`${vscode.workspace.asRelativePath(file)} is not valid JSON: ${errorText(e)}`);
+      return;
+    }
+    await startWizard(app, { choices: choicesFromSpec(spec), baseSpec: spec });
+  },
+  'ascend.stopRun': (app) => (node) => control(app, node, 'stop'),
+  'ascend.saveCheckpoint': (app) => (node) => control(app, node, 'checkpoint'),
+  'ascend.openConsole': (app) => async (node) => {
+    const found = await resolveRun(app, node, 'Open the console of which run?');
+    if (found) openConsole(app.ctx, found.def, found.record);
+  },
+  'ascend.reattach': (app) => async (node) => {
+    const found = await resolveRun(app, node, 'Reattach to which run?');
+    if (!found) return;
+    app.monitor.follow(found.record, { restart: true });
+    app.runs.refresh();
+  },
+  'ascend.deleteRun': (app) => async (node) => {
+    const found = await resolveRun(app, node, 'Delete which run?', (r) => app.runs.deletable(r));
+    if (!found) return;
+    const { def, record } = found;
+    if (!app.runs.deletable(record)) {
+      void vscode.window.showWarningMessage(`Run "${record.name ?? record.runId}" is still running or streaming: stop it first.`);
+      return;
+    }
+    const yes = await vscode.window.showWarningMessage(
+      `Delete run "${record.name ?? record.runId}" on ${def.label}?`,
+      { modal: true, detail: `This deletes ${record.runDir} there, with its checkpoints and logs. It cannot be undone.` },
+      'Delete',
+    );
+    if (yes !== 'Delete') return;
+    try {
+      await deleteRunDir(app.ctx.python(def), record.runDir, { timeoutMs: 120_000 });
+      app.ctx.log.info(`deleted ${record.runDir} on ${def.label}`);
+    } catch (e) {
+      // A folder that is already gone is what was asked for.
+      if (!(e instanceof RunnerError && e.info?.kind === 'not_a_run')) {
+        void vscode.window.showErrorMessage(`Could not delete the run: ${errorText(e)}`);
+        return;
+      }
+    }
+    await app.ctx.index.remove(record.targetId, record.runId);
+    app.runs.refresh();
+  },
+  'ascend.refresh': (app) => () => {
+    app.ctx.reloadTargets();
+    return listRuns(app);
+  },
+  'ascend.checkTarget': (app) => async (node) => {
+    const def = targetOf(app, node) ?? (await pickTarget(app, 'Check which target?'));
+    if (def) await app.targets.check(def);
+  },
+  'ascend.addSshTarget': (app) => async () => {
+    const listed = new Set(app.ctx.settings.sshTargets.map((t) => t.host));
+    const fromConfig = app.ctx.targets.filter((t) => t.source === 'sshConfig').map((t) => ({ label: t.label, description: t.description }));
+    const enter = { label: '$(edit) Enter a host…', description: 'user@host, or an alias' };
+    const picked = fromConfig.length ? await vscode.window.showQuickPick([enter, ...fromConfig], { title: 'Add SSH Target', placeHolder: 'A host from ~/.ssh/config, or enter one' }) : enter;
+    if (!picked) return;
+    let host = picked === enter ? await vscode.window.showInputBox({ title: 'Add SSH Target', prompt: 'Host name or ~/.ssh/config alias (user@host also works)', validateInput: (v) => (/^\s*$|\s/.test(v) || v.startsWith('-') ? 'one host, no spaces, not starting with -' : undefined) }) : picked.label;
+    if (!host) return;
+    const entry: SshTargetSetting = { host };
+    const at = host.lastIndexOf('@');
+    if (at > 0) {
+      entry.user = host.slice(0, at);
+      entry.host = host = host.slice(at + 1);
+    }
+    if (listed.has(host)) {
+      void vscode.window.showInformationMessage(`${host} is already a target.`);
+      return;
+    }
+    const python = await vscode.window.showInputBox({ title: `Add SSH Target: ${host}`, prompt: 'Python with MindSpore on that host', value: app.ctx.settings.remote.python });
+    if (python === undefined) return;
+    const setup = await vscode.window.showInputBox({ title: `Add SSH Target: ${host}`, prompt: 'Set-up line run first (optional), e.g. source /usr/local/Ascend/ascend-toolkit/set_env.sh', value: app.ctx.settings.remote.setup ?? '' });
+    if (setup === undefined) return;
+    if (python.trim()) entry.python = python.trim();
+    if (setup.trim()) entry.setup = setup.trim();
+    await saveSshTargets([...app.ctx.settings.sshTargets, entry]);
+    app.ctx.reloadTargets();
+    const def = app.ctx.target(`ssh:${host}`);
+    if (def) void app.targets.check(def);
+  },
+  'ascend.removeTarget': (app) => async (node) => {
+    const def = targetOf(app, node) ?? (await pickTarget(app, 'Remove which target?', (t) => t.source === 'settings'));
+    if (!def) return;
+    if (def.source !== 'settings') {
+      void vscode.window.showInformationMessage(def.kind === 'local' ? 'This machine is always a target.' : `${def.label} comes from ~/.ssh/config; remove it there, or turn off ascendFinetune.readSshConfig.`);
+      return;
+    }
+    const yes = await vscode.window.showWarningMessage(`Remove the target ${def.label}?`, { modal: true, detail: 'Its runs keep going on the host; they are no longer listed here.' }, 'Remove');
+    if (yes !== 'Remove') return;
+    await saveSshTargets(app.ctx.settings.sshTargets.filter((t) => t.host !== def.label));
+    app.ctx.reloadTargets();
+  },
+  'ascend.sshLogin': (app) => async (node) => {
+    const def = targetOf(app, node) ?? (await pickTarget(app, 'Log in to which SSH target?', (t) => t.kind === 'ssh'));
+    if (!def) return;
+    if (def.kind !== 'ssh') {
+      void vscode.window.showInformationMessage('This machine needs no login.');
+      return;
+    }
+    openLogin(app.ctx, def);
+  },
+  'ascend.showLog': (app) => () => app.ctx.log.show(),
+};
+
+export function registerCommands(app: App): void {
+  for (const { id } of COMMANDS) {
+    const handler = COMMAND_FACTORIES[id](app);
+    app.ctx.register(
+      vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+        try {
+          return await handler(...args);
+        } catch (e) {
+          app.ctx.log.error(`${id}: ${errorText(e)}`);
+          void vscode.window.showErrorMessage(`Ascend: ${errorText(e)}`);
+        }
+      }),
+    );
+  }
+}
+
+/** Lists the runs of this machine, the settings' hosts and hosts with known runs; re-attaches to the live ones. */
+export async function listRuns(app: App): Promise<void> {
+  const { ctx } = app;
+  const targets = targetsToList(ctx.targets, ctx.index.byTarget().keys());
+  await Promise.all(
+    targets.map(async (def) => {
+      try {
+        await ctx.ensureRunner(def);
+        const out = await runRunner<{ runs?: ListedRunDetail[] }>(ctx.transport(def), runnerArgs.ls(def.runsRoot), { timeoutMs: 60_000 });
+        const listed = Array.isArray(out.runs) ? out.runs : [];
+        await ctx.index.mergeListing(def.id, listed);
+        // Runs that are not streaming take ls's progress; live ones get theirs from the stream.
+        for (const l of listed) {
+          const r = ctx.index.get(def.id, l.run_id);
+          const description = describeListed(l);
+          if (r && description && !app.monitor.isFollowing(r)) await ctx.index.progress(def.id, l.run_id, r.lastSeq, description);
+        }
+        ctx.log.info(`ls on ${def.label}: ${listed.length} runs in ${def.runsRoot}`);
+      } catch (e) {
+        ctx.log.warn(`ls on ${def.label} failed (its runs keep their last known state): ${errorText(e)}`);
+      }
+    }),
+  );
+  for (const r of ctx.index.live()) if (ctx.target(r.targetId)) app.monitor.follow(r);
+  app.runs.refresh();
+}
+
+function targetIdOf(node: unknown): string | undefined {
+  if (typeof node !== 'object' || node === null) return undefined;
+  const n = node as { targetId?: unknown };
+  return typeof n.targetId === 'string' ? n.targetId : undefined;
+}
+
+function targetOf(app: App, node: unknown): TargetDef | undefined {
+  const id = targetIdOf(node);
+  return id === undefined ? undefined : app.ctx.target(id);
+}
+
+async function pickTarget(app: App, title: string, filter: (t: TargetDef) => boolean = () => true): Promise<TargetDef | undefined> {
+  const items = app.ctx.targets.filter(filter).map((t) => ({ label: t.label, description: t.description, def: t }));
+  if (items.length === 0) return undefined;
+  return (await vscode.window.showQuickPick(items, { title }))?.def;
+}
+
+/** The run a command is about: the tree node or RunRef it got, or one picked from the index. */
+async function resolveRun(app: App, node: unknown, title: string, filter: (r: RunRecord) => boolean = () => true): Promise<{ def: TargetDef; record: RunRecord } | undefined> {
+  let record: RunRecord | undefined;
+  const n = node as Partial<RunRef> | undefined;
+  if (n && typeof n.targetId === 'string' && typeof n.runId === 'string') record = app.ctx.index.get(n.targetId, n.runId);
+  if (!record) {
+    const items = app.ctx.index.all().filter(filter).map((r) => ({
+      label: r.name ?? r.runId,
+      description: `${app.runs.state(r)} · ${app.ctx.target(r.targetId)?.label ?? r.targetId}`,
+      detail: r.runId,
+      record: r,
+    }));
+    if (items.length === 0) {
+      void vscode.window.showInformationMessage('No matching Ascend runs.');
+      return undefined;
+    }
+    record = (await vscode.window.showQuickPick(items, { title }))?.record;
+    if (!record) return undefined;
+  }
+  const def = app.ctx.target(record.targetId);
+  if (!def) {
+    void vscode.window.showErrorMessage(`The target of run ${record.runId} (${record.targetId}) is not configured any more.`);
+    return undefined;
+  }
+  return { def, record };
+}
+
+/** Stop or Save Checkpoint Now through the runner's `control`, with its answer shown. */
+async function control(app: App, node: unknown, action: ControlAction): Promise<void> {
+  const found = await resolveRun(app, node, action === 'stop' ? 'Stop which run?' : 'Save a checkpoint of which run?', (r) => isLive(app.runs.state(r)));
+  if (!found) return;
+  const { def, record } = found;
+  const name = record.name ?? record.runId;
+  const title = action === 'stop' ? `Stopping "${name}" (it saves a checkpoint first)…` : `Asking "${name}" to save a checkpoint…`;
+  try {
+    await app.ctx.ensureRunner(def);
+    const res = (await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title }, () =>
+      controlRun(app.ctx.transport(def), record.runDir, action, { timeoutMs: 180_000 }),
+    )) as { handled?: boolean; state?: string };
+    app.ctx.log.info(`control ${action} ${record.runId}: ${JSON.stringify(res)}`);
+    if (action === 'checkpoint') {
+      void vscode.window.showInformationMessage(res.handled ? `"${name}" took the checkpoint request.` : `"${name}" did not take the checkpoint request (state ${res.state}).`);
+    } else if (!res.handled) {
+      void vscode.window.showWarningMessage(`"${name}" has not stopped yet (state ${res.state}); it may still stop.`);
+    }
+  } catch (e) {
+    void vscode.window.showErrorMessage(`Could not ${action === 'stop' ? 'stop' : 'checkpoint'} "${name}": ${errorText(e)}`);
+  }
+  void vscode.commands.executeCommand(`${VIEWS.runs}.focus`);
+}

@@ -1,0 +1,231 @@
+// One `followRun` per live run: events feed the run's state machine (runState) and the persisted
+// index (runIndex); the status bar shows the live run; notifications say how runs end. A re-attach
+// replays the run's log from the start so totals and the ETA are right, and notifies only about
+// events newer than what the index had already seen.
+import * as vscode from 'vscode';
+import { FollowError, followRun } from '../core/attach';
+import type { RunRecord } from '../core/runIndex';
+import {
+  finishNotice,
+  lostNotice,
+  OverflowStorm,
+  OVERFLOW_STORM_STEPS,
+  statusBarText,
+  warningNotice,
+  type Notice,
+  type NoticeAction,
+} from '../core/runPresentation';
+import { applyEvent, applySignal, describe, initialView, type RunView } from '../core/runState';
+import type { CommandId } from '../shared/commands';
+import { isKnownEvent, type RunEvent, type RunState } from '../shared/events';
+import { errorText, type Ctx } from './context';
+
+/** Names one run: the key of the index and of live streams. */
+export interface RunRef {
+  targetId: string;
+  runId: string;
+}
+
+export const runKey = (r: RunRef) => `${r.targetId}/${r.runId}`;
+
+interface Live {
+  ref: RunRef;
+  name: string;
+  view: RunView;
+  abort: AbortController;
+  /** Events up to this seq were seen before this attach: no notifications for them. */
+  notifyAfter: number;
+  storm: OverflowStorm;
+  nanWarned: boolean;
+  lastPersist: number;
+}
+
+const UI_INTERVAL_MS = 250;
+const PERSIST_INTERVAL_MS = 2000;
+
+export class RunMonitor implements vscode.Disposable {
+  private readonly live = new Map<string, Live>();
+  /** The last view of every run streamed in this session (kept after it ends, for the Runs view). */
+  private readonly views = new Map<string, RunView>();
+  private readonly changed = new vscode.EventEmitter<void>();
+  readonly onDidChange = this.changed.event;
+  private readonly statusBar: vscode.StatusBarItem;
+  private uiTimer: NodeJS.Timeout | undefined;
+  /** The run the status bar shows: the one that had the latest event. */
+  private shown: string | undefined;
+
+  constructor(
+    private readonly ctx: Ctx,
+    /** Runs a notification action for a run (Show Console, Show Checkpoints). */
+    private readonly onAction: (action: NoticeAction, ref: RunRef) => void,
+  ) {
+    this.statusBar = vscode.window.createStatusBarItem('ascend.liveRun', vscode.StatusBarAlignment.Left, 50);
+    this.statusBar.name = 'Ascend Fine-Tune run';
+  }
+
+  view(ref: RunRef): RunView | undefined {
+    return this.views.get(runKey(ref));
+  }
+
+  isFollowing(ref: RunRef): boolean {
+    return this.live.has(runKey(ref));
+  }
+
+  /** Starts streaming a run (again, with `restart`); a no-op when it is already streaming. */
+  follow(record: RunRecord, opts: { restart?: boolean; launched?: boolean } = {}): void {
+    const key = runKey(record);
+    const existing = this.live.get(key);
+    if (existing && !opts.restart) return;
+    existing?.abort.abort();
+    const live: Live = {
+      ref: { targetId: record.targetId, runId: record.runId },
+      name: record.name ?? record.runId,
+      view: initialView(),
+      abort: new AbortController(),
+      notifyAfter: opts.launched ? 0 : record.lastSeq,
+      storm: new OverflowStorm(),
+      nanWarned: false,
+      lastPersist: 0,
+    };
+    this.live.set(key, live);
+    this.views.set(key, live.view);
+    this.changedSoon();
+    void this.stream(live, record);
+  }
+
+  /** Stops streaming (the run itself goes on). */
+  unfollow(ref: RunRef): void {
+    this.live.get(runKey(ref))?.abort.abort();
+  }
+
+  private async stream(live: Live, record: RunRecord): Promise<void> {
+    const key = runKey(live.ref);
+    const def = this.ctx.target(record.targetId);
+    const log = this.ctx.log;
+    if (!def) {
+      log.warn(`run ${key}: target ${record.targetId} is not configured any more; not streaming`);
+      this.live.delete(key);
+      return;
+    }
+    log.info(`streaming ${key} from ${def.label} (${record.runDir})`);
+    try {
+      await this.ctx.ensureRunner(def);
+      for await (const event of followRun({
+        runner: this.ctx.transport(def),
+        runDir: record.runDir,
+        since: 0,
+        maxRetries: 8,
+        signal: live.abort.signal,
+        onReconnect: (info) => {
+          log.warn(`run ${key}: ${info.reason}; re-attaching after seq ${info.since} in ${info.delayMs} ms (attempt ${info.attempt})`);
+          this.update(live, applySignal(live.view, { kind: 'dropped' }));
+        },
+        onBadLine: (line, error) => log.warn(`run ${key}: skipped a bad event line (${error.message}): ${line.slice(0, 200)}`),
+        onGap: (expected, got) => log.error(`run ${key}: events jumped from seq ${expected} to ${got}`),
+      })) {
+        this.update(live, applyEvent(live.view, event));
+        if (event.seq > live.notifyAfter) this.notifyEvent(live, event);
+      }
+    } catch (e) {
+      if (e instanceof FollowError && e.info?.kind === 'lost') {
+        this.update(live, applySignal(live.view, { kind: 'lost' }));
+        this.notify(lostNotice(live.name), live.ref);
+      } else if (!live.abort.signal.aborted) {
+        log.error(`run ${key}: stopped streaming: ${errorText(e)}${e instanceof FollowError && e.stderrTail ? `\n${e.stderrTail}` : ''}`);
+        void vscode.window.showWarningMessage(`Stopped following Ascend run "${live.name}": ${errorText(e)}`, 'Reattach').then((a) => {
+          if (a) void vscode.commands.executeCommand('ascend.reattach' satisfies CommandId, live.ref);
+        });
+      }
+    } finally {
+      if (this.live.get(key) === live) this.live.delete(key);
+      await this.persist(live, true);
+      log.info(`stream of ${key} ended (${live.view.phase}${live.view.status ? ` ${live.view.status}` : ''}, seq ${live.view.lastSeq})`);
+      this.changedSoon();
+    }
+  }
+
+  private update(live: Live, view: RunView): void {
+    live.view = view;
+    const key = runKey(live.ref);
+    this.views.set(key, view);
+    this.shown = key;
+    if (Date.now() - live.lastPersist > PERSIST_INTERVAL_MS) void this.persist(live, false);
+    this.changedSoon();
+  }
+
+  /** The index learns the stream position, description and state (throttled while streaming). */
+  private async persist(live: Live, final: boolean): Promise<void> {
+    live.lastPersist = Date.now();
+    const v = live.view;
+    let state: RunState | undefined;
+    if (v.phase === 'finished') state = v.status;
+    else if (v.phase === 'lost') state = 'lost';
+    else if (v.phase === 'running' && !final) state = 'running';
+    try {
+      await this.ctx.index.progress(live.ref.targetId, live.ref.runId, v.lastSeq, describe(v) || undefined, state);
+    } catch (e) {
+      this.ctx.log.warn(`could not save the progress of ${runKey(live.ref)}: ${errorText(e)}`);
+    }
+  }
+
+  private notifyEvent(live: Live, event: RunEvent): void {
+    if (!isKnownEvent(event)) return;
+    switch (event.type) {
+      case 'run_finished':
+        this.notify(finishNotice(live.name, event), live.ref);
+        break;
+      case 'warning':
+        if (this.ctx.settings.notifyWarnings) this.notify(warningNotice(live.name, event), live.ref);
+        break;
+      case 'step':
+        if (event.loss === null && !live.nanWarned) {
+          live.nanWarned = true;
+          this.notify({ severity: 'warning', message: `Ascend run "${live.name}": the loss is NaN or Inf at step ${event.step}; the update was skipped.`, actions: ['Show Console'] }, live.ref);
+        }
+        if (live.storm.step(event.overflow) && this.ctx.settings.notifyWarnings) {
+          this.notify({ severity: 'warning', message: `Ascend run "${live.name}": ${OVERFLOW_STORM_STEPS} loss-scale overflows in a row (step ${event.step}); fp16 may not hold these gradients (try amp.level O0 or a lower learning rate).`, actions: [] }, live.ref);
+        }
+        break;
+    }
+  }
+
+  private notify(n: Notice, ref: RunRef): void {
+    // The dashboard comes with a later issue: its action is not offered yet.
+    const actions = n.actions.filter((a) => a !== 'Open Dashboard');
+    const show = n.severity === 'error' ? vscode.window.showErrorMessage : n.severity === 'warning' ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+    void show(n.message, ...actions).then((a) => {
+      if (a) this.onAction(a, ref);
+    });
+  }
+
+  private changedSoon(): void {
+    if (this.uiTimer) return;
+    this.uiTimer = setTimeout(() => {
+      this.uiTimer = undefined;
+      this.renderStatusBar();
+      this.changed.fire();
+    }, UI_INTERVAL_MS);
+  }
+
+  private renderStatusBar(): void {
+    const live = [...this.live.values()];
+    if (live.length === 0) {
+      this.statusBar.hide();
+      return;
+    }
+    const run = (this.shown && this.live.get(this.shown)) || live[0];
+    const more = live.length > 1 ? ` (+${live.length - 1})` : '';
+    this.statusBar.text = statusBarText(run.name, run.view) + more;
+    this.statusBar.tooltip = `Ascend run ${run.ref.runId} on ${this.ctx.target(run.ref.targetId)?.label ?? run.ref.targetId}\nClick to open its console.`;
+    this.statusBar.command = { title: 'Open Console', command: 'ascend.openConsole' satisfies CommandId, arguments: [run.ref] };
+    this.statusBar.show();
+  }
+
+  dispose(): void {
+    for (const l of this.live.values()) l.abort.abort();
+    this.live.clear();
+    if (this.uiTimer) clearTimeout(this.uiTimer);
+    this.statusBar.dispose();
+    this.changed.dispose();
+  }
+}

@@ -1,0 +1,90 @@
+// The Runs view: runs grouped by target, newest first, with their state icon, a description
+// (epoch, loss, best accuracy) and a tooltip; live runs update as their events arrive.
+import * as vscode from 'vscode';
+import { canDelete, runContextValue, runTooltip, shownState, stateIcon, type ShownState } from '../core/runPresentation';
+import type { RunRecord } from '../core/runIndex';
+import { describe } from '../core/runState';
+import type { Ctx } from './context';
+import { runKey, type RunMonitor, type RunRef } from './runMonitor';
+
+export type RunsNode = { kind: 'group'; targetId: string } | { kind: 'run'; targetId: string; runId: string };
+
+export class RunsView implements vscode.TreeDataProvider<RunsNode>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<RunsNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  private readonly subscriptions: vscode.Disposable[];
+
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly monitor: RunMonitor,
+  ) {
+    this.subscriptions = [monitor.onDidChange(() => this.refresh()), ctx.onDidChangeTargets(() => this.refresh())];
+  }
+
+  refresh(): void {
+    this.changed.fire(undefined);
+  }
+
+  /** The state a run shows now: its live stream's, else the index's. */
+  state(record: RunRecord): ShownState {
+    return shownState(record, this.monitor.view(record));
+  }
+
+  getChildren(node?: RunsNode): RunsNode[] {
+    const byTarget = this.ctx.index.byTarget();
+    if (!node) {
+      // Targets in their configured order, then ids the index knows but settings no longer list.
+      const order = this.ctx.targets.map((t) => t.id);
+      const ids = [...byTarget.keys()].sort((a, b) => rank(order, a) - rank(order, b) || a.localeCompare(b));
+      return ids.map((targetId) => ({ kind: 'group', targetId }));
+    }
+    if (node.kind === 'group') return (byTarget.get(node.targetId) ?? []).map((r) => ({ kind: 'run', targetId: r.targetId, runId: r.runId }));
+    return [];
+  }
+
+  getTreeItem(node: RunsNode): vscode.TreeItem {
+    if (node.kind === 'group') {
+      const def = this.ctx.target(node.targetId);
+      const runs = this.ctx.index.byTarget().get(node.targetId) ?? [];
+      const item = new vscode.TreeItem(def?.label ?? node.targetId, vscode.TreeItemCollapsibleState.Expanded);
+      item.id = `group/${node.targetId}`;
+      item.description = `${runs.length} run${runs.length === 1 ? '' : 's'}${def ? '' : ' · target not configured'}`;
+      item.iconPath = new vscode.ThemeIcon(def?.kind === 'ssh' || node.targetId.startsWith('ssh:') ? 'remote' : 'vm');
+      item.contextValue = 'runGroup';
+      return item;
+    }
+    const record = this.ctx.index.get(node.targetId, node.runId);
+    const item = new vscode.TreeItem(record?.name ?? node.runId, vscode.TreeItemCollapsibleState.None);
+    item.id = `run/${runKey(node)}`;
+    if (!record) return item;
+    const view = this.monitor.view(record);
+    const state = this.state(record);
+    const icon = stateIcon(state);
+    item.iconPath = new vscode.ThemeIcon(icon.id, icon.color ? new vscode.ThemeColor(icon.color) : undefined);
+    item.description = (view && describe(view)) || record.description || state;
+    const targetLabel = this.ctx.target(record.targetId)?.label ?? record.targetId;
+    item.tooltip = runTooltip(record, targetLabel, state);
+    item.contextValue = runContextValue(state);
+    return item;
+  }
+
+  getParent(node: RunsNode): RunsNode | undefined {
+    return node.kind === 'run' ? { kind: 'group', targetId: node.targetId } : undefined;
+  }
+
+  /** Whether Delete Run is allowed for this run now. */
+  deletable(ref: RunRef): boolean {
+    const r = this.ctx.index.get(ref.targetId, ref.runId);
+    return r !== undefined && canDelete(this.state(r)) && !this.monitor.isFollowing(ref);
+  }
+
+  dispose(): void {
+    for (const s of this.subscriptions) s.dispose();
+    this.changed.dispose();
+  }
+}
+
+function rank(order: string[], id: string): number {
+  const i = order.indexOf(id);
+  return i < 0 ? order.length : i;
+}

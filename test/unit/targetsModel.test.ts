@@ -1,0 +1,146 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import {
+  buildTargets,
+  doctorFailureRow,
+  doctorRows,
+  expandHome,
+  localPython,
+  makeTarget,
+  npuCount,
+  remotePath,
+  targetsToList,
+  type TargetInputs,
+} from '../../src/core/targetsModel';
+import type { SshTarget } from '../../src/core/target';
+
+const inputs = (extra: Partial<TargetInputs> = {}): TargetInputs => ({
+  localRunner: { python: '/venv/bin/python', runnerDir: '/ext/runner' },
+  localRunsRoot: '/home/me/.ascend-finetune/runs',
+  hostname: 'atlas-01',
+  sshConfigHosts: [],
+  sshSettings: [],
+  remoteDefaults: { python: 'python3', runsRoot: '.ascend-finetune/runs' },
+  ...extra,
+});
+
+test('this machine comes first and shows the host name', () => {
+  const [local, ...rest] = buildTargets(inputs());
+  assert.equal(rest.length, 0);
+  assert.deepEqual([local.id, local.kind, local.label, local.description], ['local', 'local', 'This machine', 'atlas-01']);
+  assert.equal(local.local?.python, '/venv/bin/python');
+});
+
+test('settings hosts first, in order, then ~/.ssh/config hosts by name, each host once', () => {
+  const targets = buildTargets(inputs({
+    sshConfigHosts: [
+      { alias: 'zeta', file: 'c', line: 1 },
+      { alias: 'box', hostName: '10.0.0.2', file: 'c', line: 3 },
+      { alias: 'alpha', file: 'c', line: 5 },
+    ],
+    sshSettings: [
+      { host: 'npu2', user: 'me', port: 2222, python: '/opt/py/bin/python3', setup: 'source /usr/local/Ascend/ascend-toolkit/set_env.sh', runsRoot: '/scratch/runs' },
+      { host: 'box' },
+      { host: ' ' },
+      { host: 'npu2' },
+    ],
+  }));
+  assert.deepEqual(targets.map((t) => t.id), ['local', 'ssh:npu2', 'ssh:box', 'ssh:alpha', 'ssh:zeta']);
+  const npu2 = targets[1];
+  assert.deepEqual(npu2.ssh?.dest, { host: 'npu2', user: 'me', port: 2222 });
+  assert.deepEqual(npu2.ssh?.runner, { python: '/opt/py/bin/python3', runnerDir: undefined, setup: ['source /usr/local/Ascend/ascend-toolkit/set_env.sh'] });
+  assert.equal(npu2.runsRoot, '/scratch/runs');
+  assert.equal(targets[2].description, 'settings, ~/.ssh/config');
+  assert.equal(targets[3].runsRoot, '.ascend-finetune/runs');
+  assert.equal(targets[3].ssh?.runner.python, 'python3');
+  assert.equal(targets.find((t) => t.id === 'ssh:box')?.description, 'settings, ~/.ssh/config');
+});
+
+test('the local Python: the setting, else the checkout .venv, else python3', () => {
+  assert.equal(localPython(' ~/py/bin/python ', '/ext', '/home/me', () => true), '/home/me/py/bin/python');
+  assert.equal(localPython('', '/ext', '/home/me', (p) => p === '/ext/.venv/bin/python'), '/ext/.venv/bin/python');
+  assert.equal(localPython(undefined, '/ext', '/home/me', () => false), 'python3');
+  assert.equal(expandHome('~', '/h'), '/h');
+  assert.equal(expandHome('~x', '/h'), '~x');
+});
+
+test('makeTarget: an ssh target quotes the helper launcher once, after the set-up line', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'aft-tm-'));
+  try {
+    const [, box] = buildTargets(inputs({ sshSettings: [{ host: 'box', setup: 'source /x/set_env.sh' }] }));
+    const t = makeTarget(box, { controlDir: path.join(dir, 'ctl'), launcher: ['-c', 'print(1)'] }) as SshTarget;
+    const argv = t.argv(['/a b']);
+    assert.equal(argv[argv.length - 1], "source /x/set_env.sh && export PYTHONUNBUFFERED=1 && python3 -c 'print(1)' '/a b'");
+    assert.equal(makeTarget(buildTargets(inputs())[0]).label, 'this machine');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('doctor rows: Python, MindSpore with backends, CANN, NPUs with HBM and utilisation', () => {
+  const rows = doctorRows({
+    python: { version: '3.11.7', executable: '/v/bin/python', ok: true },
+    mindspore: { ok: true, version: '2.10.0', backends: { CPU: true, Ascend: true } },
+    cann: { found: true, home: '/usr/local/Ascend/ascend-toolkit/latest', set_env: '/usr/local/Ascend/ascend-toolkit/set_env.sh', env_loaded: false },
+    npu: { npu_smi: '/usr/local/bin/npu-smi', devices: [{ id: 0, name: '910B', hbm_used_mb: 2048, hbm_total_mb: 65536, util: 12 }, { id: 1 }] },
+    host: 'atlas', cpu_count: 192,
+  });
+  assert.deepEqual(rows.map((r) => r.label), ['Python', 'MindSpore', 'CANN', 'NPU 0', 'NPU 1', 'Host']);
+  assert.equal(rows[1].description, '2.10.0 · CPU, Ascend');
+  assert.match(rows[2].fix ?? '', /source \/usr\/local\/Ascend\/ascend-toolkit\/set_env.sh/);
+  assert.equal(rows[3].description, '910B · HBM 2.0/64.0 GiB · 12% busy');
+  assert.ok(rows.every((r) => !r.problem));
+  assert.equal(npuCount({ npu: { devices: [{}, {}] } }), 2);
+  assert.equal(npuCount({ npu: { devices: [] } }), 1);
+});
+
+test('doctor rows: a missing MindSpore is a problem with its fix; the real CPU output has no problem', () => {
+  const rows = doctorRows({
+    python: { version: '3.12.1', executable: 'python3', ok: true },
+    mindspore: { ok: false, error: "ModuleNotFoundError: No module named 'mindspore'", fix: 'pip install mindspore==2.10.0 into the Python that the target uses' },
+    cann: { found: false, home: null, set_env: null, env_loaded: false },
+    npu: { npu_smi: null, devices: [] },
+  });
+  const ms = rows.find((r) => r.label === 'MindSpore');
+  assert.ok(ms?.problem);
+  assert.match(ms?.fix ?? '', /pip install mindspore/);
+  const cpu = doctorRows(JSON.parse('{"python": {"version": "3.11.7", "executable": "/work/main/.venv/bin/python", "ok": true}, "mindspore": {"ok": true, "version": "2.10.0", "backends": {"CPU": true, "Ascend": false}}, "cann": {"found": false, "home": null, "set_env": null, "env_loaded": false}, "npu": {"npu_smi": null, "devices": []}, "host": "vm", "cpu_count": 2}'));
+  assert.deepEqual(cpu.map((r) => [r.label, r.description, r.problem]), [
+    ['Python', '3.11.7 (/work/main/.venv/bin/python)', false],
+    ['MindSpore', '2.10.0 · CPU', false],
+    ['CANN', 'not found (CPU only)', false],
+    ['NPU', 'no npu-smi (no NPU)', false],
+    ['Host', 'vm · 2 CPUs', false],
+  ]);
+});
+
+test('doctor that cannot run: missing Python, missing runner, an ssh login, anything else', () => {
+  const [local, box] = buildTargets(inputs({ sshSettings: [{ host: 'box' }] }));
+  assert.deepEqual(doctorFailureRow(local, { message: 'runner doctor could not run python9: spawn python9 ENOENT', exitCode: null }).label, 'Python');
+  assert.match(doctorFailureRow(local, { message: 'x', exitCode: 1, stderrTail: '/usr/bin/python3: No module named ascend_finetune' }).description, /not installed/);
+  const ssh = doctorFailureRow(box, { message: 'runner doctor exited with 255: me@box: Permission denied (publickey).', exitCode: 255 });
+  assert.equal(ssh.label, 'SSH');
+  assert.match(ssh.fix ?? '', /Log In to SSH Target/);
+  assert.equal(doctorFailureRow(box, { message: 'exited with 127', exitCode: 127, stderrTail: 'sh: 1: python3: not found' }).label, 'Python');
+  assert.equal(doctorFailureRow(local, { message: 'runner doctor exited with 1: boom', exitCode: 1 }).label, 'Doctor');
+});
+
+test('remote runs roots lose their ~ (no shell expands it; commands start in the home folder)', () => {
+  assert.equal(remotePath('~/.ascend-finetune/runs'), '.ascend-finetune/runs');
+  assert.equal(remotePath('~'), '.');
+  assert.equal(remotePath('/scratch/runs'), '/scratch/runs');
+  const [, box] = buildTargets(inputs({ sshSettings: [{ host: 'box', runsRoot: '~/r' }] }));
+  assert.equal(box.runsRoot, 'r');
+});
+
+test('only this machine, settings hosts and hosts with known runs are listed on activation', () => {
+  const targets = buildTargets(inputs({
+    sshConfigHosts: [{ alias: 'github.com', file: 'c', line: 1 }, { alias: 'old-box', file: 'c', line: 2 }],
+    sshSettings: [{ host: 'npu' }],
+  }));
+  assert.deepEqual(targets.map((t) => t.source), ['local', 'settings', 'sshConfig', 'sshConfig']);
+  assert.deepEqual(targetsToList(targets, ['ssh:old-box', 'ssh:gone']).map((t) => t.id), ['local', 'ssh:npu', 'ssh:old-box']);
+});
