@@ -6,11 +6,11 @@
 // none is a fixed sleep. The polls in waitUntil() only decide how often a condition is re-checked.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, type WriteStream } from 'node:fs';
-import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { accepts, freePort } from '../support/net';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const CODE_SERVER_BIN = path.join(REPO_ROOT, '.e2e', 'code-server', 'node_modules', '.bin', 'code-server');
@@ -486,27 +486,6 @@ export async function waitUntil(
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = net.connect({ port, host: '127.0.0.1' });
-    sock.once('connect', () => {
-      sock.destroy();
-      resolve(true);
-    });
-    sock.once('error', () => resolve(false));
-  });
-}
 
 export function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

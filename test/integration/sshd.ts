@@ -3,11 +3,11 @@
 // openssh-server, so a missing sshd is an error here, never a reason to skip.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import * as net from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SshDestination } from '../../src/core/ssh';
+import { accepts, freePort } from '../support/net';
 
 export const SSHD = '/usr/sbin/sshd';
 
@@ -89,17 +89,6 @@ export async function startSshd(): Promise<Sshd> {
   };
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 /** Polls until sshd accepts a TCP connection; fails at once if sshd exits. */
 async function waitForPort(port: number, child: ChildProcess, log: () => string, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -113,16 +102,6 @@ async function waitForPort(port: number, child: ChildProcess, log: () => string,
   }
 }
 
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = net.connect({ port, host: '127.0.0.1' });
-    sock.once('connect', () => {
-      sock.destroy();
-      resolve(true);
-    });
-    sock.once('error', () => resolve(false));
-  });
-}
 
 async function stopProcess(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
