@@ -27,6 +27,7 @@ test('menus, welcome links and activation events name only known commands; every
   for (const id of ids) assert.ok(events.includes(`onCommand:${id}`), id);
   for (const e of events.filter((e) => e.startsWith('onCommand:'))) assert.ok(ids.has(e.slice('onCommand:'.length)), e);
   assert.ok(events.includes('workspaceContains:**/*.ascend.json'));
+  assert.ok(events.includes('onTaskType:ascend-finetune'), 'tasks.json can start the extension');
 });
 
 test('the view container and views match VIEWS; icons exist; workspace-only and no untrusted workspaces', () => {
