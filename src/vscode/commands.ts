@@ -6,6 +6,7 @@ import type { RunRecord } from '../core/runIndex';
 import { controlRun, RunnerError, runnerArgs, runRunner, type ControlAction } from '../core/runnerCli';
 import { describeListed, isLive, type ListedRunDetail } from '../core/runPresentation';
 import { absolutizeSpecPaths, choicesFromSpec } from '../core/specBuilder';
+import { parseSpecText, SPEC_EXTENSIONS } from '../core/specFile';
 import { deleteRunDir } from '../core/targetOps';
 import { targetsToList, type SshTargetSetting, type TargetDef } from '../core/targetsModel';
 import { COMMANDS, VIEWS, type CommandId } from '../shared/commands';
@@ -21,18 +22,16 @@ type Handler = (...args: unknown[]) => unknown;
 export const COMMAND_FACTORIES: Record<CommandId, (app: App) => Handler> = {
   'ascend.startFineTune': (app) => (node) => startWizard(app, { targetId: targetIdOf(node) }),
   'ascend.startFromSpec': (app) => async (uri) => {
-    const file = uri instanceof vscode.Uri ? uri : (await vscode.window.showOpenDialog({ filters: { 'Ascend run spec': ['json'] }, title: 'Start from a run spec' }))?.[0];
+    const file = uri instanceof vscode.Uri ? uri : (await vscode.window.showOpenDialog({ filters: { 'Ascend run spec': [...SPEC_EXTENSIONS] }, title: 'Start from a run spec' }))?.[0];
     if (!file) return;
-    if (/\.ya?ml$/i.test(file.path)) {
-      void vscode.window.showErrorMessage('YAML run specs are not read yet; use a *.ascend.json file.');
-      return;
-    }
     let spec: unknown;
     try {
-      // Relative paths are the file's own (the runner reads them from its folder); the wizard launches a copy.
-      spec = absolutizeSpecPaths(JSON.parse(Buffer.from(await vscode.workspace.fs.readFile(file)).toString('utf8')), path.dirname(file.fsPath), path.join);
+      // YAML becomes JSON here. Relative paths are the file's own (the runner reads them from its
+      // folder); the wizard launches a copy.
+      const text = Buffer.from(await vscode.workspace.fs.readFile(file)).toString('utf8');
+      spec = absolutizeSpecPaths(parseSpecText(text, file.path), path.dirname(file.fsPath), path.join);
     } catch (e) {
-      void vscode.window.showErrorMessage(`${vscode.workspace.asRelativePath(file)} is not valid JSON: ${errorText(e)}`);
+      void vscode.window.showErrorMessage(`${vscode.workspace.asRelativePath(file)}: ${errorText(e)}`);
       return;
     }
     await startWizard(app, { choices: choicesFromSpec(spec), baseSpec: spec });

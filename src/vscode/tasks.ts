@@ -8,6 +8,7 @@ import * as vscode from 'vscode';
 import { followRun } from '../core/attach';
 import { formatCheckpoint, formatEval, formatSummary, formatWarning, ProgressTracker } from '../core/progress';
 import { absolutizeSpecPaths } from '../core/specBuilder';
+import { parseSpecText } from '../core/specFile';
 import { LOCAL_TARGET_ID } from '../core/targetsModel';
 import { isKnownEvent } from '../shared/events';
 import type { App } from './app';
@@ -80,7 +81,14 @@ class RunTask implements vscode.Pseudoterminal {
       this.line(`no target "${this.d.target}": use "local" or "ssh:<host>" of the Targets view`);
       return 2;
     }
-    const spec = absolutizeSpecPaths(JSON.parse(await readFile(file, 'utf8')), path.dirname(file), path.join) as Record<string, unknown>;
+    let raw: unknown;
+    try {
+      raw = parseSpecText(await readFile(file, 'utf8'), file);
+    } catch (e) {
+      this.line(`${path.basename(file)}: ${e instanceof Error ? e.message : String(e)}`);
+      return 2;
+    }
+    const spec = absolutizeSpecPaths(raw, path.dirname(file), path.join) as Record<string, unknown>;
     this.line(`${path.basename(file)} on ${def.label}`);
     const outcome = await launchSpec(this.app, def, spec, (m) => this.line(m));
     if (outcome.kind === 'problems') {

@@ -1,0 +1,45 @@
+// Run-spec files as the user keeps them: `*.ascend.json`, or `*.ascend.yaml`/`*.ascend.yml`, which
+// become JSON here, before anything reaches the runner (the runner reads JSON only).
+import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import { parse as parseYaml, YAMLParseError } from 'yaml';
+
+export const SPEC_EXTENSIONS = ['json', 'yaml', 'yml'] as const;
+
+export class SpecFileError extends Error {
+  constructor(message: string, readonly line?: number, readonly column?: number) {
+    super(message);
+    this.name = 'SpecFileError';
+  }
+}
+
+export function isYamlSpec(fileName: string): boolean {
+  return /\.ya?ml$/i.test(fileName);
+}
+
+/** The spec object a file holds; a syntax error says where (1-based line and column). */
+export function parseSpecText(text: string, fileName: string): unknown {
+  if (isYamlSpec(fileName)) {
+    try {
+      // One document; YAML-only types (dates, binary) are not in a run spec, so the core schema.
+      return parseYaml(text, { schema: 'core', uniqueKeys: true, prettyErrors: true });
+    } catch (e) {
+      if (e instanceof YAMLParseError) {
+        const pos = e.linePos?.[0];
+        throw new SpecFileError(`not valid YAML${pos ? ` at line ${pos.line} column ${pos.col}` : ''}: ${e.message.split('\n')[0]}`, pos?.line, pos?.col);
+      }
+      throw e;
+    }
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    // Node 20's JSON.parse names no position; jsonc-parser (VS Code's own) reports an offset.
+    const errors: ParseError[] = [];
+    parseJsonc(text, errors, { disallowComments: true, allowTrailingComma: false });
+    if (!errors.length) throw new SpecFileError(`not valid JSON: ${(e as Error).message}`);
+    const before = text.slice(0, errors[0].offset).split('\n');
+    const line = before.length;
+    const column = before[before.length - 1].length + 1;
+    throw new SpecFileError(`not valid JSON at line ${line} column ${column}: ${printParseErrorCode(errors[0].error)}`, line, column);
+  }
+}
