@@ -1,7 +1,7 @@
 """`doctor`: what this machine can train with. Python, MindSpore and its backends, CANN, NPUs.
 
-The NPU part reads `npu-smi info`; on machines without it (this project's CI) it reports none.
-A fuller npu-smi parser for telemetry arrives with the NPU telemetry work.
+The NPU part runs `npu-smi info` and parses it (npu_smi.py); on machines without it (this
+project's CI) it reports none.
 """
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ import subprocess
 import sys
 from typing import Any
 
+from .npu_smi import UnknownFormat, parse_info
+
+RAW_LIMIT = 4000  # characters of npu-smi's output kept when it could not be read
 CANN_SET_ENV = ("/usr/local/Ascend/ascend-toolkit/set_env.sh", "/usr/local/Ascend/cann/set_env.sh")
 
 
@@ -37,14 +40,32 @@ def _cann() -> dict[str, Any]:
 
 
 def _npus() -> dict[str, Any]:
+    """`npu-smi info`, parsed: one entry in `devices` per chip (see npu_smi.parse_info), the
+    processes using them, the driver version. Any failure is reported in `error`, never raised;
+    when the output could not be read, `raw` keeps (the start of) what npu-smi printed."""
     exe = shutil.which("npu-smi")
     if not exe:
-        return {"npu_smi": None, "devices": []}
+        return {"npu_smi": None, "devices": [], "processes": []}
     try:
-        r = subprocess.run([exe, "info"], capture_output=True, text=True, timeout=20)
+        r = subprocess.run([exe, "info"], capture_output=True, text=True, errors="replace", timeout=20)
     except (OSError, subprocess.TimeoutExpired) as e:
-        return {"npu_smi": exe, "devices": [], "error": str(e)}
-    return {"npu_smi": exe, "devices": [], "raw": r.stdout[-4000:]}
+        return {"npu_smi": exe, "devices": [], "processes": [], "error": f"npu-smi info: {e}"}
+    if r.returncode != 0:
+        tail = (r.stderr or r.stdout or "").strip()[-500:]
+        return {"npu_smi": exe, "devices": [], "processes": [],
+                "error": f"npu-smi info exited with {r.returncode}" + (f": {tail}" if tail else ""),
+                "raw": (r.stdout or "")[:RAW_LIMIT]}
+    try:
+        parsed = parse_info(r.stdout)
+    except UnknownFormat as e:
+        return {"npu_smi": exe, "devices": [], "processes": [],
+                "error": f"unrecognised npu-smi info output: {e}", "raw": r.stdout[:RAW_LIMIT]}
+    except Exception as e:  # a parser bug must not take doctor down
+        return {"npu_smi": exe, "devices": [], "processes": [],
+                "error": f"npu-smi info could not be parsed: {type(e).__name__}: {e}",
+                "raw": r.stdout[:RAW_LIMIT]}
+    return {"npu_smi": exe, "devices": parsed["devices"], "processes": parsed["processes"],
+            "version": parsed["version"]}
 
 
 def doctor() -> dict[str, Any]:

@@ -220,25 +220,29 @@ export function doctorRows(output: unknown): DoctorRow[] {
   const devices = d.npu?.devices ?? [];
   if (d.npu?.error) rows.push({ label: 'NPU', description: d.npu.error, problem: true, fix: 'check npu-smi and the driver on the target' });
   else if (devices.length === 0) rows.push({ label: 'NPU', description: d.npu?.npu_smi ? 'none listed by npu-smi' : 'no npu-smi (no NPU)', problem: false });
-  devices.forEach((dev, i) => rows.push(npuRow(dev, i)));
+  // 310P Duo and Atlas A3 cards list one device per chip under the same NPU id
+  const ids = devices.map((dev) => (dev as { id?: unknown })?.id);
+  const multiChip = new Set(ids).size < ids.length;
+  devices.forEach((dev, i) => rows.push(npuRow(dev, i, multiChip)));
   if (d.host !== undefined || d.cpu_count !== undefined) {
     rows.push({ label: 'Host', description: `${d.host ?? '?'}${d.cpu_count ? ` · ${d.cpu_count} CPUs` : ''}`, problem: false });
   }
   return rows;
 }
 
-function npuRow(dev: unknown, i: number): DoctorRow {
+function npuRow(dev: unknown, i: number, multiChip = false): DoctorRow {
   const o = (typeof dev === 'object' && dev !== null ? dev : {}) as Record<string, unknown>;
   const num = (k: string) => (typeof o[k] === 'number' ? (o[k] as number) : undefined);
   const id = num('id') ?? i;
+  const chip = num('chip');
   const model = typeof o.name === 'string' ? o.name : typeof o.model === 'string' ? o.model : 'NPU';
   const parts = [model];
-  const used = num('hbm_used_mb');
-  const total = num('hbm_total_mb');
-  if (used !== undefined && total !== undefined) parts.push(`HBM ${(used / 1024).toFixed(1)}/${(total / 1024).toFixed(1)} GiB`);
+  // 910-class cards report HBM; 310P cards only their DDR "Memory"
+  const [kind, used, total] = num('hbm_total_mb') ? ['HBM', num('hbm_used_mb'), num('hbm_total_mb')] : ['memory', num('memory_used_mb'), num('memory_total_mb')];
+  if (used !== undefined && total) parts.push(`${kind} ${(used / 1024).toFixed(1)}/${(total / 1024).toFixed(1)} GiB`);
   const util = num('util');
   if (util !== undefined) parts.push(`${util}% busy`);
-  return { label: `NPU ${id}`, description: parts.join(' · '), problem: false };
+  return { label: multiChip && chip !== undefined ? `NPU ${id} chip ${chip}` : `NPU ${id}`, description: parts.join(' · '), problem: false };
 }
 
 /** How many NPUs `doctor` lists (the wizard offers 1..N); 1 when it lists none (CPU). */

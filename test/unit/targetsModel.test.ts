@@ -144,3 +144,22 @@ test('only this machine, settings hosts and hosts with known runs are listed on 
   assert.deepEqual(targets.map((t) => t.source), ['local', 'settings', 'sshConfig', 'sshConfig']);
   assert.deepEqual(targetsToList(targets, ['ssh:old-box', 'ssh:gone']).map((t) => t.id), ['local', 'ssh:npu', 'ssh:old-box']);
 });
+
+test('NPU rows: HBM on 910-class cards, memory on 310P, chips told apart on multi-chip cards', () => {
+  const rows = doctorRows({
+    npu: {
+      npu_smi: '/usr/local/bin/npu-smi',
+      devices: [
+        { id: 0, chip: 0, name: '910B3', hbm_used_mb: 3390, hbm_total_mb: 65536, util: 12 },
+        { id: 2, chip: 0, name: '310P3', memory_used_mb: 1024, memory_total_mb: 44280, hbm_used_mb: null, hbm_total_mb: null },
+        { id: 2, chip: 1, name: '310P3', memory_used_mb: 2048, memory_total_mb: 43693 },
+      ],
+    },
+  });
+  const npus = rows.filter((r) => r.label.startsWith('NPU'));
+  assert.deepEqual(npus.map((r) => r.label), ['NPU 0 chip 0', 'NPU 2 chip 0', 'NPU 2 chip 1']);
+  assert.equal(npus[0].description, '910B3 · HBM 3.3/64.0 GiB · 12% busy');
+  assert.equal(npus[1].description, '310P3 · memory 1.0/43.2 GiB');
+  const single = doctorRows({ npu: { devices: [{ id: 0, chip: 0, name: '910B3' }, { id: 1, chip: 0, name: '910B3' }] } });
+  assert.deepEqual(single.filter((r) => r.label.startsWith('NPU')).map((r) => r.label), ['NPU 0', 'NPU 1']);
+});
