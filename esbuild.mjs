@@ -1,9 +1,13 @@
-// One build script for every bundle. Flags: --production (minify, no sourcemaps), --watch.
+// One build script for every bundle. Flags: --production (minify, no sourcemaps), --watch,
+// --outdir=<dir> (default dist; the packaging test builds into a temp folder with it).
 import * as esbuild from 'esbuild';
 import { writeFile } from 'node:fs/promises';
+import * as path from 'node:path';
 
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
+const outdirArg = process.argv.find((a) => a.startsWith('--outdir='));
+const outdir = outdirArg ? outdirArg.slice('--outdir='.length) : 'dist';
 
 /** Settings shared by every Node bundle (extension host and CLI). */
 const node = {
@@ -20,8 +24,8 @@ const node = {
 
 const bundles = [
   // `vscode` exists only inside the extension host, which provides it at run time.
-  { ...node, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] },
-  { ...node, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js' },
+  { ...node, entryPoints: ['src/extension.ts'], outfile: path.join(outdir, 'extension.js'), external: ['vscode'] },
+  { ...node, entryPoints: ['src/cli/main.ts'], outfile: path.join(outdir, 'cli.js') },
 ];
 
 async function writeMeta(result, outfile) {
