@@ -41,3 +41,21 @@ test('the view container and views match VIEWS; icons exist; workspace-only and 
   assert.deepEqual(pkg.extensionKind, ['workspace']);
   assert.equal(pkg.capabilities.untrustedWorkspaces.supported, false);
 });
+
+test('the walkthrough: every step has a command button, a completion event and media that exists', () => {
+  const [walk] = pkg.contributes.walkthroughs;
+  assert.equal(walk.steps.length, 5);
+  const ids = new Set<string>(pkg.contributes.commands.map((c: { command: string }) => c.command));
+  const views = new Set<string>(Object.values(pkg.contributes.views).flat().map((v) => (v as { id: string }).id));
+  for (const step of walk.steps) {
+    const button = /\(command:([\w.]+)\)/.exec(step.description)?.[1];
+    assert.ok(button, `${step.id} has a button`);
+    assert.ok(ids.has(button) || views.has(button.replace(/\.focus$/, '')), `${step.id}: ${button} exists`);
+    assert.ok(step.completionEvents.length > 0, `${step.id} completes`);
+    for (const e of step.completionEvents) {
+      const [kind, arg] = e.split(':');
+      assert.ok(kind === 'onCommand' ? ids.has(arg) : views.has(arg), `${step.id}: ${e}`);
+    }
+    assert.ok(existsSync(path.join(root, step.media.markdown)), step.media.markdown);
+  }
+});
