@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { launchRun } from '../../src/core/runnerCli';
 import { localTarget } from '../../src/core/target';
-import { assertComplete, assertNoAttachLeft, follow, makeData, PYTHON, requirePython, RUNNER_DIR, runStarted, waitForExit, writeSpec } from './realRun';
+import { assertNoAttachLeft, followCleanAndKilled, makeData, PYTHON, requirePython, RUNNER_DIR, runStarted, waitForExit, writeSpec } from './realRun';
 
 let tmp: string;
 before(() => {
@@ -24,13 +24,7 @@ test('a real run, followed locally: every seq once and in order, also across kil
 
   const run = await launchRun(target, spec, path.join(tmp, 'runs'));
   try {
-    const [clean, killed] = await Promise.all([follow(target, run.run_dir), follow(target, run.run_dir, { every: 2, times: 3 })]);
-    assertComplete(clean, run.run_dir);
-    assert.deepEqual(clean.reconnects, []);
-    assertComplete(killed, run.run_dir);
-    assert.equal(killed.kills, 3);
-    assert.equal(killed.reconnects.length, 3, 'one reconnect per kill');
-    t.diagnostic(`${killed.events.length} events; reconnected after seq ${killed.reconnects.map((r) => r.since).join(", ")}`);
+    const clean = await followCleanAndKilled(target, run.run_dir, (m) => t.diagnostic(m));
     assert.equal(runStarted(clean.events).spec.name, 'it');
   } finally {
     await waitForExit(run.pid);

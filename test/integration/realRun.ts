@@ -102,6 +102,21 @@ export function assertComplete(got: Followed, runDir: string): void {
   assert.ok(got.events.filter((e) => e.type === 'step').length >= 6, 'at least 6 steps');
 }
 
+/**
+ * Follows one run twice at once, a clean follower and one whose attach (or ssh) is killed after
+ * every 2 new events, 3 times; both must equal events.jsonl exactly. Returns the clean stream.
+ */
+export async function followCleanAndKilled(target: Target, runDir: string, note: (msg: string) => void): Promise<Followed> {
+  const [clean, killed] = await Promise.all([follow(target, runDir), follow(target, runDir, { every: 2, times: 3 })]);
+  assertComplete(clean, runDir);
+  assert.deepEqual(clean.reconnects, []);
+  assertComplete(killed, runDir);
+  assert.equal(killed.kills, 3);
+  assert.equal(killed.reconnects.length, 3, 'one reconnect per kill');
+  note(`${killed.events.length} events; reconnected after seq ${killed.reconnects.map((r) => r.since).join(', ')}`);
+  return clean;
+}
+
 export function runStarted(events: RunEvent[]): RunStartedEvent {
   const e = events.find((x) => x.type === 'run_started');
   assert.ok(e, 'a run_started event');

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { launchRun } from '../../src/core/runnerCli';
 import { sshTarget, type SshTarget } from '../../src/core/target';
-import { assertComplete, assertNoAttachLeft, follow, makeData, PYTHON, requirePython, RUNNER_DIR, runStarted, waitForExit, writeSpec } from './realRun';
+import { assertNoAttachLeft, followCleanAndKilled, makeData, PYTHON, requirePython, RUNNER_DIR, runStarted, waitForExit, writeSpec } from './realRun';
 import { startSshd, type Sshd } from './sshd';
 
 let tmp: string;
@@ -43,13 +43,7 @@ test('a real run over ssh: odd paths arrive unchanged, nothing runs, kills of ss
   const run = await launchRun(target, spec, path.join(base, 'runs'));
   assert.equal(path.dirname(run.run_dir), path.join(base, 'runs'));
   try {
-    const [clean, killed] = await Promise.all([follow(target, run.run_dir), follow(target, run.run_dir, { every: 2, times: 3 })]);
-    assertComplete(clean, run.run_dir);
-    assert.deepEqual(clean.reconnects, []);
-    assertComplete(killed, run.run_dir);
-    assert.equal(killed.kills, 3);
-    assert.equal(killed.reconnects.length, 3, 'one reconnect per kill');
-    t.diagnostic(`${killed.events.length} events; reconnected after seq ${killed.reconnects.map((r) => r.since).join(', ')}`);
+    const clean = await followCleanAndKilled(target, run.run_dir, (m) => t.diagnostic(m));
 
     const spec0 = runStarted(clean.events).spec as { data: { train: string } };
     assert.equal(spec0.data.train, data, 'run_started.spec.data.train is the path as written');
