@@ -1,6 +1,7 @@
 // One build script for every bundle. Flags: --production (minify, no sourcemaps), --watch,
 // --outdir=<dir> (default dist; the packaging test builds into a temp folder with it).
 import * as esbuild from 'esbuild';
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 
@@ -22,11 +23,31 @@ const node = {
   logLevel: 'info',
 };
 
+/** Settings for the UIs that run in a webview or a browser tab. */
+const browser = {
+  bundle: true,
+  platform: 'browser',
+  format: 'iife',
+  target: 'es2022',
+  minify: production,
+  sourcemap: !production,
+  sourcesContent: false,
+  metafile: !production,
+  logLevel: 'info',
+  loader: { '.css': 'css' },
+};
+
 const bundles = [
   // `vscode` exists only inside the extension host, which provides it at run time.
   { ...node, entryPoints: ['src/extension.ts'], outfile: path.join(outdir, 'extension.js'), external: ['vscode'] },
   { ...node, entryPoints: ['src/cli/main.ts'], outfile: path.join(outdir, 'cli.js') },
-];
+  // The spec-file language server runs in its own Node process, started by the extension.
+  { ...node, entryPoints: ['src/server/server.ts'], outfile: path.join(outdir, 'server.js') },
+  // The dashboard UI: the same bundle in a VS Code webview and in the browser dashboard.
+  { ...browser, entryPoints: ['webview/dashboard/main.ts'], outfile: path.join(outdir, 'webview', 'dashboard.js') },
+  // The checkpoint explorer UI.
+  { ...browser, entryPoints: ['webview/checkpoints/main.ts'], outfile: path.join(outdir, 'webview', 'checkpoints.js') },
+].filter((b) => existsSync(b.entryPoints[0])); // parts not written yet are skipped
 
 async function writeMeta(result, outfile) {
   if (result.metafile) await writeFile(outfile.replace(/\.js$/, '.meta.json'), JSON.stringify(result.metafile));

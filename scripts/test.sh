@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test tier, even after one fails, and exits non-zero if any failed.
-# Tiers: typecheck, TS unit tests (node:test), integration tests (real runner, real sshd), runner tests (pytest).
+# Tiers: typecheck, TS unit tests (node:test), integration tests (real runner, real sshd), runner tests
+# (pytest), browser tests (dashboard in Chromium), e2e tests (the .vsix in code-server).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,6 +33,18 @@ tier "integration tests" node --import tsx --test --test-reporter=spec "${integr
 
 if [ -d test/runner ]; then
   tier "runner tests" .venv/bin/python -m pytest test/runner -q
+fi
+
+# The dashboard UI in a real Chromium (playwright-core + Debian chromium), against real runs.
+if [ -d test/browser ]; then
+  mapfile -t browser_files < <(find test/browser -name '*.test.ts' -type f | sort)
+  [ ${#browser_files[@]} -gt 0 ] && tier "browser tests" node --import tsx --test --test-reporter=spec "${browser_files[@]}"
+fi
+
+# Last: the packaged .vsix inside a real VS Code (code-server), driven through its UI.
+if [ -d test/e2e ]; then
+  mapfile -t e2e_files < <(find test/e2e -name '*.test.ts' -type f | sort)
+  [ ${#e2e_files[@]} -gt 0 ] && tier "e2e tests" node --import tsx --test --test-reporter=spec --test-concurrency=1 "${e2e_files[@]}"
 fi
 
 if [ ${#failed[@]} -gt 0 ]; then

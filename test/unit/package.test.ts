@@ -41,6 +41,7 @@ const ALLOWED: RegExp[] = [
   /^extension\/changelog\.md$/i,
   /^extension\/license(\.txt|\.md)?$/i,
   /^extension\/dist\/[^/]+\.js$/,
+  /^extension\/dist\/webview\/[^/]+\.(js|css)$/,
   /^extension\/media\/.+/,
   /^extension\/runner\/pyproject\.toml$/,
   /^extension\/runner\/requirements\.txt$/,
