@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from typing import Any, Iterator
 
@@ -64,15 +65,19 @@ class EventLog:
             with open(path, "r+b") as f:
                 f.truncate(end)
         self._f = open(path, "a", encoding="utf-8")
+        # The telemetry thread emits too: seq and the line must be taken together.
+        self._lock = threading.Lock()
 
     def emit(self, type_: str, **payload: Any) -> dict[str, Any]:
-        self.seq += 1
-        event = {"v": PROTOCOL_VERSION, "seq": self.seq, "t": round(time.time(), 6), "type": type_}
-        event.update(sanitize(payload))
-        self._f.write(json.dumps(event, default=_json_default, ensure_ascii=False, allow_nan=False) + "\n")
-        self._f.flush()
-        if type_ in DURABLE_TYPES:
-            os.fsync(self._f.fileno())
+        body = sanitize(payload)
+        with self._lock:
+            self.seq += 1
+            event = {"v": PROTOCOL_VERSION, "seq": self.seq, "t": round(time.time(), 6), "type": type_}
+            event.update(body)
+            self._f.write(json.dumps(event, default=_json_default, ensure_ascii=False, allow_nan=False) + "\n")
+            self._f.flush()
+            if type_ in DURABLE_TYPES:
+                os.fsync(self._f.fileno())
         return event
 
     def close(self) -> None:

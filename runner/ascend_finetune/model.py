@@ -137,6 +137,19 @@ class TransferNet(nn.Cell):
         return self.head(x)
 
 
+class BackboneFeatures(nn.Cell):
+    """The pooled backbone output of a TransferNet (what its head sees), for the feature cache."""
+
+    def __init__(self, net: TransferNet):
+        super().__init__(auto_prefix=False)
+        self.backbone = net.backbone
+
+    def construct(self, x):
+        b = self.backbone
+        x = b.layer4(b.layer3(b.layer2(b.layer1(b.stem(x)))))
+        return b.mean(x, (2, 3))
+
+
 def frozen_parts(freeze: str) -> int:
     """How many leading parts (stem, layer1..4) a `model.freeze` value freezes."""
     if freeze == "none":

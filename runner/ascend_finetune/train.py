@@ -23,6 +23,7 @@ from .data import DataError, make_dataset, scan, stratified_split
 from .events import EventLog
 from .pretrained import PretrainedError
 from .rundir import atomic_write_json, process_start, write_status
+from .telemetry import DEFAULT_INTERVAL_S, DeviceSampler
 from .spec import SpecError
 
 
@@ -99,7 +100,7 @@ class Trainer:
         from mindspore import nn
 
         from . import amp as ampmod
-        from .model import TransferNet, apply_freeze, frozen_parts, set_train_mode
+        from .model import BackboneFeatures, TransferNet, apply_freeze, frozen_parts, set_train_mode
 
         self.spec, self.run_dir = spec, run_dir
         # Warnings found while setting up; the run writes them right after run_started, so that
@@ -174,9 +175,22 @@ class Trainer:
         # ~88 (exp overflows in fp32), which a pretrained backbone's features reach within a few steps.
         # CrossEntropyLoss subtracts the max first (log-softmax) and gives the same value otherwise.
         loss_fn = nn.CrossEntropyLoss(reduction="mean")
-        self.train_step = ampmod.build_train_step(self.model, loss_fn, self.optimizer, self.scaler)
+        self.features = None
+        if t.get("cache_features"):
+            # Train the head on backbone features computed once (featurecache.py); the compiled
+            # steps then see only the head.
+            if m["freeze"] != "backbone":
+                raise DataError("train.cache_features", f"cache_features needs a frozen backbone, but model.freeze is "
+                                f"{m['freeze']!r}: the features would change every step",
+                                "set model.freeze to backbone, or train.cache_features to false")
+            from .featurecache import FeatureCache
+
+            self.backbone_features = ampmod.build_eval_step(BackboneFeatures(self.net))
+            self.features = FeatureCache(self, t.get("cache_views", 1))
+        stepped = self.net.head if self.features else self.model
+        self.train_step = ampmod.build_train_step(stepped, loss_fn, self.optimizer, self.scaler)
         set_train_mode(self.net, True)  # the step's set_train(True) reached the frozen BatchNorms too
-        self.eval_logits = ampmod.build_eval_step(self.model)
+        self.eval_logits = ampmod.build_eval_step(stepped)
         self._set_train_mode = set_train_mode
         for code, msg in sink_notes(spec["sink"], self.target):
             self.warn(code=code, message=msg, details={"sink": spec["sink"], "target": self.target})
@@ -230,6 +244,8 @@ class Trainer:
 
     # -- steps --------------------------------------------------------------------------------
     def train_batches(self, epoch: int):
+        if self.features:
+            return self.features.train_batches(epoch)
         d = self.spec["data"]
         ds = make_dataset(self.train_samples, d["image_size"], d["batch_size"], self.workers, True, d["augment"],
                           self.spec["train"]["seed"] + epoch, drop_remainder=True)
@@ -239,14 +255,18 @@ class Trainer:
         if not self.val_samples:
             return None
         d = self.spec["data"]
-        ds = make_dataset(self.val_samples, d["image_size"], d["batch_size"], self.workers, False, False, 0, drop_remainder=False)
+        if self.features:
+            batches = self.features.val_batches()
+        else:
+            batches = make_dataset(self.val_samples, d["image_size"], d["batch_size"], self.workers, False, False, 0,
+                                   drop_remainder=False).create_tuple_iterator(num_epochs=1)
         n = len(self.classes)
         confusion = np.zeros((n, n), np.int64)
         class_total = np.zeros(n, np.int64)
         loss_sum, count, nonfinite = 0.0, 0, 0
         self._set_train_mode(self.net, False)
         try:
-            for x, y in ds.create_tuple_iterator(num_epochs=1):
+            for x, y in batches:
                 logits = self.eval_logits(x).asnumpy().astype(np.float64)
                 labels = y.asnumpy().astype(np.int64)
                 z = logits - logits.max(axis=1, keepdims=True)
@@ -347,6 +367,8 @@ class Run:
 
     def _finish(self, status: str, error, best, final, code: int) -> int:
         store_best = getattr(self, "store", None) and self.store.best()
+        if getattr(self, "sampler", None):
+            self.sampler.stop()  # no device event after run_finished
         self._flush_warnings()  # found during a set-up that then failed
         if not best and store_best:
             best = {k: store_best[k] for k in ("file", "epoch", "step", "metrics")}
@@ -398,6 +420,11 @@ class Run:
                       amp={"level": tr.amp_plan.level, "loss_scale": tr.amp_plan.loss_scale},
                       resumed_from={"file": self.resume_from, "step": tr.step} if self.resume_from else None)
         self._flush_warnings()
+        # NPU utilisation, HBM, temperature and power as `device` events, where npu-smi exists.
+        self.sampler = DeviceSampler.for_run(self.log.emit, spec["device"]["ids"],
+                                             float(spec["device"].get("telemetry_s", DEFAULT_INTERVAL_S)))
+        if tr.features:
+            tr.features.ensure()  # before the first step's clock: compute_s reports its cost, not step 1
         batch = d["batch_size"]
         max_bad = spec["train"]["max_nonfinite_steps"]
         self._take_requests({})  # a stop sent during set-up is honoured before the first step
@@ -449,8 +476,12 @@ class Run:
             if ev:
                 self.log.emit("eval", epoch=epoch, step=tr.step, **ev)
                 metrics.update(val_loss=ev["val_loss"], val_acc=ev["val_acc"])
+            extra = {}
+            if tr.features and not tr.features.reported:
+                extra["feature_cache"] = tr.features.describe()  # built or found during this epoch
+                tr.features.reported = True
             self.log.emit("epoch_end", epoch=epoch, train_loss=float(np.mean(losses)) if losses else None,
-                          overflow_count=overflows, epoch_s=round(time.perf_counter() - epoch_t0, 3))
+                          overflow_count=overflows, epoch_s=round(time.perf_counter() - epoch_t0, 3), **extra)
             entry = self._checkpoint(metrics)
             if entry["best"]:
                 best = {k: entry[k] for k in ("file", "epoch", "step", "metrics")}

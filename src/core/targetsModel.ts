@@ -179,13 +179,15 @@ export interface DoctorRow {
   description: string;
   problem: boolean;
   fix?: string;
+  /** An NPU that npu-smi lists processes on (another job may be using it). */
+  busy?: boolean;
 }
 
 interface DoctorOutput {
   python?: { version?: string; executable?: string; ok?: boolean };
   mindspore?: { ok?: boolean; version?: string; backends?: Record<string, boolean>; error?: string; fix?: string };
   cann?: { found?: boolean; home?: string | null; set_env?: string | null; env_loaded?: boolean };
-  npu?: { npu_smi?: string | null; devices?: unknown[]; error?: string };
+  npu?: { npu_smi?: string | null; devices?: unknown[]; processes?: unknown[]; error?: string };
   host?: string;
   cpu_count?: number;
 }
@@ -223,14 +225,37 @@ export function doctorRows(output: unknown): DoctorRow[] {
   // 310P Duo and Atlas A3 cards list one device per chip under the same NPU id
   const ids = devices.map((dev) => (dev as { id?: unknown })?.id);
   const multiChip = new Set(ids).size < ids.length;
-  devices.forEach((dev, i) => rows.push(npuRow(dev, i, multiChip)));
+  const procs = Array.isArray(d.npu?.processes) ? d.npu.processes : [];
+  devices.forEach((dev, i) => rows.push(npuRow(dev, i, multiChip, procs)));
   if (d.host !== undefined || d.cpu_count !== undefined) {
     rows.push({ label: 'Host', description: `${d.host ?? '?'}${d.cpu_count ? ` · ${d.cpu_count} CPUs` : ''}`, problem: false });
   }
   return rows;
 }
 
-function npuRow(dev: unknown, i: number, multiChip = false): DoctorRow {
+interface NpuProcess {
+  npu?: unknown;
+  chip?: unknown;
+  pid?: unknown;
+  name?: unknown;
+  memory_mb?: unknown;
+}
+
+/** The processes npu-smi lists on this NPU (and chip, where the card has several), as text. */
+function processText(procs: unknown[], id: number, chip: number | undefined, multiChip: boolean): string | undefined {
+  const mine = procs.filter((p): p is NpuProcess => {
+    const q = (typeof p === 'object' && p !== null ? p : {}) as NpuProcess;
+    return q.npu === id && (!multiChip || chip === undefined || q.chip === null || q.chip === chip);
+  });
+  if (mine.length === 0) return undefined;
+  const one = (p: NpuProcess) => {
+    const mem = typeof p.memory_mb === 'number' ? ` ${(p.memory_mb / 1024).toFixed(1)} GiB` : '';
+    return `${typeof p.name === 'string' ? p.name : '?'} (pid ${typeof p.pid === 'number' ? p.pid : '?'}${mem})`;
+  };
+  return `busy: ${mine.slice(0, 3).map(one).join(', ')}${mine.length > 3 ? ` +${mine.length - 3} more` : ''}`;
+}
+
+function npuRow(dev: unknown, i: number, multiChip = false, procs: unknown[] = []): DoctorRow {
   const o = (typeof dev === 'object' && dev !== null ? dev : {}) as Record<string, unknown>;
   const num = (k: string) => (typeof o[k] === 'number' ? (o[k] as number) : undefined);
   const id = num('id') ?? i;
@@ -241,8 +266,15 @@ function npuRow(dev: unknown, i: number, multiChip = false): DoctorRow {
   const [kind, used, total] = num('hbm_total_mb') ? ['HBM', num('hbm_used_mb'), num('hbm_total_mb')] : ['memory', num('memory_used_mb'), num('memory_total_mb')];
   if (used !== undefined && total) parts.push(`${kind} ${(used / 1024).toFixed(1)}/${(total / 1024).toFixed(1)} GiB`);
   const util = num('util');
-  if (util !== undefined) parts.push(`${util}% busy`);
-  return { label: multiChip && chip !== undefined ? `NPU ${id} chip ${chip}` : `NPU ${id}`, description: parts.join(' · '), problem: false };
+  if (util !== undefined) parts.push(`${util}% AI Core`);
+  const busy = processText(procs, id, chip, multiChip);
+  if (busy) parts.push(busy);
+  return {
+    label: multiChip && chip !== undefined ? `NPU ${id} chip ${chip}` : `NPU ${id}`,
+    description: parts.join(' · '),
+    problem: false,
+    busy: busy !== undefined,
+  };
 }
 
 /** How many NPUs `doctor` lists (the wizard offers 1..N); 1 when it lists none (CPU). */

@@ -63,10 +63,13 @@ export class TargetsView implements vscode.TreeDataProvider<TargetsNode>, vscode
       item.id = `target/${node.targetId}#${this.checks.get(node.targetId)?.n ?? 0}/row/${node.index}`;
       item.description = node.row.description;
       item.tooltip = node.row.fix ? `${node.row.description}\nFix: ${node.row.fix}` : node.row.description;
-      item.iconPath = new vscode.ThemeIcon(
-        node.row.problem ? 'error' : node.row.fix ? 'warning' : 'pass',
-        new vscode.ThemeColor(node.row.problem ? 'problemsErrorIcon.foreground' : node.row.fix ? 'problemsWarningIcon.foreground' : 'testing.iconPassed'),
-      );
+      // an NPU another job is using: a warning-coloured chip icon, not an error (it is not broken)
+      item.iconPath = node.row.busy && !node.row.problem
+        ? new vscode.ThemeIcon('circuit-board', new vscode.ThemeColor('problemsWarningIcon.foreground'))
+        : new vscode.ThemeIcon(
+            node.row.problem ? 'error' : node.row.fix ? 'warning' : 'pass',
+            new vscode.ThemeColor(node.row.problem ? 'problemsErrorIcon.foreground' : node.row.fix ? 'problemsWarningIcon.foreground' : 'testing.iconPassed'),
+          );
       item.contextValue = node.row.problem ? 'doctorRow.problem' : 'doctorRow';
       return item;
     }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
@@ -91,7 +91,7 @@ test('doctor rows: Python, MindSpore with backends, CANN, NPUs with HBM and util
   assert.deepEqual(rows.map((r) => r.label), ['Python', 'MindSpore', 'CANN', 'NPU 0', 'NPU 1', 'Host']);
   assert.equal(rows[1].description, '2.10.0 · CPU, Ascend');
   assert.match(rows[2].fix ?? '', /source \/usr\/local\/Ascend\/ascend-toolkit\/set_env.sh/);
-  assert.equal(rows[3].description, '910B · HBM 2.0/64.0 GiB · 12% busy');
+  assert.equal(rows[3].description, '910B · HBM 2.0/64.0 GiB · 12% AI Core');
   assert.ok(rows.every((r) => !r.problem));
   assert.equal(npuCount({ npu: { devices: [{}, {}] } }), 2);
   assert.equal(npuCount({ npu: { devices: [] } }), 1);
@@ -158,8 +158,23 @@ test('NPU rows: HBM on 910-class cards, memory on 310P, chips told apart on mult
   });
   const npus = rows.filter((r) => r.label.startsWith('NPU'));
   assert.deepEqual(npus.map((r) => r.label), ['NPU 0 chip 0', 'NPU 2 chip 0', 'NPU 2 chip 1']);
-  assert.equal(npus[0].description, '910B3 · HBM 3.3/64.0 GiB · 12% busy');
+  assert.equal(npus[0].description, '910B3 · HBM 3.3/64.0 GiB · 12% AI Core');
   assert.equal(npus[1].description, '310P3 · memory 1.0/43.2 GiB');
   const single = doctorRows({ npu: { devices: [{ id: 0, chip: 0, name: '910B3' }, { id: 1, chip: 0, name: '910B3' }] } });
   assert.deepEqual(single.filter((r) => r.label.startsWith('NPU')).map((r) => r.label), ['NPU 0', 'NPU 1']);
+});
+
+test('NPU rows name the processes npu-smi lists on each device (doctor on a recorded busy 910B box)', () => {
+  // test/unit/fixtures/doctor/: `doctor` run with a fake npu-smi printing a recorded 8-NPU 910B table
+  const doctor = JSON.parse(readFileSync(path.join(__dirname, 'fixtures', 'doctor', '910b3_8npu_busy.json'), 'utf8'));
+  const npus = doctorRows(doctor).filter((r) => r.label.startsWith('NPU'));
+  assert.equal(npus.length, 8);
+  assert.ok(npus.every((r) => r.busy), 'every NPU has a process on it');
+  assert.match(npus[0].description, /busy: python \(pid 13128 53\.3 GiB\)/);
+  assert.match(npus[7].description, /pid 13616/);
+  const idle = doctorRows({ ...doctor, npu: { ...doctor.npu, processes: [] } }).filter((r) => r.label.startsWith('NPU'));
+  assert.ok(idle.every((r) => !r.busy && !r.description.includes('busy')));
+  // junk in the process list is skipped, never thrown on
+  const junk = doctorRows({ ...doctor, npu: { ...doctor.npu, processes: [null, 7, { npu: '0' }] } });
+  assert.ok(junk.filter((r) => r.label.startsWith('NPU')).every((r) => !r.busy));
 });

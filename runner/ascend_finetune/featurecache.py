@@ -1,0 +1,190 @@
+"""Frozen-backbone feature cache (`train.cache_features`): run the backbone once, train the head on
+what it produced.
+
+With `model.freeze: backbone` the backbone is a fixed function (its BatchNorms run on their moving
+statistics), so every epoch recomputes the same features. The cache computes them once and trains
+only the head on them: the same head, optimizer, schedule, loss scaling and steps as without it.
+
+- Without augmentation, the cached features are exactly what the backbone gives every epoch: the
+  training is the same but for the order of the shuffled batches.
+- With augmentation, each epoch would see a fresh random crop/flip of every image. The cache keeps
+  `train.cache_views` (K) augmented views per image and epoch e trains on view (e-1) mod K: K=1 trains
+  every epoch on the same random view. That is an approximation; raise K to get closer.
+
+The cache lives in the run directory (`feature-cache/<key>/`), keyed by the data (every image's
+path, size and modification time, and its label), the backbone's weights (a hash of the loaded
+tensors, so the pretrained file and the seed both count), the transforms (image size, augmentation,
+views, seed, normalisation) and the AMP level. A later run finds a cache with the same key in its
+own directory (resume) or in a sibling run directory under the same runs root, and reuses it.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from typing import Any, Iterator
+
+import numpy as np
+
+from .data import MEAN, STD, make_dataset
+
+FORMAT = 1  # bump when what is cached or how it is computed changes
+DIRNAME = "feature-cache"
+
+
+def _files_digest(samples: list[tuple[str, int]]) -> list[Any]:
+    out = []
+    for path, label in samples:
+        st = os.stat(path)
+        out.append([os.path.abspath(path), st.st_size, st.st_mtime_ns, int(label)])
+    return out
+
+
+def backbone_digest(backbone) -> str:
+    h = hashlib.sha256()
+    for p in sorted(backbone.get_parameters(), key=lambda p: p.name):
+        h.update(p.name.encode())
+        h.update(np.ascontiguousarray(p.asnumpy()).tobytes())
+    return h.hexdigest()
+
+
+def cache_key(train: list[tuple[str, int]], val: list[tuple[str, int]], backbone_hash: str, image_size: int,
+              augment: bool, views: int, seed: int, amp_level: str) -> str:
+    doc = {"format": FORMAT, "train": _files_digest(train), "val": _files_digest(val), "backbone": backbone_hash,
+           "transforms": {"image_size": image_size, "augment": augment, "views": views, "seed": seed,
+                          "mean": MEAN, "std": STD},
+           "amp": amp_level}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+
+
+class FeatureCache:
+    """Features of the train views and of the val set, computed (or found) on first use."""
+
+    def __init__(self, trainer, views: int):
+        self.tr = trainer
+        d, t = trainer.spec["data"], trainer.spec["train"]
+        self.augment = bool(d["augment"])
+        self.views = max(1, int(views)) if self.augment else 1  # without augmentation every view is the same
+        self.batch = d["batch_size"]
+        self.seed = t["seed"]
+        self.key = cache_key(trainer.train_samples, trainer.val_samples, backbone_digest(trainer.net.backbone),
+                             d["image_size"], self.augment, self.views, self.seed, trainer.amp_plan.level)
+        self.dir = os.path.join(trainer.run_dir, DIRNAME, self.key[:16])
+        self.reused_from: str | None = None
+        self.reported = False  # described once, in the epoch_end of the epoch that built or found it
+        self.compute_s: float | None = None
+        self._train: np.ndarray | None = None  # (views, n, dim) float32
+        self._train_labels: np.ndarray | None = None  # (views, n) int32
+        self._val: np.ndarray | None = None
+        self._val_labels: np.ndarray | None = None
+
+    # -- finding or computing ---------------------------------------------------------------
+    def _complete(self, folder: str) -> bool:
+        try:
+            with open(os.path.join(folder, "meta.json"), encoding="utf-8") as f:
+                return json.load(f).get("key") == self.key
+        except (OSError, ValueError):
+            return False
+
+    def _candidates(self) -> list[str]:
+        """This run's own cache first (a resume), then its siblings' under the same runs root."""
+        own = self.dir
+        root = os.path.dirname(os.path.abspath(self.tr.run_dir))
+        found = [own]
+        try:
+            siblings = sorted(os.listdir(root))
+        except OSError:
+            siblings = []
+        for name in siblings:
+            folder = os.path.join(root, name, DIRNAME, self.key[:16])
+            if folder != own:
+                found.append(folder)
+        return found
+
+    def ensure(self) -> None:
+        if self._train is not None:
+            return
+        for folder in self._candidates():
+            if self._complete(folder):
+                self._load(folder)
+                if folder != self.dir:
+                    self.reused_from = os.path.dirname(os.path.dirname(folder))
+                return
+        t0 = time.perf_counter()
+        self._compute()
+        self.compute_s = round(time.perf_counter() - t0, 3)
+        self._save()
+
+    def _load(self, folder: str) -> None:
+        z = np.load(os.path.join(folder, "features.npz"))
+        self._train, self._train_labels = z["train"], z["train_labels"]
+        self._val, self._val_labels = z["val"], z["val_labels"]
+
+    def _extract(self, samples: list[tuple[str, int]], train: bool, augment: bool, seed: int):
+        tr = self.tr
+        ds = make_dataset(samples, tr.spec["data"]["image_size"], self.batch, tr.workers, train, augment, seed,
+                          drop_remainder=False)
+        feats, labels = [], []
+        for x, y in ds.create_tuple_iterator(num_epochs=1):
+            feats.append(tr.backbone_features(x).asnumpy().astype(np.float32))
+            labels.append(y.asnumpy().astype(np.int32))
+        if not feats:
+            return np.zeros((0, 0), np.float32), np.zeros((0,), np.int32)
+        return np.concatenate(feats), np.concatenate(labels)
+
+    def _compute(self) -> None:
+        tr = self.tr
+        tr._set_train_mode(tr.net, False)
+        try:
+            views = [self._extract(tr.train_samples, self.augment, self.augment, self.seed + 7919 * (k + 1))
+                     for k in range(self.views)]
+            self._val, self._val_labels = self._extract(tr.val_samples, False, False, 0) if tr.val_samples else \
+                (np.zeros((0, 0), np.float32), np.zeros((0,), np.int32))
+        finally:
+            tr._set_train_mode(tr.net, True)
+        self._train = np.stack([v[0] for v in views])
+        self._train_labels = np.stack([v[1] for v in views])
+
+    def _save(self) -> None:
+        # Written to a temporary folder and renamed: a killed run never leaves a half cache behind
+        # that a later run would trust.
+        parent = os.path.dirname(self.dir)
+        os.makedirs(parent, exist_ok=True)
+        tmp = f"{self.dir}.tmp-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        os.makedirs(tmp)
+        np.savez(os.path.join(tmp, "features.npz"), train=self._train, train_labels=self._train_labels,
+                 val=self._val, val_labels=self._val_labels)
+        meta = {"key": self.key, "format": FORMAT, "views": self.views, "augment": self.augment,
+                "train_images": int(self._train.shape[1]), "val_images": int(self._val.shape[0]),
+                "dim": int(self._train.shape[2]) if self._train.ndim == 3 else 0,
+                "compute_s": self.compute_s, "created_at": time.time()}
+        with open(os.path.join(tmp, "meta.json"), "w", encoding="utf-8") as f:
+            json.dump(meta, f, indent=1)
+        shutil.rmtree(self.dir, ignore_errors=True)
+        os.rename(tmp, self.dir)
+
+    def describe(self) -> dict[str, Any]:
+        return {"key": self.key, "dir": os.path.relpath(self.dir, self.tr.run_dir), "views": self.views,
+                "reused_from": self.reused_from, "compute_s": self.compute_s}
+
+    # -- batches ----------------------------------------------------------------------------
+    def train_batches(self, epoch: int) -> Iterator[tuple[Any, Any]]:
+        import mindspore as ms
+
+        self.ensure()
+        view = (epoch - 1) % self.views
+        x, y = self._train[view], self._train_labels[view]
+        order = np.random.default_rng(self.seed + epoch).permutation(len(y))
+        for i in range(len(order) // self.batch):  # drop the remainder, as the image pipeline does
+            idx = order[i * self.batch:(i + 1) * self.batch]
+            yield ms.Tensor(x[idx]), ms.Tensor(y[idx])
+
+    def val_batches(self) -> Iterator[tuple[Any, Any]]:
+        import mindspore as ms
+
+        self.ensure()
+        for i in range(0, len(self._val_labels), self.batch):
+            yield ms.Tensor(self._val[i:i + self.batch]), ms.Tensor(self._val_labels[i:i + self.batch])
