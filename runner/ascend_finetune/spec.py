@@ -1,5 +1,10 @@
 """The run spec: defaults (the reference recipe's), validation with field paths and fixes, resolution.
 
+The rules live in one JSON Schema, `spec.schema.json`, next to this file: the extension and its
+language server validate against the same file. Ascend boxes may lack the `jsonschema` package,
+so the small subset the schema uses is interpreted here (`_walk`); the TypeScript side does the
+same with ajv and must give the same problems (test/spec-examples runs both).
+
 Validation never stops at the first problem: a user fixing a spec wants every problem at once.
 """
 from __future__ import annotations
@@ -12,60 +17,24 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from .backbones import BACKBONES, STAGES
+SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spec.schema.json")
+with open(SCHEMA_FILE, encoding="utf-8") as _f:
+    SCHEMA: dict[str, Any] = json.load(_f)
 
-DEFAULTS: dict[str, Any] = {
-    "name": "run",
-    "data": {"train": None, "val": None, "val_split": 0.1, "image_size": 224, "batch_size": 32,
-             "workers": 8, "augment": True},
-    "model": {"backbone": "resnet50", "pretrained": None, "freeze": "backbone", "num_classes": None},
-    "train": {"epochs": 10, "optimizer": "momentum", "lr": 0.01, "momentum": 0.9, "weight_decay": 0.0,
-              "lr_schedule": "constant", "warmup_steps": 0, "seed": 1, "max_nonfinite_steps": 5,
-              "lr_step_size": None, "lr_step_gamma": 0.1},
-    "amp": {"level": "O2", "loss_scale": "dynamic", "init_scale": 16777216, "scale_factor": 2,
-            "scale_window": 2000},
-    "sink": {"enabled": True, "size": 1},
-    "checkpoint": {"every_steps": 1000, "keep_max": 5, "keep_best": True, "format": "ckpt"},
-    "device": {"target": "auto", "ids": [0]},
-}
 
-FREEZE_VALUES = ["none", "backbone"] + [f"up_to:{s}" for s in STAGES]
-ENUMS = {
-    "model.backbone": list(BACKBONES),
-    "model.freeze": FREEZE_VALUES,
-    "train.optimizer": ["momentum", "sgd", "adamw"],
-    "train.lr_schedule": ["constant", "cosine", "step"],
-    "amp.level": ["O0", "O1", "O2", "O3", "auto"],
-    "amp.loss_scale": ["dynamic", "fixed", "none"],
-    "checkpoint.format": ["ckpt", "safetensors"],
-    "device.target": ["auto", "Ascend", "CPU"],
-}
-# field: (type(s), min, max, min is exclusive) for numbers; None bound = unbounded
-NUMBERS = {
-    "data.val_split": (float, 0.0, 0.9, False),
-    "data.image_size": (int, 16, 4096, False),
-    "data.batch_size": (int, 1, 65536, False),
-    "data.workers": (int, 1, 1024, False),
-    "model.num_classes": (int, 2, 1_000_000, False),
-    "train.epochs": (int, 1, 100_000, False),
-    "train.lr": (float, 0.0, 100.0, True),
-    "train.momentum": (float, 0.0, 1.0, False),
-    "train.weight_decay": (float, 0.0, 1.0, False),
-    "train.warmup_steps": (int, 0, None, False),
-    "train.seed": (int, 0, 2**31 - 1, False),
-    "train.max_nonfinite_steps": (int, 1, None, False),
-    "train.lr_step_size": (int, 1, None, False),
-    "train.lr_step_gamma": (float, 0.0, 1.0, True),
-    "amp.init_scale": (float, 1.0, 2.0**32, False),
-    "amp.scale_factor": (int, 2, 1024, False),
-    "amp.scale_window": (int, 1, None, False),
-    "sink.size": (int, 1, None, False),
-    "checkpoint.every_steps": (int, 1, None, False),
-    "checkpoint.keep_max": (int, 1, None, False),
-}
-BOOLS = {"data.augment", "sink.enabled", "checkpoint.keep_best"}
-NULLABLE = {"data.val", "model.pretrained", "model.num_classes", "train.lr_step_size"}
-PATHS = {"data.train", "data.val", "model.pretrained"}
+def _defaults(schema: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, sub in schema["properties"].items():
+        out[key] = _defaults(sub) if sub.get("type") == "object" else copy.deepcopy(sub.get("default"))
+    return out
+
+
+DEFAULTS: dict[str, Any] = _defaults(SCHEMA)
+ENUMS = {f"{sec}.{k}": f["enum"] for sec, s in SCHEMA["properties"].items() if s.get("type") == "object"
+         for k, f in s["properties"].items() if "enum" in f}
+FREEZE_VALUES = ENUMS["model.freeze"]
+PATHS = {f"{sec}.{k}": f["x-path"] for sec, s in SCHEMA["properties"].items() if s.get("type") == "object"
+         for k, f in s["properties"].items() if "x-path" in f}
 
 
 @dataclass
@@ -91,77 +60,119 @@ def _did_you_mean(key: str, choices: list[str]) -> str:
     return f'did you mean "{close[0]}"?' if close else f"known fields: {', '.join(choices)}"
 
 
-def _check_number(path: str, value: Any, rule: tuple) -> Problem | None:
-    kind, lo, hi, lo_exclusive = rule
-    if (isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and not isinstance(value, int))
+def _types(rule: dict[str, Any]) -> list[str]:
+    t = rule.get("type", [])
+    return t if isinstance(t, list) else [t]
+
+
+def _bound(kind: str, b: float) -> str:
+    return str(float(b)) if kind == "number" else str(int(b))
+
+
+def _check_number(path: str, value: Any, rule: dict[str, Any]) -> Problem | None:
+    kind = "integer" if "integer" in _types(rule) else "number"
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or (kind == "integer" and not isinstance(value, int))
             or not math.isfinite(value)):
-        return Problem(path, f"must be {'an integer' if kind is int else 'a number'}, got {json.dumps(value)}",
-                       f"set {path} to {'a whole number' if kind is int else 'a number'}")
-    if (lo is not None and (value <= lo if lo_exclusive else value < lo)) or (hi is not None and value > hi):
-        rng = f"{'>' if lo_exclusive else '>='} {lo}" + (f" and <= {hi}" if hi is not None else "")
+        return Problem(path, f"must be {'an integer' if kind == 'integer' else 'a number'}, got {json.dumps(value)}",
+                       f"set {path} to {'a whole number' if kind == 'integer' else 'a number'}")
+    lo_ex = "exclusiveMinimum" in rule
+    lo, hi = rule.get("exclusiveMinimum", rule.get("minimum")), rule.get("maximum")
+    if (lo is not None and (value <= lo if lo_ex else value < lo)) or (hi is not None and value > hi):
+        rng = (f"{'>' if lo_ex else '>='} {_bound(kind, lo)}" if lo is not None else "") + \
+              (f"{' and ' if lo is not None else ''}<= {_bound(kind, hi)}" if hi is not None else "")
         return Problem(path, f"must be {rng}, got {value}", f"set {path} to a value {rng}")
     return None
+
+
+def _check_value(path: str, value: Any, rule: dict[str, Any]) -> Problem | None:
+    """One field against its rule: enum, number, boolean, string (path or text) or array."""
+    types = _types(rule)
+    if "enum" in rule:
+        if value not in rule["enum"] or isinstance(value, bool):
+            hint = difflib.get_close_matches(str(value), rule["enum"], n=1, cutoff=0.5)
+            return Problem(path, f"unknown value {json.dumps(value)}",
+                           (f'did you mean "{hint[0]}"? ' if hint else "") + f"one of: {', '.join(rule['enum'])}")
+        return None
+    if "integer" in types or "number" in types:
+        return _check_number(path, value, rule)
+    if "boolean" in types:
+        if not isinstance(value, bool):
+            return Problem(path, f"must be true or false, got {json.dumps(value)}", f"set {path} to true or false")
+        return None
+    if "string" in types:
+        ok = isinstance(value, str) and len(value) >= rule.get("minLength", 0) and (
+            "pattern" not in rule or any(not c.isspace() for c in value))  # the schema's only pattern is "\S"
+        if ok:
+            return None
+        if "x-path" in rule:
+            return Problem(path, f"must be a path, got {json.dumps(value)}", f"set {path} to a path on the target")
+        return Problem(path, f"must be {rule.get('x-expect', 'a string')}, got {json.dumps(value)}", rule.get("x-fix", f"set {path} to a string"))
+    if "array" in types:
+        item = rule.get("items", {})
+        ok = isinstance(value, list) and len(value) >= rule.get("minItems", 0) and all(
+            isinstance(i, int) and not isinstance(i, bool) and i >= item.get("minimum", -math.inf) for i in value) and (
+            not rule.get("uniqueItems") or len(set(value)) == len(value))
+        return None if ok else Problem(path, f"must be {rule.get('x-expect', 'a list')}, got {json.dumps(value)}", rule.get("x-fix", ""))
+    return None
+
+
+def _missing(path: str, rule: dict[str, Any]) -> list[Problem]:
+    """A required field that is absent, null or empty; a required section names its required fields."""
+    if rule.get("type") == "object" and rule.get("required"):
+        return [p for k in rule["required"] for p in _missing(f"{path}.{k}", rule["properties"][k])]
+    fix = {"data.train": "set data.train to an ImageFolder root (one folder per class)"}.get(path, f"set {path}")
+    return [Problem(path, "is required", fix)]
+
+
+def _walk(obj: dict[str, Any], schema: dict[str, Any], prefix: str) -> list[Problem]:
+    problems: list[Problem] = []
+    props = schema["properties"]
+    for key, value in obj.items():
+        path = f"{prefix}{key}"
+        if key not in props:
+            problems.append(Problem(path, "unknown field", _did_you_mean(key, list(props))))
+            continue
+        rule = props[key]
+        if rule.get("type") == "object":
+            if isinstance(value, dict):
+                problems += _walk(value, rule, path + ".")
+            elif not (value is None and key in schema.get("required", [])):
+                problems.append(Problem(path, f"must be an object, got {json.dumps(value)}", f'write "{key}": {{...}}'))
+            continue
+        if key in schema.get("required", []) and value in (None, ""):
+            continue  # reported once, as "is required", below
+        if value is None:
+            if "null" not in _types(rule):
+                problems.append(Problem(path, "must not be null", f"remove {path} to use the default ({json.dumps(rule.get('default'))})"))
+            continue
+        p = _check_value(path, value, rule)
+        if p:
+            problems.append(p)
+    for key in schema.get("required", []):
+        if obj.get(key) in (None, ""):
+            problems += _missing(f"{prefix}{key}", props[key])
+    return problems
 
 
 def check(raw: Any, base_dir: str = ".", check_files: bool = True) -> list[Problem]:
     """Every problem in a spec (types, ranges, enums, unknown fields, files that must exist)."""
     if not isinstance(raw, dict):
-        return [Problem("", "a run spec must be a JSON object", 'start from {"name": "...", "data": {"train": "DIR"}}')]
-    problems: list[Problem] = []
-    for key, value in raw.items():
-        if key not in DEFAULTS:
-            problems.append(Problem(key, "unknown field", _did_you_mean(key, list(DEFAULTS))))
-            continue
-        if key == "name":
-            if not isinstance(value, str) or not value.strip():
-                problems.append(Problem("name", "must be a non-empty string", 'set "name" to a short label'))
-            continue
-        if not isinstance(value, dict):
-            problems.append(Problem(key, f"must be an object, got {json.dumps(value)}", f'write "{key}": {{...}}'))
-            continue
-        for sub, v in value.items():
-            path = f"{key}.{sub}"
-            if sub not in DEFAULTS[key]:
-                problems.append(Problem(path, "unknown field", _did_you_mean(sub, list(DEFAULTS[key]))))
-                continue
-            if v is None:
-                if path not in NULLABLE and path != "data.train":
-                    problems.append(Problem(path, "must not be null", f"remove {path} to use the default ({json.dumps(DEFAULTS[key][sub])})"))
-                continue
-            if path in ENUMS:
-                if v not in ENUMS[path]:
-                    hint = difflib.get_close_matches(str(v), ENUMS[path], n=1, cutoff=0.5)
-                    problems.append(Problem(path, f"unknown value {json.dumps(v)}",
-                                            (f'did you mean "{hint[0]}"? ' if hint else "") + f"one of: {', '.join(ENUMS[path])}"))
-            elif path in NUMBERS:
-                p = _check_number(path, v, NUMBERS[path])
-                if p:
-                    problems.append(p)
-            elif path in BOOLS:
-                if not isinstance(v, bool):
-                    problems.append(Problem(path, f"must be true or false, got {json.dumps(v)}", f"set {path} to true or false"))
-            elif path in PATHS:
-                if not isinstance(v, str) or not v:
-                    problems.append(Problem(path, f"must be a path, got {json.dumps(v)}", f"set {path} to a path on the target"))
-            elif path == "device.ids":
-                if not (isinstance(v, list) and v and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in v)
-                        and len(set(v)) == len(v)):
-                    problems.append(Problem(path, f"must be a list of distinct device numbers, got {json.dumps(v)}", "e.g. [0] or [0, 1, 2, 3]"))
-    data = raw.get("data") if isinstance(raw.get("data"), dict) else {}
-    if data.get("train") in (None, ""):
-        problems.append(Problem("data.train", "is required", "set data.train to an ImageFolder root (one folder per class)"))
+        return [Problem("", "a run spec must be a JSON object", SCHEMA["x-fix"])]
+    problems = _walk(raw, SCHEMA, "")
+    bad = {p.path for p in problems}
     if check_files:
-        for path in sorted(PATHS):
+        for path, kind in sorted(PATHS.items()):
             sec, sub = path.split(".")
             v = raw.get(sec, {}).get(sub) if isinstance(raw.get(sec), dict) else None
-            if isinstance(v, str) and v:
+            if isinstance(v, str) and v and path not in bad:
                 full = os.path.join(base_dir, os.path.expanduser(v))
-                want_dir = path.startswith("data.")
+                want_dir = kind == "folder"
                 if not (os.path.isdir(full) if want_dir else os.path.isfile(full)):
                     problems.append(Problem(path, f"{'folder' if want_dir else 'file'} not found: {v}",
                                             f"point {path} at an existing {'folder' if want_dir else 'file'} on the target"))
     ids = raw.get("device", {}).get("ids") if isinstance(raw.get("device"), dict) else None
-    if isinstance(ids, list) and len(ids) > 1:
+    if isinstance(ids, list) and len(ids) > 1 and "device.ids" not in bad:
+        # A limit of this runner version, not of the spec: kept out of the schema so editors still offer many ids.
         problems.append(Problem("device.ids", "more than one device needs the msrun launcher, which this runner version does not have yet",
                                 "use one device id, e.g. [0]"))
     return problems

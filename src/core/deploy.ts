@@ -18,7 +18,7 @@ export interface RunnerFile {
   text: string;
 }
 
-/** What the .vsix ships of `runner/` (see .vscodeignore): pyproject.toml, requirements.txt, the package's .py files. */
+/** What the .vsix ships of `runner/` (see .vscodeignore): pyproject.toml, requirements.txt, the package's .py files and its top-level .json (the spec schema). */
 export function runnerFiles(runnerRoot: string): RunnerFile[] {
   const files: RunnerFile[] = [];
   for (const name of ['pyproject.toml', 'requirements.txt']) {
@@ -31,7 +31,7 @@ export function runnerFiles(runnerRoot: string): RunnerFile[] {
   const walk = (dir: string, rel: string) => {
     for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       if (e.isDirectory() && e.name !== '__pycache__') walk(path.join(dir, e.name), `${rel}/${e.name}`);
-      else if (e.isFile() && e.name.endsWith('.py')) files.push({ rel: `${rel}/${e.name}`, text: readFileSync(path.join(dir, e.name), 'utf8') });
+      else if (e.isFile() && (e.name.endsWith('.py') || (rel === 'ascend_finetune' && e.name.endsWith('.json')))) files.push({ rel: `${rel}/${e.name}`, text: readFileSync(path.join(dir, e.name), 'utf8') });
     }
   };
   walk(path.join(runnerRoot, 'ascend_finetune'), 'ascend_finetune');

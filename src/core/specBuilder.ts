@@ -1,17 +1,24 @@
 // The "Start Ascend fine-tune" wizard's choices, turned into a run spec (docs/protocol.md,
-// section 5). Defaults are the reference recipe's: resnet50, frozen backbone, O2 with dynamic loss
-// scaling, Momentum lr 0.01 / 0.9, batch 32, 10 epochs, 224 px, checkpoint every 1000 steps, keep 5,
-// sink mode on. Only what differs from the runner's own defaults is written, plus the choices the
-// wizard asked for, so a saved spec file stays short and readable.
+// section 5). Defaults, choices and ranges are the reference recipe's, read from the runner's
+// schema (runner/ascend_finetune/spec.schema.json): resnet50, frozen backbone, O2 with dynamic loss
+// scaling, Momentum lr 0.01 / 0.9, batch 32, 10 epochs, checkpoint every 1000 steps, keep 5, sink
+// mode on. Only the choices the wizard asks for and the recipe's fixed parts are written, so a
+// saved spec file stays short and readable.
+import { enumOf, fieldSchema, specDefault } from './specFields';
 
-export const BACKBONES = ['resnet18', 'resnet34', 'resnet50', 'resnet101'] as const;
-export type Backbone = (typeof BACKBONES)[number];
+export type Backbone = 'resnet18' | 'resnet34' | 'resnet50' | 'resnet101';
+export type FreezeMode = 'backbone' | 'none' | 'up_to:layer1' | 'up_to:layer2' | 'up_to:layer3' | 'up_to:layer4';
+export type AmpLevel = 'O2' | 'O0' | 'O1' | 'O3' | 'auto';
 
-export const FREEZE_MODES = ['backbone', 'none', 'up_to:layer1', 'up_to:layer2', 'up_to:layer3', 'up_to:layer4'] as const;
-export type FreezeMode = (typeof FREEZE_MODES)[number];
+/** A field's enum values from the schema, its default first (the order the wizard offers them). */
+function defaultFirst<T extends string>(dotted: string): readonly T[] {
+  const def = specDefault(dotted) as T;
+  return [def, ...(enumOf(dotted) as T[]).filter((v) => v !== def)];
+}
 
-export const AMP_LEVELS = ['O2', 'O0', 'O1', 'O3', 'auto'] as const;
-export type AmpLevel = (typeof AMP_LEVELS)[number];
+export const BACKBONES: readonly Backbone[] = enumOf('model.backbone') as Backbone[];
+export const FREEZE_MODES: readonly FreezeMode[] = defaultFirst<FreezeMode>('model.freeze');
+export const AMP_LEVELS: readonly AmpLevel[] = defaultFirst<AmpLevel>('amp.level');
 
 export interface WizardChoices {
   name: string;
@@ -29,23 +36,29 @@ export interface WizardChoices {
   devices: number;
 }
 
-/** The reference recipe's choices (reference/reference-recipe.txt). */
+/** The reference recipe's choices (reference/reference-recipe.txt), from the schema's defaults. */
 export const RECIPE_DEFAULTS: Omit<WizardChoices, 'name' | 'dataTrain'> = {
-  backbone: 'resnet50',
-  freeze: 'backbone',
-  ampLevel: 'O2',
-  epochs: 10,
-  batchSize: 32,
-  lr: 0.01,
-  devices: 1,
+  backbone: specDefault('model.backbone') as Backbone,
+  freeze: specDefault('model.freeze') as FreezeMode,
+  ampLevel: specDefault('amp.level') as AmpLevel,
+  epochs: specDefault('train.epochs') as number,
+  batchSize: specDefault('data.batch_size') as number,
+  lr: specDefault('train.lr') as number,
+  devices: (specDefault('device.ids') as number[]).length,
 };
+
+function numberField(label: string, dotted: string) {
+  const rule = fieldSchema(dotted.split('.'))!;
+  const types = ([] as string[]).concat(rule.type ?? []);
+  return { label, integer: types.includes('integer'), min: rule.exclusiveMinimum ?? rule.minimum ?? -Infinity, max: rule.maximum ?? Infinity, minExclusive: rule.exclusiveMinimum !== undefined };
+}
 
 /** What a numeric wizard field accepts: the spec's own ranges, so validate rarely has news. */
 export const NUMBER_FIELDS = {
-  epochs: { label: 'epochs', integer: true, min: 1, max: 100_000, minExclusive: false },
-  batchSize: { label: 'batch size per device', integer: true, min: 1, max: 65_536, minExclusive: false },
-  lr: { label: 'learning rate', integer: false, min: 0, max: 100, minExclusive: true },
-} as const;
+  epochs: numberField('epochs', 'train.epochs'),
+  batchSize: numberField('batch size per device', 'data.batch_size'),
+  lr: numberField('learning rate', 'train.lr'),
+};
 export type NumberField = keyof typeof NUMBER_FIELDS;
 
 /** The value typed into an input box, or the reason it is refused (for `validateInput`). */
@@ -88,10 +101,10 @@ export function buildSpec(c: WizardChoices): RunSpec {
     name: c.name.trim(),
     data: { train: c.dataTrain, batch_size: c.batchSize },
     model: { backbone: c.backbone, pretrained: c.pretrained ?? null, freeze: c.freeze },
-    train: { epochs: c.epochs, optimizer: 'momentum', lr: c.lr, momentum: 0.9 },
+    train: { epochs: c.epochs, optimizer: 'momentum', lr: c.lr, momentum: specDefault('train.momentum') as number },
     amp: { level: c.ampLevel, loss_scale: 'dynamic' },
-    sink: { enabled: true },
-    checkpoint: { every_steps: 1000, keep_max: 5 },
+    sink: { enabled: specDefault('sink.enabled') as boolean },
+    checkpoint: { every_steps: specDefault('checkpoint.every_steps') as number, keep_max: specDefault('checkpoint.keep_max') as number },
     // One NPU for now: the runner refuses more than one id until it launches through msrun.
     device: { ids: Array.from({ length: Math.max(1, c.devices) }, (_, i) => i) },
   };

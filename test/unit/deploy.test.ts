@@ -36,7 +36,8 @@ test('the runner files: the package .py files and pyproject, no caches; the hash
   const rels = files.map((f) => f.rel);
   assert.ok(rels.includes('pyproject.toml'));
   assert.ok(rels.includes('ascend_finetune/cli.py'));
-  assert.ok(rels.every((r) => r === 'pyproject.toml' || r === 'requirements.txt' || (r.startsWith('ascend_finetune/') && r.endsWith('.py'))));
+  assert.ok(rels.every((r) => r === 'pyproject.toml' || r === 'requirements.txt' || (r.startsWith('ascend_finetune/') && r.endsWith('.py')) || r === 'ascend_finetune/spec.schema.json'));
+  assert.ok(rels.includes('ascend_finetune/spec.schema.json'), 'the runner validates with the schema');
   assert.ok(!rels.some((r) => r.includes('__pycache__')));
   const h = contentHash(files);
   assert.equal(contentHash(files), h);

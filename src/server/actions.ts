@@ -1,0 +1,73 @@
+// Hover, quick fixes and code lenses of a spec file.
+import { CodeActionKind, MarkupKind, type CodeAction, type CodeLens, type Diagnostic, type Hover } from 'vscode-languageserver';
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+import { yamlScalar } from '../core/specWriter';
+import { SOURCE, type FixData } from './diagnostics';
+import { fieldMarkdown } from './fieldDocs';
+import { nodeAt, type SpecDocument } from './specDocument';
+
+export function hover(doc: SpecDocument, td: TextDocument, offset: number): Hover | undefined {
+  const hit = nodeAt(doc, offset);
+  if (!hit) return undefined;
+  const value = fieldMarkdown(hit.node.path.split('.'), hit.node.value);
+  if (!value) return undefined;
+  const span = hit.onKey && hit.node.keySpan ? hit.node.keySpan : hit.node.valueSpan;
+  return { contents: { kind: MarkupKind.Markdown, value }, range: { start: td.positionAt(span.start), end: td.positionAt(span.end) } };
+}
+
+/** Quick fixes for the diagnostics that carry a fix: rename an unknown key, set a value. */
+export function quickFixes(doc: SpecDocument, td: TextDocument, diagnostics: Diagnostic[]): CodeAction[] {
+  const out: CodeAction[] = [];
+  for (const d of diagnostics) {
+    if (d.source !== SOURCE || !d.data) continue;
+    const fix = d.data as FixData;
+    const node = doc.nodes.get(fix.path);
+    if (!node) continue;
+    if (fix.kind === 'renameKey' && node.keySpan) {
+      const newText = doc.kind === 'json' ? JSON.stringify(fix.to) : fix.to;
+      out.push(action(`Rename to "${fix.to}"`, d, td, node.keySpan, newText, true));
+    } else if (fix.kind === 'setValue') {
+      fix.values.forEach((v, i) => {
+        const newText = typeof v.value === 'string' && doc.kind === 'yaml' ? yamlScalar(v.value) : JSON.stringify(v.value);
+        out.push(action(v.label, d, td, node.valueSpan, newText, i === 0));
+      });
+    }
+  }
+  return out;
+}
+
+function action(title: string, d: Diagnostic, td: TextDocument, span: { start: number; end: number }, newText: string, preferred: boolean): CodeAction {
+  return {
+    title,
+    kind: CodeActionKind.QuickFix,
+    diagnostics: [d],
+    isPreferred: preferred,
+    edit: { changes: { [td.uri]: [{ range: { start: td.positionAt(span.start), end: td.positionAt(span.end) }, newText }] } },
+  };
+}
+
+/** A run the extension knows, as the client sends it (`ascend/runs`), newest first. */
+export interface KnownRun {
+  name: string;
+  targetId: string;
+  runId: string;
+  state: string;
+  startedAt: number;
+}
+
+export const COMMANDS = { start: 'ascend.startSpecFile', openRun: 'ascend.openLastRun' } as const;
+
+/** "Start fine-tune" (default target, or pick one) and, when runs of this spec's name exist, "Open last run". */
+export function codeLenses(doc: SpecDocument, uri: string, runs: readonly KnownRun[]): CodeLens[] {
+  const range = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
+  const lenses: CodeLens[] = [
+    { range, command: { title: '$(rocket) Start fine-tune', command: COMMANDS.start, arguments: [uri] } },
+    { range, command: { title: 'Start on target…', command: COMMANDS.start, arguments: [uri, { pickTarget: true }] } },
+  ];
+  const name = typeof (doc.value as { name?: unknown } | undefined)?.name === 'string' ? ((doc.value as { name: string }).name) : 'run';
+  const last = runs.filter((r) => r.name === name).sort((a, b) => b.startedAt - a.startedAt)[0];
+  if (last) {
+    lenses.push({ range, command: { title: `Open last run (${last.state}, ${last.runId})`, command: COMMANDS.openRun, arguments: [{ targetId: last.targetId, runId: last.runId }] } });
+  }
+  return lenses;
+}

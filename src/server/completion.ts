@@ -1,0 +1,96 @@
+// Completion of keys (the section's fields not yet written) and values (enums with what each
+// does, booleans, the default, and folders/checkpoint files for the path fields), with docs.
+import { readdirSync } from 'node:fs';
+import * as path from 'node:path';
+import { CompletionItemKind, InsertTextFormat, MarkupKind, type CompletionItem } from 'vscode-languageserver';
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+import { fieldSchema, resolveSpecPath } from '../core/specSchema';
+import { yamlScalar } from '../core/specWriter';
+import { fieldMarkdown } from './fieldDocs';
+import { cursorContext, type CursorContext } from './position';
+import type { SpecDocument } from './specDocument';
+
+const CHECKPOINT_FILE = /\.(ckpt|safetensors)$/i;
+const MAX_LISTED = 200;
+
+export function complete(doc: SpecDocument, td: TextDocument, offset: number, baseDir: string): CompletionItem[] {
+  const ctx = cursorContext(doc, offset);
+  if (!ctx) return [];
+  return ctx.mode === 'key' ? keyItems(doc, td, ctx) : valueItems(td, ctx, baseDir);
+}
+
+function keyItems(doc: SpecDocument, td: TextDocument, ctx: CursorContext): CompletionItem[] {
+  const parent = fieldSchema(ctx.path);
+  if (!parent?.properties) return [];
+  const prefix = ctx.path.join('.');
+  const range = { start: td.positionAt(ctx.replace.start), end: td.positionAt(ctx.replace.end) };
+  return Object.entries(parent.properties)
+    .filter(([k]) => !doc.nodes.has(prefix ? `${prefix}.${k}` : k))
+    .map(([k, rule], i) => {
+      const section = rule.type === 'object';
+      const pad = ' '.repeat(ctx.indent + 2);
+      const newText = doc.kind === 'json' ? `"${k}": ${section ? '{$0}' : '$0'}` : section ? `${k}:\n${pad}$0` : `${k}: $0`;
+      return {
+        label: k,
+        kind: section ? CompletionItemKind.Module : CompletionItemKind.Property,
+        detail: section ? 'section' : rule.default === undefined ? 'required' : `default ${JSON.stringify(rule.default)}`,
+        documentation: { kind: MarkupKind.Markdown, value: fieldMarkdown([...ctx.path, k]) ?? '' },
+        sortText: String(i).padStart(3, '0'),
+        insertTextFormat: InsertTextFormat.Snippet,
+        textEdit: { range, newText },
+      } satisfies CompletionItem;
+    });
+}
+
+function valueItems(td: TextDocument, ctx: CursorContext, baseDir: string): CompletionItem[] {
+  const rule = fieldSchema(ctx.path);
+  if (!rule || rule.type === 'object') return [];
+  const range = { start: td.positionAt(ctx.replace.start), end: td.positionAt(ctx.replace.end) };
+  const types = rule.type === undefined ? [] : Array.isArray(rule.type) ? rule.type : [rule.type];
+  const text = (v: unknown) => (typeof v === 'string' ? (ctx.quoted ? JSON.stringify(v) : yamlScalar(v)) : JSON.stringify(v));
+  const items: CompletionItem[] = [];
+  const add = (value: unknown, kind: CompletionItemKind, doc?: string, detail?: string) => {
+    const isDefault = JSON.stringify(value) === JSON.stringify(rule.default);
+    items.push({
+      label: typeof value === 'string' ? value : JSON.stringify(value),
+      kind,
+      detail: detail ?? (isDefault ? 'default' : undefined),
+      preselect: isDefault || undefined,
+      documentation: doc ? { kind: MarkupKind.Markdown, value: doc } : undefined,
+      sortText: `${isDefault ? '0' : '1'}${String(items.length).padStart(3, '0')}`,
+      textEdit: { range, newText: text(value) },
+    });
+  };
+  if (rule.enum) rule.enum.forEach((v, i) => add(v, CompletionItemKind.EnumMember, rule['x-enumDescriptions']?.[i]));
+  else if (types.includes('boolean')) [true, false].forEach((v) => add(v, CompletionItemKind.Value));
+  else if (rule['x-path']) for (const p of pathItems(ctx.partial, baseDir, rule['x-path'])) add(p.value, p.dir ? CompletionItemKind.Folder : CompletionItemKind.File, undefined, p.dir ? 'folder' : 'checkpoint');
+  else if (rule.default !== undefined && rule.default !== null) add(rule.default, CompletionItemKind.Value, fieldMarkdown(ctx.path));
+  if (types.includes('null')) add(null, CompletionItemKind.Constant, 'null: see the field for what that means');
+  return items;
+}
+
+/** Folders (and, for a checkpoint, `.ckpt`/`.safetensors` files) next to what was typed. */
+function pathItems(partial: string, baseDir: string, kind: 'folder' | 'file'): { value: string; dir: boolean }[] {
+  const typedDir = partial.includes('/') ? partial.slice(0, partial.lastIndexOf('/') + 1) : '';
+  let entries;
+  try {
+    entries = readdirSync(resolveSpecPath(typedDir || '.', baseDir), { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  const out: { value: string; dir: boolean }[] = [];
+  for (const e of entries) {
+    if (e.name.startsWith('.') || out.length >= MAX_LISTED) continue;
+    let dir = e.isDirectory();
+    if (e.isSymbolicLink()) {
+      try {
+        dir = readdirSync(path.join(resolveSpecPath(typedDir || '.', baseDir), e.name)) !== undefined;
+      } catch {
+        dir = false;
+      }
+    }
+    if (dir) out.push({ value: `${typedDir}${e.name}${kind === 'file' ? '/' : ''}`, dir: true });
+    else if (kind === 'file' && CHECKPOINT_FILE.test(e.name)) out.push({ value: `${typedDir}${e.name}`, dir: false });
+  }
+  return out.sort((a, b) => Number(b.dir && kind === 'file' ? 0 : 1) - Number(a.dir && kind === 'file' ? 0 : 1) || a.value.localeCompare(b.value));
+}

@@ -1,0 +1,186 @@
+// Diagnostics for a run-spec file: syntax errors, the schema's problems (the runner's own words,
+// placed on the key or value they are about), and checks that need this machine: class folders,
+// num_classes against them, files that must exist, and advice about AMP and devices.
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver';
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+import { checkSpec, fieldSchema, resolveSpecPath, specDefault, type SpecProblem } from '../core/specSchema';
+import { closeMatch } from '../core/specPy';
+import { LIMITS, type FieldNode, type Span, type SpecDocument } from './specDocument';
+
+export const SOURCE = 'ascend-run';
+
+/** What a quick fix needs, carried in `Diagnostic.data`. */
+export type FixData =
+  | { kind: 'renameKey'; path: string; to: string }
+  | { kind: 'setValue'; path: string; values: { label: string; value: unknown }[] };
+
+export interface DiagnoseOptions {
+  /** The spec file's folder: relative paths are read from there, as the runner does. */
+  baseDir?: string;
+  /** Check paths and class folders on this machine (off for specs meant for another box). */
+  local?: boolean;
+}
+
+export function diagnose(doc: SpecDocument, td: TextDocument, opts: DiagnoseOptions = {}): Diagnostic[] {
+  const range = (s: Span) => ({ start: td.positionAt(s.start), end: td.positionAt(Math.max(s.end, s.start)) });
+  const out: Diagnostic[] = doc.errors.map((e) => ({ range: range(e.span), severity: DiagnosticSeverity.Error, source: SOURCE, message: e.message }));
+  if (doc.value === undefined || doc.errors.length) return out;
+  const problems = checkSpec(doc.value, { floatPaths: doc.floatPaths, baseDir: opts.baseDir, checkFiles: opts.local ?? false });
+  for (const p of problems) out.push(toDiagnostic(doc, p, range));
+  if (opts.local) out.push(...localChecks(doc, opts.baseDir ?? '.', new Set(problems.map((p) => p.path)), range));
+  out.push(...advice(doc, range));
+  // A file of thousands of wrong keys is not a spec: the first ones say so.
+  if (out.length > LIMITS.maxDiagnostics) {
+    const more = out.length - LIMITS.maxDiagnostics;
+    out.length = LIMITS.maxDiagnostics;
+    out.push({ range: range({ start: 0, end: 0 }), severity: DiagnosticSeverity.Error, source: SOURCE, message: `and ${more} more problems: is this a run spec?` });
+  }
+  return out;
+}
+
+/** Where a problem goes: an unknown field's key, a bad value, or the section a required field is missing from. */
+function spanOf(doc: SpecDocument, p: SpecProblem): Span {
+  const node = doc.nodes.get(p.path);
+  if (node) return p.message === 'unknown field' || p.message === 'is required' ? (node.keySpan ?? node.valueSpan) : node.valueSpan;
+  const segs = p.path.split('.');
+  for (let i = segs.length - 1; i > 0; i--) {
+    const parent = doc.nodes.get(segs.slice(0, i).join('.'));
+    if (parent) return parent.keySpan ?? parent.valueSpan;
+  }
+  // The whole spec: its first line.
+  const firstLine = doc.text.indexOf('\n');
+  return { start: 0, end: firstLine < 0 ? doc.text.length : firstLine };
+}
+
+function toDiagnostic(doc: SpecDocument, p: SpecProblem, range: (s: Span) => Diagnostic['range']): Diagnostic {
+  const d: Diagnostic = {
+    range: range(spanOf(doc, p)),
+    severity: / not found: /.test(p.message) ? DiagnosticSeverity.Warning : DiagnosticSeverity.Error,
+    source: SOURCE,
+    code: p.path || undefined,
+    message: `${p.path ? `${p.path}: ` : ''}${p.message}${p.fix ? ` (${p.fix})` : ''}`,
+  };
+  const fix = fixFor(doc, p);
+  if (fix) d.data = fix;
+  return d;
+}
+
+/** The quick fix a problem allows: a close key name, a close enum value, a bound or the default. */
+function fixFor(doc: SpecDocument, p: SpecProblem): FixData | undefined {
+  const segs = p.path.split('.');
+  if (p.message === 'unknown field') {
+    const m = /^did you mean "(.+)"\?$/.exec(p.fix);
+    return m ? { kind: 'renameKey', path: p.path, to: m[1] } : undefined;
+  }
+  const rule = fieldSchema(segs);
+  const node = doc.nodes.get(p.path);
+  if (!rule || !node) return undefined;
+  const values: { label: string; value: unknown }[] = [];
+  if (rule.enum && p.message.startsWith('unknown value')) {
+    const hint = closeMatch(String(node.value), rule.enum, 0.5);
+    if (hint !== undefined) values.push({ label: `Change to "${hint}"`, value: hint });
+  }
+  if (p.message.startsWith('must be >') && typeof node.value === 'number') {
+    const lo = rule.minimum ?? rule.exclusiveMinimum;
+    if (rule.maximum !== undefined && node.value > rule.maximum) values.push({ label: `Set to the maximum, ${rule.maximum}`, value: rule.maximum });
+    else if (rule.minimum !== undefined && node.value < rule.minimum) values.push({ label: `Set to the minimum, ${rule.minimum}`, value: rule.minimum });
+    else if (lo === undefined && rule.maximum !== undefined) values.push({ label: `Set to the maximum, ${rule.maximum}`, value: rule.maximum });
+  }
+  const def = specDefault(p.path);
+  if ((values.length || /^(must be|must not be null|unknown value)/.test(p.message)) && def !== undefined && def !== null) {
+    values.push({ label: `Set to the default, ${JSON.stringify(def)}`, value: def });
+  }
+  return values.length ? { kind: 'setValue', path: p.path, values } : undefined;
+}
+
+function num(doc: SpecDocument, path: string): number | undefined {
+  const v = doc.nodes.get(path)?.value;
+  return typeof v === 'number' ? v : undefined;
+}
+
+function str(doc: SpecDocument, path: string, fallback: string): string {
+  const v = doc.nodes.get(path)?.value;
+  return typeof v === 'string' ? v : fallback;
+}
+
+function at(doc: SpecDocument, path: string, fallbackPath = ''): FieldNode | undefined {
+  return doc.nodes.get(path) ?? doc.nodes.get(fallbackPath);
+}
+
+/** Class folders of `data.train` and num_classes against them, on this machine. */
+function localChecks(doc: SpecDocument, baseDir: string, bad: Set<string>, range: (s: Span) => Diagnostic['range']): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const train = doc.nodes.get('data.train');
+  if (!train || typeof train.value !== 'string' || train.value === '' || bad.has('data.train')) return out;
+  const dir = resolveSpecPath(train.value, baseDir);
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) return out;
+  let classes: string[];
+  try {
+    classes = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name).sort();
+  } catch {
+    return out;
+  }
+  if (classes.length < 2) {
+    out.push({
+      range: range(train.valueSpan),
+      severity: DiagnosticSeverity.Error,
+      source: SOURCE,
+      code: 'data.train',
+      message: `data.train has ${classes.length} class folder${classes.length === 1 ? '' : 's'}${classes.length ? ` (${classes[0]})` : ''}: an ImageFolder needs one subfolder per class, at least 2 (point data.train at the folder that holds the class folders)`,
+    });
+    return out;
+  }
+  const nc = doc.nodes.get('model.num_classes');
+  if (nc && typeof nc.value === 'number' && !bad.has('model.num_classes') && nc.value !== classes.length) {
+    const shown = classes.length > 8 ? `${classes.slice(0, 8).join(', ')}, …` : classes.join(', ');
+    out.push({
+      range: range(nc.valueSpan),
+      severity: DiagnosticSeverity.Error,
+      source: SOURCE,
+      code: 'model.num_classes',
+      message: `model.num_classes is ${nc.value} but data.train has ${classes.length} class folders (${shown}); the run would fail (set it to ${classes.length}, or null to use the folders)`,
+      data: { kind: 'setValue', path: 'model.num_classes', values: [{ label: `Set to ${classes.length} (the class folders)`, value: classes.length }, { label: 'Set to null (count the folders)', value: null }] } satisfies FixData,
+    });
+  }
+  return out;
+}
+
+/** Settings that are valid but probably not what the author wants, each with why. */
+function advice(doc: SpecDocument, range: (s: Span) => Diagnostic['range']): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const level = str(doc, 'amp.level', String(specDefault('amp.level')));
+  const scale = str(doc, 'amp.loss_scale', String(specDefault('amp.loss_scale')));
+  const target = str(doc, 'device.target', String(specDefault('device.target')));
+  const warn = (node: FieldNode | undefined, message: string, code: string, severity: DiagnosticSeverity = DiagnosticSeverity.Warning, data?: FixData) => {
+    if (node) out.push({ range: range(node.keySpan ?? node.valueSpan), severity, source: SOURCE, code, message, ...(data ? { data } : {}) });
+  };
+  if (scale === 'none' && (level === 'O3' || (level === 'auto' && target !== 'CPU'))) {
+    warn(
+      at(doc, 'amp.loss_scale', 'amp.level'),
+      `${level === 'auto' ? 'amp.level auto is O3 on Ascend' : 'amp.level O3'} without loss scaling: O3 runs everything in float16, BatchNorm and the loss included, and float16 gradients smaller than about 6e-8 become 0, so small gradients are lost and training can stall (set amp.loss_scale to "dynamic", or use O2, which keeps BatchNorm and the loss in float32)`,
+      'amp.loss_scale',
+      DiagnosticSeverity.Warning,
+      { kind: 'setValue', path: 'amp.loss_scale', values: [{ label: 'Set amp.loss_scale to "dynamic"', value: 'dynamic' }] },
+    );
+  }
+  if (level === 'auto' && target === 'CPU') {
+    warn(
+      at(doc, 'amp.level'),
+      'amp.level auto on CPU: MindSpore has no CPU mapping for auto, so the runner trains in O0 (float32) and says so in an amp_auto_cpu warning (set amp.level to "O0" to say what happens)',
+      'amp.level',
+      DiagnosticSeverity.Information,
+      { kind: 'setValue', path: 'amp.level', values: [{ label: 'Set amp.level to "O0"', value: 'O0' }] },
+    );
+  }
+  const ids = doc.nodes.get('device.ids')?.value;
+  const batch = num(doc, 'data.batch_size') ?? (specDefault('data.batch_size') as number);
+  if (Array.isArray(ids) && ids.length > 1 && Number.isInteger(batch) && batch % ids.length !== 0) {
+    warn(
+      at(doc, 'data.batch_size', 'device.ids'),
+      `data.batch_size ${batch} does not divide over ${ids.length} NPUs: batch_size is per device, so the global batch is ${batch * ids.length}; if you meant ${batch} in total, use a multiple of ${ids.length} and divide it by ${ids.length}`,
+      'data.batch_size',
+    );
+  }
+  return out;
+}

@@ -1,0 +1,37 @@
+// Markdown about a field, from the schema: what it does, its default (the reference recipe's),
+// what it accepts and, for an enum value, what that value does. Used by hover and completion.
+import { fieldSchema, rangeText, typesOf, type SchemaNode } from '../core/specFields';
+
+export function acceptsText(rule: SchemaNode): string {
+  const types = typesOf(rule);
+  const nullable = types.includes('null') ? ', or null' : '';
+  if (rule.enum) return `one of ${rule.enum.map((v) => `\`${v}\``).join(', ')}`;
+  if (types.includes('integer') || types.includes('number')) {
+    const r = rangeText(rule);
+    return `${types.includes('integer') ? 'a whole number' : 'a number'}${r ? ` ${r}` : ''}${nullable}`;
+  }
+  if (types.includes('boolean')) return '`true` or `false`';
+  if (rule['x-path']) return `a path to a ${rule['x-path']} (relative to this file, \`~\` allowed)${nullable}`;
+  if (types.includes('array')) return rule['x-expect'] ?? 'a list';
+  if (types.includes('object')) return 'a section';
+  return rule['x-expect'] ?? 'a string';
+}
+
+/** Hover/completion documentation of a field; with `value`, also what that enum value does. */
+export function fieldMarkdown(segs: readonly string[], value?: unknown): string | undefined {
+  const rule = fieldSchema(segs);
+  if (!rule) return undefined;
+  const dotted = segs.join('.');
+  const lines: string[] = [];
+  const isSection = rule.type === 'object';
+  const def = rule.default === undefined ? (isSection ? undefined : 'required') : `\`${JSON.stringify(rule.default)}\``;
+  lines.push(`**\`${dotted}\`**${def ? ` · default ${def}` : ''}${isSection ? '' : ` · ${acceptsText(rule)}`}`);
+  lines.push('', rule.description ?? '');
+  if (rule.enum && rule['x-enumDescriptions']) {
+    const i = typeof value === 'string' ? rule.enum.indexOf(value) : -1;
+    if (i >= 0) lines.push('', `**\`${value}\`**: ${rule['x-enumDescriptions'][i]}`);
+    else lines.push('', ...rule.enum.map((v, j) => `- \`${v}\`: ${rule['x-enumDescriptions']![j]}`));
+  }
+  if (isSection) lines.push('', `Fields: ${Object.keys(rule.properties ?? {}).map((k) => `\`${k}\``).join(', ')}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,164 @@
+// Run-spec files in the editor: starts the language server (dist/server.js, its own process, over
+// IPC), tells it which runs exist (for "Open last run"), and runs the commands of its code lenses
+// and "New Run Spec". The language itself lives in src/server/.
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { LanguageClient, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
+import { RunnerError } from '../core/runnerCli';
+import { absolutizeSpecPaths, problemLines } from '../core/specBuilder';
+import { parseSpecText, SPEC_EXTENSIONS } from '../core/specFile';
+import { checkSpec } from '../core/specSchema';
+import { formatOf, newSpecText } from '../core/specWriter';
+import { parseSpecDocument } from '../server/specDocument';
+import type { App } from './app';
+import { errorText } from './context';
+import { launchSpec } from './launch';
+
+export const LANGUAGE_ID = 'ascend-run';
+
+/** The language client and the spec-file commands, one per extension lifetime. */
+export class SpecLanguage implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private readonly subscriptions: vscode.Disposable[] = [];
+  private runsTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly app: App) {
+    // Loaded here, not at module scope: the client library subclasses VS Code's API classes as it
+    // loads, and a host without them (the unit tests' fake) keeps every other command working.
+    let lsp: typeof import('vscode-languageclient/node');
+    try {
+      lsp = require('vscode-languageclient/node');
+    } catch (e) {
+      app.ctx.log.warn(`run-spec language features are off: ${errorText(e)}`);
+      return;
+    }
+    const { LanguageClient, TransportKind } = lsp;
+    const module = vscode.Uri.joinPath(app.ctx.extension.extensionUri, 'dist', 'server.js').fsPath;
+    const serverOptions: ServerOptions = {
+      run: { module, transport: TransportKind.ipc },
+      debug: { module, transport: TransportKind.ipc, options: { execArgv: ['--nolazy', '--inspect=6019'] } },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ language: LANGUAGE_ID }],
+      outputChannel: app.ctx.log,
+    };
+    this.client = new LanguageClient(LANGUAGE_ID, 'Ascend Run Spec', serverOptions, clientOptions);
+    this.client.start().then(
+      () => this.sendRuns(),
+      (e) => app.ctx.log.error(`the run-spec language server did not start: ${errorText(e)}`),
+    );
+    // Runs come and go (launches, ls, reloads): the Runs view refreshes on each.
+    this.subscriptions.push(app.runs.onDidChangeTreeData(() => this.scheduleRuns()));
+  }
+
+  private scheduleRuns(): void {
+    if (this.runsTimer) clearTimeout(this.runsTimer);
+    this.runsTimer = setTimeout(() => this.sendRuns(), 500);
+  }
+
+  private sendRuns(): void {
+    if (!this.client?.isRunning()) return;
+    const runs = this.app.ctx.index.all().map((r) => ({ name: r.name ?? 'run', targetId: r.targetId, runId: r.runId, state: this.app.runs.state(r), startedAt: r.startedAt }));
+    void this.client.sendNotification('ascend/runs', runs);
+  }
+
+  /** "Start fine-tune" lens: the spec as the runner will read it, validated and launched on a target. */
+  async start(uri: unknown, opts: unknown): Promise<void> {
+    const file = await specUri(uri);
+    if (!file) return;
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === file.toString());
+    if (doc?.isDirty) await doc.save();
+    let spec: Record<string, unknown>;
+    try {
+      const text = doc ? doc.getText() : Buffer.from(await vscode.workspace.fs.readFile(file)).toString('utf8');
+      const raw = parseSpecText(text, file.path);
+      // The schema's problems need no target: say them now. Paths are the target's `validate`'s to judge.
+      const problems = checkSpec(raw, { floatPaths: parseSpecDocument(text, file.path).floatPaths });
+      if (problems.length) {
+        void vscode.window.showErrorMessage(`${vscode.workspace.asRelativePath(file)} has ${problems.length} problem(s)`, { modal: true, detail: problemLines({ problems }).join('\n') });
+        return;
+      }
+      spec = absolutizeSpecPaths(raw, path.dirname(file.fsPath), path.join) as Record<string, unknown>;
+    } catch (e) {
+      void vscode.window.showErrorMessage(`${vscode.workspace.asRelativePath(file)}: ${errorText(e)}`);
+      return;
+    }
+    const pickTarget = (opts as { pickTarget?: unknown } | undefined)?.pickTarget === true;
+    const targets = this.app.ctx.targets;
+    const def = pickTarget
+      ? (await vscode.window.showQuickPick(targets.map((t) => ({ label: t.label, description: t.description, def: t })), { title: 'Start the fine-tune on which target?' }))?.def
+      : targets.find((t) => t.kind === 'local') ?? targets[0];
+    if (!def) return;
+    const name = typeof spec.name === 'string' ? spec.name : 'run';
+    try {
+      const outcome = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `Ascend: ${name} on ${def.label}` },
+        (progress) => launchSpec(this.app, def, spec, (message) => progress.report({ message })),
+      );
+      if (outcome.kind === 'problems') {
+        void vscode.window.showErrorMessage(`The run spec has ${outcome.lines.length} problem(s) on ${def.label}`, { modal: true, detail: outcome.lines.join('\n') });
+        return;
+      }
+      this.scheduleRuns();
+      void vscode.window.showInformationMessage(`Started "${name}" on ${def.label} (${outcome.record.runId}).`);
+    } catch (e) {
+      this.app.ctx.log.error(`start ${file.fsPath} on ${def.label}: ${errorText(e)}${e instanceof RunnerError ? `\n${e.stderrTail}` : ''}`);
+      void vscode.window.showErrorMessage(`Could not start the run on ${def.label}: ${errorText(e)}`);
+    }
+  }
+
+  /** "Open last run" lens: the run's dashboard (or its console when there is no dashboard command). */
+  async openLastRun(ref: unknown): Promise<void> {
+    const commands = await vscode.commands.getCommands(true);
+    await vscode.commands.executeCommand(commands.includes('ascend.openDashboard') ? 'ascend.openDashboard' : 'ascend.openConsole', ref);
+  }
+
+  /** "New Run Spec": a commented YAML (or JSON) spec with every field at the recipe's default. */
+  async newRunSpec(): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const uri = await vscode.window.showSaveDialog({
+      defaultUri: folder ? vscode.Uri.joinPath(folder, 'experiment.ascend.yaml') : undefined,
+      filters: { 'Ascend run spec (YAML, commented)': ['yaml', 'yml'], 'Ascend run spec (JSON)': ['json'] },
+      saveLabel: 'Create Run Spec',
+      title: 'New run spec (*.ascend.yaml keeps comments)',
+    });
+    if (!uri) return;
+    const target = /\.ascend\.(ya?ml|json)$/i.test(uri.path) ? uri : uri.with({ path: uri.path.replace(/(\.(ya?ml|json))?$/i, (ext) => `.ascend${ext || '.yaml'}`) });
+    const base = path.basename(target.path).replace(/\.ascend\.(ya?ml|json)$/i, '');
+    await vscode.workspace.fs.writeFile(target, Buffer.from(newSpecText(base, formatOf(target.path)), 'utf8'));
+    const editor = await vscode.window.showTextDocument(target, { preview: false });
+    // Put the cursor on data.train, the one field to fill in.
+    const line = editor.document.getText().split('\n').findIndex((l) => /^\s*"?train"?\s*:/.test(l));
+    if (line >= 0) {
+      const col = editor.document.lineAt(line).text.indexOf(':') + 2;
+      editor.selection = new vscode.Selection(line, col, line, editor.document.lineAt(line).text.length);
+    }
+  }
+
+  dispose(): void {
+    if (this.runsTimer) clearTimeout(this.runsTimer);
+    this.subscriptions.forEach((s) => s.dispose());
+    void this.client?.stop();
+    this.client = undefined;
+  }
+}
+
+async function specUri(uri: unknown): Promise<vscode.Uri | undefined> {
+  if (uri instanceof vscode.Uri) return uri;
+  if (typeof uri === 'string' && uri !== '') return vscode.Uri.parse(uri);
+  const active = vscode.window.activeTextEditor?.document;
+  if (active?.languageId === LANGUAGE_ID) return active.uri;
+  return (await vscode.window.showOpenDialog({ filters: { 'Ascend run spec': [...SPEC_EXTENSIONS] }, title: 'Start from a run spec' }))?.[0];
+}
+
+const instances = new WeakMap<App, SpecLanguage>();
+
+/** The spec language of this extension lifetime: made (and its server started) on first use. */
+export function specLanguage(app: App): SpecLanguage {
+  let s = instances.get(app);
+  if (!s) {
+    s = app.ctx.register(new SpecLanguage(app));
+    instances.set(app, s);
+  }
+  return s;
+}

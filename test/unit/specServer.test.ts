@@ -1,0 +1,317 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { after, before, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import * as esbuild from 'esbuild';
+import {
+  createMessageConnection,
+  StreamMessageReader,
+  StreamMessageWriter,
+  type CodeAction,
+  type CodeLens,
+  type CompletionItem,
+  type Diagnostic,
+  type Hover,
+  type MessageConnection,
+  type PublishDiagnosticsParams,
+  type TextEdit,
+} from 'vscode-languageserver/node';
+import { expectedOf } from '../spec-examples/expected';
+
+// The language server as the editor meets it: its bundle (built the way esbuild.mjs builds
+// dist/server.js, ESM entries first as there) runs as its own process, and this test speaks LSP to it over stdio.
+
+const ROOT = path.join(__dirname, '..', '..');
+const EXAMPLES = path.join(ROOT, 'test', 'spec-examples');
+let work: string;
+let proc: ChildProcess;
+let conn: MessageConnection;
+const published = new Map<string, PublishDiagnosticsParams[]>();
+const waiters: (() => void)[] = [];
+let version = 1;
+
+before(async () => {
+  work = mkdtempSync(path.join(tmpdir(), 'spec-server-'));
+  const outfile = path.join(work, 'server.js');
+  await esbuild.build({ entryPoints: [path.join(ROOT, 'src/server/server.ts')], bundle: true, platform: 'node', format: 'cjs', target: 'node20', mainFields: ['module', 'main'], outfile, logLevel: 'silent' });
+  proc = spawn(process.execPath, [outfile, '--stdio'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  conn = createMessageConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
+  conn.onNotification('textDocument/publishDiagnostics', (p: PublishDiagnosticsParams) => {
+    published.set(p.uri, [...(published.get(p.uri) ?? []), p]);
+    waiters.splice(0).forEach((w) => w());
+  });
+  conn.onRequest('workspace/codeLens/refresh', () => null);
+  conn.listen();
+  await conn.sendRequest('initialize', { processId: process.pid, rootUri: null, capabilities: { workspace: { codeLens: { refreshSupport: true } } } });
+  conn.sendNotification('initialized', {});
+});
+
+after(() => {
+  conn?.dispose();
+  proc?.kill();
+  rmSync(work, { recursive: true, force: true });
+});
+
+function alive(): boolean {
+  return proc.exitCode === null && proc.signalCode === null;
+}
+
+/** Opens (or replaces) a document and waits for its diagnostics. */
+async function open(uri: string, text: string, languageId = 'ascend-run'): Promise<Diagnostic[]> {
+  const v = version++;
+  published.delete(uri);
+  conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId, version: v, text } });
+  const deadline = Date.now() + 20_000;
+  while (!published.get(uri)?.some((p) => p.version === v)) {
+    assert.ok(Date.now() < deadline, `no diagnostics for ${uri}`);
+    assert.ok(alive(), 'the server is alive');
+    await new Promise<void>((r) => {
+      waiters.push(r);
+      setTimeout(r, 500);
+    });
+  }
+  return published.get(uri)!.find((p) => p.version === v)!.diagnostics;
+}
+
+function msg(d: Diagnostic): string {
+  return typeof d.message === 'string' ? d.message : d.message.value;
+}
+
+function close(uri: string): void {
+  conn.sendNotification('textDocument/didClose', { textDocument: { uri } });
+}
+
+function uriOf(file: string): string {
+  return pathToFileURL(file).href;
+}
+
+function textAt(text: string, d: { range: Diagnostic['range'] }): string {
+  const lines = text.split('\n');
+  const { start, end } = d.range;
+  if (start.line === end.line) return lines[start.line].slice(start.character, end.character);
+  return [lines[start.line].slice(start.character), ...lines.slice(start.line + 1, end.line), lines[end.line].slice(0, end.character)].join('\n');
+}
+
+/** The position of the first `marker` in text, with the marker removed. */
+function cursor(textWithMarker: string, marker = '|'): { text: string; position: { line: number; character: number } } {
+  const i = textWithMarker.indexOf(marker);
+  const before = textWithMarker.slice(0, i).split('\n');
+  return { text: textWithMarker.slice(0, i) + textWithMarker.slice(i + 1), position: { line: before.length - 1, character: before[before.length - 1].length } };
+}
+
+function applyEdits(text: string, edits: TextEdit[]): string {
+  const lines = text.split('\n');
+  const off = (p: { line: number; character: number }) => lines.slice(0, p.line).reduce((n, l) => n + l.length + 1, 0) + p.character;
+  return [...edits].sort((a, b) => off(b.range.start) - off(a.range.start)).reduce((t, e) => t.slice(0, off(e.range.start)) + e.newText + t.slice(off(e.range.end)), text);
+}
+
+const files = readFileSync; // alias for readability below
+
+for (const file of ['typos.ascend.json', 'yaml-types.ascend.yaml', 'missing.ascend.json', 'nulls-and-numbers.ascend.json', 'paths.ascend.yaml', 'not-an-object.ascend.json']) {
+  test(`diagnostics of ${file}: each expected problem, on its line, over its text`, async () => {
+    const full = path.join(EXAMPLES, file);
+    const text = files(full, 'utf8');
+    const diags = await open(uriOf(full), text);
+    const expected = expectedOf(file);
+    assert.ok(expected.length > 0);
+    for (const e of expected) {
+      const want = `${e.path ? `${e.path}: ` : ''}${e.message} (${e.fix})`;
+      const d = diags.find((x) => msg(x) === want);
+      assert.ok(d, `missing: ${want}\n got: ${diags.map((x) => msg(x)).join('\n      ')}`);
+      assert.equal(d.range.start.line + 1, e.line, `${e.path} line`);
+      if (e.text !== undefined) assert.equal(textAt(text, d), e.text, `${e.path} range`);
+    }
+    assert.equal(diags.length, expected.length, `no other diagnostics: ${diags.map((x) => msg(x)).join(' | ')}`);
+    close(uriOf(full));
+  });
+}
+
+test('valid examples have no diagnostics', async () => {
+  for (const file of ['minimal.ascend.json', 'recipe.ascend.yaml']) {
+    const full = path.join(EXAMPLES, file);
+    assert.deepEqual(await open(uriOf(full), files(full, 'utf8')), [], file);
+  }
+});
+
+test('syntax errors: JSON and YAML, with their position', async () => {
+  const json = await open(uriOf(path.join(work, 'bad.ascend.json')), '{"name": "x",\n "data": {"train": }}');
+  assert.equal(json.length, 1);
+  assert.match(msg(json[0]), /not valid JSON: a value was expected/);
+  assert.equal(json[0].range.start.line, 1);
+  const yaml = await open(uriOf(path.join(work, 'bad.ascend.yaml')), 'name: a\ndata:\n  train: [unclosed\n');
+  assert.ok(yaml.length >= 1 && /not valid YAML/.test(msg(yaml[0])), yaml.map((d) => msg(d)).join());
+  const dup = await open(uriOf(path.join(work, 'dup.ascend.yaml')), 'name: a\nname: b\ndata: {train: x}\n');
+  assert.ok(dup.some((d) => /"name" appears twice/.test(msg(d)) && d.range.start.line === 1));
+});
+
+test('semantic checks on this machine: class folders, num_classes, O3 without scaling, auto on CPU, batch over NPUs', async () => {
+  const dir = path.join(work, 'sem');
+  for (const c of ['a', 'b', 'c']) mkdirSync(path.join(dir, 'data', c), { recursive: true });
+  mkdirSync(path.join(dir, 'one', 'only'), { recursive: true });
+  const uri = uriOf(path.join(dir, 's.ascend.yaml'));
+  const d1 = await open(uri, 'data:\n  train: data\nmodel:\n  num_classes: 5\n');
+  const nc = d1.find((d) => d.code === 'model.num_classes');
+  assert.ok(nc && /num_classes is 5 but data.train has 3 class folders \(a, b, c\)/.test(msg(nc)) && nc.range.start.line === 3);
+  const d2 = await open(uri, 'data:\n  train: one\n');
+  assert.ok(d2.some((d) => /has 1 class folder \(only\)/.test(msg(d)) && d.range.start.line === 1));
+  const d3 = await open(uri, 'data:\n  train: data\n  batch_size: 30\namp:\n  level: O3\n  loss_scale: none\ndevice:\n  target: CPU\n  ids: [0, 1, 2, 3]\n');
+  const o3 = d3.find((d) => /O3 without loss scaling/.test(msg(d)));
+  assert.ok(o3 && o3.severity === 2 && /BatchNorm and the loss/.test(msg(o3)) && o3.range.start.line === 5, 'a warning with why, on loss_scale');
+  assert.ok(d3.some((d) => /does not divide over 4 NPUs/.test(msg(d)) && d.range.start.line === 2));
+  const d4 = await open(uri, 'data:\n  train: data\namp:\n  level: auto\ndevice:\n  target: CPU\n');
+  assert.ok(d4.some((d) => /auto on CPU/.test(msg(d)) && d.range.start.line === 3));
+  const d5 = await open(uri, 'data:\n  train: data\ncheckpoint:\n  keep_max: 0\n');
+  assert.ok(d5.some((d) => /checkpoint.keep_max: must be >= 1, got 0/.test(msg(d)) && d.range.start.line === 3));
+  close(uri);
+});
+
+async function completions(file: string, textWithMarker: string): Promise<{ items: CompletionItem[]; text: string }> {
+  const { text, position } = cursor(textWithMarker);
+  const uri = uriOf(file);
+  await open(uri, text);
+  const res = (await conn.sendRequest('textDocument/completion', { textDocument: { uri }, position })) as CompletionItem[] | { items: CompletionItem[] };
+  return { items: Array.isArray(res) ? res : res.items, text };
+}
+
+test('completion: keys of a section, enum values with docs, folders and checkpoints', async () => {
+  const dir = path.join(work, 'comp');
+  mkdirSync(path.join(dir, 'images', 'train', 'cats'), { recursive: true });
+  mkdirSync(path.join(dir, 'weights'), { recursive: true });
+  writeFileSync(path.join(dir, 'weights', 'resnet50.ckpt'), 'x');
+  writeFileSync(path.join(dir, 'weights', 'notes.txt'), 'x');
+  const yamlFile = path.join(dir, 'c.ascend.yaml');
+
+  const keys = await completions(yamlFile, 'name: x\nmodel:\n  backbone: resnet18\n  |\n');
+  const labels = keys.items.map((i) => i.label);
+  assert.deepEqual(labels.sort(), ['freeze', 'num_classes', 'pretrained'], 'the model fields not yet written');
+  const freeze = keys.items.find((i) => i.label === 'freeze')!;
+  assert.match(JSON.stringify(freeze.documentation), /default `\\"backbone\\"`/);
+
+  const root = await completions(yamlFile, 'name: x\n|\n');
+  assert.ok(['data', 'model', 'train', 'amp', 'sink', 'checkpoint', 'device'].every((k) => root.items.some((i) => i.label === k)));
+  assert.ok(!root.items.some((i) => i.label === 'name'), 'name is already there');
+
+  const amp = await completions(yamlFile, 'amp:\n  level: |\n');
+  assert.deepEqual(amp.items.map((i) => i.label), ['O0', 'O1', 'O2', 'O3', 'auto']);
+  const o2 = amp.items.find((i) => i.label === 'O2')!;
+  assert.equal(o2.preselect, true, 'the default is preselected');
+  assert.match(JSON.stringify(o2.documentation), /BatchNorm/);
+
+  for (const [field, want] of [['backbone', 'resnet101'], ['freeze', 'up_to:layer3']] as const) {
+    const r = await completions(yamlFile, `model:\n  ${field}: |\n`);
+    assert.ok(r.items.some((i) => i.label === want), `${field}: ${want}`);
+  }
+  const opt = await completions(yamlFile, 'train:\n  optimizer: |\n  lr_schedule: cosine\n');
+  assert.deepEqual(opt.items.map((i) => i.label), ['momentum', 'sgd', 'adamw']);
+  const sched = await completions(yamlFile, 'train:\n  lr_schedule: c|\n');
+  assert.deepEqual(sched.items.map((i) => i.label), ['constant', 'cosine', 'step']);
+  // The edit replaces what was typed.
+  const cosine = sched.items.find((i) => i.label === 'cosine')!;
+  assert.equal(applyEdits(sched.text, [cosine.textEdit as TextEdit]), 'train:\n  lr_schedule: cosine\n');
+
+  const folders = await completions(yamlFile, 'data:\n  train: images/|\n');
+  assert.deepEqual(folders.items.map((i) => i.label), ['images/train']);
+  const ckpt = await completions(yamlFile, 'model:\n  pretrained: weights/|\n');
+  assert.deepEqual(ckpt.items.map((i) => i.label), ['weights/resnet50.ckpt', 'null'], 'checkpoints only, not notes.txt');
+
+  // JSON: keys in quotes, values replace the string being typed.
+  const jsonFile = path.join(dir, 'c.ascend.json');
+  const jkeys = await completions(jsonFile, '{"amp": {"level": "O2", |}}');
+  assert.deepEqual(jkeys.items.map((i) => i.label).sort(), ['init_scale', 'loss_scale', 'scale_factor', 'scale_window']);
+  const jval = await completions(jsonFile, '{"amp": {"loss_scale": "dy|"}}');
+  const dyn = jval.items.find((i) => i.label === 'dynamic')!;
+  assert.equal(applyEdits(jval.text, [dyn.textEdit as TextEdit]), '{"amp": {"loss_scale": "dynamic"}}');
+});
+
+test('hover: what a field does, its default and what the chosen value does', async () => {
+  const uri = uriOf(path.join(work, 'h.ascend.yaml'));
+  const { text, position } = cursor('amp:\n  le|vel: O2\n');
+  await open(uri, text);
+  const h = (await conn.sendRequest('textDocument/hover', { textDocument: { uri }, position })) as Hover;
+  const md = (h.contents as { value: string }).value;
+  assert.match(md, /amp\.level/);
+  assert.match(md, /default `"O2"`/);
+  assert.match(md, /BatchNorm and the loss, which stay float32/, 'what O2 does');
+  assert.match(md, /loss scaling/);
+  assert.equal(h.range?.start.line, 1);
+  const onValue = cursor('model:\n  freeze: backb|one\n');
+  await open(uri, onValue.text);
+  const h2 = (await conn.sendRequest('textDocument/hover', { textDocument: { uri }, position: onValue.position })) as Hover;
+  assert.match((h2.contents as { value: string }).value, /only the new head trains/);
+});
+
+async function fixes(uri: string, text: string, line: number): Promise<CodeAction[]> {
+  const diags = await open(uri, text);
+  const at = diags.filter((d) => d.range.start.line === line);
+  assert.ok(at.length, `a diagnostic on line ${line}`);
+  return (await conn.sendRequest('textDocument/codeAction', { textDocument: { uri }, range: at[0].range, context: { diagnostics: at } })) as CodeAction[];
+}
+
+test('quick fixes: rename an unknown key, change an enum value, clamp an out-of-range value, default for a null', async () => {
+  const uri = uriOf(path.join(work, 'q.ascend.yaml'));
+  const base = 'data:\n  train: x\n';
+  const rename = await fixes(uri, `${base}  batchsize: 8\n`, 2);
+  assert.equal(rename[0].title, 'Rename to "batch_size"');
+  assert.equal(applyEdits(`${base}  batchsize: 8\n`, rename[0].edit!.changes![uri]), `${base}  batch_size: 8\n`);
+
+  const enumFix = await fixes(uri, `${base}amp:\n  level: O4\n`, 3);
+  assert.equal(applyEdits(`${base}amp:\n  level: O4\n`, enumFix[0].edit!.changes![uri]), `${base}amp:\n  level: O3\n`);
+
+  const range = await fixes(uri, `${base}train:\n  momentum: 3\n`, 3);
+  assert.deepEqual(range.map((a) => a.title), ['Set to the maximum, 1', 'Set to the default, 0.9']);
+  assert.equal(applyEdits(`${base}train:\n  momentum: 3\n`, range[1].edit!.changes![uri]), `${base}train:\n  momentum: 0.9\n`);
+
+  const nullFix = await fixes(uri, `${base}amp:\n  level: null\n`, 3);
+  assert.deepEqual(nullFix.map((a) => a.title), ['Set to the default, "O2"']);
+  assert.equal(applyEdits(`${base}amp:\n  level: null\n`, nullFix[0].edit!.changes![uri]), `${base}amp:\n  level: O2\n`);
+
+  const juri = uriOf(path.join(work, 'q.ascend.json'));
+  const jtext = '{"data": {"train": "x"},\n "modle": {}}';
+  const jfix = await fixes(juri, jtext, 1);
+  assert.equal(applyEdits(jtext, jfix[0].edit!.changes![juri]), '{"data": {"train": "x"},\n "model": {}}');
+});
+
+test('code lenses: Start fine-tune always; Open last run once a run of this spec exists', async () => {
+  const uri = uriOf(path.join(work, 'l.ascend.yaml'));
+  await open(uri, 'name: flowers\ndata:\n  train: x\n');
+  const lenses = async () => ((await conn.sendRequest('textDocument/codeLens', { textDocument: { uri } })) as CodeLens[]).map((l) => l.command!);
+  const first = await lenses();
+  assert.deepEqual(first.map((c) => c.command), ['ascend.startSpecFile', 'ascend.startSpecFile']);
+  assert.match(first[0].title, /Start fine-tune/);
+  assert.deepEqual(first[1].arguments, [uri, { pickTarget: true }]);
+  conn.sendNotification('ascend/runs', [
+    { name: 'other', targetId: 'local', runId: 'r-other', state: 'completed', startedAt: 30 },
+    { name: 'flowers', targetId: 'local', runId: 'r-old', state: 'completed', startedAt: 10 },
+    { name: 'flowers', targetId: 'ssh:box', runId: 'r-new', state: 'running', startedAt: 20 },
+  ]);
+  let now = await lenses();
+  for (let i = 0; i < 50 && now.length < 3; i++) now = await lenses(); // the notification is processed in order
+  assert.equal(now.length, 3);
+  assert.equal(now[2].command, 'ascend.openLastRun');
+  assert.deepEqual(now[2].arguments, [{ targetId: 'ssh:box', runId: 'r-new' }]);
+  assert.match(now[2].title, /running/);
+});
+
+test('bad input: 5 MB, binary garbage, deep nesting, billion laughs: a diagnostic each, and the server lives', async () => {
+  const lol = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
+  for (let i = 1; i < 10; i++) lol.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill(`*${String.fromCharCode(96 + i)}`).join(',')}]`);
+  const cases: [string, string, RegExp][] = [
+    ['big.ascend.yaml', `name: x\ndata:\n  train: ${'a'.repeat(5 * 1024 * 1024)}\n`, /5\.0 MB: a run spec is a few hundred bytes/],
+    ['big.ascend.json', `{"name": "${'a'.repeat(5 * 1024 * 1024)}"}`, /5\.0 MB/],
+    ['garbage.ascend.yaml', Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 256)).toString('latin1'), /not a text file/],
+    ['nested.ascend.yaml', `${'['.repeat(5_000)}${']'.repeat(5_000)}`, /nested more than 32 levels/],
+    ['nested.ascend.json', `${'{"a":'.repeat(2_500)}1${'}'.repeat(2_500)}`, /nested more than 32 levels/],
+    ['indent.ascend.yaml', Array.from({ length: 100 }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n'), /nested more than 32 levels/],
+    ['laughs.ascend.yaml', `${lol.join('\n')}\n`, /resource exhaustion|alias/i],
+  ];
+  for (const [name, text, want] of cases) {
+    const diags = await open(uriOf(path.join(work, name)), text);
+    assert.ok(diags.some((d) => want.test(msg(d))), `${name}: ${diags.map((d) => msg(d)).join(' | ')}`);
+    assert.ok(alive(), `${name}: the server is alive`);
+  }
+  // And it still answers normally afterwards.
+  assert.deepEqual(await open(uriOf(path.join(EXAMPLES, 'minimal.ascend.json')), files(path.join(EXAMPLES, 'minimal.ascend.json'), 'utf8')), []);
+});
