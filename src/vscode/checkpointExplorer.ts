@@ -1,0 +1,284 @@
+// The checkpoint explorer: one webview panel per run (webview/checkpoints). The host keeps the
+// whole state (rows, the selected checkpoint's tensors, the last evaluation and comparison) and
+// sends it as one snapshot after each change and whenever the panel becomes visible again (a hidden
+// webview drops messages). Messages from the webview are validated against the files this run
+// lists (src/shared/checkpointMessages.ts) before anything runs.
+import { randomBytes } from 'node:crypto';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { CompareResult, EvalResult, ExportFormat, InspectResult } from '../core/checkpointClient';
+import type { CheckpointDetail } from '../core/checkpointRunInfo';
+import { validateUiMessage, type CheckpointRow, type CompareView, type EvalView, type ExplorerState, type HostMessage, type RowAction, type TensorsView } from '../shared/checkpointMessages';
+import type { CheckpointsView, CkptRef } from './checkpoints';
+import { errorText } from './context';
+import { runKey, type RunRef } from './runMonitor';
+
+/** What the explorer needs from the extension: the view's data and the actions (checkpoints.ts). */
+export interface ExplorerHost {
+  view: CheckpointsView;
+  targetLabel(targetId: string): string;
+  isSsh(targetId: string): boolean;
+  isLive(ref: RunRef): boolean;
+  inspect(ref: CkptRef): Promise<InspectResult>;
+  evaluate(ref: CkptRef, data?: 'val' | 'pick'): Promise<EvalResult | undefined>;
+  exportTo(ref: CkptRef, format: ExportFormat): Promise<void>;
+  compare(a: CkptRef, b?: CkptRef): Promise<{ a: CkptRef; b: CkptRef; result: CompareResult } | undefined>;
+  action(action: RowAction, ref: CkptRef): Promise<void>;
+  prune(run: RunRef, keepNewest: number): Promise<void>;
+  log(message: string): void;
+  extensionUri: vscode.Uri;
+}
+
+const VIEW_TYPE = 'ascend.checkpointExplorer';
+
+export class CheckpointExplorer {
+  private static readonly open = new Map<string, CheckpointExplorer>();
+  private state: ExplorerState;
+  private files = new Set<string>();
+  private readonly subs: vscode.Disposable[] = [];
+
+  /** Reveals the run's explorer, creating it if needed. */
+  static show(host: ExplorerHost, run: RunRef): CheckpointExplorer {
+    const key = runKey(run);
+    const existing = CheckpointExplorer.open.get(key);
+    if (existing) {
+      existing.panel.reveal();
+      return existing;
+    }
+    const ex = new CheckpointExplorer(host, run);
+    CheckpointExplorer.open.set(key, ex);
+    return ex;
+  }
+
+  private readonly panel: vscode.WebviewPanel;
+
+  private constructor(
+    private readonly host: ExplorerHost,
+    private readonly run: RunRef,
+  ) {
+    const record = host.view.record(run);
+    const name = record?.name ?? run.runId;
+    const webRoot = vscode.Uri.joinPath(host.extensionUri, 'dist', 'webview');
+    this.panel = vscode.window.createWebviewPanel(VIEW_TYPE, `Checkpoints: ${name}`, vscode.ViewColumn.Active, {
+      enableScripts: true,
+      localResourceRoots: [webRoot, vscode.Uri.joinPath(host.extensionUri, 'media')],
+    });
+    this.state = {
+      run: { name, runId: run.runId, target: host.targetLabel(run.targetId), backbone: null, pretrained: null, freeze: null, classes: [], live: host.isLive(run), ssh: host.isSsh(run.targetId) },
+      rows: [],
+      problems: [],
+      selected: null,
+      tensors: null,
+      evaluation: null,
+      comparison: null,
+      busy: 'Reading checkpoints…',
+      error: null,
+    };
+    this.panel.webview.html = html(this.panel.webview, vscode.Uri.joinPath(webRoot, 'checkpoints.js'));
+    this.subs.push(
+      this.panel.webview.onDidReceiveMessage((m) => void this.onMessage(m)),
+      this.panel.onDidChangeViewState(() => this.panel.visible && this.post()),
+      host.view.onDidChangeTreeData(() => void this.reload()),
+      this.panel.onDidDispose(() => this.dispose()),
+    );
+    void this.reload();
+  }
+
+  private ref(file: string): CkptRef {
+    return { ...this.run, file };
+  }
+
+  private post(): void {
+    const msg: HostMessage = { type: 'state', state: this.state };
+    void this.panel.webview.postMessage(msg);
+  }
+
+  private set(patch: Partial<ExplorerState>): void {
+    this.state = { ...this.state, ...patch };
+    this.post();
+  }
+
+  /** Rebuilds the rows from the view's (possibly reloaded) data. */
+  private async reload(): Promise<void> {
+    const l = await this.host.view.load(this.run);
+    const info = l.info;
+    if (!info) {
+      this.set({ busy: null, error: l.error ?? 'the run could not be read', rows: [] });
+      return;
+    }
+    this.files = new Set(info.checkpoints.map((c) => c.file));
+    const rows = info.checkpoints.map((c) => toRow(c, l.problems.get(c.file) ?? null));
+    const selected = this.state.selected && this.files.has(this.state.selected) ? this.state.selected : null;
+    this.set({
+      run: { ...this.state.run, backbone: info.backbone, pretrained: info.pretrained, freeze: info.freeze, classes: info.classes, live: this.host.isLive(this.run) },
+      rows,
+      problems: [...info.problems.map((p) => ({ label: p.label, message: p.message })), ...info.unlisted.map((f) => ({ label: f, message: 'not in checkpoints.json' }))],
+      selected,
+      tensors: selected && this.state.tensors?.file === selected ? this.state.tensors : null,
+      busy: this.state.busy === 'Reading checkpoints…' ? null : this.state.busy,
+    });
+    // A kept evaluation of the selected checkpoint is shown until a new one replaces it.
+    const kept = info.checkpoints.find((c) => c.file === selected)?.lastEval;
+    if (kept && (!this.state.evaluation || this.state.evaluation.file !== selected)) this.set({ evaluation: toEvalView(selected!, kept) });
+  }
+
+  private async busy<T>(what: string, fn: () => Promise<T>): Promise<T | undefined> {
+    this.set({ busy: what, error: null });
+    try {
+      return await fn();
+    } catch (e) {
+      this.host.log(`checkpoint explorer: ${what} ${errorText(e)}`);
+      this.set({ error: errorText(e) });
+      return undefined;
+    } finally {
+      this.set({ busy: null });
+    }
+  }
+
+  async select(file: string): Promise<void> {
+    await this.host.view.load(this.run);
+    this.set({ selected: file, tensors: this.state.tensors?.file === file ? this.state.tensors : null });
+    const l = this.host.view.cached(this.run);
+    const kept = l?.info?.checkpoints.find((c) => c.file === file)?.lastEval;
+    if (kept) this.set({ evaluation: toEvalView(file, kept) });
+    if (this.state.tensors?.file === file) return;
+    const res = await this.busy(`Inspecting ${path.posix.basename(file)}…`, () => this.host.inspect(this.ref(file)));
+    if (res && this.state.selected === file) this.set({ tensors: toTensorsView(file, res) });
+  }
+
+  async evaluate(file: string, data?: 'val' | 'pick'): Promise<void> {
+    this.panel.reveal();
+    const res = await this.busy(`Evaluating ${path.posix.basename(file)}…`, () => this.host.evaluate(this.ref(file), data));
+    if (res) this.set({ selected: file, evaluation: toEvalView(file, res) });
+  }
+
+  async compare(a: string, b?: CkptRef): Promise<void> {
+    this.panel.reveal();
+    const res = await this.busy('Comparing…', () => this.host.compare(this.ref(a), b));
+    if (res) this.set({ comparison: toCompareView(res.a.file, res.b.runId === this.run.runId ? res.b.file : `${res.b.runId}/${res.b.file}`, res.result) });
+  }
+
+  private async onMessage(raw: unknown): Promise<void> {
+    const v = validateUiMessage(raw, this.files);
+    if (!v.ok) {
+      this.host.log(`checkpoint explorer: refused a message: ${v.error}`);
+      return;
+    }
+    const m = v.message;
+    switch (m.type) {
+      case 'ready':
+        return this.post();
+      case 'refresh':
+        this.host.view.refresh(this.run, true);
+        return;
+      case 'select':
+        return this.select(m.file);
+      case 'evaluate':
+        return this.evaluate(m.file, m.data);
+      case 'export':
+        await this.busy(`Exporting ${path.posix.basename(m.file)}…`, () => this.host.exportTo(this.ref(m.file), m.format));
+        return;
+      case 'compare':
+        return this.compare(m.a, this.ref(m.b));
+      case 'action':
+        await this.busy('', () => this.host.action(m.action, this.ref(m.file)));
+        return;
+      case 'prune':
+        await this.busy('Pruning…', () => this.host.prune(this.run, m.keepNewest));
+        return;
+    }
+  }
+
+  private dispose(): void {
+    CheckpointExplorer.open.delete(runKey(this.run));
+    for (const s of this.subs.splice(0)) s.dispose();
+  }
+}
+
+function toRow(c: CheckpointDetail, problem: string | null): CheckpointRow {
+  return {
+    file: c.file,
+    name: path.posix.basename(c.file),
+    epoch: c.epoch,
+    step: c.step,
+    loss: c.loss,
+    valLoss: c.valLoss,
+    valAcc: c.valAcc,
+    reason: c.reason,
+    bytes: c.bytes,
+    createdAt: c.createdAt,
+    best: c.best,
+    problem,
+    exports: c.exports,
+    evalAcc: c.lastEval?.accuracy ?? null,
+  };
+}
+
+function toTensorsView(file: string, r: InspectResult): TensorsView {
+  return {
+    file,
+    total: r.total_elements,
+    headOut: r.head_out ?? null,
+    headMatchesClasses: r.head_matches_classes ?? null,
+    tensors: r.tensors.map((t) => ({ name: t.name, shape: t.shape, dtype: t.dtype, elements: t.elements, module: t.group, trainable: t.trainable })),
+  };
+}
+
+function toEvalView(file: string, r: EvalResult): EvalView {
+  return {
+    file,
+    data: r.data,
+    numImages: r.num_images,
+    accuracy: r.accuracy,
+    loss: r.loss,
+    classes: r.classes,
+    perClass: r.per_class,
+    confusion: r.confusion,
+    skipped: r.skipped.length,
+    evaluatedAt: r.evaluated_at,
+  };
+}
+
+function toCompareView(a: string, b: string, r: CompareResult): CompareView {
+  // Largest change first: what a user looks at; the frozen part sits at the bottom with 0.
+  const tensors = [...r.tensors].sort((x, y) => (y.l2_diff ?? -1) - (x.l2_diff ?? -1)).map((t) => ({ name: t.name, shape: t.shape, l2: t.l2_diff, rel: t.rel_change, frozen: t.frozen }));
+  return { a, b, tensors, onlyInA: r.only_in_a, onlyInB: r.only_in_b, shapeMismatch: r.shape_mismatch, changed: r.summary.changed, unchanged: r.summary.unchanged, frozenMaxL2: r.summary.frozen_max_l2 };
+}
+
+/** The page: CSP `default-src 'none'`, the one bundle by nonce, styles by nonce (and lit's adopted sheets). */
+export function html(webview: vscode.Webview, script: vscode.Uri): string {
+  const nonce = randomBytes(16).toString('base64');
+  const csp = [`default-src 'none'`, `script-src 'nonce-${nonce}'`, `style-src ${webview.cspSource} 'nonce-${nonce}'`, `font-src ${webview.cspSource}`, `img-src ${webview.cspSource} data:`].join('; ');
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<title>Checkpoints</title>
+<style nonce="${nonce}">${STYLE}</style>
+</head>
+<body>
+<div id="app">Loading…</div>
+<script nonce="${nonce}" src="${webview.asWebviewUri(script).toString()}"></script>
+</body>
+</html>`;
+}
+
+const STYLE = `
+body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-foreground); padding: 0 12px 24px; }
+h2 { font-size: 1.15em; margin: 18px 0 6px; } h3 { font-size: 1em; margin: 14px 0 4px; }
+table { border-collapse: collapse; width: 100%; margin: 4px 0 8px; }
+th, td { text-align: left; padding: 3px 8px; border-bottom: 1px solid var(--vscode-widget-border, rgba(128,128,128,.25)); white-space: nowrap; }
+th { cursor: pointer; user-select: none; font-weight: 600; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.row { cursor: pointer; } tr.row:hover { background: var(--vscode-list-hoverBackground); }
+tr.selected { background: var(--vscode-list-activeSelectionBackground); color: var(--vscode-list-activeSelectionForeground); }
+.bad { color: var(--vscode-errorForeground); } .ok { color: var(--vscode-testing-iconPassed, #3c3); }
+.muted { opacity: .7; } .star { color: var(--vscode-charts-yellow, #cc3); }
+.bar { display: flex; gap: 6px; flex-wrap: wrap; align-items: center; margin: 6px 0; }
+.busy { margin: 6px 0; } .error { color: var(--vscode-errorForeground); margin: 6px 0; white-space: pre-wrap; }
+.module { font-weight: 600; }
+.cm td { text-align: center; min-width: 28px; } .cm th { cursor: default; }
+.frozen { opacity: .75; }
+`;
