@@ -1,0 +1,103 @@
+"""Frozen-backbone feature cache (`train.cache_features`): the head trains on cached backbone features,
+the backbone stays untouched, the cache is keyed and reused by a later run, and a spec that cannot
+use it is refused naming the field."""
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import mindspore as ms
+import numpy as np
+import pytest
+from conftest import assert_contiguous, events, of_type, runner, spec, write_spec
+
+from ascend_finetune.featurecache import cache_key
+
+
+def _params(path, prefix):
+    return {k: v.asnumpy() for k, v in ms.load_checkpoint(str(path)).items() if k.startswith(prefix)}
+
+
+def _pretrained(run_a):
+    best = next(e for e in json.load(open(run_a / "checkpoints.json")) if e["best"])
+    return run_a / best["file"]
+
+
+def _probe(data_b, pretrained, name, **train):
+    # The same linear probe as test_finetune's transfer test (AdamW at 2e-4 for a from-scratch backbone).
+    return spec(data_b, name=name, model={"pretrained": str(pretrained), "freeze": "backbone"},
+                train={"epochs": 4, "optimizer": "adamw", "lr": 2e-4, "cache_features": True, **train},
+                checkpoint={"keep_max": 10})
+
+
+@pytest.fixture(scope="module")
+def cached_runs(run_a, data_b, tmp_path_factory):
+    """Two runs of the same spec under one runs root: the first builds the cache, the second finds it."""
+    root = tmp_path_factory.mktemp("fc-runs")
+    s = _probe(data_b, _pretrained(run_a), "probe", cache_views=2)
+    first, second = root / "first", root / "second"
+    for d in (first, second):
+        code, out = runner("train", str(write_spec(root / "s.json", s)), "--run-dir", str(d))
+        assert code == 0, out
+    return first, second
+
+
+def test_the_head_learns_on_cached_features_and_the_backbone_is_untouched(run_a, cached_runs):
+    first, _ = cached_runs
+    evs = events(first)
+    assert_contiguous(evs)
+    epochs = of_type(evs, "epoch_end")
+    assert len(epochs) == 4
+    fc = epochs[0]["feature_cache"]
+    assert fc["views"] == 2 and fc["reused_from"] is None and fc["compute_s"] > 0
+    assert all("feature_cache" not in e for e in epochs[1:]), "described once, where it was built"
+    assert epochs[-1]["train_loss"] < 0.8 * epochs[0]["train_loss"], "the head learns task B"
+    assert of_type(evs, "eval")[-1]["val_acc"] > 1 / 3 + 0.1, "better than chance on 3 classes"
+    # Checkpoints are whole-network checkpoints: the frozen backbone is the pretrained one.
+    manifest = json.load(open(first / "checkpoints.json"))
+    a_backbone, b_backbone = _params(_pretrained(run_a), "backbone."), _params(first / manifest[-1]["file"], "backbone.")
+    assert len(a_backbone) == 100 and a_backbone.keys() == b_backbone.keys()
+    for k in a_backbone:
+        assert np.array_equal(a_backbone[k], b_backbone[k]), f"frozen {k} changed"
+    cache = first / "feature-cache" / fc["key"][:16]
+    meta = json.load(open(cache / "meta.json"))
+    started = of_type(evs, "run_started")[0]
+    assert meta["key"] == fc["key"] and meta["views"] == 2
+    assert meta["train_images"] == started["num_train"] and meta["val_images"] == started["num_val"]
+    assert meta["dim"] == 512  # resnet18's pooled features
+
+
+def test_a_second_run_with_the_same_key_reuses_the_cache(cached_runs):
+    first, second = cached_runs
+    fc1 = of_type(events(first), "epoch_end")[0]["feature_cache"]
+    fc2 = of_type(events(second), "epoch_end")[0]["feature_cache"]
+    assert fc2["key"] == fc1["key"]
+    assert fc2["reused_from"] == str(first) and fc2["compute_s"] is None
+    assert not (second / "feature-cache").exists(), "found in the sibling run, not computed again"
+
+
+def test_cache_features_needs_a_frozen_backbone(data_b, tmp_path):
+    s = spec(data_b, model={"freeze": "none"}, train={"epochs": 1, "cache_features": True})
+    code, out = runner("train", str(write_spec(tmp_path / "s.json", s)), "--run-dir", str(tmp_path / "r"))
+    assert code == 2
+    err = out["error"]
+    assert err["kind"] == "bad_input" and err["path"] == "train.cache_features"
+    assert "model.freeze" in err["fix"]
+
+
+def test_the_key_follows_data_backbone_and_transforms(tmp_path):
+    files = []
+    for i in range(3):
+        p = tmp_path / f"{i}.jpg"
+        p.write_bytes(b"x" * (10 + i))
+        files.append((str(p), i % 2))
+    base = dict(backbone_hash="b" * 64, image_size=32, augment=True, views=2, seed=1, amp_level="O0")
+    k = cache_key(files, files[:1], **base)
+    assert k == cache_key(files, files[:1], **base), "stable"
+    assert k != cache_key(files, files[:1], **{**base, "backbone_hash": "c" * 64}), "other weights"
+    assert k != cache_key(files, files[:1], **{**base, "image_size": 64}), "other transforms"
+    assert k != cache_key(files, files[:1], **{**base, "views": 3})
+    assert k != cache_key([(files[0][0], 1)] + files[1:], files[:1], **base), "a label changed"
+    os.utime(files[2][0], ns=(time.time_ns(), time.time_ns() + 10**9))
+    assert k != cache_key(files, files[:1], **base), "a file was rewritten"
