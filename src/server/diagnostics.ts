@@ -173,6 +173,17 @@ function advice(doc: SpecDocument, range: (s: Span) => Diagnostic['range']): Dia
       { kind: 'setValue', path: 'amp.level', values: [{ label: 'Set amp.level to "O0"', value: 'O0' }] },
     );
   }
+  const freeze = str(doc, 'model.freeze', String(specDefault('model.freeze')));
+  if (doc.nodes.get('train.cache_features')?.value === true && freeze !== 'backbone') {
+    // the runner refuses it at start (bad_input on train.cache_features): say so while editing
+    warn(
+      at(doc, 'train.cache_features'),
+      `train.cache_features needs model.freeze "backbone" (it is "${freeze}"): cached features are only right while the backbone does not change`,
+      'train.cache_features',
+      DiagnosticSeverity.Error,
+      { kind: 'setValue', path: 'model.freeze', values: [{ label: 'Set model.freeze to "backbone"', value: 'backbone' }] },
+    );
+  }
   const ids = doc.nodes.get('device.ids')?.value;
   const batch = num(doc, 'data.batch_size') ?? (specDefault('data.batch_size') as number);
   if (Array.isArray(ids) && ids.length > 1 && Number.isInteger(batch) && batch % ids.length !== 0) {

@@ -165,6 +165,11 @@ test('semantic checks on this machine: class folders, num_classes, O3 without sc
   assert.ok(d4.some((d) => /auto on CPU/.test(msg(d)) && d.range.start.line === 3));
   const d5 = await open(uri, 'data:\n  train: data\ncheckpoint:\n  keep_max: 0\n');
   assert.ok(d5.some((d) => /checkpoint.keep_max: must be >= 1, got 0/.test(msg(d)) && d.range.start.line === 3));
+  const d6 = await open(uri, 'data:\n  train: data\nmodel:\n  freeze: none\ntrain:\n  cache_features: true\n');
+  const fc = d6.find((d) => d.code === 'train.cache_features');
+  assert.ok(fc && fc.severity === 1 && /needs model.freeze "backbone"/.test(msg(fc)) && fc.range.start.line === 5);
+  const d7 = await open(uri, 'data:\n  train: data\ntrain:\n  cache_features: true\n');
+  assert.ok(!d7.some((d) => d.code === 'train.cache_features'), 'the default freeze is backbone');
   close(uri);
 });
 
