@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Creates .venv (Python 3.11) with MindSpore's CPU build, Pillow, numpy and pytest.
+# Creates .venv (Python 3.11) with MindSpore's CPU build, Pillow, numpy and pytest, plus `onnx` and
+# `onnxruntime`, which the checkpoint tests use to check and run exported ONNX files (the runner itself
+# does not need them).
 # Idempotent: a venv whose pinned packages are already present is left alone; pip's cache is reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,7 +10,10 @@ command -v "$PY" >/dev/null 2>&1 || PY=python3
 VENV=.venv
 REQ=runner/requirements.txt
 STAMP="$VENV/.requirements.sha256"
-want=$(sha256sum "$REQ" runner/pyproject.toml | sha256sum | cut -d' ' -f1)
+# Test-only, so not in REQ. Both have cp311 wheels and accept numpy 1.x (MindSpore 2.10 needs numpy<2);
+# onnxruntime is a 13 MB wheel (about 21 MB with sympy and its other dependencies).
+EXTRA=(onnx==1.17.0 onnxruntime==1.20.1)
+want=$( (sha256sum "$REQ" runner/pyproject.toml; echo "${EXTRA[*]}") | sha256sum | cut -d' ' -f1)
 
 if [ ! -x "$VENV/bin/python" ]; then
   "$PY" -m venv "$VENV"
@@ -20,7 +25,7 @@ if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
   echo "setup: .venv is up to date"
   exit 0
 fi
-"$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$REQ"
+"$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$REQ" "${EXTRA[@]}"
 "$VENV/bin/python" -m pip install --disable-pip-version-check -q --no-deps -e runner
 echo "$want" > "$STAMP"
-"$VENV/bin/python" -c 'import mindspore, PIL, numpy; print("setup: mindspore", mindspore.__version__, "pillow", PIL.__version__, "numpy", numpy.__version__)'
+"$VENV/bin/python" -c 'import mindspore, PIL, numpy, onnx, onnxruntime; print("setup: mindspore", mindspore.__version__, "pillow", PIL.__version__, "numpy", numpy.__version__, "onnx", onnx.__version__, "onnxruntime", onnxruntime.__version__)'

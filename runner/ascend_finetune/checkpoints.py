@@ -6,7 +6,6 @@ scale (a partly done epoch re-draws its shuffle and takes as many batches as the
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from typing import Any
@@ -14,14 +13,8 @@ from typing import Any
 import mindspore as ms
 
 from .events import sanitize
+from .manifest import manifest_lock, mark_best, read_manifest, sha256_file  # noqa: F401 (sha256_file re-exported)
 from .rundir import atomic_write_json, fsync_dir, read_json, slug
-
-def sha256_file(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def state_entries(net: ms.nn.Cell, optimizer: ms.nn.Cell, extra: dict[str, Any]) -> list[dict]:
@@ -66,10 +59,13 @@ class CheckpointStore:
         fsync_dir(self.dir)  # the rename itself survives a power loss
         entry = {"file": f"checkpoints/{name}", "epoch": epoch, "step": step, "metrics": sanitize(metrics),
                  "bytes": os.path.getsize(final), "sha256": sha256_file(final), "created_at": time.time(), "best": False}
-        self.entries = [e for e in self.entries if e["file"] != entry["file"]] + [entry]
-        self._mark_best()
-        victims = self._retain()
-        atomic_write_json(self.manifest_path, self.entries)  # the manifest never names a deleted file
+        with manifest_lock(self.run_dir):
+            # From the file, not memory: `delete-checkpoints` may have dropped entries since the last save.
+            current = read_manifest(self.run_dir) if os.path.exists(self.manifest_path) else self.entries
+            self.entries = [e for e in current if e["file"] != entry["file"]] + [entry]
+            self._mark_best()
+            victims = self._retain()
+            atomic_write_json(self.manifest_path, self.entries)  # the manifest never names a deleted file
         for v in victims:
             try:
                 os.remove(os.path.join(self.run_dir, v["file"]))
@@ -78,10 +74,7 @@ class CheckpointStore:
         return entry
 
     def _mark_best(self) -> None:
-        scored = [e for e in self.entries if isinstance(e.get("metrics", {}).get("val_acc"), (int, float))]
-        best = max(scored, key=lambda e: (e["metrics"]["val_acc"], e["step"]), default=None) if self.keep_best else None
-        for e in self.entries:
-            e["best"] = e is best
+        mark_best(self.entries, self.keep_best)
 
     def _retain(self) -> list[dict[str, Any]]:
         """Entries beyond keep_max to drop, oldest first; never the best, never the one just saved."""
@@ -96,5 +89,14 @@ class CheckpointStore:
 
 
 def load_state(path: str) -> dict[str, Any]:
+    """A --resume checkpoint's tensors. The file is checked first (ckpt_format): MindSpore's loader
+    reports a damaged file with unrelated errors, or loads a short tensor without a word."""
+    from .ckpt_format import ToolError, read_index
+    from .pretrained import PretrainedError
+
+    try:
+        read_index(path)
+    except ToolError as e:
+        raise PretrainedError(f"--resume: {e}")
     fmt = "safetensors" if path.endswith(".safetensors") else "ckpt"
     return ms.load_checkpoint(path, format=fmt)

@@ -56,6 +56,14 @@ def read_checkpoint(path: str) -> dict:
     if not os.path.isfile(path):
         raise PretrainedError(f"file not found: {path}")
     fmt = "safetensors" if path.endswith(".safetensors") else "ckpt"
+    # MindSpore's loader takes some damaged files without a word (a tensor whose bytes are missing
+    # loads as zeros): check the file's structure against its size first.
+    from .ckpt_format import ToolError, read_index
+
+    try:
+        read_index(path)
+    except ToolError as e:
+        raise PretrainedError(str(e))
     try:
         params = ms.load_checkpoint(path, format=fmt)
     except Exception as e:  # MindSpore raises ValueError/RuntimeError/TypeError for foreign files

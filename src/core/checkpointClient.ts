@@ -238,6 +238,17 @@ export function toExportResult(out: unknown): ExportResult {
   return { file, format: o.format === 'onnx' ? 'onnx' : 'mindir', bytes: numOrNull(o.bytes), input_shape: shapeOf(o.input_shape) };
 }
 
+/** `compare`'s shape_mismatch entries ({name, shape_a, shape_b}) as "name: [3,512] vs [2,512]". */
+function shapeMismatches(v: unknown): string[] {
+  if (!Array.isArray(v)) return [];
+  return v.flatMap((m) => {
+    if (typeof m === 'string') return [m];
+    if (!isObj(m) || typeof m.name !== 'string') return [];
+    const shape = (x: unknown) => (Array.isArray(x) ? `[${x.join(',')}]` : '?');
+    return [`${m.name}: ${shape(m.shape_a)} vs ${shape(m.shape_b)}`];
+  });
+}
+
 export function toCompareResult(out: unknown): CompareResult {
   const tensors = need('compare', out, 'tensors', isArr).filter(isObj).map((t) => ({
     name: typeof t.name === 'string' ? t.name : '?',
@@ -253,7 +264,7 @@ export function toCompareResult(out: unknown): CompareResult {
     tensors,
     only_in_a: strList(o.only_in_a),
     only_in_b: strList(o.only_in_b),
-    shape_mismatch: strList(o.shape_mismatch),
+    shape_mismatch: shapeMismatches(o.shape_mismatch),
     summary: {
       tensors: numOrNull(s.tensors) ?? tensors.length,
       changed: numOrNull(s.changed) ?? changed,

@@ -117,7 +117,7 @@ def test_pretrained_problems(data_a, tmp_path):
     not_ckpt = tmp_path / "not.ckpt"
     not_ckpt.write_bytes(os.urandom(4096))
     code, err = _train_fails(tmp_path, spec(data_a, model={"pretrained": str(not_ckpt)}), "notckpt")
-    assert code == 2 and "not a MindSpore ckpt checkpoint" in err["message"]
+    assert code == 2 and "not.ckpt is not a usable checkpoint: not a MindSpore ckpt file" in err["message"]
 
     # a checkpoint of another architecture: resnet50 weights offered to a resnet18
     from ascend_finetune.model import TransferNet

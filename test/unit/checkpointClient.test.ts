@@ -54,6 +54,9 @@ test('eval, compare and verify outputs are normalized; verify takes a list or {e
   assert.equal(e.per_class[0].recall, 0.5);
   const c = toCompareResult({ tensors: [{ name: 'conv1.weight', shape: [1], l2_diff: 0, rel_change: 0, frozen: true }, { name: 'fc.weight', shape: [1], l2_diff: 0.3, rel_change: 0.1, frozen: false }], only_in_a: [], only_in_b: ['x'], shape_mismatch: [] });
   assert.deepEqual(c.summary, { tensors: 2, changed: 1, unchanged: 1, frozen_max_l2: null });
+  // the runner prints shape mismatches as objects; junk entries are dropped, not thrown on
+  const m = toCompareResult({ tensors: [], only_in_a: [], only_in_b: [], shape_mismatch: [{ name: 'head.weight', shape_a: [3, 512], shape_b: [2, 512] }, 7, { shape_a: [1] }] });
+  assert.deepEqual(m.shape_mismatch, ['head.weight: [3,512] vs [2,512]']);
   const v = toVerifyEntries({ entries: [{ file: 'a', exists: true, bytes_ok: true, sha256_ok: true }, { file: 'b', exists: true, bytes_ok: false, sha256_ok: false }, { file: 'c', exists: false, bytes_ok: null, sha256_ok: null }, { file: 'd', exists: true, bytes_ok: true, sha256_ok: false }] });
   assert.deepEqual(v.map(verifyProblem), [undefined, 'size differs from checkpoints.json (truncated?)', 'file missing', 'sha256 no longer matches checkpoints.json']);
   assert.equal(toVerifyEntries([{ file: 'a', exists: true }]).length, 1);

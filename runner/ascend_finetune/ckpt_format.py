@@ -1,0 +1,282 @@
+"""Reading checkpoint files without MindSpore: an index of tensors (name, shape, dtype, where the bytes
+are) and one tensor at a time as a numpy array.
+
+MindSpore's load_checkpoint reads the whole file into one protobuf message and hands the bytes to C++
+with the shape the file claims; on a damaged file it raises unrelated errors or, when the bytes do
+not match the claimed shape, can crash the process. So every tool here reads the index first,
+checks every length against the file's size and every tensor's byte count against its shape, and
+only then (eval, export) lets MindSpore load the file.
+
+`.ckpt` is a sequence of protobuf `Checkpoint` messages (MindSpore's checkpoint.proto): each is
+`value` (field 1) = {tag (1): name, tensor (2): {dims (1), tensor_type (2), tensor_content (3)}};
+big tensors are split into several consecutive values with the same tag; a file saved with
+`crc_check` ends with `b"crc_num"` and 10 bytes. `.safetensors` is an 8-byte little-endian header
+length, a JSON header {name: {dtype, shape, data_offsets}}, then the data.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+class ToolError(Exception):
+    """Bad input for a checkpoint tool: `kind` and `extra` become the CLI's error object (exit `code`)."""
+
+    def __init__(self, kind: str, message: str, code: int = 2, **extra: Any):
+        super().__init__(message)
+        self.kind, self.code, self.extra = kind, code, extra
+
+
+def bad_checkpoint(path: str, why: str) -> ToolError:
+    return ToolError("bad_checkpoint", f"{os.path.basename(path)} is not a usable checkpoint: {why}", file=os.path.abspath(path))
+
+
+# MindSpore's tensor_type names -> (numpy dtype, bytes per element); BFloat16 is read as uint16.
+CKPT_DTYPES = {"Int8": np.int8, "UInt8": np.uint8, "Int16": np.int16, "UInt16": np.uint16, "Int32": np.int32,
+               "UInt32": np.uint32, "Int64": np.int64, "UInt64": np.uint64, "Float16": np.float16,
+               "Float32": np.float32, "Float64": np.float64, "Bool": np.bool_, "BFloat16": np.uint16}
+SAFETENSORS_DTYPES = {"I8": "Int8", "U8": "UInt8", "I16": "Int16", "U16": "UInt16", "I32": "Int32", "U32": "UInt32",
+                      "I64": "Int64", "U64": "UInt64", "F16": "Float16", "F32": "Float32", "F64": "Float64",
+                      "BOOL": "Bool", "BF16": "BFloat16"}
+CRC_TRAILER = 17  # b"crc_num" + 10 bytes
+
+
+@dataclass
+class TensorEntry:
+    name: str
+    shape: list[int]
+    dtype: str                      # MindSpore's name: Float32, Int64, ... ("str" for strings)
+    chunks: list[tuple[int, int]] = field(default_factory=list)  # (file offset, byte length)
+
+    @property
+    def elements(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(n for _, n in self.chunks)
+
+
+@dataclass
+class CheckpointIndex:
+    path: str
+    format: str                     # ckpt | safetensors
+    size: int
+    tensors: dict[str, TensorEntry]
+
+    def read(self, name: str) -> np.ndarray:
+        """One tensor as a numpy array (BFloat16 widened to float32); strings come back as 0-d str arrays."""
+        e = self.tensors[name]
+        with open(self.path, "rb") as f:
+            parts = []
+            for off, n in e.chunks:
+                f.seek(off)
+                parts.append(f.read(n))
+        raw = b"".join(parts)
+        if e.dtype == "str":
+            return np.array(raw.decode("utf-32-le", errors="replace").rstrip("\x00"))
+        arr = np.frombuffer(raw, dtype=CKPT_DTYPES[e.dtype]).reshape(e.shape)
+        if e.dtype == "BFloat16":
+            arr = (arr.astype(np.uint32) << 16).view(np.float32)
+        return arr
+
+
+def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        if pos >= len(buf):
+            raise ValueError("varint runs past its message")
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return result, pos
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint longer than 10 bytes")
+
+
+class _Reader:
+    """Varints and length-delimited fields read straight from the file, so a tensor's bytes are skipped,
+    not read, while indexing."""
+
+    def __init__(self, f):
+        self.f = f
+
+    def varint(self) -> int:
+        result = shift = 0
+        while True:
+            b = self.f.read(1)
+            if not b:
+                raise EOFError
+            result |= (b[0] & 0x7F) << shift
+            if not b[0] & 0x80:
+                return result
+            shift += 7
+            if shift > 63:
+                raise ValueError("varint longer than 10 bytes")
+
+
+def _index_ckpt(path: str, size: int) -> dict[str, TensorEntry]:
+    tensors: dict[str, TensorEntry] = {}
+    with open(path, "rb") as f:
+        end = size
+        f.seek(max(0, size - CRC_TRAILER))
+        if size >= CRC_TRAILER and f.read(7) == b"crc_num":
+            end = size - CRC_TRAILER
+        f.seek(0)
+        r = _Reader(f)
+        last = None
+        while f.tell() < end:
+            start = f.tell()
+            try:
+                key = r.varint()
+                if key != 0x0A:  # field 1, length-delimited: Checkpoint.value
+                    raise ValueError(f"byte {start}: expected a checkpoint entry, found field {key >> 3} type {key & 7}")
+                vlen = r.varint()
+                vstart = f.tell()
+                if vstart + vlen > end:
+                    raise EOFError
+                # The value holds the tag and the tensor header before the content; read the header
+                # part only (tag and type strings, dims): the content is located, not read.
+                name, tensor = None, None
+                while f.tell() < vstart + vlen:
+                    k = r.varint()
+                    if k & 7 != 2:
+                        raise ValueError(f"byte {f.tell()}: unexpected wire type {k & 7} in an entry")
+                    n = r.varint()
+                    fstart = f.tell()
+                    if fstart + n > vstart + vlen:
+                        raise ValueError(f"byte {fstart}: a field runs past its entry")
+                    if k >> 3 == 1:
+                        name = f.read(n).decode("utf-8")
+                    elif k >> 3 == 2:
+                        tensor = _tensor_header(f, fstart, n)
+                    elif k >> 3 == 3:
+                        raise ValueError(f"map tensors are not supported ({name})")
+                    else:
+                        raise ValueError(f"byte {fstart}: unknown entry field {k >> 3}")
+                    f.seek(fstart + n)
+                if name is None or tensor is None:
+                    raise ValueError(f"byte {start}: an entry without a name or a tensor")
+            except EOFError:
+                raise ValueError(f"cut off at byte {size}: the entry starting at byte {start} "
+                                 f"{'(after ' + repr(last) + ') ' if last else ''}runs past the end (truncated?)")
+            except UnicodeDecodeError:
+                raise ValueError(f"byte {start}: an entry name that is not UTF-8")
+            dims, ttype, coff, clen = tensor
+            if ttype != "str" and ttype not in CKPT_DTYPES:
+                raise ValueError(f"{name}: unknown tensor type {ttype!r}")
+            if name in tensors and last == name:  # a split tensor's next slice
+                tensors[name].chunks.append((coff, clen))
+            elif name in tensors:
+                raise ValueError(f"{name} appears twice")
+            else:
+                tensors[name] = TensorEntry(name, dims, ttype, [(coff, clen)])
+            last = name
+    for e in tensors.values():
+        if e.shape == [0] and e.nbytes:  # MindSpore writes a scalar's dims as [0]
+            e.shape = []
+        if e.dtype != "str":
+            want = e.elements * np.dtype(CKPT_DTYPES[e.dtype]).itemsize
+            if e.nbytes != want or any(d < 0 for d in e.shape):
+                raise ValueError(f"{e.name}: {e.nbytes} bytes of data for shape {e.shape} {e.dtype} ({want} expected)")
+    return tensors
+
+
+def _tensor_header(f, start: int, length: int) -> tuple[list[int], str, int, int]:
+    """Parse a TensorProto in the file at `start`, reading everything but tensor_content."""
+    f.seek(start)
+    dims: list[int] = []
+    ttype, content = None, None
+    end = start + length
+    r = _Reader(f)
+    while f.tell() < end:
+        k = r.varint()
+        fnum, wtype = k >> 3, k & 7
+        if fnum == 1 and wtype == 0:
+            v = r.varint()
+            dims.append(v - (1 << 64) if v >= 1 << 63 else v)
+            continue
+        if wtype != 2:
+            raise ValueError(f"byte {f.tell()}: unexpected wire type {wtype} in a tensor")
+        n = r.varint()
+        pos = f.tell()
+        if pos + n > end:
+            raise ValueError(f"byte {pos}: a tensor field runs past its tensor")
+        if fnum == 1:
+            buf, p = f.read(n), 0
+            while p < n:
+                v, p = _varint(buf, p)
+                dims.append(v)
+        elif fnum == 2:
+            ttype = f.read(n).decode("utf-8")
+        elif fnum == 3:
+            content = (pos, n)
+        else:
+            raise ValueError(f"byte {pos}: unknown tensor field {fnum}")
+        f.seek(pos + n)
+    if ttype is None or content is None:
+        raise ValueError(f"byte {start}: a tensor without type or content")
+    return dims, ttype, content[0], content[1]
+
+
+def _index_safetensors(path: str, size: int) -> dict[str, TensorEntry]:
+    with open(path, "rb") as f:
+        head = f.read(8)
+        if len(head) < 8:
+            raise ValueError("shorter than a safetensors header")
+        (hlen,) = struct.unpack("<Q", head)
+        if hlen > size - 8 or hlen > 100 << 20:
+            raise ValueError(f"header length {hlen} does not fit in the {size}-byte file (truncated?)")
+        try:
+            header = json.loads(f.read(hlen))
+        except (ValueError, UnicodeDecodeError):
+            raise ValueError("the safetensors header is not JSON")
+    if not isinstance(header, dict):
+        raise ValueError("the safetensors header is not a JSON object")
+    base = 8 + hlen
+    tensors: dict[str, TensorEntry] = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        try:
+            dtype = SAFETENSORS_DTYPES[info["dtype"]]
+            shape = [int(d) for d in info["shape"]]
+            s, e = (int(x) for x in info["data_offsets"])
+        except (KeyError, TypeError, ValueError):
+            raise ValueError(f"{name}: bad header entry {str(info)[:80]}")
+        if not 0 <= s <= e or base + e > size:
+            raise ValueError(f"{name}: data at bytes {base + s}-{base + e} past the end ({size} bytes; truncated?)")
+        want = math.prod(shape) * np.dtype(CKPT_DTYPES[dtype]).itemsize
+        if e - s != want:
+            raise ValueError(f"{name}: {e - s} bytes of data for shape {shape} {dtype} ({want} expected)")
+        tensors[name] = TensorEntry(name, shape, dtype, [(base + s, e - s)])
+    return tensors
+
+
+def read_index(path: str) -> CheckpointIndex:
+    """The tensors of a .ckpt or .safetensors file; ToolError(bad_checkpoint) with the reason otherwise."""
+    if not os.path.exists(path):
+        raise ToolError("bad_checkpoint", f"file not found: {path}", file=os.path.abspath(path))
+    if not os.path.isfile(path):
+        raise bad_checkpoint(path, "not a regular file")
+    size = os.path.getsize(path)
+    if size == 0:
+        raise bad_checkpoint(path, "the file is empty (0 bytes)")
+    fmt = "safetensors" if path.endswith(".safetensors") else "ckpt"
+    try:
+        tensors = _index_safetensors(path, size) if fmt == "safetensors" else _index_ckpt(path, size)
+    except OSError as e:
+        raise bad_checkpoint(path, f"cannot read it: {e.strerror or e}")
+    except ValueError as e:
+        raise bad_checkpoint(path, f"not a MindSpore {fmt} file, or a damaged one: {e}")
+    if not tensors:
+        raise bad_checkpoint(path, "it holds no tensors")
+    return CheckpointIndex(os.path.abspath(path), fmt, size, tensors)

@@ -1,0 +1,67 @@
+"""`export`: a checkpoint as a MindIR or ONNX file, with the run's input size (1, 3, H, W).
+
+The network is exported in float32 (no AMP casts), in inference mode, compiled on the CPU so an
+export never competes with a training run for the NPU. MindSpore writes into a private temporary
+folder next to the output (its ONNX writer chmods the folder it writes to), then the file is renamed
+into place: an interrupted export leaves no half file under the final name.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from typing import Any
+
+import numpy as np
+
+from .ckpt_format import ToolError, read_index
+from .ckpt_tools import load_run
+
+SUFFIX = {"mindir": ".mindir", "onnx": ".onnx"}
+# MindSpore's own check on export file names (mindspore/train/serialization.py).
+_MS_SAFE_PATH = re.compile(r"^[0-9a-zA-Z@_\-.:/\\]+$")
+
+
+def export(run_dir: str, ckpt: str, fmt: str, out: str | None) -> dict[str, Any]:
+    import mindspore as ms
+
+    from .run_model import load_net
+
+    run = load_run(run_dir)
+    read_index(ckpt)  # a damaged file fails here, before MindSpore starts
+    suffix = SUFFIX[fmt]
+    out = os.path.abspath(out) if out else os.path.splitext(os.path.abspath(ckpt))[0] + suffix
+    if not out.endswith(suffix):
+        raise ToolError("bad_input", f"--out must end with {suffix} for --format {fmt} (got {out})", field="out")
+    size = int((run.spec.get("data") or {}).get("image_size") or 224)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    ms.set_device("CPU")
+    net = load_net(run, ckpt)
+    shape = [1, 3, size, size]
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    # MindSpore refuses file names outside [0-9a-zA-Z@_-.:/\\] (a run under "My runs/" or "it's/"),
+    # so it writes into a temporary folder with a plain name, next to the output when that is plain
+    # (a rename), else in the system's temp folder (a copy), and the file is moved into place.
+    out_dir = os.path.dirname(out)
+    tmpdir = tempfile.mkdtemp(prefix=".export-", dir=out_dir if _MS_SAFE_PATH.match(out_dir) else None)
+    if not _MS_SAFE_PATH.match(tmpdir):
+        shutil.rmtree(tmpdir, ignore_errors=True)
+        raise ToolError("export_failed", f"no temporary folder with a name MindSpore accepts (tried {tmpdir}): "
+                        "set TMPDIR to a plain path", code=1, format=fmt)
+    try:
+        tmp = os.path.join(tmpdir, "model" + suffix)
+        try:
+            ms.export(net, ms.Tensor(np.zeros(shape, np.float32)), file_name=tmp, file_format=fmt.upper())
+        except Exception as e:  # MindSpore raises RuntimeError/TypeError for ops a format cannot express
+            first = str(e).strip().splitlines()[0][:400] if str(e).strip() else type(e).__name__
+            raise ToolError("export_failed", f"MindSpore could not export {os.path.basename(ckpt)} to {fmt.upper()}: "
+                            f"{type(e).__name__}: {first}", code=1, format=fmt)
+        if not os.path.isfile(tmp):
+            raise ToolError("export_failed", f"MindSpore wrote no {fmt.upper()} file for {os.path.basename(ckpt)}",
+                            code=1, format=fmt)
+        shutil.move(tmp, out)  # a rename on the same file system
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    return {"file": out, "format": fmt, "bytes": os.path.getsize(out), "input_shape": shape,
+            "ckpt": os.path.abspath(ckpt), "dtype": "float32"}

@@ -1,0 +1,82 @@
+"""checkpoints.json without MindSpore: reading it, the best-checkpoint rule, paths inside a run, and the
+lock that the training process and `delete-checkpoints` both take to rewrite it.
+
+Without the lock, a train process saving a checkpoint (read entries, add one, write) and a delete
+(read, drop some, write) could each write a manifest that lacks the other's change.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+from typing import Any, Iterator
+
+from .rundir import read_json
+
+MANIFEST = "checkpoints.json"
+MANIFEST_LOCK = ".checkpoints.lock"
+
+
+def sha256_file(path: str) -> str:
+    """Streamed in 1 MiB blocks: checkpoints of large backbones are hundreds of MB."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def manifest_path(run_dir: str) -> str:
+    return os.path.join(run_dir, MANIFEST)
+
+
+def read_manifest(run_dir: str) -> list[dict[str, Any]]:
+    """The manifest's entries (dicts with a string `file`); a missing or unreadable manifest is empty."""
+    entries = read_json(manifest_path(run_dir), []) or []
+    if not isinstance(entries, list):
+        return []
+    return [e for e in entries if isinstance(e, dict) and isinstance(e.get("file"), str)]
+
+
+@contextlib.contextmanager
+def manifest_lock(run_dir: str) -> Iterator[None]:
+    """Exclusive while checkpoints.json is read, changed and rewritten (blocks; held for milliseconds)."""
+    with open(os.path.join(run_dir, MANIFEST_LOCK), "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def mark_best(entries: list[dict[str, Any]], keep_best: bool) -> None:
+    """At most one `best`: the highest numeric metrics.val_acc, ties to the later step."""
+    scored = [e for e in entries if isinstance((e.get("metrics") or {}).get("val_acc"), (int, float))]
+    best = max(scored, key=lambda e: (e["metrics"]["val_acc"], e.get("step") or 0), default=None) if keep_best else None
+    for e in entries:
+        e["best"] = e is best
+
+
+def inside(run_dir: str, path: str) -> str | None:
+    """`path` (absolute, or relative to the run directory) as a path relative to the run directory,
+    after resolving symlinks; None when it resolves outside the run directory."""
+    root = os.path.realpath(run_dir)
+    real = os.path.realpath(path if os.path.isabs(path) else os.path.join(run_dir, path))
+    if os.path.commonpath([root, real]) != root or real == root:
+        return None
+    return os.path.relpath(real, root)
+
+
+def find_run_of(ckpt: str) -> str | None:
+    """The run directory that lists this checkpoint in its manifest (`<run>/checkpoints/<file>`), if any."""
+    parent = os.path.dirname(os.path.dirname(os.path.abspath(ckpt)))
+    if not os.path.isfile(manifest_path(parent)):
+        return None
+    rel = inside(parent, os.path.abspath(ckpt))
+    return parent if rel and any(os.path.normpath(e["file"]) == rel for e in read_manifest(parent)) else None
+
+
+def entry_for(run_dir: str, ckpt: str) -> dict[str, Any] | None:
+    rel = inside(run_dir, os.path.abspath(ckpt))
+    return next((e for e in read_manifest(run_dir) if rel and os.path.normpath(e["file"]) == rel), None)
