@@ -1,8 +1,10 @@
-// `node dist/cli.js <command>`: the project's command line, built on src/core only.
+#!/usr/bin/env node
+// `node dist/cli.js <command>` (the package's `ascend-finetune` bin): the project's command line, built on src/core only.
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { followRun } from '../core/attach';
+import { DashboardServerError, runDashboardCommand, startDashboardServer, type DashboardServer } from '../core/dashboard/server';
 import { formatCheckpoint, formatEval, formatSummary, formatWarning, ProgressTracker } from '../core/progress';
 import { controlRun, launchRun, RunnerError, runRunner, type RunnerConfig } from '../core/runnerCli';
 import { isKnownEvent, type RunStartedEvent } from '../shared/events';
@@ -10,20 +12,35 @@ import { isKnownEvent, type RunStartedEvent } from '../shared/events';
 const USAGE = `usage: ascend-finetune <command>
 
 commands:
-  demo [--steps-every N] [--keep]   train a small model on generated images on the CPU and watch it
+  demo [--steps-every N] [--keep] [--port N] [--no-dashboard]
+                                    train a small model on generated images on the CPU and watch it,
+                                    in the terminal and in a browser dashboard (its URL is printed)
                                     --steps-every N  print progress every N steps (default 5)
-                                    --keep           keep earlier demo runs in .demo/runs`;
+                                    --keep           keep earlier demo runs in .demo/runs
+                                    --port N         the dashboard's port (default: any free port)
+                                    --no-dashboard   terminal progress only
+  dashboard <run dir | runs root> [--host H] [--port N]
+                                    serve a live dashboard of a run (or of every run in a folder)
+                                    to a browser, on 127.0.0.1 with a token in the printed URL`;
 
 interface DemoOptions {
   stepsEvery: number;
   keep: boolean;
+  dashboard: boolean;
+  port: number;
 }
 
 function parseDemoArgs(args: string[]): DemoOptions {
-  const opts: DemoOptions = { stepsEvery: 5, keep: false };
+  const opts: DemoOptions = { stepsEvery: 5, keep: false, dashboard: true, port: 0 };
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     if (a === '--keep') opts.keep = true;
+    else if (a === '--no-dashboard') opts.dashboard = false;
+    else if (a === '--port') {
+      const n = Number(args[++i]);
+      if (!Number.isInteger(n) || n < 0 || n > 65535) throw new UsageError('--port needs a whole number from 0 to 65535');
+      opts.port = n;
+    }
     else if (a === '--steps-every') {
       const n = Number(args[++i]);
       if (!Number.isInteger(n) || n < 1) throw new UsageError('--steps-every needs a whole number >= 1');
@@ -72,6 +89,16 @@ async function demo(opts: DemoOptions): Promise<number> {
 
   const run = await launchRun(runner, specFile, path.join(demoDir, 'runs'));
   console.log(`launched run ${run.run_id} (pid ${run.pid}) in ${run.run_dir}`);
+  let dashboard: DashboardServer | undefined;
+  if (opts.dashboard) {
+    // The run is already going: a dashboard that cannot start (a taken --port) must not end the demo.
+    try {
+      dashboard = await startDashboardServer({ path: run.run_dir, assetsDir: path.join(root, 'dist', 'webview'), port: opts.port });
+      console.log(`dashboard: ${dashboard.url}`);
+    } catch (err) {
+      console.error(`no dashboard: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
 
   // First Ctrl+C asks the run to stop and keeps following to its end; a second one leaves it.
   const leave = new AbortController();
@@ -128,6 +155,14 @@ async function demo(opts: DemoOptions): Promise<number> {
   } finally {
     process.off('SIGINT', onInterrupt);
   }
+  if (dashboard) {
+    // In a terminal the dashboard stays up to look at the finished run; in a script it closes.
+    if (process.stdout.isTTY && !leave.signal.aborted) {
+      console.log(`the dashboard stays at ${dashboard.url} until Ctrl+C`);
+      await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
+    }
+    await dashboard.close();
+  }
   return status === 'completed' ? 0 : 1;
 }
 
@@ -144,6 +179,9 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'demo':
       return demo(parseDemoArgs(rest));
+    case 'dashboard':
+      // dist/cli.js serves the UI bundle built beside it, in dist/webview.
+      return runDashboardCommand(rest, path.join(__dirname, 'webview'));
     case '-h':
     case '--help':
       console.log(USAGE);
@@ -157,8 +195,9 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => (process.exitCode = code),
   (err: unknown) => {
-    if (err instanceof UsageError) {
-      console.error(`${err.message}\n\n${USAGE}`);
+    if (err instanceof UsageError || err instanceof DashboardServerError) {
+      // A dashboard error carries its own usage (or names the folder), not the whole command list.
+      console.error(err instanceof DashboardServerError ? err.message : `${err.message}\n\n${USAGE}`);
       process.exitCode = 2;
       return;
     }

@@ -35,7 +35,8 @@ export interface DashboardHeader {
   bestCheckpoint?: string | null;
   globalBatch?: number;
   classes: string[];
-  error?: { kind: string; message: string; traceTail: string | null } | null;
+  /** Why a failed run failed; `path` and `fix` name the spec field and the fix for bad input. */
+  error?: { kind: string; message: string; traceTail: string | null; path?: string; fix?: string } | null;
 }
 
 /** Step-level series, one row per kept step (downsampled for long runs). */
@@ -126,7 +127,16 @@ export interface ViewRange {
 export type HostMessage =
   /** Everything, for every run of this dashboard (one run, or several in compare mode). Sent on
    * `ready`, when a hidden panel becomes visible, and after a `zoom` (refined for that range). */
-  | { type: 'snapshot'; mode: 'single' | 'compare'; runs: RunData[]; range: ViewRange; revision: number }
+  | {
+      type: 'snapshot';
+      mode: 'single' | 'compare';
+      runs: RunData[];
+      range: ViewRange;
+      revision: number;
+      /** VS Code only: an opaque token the UI keeps in its saved webview state (`vscode.setState`,
+       * as `restore`) so that the panel reopens on the same runs after a window reload. */
+      restore?: string;
+    }
   /** New rows for one run since the last message; the UI appends them (steps ascending). */
   | {
       type: 'append';

@@ -15,7 +15,7 @@ import {
   type Notice,
   type NoticeAction,
 } from '../core/runPresentation';
-import { applyEvent, applySignal, describe, initialView, type RunView } from '../core/runState';
+import { applyEvent, applySignal, describe, initialView, type RunView, type TransportSignal } from '../core/runState';
 import type { CommandId } from '../shared/commands';
 import { isKnownEvent, type RunEvent, type RunState } from '../shared/events';
 import { errorText, type Ctx } from './context';
@@ -27,6 +27,9 @@ export interface RunRef {
 }
 
 export const runKey = (r: RunRef) => `${r.targetId}/${r.runId}`;
+
+/** One event, or one transport signal, of a run's stream. */
+export type StreamActivity = { ref: RunRef; event: RunEvent; signal?: undefined } | { ref: RunRef; signal: TransportSignal; event?: undefined };
 
 interface Live {
   ref: RunRef;
@@ -49,6 +52,9 @@ export class RunMonitor implements vscode.Disposable {
   private readonly views = new Map<string, RunView>();
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
+  /** Every event and transport signal of every stream, as it arrives (the dashboards feed on it). */
+  private readonly activity = new vscode.EventEmitter<StreamActivity>();
+  readonly onStreamActivity = this.activity.event;
   private readonly statusBar: vscode.StatusBarItem;
   private uiTimer: NodeJS.Timeout | undefined;
   /** The run the status bar shows: the one that had the latest event. */
@@ -108,6 +114,8 @@ export class RunMonitor implements vscode.Disposable {
       return;
     }
     log.info(`streaming ${key} from ${def.label} (${record.runDir})`);
+    // Events this stream delivered; it replays from seq 1, so with no gap or double it ends equal to the last seq.
+    let received = 0;
     try {
       await this.ctx.ensureRunner(def);
       for await (const event of followRun({
@@ -119,16 +127,20 @@ export class RunMonitor implements vscode.Disposable {
         onReconnect: (info) => {
           log.warn(`run ${key}: ${info.reason}; re-attaching after seq ${info.since} in ${info.delayMs} ms (attempt ${info.attempt})`);
           this.update(live, applySignal(live.view, { kind: 'dropped' }));
+          this.activity.fire({ ref: live.ref, signal: { kind: 'dropped' } });
         },
         onBadLine: (line, error) => log.warn(`run ${key}: skipped a bad event line (${error.message}): ${line.slice(0, 200)}`),
         onGap: (expected, got) => log.error(`run ${key}: events jumped from seq ${expected} to ${got}`),
       })) {
+        received++;
         this.update(live, applyEvent(live.view, event));
+        this.activity.fire({ ref: live.ref, event });
         if (event.seq > live.notifyAfter) this.notifyEvent(live, event);
       }
     } catch (e) {
       if (e instanceof FollowError && e.info?.kind === 'lost') {
         this.update(live, applySignal(live.view, { kind: 'lost' }));
+        this.activity.fire({ ref: live.ref, signal: { kind: 'lost' } });
         this.notify(lostNotice(live.name), live.ref);
       } else if (!live.abort.signal.aborted) {
         log.error(`run ${key}: stopped streaming: ${errorText(e)}${e instanceof FollowError && e.stderrTail ? `\n${e.stderrTail}` : ''}`);
@@ -139,7 +151,7 @@ export class RunMonitor implements vscode.Disposable {
     } finally {
       if (this.live.get(key) === live) this.live.delete(key);
       await this.persist(live, true);
-      log.info(`stream of ${key} ended (${live.view.phase}${live.view.status ? ` ${live.view.status}` : ''}, seq ${live.view.lastSeq})`);
+      log.info(`stream of ${key} ended (${live.view.phase}${live.view.status ? ` ${live.view.status}` : ''}, seq ${live.view.lastSeq}, ${received} events)`);
       this.changedSoon();
     }
   }
@@ -190,11 +202,10 @@ export class RunMonitor implements vscode.Disposable {
   }
 
   private notify(n: Notice, ref: RunRef): void {
-    // The dashboard comes with a later issue: its action is not offered yet.
-    const actions = n.actions.filter((a) => a !== 'Open Dashboard');
     const show = n.severity === 'error' ? vscode.window.showErrorMessage : n.severity === 'warning' ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
-    void show(n.message, ...actions).then((a) => {
-      if (a) this.onAction(a, ref);
+    void show(n.message, ...n.actions).then((a) => {
+      if (a === 'Open Dashboard') void vscode.commands.executeCommand('ascend.openDashboard' satisfies CommandId, ref);
+      else if (a) this.onAction(a, ref);
     });
   }
 
@@ -216,8 +227,8 @@ export class RunMonitor implements vscode.Disposable {
     const run = (this.shown && this.live.get(this.shown)) || live[0];
     const more = live.length > 1 ? ` (+${live.length - 1})` : '';
     this.statusBar.text = statusBarText(run.name, run.view) + more;
-    this.statusBar.tooltip = `Ascend run ${run.ref.runId} on ${this.ctx.target(run.ref.targetId)?.label ?? run.ref.targetId}\nClick to open its console.`;
-    this.statusBar.command = { title: 'Open Console', command: 'ascend.openConsole' satisfies CommandId, arguments: [run.ref] };
+    this.statusBar.tooltip = `Ascend run ${run.ref.runId} on ${this.ctx.target(run.ref.targetId)?.label ?? run.ref.targetId}\nClick to open its dashboard.`;
+    this.statusBar.command = { title: 'Open Dashboard', command: 'ascend.openDashboard' satisfies CommandId, arguments: [run.ref] };
     this.statusBar.show();
   }
 
@@ -227,5 +238,6 @@ export class RunMonitor implements vscode.Disposable {
     if (this.uiTimer) clearTimeout(this.uiTimer);
     this.statusBar.dispose();
     this.changed.dispose();
+    this.activity.dispose();
   }
 }
