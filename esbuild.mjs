@@ -16,6 +16,9 @@ const node = {
   platform: 'node',
   format: 'cjs',
   target: 'node20',
+  // ESM entry first: jsonc-parser's `main` is a UMD file whose require('./impl/...') calls esbuild
+  // cannot follow, and the bundle then failed to activate ("Cannot find module './impl/format'").
+  mainFields: ['module', 'main'],
   minify: production,
   sourcemap: !production,
   sourcesContent: false,

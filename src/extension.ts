@@ -20,7 +20,10 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(c); // disposed with the extension even if deactivate is not called
   const onAction = (action: NoticeAction, ref: RunRef) => {
     if (action === 'Show Console') void vscode.commands.executeCommand('ascend.openConsole', ref);
-    else if (action === 'Show Checkpoints') void vscode.commands.executeCommand(`${VIEWS.checkpoints}.focus`);
+    else if (action === 'Show Checkpoints') {
+      checkpoints.showRun(ref); // that run first, expanded
+      void vscode.commands.executeCommand(`${VIEWS.checkpoints}.focus`);
+    }
   };
   const monitor = c.register(new RunMonitor(c, onAction));
   const targets = c.register(new TargetsView(c));
@@ -28,8 +31,12 @@ export function activate(context: vscode.ExtensionContext): void {
   const app: App = { ctx: c, targets, runs, monitor };
 
   c.register(vscode.window.createTreeView(VIEWS.targets, { treeDataProvider: targets, showCollapseAll: true }));
-  c.register(vscode.window.createTreeView(VIEWS.runs, { treeDataProvider: runs }));
-  c.register(vscode.window.createTreeView(VIEWS.checkpoints, { treeDataProvider: new CheckpointsView() }));
+  // several runs can be selected for Compare Runs
+  const runsTree = c.register(vscode.window.createTreeView(VIEWS.runs, { treeDataProvider: runs, canSelectMany: true }));
+  const checkpoints = c.register(new CheckpointsView(app));
+  app.checkpoints = checkpoints;
+  checkpoints.followSelection(runsTree); // the run selected in Runs comes first in Checkpoints
+  c.register(vscode.window.createTreeView(VIEWS.checkpoints, { treeDataProvider: checkpoints, canSelectMany: true }));
   registerCommands(app);
   c.register(registerTasks(app));
   c.log.info(`activated; targets: ${c.targets.map((t) => t.id).join(', ')}`);

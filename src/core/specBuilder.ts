@@ -32,8 +32,10 @@ export interface WizardChoices {
   epochs: number;
   batchSize: number;
   lr: number;
-  /** NPUs to use; this runner version takes exactly one (more needs msrun). */
+  /** NPUs to use; more than one trains data-parallel through msrun. */
   devices: number;
+  /** Which devices (logical ids), when picked; otherwise devices 0..devices-1. */
+  deviceIds?: number[];
 }
 
 /** The reference recipe's choices (reference/reference-recipe.txt), from the schema's defaults. */
@@ -105,8 +107,7 @@ export function buildSpec(c: WizardChoices): RunSpec {
     amp: { level: c.ampLevel, loss_scale: 'dynamic' },
     sink: { enabled: specDefault('sink.enabled') as boolean },
     checkpoint: { every_steps: specDefault('checkpoint.every_steps') as number, keep_max: specDefault('checkpoint.keep_max') as number },
-    // One NPU for now: the runner refuses more than one id until it launches through msrun.
-    device: { ids: Array.from({ length: Math.max(1, c.devices) }, (_, i) => i) },
+    device: { ids: c.deviceIds?.length ? [...c.deviceIds] : Array.from({ length: Math.max(1, c.devices) }, (_, i) => i) },
   };
 }
 
@@ -136,7 +137,10 @@ export function choicesFromSpec(spec: unknown): Partial<WizardChoices> {
   if (Number.isInteger(train.epochs)) out.epochs = train.epochs as number;
   if (Number.isInteger(data.batch_size)) out.batchSize = data.batch_size as number;
   if (typeof train.lr === 'number') out.lr = train.lr;
-  if (Array.isArray(device.ids) && device.ids.length > 0) out.devices = device.ids.length;
+  if (Array.isArray(device.ids) && device.ids.length > 0) {
+    out.devices = device.ids.length;
+    if (device.ids.every((i) => Number.isInteger(i) && (i as number) >= 0)) out.deviceIds = device.ids as number[];
+  }
   return out;
 }
 

@@ -277,10 +277,31 @@ function npuRow(dev: unknown, i: number, multiChip = false, procs: unknown[] = [
   };
 }
 
-/** How many NPUs `doctor` lists (the wizard offers 1..N); 1 when it lists none (CPU). */
-export function npuCount(output: unknown): number {
-  const devices = (output as DoctorOutput | undefined)?.npu?.devices;
-  return Array.isArray(devices) && devices.length > 0 ? devices.length : 1;
+export interface NpuChoice {
+  /** MindSpore's logical device id (what `device.ids` takes): the chip's Device number on a 310P,
+   * its Phy-ID on an Atlas A3, the NPU id otherwise; as the runner's telemetry maps them. */
+  id: number;
+  label: string;
+  description: string;
+  busy: boolean;
+}
+
+/** The devices `doctor` lists, for the wizard's NPU step: busy ones (processes on them) marked. */
+export function npuChoices(output: unknown): NpuChoice[] {
+  const d = (typeof output === 'object' && output !== null ? output : {}) as DoctorOutput;
+  const devices = Array.isArray(d.npu?.devices) ? d.npu.devices : [];
+  const procs = Array.isArray(d.npu?.processes) ? d.npu.processes : [];
+  const ids = devices.map((dev) => (dev as { id?: unknown })?.id);
+  const multiChip = new Set(ids).size < ids.length;
+  const out: NpuChoice[] = [];
+  devices.forEach((dev, i) => {
+    const o = (typeof dev === 'object' && dev !== null ? dev : {}) as Record<string, unknown>;
+    const int = (k: string) => (typeof o[k] === 'number' && Number.isInteger(o[k]) ? (o[k] as number) : undefined);
+    const logical = int('device_id') ?? int('phy_id') ?? int('id') ?? i;
+    const row = npuRow(dev, i, multiChip, procs);
+    out.push({ id: logical, label: `device ${logical}`, description: `${row.label} · ${row.description}`, busy: row.busy === true });
+  });
+  return out;
 }
 
 /**

@@ -8,6 +8,8 @@ export const COMMANDS = [
   { id: 'ascend.stopRun', title: 'Stop Run', icon: '$(debug-stop)' },
   { id: 'ascend.saveCheckpoint', title: 'Save Checkpoint Now', icon: '$(save)' },
   { id: 'ascend.openConsole', title: 'Open Console', icon: '$(terminal)' },
+  { id: 'ascend.openDashboard', title: 'Open Dashboard', icon: '$(graph-line)' },
+  { id: 'ascend.compareRuns', title: 'Compare Runs', icon: '$(graph)' },
   { id: 'ascend.reattach', title: 'Reattach', icon: '$(plug)' },
   { id: 'ascend.deleteRun', title: 'Delete Run', icon: '$(trash)' },
   { id: 'ascend.refresh', title: 'Refresh', icon: '$(refresh)' },
@@ -16,6 +18,24 @@ export const COMMANDS = [
   { id: 'ascend.removeTarget', title: 'Remove Target', icon: '$(remove)' },
   { id: 'ascend.sshLogin', title: 'Log In to SSH Target', icon: '$(key)' },
   { id: 'ascend.showLog', title: 'Show Log', icon: '$(output)' },
+  // Run-spec files (src/vscode/specLanguage.ts): the language server's lenses and New Run Spec.
+  { id: 'ascend.newRunSpec', title: 'New Run Spec', icon: '$(new-file)' },
+  { id: 'ascend.startSpecFile', title: 'Start Fine-Tune from This Spec', icon: '$(rocket)' },
+  { id: 'ascend.openLastRun', title: 'Open Last Run of This Spec', icon: '$(history)' },
+  // The Checkpoints view and the checkpoint explorer (src/vscode/checkpoints.ts).
+  { id: 'ascend.checkpoints.refresh', title: 'Refresh Checkpoints', icon: '$(refresh)' },
+  { id: 'ascend.checkpoints.openExplorer', title: 'Open Checkpoint Explorer', icon: '$(table)' },
+  { id: 'ascend.checkpoint.evaluate', title: 'Evaluate Checkpoint', icon: '$(beaker)' },
+  { id: 'ascend.checkpoint.exportMindir', title: 'Export Checkpoint to MindIR', icon: '$(package)' },
+  { id: 'ascend.checkpoint.exportOnnx', title: 'Export Checkpoint to ONNX', icon: '$(package)' },
+  { id: 'ascend.checkpoint.resume', title: 'Resume Run from Checkpoint', icon: '$(debug-continue)' },
+  { id: 'ascend.checkpoint.fineTuneFrom', title: 'Fine-tune from Checkpoint', icon: '$(rocket)' },
+  { id: 'ascend.checkpoint.compare', title: 'Compare Checkpoints', icon: '$(diff)' },
+  { id: 'ascend.checkpoint.download', title: 'Download Checkpoint', icon: '$(cloud-download)' },
+  { id: 'ascend.checkpoint.reveal', title: 'Reveal Checkpoint', icon: '$(folder-opened)' },
+  { id: 'ascend.checkpoint.copyPath', title: 'Copy Checkpoint Path', icon: '$(copy)' },
+  { id: 'ascend.checkpoint.delete', title: 'Delete Checkpoint', icon: '$(trash)' },
+  { id: 'ascend.checkpoints.prune', title: 'Prune Checkpoints (Keep Best + Newest N)', icon: '$(filter)' },
 ] as const;
 
 export type CommandId = (typeof COMMANDS)[number]['id'];

@@ -1,4 +1,5 @@
 // What commands and the wizard work with: the lifetime owner and the live parts.
+import type { CheckpointsView } from './checkpoints';
 import type { Ctx } from './context';
 import type { RunMonitor } from './runMonitor';
 import type { RunsView } from './runs';
@@ -9,4 +10,6 @@ export interface App {
   targets: TargetsView;
   runs: RunsView;
   monitor: RunMonitor;
+  /** The Checkpoints view, once created (its commands need it). */
+  checkpoints?: CheckpointsView;
 }

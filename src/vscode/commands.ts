@@ -11,10 +11,13 @@ import { deleteRunDir } from '../core/targetOps';
 import { targetsToList, type SshTargetSetting, type TargetDef } from '../core/targetsModel';
 import { COMMANDS, VIEWS, type CommandId } from '../shared/commands';
 import type { App } from './app';
+import { CHECKPOINT_COMMAND_FACTORIES } from './checkpoints';
 import { openConsole, openLogin } from './console';
 import { errorText } from './context';
+import { registerDashboards } from './dashboardPanel';
 import type { RunRef } from './runMonitor';
 import { saveSshTargets } from './settings';
+import { specLanguage } from './specLanguage';
 import { startWizard } from './startWizard';
 
 type Handler = (...args: unknown[]) => unknown;
@@ -41,6 +44,25 @@ export const COMMAND_FACTORIES: Record<CommandId, (app: App) => Handler> = {
   'ascend.openConsole': (app) => async (node) => {
     const found = await resolveRun(app, node, 'Open the console of which run?');
     if (found) openConsole(app.ctx, found.def, found.record);
+  },
+  'ascend.openDashboard': (app) => async (node) => {
+    const found = await resolveRun(app, node, 'Open the dashboard of which run?');
+    if (found) registerDashboards(app).open([found.record]);
+  },
+  'ascend.compareRuns': (app) => async (node, selected) => {
+    // from the Runs view with several runs selected: (clicked node, all selected nodes)
+    let refs = (Array.isArray(selected) ? selected : [node]).filter((n): n is RunRef => typeof (n as RunRef)?.targetId === 'string' && typeof (n as RunRef)?.runId === 'string');
+    if (refs.length < 2) {
+      const items = app.ctx.index.all().map((r) => ({ label: r.name ?? r.runId, description: `${app.runs.state(r)} · ${app.ctx.target(r.targetId)?.label ?? r.targetId}`, detail: r.runId, picked: refs.some((x) => x.targetId === r.targetId && x.runId === r.runId), ref: { targetId: r.targetId, runId: r.runId } }));
+      if (items.length < 2) {
+        void vscode.window.showInformationMessage('Compare needs at least two Ascend runs.');
+        return;
+      }
+      const picked = await vscode.window.showQuickPick(items, { title: 'Compare which runs?', canPickMany: true });
+      if (!picked) return;
+      refs = picked.map((p) => p.ref);
+    }
+    registerDashboards(app).open(refs);
   },
   'ascend.reattach': (app) => async (node) => {
     const found = await resolveRun(app, node, 'Reattach to which run?');
@@ -134,9 +156,18 @@ export const COMMAND_FACTORIES: Record<CommandId, (app: App) => Handler> = {
     openLogin(app.ctx, def);
   },
   'ascend.showLog': (app) => () => app.ctx.log.show(),
+  // The spec language (its language server starts with these, once per extension lifetime).
+  'ascend.newRunSpec': (app) => () => specLanguage(app).newRunSpec(),
+  'ascend.startSpecFile': (app) => {
+    const lang = specLanguage(app);
+    return (uri, opts) => lang.start(uri, opts);
+  },
+  'ascend.openLastRun': (app) => (ref) => specLanguage(app).openLastRun(ref),
+  ...CHECKPOINT_COMMAND_FACTORIES,
 };
 
 export function registerCommands(app: App): void {
+  registerDashboards(app); // its serializer reopens dashboards after a reload
   for (const { id } of COMMANDS) {
     const handler = COMMAND_FACTORIES[id](app);
     app.ctx.register(

@@ -2,7 +2,7 @@
 // its stream starts. Used by the wizard and by the task provider.
 import * as vscode from 'vscode';
 import type { RunRecord } from '../core/runIndex';
-import { launchRun, RunnerError, runnerArgs, runRunner } from '../core/runnerCli';
+import { launchRun, RunnerError, runnerArgs, runRunner, type LaunchResult } from '../core/runnerCli';
 import { problemLines, targetSpecPath } from '../core/specBuilder';
 import { writeTargetFile } from '../core/targetOps';
 import type { TargetDef } from '../core/targetsModel';
@@ -11,7 +11,8 @@ import type { App } from './app';
 
 export type LaunchOutcome = { kind: 'launched'; record: RunRecord; specPath: string } | { kind: 'problems'; lines: string[]; specPath: string };
 
-export async function launchSpec(app: App, def: TargetDef, spec: Record<string, unknown>, report: (step: string) => void = () => {}): Promise<LaunchOutcome> {
+/** `resume`: a checkpoint on the target to continue from (`launch --resume`; a new run directory). */
+export async function launchSpec(app: App, def: TargetDef, spec: Record<string, unknown>, report: (step: string) => void = () => {}, opts: { resume?: string } = {}): Promise<LaunchOutcome> {
   const name = typeof spec.name === 'string' && spec.name.trim() !== '' ? spec.name : 'run';
   const log = app.ctx.log;
   report('writing the spec…');
@@ -29,7 +30,10 @@ export async function launchSpec(app: App, def: TargetDef, spec: Record<string, 
     return { kind: 'problems', lines, specPath };
   }
   report('launching…');
-  const res = await launchRun(transport, specPath, def.runsRoot, { timeoutMs: 120_000 });
+  const res =
+    opts.resume === undefined
+      ? await launchRun(transport, specPath, def.runsRoot, { timeoutMs: 120_000 })
+      : await runRunner<LaunchResult>(transport, [...runnerArgs.launch(specPath, def.runsRoot), '--resume', opts.resume], { timeoutMs: 120_000 });
   log.info(`launched ${res.run_id} (pid ${res.pid}) in ${res.run_dir} on ${def.label}`);
   const model = spec.model as { backbone?: unknown } | undefined;
   const record: RunRecord = {

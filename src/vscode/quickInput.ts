@@ -93,6 +93,32 @@ export function pick<T extends vscode.QuickPickItem>(o: PickOptions<T>): Promise
   });
 }
 
+export interface PickManyOptions<T extends vscode.QuickPickItem> extends StepInfo {
+  items: readonly T[];
+  placeholder?: string;
+  /** Items ticked at the start. */
+  selected: (item: T) => boolean;
+}
+
+/** A multi-select step; accepting with nothing ticked is ignored (at least one is needed). */
+export function pickMany<T extends vscode.QuickPickItem>(o: PickManyOptions<T>): Promise<readonly T[] | Back | undefined> {
+  return new Promise((resolve) => {
+    const qp = vscode.window.createQuickPick<T>();
+    const { finish, subs } = asStep<readonly T[]>(qp as vscode.QuickPick<vscode.QuickPickItem>, o, resolve);
+    qp.canSelectMany = true;
+    qp.placeholder = o.placeholder;
+    qp.matchOnDescription = true;
+    qp.items = o.items;
+    qp.selectedItems = o.items.filter(o.selected);
+    subs.push(
+      qp.onDidAccept(() => {
+        if (qp.selectedItems.length > 0) finish([...qp.selectedItems]);
+      }),
+    );
+    qp.show();
+  });
+}
+
 export interface InputOptions extends StepInfo {
   value: string;
   prompt: string;

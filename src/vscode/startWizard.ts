@@ -19,13 +19,14 @@ import {
   type NumberField,
   type WizardChoices,
 } from '../core/specBuilder';
+import { formatOf, writeSpec } from '../core/specWriter';
 import { listFolder } from '../core/targetOps';
-import { npuCount, type TargetDef } from '../core/targetsModel';
+import { npuChoices, type TargetDef } from '../core/targetsModel';
 import type { CommandId } from '../shared/commands';
 import type { App } from './app';
 import { errorText } from './context';
 import { launchSpec } from './launch';
-import { BACK, input, pick, type Back, type StepInfo } from './quickInput';
+import { BACK, input, pick, pickMany, type Back, type StepInfo } from './quickInput';
 
 const TITLE = 'Start Ascend fine-tune';
 
@@ -114,17 +115,21 @@ const STEPS: Step[] = [
   (_app, s, info) => numberStep(info, s, 'epochs', 'Epochs'),
   (_app, s, info) => numberStep(info, s, 'batchSize', 'Batch size per device'),
   (_app, s, info) => numberStep(info, s, 'lr', 'Learning rate (Momentum 0.9)'),
-  // 10. NPUs: only asked when the target's doctor lists more than one
+  // 10. NPUs: only asked when the target's doctor lists more than one; several train through msrun
   async (app, s, info, direction) => {
-    const n = npuCount(app.targets.doctorOutput(s.targetId ?? ''));
-    if (n <= 1) {
+    const choices = npuChoices(app.targets.doctorOutput(s.targetId ?? ''));
+    if (choices.length <= 1) {
       s.devices = 1;
+      s.deviceIds = undefined;
       return direction === 'back' ? BACK : 'next';
     }
-    const items = Array.from({ length: n }, (_, i) => ({ label: String(i + 1), description: i === 0 ? 'this runner version trains on one NPU' : 'needs msrun (coming)' }));
-    const r = await pick({ ...info, items, placeholder: 'NPUs', active: String(s.devices ?? 1) });
+    const free = choices.find((c) => !c.busy) ?? choices[0];
+    const current = new Set(s.deviceIds ?? [free.id]);
+    const items = choices.map((c) => ({ label: c.label, description: c.description, id: c.id, iconPath: new vscode.ThemeIcon(c.busy ? 'warning' : 'circuit-board') }));
+    const r = await pickMany({ ...info, items, placeholder: 'NPUs to train on (busy ones are in use by other processes; more than one trains data-parallel through msrun)', selected: (i) => current.has(i.id) });
     if (r === BACK || r === undefined) return r;
-    s.devices = Number(r.label);
+    s.deviceIds = r.map((i) => i.id);
+    s.devices = s.deviceIds.length;
     return 'next';
   },
   // 11. name
@@ -141,7 +146,7 @@ const STEPS: Step[] = [
     const items: Item[] = [
       { label: `$(rocket) Launch on ${def.label}`, description: 'validate, then start a detached run', action: 'launch' },
       { label: '$(save) Save as a spec file, then launch', action: 'saveAndLaunch' },
-      { label: '$(save) Save as a spec file only', description: '*.ascend.json in the workspace', action: 'save' },
+      { label: '$(save) Save as a spec file only', description: '*.ascend.yaml or *.ascend.json in the workspace', action: 'save' },
     ];
     const r = await pick<Item>({ ...info, items, placeholder: `${s.name}: ${s.backbone}, ${s.epochs} epochs on ${s.dataTrain}` });
     if (r === BACK || r === undefined) return r;
@@ -242,18 +247,18 @@ async function execute(app: App, s: State, baseSpec: unknown): Promise<'done' | 
   const choices: WizardChoices = { ...RECIPE_DEFAULTS, ...s, name: s.name ?? 'run', dataTrain: s.dataTrain ?? '' };
   const built = buildSpec(choices);
   const spec: Record<string, unknown> = baseSpec === undefined ? { ...built } : mergeSpec(baseSpec, built);
-  const text = JSON.stringify(spec, null, 2) + '\n';
 
   if (s.action === 'save' || s.action === 'saveAndLaunch') {
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
     const uri = await vscode.window.showSaveDialog({
-      defaultUri: folder ? vscode.Uri.joinPath(folder, `${slugOf(choices.name)}.ascend.json`) : undefined,
-      filters: { 'Ascend run spec': ['json'] },
+      defaultUri: folder ? vscode.Uri.joinPath(folder, `${slugOf(choices.name)}.ascend.yaml`) : undefined,
+      filters: { 'Ascend run spec (YAML, commented)': ['yaml', 'yml'], 'Ascend run spec (JSON)': ['json'] },
       saveLabel: 'Save Run Spec',
-      title: 'Save the run spec (*.ascend.json)',
+      title: 'Save the run spec (*.ascend.yaml keeps comments; *.ascend.json also works)',
     });
     if (!uri) return 'done';
-    await vscode.workspace.fs.writeFile(uri, Buffer.from(text, 'utf8'));
+    // The same writer as New Run Spec: YAML with a comment on each field, or plain JSON.
+    await vscode.workspace.fs.writeFile(uri, Buffer.from(writeSpec(spec, formatOf(uri.path)), 'utf8'));
     void vscode.window.showTextDocument(uri, { preview: false });
     if (s.action === 'save') return 'done';
   }

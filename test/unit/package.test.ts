@@ -45,7 +45,8 @@ const ALLOWED: RegExp[] = [
   /^extension\/media\/.+/,
   /^extension\/runner\/pyproject\.toml$/,
   /^extension\/runner\/requirements\.txt$/,
-  /^extension\/runner\/ascend_finetune\/(?:[^/]+\/)*[^/]+\.py$/,
+  /^extension\/runner\/ascend_finetune\/(?:(?:[^/]+\/)*[^/]+\.py|[^/]+\.json)$/,
+  /^extension\/snippets\/.+/,
 ];
 
 function copyTree(from: string, to: string, top: boolean): void {
@@ -128,14 +129,15 @@ test('the .vsix holds only the allow-listed files, all the runner, and stays und
     const outside = names.filter((n) => !ALLOWED.some((re) => re.test(n)));
     assert.deepEqual(outside, [], `files outside the allow-list in the .vsix:\n${outside.join('\n')}`);
 
-    for (const bundle of ['extension/dist/extension.js', 'extension/dist/cli.js']) {
+    for (const bundle of ['extension/dist/extension.js', 'extension/dist/cli.js', 'extension/dist/webview/dashboard.js', 'extension/dist/webview/dashboard.css', 'extension/dist/webview/checkpoints.js']) {
       assert.ok(names.includes(bundle), `${bundle} missing`);
     }
     const expectedPy = runnerPyFiles(path.join(ROOT, 'runner', 'ascend_finetune'));
     assert.ok(expectedPy.includes('__main__.py'), 'runner package not found in the checkout');
     const missing = expectedPy.filter((f) => !names.includes(`extension/runner/ascend_finetune/${f}`));
     assert.deepEqual(missing, [], 'runner files missing from the .vsix');
-    for (const f of ['extension/runner/pyproject.toml', 'extension/runner/requirements.txt', 'extension/package.json']) {
+    // The spec language: its server bundle, the runner's schema (the runner validates with it), snippets, icon.
+    for (const f of ['extension/runner/pyproject.toml', 'extension/runner/requirements.txt', 'extension/package.json', 'extension/dist/server.js', 'extension/runner/ascend_finetune/spec.schema.json', 'extension/snippets/ascend-run.json', 'extension/media/ascend-run.svg']) {
       assert.ok(names.includes(f), `${f} missing`);
     }
     // Production bundles: minified, no source-map reference.

@@ -67,8 +67,12 @@ test('names: empty is refused; the default comes from the data folder', () => {
 test('a spec file back to choices: known values kept, wrong types and unknown enums dropped', () => {
   const spec = buildSpec({ ...RECIPE_DEFAULTS, name: 'a', dataTrain: '/d', backbone: 'resnet34', epochs: 4 });
   assert.deepEqual(choicesFromSpec(JSON.parse(specText(spec))), {
-    name: 'a', dataTrain: '/d', backbone: 'resnet34', freeze: 'backbone', ampLevel: 'O2', epochs: 4, batchSize: 32, lr: 0.01, devices: 1,
+    name: 'a', dataTrain: '/d', backbone: 'resnet34', freeze: 'backbone', ampLevel: 'O2', epochs: 4, batchSize: 32, lr: 0.01, devices: 1, deviceIds: [0],
   });
+  // picked devices survive the round trip (msrun trains on exactly these)
+  const picked = buildSpec({ ...RECIPE_DEFAULTS, name: 'b', dataTrain: '/d', devices: 2, deviceIds: [2, 5] });
+  assert.deepEqual(picked.device.ids, [2, 5]);
+  assert.deepEqual(choicesFromSpec(picked), { ...choicesFromSpec(picked), devices: 2, deviceIds: [2, 5] });
   assert.deepEqual(choicesFromSpec({ model: { backbone: 'vgg', freeze: 3 }, train: { epochs: 2.5 } }), {});
   assert.deepEqual(choicesFromSpec(null), {});
   assert.deepEqual(choicesFromSpec({ data: { train: 'rel/dir' } }), { dataTrain: 'rel/dir' });

@@ -7,10 +7,10 @@ import {
   buildTargets,
   doctorFailureRow,
   doctorRows,
+  npuChoices,
   expandHome,
   localPython,
   makeTarget,
-  npuCount,
   remotePath,
   targetsToList,
   type TargetInputs,
@@ -93,8 +93,8 @@ test('doctor rows: Python, MindSpore with backends, CANN, NPUs with HBM and util
   assert.match(rows[2].fix ?? '', /source \/usr\/local\/Ascend\/ascend-toolkit\/set_env.sh/);
   assert.equal(rows[3].description, '910B · HBM 2.0/64.0 GiB · 12% AI Core');
   assert.ok(rows.every((r) => !r.problem));
-  assert.equal(npuCount({ npu: { devices: [{}, {}] } }), 2);
-  assert.equal(npuCount({ npu: { devices: [] } }), 1);
+  assert.equal(npuChoices({ npu: { devices: [{}, {}] } }).length, 2);
+  assert.equal(npuChoices({ npu: { devices: [] } }).length, 0);
 });
 
 test('doctor rows: a missing MindSpore is a problem with its fix; the real CPU output has no problem', () => {
@@ -177,4 +177,20 @@ test('NPU rows name the processes npu-smi lists on each device (doctor on a reco
   // junk in the process list is skipped, never thrown on
   const junk = doctorRows({ ...doctor, npu: { ...doctor.npu, processes: [null, 7, { npu: '0' }] } });
   assert.ok(junk.filter((r) => r.label.startsWith('NPU')).every((r) => !r.busy));
+});
+
+test('the wizard offers each device by its logical id, busy ones marked', () => {
+  const doctor = JSON.parse(readFileSync(path.join(__dirname, 'fixtures', 'doctor', '910b3_8npu_busy.json'), 'utf8'));
+  const choices = npuChoices(doctor);
+  assert.deepEqual(choices.map((c) => c.id), [0, 1, 2, 3, 4, 5, 6, 7]);
+  assert.ok(choices.every((c) => c.busy && /busy: python/.test(c.description)));
+  // an A3 NPU has two chips: device ids come from their Phy-ID, as the runner maps them
+  const a3 = npuChoices({ npu: { devices: [
+    { id: 0, chip: 0, phy_id: 0, name: 'Ascend910' }, { id: 0, chip: 1, phy_id: 1, name: 'Ascend910' },
+    { id: 1, chip: 0, phy_id: 2, name: 'Ascend910' }, { id: 1, chip: 1, phy_id: 3, name: 'Ascend910' },
+  ], processes: [{ npu: 1, chip: 1, pid: 9, name: 'python', memory_mb: 100 }] } });
+  assert.deepEqual(a3.map((c) => [c.id, c.busy]), [[0, false], [1, false], [2, false], [3, true]]);
+  assert.match(a3[3].description, /^NPU 1 chip 1 · /);
+  assert.deepEqual(npuChoices({ npu: { devices: [] } }), []);
+  assert.deepEqual(npuChoices('junk'), []);
 });
