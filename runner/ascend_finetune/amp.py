@@ -71,7 +71,7 @@ class TrainStep(nn.Cell):
     An nn.Cell like MindSpore's own train cells: a `jit` function measured slower on CPU.
     """
 
-    def __init__(self, net: nn.Cell, loss_fn: nn.Cell, optimizer: nn.Optimizer, scaler):
+    def __init__(self, net: nn.Cell, loss_fn: nn.Cell, optimizer: nn.Optimizer, scaler, distributed: bool = False):
         super().__init__(auto_prefix=False)
         self.network = _LossCell(net, loss_fn)
         self.optimizer = optimizer
@@ -79,11 +79,27 @@ class TrainStep(nn.Cell):
         self.scaler = scaler
         self.scaled = scaler is not None
         self.grad = ops.GradOperation(get_by_list=True, sens_param=True)
+        # Data parallel (msrun): a custom GradOperation cell gets no gradient AllReduce from
+        # MindSpore, so it averages the gradients itself, as TrainOneStepCell does, before the
+        # unscale and the finiteness check: every rank then sees the same overflow and makes the
+        # same update. The loss is averaged too, so every rank gates its update on the same value
+        # (a rank skipping alone would drift from the others) and reports the global batch's loss.
+        self.distributed = distributed
+        self.ranks, self.grad_reducer, self.loss_sum = 1, None, None
+        if distributed:
+            from mindspore.communication import get_group_size
+
+            self.ranks = get_group_size()
+            self.grad_reducer = nn.DistributedGradReducer(self.weights, mean=True, degree=self.ranks)
+            self.loss_sum = ops.AllReduce()
 
     def construct(self, x, y):
         loss = self.network(x, y)
         sens = self.scaler.scale_value.astype(loss.dtype) if self.scaled else ops.ones((), loss.dtype)
         grads = self.grad(self.network, self.weights)(x, y, sens)
+        if self.distributed:
+            grads = self.grad_reducer(grads)
+            loss = self.loss_sum(loss) / self.ranks
         if self.scaled:
             grads = self.scaler.unscale(grads)
         loss_ok = ops.isfinite(loss)
@@ -103,8 +119,9 @@ class TrainStep(nn.Cell):
         return ops.stack([loss, finite.astype(ms.float32), scale, update.astype(ms.float32)])
 
 
-def build_train_step(net: nn.Cell, loss_fn: nn.Cell, optimizer: nn.Optimizer, scaler) -> TrainStep:
-    step = TrainStep(net, loss_fn, optimizer, scaler)
+def build_train_step(net: nn.Cell, loss_fn: nn.Cell, optimizer: nn.Optimizer, scaler,
+                     distributed: bool = False) -> TrainStep:
+    step = TrainStep(net, loss_fn, optimizer, scaler, distributed)
     step.set_train(True)
     return step
 

@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from . import spec as specmod
+from .ckpt_format import ToolError
 
 
 class CliError(Exception):
@@ -58,12 +59,21 @@ def cmd_train(a) -> int:
         r = Run(spec, a.run_dir, a.resume)
     except RunBusy as e:
         raise CliError(2, "busy", str(e))
+    r.node_rank, r.master_port = a.node_rank, a.master_port  # several devices: this node's msrun (distributed.py)
     code = r.execute()
     if code:
         out({"error": {**r.error, "run_dir": r.run_dir}})
     else:
         out({"run_dir": r.run_dir, "exit_code": code})
     return code
+
+
+def cmd_nodes(a) -> int:
+    from .distributed import node_plan
+
+    spec = _load_spec(a.spec)
+    out(node_plan(spec, os.path.abspath(a.spec), os.path.abspath(a.run_dir), a.master_port))
+    return 0
 
 
 def cmd_launch(a) -> int:
@@ -139,18 +149,44 @@ def cmd_doctor(_a) -> int:
 
 
 def cmd_inspect(a) -> int:
-    from .pretrained import PretrainedError, read_checkpoint
+    from .ckpt_tools import inspect
 
-    try:
-        params = read_checkpoint(a.ckpt)
-    except PretrainedError as e:
-        raise CliError(2, "bad_checkpoint", str(e))
-    tensors = []
-    for name, p in params.items():
-        shape = list(p.shape) if hasattr(p, "shape") else []
-        tensors.append({"name": name, "shape": shape, "dtype": str(getattr(p, "dtype", type(p).__name__)),
-                        "elements": int(__import__("math").prod(shape)) if shape else 1})
-    out({"file": os.path.abspath(a.ckpt), "tensors": tensors})
+    out(inspect(a.ckpt, a.run))
+    return 0
+
+
+def cmd_eval(a) -> int:
+    from .evaluate import evaluate
+
+    out(evaluate(a.run, a.ckpt, a.data, a.batch_size, a.device))
+    return 0
+
+
+def cmd_export(a) -> int:
+    from .export import export
+
+    out(export(a.run, a.ckpt, a.format, a.out))
+    return 0
+
+
+def cmd_compare(a) -> int:
+    from .ckpt_tools import compare
+
+    out(compare(a.ckpt_a, a.ckpt_b, a.run))
+    return 0
+
+
+def cmd_delete_checkpoints(a) -> int:
+    from .ckpt_tools import delete_checkpoints
+
+    out(delete_checkpoints(a.run, a.files, a.allow_best))
+    return 0
+
+
+def cmd_verify(a) -> int:
+    from .ckpt_tools import verify
+
+    out(verify(a.run))
     return 0
 
 
@@ -171,7 +207,14 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("spec")
     s.add_argument("--run-dir", required=True)
     s.add_argument("--resume")
+    s.add_argument("--node-rank", type=int, default=0, help="this machine's index in device.nodes (from `nodes`)")
+    s.add_argument("--master-port", type=int, help="msrun's scheduler port (default: device.master_port, else a free one)")
     s.set_defaults(fn=cmd_train)
+    s = sub.add_parser("nodes", help="per node of a multi-node spec: the `train` arguments to start there")
+    s.add_argument("spec")
+    s.add_argument("--run-dir", required=True)
+    s.add_argument("--master-port", type=int)
+    s.set_defaults(fn=cmd_nodes)
     s = sub.add_parser("launch", help="start train detached; prints run_id, run_dir, pid")
     s.add_argument("spec")
     s.add_argument("--runs-root", required=True)
@@ -193,9 +236,36 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_ls)
     s = sub.add_parser("doctor", help="python, mindspore, backends, CANN, NPUs")
     s.set_defaults(fn=cmd_doctor)
-    s = sub.add_parser("inspect", help="tensors of a checkpoint: name, shape, dtype")
+    s = sub.add_parser("inspect", help="tensors of a checkpoint: name, shape, dtype, module, trainable")
     s.add_argument("ckpt")
+    s.add_argument("--run", help="the run directory: marks frozen/trainable tensors and checks the head")
     s.set_defaults(fn=cmd_inspect)
+    s = sub.add_parser("eval", help="evaluate a checkpoint of a run: accuracy, per-class precision/recall, confusion")
+    s.add_argument("--run", required=True)
+    s.add_argument("--ckpt", required=True)
+    s.add_argument("--data", help="an ImageFolder with the run's classes (default: the run's validation set)")
+    s.add_argument("--batch-size", type=int)
+    s.add_argument("--device", choices=["CPU", "Ascend"], help="default: the run's device.target")
+    s.set_defaults(fn=cmd_eval)
+    s = sub.add_parser("export", help="export a checkpoint of a run to MindIR or ONNX")
+    s.add_argument("--run", required=True)
+    s.add_argument("--ckpt", required=True)
+    s.add_argument("--format", required=True, choices=["mindir", "onnx"])
+    s.add_argument("--out", help="output file (default: next to the checkpoint, <stem>.mindir or <stem>.onnx)")
+    s.set_defaults(fn=cmd_export)
+    s = sub.add_parser("compare", help="per-tensor L2 distance and relative change between two checkpoints")
+    s.add_argument("ckpt_a")
+    s.add_argument("ckpt_b")
+    s.add_argument("--run", help="the run directory: marks frozen tensors")
+    s.set_defaults(fn=cmd_compare)
+    s = sub.add_parser("delete-checkpoints", help="delete checkpoints of a run and update checkpoints.json")
+    s.add_argument("--run", required=True)
+    s.add_argument("files", nargs="+", help="manifest `file` values (checkpoints/NAME), or paths inside the run")
+    s.add_argument("--allow-best", action="store_true", help="allow deleting the best checkpoint")
+    s.set_defaults(fn=cmd_delete_checkpoints)
+    s = sub.add_parser("verify", help="check every checkpoint of a run against checkpoints.json (size, sha256)")
+    s.add_argument("--run", required=True)
+    s.set_defaults(fn=cmd_verify)
     s = sub.add_parser("make-demo-data", help="write a small ImageFolder of coloured shapes")
     s.add_argument("out")
     s.add_argument("--per-class", type=int, default=40)
@@ -224,6 +294,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except CliError as e:
         out({"error": e.payload})
+        return e.code
+    except ToolError as e:
+        out({"error": {"kind": e.kind, "message": str(e), **e.extra}})
         return e.code
     except KeyboardInterrupt:
         return 130

@@ -172,13 +172,18 @@ class _FileSource:
 
 
 def make_dataset(samples: list[tuple[str, int]], image_size: int, batch_size: int, workers: int,
-                 train: bool, augment: bool, seed: int, drop_remainder: bool):
+                 train: bool, augment: bool, seed: int, drop_remainder: bool,
+                 num_shards: int | None = None, shard_id: int | None = None, shuffle: bool | None = None):
+    """With num_shards (data parallel), this rank's part of the seeded shuffle: every rank shuffles
+    with the same seed and takes its own shard, so the ranks see disjoint images each epoch."""
     import mindspore.dataset as ds
     import mindspore.dataset.vision as vision
 
     ds.config.set_seed(seed)
-    dataset = ds.GeneratorDataset(_FileSource(samples), column_names=["image", "label"], shuffle=train,
-                                  num_parallel_workers=1)
+    # `shuffle` defaults to `train`; the feature cache wants augmented views in sample order.
+    dataset = ds.GeneratorDataset(_FileSource(samples), column_names=["image", "label"],
+                                  shuffle=train if shuffle is None else shuffle,
+                                  num_parallel_workers=1, num_shards=num_shards, shard_id=shard_id)
     if train and augment:
         ops = [vision.RandomCropDecodeResize(image_size, scale=(0.08, 1.0), ratio=(0.75, 1.333)),
                vision.RandomHorizontalFlip(prob=0.5)]

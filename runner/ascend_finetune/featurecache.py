@@ -5,8 +5,9 @@ With `model.freeze: backbone` the backbone is a fixed function (its BatchNorms r
 statistics), so every epoch recomputes the same features. The cache computes them once and trains
 only the head on them: the same head, optimizer, schedule, loss scaling and steps as without it.
 
-- Without augmentation, the cached features are exactly what the backbone gives every epoch: the
-  training is the same but for the order of the shuffled batches.
+- Without augmentation, the cached features are exactly what the backbone gives every epoch, and
+  the cached epochs draw the same shuffled batches as the image pipeline (same sampler, same seed),
+  so the training is the same up to floating-point rounding.
 - With augmentation, each epoch would see a fresh random crop/flip of every image. The cache keeps
   `train.cache_views` (K) augmented views per image and epoch e trains on view (e-1) mod K: K=1 trains
   every epoch on the same random view. That is an approximation; raise K to get closer.
@@ -30,7 +31,7 @@ import numpy as np
 
 from .data import MEAN, STD, make_dataset
 
-FORMAT = 1  # bump when what is cached or how it is computed changes
+FORMAT = 2  # bump when what is cached or how it is computed changes
 DIRNAME = "feature-cache"
 
 
@@ -57,6 +58,28 @@ def cache_key(train: list[tuple[str, int]], val: list[tuple[str, int]], backbone
                           "mean": MEAN, "std": STD},
            "amp": amp_level}
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+
+
+class _Indices:
+    def __init__(self, n: int):
+        self.n = n
+
+    def __getitem__(self, i: int):
+        return (np.array(i, np.int64),)
+
+    def __len__(self) -> int:
+        return self.n
+
+
+def shuffled_order(n: int, seed: int) -> list[int]:
+    """The order in which `make_dataset(train=True, seed=seed)` yields n samples: the same sampler
+    with the same seed, over indices instead of files. The cached epochs then see the same batches
+    as the image pipeline would, so without augmentation the training is the same."""
+    import mindspore.dataset as ds
+
+    ds.config.set_seed(seed)
+    indices = ds.GeneratorDataset(_Indices(n), column_names=["i"], shuffle=True, num_parallel_workers=1)
+    return [int(row[0]) for row in indices.create_tuple_iterator(num_epochs=1, output_numpy=True)]
 
 
 class FeatureCache:
@@ -124,8 +147,10 @@ class FeatureCache:
 
     def _extract(self, samples: list[tuple[str, int]], train: bool, augment: bool, seed: int):
         tr = self.tr
+        # In sample order (no shuffle), so row i is image i; train_batches shuffles rows the way
+        # the image pipeline shuffles files.
         ds = make_dataset(samples, tr.spec["data"]["image_size"], self.batch, tr.workers, train, augment, seed,
-                          drop_remainder=False)
+                          drop_remainder=False, shuffle=False)
         feats, labels = [], []
         for x, y in ds.create_tuple_iterator(num_epochs=1):
             feats.append(tr.backbone_features(x).asnumpy().astype(np.float32))
@@ -177,7 +202,7 @@ class FeatureCache:
         self.ensure()
         view = (epoch - 1) % self.views
         x, y = self._train[view], self._train_labels[view]
-        order = np.random.default_rng(self.seed + epoch).permutation(len(y))
+        order = shuffled_order(len(y), self.seed + epoch)
         for i in range(len(order) // self.batch):  # drop the remainder, as the image pipeline does
             idx = order[i * self.batch:(i + 1) * self.batch]
             yield ms.Tensor(x[idx]), ms.Tensor(y[idx])

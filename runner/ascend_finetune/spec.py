@@ -109,8 +109,13 @@ def _check_value(path: str, value: Any, rule: dict[str, Any]) -> Problem | None:
         return Problem(path, f"must be {rule.get('x-expect', 'a string')}, got {json.dumps(value)}", rule.get("x-fix", f"set {path} to a string"))
     if "array" in types:
         item = rule.get("items", {})
-        ok = isinstance(value, list) and len(value) >= rule.get("minItems", 0) and all(
-            isinstance(i, int) and not isinstance(i, bool) and i >= item.get("minimum", -math.inf) for i in value) and (
+
+        def item_ok(i: Any) -> bool:
+            if "string" in _types(item):
+                return isinstance(i, str) and len(i) >= item.get("minLength", 0)
+            return isinstance(i, int) and not isinstance(i, bool) and i >= item.get("minimum", -math.inf)
+
+        ok = isinstance(value, list) and len(value) >= rule.get("minItems", 0) and all(item_ok(i) for i in value) and (
             not rule.get("uniqueItems") or len(set(value)) == len(value))
         return None if ok else Problem(path, f"must be {rule.get('x-expect', 'a list')}, got {json.dumps(value)}", rule.get("x-fix", ""))
     return None
@@ -170,11 +175,6 @@ def check(raw: Any, base_dir: str = ".", check_files: bool = True) -> list[Probl
                 if not (os.path.isdir(full) if want_dir else os.path.isfile(full)):
                     problems.append(Problem(path, f"{'folder' if want_dir else 'file'} not found: {v}",
                                             f"point {path} at an existing {'folder' if want_dir else 'file'} on the target"))
-    ids = raw.get("device", {}).get("ids") if isinstance(raw.get("device"), dict) else None
-    if isinstance(ids, list) and len(ids) > 1 and "device.ids" not in bad:
-        # A limit of this runner version, not of the spec: kept out of the schema so editors still offer many ids.
-        problems.append(Problem("device.ids", "more than one device needs the msrun launcher, which this runner version does not have yet",
-                                "use one device id, e.g. [0]"))
     return problems
 
 

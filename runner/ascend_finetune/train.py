@@ -111,7 +111,15 @@ class Trainer:
         if fallback:
             self.warn("ascend_unavailable", fallback, {"requested": "auto"})
         ms.set_context(mode=ms.GRAPH_MODE)
-        ms.set_device(self.target, spec["device"]["ids"][0])
+        from . import distributed, preflight
+
+        self.rank = distributed.current()  # set when msrun started this process as one rank of several
+        self.world = self.rank.size if self.rank else 1
+        if not self.rank or self.rank.rank == 0:  # before this run's ranks take device memory
+            self.warnings.extend(preflight.device_warnings(spec, self.target))
+        ms.set_device(self.target, distributed.device_id(spec, self.target))
+        if self.rank:
+            distributed.join(self.rank)
         ms.set_seed(t["seed"])
         self.workers = max(1, min(d["workers"], os.cpu_count() or 1))
 
@@ -132,10 +140,17 @@ class Trainer:
         if m["num_classes"] is not None and m["num_classes"] != len(self.classes):
             raise DataError("model.num_classes", f"num_classes is {m['num_classes']} but {d['train']} has "
                             f"{len(self.classes)} class folders", f"set model.num_classes to {len(self.classes)} or null")
-        self.steps_per_epoch = len(self.train_samples) // d["batch_size"]
+        # batch_size is per device: one step of all ranks takes batch_size * world images, so the
+        # run has as many steps as one process with that global batch.
+        self.steps_per_epoch = len(self.train_samples) // (d["batch_size"] * self.world)
         if self.steps_per_epoch == 0:
-            raise DataError("data.batch_size", f"batch_size {d['batch_size']} is larger than the {len(self.train_samples)} "
-                            "training images", f"set data.batch_size to at most {len(self.train_samples)}")
+            per = f" x {self.world} devices" if self.world > 1 else ""
+            raise DataError("data.batch_size", f"batch_size {d['batch_size']}{per} is larger than the "
+                            f"{len(self.train_samples)} training images",
+                            f"set data.batch_size to at most {len(self.train_samples) // self.world}")
+        if self.rank and t.get("cache_features"):
+            raise DataError("train.cache_features", "cache_features is not supported with several devices yet",
+                            "set train.cache_features to false, or train on one device")
         self.total_steps = self.steps_per_epoch * t["epochs"]
         atomic_write_json(os.path.join(run_dir, "classes.json"), self.classes)
 
@@ -183,17 +198,22 @@ class Trainer:
                 raise DataError("train.cache_features", f"cache_features needs a frozen backbone, but model.freeze is "
                                 f"{m['freeze']!r}: the features would change every step",
                                 "set model.freeze to backbone, or train.cache_features to false")
+            if len(spec["device"]["ids"]) > 1:
+                raise DataError("train.cache_features", "cache_features trains on one device; this spec has "
+                                f"{len(spec['device']['ids'])} in device.ids", "use one device id, or set train.cache_features to false")
             from .featurecache import FeatureCache
 
             self.backbone_features = ampmod.build_eval_step(BackboneFeatures(self.net))
             self.features = FeatureCache(self, t.get("cache_views", 1))
         stepped = self.net.head if self.features else self.model
-        self.train_step = ampmod.build_train_step(stepped, loss_fn, self.optimizer, self.scaler)
+        self.train_step = ampmod.build_train_step(stepped, loss_fn, self.optimizer, self.scaler,
+                                                  distributed=self.rank is not None)
         set_train_mode(self.net, True)  # the step's set_train(True) reached the frozen BatchNorms too
         self.eval_logits = ampmod.build_eval_step(stepped)
         self._set_train_mode = set_train_mode
         for code, msg in sink_notes(spec["sink"], self.target):
             self.warn(code=code, message=msg, details={"sink": spec["sink"], "target": self.target})
+        self.warnings.extend(preflight.run_warnings(spec, self.total_steps, self.steps_per_epoch, self.target))
         self.step = 0  # global steps done
         # Updates applied so far: the optimizer's schedule index, which skipped (overflow) steps do
         # not advance, as in MindSpore's own loss-scale cell.
@@ -248,11 +268,12 @@ class Trainer:
             return self.features.train_batches(epoch)
         d = self.spec["data"]
         ds = make_dataset(self.train_samples, d["image_size"], d["batch_size"], self.workers, True, d["augment"],
-                          self.spec["train"]["seed"] + epoch, drop_remainder=True)
+                          self.spec["train"]["seed"] + epoch, drop_remainder=True,
+                          num_shards=self.rank.size if self.rank else None, shard_id=self.rank.rank if self.rank else None)
         return ds.create_tuple_iterator(num_epochs=1)
 
     def evaluate(self) -> dict[str, Any] | None:
-        if not self.val_samples:
+        if not self.val_samples or (self.rank and self.rank.rank):  # rank 0 evaluates; the others wait in the next step
             return None
         d = self.spec["data"]
         if self.features:
@@ -325,6 +346,7 @@ class Run:
         self.inbox = ControlInbox(run_dir)
         self.inbox.clear()  # requests left by an earlier process (a killed run) are not for this one
         self.pending_warnings: list[dict[str, Any]] = []
+        self.owns_status = True  # False in msrun's ranks (distributed.RankRun): their launcher owns status.json
 
     def _flush_warnings(self) -> None:
         for w in self.pending_warnings:
@@ -340,13 +362,18 @@ class Run:
         self.stop_reason = signal.Signals(signum).name
 
     def execute(self) -> int:
-        write_status(self.run_dir, run_id=os.path.basename(self.run_dir), state="running", pid=os.getpid(),
-                     pid_start=process_start(os.getpid()), host=socket.gethostname(), started_at=time.time(),
-                     ended_at=None, exit_code=None)
-        atomic_write_json(os.path.join(self.run_dir, "spec.json"), self.spec)
+        if self.owns_status:
+            write_status(self.run_dir, run_id=os.path.basename(self.run_dir), state="running", pid=os.getpid(),
+                         pid_start=process_start(os.getpid()), host=socket.gethostname(), started_at=time.time(),
+                         ended_at=None, exit_code=None)
+            atomic_write_json(os.path.join(self.run_dir, "spec.json"), self.spec)
         for s in (signal.SIGTERM, signal.SIGINT):
             signal.signal(s, self._on_signal)
         self.trainer = None
+        if self.owns_status and len(self.spec["device"]["ids"]) * max(1, len(self.spec["device"].get("nodes") or [])) > 1:
+            from .distributed import launch_ranks
+
+            return launch_ranks(self)  # several ranks: this process runs msrun and watches them
         try:
             status, best, final = self._train()
             return self._finish(status, None, best, final, 0)
@@ -376,7 +403,8 @@ class Run:
         self.log.close()
         self.inbox.clear()  # a request that came too late must not reach a later resume
         self.error = error
-        write_status(self.run_dir, state=status, ended_at=time.time(), exit_code=code)
+        if self.owns_status:
+            write_status(self.run_dir, state=status, ended_at=time.time(), exit_code=code)
         return code
 
     def _take_requests(self, metrics: dict[str, Any]) -> None:
@@ -416,7 +444,7 @@ class Run:
                       total_steps=tr.total_steps, versions=_versions(),
                       device={"target": tr.target, "ids": spec["device"]["ids"], "host": socket.gethostname(),
                               "workers": tr.workers, "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA")},
-                      global_batch=d["batch_size"] * len(spec["device"]["ids"]),
+                      global_batch=d["batch_size"] * tr.world,
                       amp={"level": tr.amp_plan.level, "loss_scale": tr.amp_plan.loss_scale},
                       resumed_from={"file": self.resume_from, "step": tr.step} if self.resume_from else None)
         self._flush_warnings()
@@ -425,7 +453,8 @@ class Run:
                                              float(spec["device"].get("telemetry_s", DEFAULT_INTERVAL_S)))
         if tr.features:
             tr.features.ensure()  # before the first step's clock: compute_s reports its cost, not step 1
-        batch = d["batch_size"]
+        # Ranks run in lock-step (the gradient AllReduce), so the run's throughput is rank 0's times the ranks.
+        batch = d["batch_size"] * tr.world
         max_bad = spec["train"]["max_nonfinite_steps"]
         self._take_requests({})  # a stop sent during set-up is honoured before the first step
         bad_run = 0

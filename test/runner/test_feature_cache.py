@@ -77,6 +77,25 @@ def test_a_second_run_with_the_same_key_reuses_the_cache(cached_runs):
     assert not (second / "feature-cache").exists(), "found in the sibling run, not computed again"
 
 
+def test_without_augmentation_the_cached_run_is_the_same_training(run_a, data_b, tmp_path):
+    # Same features, same shuffled batches (the image pipeline's sampler and seed): the losses of
+    # the two runs agree step by step, up to floating-point rounding, and so do the evaluations.
+    runs = {}
+    for cache in (False, True):
+        s = _probe(data_b, _pretrained(run_a), f"exact-{cache}", epochs=2, cache_features=cache)
+        s["data"]["augment"] = False
+        s["amp"] = {"level": "O0"}
+        d = tmp_path / f"r{int(cache)}"
+        code, out = runner("train", str(write_spec(tmp_path / f"s{int(cache)}.json", s)), "--run-dir", str(d))
+        assert code == 0, out
+        runs[cache] = events(d)
+    plain, cached = ([e["loss"] for e in of_type(runs[c], "step")] for c in (False, True))
+    assert len(plain) == len(cached) > 0
+    np.testing.assert_allclose(cached, plain, rtol=1e-3, atol=1e-4)
+    acc = [of_type(runs[c], "eval")[-1]["val_acc"] for c in (False, True)]
+    assert acc[0] == acc[1]
+
+
 def test_cache_features_needs_a_frozen_backbone(data_b, tmp_path):
     s = spec(data_b, model={"freeze": "none"}, train={"epochs": 1, "cache_features": True})
     code, out = runner("train", str(write_spec(tmp_path / "s.json", s)), "--run-dir", str(tmp_path / "r"))

@@ -1,0 +1,151 @@
+"""Pre-flight checks at the start of a run, written as `warning` events right after run_started.
+
+Each finds a set-up that will run, but not the way the user probably expects:
+
+- `workers_above_cores`: more data loader threads (data.workers, per rank) than CPU cores;
+- `no_checkpoint_interval`: checkpoint.every_steps longer than the run, so only the epoch-end (and
+  final) checkpoints are saved;
+- `npu_busy`: another process already uses one of the run's NPUs (npu-smi's process table);
+- `npu_low_hbm`: one of the run's NPUs has less than LOW_HBM_FRACTION of its HBM free;
+- `cann_mismatch`: the installed CANN (`$ASCEND_HOME_PATH/compiler/version.info`, the file
+  MindSpore itself reads) is not one of the versions this MindSpore lists as supported (its
+  `AscendEnvChecker.version`, e.g. 8.2 to 9.1 for MindSpore 2.10).
+
+The NPU checks read `npu-smi info` through doctor's reader and run only when the run trains on
+Ascend; they run before the run's own processes take device memory.
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Callable
+
+LOW_HBM_FRACTION = 0.2   # below 20% of the HBM free: a ResNet-50 at batch 32 with O2 needs several GB
+CANN_VERSION_FILE = ("compiler", "version.info")
+
+
+def _warning(code: str, message: str, details: dict[str, Any]) -> dict[str, Any]:
+    return {"code": code, "message": message, "details": details}
+
+
+def run_warnings(spec: dict[str, Any], total_steps: int, steps_per_epoch: int, target: str,
+                 cpu_count: int | None = None) -> list[dict[str, Any]]:
+    """Checks of the spec against this machine and the run's length."""
+    out = []
+    cores = cpu_count or os.cpu_count() or 1
+    workers = spec["data"]["workers"]
+    local = len(spec["device"]["ids"])  # ranks on this node, each with its own loader threads
+    if workers * local > cores:
+        asked = f"{workers} x {local} ranks = {workers * local}" if local > 1 else f"{workers}"
+        out.append(_warning("workers_above_cores",
+                            f"data.workers asks for {asked} data loader threads but this machine has {cores} CPU cores "
+                            f"(the runner uses at most {cores} per rank): set data.workers to at most {max(1, cores // local)}",
+                            {"workers": workers, "ranks_per_node": local, "cpu_count": cores}))
+    every = spec["checkpoint"]["every_steps"]
+    if every > total_steps:
+        out.append(_warning("no_checkpoint_interval",
+                            f"checkpoint.every_steps is {every} but the run has {total_steps} steps: no mid-epoch "
+                            f"checkpoint will be saved, only one at each epoch end ({steps_per_epoch} steps apart); "
+                            f"lower checkpoint.every_steps to save more often",
+                            {"every_steps": every, "total_steps": total_steps, "steps_per_epoch": steps_per_epoch}))
+    if target == "Ascend":
+        w = cann_warning()
+        if w:
+            out.append(w)
+    return out
+
+
+def _run_pids() -> set[int]:
+    """This process, its parent and the parent's other children: the ranks msrun started with it."""
+    mine = {os.getpid(), os.getppid()}
+    try:
+        import psutil
+
+        mine |= {c.pid for c in psutil.Process(os.getppid()).children(recursive=True)}
+    except Exception:  # psutil missing or the parent gone: our own pids are enough
+        pass
+    return mine
+
+
+def device_warnings(spec: dict[str, Any], target: str,
+                    read_npus: Callable[[], dict[str, Any]] | None = None,
+                    own_pids: set[int] | None = None) -> list[dict[str, Any]]:
+    """`npu_busy` and `npu_low_hbm` for the run's NPUs of this node, from `npu-smi info`."""
+    if target != "Ascend":
+        return []
+    if read_npus is None:
+        from .doctor import _npus as read_npus
+    npu = read_npus()
+    if not npu.get("devices"):
+        return []  # no npu-smi, or an output it could not read: doctor reports that, not a run
+    from .telemetry import logical_id
+
+    ids = set(spec["device"]["ids"])
+    own = _run_pids() if own_pids is None else own_pids
+    by_npu: dict[int, list[int]] = {}  # npu id -> logical ids of its chips
+    for d in npu["devices"]:
+        by_npu.setdefault(d["id"], []).append(logical_id(d))
+    out = []
+    busy = []
+    for p in npu.get("processes") or []:
+        chips = by_npu.get(p.get("npu"), [p.get("npu")])
+        hit = sorted(i for i in chips if i in ids)
+        if hit and p.get("pid") not in own:
+            busy.append({"ids": hit, "pid": p.get("pid"), "name": p.get("name"), "memory_mb": p.get("memory_mb")})
+    if busy:
+        names = ", ".join(f"{b['name'] or 'pid'} {b['pid']} on {b['ids']}" for b in busy[:5])
+        out.append(_warning("npu_busy", f"other processes already use this run's NPUs ({names}): the run will share "
+                            "their compute and memory; pick free device.ids (doctor lists them) or stop those processes",
+                            {"processes": busy}))
+    low = []
+    for d in npu["devices"]:
+        lid = logical_id(d)
+        used, total = d.get("hbm_used_mb"), d.get("hbm_total_mb")
+        if used is None or not total:
+            used, total = d.get("memory_used_mb"), d.get("memory_total_mb")  # 310P: on-card memory, no HBM
+        if lid in ids and used is not None and total and (total - used) < LOW_HBM_FRACTION * total:
+            low.append({"id": lid, "free_mb": total - used, "total_mb": total})
+    if low:
+        desc = ", ".join(f"{l['id']}: {l['free_mb']:.0f} of {l['total_mb']:.0f} MB free" for l in low)
+        out.append(_warning("npu_low_hbm", f"little free HBM on this run's NPUs ({desc}): the run may fail with "
+                            "'Malloc device memory failed'; pick other device.ids or lower data.batch_size",
+                            {"devices": low, "threshold": LOW_HBM_FRACTION}))
+    return out
+
+
+def cann_version(home: str | None = None) -> str | None:
+    """The installed CANN's major.minor from `version.info` (`Version=8.0.RC2` gives `8.0`)."""
+    home = home or os.environ.get("ASCEND_HOME_PATH")
+    if not home:
+        return None
+    try:
+        with open(os.path.join(home, *CANN_VERSION_FILE), encoding="utf-8") as f:
+            for line in f:
+                m = re.match(r"\s*Version\s*=\s*(\d+)\.(\d+)", line)
+                if m:
+                    return f"{m.group(1)}.{m.group(2)}"
+    except OSError:
+        return None
+    return None
+
+
+def supported_cann() -> list[str]:
+    """The CANN versions this MindSpore says it supports (its own import-time check reads the same list)."""
+    try:
+        from mindspore.run_check._check_version import AscendEnvChecker
+
+        return list(AscendEnvChecker(None).version)
+    except Exception:  # another MindSpore layout: nothing to compare with
+        return []
+
+
+def cann_warning(home: str | None = None, supported: list[str] | None = None) -> dict[str, Any] | None:
+    found = cann_version(home)
+    wanted = supported_cann() if supported is None else supported
+    if not found or not wanted or found in wanted:
+        return None
+    import mindspore as ms
+
+    return _warning("cann_mismatch", f"CANN {found} is installed but MindSpore {ms.__version__} supports CANN "
+                    f"{', '.join(wanted)}: kernels may fail to load or compile; install a matching CANN or MindSpore",
+                    {"cann": found, "mindspore": ms.__version__, "supported": wanted})

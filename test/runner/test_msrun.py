@@ -1,0 +1,273 @@
+"""Several ranks through MindSpore's own launcher, msrun: two CPU workers on this host.
+
+Real msrun, real MindSpore data parallel (gradients averaged by AllReduce), real processes: the
+launcher (`train`), msrun, its scheduler and one process per rank. Each test ends by listing the
+processes of this machine (/proc) and failing on any that still belongs to the run.
+
+Test-only fault injection: ASCEND_FINETUNE_TEST_EXIT_AT="RANK:STEP" makes that rank print a line to
+its log and os._exit(3) right after that global step (distributed.FAULT_ENV).
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, assert_contiguous, events, of_type, spec, wait_for, write_spec
+
+from ascend_finetune import distributed  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not (Path(sys.executable).parent / "msrun").exists()
+                                and subprocess.run([sys.executable, "-c", "import mindspore.parallel.cluster.run"],
+                                                   capture_output=True).returncode != 0,
+                                reason="needs MindSpore's msrun")
+
+TWO_RANKS = {"device": {"target": "CPU", "ids": [0, 1]}}
+
+
+def cli(*args: str, env: dict | None = None, timeout: float = 600, wait: bool = True):
+    """`python -m ascend_finetune ARGS` with the runner on PYTHONPATH (an existing PYTHONPATH kept)."""
+    e = dict(os.environ, **(env or {}))
+    e["PYTHONPATH"] = str(ROOT / "runner") + (os.pathsep + e["PYTHONPATH"] if e.get("PYTHONPATH") else "")
+    argv = [sys.executable, "-m", "ascend_finetune", *args]
+    if not wait:
+        return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e)
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=e)
+    lines = [l for l in r.stdout.splitlines() if l.strip()]
+    return r.returncode, (json.loads(lines[-1]) if lines else {"stderr": r.stderr[-3000:]})
+
+
+def run_processes(run_dir: Path) -> list[str]:
+    """Every live process whose command line names the run directory (launcher, msrun, scheduler, ranks)."""
+    needle = str(run_dir).encode()
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+            state = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if needle in cmd and state != b"Z":
+            found.append(pid + ": " + cmd.replace(b"\0", b" ").decode(errors="replace")[:200])
+    return found
+
+
+def assert_no_orphans(run_dir: Path) -> None:
+    # The launcher writes status.json before it exits: give the last processes a moment to go.
+    try:
+        wait_for(lambda: not run_processes(run_dir), timeout=30, what="the run's processes to exit")
+    except AssertionError:
+        left = run_processes(run_dir)
+        for line in left:  # do not leave them hogging the cores for the next tests
+            try:
+                os.kill(int(line.split(":")[0]), signal.SIGKILL)
+            except OSError:
+                pass
+        raise AssertionError(f"processes of the run still alive: {left}")
+
+
+def rank_verdicts(run_dir: Path) -> dict[int, dict]:
+    return {int(p.stem.split("-")[1]): json.loads(p.read_text()) for p in (run_dir / "ranks").glob("rank-*.json")}
+
+
+@pytest.fixture(scope="module")
+def small_data(tmp_path_factory) -> Path:
+    from ascend_finetune.demo_data import make_shapes
+
+    out = tmp_path_factory.mktemp("msrun") / "shapes"
+    make_shapes(str(out), per_class=20, size=32, seed=3)  # 72 train / 8 val images
+    return out
+
+
+@pytest.fixture(scope="module")
+def two_rank_run(tmp_path_factory, small_data) -> Path:
+    """batch 8 per device x 2 ranks, 2 epochs; every_steps 3 so a mid-epoch checkpoint is saved too."""
+    d = tmp_path_factory.mktemp("dp")
+    s = spec(small_data, name="dp", data={"batch_size": 8, "workers": 2}, checkpoint={"every_steps": 3},
+             **TWO_RANKS)
+    code, out = cli("train", str(write_spec(d / "dp.json", s)), "--run-dir", str(d / "run"))
+    assert code == 0, out
+    return d / "run"
+
+
+# ---------------------------------------------------------------- a whole run on two ranks
+
+def test_two_ranks_take_the_single_process_steps_and_learn(two_rank_run, small_data, tmp_path):
+    evs = events(two_rank_run)
+    assert_contiguous(evs)
+    assert [e["type"] for e in evs].count("run_started") == 1, "only rank 0 writes events"
+    started = of_type(evs, "run_started")[0]
+    assert started["global_batch"] == 16 and started["spec"]["data"]["batch_size"] == 8
+    steps = of_type(evs, "step")
+    assert [e["step"] for e in steps] == list(range(1, started["total_steps"] + 1))
+    assert of_type(evs, "run_finished")[-1]["status"] == "completed"
+
+    # The same data with the same global batch (16) in one process: the same steps.
+    single = spec(small_data, name="one", data={"batch_size": 16, "workers": 2}, checkpoint={"every_steps": 3})
+    code, out = cli("train", str(write_spec(tmp_path / "one.json", single)), "--run-dir", str(tmp_path / "one"))
+    assert code == 0, out
+    one = events(tmp_path / "one")
+    one_started = of_type(one, "run_started")[0]
+    assert (started["steps_per_epoch"], started["total_steps"]) == (one_started["steps_per_epoch"], one_started["total_steps"])
+    assert len(steps) == len(of_type(one, "step")) == 8
+
+    losses = [e["loss"] for e in steps]
+    assert sum(losses[-2:]) / 2 < sum(losses[:2]) / 2, f"the loss must fall: {losses}"
+    # img_per_s is the run's: both ranks' images per step over the step time.
+    for e in steps:
+        assert e["img_per_s"] == pytest.approx(16 / (e["step_ms"] / 1000), rel=0.02)
+
+
+def test_two_ranks_write_the_run_like_one_process(two_rank_run):
+    evs = events(two_rank_run)
+    codes = [w["code"] for w in of_type(evs, "warning")]
+    assert "sink_unavailable" in codes
+    assert "workers_above_cores" in codes or (os.cpu_count() or 1) >= 4, "2 workers x 2 ranks on a small box"
+    status = json.loads((two_rank_run / "status.json").read_text())
+    assert status["state"] == "completed" and status["exit_code"] == 0
+    # Rank logs and verdicts, one per rank; the other rank stopped at the same step.
+    ranks = two_rank_run / "ranks"
+    for name in ("worker_0.log", "worker_1.log", "scheduler.log", "msrun.log"):
+        assert (ranks / name).is_file(), name
+    verdicts = rank_verdicts(two_rank_run)
+    assert {r: (v["status"], v["step"]) for r, v in verdicts.items()} == {0: ("completed", 8), 1: ("completed", 8)}
+    # Same start (seed) and the same averaged update every step: the ranks end with the same weights.
+    assert verdicts[0]["weights_l1"] == pytest.approx(verdicts[1]["weights_l1"], rel=1e-9)
+    # Checkpoints from rank 0 only, listed once, and they load into a fresh network.
+    manifest = json.loads((two_rank_run / "checkpoints.json").read_text())
+    assert [(c["step"]) for c in manifest] == [3, 4, 6, 8]
+    assert len(of_type(evs, "checkpoint")) == 4
+
+    import mindspore as ms
+    from ascend_finetune.model import TransferNet, frozen_parts
+
+    net = TransferNet("resnet18", 4, frozen_parts("none"))
+    params = ms.load_checkpoint(str(two_rank_run / manifest[-1]["file"]))
+    not_loaded, _ = ms.load_param_into_net(net, params)
+    assert not_loaded == [], not_loaded
+    assert int(params["step_num"].asnumpy()) == 8
+    assert_no_orphans(two_rank_run)
+
+
+# ---------------------------------------------------------------- failures and stops
+
+def test_a_rank_that_dies_fails_the_run_with_its_error_and_leaves_no_process(tmp_path, small_data):
+    s = spec(small_data, name="die", data={"batch_size": 8, "workers": 1}, train={"epochs": 3}, **TWO_RANKS)
+    run_dir = tmp_path / "run"
+    code, out = cli("train", str(write_spec(tmp_path / "die.json", s)), "--run-dir", str(run_dir),
+                    env={distributed.FAULT_ENV: "1:2"})
+    assert code == 1, out
+    err = out["error"]
+    assert err["rank"] == 1 and err["kind"] == "rank_failed"
+    assert "rank 1 exited with code 3" in err["message"] and "test fault" in err["message"], err["message"]
+    assert err["log"] == "ranks/worker_1.log" and "test fault" in (run_dir / err["log"]).read_text()
+    evs = events(run_dir)
+    assert_contiguous(evs)  # the launcher's run_finished continues rank 0's seq
+    fin = evs[-1]
+    assert fin["type"] == "run_finished" and fin["status"] == "failed" and fin["error"]["rank"] == 1
+    assert max(e["step"] for e in of_type(evs, "step")) <= 3, "rank 0 stopped right after rank 1 died"
+    status = json.loads((run_dir / "status.json").read_text())
+    assert status["state"] == "failed" and status["exit_code"] == 1
+    assert_no_orphans(run_dir)
+
+
+def _launch_and_wait_for_step(tmp_path: Path, small_data: Path, step: int) -> Path:
+    s = spec(small_data, name="stop", data={"batch_size": 8, "workers": 1}, train={"epochs": 20}, **TWO_RANKS)
+    code, out = cli("launch", str(write_spec(tmp_path / "stop.json", s)), "--runs-root", str(tmp_path / "runs"))
+    assert code == 0, out
+    run_dir = Path(out["run_dir"])
+    wait_for(lambda: any(e["type"] == "step" and e["step"] >= step for e in events(run_dir))
+             or of_type(events(run_dir), "run_finished"), timeout=400, what=f"step {step}")
+    assert not of_type(events(run_dir), "run_finished"), events(run_dir)[-1]
+    return run_dir
+
+
+def _assert_stopped_together(run_dir: Path, reason: str) -> None:
+    evs = events(run_dir)
+    assert_contiguous(evs)
+    fin = evs[-1]
+    assert fin["type"] == "run_finished" and fin["status"] == "stopped", fin
+    assert fin["final"]["stop_reason"] == reason
+    verdicts = rank_verdicts(run_dir)
+    assert {r: v["status"] for r, v in verdicts.items()} == {0: "stopped", 1: "stopped"}
+    assert verdicts[0]["step"] == verdicts[1]["step"] == fin["final"]["step"], "every rank stops at the same step"
+    assert of_type(evs, "checkpoint")[-1]["step"] == fin["final"]["step"]
+    status = json.loads((run_dir / "status.json").read_text())
+    assert status["state"] == "stopped" and status["exit_code"] == 0
+    assert_no_orphans(run_dir)
+
+
+def test_control_stop_ends_every_rank_at_the_same_step(tmp_path, small_data):
+    run_dir = _launch_and_wait_for_step(tmp_path, small_data, 2)
+    code, out = cli("control", str(run_dir), "stop", "--timeout", "300")
+    assert code == 0 and out["handled"] is True and out["state"] == "stopped", out
+    _assert_stopped_together(run_dir, "control")
+
+
+def test_sigterm_to_the_launcher_stops_every_rank(tmp_path, small_data):
+    run_dir = _launch_and_wait_for_step(tmp_path, small_data, 2)
+    launcher = json.loads((run_dir / "status.json").read_text())["pid"]
+    os.kill(launcher, signal.SIGTERM)
+    wait_for(lambda: json.loads((run_dir / "status.json").read_text()).get("state") != "running", timeout=300,
+             what="the run to stop")
+    _assert_stopped_together(run_dir, "SIGTERM")
+
+
+# ---------------------------------------------------------------- launch lines (no second machine)
+
+def _spec(ids, nodes=None, port=None) -> dict:
+    device = {"target": "Ascend", "ids": ids}
+    if nodes is not None:
+        device["nodes"] = nodes
+    if port is not None:
+        device["master_port"] = port
+    return {"device": device}
+
+
+def _flags(argv: list[str]) -> dict[str, str]:
+    return dict(a[2:].split("=", 1) for a in argv if a.startswith("--") and "=" in a)
+
+
+def test_one_node_msrun_line():
+    argv = distributed.msrun_argv(_spec([0, 1, 2, 3]), "/runs/r", 0, 29500, resume="/ck/a.ckpt")
+    assert _flags(argv) == {"worker_num": "4", "local_worker_num": "4", "master_addr": "127.0.0.1",
+                            "master_port": "29500", "node_rank": "0", "log_dir": "/runs/r/ranks", "join": "True"}
+    script = argv.index(distributed.ENTRY_SCRIPT)
+    assert argv[script + 1:] == ["--spec", "/runs/r/spec.json", "--run-dir", "/runs/r", "--resume", "/ck/a.ckpt"]
+    assert os.path.isfile(argv[script]), "msrun needs the task script as a file"
+
+
+def test_multi_node_lines_share_master_and_port_and_number_the_nodes():
+    s = _spec([0, 1, 2, 3], nodes=["npu-a", "npu-b", "npu-c"], port=29600)
+    assert distributed.world_size(s) == 12
+    for rank in range(3):
+        f = _flags(distributed.msrun_argv(s, "/runs/r", rank, 29600))
+        assert (f["worker_num"], f["local_worker_num"], f["node_rank"]) == ("12", "4", str(rank))
+        assert (f["master_addr"], f["master_port"]) == ("npu-a", "29600")
+    with pytest.raises(ValueError, match="node rank 3"):
+        distributed.msrun_argv(s, "/runs/r", 3, 29600)
+
+
+def test_node_plan_gives_each_node_its_train_command():
+    s = _spec([0, 1], nodes=["npu-a", "10.0.0.2"])
+    plan = distributed.node_plan(s, "/runs/r/spec.json", "/runs/r", master_port=29700)
+    assert (plan["world_size"], plan["master_addr"], plan["master_port"]) == (4, "npu-a", 29700)
+    assert [(n["node"], n["node_rank"], n["ranks"]) for n in plan["nodes"]] == [("npu-a", 0, [0, 1]), ("10.0.0.2", 1, [2, 3])]
+    assert plan["nodes"][1]["args"] == ["train", "/runs/r/spec.json", "--run-dir", "/runs/r", "--node-rank", "1",
+                                        "--master-port", "29700"]
+    # Without a port in the call or the spec, one free port is picked for all nodes.
+    free = distributed.node_plan(s, "/s.json", "/r")
+    assert len({n["args"][-1] for n in free["nodes"]}) == 1 and 1024 <= free["master_port"] <= 65535
+
+
+def test_one_device_is_not_distributed():
+    assert not distributed.is_distributed(_spec([0]))
+    assert distributed.is_distributed(_spec([0], nodes=["a", "b"]))
+    assert distributed.master_addr(_spec([0, 1], nodes=["only"])) == "127.0.0.1"
