@@ -37,8 +37,20 @@ def cmd_validate(a) -> int:
         problems = specmod.check(raw, os.path.dirname(os.path.abspath(a.spec)))
     except specmod.SpecError as e:
         problems = e.problems
-    out({"ok": not problems, "problems": [p.as_dict() for p in problems]})
-    return 2 if problems else 0
+    if problems or not a.preflight:
+        out({"ok": not problems, "problems": [p.as_dict() for p in problems]})
+        return 2 if problems else 0
+    # --preflight: also what a run would warn about at its start, and its length
+    from .data import DataError
+    from .preflight import for_spec
+
+    try:
+        report = for_spec(specmod.resolve(raw, os.path.dirname(os.path.abspath(a.spec))))
+    except DataError as e:
+        out({"ok": False, "problems": [{"path": e.path, "message": e.message, "fix": e.fix}]})
+        return 2
+    out({"ok": True, "problems": [], **report})
+    return 0
 
 
 def cmd_train(a) -> int:
@@ -202,6 +214,8 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("validate", help="check a run spec; exit 2 with every problem")
     s.add_argument("spec")
+    s.add_argument("--preflight", action="store_true",
+                   help="also scan the data and report the warnings a run would start with, and its steps")
     s.set_defaults(fn=cmd_validate)
     s = sub.add_parser("train", help="train in the foreground")
     s.add_argument("spec")

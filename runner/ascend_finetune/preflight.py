@@ -149,3 +149,40 @@ def cann_warning(home: str | None = None, supported: list[str] | None = None) ->
     return _warning("cann_mismatch", f"CANN {found} is installed but MindSpore {ms.__version__} supports CANN "
                     f"{', '.join(wanted)}: kernels may fail to load or compile; install a matching CANN or MindSpore",
                     {"cann": found, "mindspore": ms.__version__, "supported": wanted})
+
+
+def for_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """Every warning a run of this (resolved) spec would start with, without training: for the
+    Start wizard, before it launches (`validate --preflight`). Scans the data (the scan cache makes a
+    second look cheap) to count the steps. Raises DataError as a run would."""
+    from . import distributed
+    from .data import DataError, scan, stratified_split
+    from .train import resolve_target, sink_notes
+
+    d, t = spec["data"], spec["train"]
+    warnings: list[dict[str, Any]] = []
+    target, fallback = resolve_target(spec["device"]["target"])
+    if fallback:
+        warnings.append(_warning("ascend_unavailable", fallback, {"requested": "auto"}))
+    warnings.extend(device_warnings(spec, target))
+    workers = max(1, min(d["workers"], os.cpu_count() or 1))
+    train_set = scan(d["train"], workers, "data.train")
+    if d["val"]:
+        val_set = scan(d["val"], workers, "data.val", classes=train_set.classes)
+        n_train, skipped = len(train_set.samples), train_set.skipped + val_set.skipped
+    else:
+        n_train = len(stratified_split(train_set.samples, d["val_split"], t["seed"])[0])
+        skipped = train_set.skipped
+    if skipped:
+        warnings.append(_warning("images_skipped", f"skipped {len(skipped)} file(s) that are not readable images",
+                                 {"count": len(skipped), "first": [{"path": p, "reason": r} for p, r in skipped[:10]]}))
+    world = distributed.world_size(spec)
+    steps_per_epoch = n_train // (d["batch_size"] * world)
+    if steps_per_epoch == 0:
+        raise DataError("data.batch_size", f"batch_size {d['batch_size']} is larger than the {n_train} training images",
+                        f"set data.batch_size to at most {max(1, n_train // world)}")
+    total = steps_per_epoch * t["epochs"]
+    for code, msg in sink_notes(spec["sink"], target):
+        warnings.append(_warning(code, msg, {"sink": spec["sink"], "target": target}))
+    warnings.extend(run_warnings(spec, total, steps_per_epoch, target))
+    return {"warnings": warnings, "target": target, "steps_per_epoch": steps_per_epoch, "total_steps": total}

@@ -19,7 +19,8 @@ function operand(p: string): string {
 
 /** argv after the launcher for each runner command (DESIGN.md, "The runner contract"). */
 export const runnerArgs = {
-  validate: (spec: string) => ['validate', operand(spec)],
+  /** With `preflight`, also the warnings a run would start with (`warnings`), after a data scan. */
+  validate: (spec: string, preflight = false) => ['validate', operand(spec), ...(preflight ? ['--preflight'] : [])],
   train: (spec: string, runDir: string, resume?: string) => [
     'train',
     operand(spec),

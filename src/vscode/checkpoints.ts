@@ -496,7 +496,7 @@ export async function resumeFrom(app: App, ref: CkptRef): Promise<void> {
     launchSpec(app, r.def, r.info.spec!, (message) => p.report({ message }), { resume: r.abs }),
   );
   if (outcome.kind === 'problems') void vscode.window.showErrorMessage('The run spec no longer validates', { modal: true, detail: outcome.lines.join('\n') });
-  else void vscode.window.showInformationMessage(`Resumed as ${outcome.record.runId}.`);
+  else if (outcome.kind === 'launched') void vscode.window.showInformationMessage(`Resumed as ${outcome.record.runId}.`);
 }
 
 export async function fineTuneFrom(app: App, ref: CkptRef): Promise<void> {

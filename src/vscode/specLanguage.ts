@@ -12,7 +12,7 @@ import { formatOf, newSpecText } from '../core/specWriter';
 import { parseSpecDocument } from '../server/specDocument';
 import type { App } from './app';
 import { errorText } from './context';
-import { launchSpec } from './launch';
+import { askPreflight, launchSpec } from './launch';
 
 export const LANGUAGE_ID = 'ascend-run';
 
@@ -93,12 +93,13 @@ export class SpecLanguage implements vscode.Disposable {
     try {
       const outcome = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: `Ascend: ${name} on ${def.label}` },
-        (progress) => launchSpec(this.app, def, spec, (message) => progress.report({ message })),
+        (progress) => launchSpec(this.app, def, spec, (message) => progress.report({ message }), { confirmPreflight: (lines) => askPreflight(lines, false) }),
       );
       if (outcome.kind === 'problems') {
         void vscode.window.showErrorMessage(`The run spec has ${outcome.lines.length} problem(s) on ${def.label}`, { modal: true, detail: outcome.lines.join('\n') });
         return;
       }
+      if (outcome.kind === 'held') return;
       this.scheduleRuns();
       void vscode.window.showInformationMessage(`Started "${name}" on ${def.label} (${outcome.record.runId}).`);
     } catch (e) {

@@ -25,7 +25,7 @@ import { npuChoices, type TargetDef } from '../core/targetsModel';
 import type { CommandId } from '../shared/commands';
 import type { App } from './app';
 import { errorText } from './context';
-import { launchSpec } from './launch';
+import { askPreflight, launchSpec } from './launch';
 import { BACK, input, pick, pickMany, type Back, type StepInfo } from './quickInput';
 
 const TITLE = 'Start Ascend fine-tune';
@@ -266,13 +266,14 @@ async function execute(app: App, s: State, baseSpec: unknown): Promise<'done' | 
   try {
     const outcome = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `Ascend: ${choices.name} on ${def.label}`, cancellable: false },
-      (progress) => launchSpec(app, def, spec, (message) => progress.report({ message })),
+      (progress) => launchSpec(app, def, spec, (message) => progress.report({ message }), { confirmPreflight: (lines) => askPreflight(lines, true) }),
     );
     if (outcome.kind === 'problems') {
       const n = outcome.lines.length;
       const a = await vscode.window.showErrorMessage(`The run spec has ${n} problem${n === 1 ? '' : 's'}`, { modal: true, detail: outcome.lines.join('\n') }, 'Edit Choices');
       return a === 'Edit Choices' ? 'edit' : 'done';
     }
+    if (outcome.kind === 'held') return outcome.choice === 'edit' ? 'edit' : 'done';
     const { runId } = outcome.record;
     void vscode.window.showInformationMessage(`Started Ascend run "${choices.name}" on ${def.label} (${runId}).`, 'Open Console').then((a) => {
       if (a) void vscode.commands.executeCommand('ascend.openConsole' satisfies CommandId, { targetId: def.id, runId });

@@ -95,6 +95,7 @@ class RunTask implements vscode.Pseudoterminal {
       for (const l of outcome.lines) this.line(`  ${l}`);
       return 2;
     }
+    if (outcome.kind !== 'launched') return 1; // no pre-flight question is asked here; kept for the type
     const { record } = outcome;
     this.line(`run ${record.runId} in ${record.runDir}`);
     const tracker = new ProgressTracker();

@@ -128,3 +128,36 @@ def test_a_run_writes_its_preflight_warnings_before_the_first_step(tmp_path, dat
     w = next(e for e in evs if e.get("code") == "no_checkpoint_interval")
     assert w["details"]["total_steps"] == total and w["details"]["every_steps"] == 1000
     assert len(of_type(evs, "checkpoint")) == 1, "only the epoch-end checkpoint, as the warning said"
+
+
+# ---------------------------------------------------------------- before launch: validate --preflight
+
+def test_validate_preflight_reports_a_runs_warnings_and_length_without_training(tmp_path, monkeypatch, data_b):
+    # On "Ascend" with the fake npu-smi: the run's NPU is busy, its HBM nearly full. Nothing trains:
+    # no run directory is made, and the answer comes from the scan (cached) and npu-smi alone.
+    fake_npu_smi(tmp_path, monkeypatch, "info_910b3_8npu_processes.txt")
+    s = spec(data_b, device={"target": "Ascend", "ids": [0]}, data={"workers": 64})
+    code, out = runner("validate", str(write_spec(tmp_path / "s.json", s)), "--preflight")
+    assert code == 0 and out["ok"], out
+    got = codes(out["warnings"])
+    for c in ("npu_busy", "npu_low_hbm", "workers_above_cores", "no_checkpoint_interval"):
+        assert c in got, (c, got)
+    n_train = sum(1 for _ in data_b.rglob("*.png")) or sum(1 for _ in data_b.rglob("*.jpg"))
+    assert out["steps_per_epoch"] > 0 and out["total_steps"] == out["steps_per_epoch"] * s["train"]["epochs"]
+    assert out["steps_per_epoch"] <= n_train // 16
+    assert not list(tmp_path.glob("runs*"))
+
+
+def test_validate_preflight_names_the_field_of_data_that_cannot_train(tmp_path, data_b):
+    one = tmp_path / "one"
+    first = sorted(p for p in data_b.iterdir() if p.is_dir())[0]
+    (one / first.name).mkdir(parents=True)
+    for f in sorted(first.iterdir())[:4]:
+        (one / first.name / f.name).write_bytes(f.read_bytes())
+    s = spec(one)
+    code, out = runner("validate", str(write_spec(tmp_path / "s.json", s)))
+    assert code == 0, "the schema alone cannot see it"
+    code, out = runner("validate", str(write_spec(tmp_path / "s.json", s)), "--preflight")
+    assert code == 2 and not out["ok"]
+    (p,) = out["problems"]
+    assert p["path"] == "data.train" and p["fix"]
