@@ -10,9 +10,11 @@
 //   host: ingest rate (events/s; target > 100,000), snapshot build time and size at the width;
 //   browser: time to first full render of that snapshot, median and p95 main-thread work per live
 //   append (target p95 < 16 ms, one frame), and the page's JS heap after the load (target < 150 MB).
-// "Work per append" is the synchronous message handling plus the animation-frame callbacks it
-// causes (timed by wrapping requestAnimationFrame before the bundle loads); it leaves out the
-// browser's own layout and paint.
+// "Work per append" is the main thread's busy time for it: the message handler, plus the whole
+// frame that draws it (its animation-frame callbacks, style, layout and paint: from the start of
+// its first rAF callback, timed by wrapping requestAnimationFrame before the bundle loads, to a task
+// posted from the last one), but not the idle wait for that frame. --bundle PATH measures another build of the UI (e.g. an older one, for a before/after);
+// --profile prints a CPU profile and the browser's trace events over the appends.
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import * as http from 'node:http';
@@ -33,6 +35,8 @@ const WIDTH = arg('width', 1200);
 const APPENDS = arg('appends', 300);
 const ROWS_PER_APPEND = arg('rows-per-append', 10);
 const BROWSER = !process.argv.includes('--no-browser');
+/** --profile: a CPU profile and a timeline trace over the appends; prints where the time went. */
+const PROFILE = process.argv.includes('--profile');
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -121,7 +125,8 @@ async function main(): Promise<void> {
   console.log(`host append: ${APPENDS} appends of ${ROWS_PER_APPEND} rows, build median ${pct(appendHost, 50).toFixed(3)} ms, p95 ${pct(appendHost, 95).toFixed(3)} ms (${appends.filter((m) => m.type === 'snapshot').length} re-snapshots)`);
 
   if (!BROWSER) return;
-  const bundle = path.join(ROOT, 'dist', 'webview', 'dashboard.js');
+  const i = process.argv.indexOf('--bundle');
+  const bundle = i > 0 ? path.resolve(process.argv[i + 1]) : path.join(ROOT, 'dist', 'webview', 'dashboard.js');
   if (!existsSync(bundle)) {
     console.log('browser: skipped, dist/webview/dashboard.js is missing (node esbuild.mjs builds it)');
     return;
@@ -147,11 +152,13 @@ async function serveShell(bundle: string): Promise<{ url: string; close: () => v
         window.__csp = [];
         document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));
         window.acquireVsCodeApi = () => ({ postMessage: (m) => fromUi.push(m), getState: () => state, setState: (s) => (state = s) });
-        window.__rafMs = 0;
+        // The start of each frame's first animation-frame callback (rAF's own timestamp is the
+        // frame's scheduled time, in headless Chromium often long before the frame ran).
+        window.__frameStart = 0;
         const raf = window.requestAnimationFrame.bind(window);
         window.requestAnimationFrame = (cb) => raf((t) => {
-          const s = performance.now();
-          try { cb(t); } finally { window.__rafMs += performance.now() - s; }
+          if (!window.__frameStart) window.__frameStart = performance.now();
+          cb(t);
         });
       })()</script>`;
       res.setHeader('content-type', 'text/html');
@@ -194,23 +201,45 @@ async function browserPart(bundle: string, snapshotJson: string, appends: HostMe
       await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
       return performance.now() - t0;
     })()`)) as number;
+    // The handler runs synchronously in dispatchEvent. The UI draws in its own animation-frame
+    // callback, queued before ours, so ours runs last in that frame; a task posted from it runs once
+    // the frame's style, layout and paint are done.
     await page.evaluate(`window.__measureAppend = async (msg) => {
       const t0 = performance.now();
       window.dispatchEvent(new MessageEvent('message', { data: msg }));
-      await new Promise((r) => setTimeout(r, 0)); // microtasks (uPlot commits in one)
-      const sync = performance.now() - t0;
-      window.__rafMs = 0;
-      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-      return [sync, window.__rafMs];
+      const handler = performance.now() - t0;
+      window.__frameStart = 0;
+      const frame = await new Promise((r) => requestAnimationFrame(() => {
+        const ch = new MessageChannel();
+        ch.port1.onmessage = () => r([performance.now() - window.__frameStart, performance.getEntriesByName('ascend-dashboard-render').at(-1)?.duration ?? 0]);
+        ch.port2.postMessage(0);
+      }));
+      performance.clearMeasures('ascend-dashboard-render');
+      return [handler, ...frame];
     }`);
     const perAppend: number[] = [];
-    const syncPart: number[] = [];
-    for (const m of appends) {
-      const [sync, frames] = (await page.evaluate(`window.__measureAppend(${JSON.stringify(m)})`)) as [number, number];
-      perAppend.push(sync + frames);
-      syncPart.push(sync);
-    }
+    const handlerPart: number[] = [];
+    const framePart: number[] = [];
+    const renderPart: number[] = [];
     const cdp = await page.context().newCDPSession(page);
+    const trace: { name: string; dur?: number; ph: string; cat: string }[] = [];
+    let traceDone: Promise<void> | undefined;
+    if (PROFILE) {
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+      await cdp.send('Profiler.start');
+      cdp.on('Tracing.dataCollected', (e) => trace.push(...(e.value as unknown as typeof trace)));
+      traceDone = new Promise((resolve) => cdp.once('Tracing.tracingComplete', () => resolve()));
+      await cdp.send('Tracing.start', { categories: 'devtools.timeline,v8,blink,cc,disabled-by-default-skia', transferMode: 'ReportEvents' });
+    }
+    for (const m of appends) {
+      const [handler, frame, render] = (await page.evaluate(`window.__measureAppend(${JSON.stringify(m)})`)) as [number, number, number];
+      renderPart.push(render);
+      perAppend.push(handler + frame);
+      handlerPart.push(handler);
+      framePart.push(frame);
+    }
+    if (PROFILE) await printProfile(cdp, trace, traceDone!);
     await cdp.send('HeapProfiler.collectGarbage');
     const heap = (await cdp.send('Runtime.getHeapUsage')) as { usedSize: number };
     const points = (await page.evaluate(`document.querySelectorAll('canvas').length`)) as number;
@@ -218,7 +247,7 @@ async function browserPart(bundle: string, snapshotJson: string, appends: HostMe
     const p95 = pct(perAppend, 95);
     console.log(`browser per append: median ${pct(perAppend, 50).toFixed(2)} ms, p95 ${p95.toFixed(2)} ms over ${perAppend.length} appends (target p95 < 16 ms: ratio ${(p95 / 16).toFixed(2)})`);
     const slow = perAppend.map((ms, i) => [i, ms]).filter(([, ms]) => ms > 16);
-    console.log(`browser per append, up to the next task (handler, microtasks, and a frame if one ran first): median ${pct(syncPart, 50).toFixed(2)} ms, p95 ${pct(syncPart, 95).toFixed(2)} ms`);
+    console.log(`browser per append, message handler: median ${pct(handlerPart, 50).toFixed(2)} ms, p95 ${pct(handlerPart, 95).toFixed(2)} ms; its frame (rAF callbacks, style, layout, paint): median ${pct(framePart, 50).toFixed(2)} ms, p95 ${pct(framePart, 95).toFixed(2)} ms; of which the UI's render (its performance.measure): median ${pct(renderPart, 50).toFixed(2)} ms, p95 ${pct(renderPart, 95).toFixed(2)} ms`);
     console.log(`browser appends over 16 ms: ${slow.length} (max ${Math.max(...perAppend).toFixed(1)} ms; first at append #${slow.slice(0, 8).map(([i]) => i).join(', #')})`);
     console.log(`browser JS heap after load and appends: ${mb(heap.usedSize)} MB (target < 150 MB: ratio ${(heap.usedSize / 1024 / 1024 / 150).toFixed(2)})`);
     const csp = (await page.evaluate('window.__csp')) as string[];
@@ -228,6 +257,37 @@ async function browserPart(bundle: string, snapshotJson: string, appends: HostMe
     shell.close();
     await browser.close();
   }
+}
+
+type CDP = { send(method: string, params?: object): Promise<unknown> };
+interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
+
+/** Top self time by JS function (CPU profile), and top browser work by trace event name. */
+async function printProfile(cdp: CDP, trace: { name: string; dur?: number; ph: string; cat: string }[], traceDone: Promise<void>): Promise<void> {
+  const { profile } = (await cdp.send('Profiler.stop')) as { profile: { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] } };
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map<string, number>();
+  profile.samples.forEach((id, i) => {
+    const f = byId.get(id)!.callFrame;
+    const key = `${f.functionName || '(anonymous)'} ${f.url ? `${path.basename(f.url)}:${f.lineNumber + 1}` : ''}`.trim();
+    self.set(key, (self.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
+  });
+  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  console.log(`profile: JS self time over the appends (${total.toFixed(0)} ms sampled), top 15:`);
+  for (const [k, ms] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`  ${ms.toFixed(1).padStart(8)} ms  ${k}`);
+  await cdp.send('Tracing.end');
+  await traceDone;
+  const byName = new Map<string, { ms: number; n: number; max: number }>();
+  for (const e of trace) {
+    if (e.ph !== 'X' || e.dur === undefined) continue;
+    const v = byName.get(e.name) ?? { ms: 0, n: 0, max: 0 };
+    v.ms += e.dur / 1000;
+    v.n++;
+    v.max = Math.max(v.max, e.dur / 1000);
+    byName.set(e.name, v);
+  }
+  console.log('trace: main-thread and compositor events by total time (nested events overlap), top 20:');
+  for (const [k, v] of [...byName].sort((a, b) => b[1].ms - a[1].ms).slice(0, 20)) console.log(`  ${v.ms.toFixed(1).padStart(8)} ms  ${String(v.n).padStart(5)}x  max ${v.max.toFixed(1).padStart(6)} ms  ${k}`);
 }
 
 main().catch((e) => {

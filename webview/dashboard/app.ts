@@ -3,9 +3,10 @@
 import type uPlot from 'uplot';
 import type { DeviceBlock, EvalBlock, HostMessage, RunData, StepBlock } from '../../src/shared/dashboard';
 import { axis, ChartPanel, line, markers, readTheme, stepAxis, type ChartContext, type ChartDef, type Theme } from './charts';
-import { fill, h } from './dom';
+import { fill, h, setText } from './dom';
+import { SingleRunColumns } from './live';
 import { elapsedS, renderAmp, renderCompareHeader, renderFinal, renderHeader, renderNotices, renderPerClass } from './panels';
-import { formatDuration, joinOnX, overflowMarkers, overflowsInWindow, safeFileName, smooth, toCsv } from './series';
+import { formatDuration, joinOnX, overflowMarkers, safeFileName, smooth, toCsv } from './series';
 import type { Transport, UiState } from './transport';
 
 type Cols = (number | null)[];
@@ -52,6 +53,14 @@ export class DashboardApp {
   private zoomTimer: number | undefined;
   /** What the charts were built for (mode, runs, devices): series are fixed at build time. */
   private builtFor = '';
+  /** The single-run charts' derived columns, extended in place on appends. */
+  private readonly live = new SingleRunColumns();
+  /** What the charts hold now, so that a render redraws only those whose data changed. */
+  private chartsFresh = true;
+  private drawnDevices: { block: DeviceBlock; rows: number } | undefined;
+  private drawnCompare = '';
+  private compareRuns: RunData[] | undefined;
+  private drawnRange = '';
 
   private readonly banner = h('div', { class: 'banner', role: 'alert', hidden: true });
   private readonly picker = h('nav', { class: 'picker', 'aria-label': 'Runs', hidden: true });
@@ -421,6 +430,7 @@ export class DashboardApp {
   /** The structure changed (a snapshot: other runs; an append: a device's first sample): new charts. */
   private rebuildPanels(): void {
     this.builtFor = this.structure();
+    this.chartsFresh = true;
     for (const p of this.panels.values()) p.destroy();
     this.panels.clear();
     const ctx = this.chartContext();
@@ -455,13 +465,13 @@ export class DashboardApp {
 
   private renderNow(): void {
     const runs = this.runs;
-    this.smoothingOut.textContent = this.state.smoothing.toFixed(2);
+    setText(this.smoothingOut, this.state.smoothing.toFixed(2));
     if (this.state.zoom) {
-      this.zoomFrom.value = String(this.state.zoom.min);
-      this.zoomTo.value = String(this.state.zoom.max);
+      if (this.zoomFrom.value !== String(this.state.zoom.min)) this.zoomFrom.value = String(this.state.zoom.min);
+      if (this.zoomTo.value !== String(this.state.zoom.max)) this.zoomTo.value = String(this.state.zoom.max);
     }
     const count = renderNotices(this.notices, runs);
-    this.noticeTab.textContent = count ? `Warnings & errors (${count})` : 'Warnings & errors';
+    setText(this.noticeTab, count ? `Warnings & errors (${count})` : 'Warnings & errors');
     if (runs.length === 0) {
       fill(this.header, h('p', { class: 'empty' }, this.everSnapshot ? 'No run to show yet.' : 'Connecting to the run…'));
       return;
@@ -487,6 +497,16 @@ export class DashboardApp {
       renderPerClass(this.perClass, run.header.classes, run.evals);
       this.renderSingleCharts(run);
     }
+    this.chartsFresh = false;
+  }
+
+  /** The x range every chart shows changed (the run grew, or a zoom): charts not redrawn for new data follow it. */
+  private rangeMoved(): boolean {
+    const r = this.state.zoom ?? this.fullRange();
+    const key = r ? `${r.min}:${r.max}` : '';
+    if (key === this.drawnRange) return false;
+    this.drawnRange = key;
+    return true;
   }
 
   private perClassTable(run: RunData): HTMLElement {
@@ -505,34 +525,56 @@ export class DashboardApp {
     const s = run.steps;
     const e = run.evals;
     const p = (id: string) => this.panels.get(id)!;
+    const fresh = this.chartsFresh;
     const waiting = s.steps.length === 0 ? 'Waiting for the first step…' : undefined;
     const hasSteps = s.steps.length > 0;
-
-    p('loss').update(
-      hasSteps || e.steps.length
-        ? (joinOnX([
-            { x: s.steps, ys: [s.loss, smooth(s.loss, this.state.smoothing)] },
-            { x: e.steps, ys: [e.valLoss] },
-          ]) as uPlot.AlignedData)
-        : null,
-      waiting,
-    );
-    p('accuracy').update(
-      e.steps.length ? ([e.steps, e.valAcc.map((v) => (v === null ? null : v * 100))] as uPlot.AlignedData) : null,
-      e.steps.length ? undefined : 'Validation accuracy appears after the first epoch (none when the run has no validation set).',
-    );
-    renderPerClass(p('accuracy').extra, run.header.classes, e, 3);
-    p('lr').update(hasSteps ? ([s.steps, s.lr] as uPlot.AlignedData) : null, waiting);
-
-    const scaled = s.lossScale.some((v) => v !== null);
     const window = run.amp.window || LOSS_SCALE_WINDOW_FALLBACK;
-    p('lossScale').update(
-      scaled ? ([s.steps, s.lossScale, overflowMarkers(s), overflowsInWindow(s.steps, s.overflow, window)] as uPlot.AlignedData) : null,
-      !hasSteps ? waiting : scaled ? undefined : 'This run has no loss scaling (amp.loss_scale none), so there is no scale to chart.',
-    );
-    p('throughput').update(hasSteps ? ([s.steps, s.imgPerS, s.stepMs, s.dataMs] as uPlot.AlignedData) : null, waiting);
-
+    const changed = this.live.update(s, e, this.state.smoothing, window);
+    const stepsNew = fresh || changed.steps;
+    const evalsNew = fresh || changed.evals;
     const d = run.devices;
+    const devicesNew = fresh || this.drawnDevices?.block !== d || this.drawnDevices.rows !== d.steps.length;
+    this.drawnDevices = { block: d, rows: d.steps.length };
+    const moved = this.rangeMoved();
+    // Only the charts with new data are given it (uPlot redraws a chart on setData); the others
+    // follow the shared x range when it moved.
+    const follow = (id: string, isNew: boolean) => {
+      if (!isNew && moved) p(id).refreshScale();
+      return isNew;
+    };
+
+    const live = this.live;
+    // Rows appended to the columns the charts hold (not a rebuild): a chart redraws only if they
+    // change a pixel (ChartPanel.append). An eval can fill a row the loss chart already has.
+    const appended = !fresh && !live.rebuilt;
+    const give = (id: string, data: uPlot.AlignedData | null, note?: string, onlyAppended = appended) => {
+      if (data !== null && onlyAppended) p(id).append(data);
+      else p(id).update(data, note);
+    };
+    if (follow('loss', stepsNew || evalsNew)) {
+      give('loss', hasSteps || e.steps.length ? (live.loss as unknown as uPlot.AlignedData) : null, waiting, appended && !evalsNew);
+    }
+    if (follow('accuracy', evalsNew)) {
+      p('accuracy').update(
+        e.steps.length ? ([e.steps, live.accPercent] as uPlot.AlignedData) : null,
+        e.steps.length ? undefined : 'Validation accuracy appears after the first epoch (none when the run has no validation set).',
+      );
+    }
+    renderPerClass(p('accuracy').extra, run.header.classes, e, 3);
+    if (follow('lr', stepsNew)) give('lr', hasSteps ? ([s.steps, s.lr] as uPlot.AlignedData) : null, waiting);
+
+    if (follow('lossScale', stepsNew)) {
+      const scaled = s.lossScale.some((v) => v !== null);
+      give(
+        'lossScale',
+        scaled ? ([s.steps, s.lossScale, live.markers, live.overflowCounts] as uPlot.AlignedData) : null,
+        !hasSteps ? waiting : scaled ? undefined : 'This run has no loss scaling (amp.loss_scale none), so there is no scale to chart.',
+      );
+    }
+    if (follow('throughput', stepsNew)) give('throughput', hasSteps ? ([s.steps, s.imgPerS, s.stepMs, s.dataMs] as uPlot.AlignedData) : null, waiting);
+
+    const npuNew = follow('npu', devicesNew);
+    if (!follow('hbm', devicesNew) || !npuNew) return;
     const ids = Object.keys(d.devices).sort((a, b) => Number(a) - Number(b));
     const noDevices = 'No NPU telemetry in this run (the runner reports it from device events on Ascend; a CPU run has none).';
     if (d.steps.length && ids.length) {
@@ -551,6 +593,15 @@ export class DashboardApp {
   private renderCompareCharts(): void {
     const runs = this.runs;
     const p = (id: string) => this.panels.get(id)!;
+    // Snapshots replace every run (chartsFresh via a rebuild, or new arrays: a new key below).
+    const drawn = `${this.state.smoothing}|${runs.map((r) => `${r.steps.steps.length}/${r.evals.steps.length}/${r.steps.steps.at(-1)}`).join(',')}`;
+    const moved = this.rangeMoved();
+    if (!this.chartsFresh && drawn === this.drawnCompare && this.compareRuns === runs) {
+      if (moved) for (const panel of this.panels.values()) panel.refreshScale();
+      return;
+    }
+    this.drawnCompare = drawn;
+    this.compareRuns = runs;
     const any = runs.some((r) => r.steps.steps.length > 0);
     p('loss').update(
       any ? (joinOnX(runs.map((r) => ({ x: r.steps.steps, ys: [smooth(r.steps.loss, this.state.smoothing)] }))) as uPlot.AlignedData) : null,

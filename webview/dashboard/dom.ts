@@ -30,3 +30,15 @@ export function fill(el: Element, ...children: Child[]): void {
   el.replaceChildren();
   append(el, ...children);
 }
+
+/** Sets a node's text only when it differs: an unchanged page needs no style or layout work. */
+export function setText(el: Node, text: string): void {
+  if (el.textContent !== text) el.textContent = text;
+}
+
+/** Sets (or, for undefined, removes) an attribute only when it differs. */
+export function setAttr(el: Element, name: string, value: string | undefined): void {
+  if (value === undefined) {
+    if (el.hasAttribute(name)) el.removeAttribute(name);
+  } else if (el.getAttribute(name) !== value) el.setAttribute(name, value);
+}

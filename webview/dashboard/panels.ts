@@ -1,15 +1,11 @@
 // The non-chart parts of the dashboard, each a function from host data to DOM. Everything a run
 // wrote (names, class names, checkpoint paths, messages, traces) goes in as text.
 import type { AmpHealth, DashboardHeader, EvalBlock, RunData, RunNotice } from '../../src/shared/dashboard';
-import { fill, h } from './dom';
+import { fill, h, setAttr, setText } from './dom';
 import { formatDuration, formatPercent, formatScale } from './series';
 
 function stateOf(header: DashboardHeader): string {
   return header.status ?? header.phase;
-}
-
-function field(label: string, value: string | Node, extra: Record<string, string> = {}): HTMLElement {
-  return h('div', { class: 'field', ...extra }, h('span', { class: 'field-label' }, label), h('span', { class: 'field-value' }, value));
 }
 
 /** Seconds since the run started, to its last event once it is over. */
@@ -19,43 +15,78 @@ export function elapsedS(header: DashboardHeader, nowS: number): number | null {
   return Math.max(0, end - header.startedAt);
 }
 
+interface HeaderView {
+  name: HTMLElement;
+  state: HTMLElement;
+  values: Record<'target' | 'backbone' | 'amp' | 'epoch' | 'step' | 'elapsed' | 'eta' | 'best', HTMLElement>;
+  progress: HTMLElement;
+}
+const headerViews = new WeakMap<HTMLElement, HeaderView>();
+
+/** The run's header. Built once, then only changed text is written (it changes on every append). */
 export function renderHeader(el: HTMLElement, header: DashboardHeader, nowS: number): void {
+  let v = headerViews.get(el);
+  if (!v || !el.contains(v.name)) {
+    const value = () => h('span', { class: 'field-value' });
+    const built: HeaderView = {
+      name: h('h1', { class: 'run-name' }),
+      state: h('span', { class: 'state', role: 'status' }),
+      values: { target: value(), backbone: value(), amp: value(), epoch: value(), step: value(), elapsed: value(), eta: value(), best: value() },
+      progress: h('vscode-progress-bar', { 'aria-label': 'training progress' }),
+    };
+    const f = (label: string, key: keyof HeaderView['values'], extra: Record<string, string> = {}) =>
+      h('div', { class: 'field', ...extra }, h('span', { class: 'field-label' }, label), built.values[key]);
+    fill(
+      el,
+      h('div', { class: 'title-row' }, built.name, built.state),
+      h(
+        'div',
+        { class: 'fields' },
+        f('Target', 'target'),
+        f('Backbone', 'backbone'),
+        f('AMP', 'amp'),
+        f('Epoch', 'epoch'),
+        f('Step', 'step'),
+        f('Elapsed', 'elapsed', { 'data-field': 'elapsed' }),
+        f('ETA', 'eta'),
+        f('Best val acc', 'best', { 'data-field': 'best' }),
+      ),
+      built.progress,
+    );
+    headerViews.set(el, built);
+    v = built;
+  }
   const state = stateOf(header);
   const step = header.step ?? 0;
   const total = header.totalSteps ?? 0;
-  const progress = h('vscode-progress-bar', { 'aria-label': 'training progress', max: total || 1, value: total ? step : undefined });
   const amp = [header.ampLevel, header.lossScaleMode ? `loss scale ${header.lossScaleMode}` : undefined].filter(Boolean).join(', ');
   const best =
     header.bestValAcc === null || header.bestValAcc === undefined
       ? '–'
       : `${formatPercent(header.bestValAcc)}${header.bestCheckpoint ? ` (${header.bestCheckpoint})` : ''}`;
-  fill(
-    el,
-    h(
-      'div',
-      { class: 'title-row' },
-      h('h1', { class: 'run-name' }, header.name),
-      h('span', { class: `state state-${state}`, 'data-state': state, role: 'status' }, state),
-    ),
-    h(
-      'div',
-      { class: 'fields' },
-      field('Target', header.target),
-      field('Backbone', header.backbone ?? '–'),
-      field('AMP', amp || '–'),
-      field('Epoch', header.epoch !== undefined ? `${header.epoch}${header.totalEpochs ? ` / ${header.totalEpochs}` : ''}` : '–'),
-      field('Step', header.step !== undefined ? `${header.step}${total ? ` / ${total}` : ''}` : '–'),
-      field('Elapsed', formatDuration(elapsedS(header, nowS)), { 'data-field': 'elapsed' }),
-      field('ETA', header.status ? '–' : formatDuration(header.etaS ?? null)),
-      field('Best val acc', best, { 'data-field': 'best' }),
-    ),
-    progress,
-  );
+  setText(v.name, header.name);
+  setAttr(v.state, 'class', `state state-${state}`);
+  setAttr(v.state, 'data-state', state);
+  setText(v.state, state);
+  setText(v.values.target, header.target);
+  setText(v.values.backbone, header.backbone ?? '–');
+  setText(v.values.amp, amp || '–');
+  setText(v.values.epoch, header.epoch !== undefined ? `${header.epoch}${header.totalEpochs ? ` / ${header.totalEpochs}` : ''}` : '–');
+  setText(v.values.step, header.step !== undefined ? `${header.step}${total ? ` / ${total}` : ''}` : '–');
+  setText(v.values.elapsed, formatDuration(elapsedS(header, nowS)));
+  setText(v.values.eta, header.status ? '–' : formatDuration(header.etaS ?? null));
+  setText(v.values.best, best);
+  setAttr(v.progress, 'max', String(total || 1));
+  setAttr(v.progress, 'value', total ? String(step) : undefined);
 }
 
 /** The finished run's outcome; a failure shows its error and trace. */
 export function renderFinal(el: HTMLElement, header: DashboardHeader): void {
-  el.hidden = !header.status && header.phase !== 'lost';
+  const hidden = !header.status && header.phase !== 'lost';
+  const drawn = hidden ? 'hidden' : JSON.stringify([header.status, header.phase, header.bestValAcc, header.error]);
+  if (el.dataset.drawn === drawn) return;
+  el.dataset.drawn = drawn;
+  el.hidden = hidden;
   if (el.hidden) return fill(el);
   const status = header.status ?? 'lost';
   const headline =
@@ -78,38 +109,68 @@ export function renderFinal(el: HTMLElement, header: DashboardHeader): void {
   );
 }
 
+interface AmpView {
+  values: HTMLElement[];
+  recentLabel: HTMLElement;
+  diagnosis: HTMLElement;
+}
+const ampViews = new WeakMap<HTMLElement, AmpView>();
+
+/** The AMP health card: built once; figures are written when they change, the diagnosis list when it does. */
 export function renderAmp(el: HTMLElement, amp: AmpHealth, mode: string | undefined): void {
-  const diag = amp.diagnosis.length ? amp.diagnosis : [];
+  let v = ampViews.get(el);
+  if (!v || !el.contains(v.diagnosis)) {
+    const values = Array.from({ length: 5 }, () => h('span', { class: 'field-value' }));
+    const built: AmpView = { values, recentLabel: h('span', { class: 'field-label' }), diagnosis: h('ul', { class: 'diagnosis' }) };
+    const f = (label: string | HTMLElement, i: number, extra: Record<string, string> = {}) =>
+      h('div', { class: 'field', ...extra }, typeof label === 'string' ? h('span', { class: 'field-label' }, label) : label, values[i]);
+    fill(
+      el,
+      h('h3', {}, 'AMP health'),
+      h(
+        'div',
+        { class: 'fields' },
+        f('Loss scaling', 0),
+        f('Current scale', 1),
+        f(built.recentLabel, 2),
+        f('Overflows, total', 3, { 'data-field': 'overflows-total' }),
+        f('Skipped updates', 4),
+      ),
+      built.diagnosis,
+    );
+    ampViews.set(el, built);
+    v = built;
+  }
+  setText(v.values[0], mode ?? '–');
+  setText(v.values[1], formatScale(amp.currentScale));
+  setText(v.recentLabel, `Overflows, last ${amp.window} steps`);
+  setText(v.values[2], String(amp.overflowsRecent));
+  setText(v.values[3], String(amp.overflowsTotal));
+  setText(v.values[4], String(amp.skippedTotal));
+  const drawn = JSON.stringify(amp.diagnosis);
+  if (v.diagnosis.dataset.drawn === drawn) return;
+  v.diagnosis.dataset.drawn = drawn;
   fill(
-    el,
-    h('h3', {}, 'AMP health'),
-    h(
-      'div',
-      { class: 'fields' },
-      field('Loss scaling', mode ?? '–'),
-      field('Current scale', formatScale(amp.currentScale)),
-      field(`Overflows, last ${amp.window} steps`, String(amp.overflowsRecent)),
-      field('Overflows, total', String(amp.overflowsTotal), { 'data-field': 'overflows-total' }),
-      field('Skipped updates', String(amp.skippedTotal)),
-    ),
-    h(
-      'ul',
-      { class: 'diagnosis' },
-      ...diag.map((d) =>
-        h(
-          'li',
-          { class: `diag diag-${d.severity}`, 'data-code': d.code },
-          h('span', { class: 'sev' }, d.severity),
-          ' ',
-          d.message,
-          d.fix ? h('div', { class: 'fix' }, 'Fix: ', d.fix) : null,
-        ),
+    v.diagnosis,
+    ...amp.diagnosis.map((d) =>
+      h(
+        'li',
+        { class: `diag diag-${d.severity}`, 'data-code': d.code },
+        h('span', { class: 'sev' }, d.severity),
+        ' ',
+        d.message,
+        d.fix ? h('div', { class: 'fix' }, 'Fix: ', d.fix) : null,
       ),
     ),
   );
 }
 
 export function renderNotices(el: HTMLElement, runs: readonly RunData[]): number {
+  // Notices only grow between snapshots: rebuild the list when a run's count or last one differs.
+  const count = runs.reduce((n, r) => n + r.notices.length, 0);
+  const drawn = runs.map((r) => `${r.header.key}:${r.header.name}:${r.notices.length}:${r.notices.at(-1)?.seq ?? ''}`).join('|');
+  if (el.dataset.drawn === drawn) return count;
+  el.dataset.drawn = drawn;
   const all: (RunNotice & { run: string })[] = runs.flatMap((r) => r.notices.map((n) => ({ ...n, run: r.header.name })));
   all.sort((a, b) => a.t - b.t);
   if (all.length === 0) {
@@ -173,6 +234,13 @@ export function renderPerClass(el: HTMLElement, classes: readonly string[], eval
 
 /** Compare mode: one line per run with its colour, state and best accuracy. */
 export function renderCompareHeader(el: HTMLElement, runs: readonly RunData[], colors: readonly string[]): void {
+  const lines = runs.map(
+    (r) =>
+      ` ${stateOf(r.header)}, step ${r.header.step ?? 0}${r.header.totalSteps ? `/${r.header.totalSteps}` : ''}, best ${formatPercent(r.header.bestValAcc ?? null)}, loss scale ${formatScale(r.amp.currentScale)}`,
+  );
+  const drawn = JSON.stringify([runs.map((r) => r.header.name), lines, colors]);
+  if (el.dataset.drawn === drawn && el.querySelector('.compare-runs')) return;
+  el.dataset.drawn = drawn;
   fill(
     el,
     h('h1', { class: 'run-name' }, `Comparing ${runs.length} runs`),
@@ -185,7 +253,7 @@ export function renderCompareHeader(el: HTMLElement, runs: readonly RunData[], c
           {},
           h('span', { class: 'swatch', 'data-color': String(i) }),
           h('strong', {}, r.header.name),
-          ` ${stateOf(r.header)}, step ${r.header.step ?? 0}${r.header.totalSteps ? `/${r.header.totalSteps}` : ''}, best ${formatPercent(r.header.bestValAcc ?? null)}, loss scale ${formatScale(r.amp.currentScale)}`,
+          lines[i],
         ),
       ),
     ),
