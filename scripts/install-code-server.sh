@@ -6,18 +6,23 @@
 #
 # Where the time goes (measured on 2 cores): apt (chromium and its libraries, about 1 to 2 min cold);
 # npm's download of code-server (a few seconds); the native modules of code-server's dependencies
-# compiled by node-gyp (kerberos, node-pty, @parcel/watcher, ...), most of the npm step. Cache
-# .e2e/code-server/node_modules keyed on the stamp below (code-server version + Node version +
-# architecture) and only apt remains.
+# compiled by node-gyp (kerberos, node-pty, @parcel/watcher, ...), most of the npm step. So the
+# install lives outside the clone, in ~/.cache/ascend-finetune/code-server-<key>/ keyed on the stamp
+# below (code-server version + Node version + architecture), and .e2e/code-server is a link to it:
+# a second clone or CI run on the same machine only links it and checks it starts.
 #
-# Usage: bash scripts/install-code-server.sh     Env: CODE_SERVER_VERSION (default 4.99.4).
+# Usage: bash scripts/install-code-server.sh
+# Env: CODE_SERVER_VERSION (default 4.99.4), ASCEND_FINETUNE_E2E_CACHE (default
+#      ${XDG_CACHE_HOME:-~/.cache}/ascend-finetune).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 VERSION=${CODE_SERVER_VERSION:-4.99.4}
-DEST=.e2e/code-server
-BIN=$DEST/node_modules/.bin/code-server
+LINK=.e2e/code-server
+BIN=$LINK/node_modules/.bin/code-server
 STAMP="code-server@$VERSION node-$(node -v) $(uname -m)"
+CACHE_ROOT=${ASCEND_FINETUNE_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ascend-finetune}
+DEST=$CACHE_ROOT/code-server-$(printf '%s' "$STAMP" | sha256sum | cut -c1-16)
 
 start=$(date +%s)
 step_start=$start
@@ -38,14 +43,16 @@ for p in "${apt_packages[@]}"; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "apt: installing ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 step "apt packages present: ${apt_packages[*]}"
 
 # 2. code-server, unless the stamp says this exact install is there already.
-if [ -x "$BIN" ] && [ "$(cat "$DEST/.stamp" 2>/dev/null)" = "$STAMP" ]; then
-  echo "code-server already installed: $STAMP"
+# The stamp is written last, so an interrupted install is redone, never half-used.
+if [ -x "$DEST/node_modules/.bin/code-server" ] && [ "$(cat "$DEST/.stamp" 2>/dev/null)" = "$STAMP" ]; then
+  echo "code-server cached: $STAMP in $DEST"
 else
   # @vscode/ripgrep's postinstall looks for this tarball in its cache before it tries to download.
   # Debian's rg is ripgrep 13, the version that package pins. The cache folder name carries @vscode/ripgrep's version (1.15.11 in code-server 4.99.4).
@@ -74,8 +81,14 @@ else
       npm install --no-audit --no-fund --save-exact "code-server@$VERSION"
   )
   echo "$STAMP" >"$DEST/.stamp"
-  step "npm install code-server@$VERSION"
+  step "npm install code-server@$VERSION into $DEST"
 fi
+if [ "$(readlink "$LINK" 2>/dev/null)" != "$DEST" ]; then
+  mkdir -p "$(dirname "$LINK")"
+  rm -rf "$LINK" # an older in-clone install, or a link to another version's cache
+  ln -s "$DEST" "$LINK"
+fi
+step "linked $LINK -> $DEST"
 
 # 3. Check that both programs start. code-server writes config under $HOME even for --version.
 check_home=$(mktemp -d)

@@ -5,7 +5,7 @@
 // Every wait here is on a condition (a log line, a selector, a process exit) with a deadline;
 // none is a fixed sleep. The polls in waitUntil() only decide how often a condition is re-checked.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, type WriteStream } from 'node:fs';
+import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, type WriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -62,6 +62,12 @@ export const SELECTORS = {
 export interface HarnessOptions {
   /** An unpacked extension folder (its package.json has publisher, name, version, main). */
   extensionDir?: string;
+  /** A packed extension, installed with `code-server --install-extension` before the server starts. */
+  vsix?: string;
+  /** Extra environment for code-server (and so for the extension host and what it spawns). */
+  env?: Record<string, string>;
+  /** Fills the temporary HOME before code-server starts (e.g. ~/.ssh/config). */
+  prepareHome?: (home: string) => void;
   /** The folder the window opens. */
   workspace: string;
   /** Where screenshots, the page dumps and the logs go. Created if missing. */
@@ -122,6 +128,12 @@ export interface Harness {
   screenshot(name: string): Promise<string>;
   /** Saves a screenshot, the page's HTML and VS Code's logs (extension host included) under outputDir. */
   saveFailureArtifacts(name: string): Promise<void>;
+  /** An output channel's log files (a `{ log: true }` channel writes one per extension host), oldest first, joined. */
+  outputChannelLog(channel: string): string;
+  /** Runs "Developer: Reload Window" and waits until the new workbench has registered the extensions again. */
+  reloadWindow(timeoutMs?: number): Promise<void>;
+  /** The temporary HOME that code-server and the extension host see. */
+  home: string;
   /** code-server's own output so far. */
   serverLog(): string;
   /** Closes the browser, kills code-server's process group and removes the temporary folder. */
@@ -149,6 +161,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     browser: path.join(tempDir, 'browser'),
   };
   for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true });
+  options.prepareHome?.(dirs.home);
   mkdirSync(path.join(dirs.data, 'User'), { recursive: true });
   writeFileSync(path.join(dirs.data, 'User', 'settings.json'), JSON.stringify({ ...DEFAULT_SETTINGS, ...options.settings }, null, 2));
   const config = path.join(tempDir, 'config.yaml');
@@ -156,6 +169,19 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
 
   let extensionId: string | undefined;
   if (options.extensionDir) extensionId = installExtensionFolder(options.extensionDir, dirs.ext, options.copyExtension ?? false);
+  const env = {
+    ...process.env,
+    ...options.env,
+    HOME: dirs.home,
+    XDG_CONFIG_HOME: path.join(dirs.home, '.config'),
+    XDG_DATA_HOME: path.join(dirs.home, '.local', 'share'),
+    XDG_CACHE_HOME: path.join(dirs.home, '.cache'),
+  };
+  if (options.vsix) {
+    const t = Date.now();
+    extensionId = await installVsix(bin, options.vsix, { config, data: dirs.data, ext: dirs.ext }, env);
+    log(`installed ${path.basename(options.vsix)} as ${extensionId} (${Date.now() - t} ms)`);
+  }
 
   let child: ChildProcess | undefined;
   let context: BrowserContext | undefined;
@@ -218,13 +244,6 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       '--ignore-last-opened',
       path.resolve(options.workspace),
     ];
-    const env = {
-      ...process.env,
-      HOME: dirs.home,
-      XDG_CONFIG_HOME: path.join(dirs.home, '.config'),
-      XDG_DATA_HOME: path.join(dirs.home, '.local', 'share'),
-      XDG_CACHE_HOME: path.join(dirs.home, '.cache'),
-    };
     serverLogFile = createWriteStream(path.join(options.outputDir, 'code-server.log'));
     log(`code-server on port ${port}, profile in ${tempDir}`);
     // detached: a new session and process group (setsid), so close() can kill the whole tree.
@@ -410,9 +429,32 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       log(`failure artifacts under ${path.relative(process.cwd(), base)}.*`);
     };
 
+    const outputChannelLog = (channel: string) => {
+      const files = findFiles(path.join(dirs.data, 'logs'), (f) => path.basename(f) === `${channel}.log` || path.basename(f).endsWith(`-${channel}.log`));
+      files.sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs);
+      return files.map((f) => readFileSync(f, 'utf8')).join('\n');
+    };
+
+    const reloadWindow = async (timeoutMs = 120_000) => {
+      // A marker on the old page: it is gone once the reload has replaced the page.
+      await page.evaluate(() => ((window as unknown as { __aftBeforeReload?: boolean }).__aftBeforeReload = true));
+      await runCommand('Developer: Reload Window');
+      await waitUntil(
+        'the window to reload',
+        () => page.evaluate(() => !(window as unknown as { __aftBeforeReload?: boolean }).__aftBeforeReload).catch(() => false),
+        timeoutMs,
+      );
+      await page.locator(SELECTORS.activityBar).waitFor({ state: 'visible', timeout: timeoutMs });
+      await waitForExtensionsRegistered(timeoutMs);
+      log('window reloaded');
+    };
+
     return {
       page,
       context,
+      outputChannelLog,
+      reloadWindow,
+      home: dirs.home,
       port,
       url,
       tempDir,
@@ -465,6 +507,39 @@ export function installExtensionFolder(extensionDir: string, extensionsDir: stri
     symlinkSync(path.resolve(extensionDir), target, 'dir');
   }
   return `${publisher}.${name}`;
+}
+
+/** Installs a .vsix into the extensions dir with code-server's own CLI; returns `publisher.name`. */
+async function installVsix(bin: string, vsix: string, dirs: { config: string; data: string; ext: string }, env: NodeJS.ProcessEnv): Promise<string> {
+  const args = ['--config', dirs.config, '--user-data-dir', dirs.data, '--extensions-dir', dirs.ext, '--install-extension', path.resolve(vsix)];
+  const out = await new Promise<string>((resolve, reject) => {
+    const child = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let text = '';
+    child.stdout.on('data', (b: Buffer) => (text += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (text += b.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(text);
+      else reject(new Error(`code-server --install-extension ${vsix} exited with ${code}:\n${text}`));
+    });
+  });
+  // "Extension 'x.vsix' was successfully installed." and a folder publisher.name-version in ext/.
+  const installed = readdirSync(dirs.ext).filter((d) => /^[^.].*\..*-\d/.test(d));
+  if (!/successfully installed/i.test(out) || installed.length === 0) throw new Error(`the .vsix did not install:\n${out}`);
+  return installed[0].replace(/-\d[^-]*$/, '');
+}
+
+function findFiles(dir: string, match: (file: string) => boolean): string[] {
+  if (!existsSync(dir)) return [];
+  const out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) out.push(...findFiles(p, match));
+    else if (e.isFile() && match(p)) out.push(p);
+  }
+  return out;
 }
 
 /** Re-checks `condition` until it is true; throws with `detail()` after `timeoutMs`. */

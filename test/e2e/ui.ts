@@ -1,0 +1,368 @@
+// What the e2e tests do through the extension's UI: walk the Start wizard, read the Targets and Runs
+// views, pick runs for commands, read a terminal, and record notifications. Every wait is on a
+// condition with a deadline (the machine is shared and slow, so deadlines are generous).
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { escapeRegExp, REPO_ROOT, SELECTORS, waitUntil, type Harness } from './harness';
+
+export const PYTHON = path.join(REPO_ROOT, '.venv', 'bin', 'python');
+export const LOG_CHANNEL = 'Ascend Fine-Tune';
+const WIZARD_STEPS = 12;
+
+/** Minutes, not seconds: other engineers train with MindSpore on the same 2 cores. */
+export const LONG = 8 * 60_000;
+export const MEDIUM = 3 * 60_000;
+
+/** A small ImageFolder (4 classes of coloured shapes, 32 px) made by the runner's own helper. */
+export function makeImages(dir: string, perClass: number): void {
+  execFileSync(PYTHON, ['-m', 'ascend_finetune', 'make-demo-data', dir, '--per-class', String(perClass), '--size', '32'], {
+    cwd: path.join(REPO_ROOT, 'runner'),
+    stdio: 'pipe',
+  });
+}
+
+/**
+ * A run spec the wizard starts from: what the wizard does not ask (32 px, CPU) comes from the file,
+ * the rest is chosen in the wizard's steps.
+ */
+export function writeSpecFile(file: string, dataDir: string): void {
+  const spec = { name: 'shapes', data: { train: dataDir, image_size: 32, val_split: 0.2 }, device: { target: 'CPU' } };
+  writeFileSync(file, JSON.stringify(spec, null, 2) + '\n');
+}
+
+// ---------------------------------------------------------------- quick input
+
+function titleLocator(h: Harness) {
+  return h.page.locator(`${SELECTORS.quickInput} .quick-input-title`);
+}
+
+/** Waits for the quick input to show wizard step `step` (its title reads "... (step/12)"). */
+async function waitForStep(h: Harness, step: number, timeoutMs = MEDIUM): Promise<void> {
+  await waitUntil(
+    `wizard step ${step}/${WIZARD_STEPS}`,
+    async () => ((await titleLocator(h).textContent().catch(() => '')) ?? '').includes(`(${step}/${WIZARD_STEPS})`) && (await h.page.locator(SELECTORS.quickInputBox).isVisible()),
+    timeoutMs,
+    async () => `title now: ${await titleLocator(h).textContent().catch(() => '?')}`,
+  );
+}
+
+/**
+ * A quick-pick row: a string is its whole label (icons aside), a RegExp is tried on the row's text
+ * (label and description run together, e.g. "This machinevm").
+ */
+function row(h: Harness, match: string | RegExp) {
+  const rows = h.page.locator(SELECTORS.quickInputRow);
+  if (match instanceof RegExp) return rows.filter({ hasText: match }).first();
+  return rows.filter({ has: h.page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRegExp(match)}\\s*$`) }) }).first();
+}
+
+/** Clicks a quick-pick row (a click accepts it in a single-select pick). */
+export async function chooseRow(h: Harness, match: string | RegExp, timeoutMs = MEDIUM): Promise<void> {
+  const r = row(h, match);
+  await r.waitFor({ state: 'visible', timeout: timeoutMs });
+  await r.click();
+}
+
+/** Types into the focused quick input (an input box step, or a pick's filter) and presses Enter. */
+async function typeAndEnter(h: Harness, value: string): Promise<void> {
+  const box = h.page.locator(SELECTORS.quickInputBox);
+  await box.fill(value);
+  await h.page.waitForFunction((v) => (document.querySelector('.quick-input-widget input.input') as HTMLInputElement | null)?.value === v, value);
+  await box.press('Enter');
+}
+
+/** Answers an input box whose prompt contains `prompt` (waits for it: consecutive boxes reuse one widget). */
+export async function answerInput(h: Harness, prompt: string, value: string, timeoutMs = MEDIUM): Promise<void> {
+  const message = h.page.locator(`${SELECTORS.quickInput} .quick-input-message`);
+  await waitUntil(
+    `an input box asking "${prompt}"`,
+    async () => ((await message.textContent().catch(() => '')) ?? '').includes(prompt) && (await h.page.locator(SELECTORS.quickInputBox).isVisible()),
+    timeoutMs,
+    async () => `message now: ${await message.textContent().catch(() => '?')}`,
+  );
+  await typeAndEnter(h, value);
+}
+
+/**
+ * Opens a file through code-server's open dialog (a quick input that takes a typed path). The dialog
+ * fills its box with the folder it lists once the listing arrives, which can overwrite a path typed
+ * too early: so the path goes in after the listing shows, and again if the box was reset.
+ */
+async function openInDialog(h: Harness, file: string): Promise<void> {
+  const box = h.page.locator(SELECTORS.quickInputBox);
+  await row(h, path.basename(file)).waitFor({ state: 'visible', timeout: MEDIUM });
+  const deadline = Date.now() + MEDIUM;
+  for (let attempt = 1; ; attempt++) {
+    await box.fill(file);
+    const kept = await h.page
+      .waitForFunction((v) => (document.querySelector('.quick-input-widget input.input') as HTMLInputElement | null)?.value === v, file, { timeout: 5000 })
+      .then(() => true, () => false);
+    if (kept) {
+      await box.press('Enter');
+      const accepted = await waitUntil('the dialog to take the file', async () => ((await titleLocator(h).textContent().catch(() => '')) ?? '').includes(`(1/${WIZARD_STEPS})`), 15_000).then(() => true, () => false);
+      if (accepted) return;
+    }
+    if (Date.now() > deadline) throw new Error(`the open dialog did not take ${file} after ${attempt} tries`);
+  }
+}
+
+export interface WizardChoices {
+  target: string;
+  dataDir: string;
+  backbone: string;
+  epochs: number;
+  batchSize: number;
+  name: string;
+}
+
+/**
+ * "Start Ascend Fine-Tune from Spec File" from the palette, the spec chosen in the open dialog, then
+ * every wizard step: target, data folder (browsed on the target), backbone, no pretrained weights,
+ * frozen backbone, O0 (fp32, the fast one on CPU), epochs, batch size, learning rate, name, Launch.
+ */
+export async function startRunFromSpec(h: Harness, specFile: string, c: WizardChoices): Promise<void> {
+  await h.runCommand('Ascend: Start Ascend Fine-Tune from Spec File');
+  await openInDialog(h, specFile);
+
+  await waitForStep(h, 1);
+  await chooseRow(h, c.target);
+
+  // The browse step lists a folder on the target (home: picking the target drops the spec's path);
+  // a typed path offers "Go to <path>", whose listing offers "Use this folder".
+  await waitForStep(h, 2);
+  await row(h, 'Use this folder').waitFor({ state: 'visible', timeout: MEDIUM }); // listed: the box takes input
+  await h.page.locator(SELECTORS.quickInputBox).fill(c.dataDir);
+  await chooseRow(h, `Go to ${c.dataDir}`);
+  await chooseRow(h, new RegExp(`Use this folder\\s*${escapeRegExp(c.dataDir)}\\s*$`));
+
+  await waitForStep(h, 3);
+  await chooseRow(h, c.backbone);
+  await waitForStep(h, 4);
+  await chooseRow(h, 'None');
+  await waitForStep(h, 5);
+  await chooseRow(h, 'backbone');
+  await waitForStep(h, 6);
+  await chooseRow(h, 'O0');
+
+  await waitForStep(h, 7);
+  await typeAndEnter(h, String(c.epochs));
+  await waitForStep(h, 8);
+  await typeAndEnter(h, String(c.batchSize));
+  await waitForStep(h, 9);
+  await typeAndEnter(h, '0.01');
+  // Step 10 (NPUs) is skipped on a target with fewer than two.
+  await waitForStep(h, 11);
+  await typeAndEnter(h, c.name);
+  await waitForStep(h, 12);
+  await chooseRow(h, `Launch on ${c.target}`);
+}
+
+/**
+ * Runs a palette command that asks "which run?" (or target) and picks the row with that label. A
+ * pick that closes before the row is clicked (it closes when focus moves, and views take focus
+ * when runs start or stop) is asked for again; nothing ran in that case, so this is safe.
+ */
+export async function commandOnItem(h: Harness, command: string, label: string, timeoutMs = MEDIUM): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 1; ; attempt++) {
+    await h.runCommand(command);
+    const r = row(h, label);
+    const shown = await r.waitFor({ state: 'visible', timeout: 30_000 }).then(() => true, () => false);
+    if (shown) {
+      const clicked = await r.click({ timeout: 10_000 }).then(() => true, () => false);
+      if (clicked) return;
+    }
+    if (Date.now() > deadline) throw new Error(`"${command}" offered no "${label}" to pick after ${attempt} tries`);
+    await h.page.keyboard.press('Escape');
+  }
+}
+
+export const commandOnRun = commandOnItem;
+export const commandOnTarget = commandOnItem;
+
+// ---------------------------------------------------------------- views
+
+export type ShownState = 'launching' | 'running' | 'reconnecting' | 'completed' | 'stopped' | 'failed' | 'lost';
+
+/** The state icons of the Runs view (src/core/runPresentation.ts stateIcon). */
+const ICON_STATES: Record<string, ShownState> = {
+  'codicon-loading': 'launching',
+  'codicon-sync': 'running',
+  'codicon-debug-disconnect': 'reconnecting',
+  'codicon-pass': 'completed',
+  'codicon-debug-stop': 'stopped',
+  'codicon-error': 'failed',
+  'codicon-question': 'lost',
+};
+
+export interface RunRow {
+  state: ShownState | undefined;
+  /** The row's description: "epoch 2/2 · loss 0.41 · best 91.0%". */
+  text: string;
+}
+
+/** A run's row in the Runs view, or undefined when it is not shown. */
+export async function runRow(h: Harness, runName: string): Promise<RunRow | undefined> {
+  const rows = h.viewPane('Runs').locator('.monaco-list-row');
+  const all = await rows.evaluateAll((els) =>
+    els.map((el) => ({
+      label: el.querySelector('.label-name')?.textContent?.trim() ?? '',
+      text: el.querySelector('.label-description')?.textContent?.trim() ?? '',
+      icon: [...(el.querySelector('.custom-view-tree-node-item-icon')?.classList ?? [])].join(' '),
+    })),
+  );
+  const r = all.find((x) => x.label === runName);
+  if (!r) return undefined;
+  const cls = Object.keys(ICON_STATES).find((c) => r.icon.split(' ').includes(c));
+  return { state: cls ? ICON_STATES[cls] : undefined, text: r.text };
+}
+
+/** Waits until the run's row shows `state` (and `also`, if given); fails early on a final state that is not it. */
+export async function waitForRunState(h: Harness, runName: string, state: ShownState, timeoutMs: number, also?: (r: RunRow) => boolean): Promise<RunRow> {
+  let last: RunRow | undefined;
+  const finals: ShownState[] = ['completed', 'stopped', 'failed', 'lost'];
+  await waitUntil(
+    `run "${runName}" to show ${state} in the Runs view`,
+    async () => {
+      last = await runRow(h, runName);
+      if (last?.state && finals.includes(last.state) && last.state !== state) {
+        throw new Error(`run "${runName}" ended ${last.state}, not ${state}: ${last.text}`);
+      }
+      return last?.state === state && (also ? also(last) : true);
+    },
+    timeoutMs,
+    () => `last row: ${JSON.stringify(last)}`,
+    250,
+  );
+  return last!;
+}
+
+/** A tree row's label and description, e.g. "Python" and "3.11.7 (/…/python)". */
+export interface TreeRow {
+  label: string;
+  description: string;
+}
+
+/** The rows of a view of the Ascend container. */
+export async function treeRows(h: Harness, view: string): Promise<TreeRow[]> {
+  return h
+    .viewPane(view)
+    .locator('.monaco-list-row')
+    .evaluateAll((els) =>
+      els.map((el) => ({
+        label: el.querySelector('.label-name')?.textContent?.trim() ?? '',
+        description: el.querySelector('.label-description')?.textContent?.trim() ?? '',
+      })),
+    );
+}
+
+export async function targetRows(h: Harness): Promise<string[]> {
+  return (await treeRows(h, 'Targets')).map((r) => `${r.label} ${r.description}`.trim());
+}
+
+/** Waits for a checked target's Python and MindSpore rows (no problem icons). */
+export async function waitForDoctorRows(h: Harness, timeoutMs = MEDIUM): Promise<{ python: string; mindspore: string }> {
+  let rows: string[] = [];
+  await waitUntil(
+    'the Targets view to show Python and MindSpore',
+    async () => {
+      rows = await targetRows(h);
+      // A failed check shows one problem row (SSH, Python, ...) with its fix: no use waiting on.
+      const ssh = rows.find((r) => /^SSH /.test(r));
+      if (ssh) throw new Error(`the target check failed: ${ssh}`);
+      return rows.some((r) => /^Python \d+\.\d+/.test(r)) && rows.some((r) => /^MindSpore \d+\.\d+/.test(r));
+    },
+    timeoutMs,
+    () => `rows: ${JSON.stringify(rows)}`,
+    250,
+  );
+  return { python: rows.find((r) => r.startsWith('Python'))!, mindspore: rows.find((r) => r.startsWith('MindSpore'))! };
+}
+
+// ---------------------------------------------------------------- terminal
+
+/** The active terminal's visible text (the DOM renderer: settings turn GPU acceleration off). */
+export async function terminalText(h: Harness): Promise<string> {
+  return h.page
+    .locator('.terminal-wrapper.active .xterm-rows')
+    .first()
+    .evaluate((el) => [...el.children].map((r) => r.textContent ?? '').join('\n'))
+    .catch(() => '');
+}
+
+/** The terminals' names: the tab list's entries, or the single terminal's tab in the panel title. */
+export async function terminalNames(h: Harness): Promise<string[]> {
+  const names = await h.page.locator('.terminal-tabs-entry .label-name, a.single-terminal-tab').allTextContents();
+  return names.map((n) => n.trim());
+}
+
+// ---------------------------------------------------------------- notifications
+
+/**
+ * Records every toast that appears while it runs: a toast hides itself after 15 s or so, and a test
+ * that waits on something else must not miss one.
+ */
+export class NotificationRecorder {
+  readonly seen: string[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private busy = false;
+
+  constructor(private readonly h: Harness) {}
+
+  start(): this {
+    this.timer = setInterval(() => void this.poll(), 200);
+    return this;
+  }
+
+  private async poll(): Promise<void> {
+    if (this.busy) return;
+    this.busy = true;
+    try {
+      for (const n of await this.h.notifications().catch(() => [])) if (!this.seen.includes(n.message)) this.seen.push(n.message);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  async waitFor(match: RegExp, timeoutMs: number): Promise<string> {
+    let hit: string | undefined;
+    await waitUntil(
+      `a notification matching ${match}`,
+      async () => {
+        await this.poll();
+        return (hit = this.seen.find((m) => match.test(m))) !== undefined;
+      },
+      timeoutMs,
+      () => `notifications seen: ${JSON.stringify(this.seen)}`,
+      200,
+    );
+    return hit!;
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+}
+
+// ---------------------------------------------------------------- run files and the extension's log
+
+/** The run folder the runner made for a run name under a runs root (run ids carry the name's slug). */
+export function runDirOf(runsRoot: string, runName: string): string | undefined {
+  if (!existsSync(runsRoot)) return undefined;
+  const dirs = readdirSync(runsRoot).filter((d) => d.includes(`-${runName}-`));
+  return dirs.length === 1 ? path.join(runsRoot, dirs[0]) : undefined;
+}
+
+/** The seqs in a run's events.jsonl (the runner's durable record). */
+export function eventSeqs(runDir: string): { seqs: number[]; finished: boolean } {
+  const lines = readFileSync(path.join(runDir, 'events.jsonl'), 'utf8').split('\n').filter((l) => l.trim() !== '');
+  const events = lines.map((l) => JSON.parse(l) as { seq: number; type: string });
+  return { seqs: events.map((e) => e.seq), finished: events.some((e) => e.type === 'run_finished') };
+}
+
+/** The extension's "stream of KEY ended (..., seq N, M events)" lines for a run. */
+export function streamEnds(log: string, runId: string): { phase: string; seq: number; events: number }[] {
+  const re = new RegExp(`stream of [^ ]*/${escapeRegExp(runId)} ended \\(([^,]*), seq (\\d+), (\\d+) events\\)`, 'g');
+  return [...log.matchAll(re)].map((m) => ({ phase: m[1], seq: Number(m[2]), events: Number(m[3]) }));
+}
