@@ -72,10 +72,8 @@ const STEPS: Step[] = [
     const r = await pick({ ...info, items, placeholder: 'Where to train', active: current?.label });
     if (r === BACK || r === undefined) return r;
     if (r.id !== s.targetId) {
-      // switching machines drops the paths picked on the other one; a first pick keeps the paths
-      // a spec file or a checkpoint brought in (they are what the user started from)
-      if (s.targetId !== undefined) s.dataTrain = s.pretrained = undefined;
       s.targetId = r.id;
+      s.dataTrain = s.pretrained = undefined; // paths of another machine
     }
     const def = app.ctx.target(r.id);
     // NPUs for a later step; the check also fills the Targets view.
