@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -92,15 +93,28 @@ def cmd_launch(a) -> int:
     from .rundir import initial_status, new_run_id
 
     spec = _load_spec(a.spec)  # bad input fails here, before anything is detached
-    run_id = new_run_id(spec["name"])
+    # Every node of a multi-node run takes the master's run id, so its pieces are easy to pair.
+    if a.run_id is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}", a.run_id):
+        raise CliError(2, "bad_input", f"--run-id {a.run_id!r}: use letters, digits, '.', '_' and '-' (a run id from `launch`)")
+    nodes = max(1, len(spec["device"].get("nodes") or []))
+    if not 0 <= a.node_rank < nodes:
+        raise CliError(2, "bad_input", f"--node-rank {a.node_rank} is outside the spec's {nodes} node(s) (device.nodes)")
+    run_id = a.run_id or new_run_id(spec["name"])
     run_dir = os.path.abspath(os.path.join(a.runs_root, run_id))
-    os.makedirs(run_dir)
+    try:
+        os.makedirs(run_dir)
+    except FileExistsError:
+        raise CliError(2, "busy", f"{run_dir} already exists: a run id names one run")
     spec_path = os.path.join(run_dir, "spec.json")
     with open(spec_path, "w", encoding="utf-8") as f:
         json.dump(spec, f, ensure_ascii=False, indent=1)
     argv = [sys.executable, "-m", "ascend_finetune", "train", spec_path, "--run-dir", run_dir]
     if a.resume:
         argv += ["--resume", os.path.abspath(a.resume)]
+    if a.node_rank:
+        argv += ["--node-rank", str(a.node_rank)]
+    if a.master_port is not None:
+        argv += ["--master-port", str(a.master_port)]
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -209,6 +223,13 @@ def cmd_make_demo_data(a) -> int:
     return 0
 
 
+def cmd_probe(a) -> int:
+    from .probe import probe
+
+    out(probe(a.paths, a.max_classes))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m ascend_finetune", description="Ascend Fine-Tune runner")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -233,6 +254,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("spec")
     s.add_argument("--runs-root", required=True)
     s.add_argument("--resume")
+    s.add_argument("--node-rank", type=int, default=0, help="this machine's index in device.nodes (multi-node runs)")
+    s.add_argument("--master-port", type=int, help="msrun's scheduler port, the same on every node (from `nodes`)")
+    s.add_argument("--run-id", help="use this run id (every node of a multi-node run takes the master's)")
     s.set_defaults(fn=cmd_launch)
     s = sub.add_parser("attach", help="print events with seq > SINCE, then follow until run_finished")
     s.add_argument("run_dir")
@@ -286,6 +310,10 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--size", type=int, default=48)
     s.add_argument("--seed", type=int, default=0)
     s.set_defaults(fn=cmd_make_demo_data)
+    s = sub.add_parser("probe", help="what each PATH is here: missing, a file (bytes) or a folder (its class folders)")
+    s.add_argument("paths", nargs="+", metavar="PATH")
+    s.add_argument("--max-classes", type=int, default=1000, help="class folder names listed per folder (count has all)")
+    s.set_defaults(fn=cmd_probe)
     return p
 
 

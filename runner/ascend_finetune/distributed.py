@@ -503,6 +503,12 @@ class Launcher:
         if rank is None:
             if self.proc.returncode == 0:
                 return None, 0
+            # A node other than the master whose ranks all ended cleanly: what failed was msrun's
+            # own end, e.g. the scheduler it starts whenever the master address is one of this
+            # host's (two nodes on one machine), which cannot bind the master's port. The ranks'
+            # verdicts are the truth about the training.
+            if self.node_rank > 0 and verdicts and all(v and v.get("status") in ("completed", "stopped") for v in verdicts.values()):
+                return None, 0
             tail = _log_tail(os.path.join(self.ranks_dir, "msrun.log"))
             return ({"kind": "msrun_failed", "message": f"msrun exited with {self.proc.returncode} before any rank "
                      f"finished: {tail[-1] if tail else 'no output'} (see {RANKS_DIR}/msrun.log)",

@@ -220,6 +220,60 @@ def test_sigterm_to_the_launcher_stops_every_rank(tmp_path, small_data):
     _assert_stopped_together(run_dir, "SIGTERM")
 
 
+# ---------------------------------------------------------------- two nodes, both on this host
+
+def test_two_nodes_launched_apart_train_as_one_run(tmp_path, small_data):
+    """What the extension does for a multi-node run: `launch` on each node with its node rank, one
+    master port and the master's run id. Here both "nodes" are this host (two names for it), so each
+    node's msrun also tries to start a scheduler; the second cannot bind the port, and the node still
+    ends `completed` because its rank did."""
+    port = distributed.free_port()
+    s = spec(small_data, name="2n", data={"batch_size": 8, "workers": 1},
+             device={"target": "CPU", "ids": [0], "nodes": ["127.0.0.1", "localhost"]})
+    path = str(write_spec(tmp_path / "2n.json", s))
+    code, master = cli("launch", path, "--runs-root", str(tmp_path / "a"), "--master-port", str(port))
+    assert code == 0, master
+    code, other = cli("launch", path, "--runs-root", str(tmp_path / "b"), "--master-port", str(port),
+                      "--node-rank", "1", "--run-id", master["run_id"])
+    assert code == 0, other
+    a, b = Path(master["run_dir"]), Path(other["run_dir"])
+    assert b.name == a.name == master["run_id"]
+
+    def ended(d: Path) -> bool:
+        return json.loads((d / "status.json").read_text()).get("state") not in ("running", "starting", None)
+    wait_for(lambda: ended(a) and ended(b), timeout=500, what="both nodes to end")
+
+    evs = events(a)
+    assert_contiguous(evs)
+    started = of_type(evs, "run_started")[0]
+    assert started["global_batch"] == 16, "batch 8 per device x 1 device x 2 nodes"
+    steps = of_type(evs, "step")
+    assert [e["step"] for e in steps] == list(range(1, started["total_steps"] + 1)) and len(steps) == 8
+    assert of_type(evs, "run_finished")[-1]["status"] == "completed"
+    for d in (a, b):
+        status = json.loads((d / "status.json").read_text())
+        assert (status["state"], status["exit_code"]) == ("completed", 0), (d, status, events(d)[-1:])
+    # Node 1 held global rank 1, which trained every step alongside rank 0 to the same weights.
+    v0, v1 = rank_verdicts(a)[0], rank_verdicts(b)[1]
+    assert v0["step"] == v1["step"] == 8 and v0["weights_l1"] == pytest.approx(v1["weights_l1"], rel=1e-6)
+    assert not of_type(events(b), "step"), "only rank 0 writes the run's events"
+    assert_no_orphans(a)
+    assert_no_orphans(b)
+
+
+def test_launch_refuses_a_node_rank_outside_the_nodes_and_a_taken_run_id(tmp_path, small_data):
+    s = spec(small_data, name="2n", device={"target": "CPU", "ids": [0], "nodes": ["npu-a", "npu-b"]})
+    path = str(write_spec(tmp_path / "2n.json", s))
+    code, out = cli("launch", path, "--runs-root", str(tmp_path / "r"), "--node-rank", "2")
+    assert code == 2 and out["error"]["kind"] == "bad_input" and "--node-rank 2" in out["error"]["message"]
+    (tmp_path / "r" / "taken").mkdir(parents=True)
+    code, out = cli("launch", path, "--runs-root", str(tmp_path / "r"), "--run-id", "taken")
+    assert code == 2 and out["error"]["kind"] == "busy", out
+    code, out = cli("launch", path, "--runs-root", str(tmp_path / "r"), "--run-id", "../escape")
+    assert code == 2 and "--run-id" in out["error"]["message"], out
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == ["taken"], "nothing was started"
+
+
 # ---------------------------------------------------------------- launch lines (no second machine)
 
 def _spec(ids, nodes=None, port=None) -> dict:
