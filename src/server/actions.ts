@@ -2,6 +2,7 @@
 import { CodeActionKind, MarkupKind, type CodeAction, type CodeLens, type Diagnostic, type Hover } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { yamlScalar } from '../core/specWriter';
+import type { SpecTargetInfo } from '../shared/specProtocol';
 import { SOURCE, type FixData } from './diagnostics';
 import { fieldMarkdown } from './fieldDocs';
 import { nodeAt, type SpecDocument } from './specDocument';
@@ -57,11 +58,15 @@ export interface KnownRun {
 
 export const COMMANDS = { start: 'ascend.startSpecFile', openRun: 'ascend.openLastRun' } as const;
 
-/** "Start fine-tune" (default target, or pick one) and, when runs of this spec's name exist, "Open last run". */
-export function codeLenses(doc: SpecDocument, uri: string, runs: readonly KnownRun[]): CodeLens[] {
+/**
+ * "Start fine-tune" (on the spec's target, named when it is not this machine, or pick one) and, when
+ * runs of this spec's name exist, "Open last run".
+ */
+export function codeLenses(doc: SpecDocument, uri: string, runs: readonly KnownRun[], target?: SpecTargetInfo): CodeLens[] {
   const range = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
+  const on = target && target.kind !== 'local' ? ` on ${target.label}` : '';
   const lenses: CodeLens[] = [
-    { range, command: { title: '$(rocket) Start fine-tune', command: COMMANDS.start, arguments: [uri] } },
+    { range, command: { title: `$(rocket) Start fine-tune${on}`, command: COMMANDS.start, arguments: [uri] } },
     { range, command: { title: 'Start on target…', command: COMMANDS.start, arguments: [uri, { pickTarget: true }] } },
   ];
   const name = typeof (doc.value as { name?: unknown } | undefined)?.name === 'string' ? ((doc.value as { name: string }).name) : 'run';

@@ -1,11 +1,13 @@
 // Diagnostics for a run-spec file: syntax errors, the schema's problems (the runner's own words,
 // placed on the key or value they are about), and checks that need this machine: class folders,
-// num_classes against them, files that must exist, and advice about AMP and devices.
+// num_classes against them, files that must exist (on this machine, or on an SSH target from the
+// runner's `probe`), and advice about AMP and devices.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { checkSpec, fieldSchema, resolveSpecPath, specDefault, type SpecProblem } from '../core/specSchema';
+import { checkSpec, fieldSchema, pathFields, resolveSpecPath, specDefault, type SpecProblem } from '../core/specSchema';
 import { closeMatch } from '../core/specPy';
+import type { PathFact } from '../shared/specProtocol';
 import { LIMITS, type FieldNode, type Span, type SpecDocument } from './specDocument';
 
 export const SOURCE = 'ascend-run';
@@ -20,6 +22,18 @@ export interface DiagnoseOptions {
   baseDir?: string;
   /** Check paths and class folders on this machine (off for specs meant for another box). */
   local?: boolean;
+  /** For a spec meant for an SSH target: what its paths are there. */
+  remote?: RemoteFacts;
+}
+
+/** What the runner's `probe` found on a target, per spec field (`data.train`, ...). */
+export interface RemoteFacts {
+  /** The target's label, for messages. */
+  target: string;
+  /** Absent while the answer is on its way. */
+  facts?: Partial<Record<string, PathFact>>;
+  /** Why there are no facts (the target is unreachable, not configured, ...). */
+  unavailable?: string;
 }
 
 export function diagnose(doc: SpecDocument, td: TextDocument, opts: DiagnoseOptions = {}): Diagnostic[] {
@@ -28,7 +42,9 @@ export function diagnose(doc: SpecDocument, td: TextDocument, opts: DiagnoseOpti
   if (doc.value === undefined || doc.errors.length) return out;
   const problems = checkSpec(doc.value, { floatPaths: doc.floatPaths, baseDir: opts.baseDir, checkFiles: opts.local ?? false });
   for (const p of problems) out.push(toDiagnostic(doc, p, range));
-  if (opts.local) out.push(...localChecks(doc, opts.baseDir ?? '.', new Set(problems.map((p) => p.path)), range));
+  const bad = new Set(problems.map((p) => p.path));
+  if (opts.local) out.push(...localChecks(doc, opts.baseDir ?? '.', bad, range));
+  else if (opts.remote) out.push(...remoteChecks(doc, opts.remote, bad, range));
   out.push(...advice(doc, range));
   // A file of thousands of wrong keys is not a spec: the first ones say so.
   if (out.length > LIMITS.maxDiagnostics) {
@@ -110,37 +126,82 @@ function at(doc: SpecDocument, path: string, fallbackPath = ''): FieldNode | und
 
 /** Class folders of `data.train` and num_classes against them, on this machine. */
 function localChecks(doc: SpecDocument, baseDir: string, bad: Set<string>, range: (s: Span) => Diagnostic['range']): Diagnostic[] {
-  const out: Diagnostic[] = [];
   const train = doc.nodes.get('data.train');
-  if (!train || typeof train.value !== 'string' || train.value === '' || bad.has('data.train')) return out;
+  if (!train || typeof train.value !== 'string' || train.value === '' || bad.has('data.train')) return [];
   const dir = resolveSpecPath(train.value, baseDir);
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) return out;
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) return [];
   let classes: string[];
   try {
     classes = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name).sort();
   } catch {
-    return out;
+    return [];
   }
-  if (classes.length < 2) {
+  return classChecks(doc, train, classes, classes.length, '', bad, range);
+}
+
+/**
+ * The same checks for a spec meant for an SSH target, from what the runner's `probe` found there:
+ * paths that are missing or of the wrong kind, then the class folders. No facts yet: nothing (they
+ * are on their way); no facts to be had: one Information, not a problem per path.
+ */
+function remoteChecks(doc: SpecDocument, remote: RemoteFacts, bad: Set<string>, range: (s: Span) => Diagnostic['range']): Diagnostic[] {
+  const on = ` on ${remote.target}`;
+  if (remote.unavailable !== undefined) {
+    const node = doc.nodes.get('data.train') ?? doc.nodes.get('data');
+    const firstLine = doc.text.indexOf('\n');
+    return [{
+      range: range(node ? (node.keySpan ?? node.valueSpan) : { start: 0, end: firstLine < 0 ? doc.text.length : firstLine }),
+      severity: DiagnosticSeverity.Information,
+      source: SOURCE,
+      code: 'target',
+      message: `paths not checked${on}: ${remote.unavailable}`,
+    }];
+  }
+  const out: Diagnostic[] = [];
+  for (const { path: dotted, kind } of pathFields()) {
+    const node = doc.nodes.get(dotted);
+    const fact = remote.facts?.[dotted];
+    if (!node || !fact || bad.has(dotted)) continue;
+    const where = fact.resolved === fact.path ? fact.path : `${fact.path}, that is ${fact.resolved}`;
+    if (fact.kind === kind) {
+      if (fact.kind === 'folder' && dotted === 'data.train') out.push(...classChecks(doc, node, fact.classes, fact.count, on, bad, range));
+      continue;
+    }
+    const what = fact.kind === 'missing' ? 'does not exist' : `is ${fact.kind === 'other' ? 'neither a file nor a folder' : `a ${fact.kind}, not a ${kind},`}`;
+    out.push({
+      range: range(node.valueSpan),
+      severity: DiagnosticSeverity.Warning,
+      source: SOURCE,
+      code: dotted,
+      message: `${dotted} ${what}${on}: ${where} (point ${dotted} at an existing ${kind} there)`,
+    });
+  }
+  return out;
+}
+
+/** At least two class folders, and num_classes (when set) equal to their number. `on`: where, for the message. */
+function classChecks(doc: SpecDocument, train: FieldNode, classes: string[], count: number, on: string, bad: Set<string>, range: (s: Span) => Diagnostic['range']): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  if (count < 2) {
     out.push({
       range: range(train.valueSpan),
       severity: DiagnosticSeverity.Error,
       source: SOURCE,
       code: 'data.train',
-      message: `data.train has ${classes.length} class folder${classes.length === 1 ? '' : 's'}${classes.length ? ` (${classes[0]})` : ''}: an ImageFolder needs one subfolder per class, at least 2 (point data.train at the folder that holds the class folders)`,
+      message: `data.train has ${count} class folder${count === 1 ? '' : 's'}${on}${classes.length ? ` (${classes[0]})` : ''}: an ImageFolder needs one subfolder per class, at least 2 (point data.train at the folder that holds the class folders)`,
     });
     return out;
   }
   const nc = doc.nodes.get('model.num_classes');
-  if (nc && typeof nc.value === 'number' && !bad.has('model.num_classes') && nc.value !== classes.length) {
-    const shown = classes.length > 8 ? `${classes.slice(0, 8).join(', ')}, …` : classes.join(', ');
+  if (nc && typeof nc.value === 'number' && !bad.has('model.num_classes') && nc.value !== count) {
+    const shown = count > 8 ? `${classes.slice(0, 8).join(', ')}, …` : classes.join(', ');
     out.push({
       range: range(nc.valueSpan),
       severity: DiagnosticSeverity.Error,
       source: SOURCE,
       code: 'model.num_classes',
-      message: `model.num_classes is ${nc.value} but data.train has ${classes.length} class folders (${shown}); the run would fail (set it to ${classes.length}, or null to use the folders)`,
-      data: { kind: 'setValue', path: 'model.num_classes', values: [{ label: `Set to ${classes.length} (the class folders)`, value: classes.length }, { label: 'Set to null (count the folders)', value: null }] } satisfies FixData,
+      message: `model.num_classes is ${nc.value} but data.train has ${count} class folders${on} (${shown}); the run would fail (set it to ${count}, or null to use the folders)`,
+      data: { kind: 'setValue', path: 'model.num_classes', values: [{ label: `Set to ${count} (the class folders)`, value: count }, { label: 'Set to null (count the folders)', value: null }] } satisfies FixData,
     });
   }
   return out;

@@ -13,13 +13,14 @@ import {
   type Diagnostic,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
+import { asSpecTargets, PROBE_REQUEST, RUNS_NOTIFICATION, SPEC_TARGETS_NOTIFICATION, type ProbeParams, type SpecTargetInfo, type SpecTargets } from '../shared/specProtocol';
 import { codeLenses, hover, quickFixes, type KnownRun } from './actions';
 import { complete } from './completion';
-import { diagnose } from './diagnostics';
+import { diagnose, type RemoteFacts } from './diagnostics';
+import { RemoteFactsStore, wantedPaths } from './remoteFacts';
 import { parseSpecDocument, type SpecDocument } from './specDocument';
 
-/** Custom notification: the runs the extension knows, for "Open last run". */
-export const RUNS_NOTIFICATION = 'ascend/runs';
+export { RUNS_NOTIFICATION };
 
 const connection = createConnection(ProposedFeatures.all);
 const documents = new TextDocuments(TextDocument);
@@ -27,6 +28,12 @@ const parsed = new Map<string, { version: number; doc: SpecDocument; diagnostics
 let runs: KnownRun[] = [];
 let localChecks = true;
 let canRefreshLenses = false;
+/** Which target each spec is for (the extension says; until it does, this machine). */
+let specTargets: SpecTargets = asSpecTargets(undefined);
+const remote = new RemoteFactsStore(
+  (params: ProbeParams) => connection.sendRequest(PROBE_REQUEST, params),
+  (uri) => republish(uri),
+);
 
 function fileOf(uri: string): string | undefined {
   try {
@@ -41,13 +48,22 @@ function baseDirOf(uri: string): string {
   return f ? path.dirname(f) : process.cwd();
 }
 
+function targetOf(uri: string): SpecTargetInfo {
+  return specTargets.files[uri] ?? specTargets.default;
+}
+
 function stateOf(td: TextDocument) {
   const have = parsed.get(td.uri);
   if (have && have.version === td.version) return have;
   const doc = parseSpecDocument(td.getText(), td.uri);
   let diagnostics: Diagnostic[];
   try {
-    diagnostics = diagnose(doc, td, { baseDir: baseDirOf(td.uri), local: localChecks && fileOf(td.uri) !== undefined });
+    const target = targetOf(td.uri);
+    const baseDir = baseDirOf(td.uri);
+    // A spec for an SSH target: its paths are checked there, through the extension (never blocks).
+    let facts: RemoteFacts | undefined;
+    if (target.kind !== 'local' && doc.value !== undefined && !doc.errors.length) facts = remote.factsFor(td.uri, target, wantedPaths(doc, baseDir));
+    diagnostics = diagnose(doc, td, { baseDir, local: target.kind === 'local' && localChecks && fileOf(td.uri) !== undefined, remote: facts });
   } catch (e) {
     diagnostics = [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, message: `the spec checker failed: ${(e as Error).message}`, source: 'ascend-run' }];
   }
@@ -56,9 +72,18 @@ function stateOf(td: TextDocument) {
   return state;
 }
 
+/** Diagnoses a document again (new facts about its target) and publishes the result. */
+function republish(uri: string): void {
+  const td = documents.get(uri);
+  if (!td) return;
+  parsed.delete(uri);
+  void connection.sendDiagnostics({ uri, version: td.version, diagnostics: stateOf(td).diagnostics });
+}
+
 connection.onInitialize((params) => {
-  const opts = (params.initializationOptions ?? {}) as { localChecks?: boolean };
+  const opts = (params.initializationOptions ?? {}) as { localChecks?: boolean; specTargets?: unknown };
   if (opts.localChecks === false) localChecks = false;
+  if (opts.specTargets !== undefined) specTargets = asSpecTargets(opts.specTargets);
   canRefreshLenses = params.capabilities.workspace?.codeLens?.refreshSupport === true;
   return {
     capabilities: {
@@ -79,6 +104,7 @@ documents.onDidChangeContent((e) => {
 
 documents.onDidClose((e) => {
   parsed.delete(e.document.uri);
+  remote.forget(e.document.uri);
   void connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] });
 });
 
@@ -103,11 +129,17 @@ connection.onCodeAction((p) => {
 
 connection.onCodeLens((p) => {
   const td = documents.get(p.textDocument.uri);
-  return td ? codeLenses(stateOf(td).doc, td.uri, runs) : [];
+  return td ? codeLenses(stateOf(td).doc, td.uri, runs, targetOf(td.uri)) : [];
 });
 
 connection.onNotification(RUNS_NOTIFICATION, (list: unknown) => {
   runs = Array.isArray(list) ? (list as KnownRun[]).filter((r) => r && typeof r.name === 'string' && typeof r.runId === 'string') : [];
+  if (canRefreshLenses) void connection.sendRequest(CodeLensRefreshRequest.type);
+});
+
+connection.onNotification(SPEC_TARGETS_NOTIFICATION, (targets: unknown) => {
+  specTargets = asSpecTargets(targets);
+  for (const td of documents.all()) republish(td.uri);
   if (canRefreshLenses) void connection.sendRequest(CodeLensRefreshRequest.type);
 });
 

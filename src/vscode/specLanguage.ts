@@ -1,26 +1,39 @@
 // Run-spec files in the editor: starts the language server (dist/server.js, its own process, over
-// IPC), tells it which runs exist (for "Open last run"), and runs the commands of its code lenses
-// and "New Run Spec". The language itself lives in src/server/.
+// IPC), tells it which runs exist (for "Open last run") and which target each spec is for, answers
+// its questions about paths on SSH targets (the runner's `probe`, cached), and runs the commands of
+// its code lenses and "New Run Spec". The language itself lives in src/server/.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { LanguageClient, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
 import { RunnerError } from '../core/runnerCli';
 import { absolutizeSpecPaths, problemLines } from '../core/specBuilder';
 import { parseSpecText, SPEC_EXTENSIONS } from '../core/specFile';
+import { PathCache, probePaths } from '../core/specPaths';
 import { checkSpec } from '../core/specSchema';
 import { formatOf, newSpecText } from '../core/specWriter';
+import type { TargetDef } from '../core/targetsModel';
 import { parseSpecDocument } from '../server/specDocument';
+import { PROBE_REQUEST, RUNS_NOTIFICATION, SPEC_TARGETS_NOTIFICATION, type ProbeParams, type ProbeResult, type SpecTargetInfo, type SpecTargets } from '../shared/specProtocol';
 import type { App } from './app';
 import { errorText } from './context';
 import { askPreflight, launchSpec } from './launch';
+import { SECTION } from './settings';
 
 export const LANGUAGE_ID = 'ascend-run';
+/** The setting (under `ascendFinetune.`): the target id spec files are for; empty = this machine. */
+export const SPEC_TARGET_SETTING = 'specFiles.target';
+/** workspaceState key: spec file URI → the target last chosen for it through "Start on target…". */
+const CHOSEN_KEY = 'ascend.specFiles.chosenTargets';
+const MAX_CHOSEN = 200;
+const PROBE_TIMEOUT_MS = 30_000;
 
 /** The language client and the spec-file commands, one per extension lifetime. */
 export class SpecLanguage implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private readonly subscriptions: vscode.Disposable[] = [];
   private runsTimer: NodeJS.Timeout | undefined;
+  /** What spec paths are on SSH targets: the server asks on every edit of a path. */
+  private readonly paths = new PathCache();
 
   constructor(private readonly app: App) {
     // Loaded here, not at module scope: the client library subclasses VS Code's API classes as it
@@ -41,14 +54,68 @@ export class SpecLanguage implements vscode.Disposable {
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ language: LANGUAGE_ID }],
       outputChannel: app.ctx.log,
+      initializationOptions: () => ({ specTargets: this.specTargets() }),
     };
     this.client = new LanguageClient(LANGUAGE_ID, 'Ascend Run Spec', serverOptions, clientOptions);
+    this.client.onRequest(PROBE_REQUEST, (p: ProbeParams): Promise<unknown> => this.probe(p));
     this.client.start().then(
       () => this.sendRuns(),
       (e) => app.ctx.log.error(`the run-spec language server did not start: ${errorText(e)}`),
     );
     // Runs come and go (launches, ls, reloads): the Runs view refreshes on each.
     this.subscriptions.push(app.runs.onDidChangeTreeData(() => this.scheduleRuns()));
+    // Settings (specFiles.target included) or ~/.ssh/config changed: targets and their files may differ.
+    this.subscriptions.push(
+      app.ctx.onDidChangeTargets(() => {
+        this.paths.clear();
+        this.sendSpecTargets();
+      }),
+    );
+  }
+
+  /** The target a spec file is for: the one last chosen for it, else the setting's, else this machine. */
+  private targetIdFor(uri: string): string {
+    const chosen = this.app.ctx.extension.workspaceState.get<Record<string, string>>(CHOSEN_KEY, {})[uri];
+    if (typeof chosen === 'string' && this.app.ctx.target(chosen)) return chosen;
+    return vscode.workspace.getConfiguration(SECTION).get<string>(SPEC_TARGET_SETTING, '').trim();
+  }
+
+  /** A target id as the server names it; empty is this machine. */
+  private targetInfo(id: string): SpecTargetInfo {
+    const def = id === '' ? this.localDef() : this.app.ctx.target(id);
+    if (!def) return { id, label: id, kind: 'unknown' };
+    return { id: def.id, label: def.label, kind: def.kind };
+  }
+
+  private localDef(): TargetDef | undefined {
+    return this.app.ctx.targets.find((t) => t.kind === 'local') ?? this.app.ctx.targets[0];
+  }
+
+  private specTargets(): SpecTargets {
+    const chosen = this.app.ctx.extension.workspaceState.get<Record<string, string>>(CHOSEN_KEY, {});
+    const files: SpecTargets['files'] = {};
+    for (const [uri, id] of Object.entries(chosen)) if (this.app.ctx.target(id)) files[uri] = this.targetInfo(id);
+    return { default: this.targetInfo(vscode.workspace.getConfiguration(SECTION).get<string>(SPEC_TARGET_SETTING, '').trim()), files };
+  }
+
+  private sendSpecTargets(): void {
+    if (this.client?.isRunning()) void this.client.sendNotification(SPEC_TARGETS_NOTIFICATION, this.specTargets());
+  }
+
+  /** The server's question about paths on an SSH target: from the cache, or the runner's `probe` there. */
+  private async probe(p: ProbeParams): Promise<ProbeResult> {
+    const def = typeof p?.targetId === 'string' ? this.app.ctx.target(p.targetId) : undefined;
+    if (!def || def.kind !== 'ssh') return { ok: false, message: `"${String(p?.targetId)}" is not a configured SSH target` };
+    const paths = Array.isArray(p.paths) ? p.paths.filter((x): x is string => typeof x === 'string') : [];
+    try {
+      const facts = await this.paths.get(def.id, paths, async (todo) => {
+        await this.app.ctx.ensureRunner(def);
+        return probePaths(this.app.ctx.transport(def), todo, { timeoutMs: PROBE_TIMEOUT_MS });
+      });
+      return { ok: true, facts };
+    } catch (e) {
+      return { ok: false, message: errorText(e) };
+    }
   }
 
   private scheduleRuns(): void {
@@ -59,7 +126,7 @@ export class SpecLanguage implements vscode.Disposable {
   private sendRuns(): void {
     if (!this.client?.isRunning()) return;
     const runs = this.app.ctx.index.all().map((r) => ({ name: r.name ?? 'run', targetId: r.targetId, runId: r.runId, state: this.app.runs.state(r), startedAt: r.startedAt }));
-    void this.client.sendNotification('ascend/runs', runs);
+    void this.client.sendNotification(RUNS_NOTIFICATION, runs);
   }
 
   /** "Start fine-tune" lens: the spec as the runner will read it, validated and launched on a target. */
@@ -85,10 +152,24 @@ export class SpecLanguage implements vscode.Disposable {
     }
     const pickTarget = (opts as { pickTarget?: unknown } | undefined)?.pickTarget === true;
     const targets = this.app.ctx.targets;
-    const def = pickTarget
-      ? (await vscode.window.showQuickPick(targets.map((t) => ({ label: t.label, description: t.description, def: t })), { title: 'Start the fine-tune on which target?' }))?.def
-      : targets.find((t) => t.kind === 'local') ?? targets[0];
-    if (!def) return;
+    let def: TargetDef | undefined;
+    if (pickTarget) {
+      def = (await vscode.window.showQuickPick(targets.map((t) => ({ label: t.label, description: t.description, def: t })), { title: 'Start the fine-tune on which target?' }))?.def;
+      if (!def) return;
+      // This file is for that target from now on: its lens and the server's path checks follow.
+      const chosen = { ...this.app.ctx.extension.workspaceState.get<Record<string, string>>(CHOSEN_KEY, {}) };
+      delete chosen[file.toString()]; // re-inserted last: the oldest choices go first past the cap
+      chosen[file.toString()] = def.id;
+      await this.app.ctx.extension.workspaceState.update(CHOSEN_KEY, Object.fromEntries(Object.entries(chosen).slice(-MAX_CHOSEN)));
+      this.sendSpecTargets();
+    } else {
+      const id = this.targetIdFor(file.toString());
+      def = id === '' ? this.localDef() : this.app.ctx.target(id);
+      if (!def) {
+        void vscode.window.showErrorMessage(`ascendFinetune.${SPEC_TARGET_SETTING} is "${id}", which is not a configured target. Use "Start on target…" or change the setting.`);
+        return;
+      }
+    }
     const name = typeof spec.name === 'string' ? spec.name : 'run';
     try {
       const outcome = await vscode.window.withProgress(

@@ -19,6 +19,7 @@ import {
   type PublishDiagnosticsParams,
   type TextEdit,
 } from 'vscode-languageserver/node';
+import { PROBE_REQUEST, SPEC_TARGETS_NOTIFICATION, type PathFact, type ProbeParams, type SpecTargets } from '../../src/shared/specProtocol';
 import { expectedOf } from '../spec-examples/expected';
 
 // The language server as the editor meets it: its bundle (built the way esbuild.mjs builds
@@ -32,6 +33,9 @@ let conn: MessageConnection;
 const published = new Map<string, PublishDiagnosticsParams[]>();
 const waiters: (() => void)[] = [];
 let version = 1;
+/** How this test's "extension" answers the server's path checks for SSH targets. */
+let answerProbe: (p: ProbeParams) => Promise<unknown> = async () => ({ ok: false, message: 'no probe in this test' });
+const probes: ProbeParams[] = [];
 
 before(async () => {
   work = mkdtempSync(path.join(tmpdir(), 'spec-server-'));
@@ -44,6 +48,10 @@ before(async () => {
     waiters.splice(0).forEach((w) => w());
   });
   conn.onRequest('workspace/codeLens/refresh', () => null);
+  conn.onRequest(PROBE_REQUEST, (p: ProbeParams) => {
+    probes.push(p);
+    return answerProbe(p);
+  });
   conn.listen();
   await conn.sendRequest('initialize', { processId: process.pid, rootUri: null, capabilities: { workspace: { codeLens: { refreshSupport: true } } } });
   conn.sendNotification('initialized', {});
@@ -76,12 +84,27 @@ async function open(uri: string, text: string, languageId = 'ascend-run'): Promi
   return published.get(uri)!.find((p) => p.version === v)!.diagnostics;
 }
 
+/** Waits for a publication of `uri` (at `version`, when given) whose diagnostics satisfy `ok`. */
+async function published_(uri: string, ok: (ds: Diagnostic[]) => boolean, version?: number): Promise<Diagnostic[]> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const hit = (published.get(uri) ?? []).find((p) => (version === undefined || p.version === version) && ok(p.diagnostics));
+    if (hit) return hit.diagnostics;
+    assert.ok(Date.now() < deadline, `no such diagnostics for ${uri}: ${JSON.stringify(published.get(uri)?.map((p) => p.diagnostics.map((d) => d.message)))}`);
+    assert.ok(alive(), 'the server is alive');
+    await new Promise<void>((r) => {
+      waiters.push(r);
+      setTimeout(r, 500);
+    });
+  }
+}
+
 function msg(d: Diagnostic): string {
   return typeof d.message === 'string' ? d.message : d.message.value;
 }
 
-function close(uri: string): void {
-  conn.sendNotification('textDocument/didClose', { textDocument: { uri } });
+function close(uri: string): Promise<void> {
+  return conn.sendNotification('textDocument/didClose', { textDocument: { uri } });
 }
 
 function uriOf(file: string): string {
@@ -319,4 +342,117 @@ test('bad input: 5 MB, binary garbage, deep nesting, billion laughs: a diagnosti
   }
   // And it still answers normally afterwards.
   assert.deepEqual(await open(uriOf(path.join(EXAMPLES, 'minimal.ascend.json')), files(path.join(EXAMPLES, 'minimal.ascend.json'), 'utf8')), []);
+});
+
+// --- Specs meant for an SSH target: checked through the extension's `probe`, never blocking. ---
+
+const GPU_BOX = { id: 'ssh:gpu-box', label: 'gpu-box', kind: 'ssh' } as const;
+
+function setTargets(files: SpecTargets['files']): void {
+  conn.sendNotification(SPEC_TARGETS_NOTIFICATION, { default: { id: 'local', label: 'this machine', kind: 'local' }, files } satisfies SpecTargets);
+}
+
+/** A pretend file system on the target, answered as the runner's `probe` would. */
+function remoteFs(entries: Record<string, { classes?: string[]; bytes?: number }>): (p: ProbeParams) => Promise<unknown> {
+  return async (p) => ({
+    ok: true,
+    facts: p.paths.map((path): PathFact => {
+      const e = entries[path];
+      if (!e) return { path, resolved: path, kind: 'missing' };
+      return e.classes ? { path, resolved: path, kind: 'folder', classes: e.classes, count: e.classes.length } : { path, resolved: path, kind: 'file', bytes: e.bytes ?? 1 };
+    }),
+  });
+}
+
+const onBox = (ds: Diagnostic[]) => ds.filter((d) => msg(d).includes('gpu-box'));
+
+test('SSH target: a missing data folder, a one-class folder, num_classes, a missing pretrained file, named after the target', async () => {
+  const dir = path.join(work, 'remote');
+  // Here, data/ has 3 classes: the checks must use the target's folders, not this machine's.
+  for (const c of ['a', 'b', 'c']) mkdirSync(path.join(dir, 'data', c), { recursive: true });
+  const uri = uriOf(path.join(dir, 'r.ascend.yaml'));
+  setTargets({ [uri]: GPU_BOX });
+  answerProbe = remoteFs({ '/srv/flowers': { classes: ['daisy', 'rose', 'tulip'] }, '/srv/one': { classes: ['only'] }, '/w/r50.ckpt': { bytes: 90e6 } });
+  probes.length = 0;
+
+  const v = version;
+  const first = await open(uri, 'data:\n  train: data\nmodel:\n  pretrained: /w/missing.ckpt\n');
+  assert.deepEqual(onBox(first), [], 'the first diagnostics come at once, without the facts from the target');
+  assert.ok(!first.some((d) => /class folder/.test(msg(d))), 'no checks against this machine');
+  const got = await published_(uri, (ds) => onBox(ds).length >= 2, v);
+  assert.deepEqual(probes.at(-1), { targetId: 'ssh:gpu-box', paths: [path.join(dir, 'data'), '/w/missing.ckpt'] }, 'relative paths as Start sends them');
+  const train = got.find((d) => d.code === 'data.train')!;
+  assert.equal(msg(train), `data.train does not exist on gpu-box: ${path.join(dir, 'data')} (point data.train at an existing folder there)`);
+  assert.equal(train.range.start.line, 1);
+  assert.equal(train.severity, 2);
+  const pre = got.find((d) => d.code === 'model.pretrained')!;
+  assert.match(msg(pre), /^model\.pretrained does not exist on gpu-box: \/w\/missing\.ckpt/);
+  assert.equal(pre.range.start.line, 3);
+
+  const one = 'data:\n  train: /srv/one\n';
+  const v2 = version;
+  await open(uri, one);
+  const oneDiags = await published_(uri, (ds) => onBox(ds).length > 0, v2);
+  assert.ok(oneDiags.some((d) => d.severity === 1 && /^data\.train has 1 class folder on gpu-box \(only\)/.test(msg(d)) && d.range.start.line === 1), oneDiags.map(msg).join(' | '));
+
+  const v3 = version;
+  const text = 'data:\n  train: /srv/flowers\nmodel:\n  num_classes: 5\n  pretrained: /w/r50.ckpt\n';
+  await open(uri, text);
+  const ncDiags = await published_(uri, (ds) => onBox(ds).length > 0, v3);
+  assert.equal(onBox(ncDiags).length, 1, onBox(ncDiags).map(msg).join(' | '));
+  const nc = onBox(ncDiags)[0];
+  assert.match(msg(nc), /^model\.num_classes is 5 but data\.train has 3 class folders on gpu-box \(daisy, rose, tulip\)/);
+  assert.equal(textAt(text, nc), '5');
+  const acts = (await conn.sendRequest('textDocument/codeAction', { textDocument: { uri }, range: nc.range, context: { diagnostics: [nc] } })) as CodeAction[];
+  assert.equal(applyEdits(text, acts[0].edit!.changes![uri]), text.replace('num_classes: 5', 'num_classes: 3'), 'the same quick fix as on this machine');
+
+  // An edit that leaves the paths alone asks nothing new: the server keeps the answer.
+  const asked = probes.length;
+  const v4 = version;
+  await open(uri, text.replace('num_classes: 5', 'num_classes: 3'));
+  assert.deepEqual(await published_(uri, () => true, v4), []);
+  assert.equal(probes.length, asked);
+  const lens = ((await conn.sendRequest('textDocument/codeLens', { textDocument: { uri } })) as CodeLens[])[0].command!;
+  assert.equal(lens.title, '$(rocket) Start fine-tune on gpu-box', 'the lens says where it starts');
+  close(uri);
+});
+
+test('SSH target: unreachable, unanswered or unknown gives one Information diagnostic, never a flood or a hang', async () => {
+  const uri = uriOf(path.join(work, 'down.ascend.yaml'));
+  setTargets({ [uri]: GPU_BOX });
+  const text = 'data:\n  train: /srv/a\n  val: /srv/b\nmodel:\n  pretrained: /w/x.ckpt\n';
+  answerProbe = async () => ({ ok: false, message: 'ssh: connect to host gpu-box port 22: Connection refused' });
+  const v = version;
+  await open(uri, text);
+  const down = await published_(uri, (ds) => onBox(ds).length > 0, v);
+  assert.equal(down.length, 1, down.map(msg).join(' | '));
+  assert.equal(down[0].severity, 3);
+  assert.equal(msg(down[0]), 'paths not checked on gpu-box: ssh: connect to host gpu-box port 22: Connection refused');
+  assert.equal(down[0].range.start.line, 1);
+  close(uri);
+
+  // An extension that never answers: the spec still gets its (schema) diagnostics, at once.
+  let answerLate: (r: unknown) => void = () => undefined;
+  answerProbe = () => new Promise((r) => (answerLate = r));
+  const hung = await open(uri, 'data:\n  train: /srv/a\n  batch_size: -1\n');
+  assert.ok(hung.some((d) => d.code === 'data.batch_size'));
+  assert.deepEqual(onBox(hung), []);
+  close(uri);
+  answerLate({ ok: false, message: 'too late' }); // for a closed document: dropped
+
+  // A target id that is not configured (a setting from another machine).
+  setTargets({ [uri]: { id: 'ssh:gone', label: 'ssh:gone', kind: 'unknown' } });
+  const unknown = await open(uri, text);
+  assert.equal(unknown.length, 1);
+  assert.equal(unknown[0].severity, 3);
+  assert.match(msg(unknown[0]), /^paths not checked on ssh:gone: "ssh:gone" is not a configured target/);
+  close(uri);
+
+  // Back to this machine: today's local checks, no question to the extension.
+  setTargets({});
+  const asked = probes.length;
+  const local = await open(uri, text);
+  assert.ok(local.some((d) => /folder not found: \/srv\/a/.test(msg(d))), local.map(msg).join(' | '));
+  assert.equal(probes.length, asked);
+  await close(uri);
 });
