@@ -24,6 +24,7 @@ for i in $(seq 1 "$n"); do
     streak=0
     cp -r test-output/e2e/local "$out/run-$i-local" 2>/dev/null
     cp -r test-output/e2e/ssh "$out/run-$i-ssh" 2>/dev/null
+    cp -r test-output/e2e/checkpoints "$out/run-$i-checkpoints" 2>/dev/null
   fi
   echo "run $i: $result in $(($(date +%s) - start)) s ($(date -u +%H:%M:%S))" | tee -a "$out/tally.txt"
 done

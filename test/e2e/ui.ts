@@ -366,3 +366,132 @@ export function streamEnds(log: string, runId: string): { phase: string; seq: nu
   const re = new RegExp(`stream of [^ ]*/${escapeRegExp(runId)} ended \\(([^,]*), seq (\\d+), (\\d+) events\\)`, 'g');
   return [...log.matchAll(re)].map((m) => ({ phase: m[1], seq: Number(m[2]), events: Number(m[3]) }));
 }
+
+// ---------------------------------------------------------------- pre-filled wizard, panes, menus, dialogs, webviews
+
+/** What each step of a pre-filled wizard must offer before Enter accepts it (Fine-tune from). */
+export interface PrefilledWizard {
+  /** Steps 1-6, 12: the focused row's label and description, run together. */
+  target: RegExp;
+  dataFolder: RegExp;
+  backbone: RegExp;
+  pretrained: RegExp;
+  freeze: RegExp;
+  amp: RegExp;
+  launch: RegExp;
+  /** Steps 7-9, 11: the input box's pre-filled value. */
+  epochs: string;
+  batchSize: string;
+  lr: string;
+  name: string;
+}
+
+/**
+ * Walks a wizard that opened with its choices filled in, pressing Enter on each step after checking
+ * that the step shows the expected choice: the focused row of a pick, the value of an input box.
+ * Step 10 (NPUs) is skipped by the wizard on a target with fewer than two.
+ */
+export async function acceptPrefilledWizard(h: Harness, w: PrefilledWizard): Promise<void> {
+  const box = h.page.locator(SELECTORS.quickInputBox);
+  const focused = h.page.locator(`${SELECTORS.quickInputRow}.focused`);
+  const pickStep = async (step: number, want: RegExp) => {
+    await waitForStep(h, step);
+    let text = '';
+    await waitUntil(
+      `step ${step} to focus ${want}`,
+      // Label and description only: a row also holds its separator's text.
+      async () => want.test((text = await focused.first().evaluate((el) => ['.label-name', '.label-description'].map((sel) => el.querySelector(sel)?.textContent?.trim() ?? '').join(''), undefined, { timeout: 1000 }).catch(() => ''))),
+      MEDIUM,
+      () => `focused row: ${text}`,
+    );
+    await box.press('Enter');
+  };
+  const inputStep = async (step: number, want: string) => {
+    await waitForStep(h, step);
+    let value = '';
+    await waitUntil(`step ${step} to offer "${want}"`, async () => (value = await box.inputValue().catch(() => '')) === want, MEDIUM, () => `value: ${value}`);
+    await box.press('Enter');
+  };
+  await pickStep(1, w.target);
+  await pickStep(2, w.dataFolder);
+  await pickStep(3, w.backbone);
+  await pickStep(4, w.pretrained);
+  await pickStep(5, w.freeze);
+  await pickStep(6, w.amp);
+  await inputStep(7, w.epochs);
+  await inputStep(8, w.batchSize);
+  await inputStep(9, w.lr);
+  await inputStep(11, w.name);
+  await pickStep(12, w.launch);
+}
+
+/** Expands a view of the side bar if it is collapsed (a click on its header toggles it). */
+export async function expandPane(h: Harness, view: string, timeoutMs = MEDIUM): Promise<void> {
+  const header = h.viewPane(view).locator('.pane-header').first();
+  await header.waitFor({ state: 'visible', timeout: timeoutMs });
+  if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click();
+  await waitUntil(`the ${view} view to expand`, async () => (await header.getAttribute('aria-expanded')) === 'true', timeoutMs);
+}
+
+/** Collapses a view of the side bar (gives the others its height). */
+export async function collapsePane(h: Harness, view: string, timeoutMs = MEDIUM): Promise<void> {
+  const header = h.viewPane(view).locator('.pane-header').first();
+  await header.waitFor({ state: 'visible', timeout: timeoutMs });
+  if ((await header.getAttribute('aria-expanded')) === 'true') await header.click();
+  await waitUntil(`the ${view} view to collapse`, async () => (await header.getAttribute('aria-expanded')) === 'false', timeoutMs);
+}
+
+/** A tree row of a view by its whole label (icons aside). */
+export function treeRow(h: Harness, view: string, label: string) {
+  return h
+    .viewPane(view)
+    .locator('.monaco-list-row')
+    .filter({ has: h.page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRegExp(label)}\\s*$`) }) })
+    .first();
+}
+
+/** The codicon of a tree row ("star-full", "database", ...), from its icon's classes. */
+export async function treeRowIcon(h: Harness, view: string, label: string): Promise<string | undefined> {
+  const classes = (await treeRow(h, view, label).locator('.custom-view-tree-node-item-icon').first().getAttribute('class', { timeout: 5000 }).catch(() => null)) ?? '';
+  return /\bcodicon-([a-z0-9-]+)/.exec(classes)?.[1];
+}
+
+/** Expands a collapsed tree row (a click on a row without a command toggles it). */
+export async function expandTreeRow(h: Harness, view: string, label: string, timeoutMs = MEDIUM): Promise<void> {
+  const r = treeRow(h, view, label);
+  await r.waitFor({ state: 'visible', timeout: timeoutMs });
+  if ((await r.getAttribute('aria-expanded')) === 'false') await r.click();
+  await waitUntil(`tree row "${label}" to expand`, async () => (await r.getAttribute('aria-expanded')) === 'true', timeoutMs);
+}
+
+/** Right-clicks a tree row and runs the context-menu entry with that title (menus are DOM in code-server). */
+export async function contextMenuOnRow(h: Harness, view: string, label: string, entry: string, timeoutMs = MEDIUM): Promise<void> {
+  const r = treeRow(h, view, label);
+  await r.waitFor({ state: 'visible', timeout: timeoutMs });
+  const item = h.page.locator('.monaco-menu .action-item:not(.disabled) .action-label', { hasText: new RegExp(`^\\s*${escapeRegExp(entry)}\\s*$`) }).first();
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 1; ; attempt++) {
+    await r.click({ button: 'right' });
+    // A menu that closed before the click (focus moved: a run started, a view refreshed) is opened again.
+    if (await item.waitFor({ state: 'visible', timeout: 10_000 }).then(() => true, () => false)) {
+      if (await item.click({ timeout: 5000 }).then(() => true, () => false)) return;
+    }
+    if (Date.now() > deadline) throw new Error(`no "${entry}" in the context menu of "${label}" after ${attempt} tries`);
+    await h.page.keyboard.press('Escape');
+  }
+}
+
+/** Waits for a modal dialog whose message matches and clicks its button `button`; returns the message. */
+export async function answerDialog(h: Harness, message: RegExp, button: string, timeoutMs = MEDIUM): Promise<string> {
+  const dialog = h.page.locator('.monaco-dialog-box').filter({ hasText: message }).first();
+  await dialog.waitFor({ state: 'visible', timeout: timeoutMs });
+  const text = ((await dialog.textContent()) ?? '').trim();
+  await dialog.locator('.monaco-button', { hasText: new RegExp(`^\\s*${escapeRegExp(button)}\\s*$`) }).first().click();
+  await dialog.waitFor({ state: 'hidden', timeout: timeoutMs });
+  return text;
+}
+
+/** The document of the webview panel shown now (a webview is two iframes deep). */
+export function activeWebview(h: Harness) {
+  return h.page.locator('iframe.webview.ready:visible').first().contentFrame().locator('iframe#active-frame').contentFrame();
+}

@@ -12,7 +12,7 @@ import { after, before, test } from 'node:test';
 import * as esbuild from 'esbuild';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { validateUiMessage, type ExplorerState } from '../../src/shared/checkpointMessages';
-import * as fake from './fixtures/fakeVscode';
+import * as fake from '../unit/fixtures/fakeVscode';
 
 const CHROMIUM = '/usr/bin/chromium';
 const root = path.join(__dirname, '..', '..');
