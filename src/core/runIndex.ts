@@ -18,6 +18,8 @@ export interface RunRecord {
   lastSeq: number;
   /** Last known description (epoch, loss, best accuracy), shown until a stream refreshes it. */
   description?: string;
+  /** A multi-node run's other nodes (node 1, 2, ...): their targets and run directories there. */
+  nodes?: { targetId: string; runDir: string }[];
 }
 
 /** One run as the runner's `ls ROOT` lists it (runs[] of its JSON output). */

@@ -12,6 +12,22 @@ export interface LaunchResult {
   pid: number;
 }
 
+/** `launch` options: a checkpoint to resume from, and a multi-node run's node, port and shared run id. */
+export interface LaunchArgs {
+  resume?: string;
+  nodeRank?: number;
+  masterPort?: number;
+  runId?: string;
+}
+
+/** `nodes` output: what each node of a multi-node run starts (runner/ascend_finetune/distributed.py). */
+export interface NodePlan {
+  world_size: number;
+  master_addr: string;
+  master_port: number;
+  nodes: { node: string; node_rank: number; ranks: number[]; args: string[] }[];
+}
+
 /** Keeps a relative path that starts with '-' from being read as an option by argparse. */
 function operand(p: string): string {
   return p.startsWith('-') ? `./${p}` : p;
@@ -28,14 +44,26 @@ export const runnerArgs = {
     operand(runDir),
     ...(resume === undefined ? [] : ['--resume', operand(resume)]),
   ],
-  launch: (spec: string, runsRoot: string) => ['launch', operand(spec), '--runs-root', operand(runsRoot)],
+  launch: (spec: string, runsRoot: string, opts: LaunchArgs = {}) => [
+    'launch',
+    operand(spec),
+    '--runs-root',
+    operand(runsRoot),
+    ...(opts.resume === undefined ? [] : ['--resume', operand(opts.resume)]),
+    ...(opts.nodeRank ? ['--node-rank', String(opts.nodeRank)] : []),
+    ...(opts.masterPort === undefined ? [] : ['--master-port', String(opts.masterPort)]),
+    ...(opts.runId === undefined ? [] : ['--run-id', opts.runId]),
+  ],
+  /** Per node of a multi-node spec: its train arguments, and one free master port (picked on this target). */
+  nodes: (spec: string, runDir: string) => ['nodes', operand(spec), '--run-dir', operand(runDir)],
   attach: (runDir: string, opts: { since?: number; follow?: boolean } = {}) => [
     'attach',
     operand(runDir),
     ...(opts.since === undefined ? [] : ['--since', String(opts.since)]),
     ...(opts.follow === false ? ['--no-follow'] : []),
   ],
-  control: (runDir: string, action: ControlAction) => ['control', operand(runDir), action],
+  /** `waitS`: how long the runner waits for the run to act (its default: 120 s); a stop not taken yet stays asked. */
+  control: (runDir: string, action: ControlAction, waitS?: number) => ['control', operand(runDir), action, ...(waitS === undefined ? [] : ['--timeout', String(waitS)])],
   ls: (root: string) => ['ls', operand(root)],
   doctor: () => ['doctor'],
 };
@@ -109,12 +137,12 @@ export function runRunner<T = unknown>(runner: RunnerConfig | Target, args: read
   });
 }
 
-export function launchRun(runner: RunnerConfig | Target, spec: string, runsRoot: string, opts?: RunOptions): Promise<LaunchResult> {
-  return runRunner<LaunchResult>(runner, runnerArgs.launch(spec, runsRoot), opts);
+export function launchRun(runner: RunnerConfig | Target, spec: string, runsRoot: string, opts?: RunOptions & LaunchArgs): Promise<LaunchResult> {
+  return runRunner<LaunchResult>(runner, runnerArgs.launch(spec, runsRoot, opts), opts);
 }
 
-export function controlRun(runner: RunnerConfig | Target, runDir: string, action: ControlAction, opts?: RunOptions): Promise<unknown> {
-  return runRunner(runner, runnerArgs.control(runDir, action), opts);
+export function controlRun(runner: RunnerConfig | Target, runDir: string, action: ControlAction, opts?: RunOptions & { waitS?: number }): Promise<unknown> {
+  return runRunner(runner, runnerArgs.control(runDir, action, opts?.waitS), opts);
 }
 
 /** The runner's `error` object, if `output` is `{"error": {...}}`. */

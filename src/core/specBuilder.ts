@@ -36,6 +36,8 @@ export interface WizardChoices {
   devices: number;
   /** Which devices (logical ids), when picked; otherwise devices 0..devices-1. */
   deviceIds?: number[];
+  /** Several machines (`device.nodes`, the master first), each training on `deviceIds`; unset: one. */
+  nodes?: string[];
 }
 
 /** The reference recipe's choices (reference/reference-recipe.txt), from the schema's defaults. */
@@ -94,7 +96,7 @@ export interface RunSpec {
   amp: { level: AmpLevel; loss_scale: 'dynamic' };
   sink: { enabled: boolean };
   checkpoint: { every_steps: number; keep_max: number };
-  device: { ids: number[] };
+  device: { ids: number[]; nodes?: string[] };
 }
 
 /** The spec the wizard writes. The recipe's fixed parts (optimizer, loss scaling, checkpoints) are spelled out. */
@@ -107,7 +109,10 @@ export function buildSpec(c: WizardChoices): RunSpec {
     amp: { level: c.ampLevel, loss_scale: 'dynamic' },
     sink: { enabled: specDefault('sink.enabled') as boolean },
     checkpoint: { every_steps: specDefault('checkpoint.every_steps') as number, keep_max: specDefault('checkpoint.keep_max') as number },
-    device: { ids: c.deviceIds?.length ? [...c.deviceIds] : Array.from({ length: Math.max(1, c.devices) }, (_, i) => i) },
+    device: {
+      ids: c.deviceIds?.length ? [...c.deviceIds] : Array.from({ length: Math.max(1, c.devices) }, (_, i) => i),
+      ...(c.nodes && c.nodes.length > 1 ? { nodes: [...c.nodes] } : {}),
+    },
   };
 }
 
@@ -141,6 +146,7 @@ export function choicesFromSpec(spec: unknown): Partial<WizardChoices> {
     out.devices = device.ids.length;
     if (device.ids.every((i) => Number.isInteger(i) && (i as number) >= 0)) out.deviceIds = device.ids as number[];
   }
+  if (Array.isArray(device.nodes) && device.nodes.length > 1 && device.nodes.every((n) => typeof n === 'string')) out.nodes = device.nodes as string[];
   return out;
 }
 
@@ -166,6 +172,11 @@ export function mergeSpec(base: unknown, built: RunSpec): Record<string, unknown
   const out: Record<string, unknown> = { ...obj(base) };
   for (const [k, v] of Object.entries(built)) {
     out[k] = typeof v === 'object' && v !== null && !Array.isArray(v) ? { ...obj(out[k]), ...v } : v;
+  }
+  // The wizard asked which machines: one machine means none of the base's other nodes.
+  if (built.device.nodes === undefined && 'nodes' in obj(out.device)) {
+    const { nodes: _dropped, ...device } = obj(out.device);
+    out.device = device;
   }
   return out;
 }

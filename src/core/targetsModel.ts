@@ -50,10 +50,21 @@ export interface TargetDef {
   description: string;
   /** Where `launch` puts runs and `ls` looks, as a path on the target. */
   runsRoot: string;
+  /**
+   * The name other machines reach it by, for `device.nodes` of a multi-node run (msrun resolves the
+   * master's with getaddrinfo, so an ssh alias will not do): the HostName ~/.ssh/config gives the
+   * alias, else the host as written; this machine's host name for `local`. See `nodeAddress`.
+   */
+  address?: string;
   /** For kind `local`. */
   local?: RunnerConfig;
   /** For kind `ssh`. `deploy`: the runner folder is the extension's copy (deploy.ts keeps it current). */
   ssh?: { dest: SshDestination; runner: RemoteRunner; deploy: boolean };
+}
+
+/** The name a multi-node spec's `device.nodes` gives this target. */
+export function nodeAddress(def: TargetDef): string {
+  return def.address ?? def.ssh?.dest.host ?? def.label;
 }
 
 /** `~` and `~/x` from `home`; other paths as they are. */
@@ -94,6 +105,7 @@ export function buildTargets(inputs: TargetInputs): TargetDef[] {
       source: 'local',
       description: inputs.hostname,
       runsRoot: inputs.localRunsRoot,
+      address: inputs.hostname,
       local: inputs.localRunner,
     },
   ];
@@ -103,17 +115,17 @@ export function buildTargets(inputs: TargetInputs): TargetDef[] {
     const host = s.host?.trim();
     if (!host || seen.has(host)) continue;
     seen.add(host);
-    targets.push(sshDef(host, s, inputs.remoteDefaults, 'settings', fromConfig.has(host) ? 'settings, ~/.ssh/config' : 'settings'));
+    targets.push(sshDef(host, s, inputs.remoteDefaults, 'settings', fromConfig.has(host) ? 'settings, ~/.ssh/config' : 'settings', fromConfig.get(host)?.hostName));
   }
   for (const h of [...inputs.sshConfigHosts].sort((a, b) => a.alias.localeCompare(b.alias))) {
     if (seen.has(h.alias)) continue;
     seen.add(h.alias);
-    targets.push(sshDef(h.alias, {}, inputs.remoteDefaults, 'sshConfig', h.hostName ? `~/.ssh/config → ${h.hostName}` : '~/.ssh/config'));
+    targets.push(sshDef(h.alias, {}, inputs.remoteDefaults, 'sshConfig', h.hostName ? `~/.ssh/config → ${h.hostName}` : '~/.ssh/config', h.hostName));
   }
   return targets;
 }
 
-function sshDef(host: string, s: Omit<SshTargetSetting, 'host'>, d: RemoteDefaults, source: TargetDef['source'], from: string): TargetDef {
+function sshDef(host: string, s: Omit<SshTargetSetting, 'host'>, d: RemoteDefaults, source: TargetDef['source'], from: string, hostName?: string): TargetDef {
   // Only what the setting gives: an alias's own User/Port/IdentityFile are applied by ssh itself.
   const dest: SshDestination = { host };
   if (s.user) dest.user = s.user;
@@ -128,7 +140,9 @@ function sshDef(host: string, s: Omit<SshTargetSetting, 'host'>, d: RemoteDefaul
   };
   const deploy = !ownRunner && d.deployRunnerDir !== undefined;
   const runsRoot = remotePath(s.runsRoot || d.runsRoot);
-  return { id: `ssh:${host}`, kind: 'ssh', label: host, source, description: from, runsRoot, ssh: { dest, runner, deploy } };
+  // `%h` in a HostName is the alias itself (ssh_config(5)); other tokens are left to ssh.
+  const address = hostName ? hostName.replace(/%h/g, host) : host;
+  return { id: `ssh:${host}`, kind: 'ssh', label: host, source, description: from, runsRoot, address, ssh: { dest, runner, deploy } };
 }
 
 /**

@@ -1,10 +1,13 @@
 // Writes a spec to a target, validates it there and launches it; the run goes into the index and
-// its stream starts. Used by the wizard and by the task provider.
+// its stream starts. Used by the wizard, spec files, checkpoints and the task provider. A spec with
+// several `device.nodes` is written, validated and launched on each node (src/core/multiNode.ts).
 import * as vscode from 'vscode';
 import type { RunRecord } from '../core/runIndex';
 import { preflightQuestions } from '../core/preflight';
-import { launchRun, RunnerError, runnerArgs, runRunner, type LaunchResult } from '../core/runnerCli';
+import { launchNodes, nodeTargets, specNodes, type NodeSite } from '../core/multiNode';
+import { launchRun, RunnerError, runnerArgs, runRunner } from '../core/runnerCli';
 import { problemLines, targetSpecPath } from '../core/specBuilder';
+import type { Target } from '../core/target';
 import { writeTargetFile } from '../core/targetOps';
 import type { TargetDef } from '../core/targetsModel';
 import { VIEWS } from '../shared/commands';
@@ -25,7 +28,9 @@ export interface LaunchOptions {
 }
 
 export async function launchSpec(app: App, def: TargetDef, spec: Record<string, unknown>, report: (step: string) => void = () => {}, opts: LaunchOptions = {}): Promise<LaunchOutcome> {
-  const name = typeof spec.name === 'string' && spec.name.trim() !== '' ? spec.name : 'run';
+  const nodes = specNodes(spec);
+  if (nodes.length > 1) return launchOnNodes(app, def, spec, nodes, report, opts);
+  const name = runName(spec);
   const log = app.ctx.log;
   report('writing the spec…');
   const specPath = await writeTargetFile(app.ctx.python(def), targetSpecPath(name, new Date()), JSON.stringify(spec, null, 2) + '\n');
@@ -33,42 +38,95 @@ export async function launchSpec(app: App, def: TargetDef, spec: Record<string, 
   await app.ctx.ensureRunner(def);
   report(opts.confirmPreflight ? 'validating and checking the target…' : 'validating…');
   const transport = app.ctx.transport(def);
+  const checked = await validateOn(app, transport, specPath, opts);
+  if (checked.kind === 'problems') return { kind: 'problems', lines: checked.lines, specPath };
+  if (checked.questions.length > 0 && opts.confirmPreflight) {
+    log.warn(`pre-flight for ${specPath}:\n${checked.questions.join('\n')}`);
+    const choice = await opts.confirmPreflight(checked.questions);
+    if (choice !== 'launch') return { kind: 'held', choice, specPath };
+  }
+  report('launching…');
+  const res = await launchRun(transport, specPath, def.runsRoot, { timeoutMs: 120_000, resume: opts.resume });
+  log.info(`launched ${res.run_id} (pid ${res.pid}) in ${res.run_dir} on ${def.label}`);
+  return { kind: 'launched', record: await track(app, def, spec, res.run_id, res.run_dir), specPath };
+}
+
+function runName(spec: Record<string, unknown>): string {
+  return typeof spec.name === 'string' && spec.name.trim() !== '' ? spec.name : 'run';
+}
+
+/** `validate` (with the pre-flight when asked) on a target: its problems, or its pre-flight questions. */
+async function validateOn(app: App, transport: Target, specPath: string, opts: LaunchOptions): Promise<{ kind: 'problems'; lines: string[] } | { kind: 'ok'; questions: string[] }> {
   try {
     const checked = await runRunner(transport, runnerArgs.validate(specPath, opts.confirmPreflight !== undefined), { timeoutMs: 300_000 });
-    const questions = preflightQuestions(checked);
-    if (questions.length > 0 && opts.confirmPreflight) {
-      log.warn(`pre-flight for ${specPath}:\n${questions.join('\n')}`);
-      const choice = await opts.confirmPreflight(questions);
-      if (choice !== 'launch') return { kind: 'held', choice, specPath };
-    }
+    return { kind: 'ok', questions: preflightQuestions(checked) };
   } catch (e) {
     const lines = e instanceof RunnerError && e.exitCode === 2 ? problemLines(e.output) : [];
     if (lines.length === 0) throw e;
-    log.warn(`validate ${specPath}:\n${lines.join('\n')}`);
-    return { kind: 'problems', lines, specPath };
+    app.ctx.log.warn(`validate ${specPath}:\n${lines.join('\n')}`);
+    return { kind: 'problems', lines };
   }
-  report('launching…');
-  const res =
-    opts.resume === undefined
-      ? await launchRun(transport, specPath, def.runsRoot, { timeoutMs: 120_000 })
-      : await runRunner<LaunchResult>(transport, [...runnerArgs.launch(specPath, def.runsRoot), '--resume', opts.resume], { timeoutMs: 120_000 });
-  log.info(`launched ${res.run_id} (pid ${res.pid}) in ${res.run_dir} on ${def.label}`);
+}
+
+/** The launched run goes into the index, its stream starts, and the Runs view shows it. */
+async function track(app: App, def: TargetDef, spec: Record<string, unknown>, runId: string, runDir: string, nodes?: RunRecord['nodes']): Promise<RunRecord> {
   const model = spec.model as { backbone?: unknown } | undefined;
   const record: RunRecord = {
     targetId: def.id,
-    runId: res.run_id,
-    runDir: res.run_dir,
-    name,
+    runId,
+    runDir,
+    name: runName(spec),
     backbone: typeof model?.backbone === 'string' ? model.backbone : undefined,
     state: 'running',
     startedAt: Date.now() / 1000,
     lastSeq: 0,
+    ...(nodes?.length ? { nodes } : {}),
   };
   await app.ctx.index.upsert(record);
   app.monitor.follow(record, { launched: true });
   app.runs.refresh();
   void vscode.commands.executeCommand(`${VIEWS.runs}.focus`);
-  return { kind: 'launched', record, specPath };
+  return record;
+}
+
+/**
+ * A spec with several `device.nodes`: the spec is written and validated on every node (each one's
+ * data and NPUs), the pre-flight asked once for all, then `launchNodes` starts them, master first.
+ * The run is followed on the master, whose rank 0 writes the events.
+ */
+async function launchOnNodes(app: App, master: TargetDef, spec: Record<string, unknown>, nodes: string[], report: (step: string) => void, opts: LaunchOptions): Promise<LaunchOutcome> {
+  const resolved = nodeTargets(nodes, master, app.ctx.targets);
+  if ('missing' in resolved) {
+    const lines = resolved.missing.map((n) => `device.nodes: "${n}" is not one of your SSH targets (add it with Add SSH Target, by the host name or alias the spec uses)`);
+    return { kind: 'problems', lines, specPath: '' };
+  }
+  if (opts.resume !== undefined) {
+    throw new Error('resuming a multi-node run is not supported yet: start a new run with this checkpoint as `model.pretrained`, or resume on one machine');
+  }
+  const name = runName(spec);
+  const text = JSON.stringify(spec, null, 2) + '\n';
+  const when = new Date();
+  const sites: NodeSite[] = [];
+  const questions: string[] = [];
+  for (const [rank, def] of resolved.found.entries()) {
+    report(`node ${rank} (${def.label}): writing and validating the spec…`);
+    const specPath = await writeTargetFile(app.ctx.python(def), targetSpecPath(name, when), text);
+    await app.ctx.ensureRunner(def);
+    const transport = app.ctx.transport(def);
+    const checked = await validateOn(app, transport, specPath, opts);
+    if (checked.kind === 'problems') return { kind: 'problems', lines: checked.lines.map((l) => `${def.label}: ${l}`), specPath };
+    questions.push(...checked.questions.map((q) => `${def.label}: ${q}`));
+    sites.push({ label: def.label, target: transport, specPath, runsRoot: def.runsRoot });
+  }
+  if (questions.length > 0 && opts.confirmPreflight) {
+    app.ctx.log.warn(`pre-flight for ${name} on ${sites.length} nodes:\n${questions.join('\n')}`);
+    const choice = await opts.confirmPreflight(questions);
+    if (choice !== 'launch') return { kind: 'held', choice, specPath: sites[0].specPath };
+  }
+  const { runs, masterPort } = await launchNodes(sites, { timeoutMs: 120_000, report });
+  for (const r of runs) app.ctx.log.info(`launched ${r.run_id} node ${r.nodeRank} (pid ${r.pid}) in ${r.run_dir} on ${r.label}, master port ${masterPort}`);
+  const others = runs.slice(1).map((r) => ({ targetId: resolved.found[r.nodeRank].id, runDir: r.run_dir }));
+  return { kind: 'launched', record: await track(app, master, spec, runs[0].run_id, runs[0].run_dir, others), specPath: sites[0].specPath };
 }
 
 /** The pre-flight question: a modal listing what was found, Launch Anyway or (in the wizard) Edit. */

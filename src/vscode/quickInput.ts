@@ -98,9 +98,11 @@ export interface PickManyOptions<T extends vscode.QuickPickItem> extends StepInf
   placeholder?: string;
   /** Items ticked at the start. */
   selected: (item: T) => boolean;
+  /** Accept with nothing ticked (an optional extra); otherwise at least one is needed. */
+  allowNone?: boolean;
 }
 
-/** A multi-select step; accepting with nothing ticked is ignored (at least one is needed). */
+/** A multi-select step; accepting with nothing ticked is ignored unless `allowNone`. */
 export function pickMany<T extends vscode.QuickPickItem>(o: PickManyOptions<T>): Promise<readonly T[] | Back | undefined> {
   return new Promise((resolve) => {
     const qp = vscode.window.createQuickPick<T>();
@@ -112,7 +114,7 @@ export function pickMany<T extends vscode.QuickPickItem>(o: PickManyOptions<T>):
     qp.selectedItems = o.items.filter(o.selected);
     subs.push(
       qp.onDidAccept(() => {
-        if (qp.selectedItems.length > 0) finish([...qp.selectedItems]);
+        if (qp.selectedItems.length > 0 || o.allowNone) finish([...qp.selectedItems]);
       }),
     );
     qp.show();

@@ -1,6 +1,6 @@
 // "Start Ascend fine-tune": a multi-step quick pick with back navigation (target, data folder
 // browsed on the target, backbone, pretrained checkpoint, freeze, AMP, epochs, batch size, learning
-// rate, NPUs, name, then launch and/or save as a spec file). Defaults are the reference recipe's;
+// rate, NPUs and other machines, name, then launch and/or save as a spec file). Defaults are the reference recipe's;
 // `validate` runs on the target before `launch`, and its problems are shown with their fixes.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -21,7 +21,7 @@ import {
 } from '../core/specBuilder';
 import { formatOf, writeSpec } from '../core/specWriter';
 import { listFolder } from '../core/targetOps';
-import { npuChoices, type TargetDef } from '../core/targetsModel';
+import { nodeAddress, npuChoices, type TargetDef } from '../core/targetsModel';
 import type { CommandId } from '../shared/commands';
 import type { App } from './app';
 import { errorText } from './context';
@@ -115,22 +115,21 @@ const STEPS: Step[] = [
   (_app, s, info) => numberStep(info, s, 'epochs', 'Epochs'),
   (_app, s, info) => numberStep(info, s, 'batchSize', 'Batch size per device'),
   (_app, s, info) => numberStep(info, s, 'lr', 'Learning rate (Momentum 0.9)'),
-  // 10. NPUs: only asked when the target's doctor lists more than one; several train through msrun
+  // 10. NPUs (asked when the target's doctor lists more than one), then other machines (asked when
+  // the target is an SSH host and there are other SSH targets); several of either train through
+  // msrun. Both are one step, so the step count stays the same for everyone else.
   async (app, s, info, direction) => {
-    const choices = npuChoices(app.targets.doctorOutput(s.targetId ?? ''));
-    if (choices.length <= 1) {
-      s.devices = 1;
-      s.deviceIds = undefined;
-      return direction === 'back' ? BACK : 'next';
+    let onMachines = direction === 'back' && otherMachines(app, s).length > 0;
+    for (;;) {
+      if (!onMachines) {
+        const r = await npuStep(app, s, info, direction);
+        if (r !== 'next') return r;
+      }
+      const m = await machinesStep(app, s, info);
+      if (m !== BACK) return m;
+      onMachines = false;
+      direction = 'back';
     }
-    const free = choices.find((c) => !c.busy) ?? choices[0];
-    const current = new Set(s.deviceIds ?? [free.id]);
-    const items = choices.map((c) => ({ label: c.label, description: c.description, id: c.id, iconPath: new vscode.ThemeIcon(c.busy ? 'warning' : 'circuit-board') }));
-    const r = await pickMany({ ...info, items, placeholder: 'NPUs to train on (busy ones are in use by other processes; more than one trains data-parallel through msrun)', selected: (i) => current.has(i.id) });
-    if (r === BACK || r === undefined) return r;
-    s.deviceIds = r.map((i) => i.id);
-    s.devices = s.deviceIds.length;
-    return 'next';
   },
   // 11. name
   async (_app, s, info) => {
@@ -180,6 +179,52 @@ async function runSteps(app: App, s: State): Promise<boolean> {
     }
   }
   return true;
+}
+
+async function npuStep(app: App, s: State, info: StepInfo, direction: 'forward' | 'back'): Promise<StepResult> {
+  const choices = npuChoices(app.targets.doctorOutput(s.targetId ?? ''));
+  if (choices.length <= 1) {
+    s.devices = 1;
+    s.deviceIds = undefined;
+    return direction === 'back' ? BACK : 'next';
+  }
+  const free = choices.find((c) => !c.busy) ?? choices[0];
+  const current = new Set(s.deviceIds ?? [free.id]);
+  const items = choices.map((c) => ({ label: c.label, description: c.description, id: c.id, iconPath: new vscode.ThemeIcon(c.busy ? 'warning' : 'circuit-board') }));
+  const r = await pickMany({ ...info, items, placeholder: 'NPUs to train on (busy ones are in use by other processes; more than one trains data-parallel through msrun)', selected: (i) => current.has(i.id) });
+  if (r === BACK || r === undefined) return r;
+  s.deviceIds = r.map((i) => i.id);
+  s.devices = s.deviceIds.length;
+  return 'next';
+}
+
+/** SSH targets that could join a run on the chosen target (only an SSH target can be a master here). */
+function otherMachines(app: App, s: State): TargetDef[] {
+  const master = app.ctx.target(s.targetId ?? '');
+  return master?.kind === 'ssh' ? app.ctx.targets.filter((t) => t.kind === 'ssh' && t.id !== master.id) : [];
+}
+
+/** Which other machines train with the target (`device.nodes`, the target first, as the master). */
+async function machinesStep(app: App, s: State, info: StepInfo): Promise<StepResult> {
+  const others = otherMachines(app, s);
+  if (others.length === 0) {
+    s.nodes = undefined;
+    return 'next';
+  }
+  const master = targetOf(app, s);
+  const current = new Set((s.nodes ?? []).slice(1));
+  const items = others.map((t) => ({ label: t.label, description: nodeAddress(t), address: nodeAddress(t), iconPath: new vscode.ThemeIcon('remote') }));
+  const per = s.deviceIds?.length ?? s.devices ?? 1;
+  const r = await pickMany({
+    ...info,
+    items,
+    allowNone: true,
+    placeholder: `Other machines to train with ${master.label} (the master, ${nodeAddress(master)}); none ticked: ${master.label} only. Each uses ${per} NPU(s) and needs the data at the same path.`,
+    selected: (i) => current.has(i.address),
+  });
+  if (r === BACK || r === undefined) return r;
+  s.nodes = r.length > 0 ? [nodeAddress(master), ...r.map((i) => i.address)] : undefined;
+  return 'next';
 }
 
 function targetOf(app: App, s: State): TargetDef {

@@ -10,11 +10,19 @@ test('argv for every command is an array with one element per operand', () => {
   assert.deepEqual(runnerArgs.train('/s.json', '/r'), ['train', '/s.json', '--run-dir', '/r']);
   assert.deepEqual(runnerArgs.train('/s.json', '/r', '/c.ckpt'), ['train', '/s.json', '--run-dir', '/r', '--resume', '/c.ckpt']);
   assert.deepEqual(runnerArgs.launch('/s.json', '/root'), ['launch', '/s.json', '--runs-root', '/root']);
+  assert.deepEqual(runnerArgs.launch('/s.json', '/root', { resume: '/c.ckpt' }), ['launch', '/s.json', '--runs-root', '/root', '--resume', '/c.ckpt']);
+  // A multi-node run: node 0 gets the port only (its run id is new), the others the master's run id too.
+  assert.deepEqual(runnerArgs.launch('/s.json', '/root', { nodeRank: 0, masterPort: 29500 }), ['launch', '/s.json', '--runs-root', '/root', '--master-port', '29500']);
+  assert.deepEqual(runnerArgs.launch('/s.json', '/root', { nodeRank: 2, masterPort: 29500, runId: 'r1' }), [
+    'launch', '/s.json', '--runs-root', '/root', '--node-rank', '2', '--master-port', '29500', '--run-id', 'r1',
+  ]);
+  assert.deepEqual(runnerArgs.nodes('/s.json', '/r'), ['nodes', '/s.json', '--run-dir', '/r']);
   assert.deepEqual(runnerArgs.attach('/r'), ['attach', '/r']);
   assert.deepEqual(runnerArgs.attach('/r', { since: 0 }), ['attach', '/r', '--since', '0']);
   assert.deepEqual(runnerArgs.attach('/r', { since: 42, follow: false }), ['attach', '/r', '--since', '42', '--no-follow']);
   assert.deepEqual(runnerArgs.control('/r', 'stop'), ['control', '/r', 'stop']);
   assert.deepEqual(runnerArgs.control('/r', 'checkpoint'), ['control', '/r', 'checkpoint']);
+  assert.deepEqual(runnerArgs.control('/r', 'stop', 5), ['control', '/r', 'stop', '--timeout', '5']);
   assert.deepEqual(runnerArgs.ls('/root'), ['ls', '/root']);
   assert.deepEqual(runnerArgs.doctor(), ['doctor']);
 });
