@@ -128,6 +128,7 @@ def summarize(run_dir: str) -> dict[str, Any] | None:
         "run_dir": os.path.abspath(run_dir),
         "name": spec.get("name"),
         "backbone": spec.get("model", {}).get("backbone"),
+        "epochs": (spec.get("train") or {}).get("epochs"),
         "epoch": last_step and last_step.get("epoch"),
         "step": last_step and last_step.get("step"),
         "loss": last_step and last_step.get("loss"),

@@ -155,10 +155,13 @@ export class OverflowStorm {
 
 /** A run as `ls` lists it, with the progress fields `ls` adds (docs/protocol.md, section 4). */
 export interface ListedRunDetail extends ListedRun {
+  /** The spec's train.epochs. */
+  epochs?: number | null;
   epoch?: number | null;
   step?: number | null;
   loss?: number | null;
-  best?: { val_acc?: number | null } | null;
+  /** The best checkpoint's manifest entry (file, epoch, step, metrics). */
+  best?: { metrics?: { val_acc?: number | null } | null } | null;
 }
 
 /** The Runs view description of a listed run, in the same words a streamed run gets. */
@@ -169,9 +172,10 @@ export function describeListed(l: ListedRunDetail): string {
     phase: status ? 'finished' : l.state === 'lost' ? 'lost' : 'running',
     status,
     epoch: l.epoch ?? undefined,
+    totalEpochs: l.epochs ?? undefined,
     step: l.step ?? undefined,
     loss: l.loss ?? undefined,
-    bestValAcc: l.best?.val_acc ?? undefined,
+    bestValAcc: l.best?.metrics?.val_acc ?? undefined,
   };
   return describe(view);
 }

@@ -186,7 +186,7 @@ def test_ls_passes_over_junk_and_reads_runs_from_their_tail(tmp_path):
     runs = list_runs(str(root))
     assert [r["run_id"] for r in runs] == ["r1"]
     assert runs[0]["step"] == 2000 and runs[0]["state"] == "running"  # launched, within the start-up grace
-    assert runs[0]["best"]["file"] == "checkpoints/a.ckpt"
+    assert runs[0]["best"]["file"] == "checkpoints/a.ckpt" and runs[0]["best"]["metrics"]["val_acc"] == 0.5
     code, out = runner("ls", str(root))
     assert code == 0 and len(out["runs"]) == 1
 

@@ -75,8 +75,11 @@ test('an overflow storm is reported once per streak', () => {
 
 test('a listed run (ls) is described like a streamed one', () => {
   const base = { run_id: 'r', run_dir: '/r', started_at: 1 };
-  assert.equal(describeListed({ ...base, state: 'stopped', epoch: 3, step: 11, loss: 1.425681471824646, best: { val_acc: 0.25 } }), 'epoch 3 · loss 1.43 · best 25.0% · stopped');
+  // `best` is the best checkpoint's manifest entry, as `ls` prints it (docs/protocol.md, section 4).
+  const best = { file: 'checkpoints/x-e1-s5.ckpt', epoch: 1, step: 5, metrics: { loss: 1.54, val_acc: 0.25 } };
+  assert.equal(describeListed({ ...base, state: 'stopped', epochs: 20, epoch: 3, step: 11, loss: 1.425681471824646, best }), 'epoch 3/20 · loss 1.43 · best 25.0% · stopped');
   assert.equal(describeListed({ ...base, state: 'completed', epoch: 2, loss: 0.5, best: null }), 'epoch 2 · loss 0.500');
+  assert.equal(describeListed({ ...base, state: 'completed', epochs: 2, epoch: 2, loss: 0.5, best: { metrics: { loss: 0.5 } } }), 'epoch 2/2 · loss 0.500', 'no val_acc: no best');
   assert.equal(describeListed({ ...base, state: 'lost', epoch: null, loss: null }), 'lost');
   assert.equal(describeListed({ ...base, state: 'running' }), '');
 });
