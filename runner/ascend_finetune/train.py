@@ -148,9 +148,6 @@ class Trainer:
             raise DataError("data.batch_size", f"batch_size {d['batch_size']}{per} is larger than the "
                             f"{len(self.train_samples)} training images",
                             f"set data.batch_size to at most {len(self.train_samples) // self.world}")
-        if self.rank and t.get("cache_features"):
-            raise DataError("train.cache_features", "cache_features is not supported with several devices yet",
-                            "set train.cache_features to false, or train on one device")
         self.total_steps = self.steps_per_epoch * t["epochs"]
         atomic_write_json(os.path.join(run_dir, "classes.json"), self.classes)
 
@@ -198,9 +195,6 @@ class Trainer:
                 raise DataError("train.cache_features", f"cache_features needs a frozen backbone, but model.freeze is "
                                 f"{m['freeze']!r}: the features would change every step",
                                 "set model.freeze to backbone, or train.cache_features to false")
-            if len(spec["device"]["ids"]) > 1:
-                raise DataError("train.cache_features", "cache_features trains on one device; this spec has "
-                                f"{len(spec['device']['ids'])} in device.ids", "use one device id, or set train.cache_features to false")
             from .featurecache import FeatureCache
 
             self.backbone_features = ampmod.build_eval_step(BackboneFeatures(self.net))
@@ -373,6 +367,12 @@ class Run:
         if self.owns_status and len(self.spec["device"]["ids"]) * max(1, len(self.spec["device"].get("nodes") or [])) > 1:
             from .distributed import launch_ranks
 
+            if self.spec["train"].get("cache_features"):  # refused before msrun starts anything
+                return self._finish("failed", {
+                    "kind": "bad_input", "path": "train.cache_features", "trace_tail": None,
+                    "message": "cache_features trains on one device; this spec has "
+                               f"{len(self.spec['device']['ids'])} device id(s) on {max(1, len(self.spec['device'].get('nodes') or []))} node(s)",
+                    "fix": "use one device id on one machine, or set train.cache_features to false"}, None, None, 2)
             return launch_ranks(self)  # several ranks: this process runs msrun and watches them
         try:
             status, best, final = self._train()

@@ -105,6 +105,17 @@ def test_cache_features_needs_a_frozen_backbone(data_b, tmp_path):
     assert "model.freeze" in err["fix"]
 
 
+def test_cache_features_with_several_devices_is_refused_before_msrun_starts(data_b, tmp_path):
+    s = spec(data_b, model={"freeze": "backbone"}, train={"epochs": 1, "cache_features": True},
+             device={"target": "CPU", "ids": [0, 1]})
+    code, out = runner("train", str(write_spec(tmp_path / "s.json", s)), "--run-dir", str(tmp_path / "r"))
+    assert code == 2
+    err = out["error"]
+    assert err["kind"] == "bad_input" and err["path"] == "train.cache_features" and "2 device id(s)" in err["message"]
+    assert not (tmp_path / "r" / "ranks").exists(), "msrun was never started"
+    assert json.loads((tmp_path / "r" / "status.json").read_text())["state"] == "failed"
+
+
 def test_the_key_follows_data_backbone_and_transforms(tmp_path):
     files = []
     for i in range(3):
