@@ -35,6 +35,8 @@ export class CheckpointExplorer {
   private static readonly open = new Map<string, CheckpointExplorer>();
   private state: ExplorerState;
   private files = new Set<string>();
+  /** The checkpoints of this run that the shown comparison is of: it goes when one of them is deleted. */
+  private compared: string[] = [];
   private readonly subs: vscode.Disposable[] = [];
 
   /** Reveals the run's explorer, creating it if needed. */
@@ -115,6 +117,7 @@ export class CheckpointExplorer {
       problems: [...info.problems.map((p) => ({ label: p.label, message: p.message })), ...info.unlisted.map((f) => ({ label: f, message: 'not in checkpoints.json' }))],
       selected,
       tensors: selected && this.state.tensors?.file === selected ? this.state.tensors : null,
+      comparison: this.compared.every((f) => this.files.has(f)) ? this.state.comparison : null,
       busy: this.state.busy === 'Reading checkpoints…' ? null : this.state.busy,
     });
     // A kept evaluation of the selected checkpoint is shown until a new one replaces it.
@@ -155,7 +158,9 @@ export class CheckpointExplorer {
   async compare(a: string, b?: CkptRef): Promise<void> {
     this.panel.reveal();
     const res = await this.busy('Comparing…', () => this.host.compare(this.ref(a), b));
-    if (res) this.set({ comparison: toCompareView(res.a.file, res.b.runId === this.run.runId ? res.b.file : `${res.b.runId}/${res.b.file}`, res.result) });
+    if (!res) return;
+    this.compared = [res.a.file, ...(res.b.runId === this.run.runId ? [res.b.file] : [])];
+    this.set({ comparison: toCompareView(res.a.file, res.b.runId === this.run.runId ? res.b.file : `${res.b.runId}/${res.b.file}`, res.result) });
   }
 
   private async onMessage(raw: unknown): Promise<void> {

@@ -559,7 +559,11 @@ export async function copyPath(app: App, ref: CkptRef): Promise<void> {
   vscode.window.setStatusBarMessage(`Copied ${r.abs}${r.def.kind === 'ssh' ? ` (on ${r.def.label})` : ''}`, 4000);
 }
 
-/** Deletes checkpoints of one run after a confirmation that lists them; the best only after a second one. */
+/**
+ * Deletes checkpoints of one run after a confirmation that lists them all; the best, if selected,
+ * only after a second, explicit one (also when it is the only one selected). A no to the second
+ * still deletes the others.
+ */
 export async function deleteSome(app: App, refs: CkptRef[]): Promise<void> {
   const byRun = new Map<string, CkptRef[]>();
   for (const r of refs) byRun.set(runKey(r), [...(byRun.get(runKey(r)) ?? []), r]);
@@ -568,23 +572,23 @@ export async function deleteSome(app: App, refs: CkptRef[]): Promise<void> {
   const live = isLive(app.runs.state(r.record));
   const plan = deletePlan(r.info.checkpoints, refs.map((x) => x.file), live);
   for (const x of plan.refused) void vscode.window.showWarningMessage(`Not deleting ${path.posix.basename(x.file)}: ${x.reason}.`);
+  const asked = [...plan.plain, ...(plan.best ? [plan.best] : [])];
+  if (!asked.length) return;
+  const yes = await vscode.window.showWarningMessage(
+    `Delete ${asked.length} checkpoint${asked.length === 1 ? '' : 's'} of "${r.record.name ?? r.record.runId}" on ${r.def.label}?`,
+    { modal: true, detail: listForConfirmation(r.info.checkpoints, asked).join('\n') + (plan.best ? '\n\nThe best checkpoint is asked about once more.' : '') + '\n\nThis cannot be undone.' },
+    'Delete',
+  );
+  if (yes !== 'Delete') return;
   const files = [...plan.plain];
-  if (files.length) {
-    const yes = await vscode.window.showWarningMessage(
-      `Delete ${files.length} checkpoint${files.length === 1 ? '' : 's'} of "${r.record.name ?? r.record.runId}" on ${r.def.label}?`,
-      { modal: true, detail: listForConfirmation(r.info.checkpoints, files).join('\n') + '\n\nThis cannot be undone.' },
-      'Delete',
-    );
-    if (yes !== 'Delete') return;
-  }
   let allowBest = false;
   if (plan.best) {
-    const yes = await vscode.window.showWarningMessage(
-      `Also delete the BEST checkpoint ${path.posix.basename(plan.best)}?`,
+    const sure = await vscode.window.showWarningMessage(
+      `${files.length ? 'Also delete' : 'Really delete'} the BEST checkpoint ${path.posix.basename(plan.best)}?`,
       { modal: true, detail: `${listForConfirmation(r.info.checkpoints, [plan.best])[0]}\n\nIt has the run's highest validation accuracy. Delete it only if you are sure.` },
       'Delete the Best Checkpoint',
     );
-    if (yes === 'Delete the Best Checkpoint') {
+    if (sure === 'Delete the Best Checkpoint') {
       files.push(plan.best);
       allowBest = true;
     }

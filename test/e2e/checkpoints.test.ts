@@ -3,18 +3,25 @@
 // explorer (its table, a checkpoint's tensors, Evaluate on the val set); Fine-tune from the best
 // checkpoint through the pre-filled Start wizard (the new run's spec.json names it as pretrained);
 // Resume from a non-final checkpoint through the tree's context menu and its modal (the new run
-// starts after the checkpoint's step and ends at the original's total).
+// starts after the checkpoint's step and ends at the original's total). Then, in the explorer:
+// Evaluate on a folder whose classes differ (the message names the missing and the extra class),
+// Export ONNX (the file, and its row under the checkpoint), Compare two checkpoints (the frozen
+// backbone unchanged), Delete of the best (two confirmations; a no to the second keeps it); and
+// Prune from the palette (run pick, N, a confirmation listing what goes; checkpoints.json and the
+// files on disk keep the best and the newest).
 // Screenshots: test-output/e2e/checkpoints/NN-<step>.png. Needs `bash scripts/install-code-server.sh`.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, renameSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { escapeRegExp, waitUntil } from './harness';
+import { escapeRegExp, waitUntil, type Harness } from './harness';
 import { startSuite, type Suite } from './steps';
 import {
   acceptPrefilledWizard,
   activeWebview,
   answerDialog,
+  answerInput,
+  chooseRow,
   collapsePane,
   contextMenuOnRow,
   expandPane,
@@ -66,7 +73,21 @@ async function waitFinished(runDir: string): Promise<RunEvent[]> {
   return all;
 }
 
-test('checkpoints in the .vsix: view, explorer, evaluate, fine-tune from, resume', { timeout: 20 * 60_000 }, async (t) => {
+/**
+ * Runs a palette command that asks for a run and picks the row matching `match` (label and
+ * description run together). A pick that closed before the click (focus moved) is asked for again.
+ */
+async function commandOnMatch(h: Harness, command: string, match: RegExp): Promise<void> {
+  const deadline = Date.now() + MEDIUM;
+  for (let attempt = 1; ; attempt++) {
+    await h.runCommand(command);
+    if (await chooseRow(h, match, 30_000).then(() => true, () => false)) return;
+    if (Date.now() > deadline) throw new Error(`"${command}" offered no row matching ${match} after ${attempt} tries`);
+    await h.page.keyboard.press('Escape');
+  }
+}
+
+test('checkpoints in the .vsix: view, explorer, evaluate, fine-tune from, resume, export, compare, delete, prune', { timeout: 20 * 60_000 }, async (t) => {
   // 10 images per class, 20% held out: 32 to train on, 4 steps per epoch at batch 8.
   const s: Suite = await startSuite(t, { name: 'checkpoints', perClass: 10 });
   const { h, notes } = s;
@@ -188,6 +209,123 @@ test('checkpoints in the .vsix: view, explorer, evaluate, fine-tune from, resume
           .evaluateAll((els) => els.map((e) => e.className));
         return icons.length === 2 && icons.every((c) => c.includes('codicon-pass'));
       }, MEDIUM);
+    });
+
+    // ---- the explorer's other actions, on the original run (its panel is the one explorer open) ----
+    const row = (file: string) => explorer().locator('tbody tr.row').filter({ hasText: path.posix.basename(file) });
+    const button = (label: string) => explorer().locator('vscode-button', { hasText: label });
+    const showExplorer = async (select: ManifestEntry) => {
+      await h.page.keyboard.press('Escape');
+      await h.page.locator('.tabs-container .tab', { hasText: `Checkpoints: ${RUN}` }).first().click();
+      await row(select.file).click();
+      await explorer().getByRole('heading', { name: `Selected: ${base(select)}` }).waitFor({ state: 'visible', timeout: MEDIUM });
+    };
+
+    await s.step(t, 'evaluate-on-folder-with-other-classes', async () => {
+      // The toasts of the runs above would cover the explorer's lower part.
+      await h.runCommand('Notifications: Clear All Notifications');
+      // Three of the run's classes, and one it does not have.
+      const other = path.join(s.workspace, 'other-shapes');
+      for (const c of ['blue triangle', 'green square', 'red circle', 'yellow cross']) cpSync(path.join(s.dataDir, c), path.join(other, c), { recursive: true });
+      renameSync(path.join(other, 'yellow cross'), path.join(other, 'purple hexagon'));
+      const keptEval = readFileSync(path.join(runDir, `${best!.file}.eval.json`), 'utf8');
+      await showExplorer(best!);
+      await button('Evaluate on folder…').click();
+      // The pick lists folders on the target from the run's data folder: up to the workspace, into the other one.
+      await chooseRow(h, '..');
+      await chooseRow(h, 'other-shapes');
+      await chooseRow(h, new RegExp(`Use this folder\\s*${escapeRegExp(other)}$`));
+      let text = '';
+      await waitUntil('the explorer to say why the folder cannot be evaluated', async () => /classes differ/.test((text = (await explorer().locator('.error').textContent({ timeout: 1000 }).catch(() => '')) ?? '')), LONG, () => text);
+      assert.match(text, /classes differ from the run's/, text);
+      assert.match(text, /missing class folder: yellow cross\b/, text);
+      assert.match(text, /extra class folder: purple hexagon\b/, text);
+      // The kept result of the earlier evaluation is not replaced by the failed one.
+      assert.equal(readFileSync(path.join(runDir, `${best!.file}.eval.json`), 'utf8'), keptEval);
+    });
+
+    await s.step(t, 'export-onnx', async () => {
+      await showExplorer(best!);
+      await button('Export ONNX').click();
+      const done = await notes.waitFor(/^Exported ONNX: \S+\.onnx \(/, LONG);
+      const file = /^Exported ONNX: (\S+\.onnx) \(/.exec(done)![1];
+      const want = path.join(runDir, best!.file.replace(/\.ckpt$/, '.onnx'));
+      assert.equal(file, want, 'the ONNX file is not next to its checkpoint');
+      assert.ok(existsSync(want) && statSync(want).size > 0, `${want} is missing or empty`);
+      // The explorer lists the export on the checkpoint's row...
+      await waitUntil('the explorer row to list the ONNX export', async () => /\bONNX\b/.test((await row(best!.file).locator('td').last().textContent().catch(() => '')) ?? ''), MEDIUM);
+      // ...and the tree under the checkpoint (the only checkpoint row with children: the resumed run
+      // has checkpoints of the same names, without exports).
+      const parent = h
+        .viewPane(VIEW)
+        .locator('.monaco-list-row[aria-expanded]')
+        .filter({ has: h.page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRegExp(base(best!))}\\s*$`) }) })
+        .first();
+      await parent.waitFor({ state: 'visible', timeout: MEDIUM });
+      if ((await parent.getAttribute('aria-expanded')) === 'false') await parent.locator('.monaco-tl-twistie').click();
+      const child = treeRow(h, VIEW, path.basename(want));
+      await child.waitFor({ state: 'visible', timeout: MEDIUM });
+      assert.match((await child.locator('.label-description').textContent()) ?? '', /^ONNX · \d/);
+    });
+
+    await s.step(t, 'compare-frozen-backbone-unchanged', async () => {
+      const [a, b] = [entries[0], entries[entries.length - 1]];
+      await showExplorer(best!);
+      for (const e of [a, b]) await row(e.file).locator('input[type=checkbox]').click();
+      await button('Compare the two picked').click();
+      const heading = explorer().getByRole('heading', { name: `${base(a)} vs ${base(b)}` });
+      await heading.waitFor({ state: 'visible', timeout: LONG });
+      // The run froze the backbone (the wizard's choice): those tensors did not move, the head did.
+      await explorer().getByText('✔ The frozen part is unchanged (max L2 distance 0): freezing worked.').waitFor({ state: 'visible', timeout: MEDIUM });
+      const summary = /^(\d+) changed, (\d+) unchanged/.exec((await heading.locator('xpath=following-sibling::div[1]').textContent()) ?? '');
+      assert.ok(summary && Number(summary[1]) > 0 && Number(summary[2]) > 0, `summary: ${summary?.[0]}`);
+      const rows = await heading.locator('xpath=following-sibling::table[1]').locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent ?? '')));
+      const frozen = rows.filter((r) => r[4] === 'frozen');
+      const trained = rows.filter((r) => r[4] === 'trained');
+      assert.ok(frozen.length > 0 && frozen.every((r) => r[0].startsWith('backbone.') && r[2] === '0'), `frozen rows: ${JSON.stringify(frozen.slice(0, 5))}`);
+      assert.ok(trained.some((r) => r[0].startsWith('head') && Number(r[2]) > 0), `trained rows: ${JSON.stringify(trained)}`);
+    });
+
+    await s.step(t, 'delete-best-asks-twice', async () => {
+      await showExplorer(best!);
+      await button('Delete…').click();
+      const first = await answerDialog(h, new RegExp(`Delete 1 checkpoint of "${escapeRegExp(RUN)}" on ${TARGET}\\?`), 'Delete');
+      assert.match(first, new RegExp(`${escapeRegExp(base(best!))} \\(.*BEST\\)`), first);
+      await answerDialog(h, new RegExp(`Really delete the BEST checkpoint ${escapeRegExp(base(best!))}\\?`), 'Cancel');
+      assert.ok(existsSync(path.join(runDir, best!.file)), 'the best was deleted after a no to the second confirmation');
+      assert.deepEqual(manifest(runDir).map((e) => [e.file, e.best]), entries.map((e) => [e.file, e.best]));
+    });
+
+    await s.step(t, 'prune-keeps-best-and-newest', async () => {
+      // Keep the best and the newest 1: the newest, and the best if it is another one.
+      const newest = entries[entries.length - 1];
+      const kept = entries.filter((e) => e === newest || e.best);
+      const dropped = entries.filter((e) => !kept.includes(e));
+      assert.ok(dropped.length > 0);
+      await h.page.keyboard.press('Escape');
+      // Two runs are named e2e-ck (the original and its resumed segment): the pick's row by run id.
+      await commandOnMatch(h, 'Ascend: Prune Checkpoints (Keep Best + Newest N)', new RegExp(escapeRegExp(path.basename(runDir))));
+      await answerInput(h, 'the newest checkpoints to keep besides the best', '1');
+      const asked = await answerDialog(h, new RegExp(`Prune "${escapeRegExp(RUN)}": delete ${dropped.length} checkpoints?\\?`), 'Delete');
+      const [gone, stay] = asked.split('Kept:');
+      assert.ok(stay !== undefined && gone.includes('Deleted:'), asked);
+      for (const e of dropped) assert.ok(gone.includes(base(e)) && !stay.includes(base(e)), `${base(e)} not listed as deleted: ${asked}`);
+      for (const e of kept) assert.ok(stay.includes(base(e)) && !gone.includes(base(e)), `${base(e)} not listed as kept: ${asked}`);
+      assert.match(stay, new RegExp(`${escapeRegExp(base(best!))} \\(.*BEST\\)`));
+      // On the target: the manifest names only what is kept, the other files are gone.
+      await waitUntil('checkpoints.json to list only the kept checkpoints', () => manifest(runDir).map((e) => e.file).join() === kept.map((e) => e.file).join(), MEDIUM, () => JSON.stringify(manifest(runDir)));
+      await waitUntil('the pruned files to be gone', () => dropped.every((e) => !existsSync(path.join(runDir, e.file))), MEDIUM);
+      assert.equal(manifest(runDir).find((e) => e.best)?.file, best!.file, 'the best is no longer marked best');
+      for (const e of kept) assert.ok(existsSync(path.join(runDir, e.file)), `${e.file} was deleted`);
+      assert.ok(existsSync(path.join(runDir, best!.file.replace(/\.ckpt$/, '.onnx'))), 'the export of the best went too');
+      // The explorer shows what is left.
+      const rows = explorer().locator('tbody tr.row');
+      await waitUntil('the explorer to list the kept checkpoints', async () => (await rows.count().catch(() => -1)) === kept.length, MEDIUM);
+      // A comparison of a checkpoint that is gone is not shown any more.
+      const [a, b] = [entries[0], entries[entries.length - 1]];
+      const comparison = explorer().getByRole('heading', { name: `${base(a)} vs ${base(b)}` });
+      if (dropped.includes(a)) await comparison.waitFor({ state: 'hidden', timeout: MEDIUM });
+      else assert.ok(await comparison.isVisible());
     });
   } finally {
     await s.close();

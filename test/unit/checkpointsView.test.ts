@@ -2,7 +2,7 @@
 // on a run directory this test writes: checkpoints grouped by run under their pretrained source, a
 // star on the best, an error icon with the reason on a truncated file (the runner's `verify`), a
 // junk manifest entry shown as an error, and Delete that lists what goes and deletes the best only
-// after its own second confirmation. Needs the project's .venv (npm test makes it).
+// after its own second confirmation (also when it is selected alone). Needs the project's .venv (npm test makes it).
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -144,12 +144,12 @@ test('the tree: run, pretrained parent, best starred, truncated and junk entries
   assert.equal(three.item.contextValue, 'checkpoint.local.plain.bad');
   assert.equal(one.item.iconPath?.id, 'database');
 
-  // Delete of one, four and the best: the first confirmation lists the plain two, the best gets its
-  // own; answering no to that one keeps the best.
-  fake.answers.set('Delete 2 checkpoints of "ck"', 'Delete');
+  // Delete of one, four and the best: the first confirmation lists all three, the best gets a
+  // second one of its own; answering no to that one keeps the best.
+  fake.answers.set('Delete 3 checkpoints of "ck"', 'Delete');
   await commands['ascend.checkpoint.delete'](app as never)(one.n, [one.n, two.n, four.n]);
-  const first = fake.recorded.messages.find((m) => m.text.startsWith('Delete 2 checkpoints'));
-  assert.match(String((first?.items[0] as { detail: string }).detail), /ck-e1-s1\.ckpt \(epoch 1, step 1, val acc 50\.0%\)\nck-e4-s4\.ckpt/);
+  const first = fake.recorded.messages.find((m) => m.text.startsWith('Delete 3 checkpoints'));
+  assert.match(String((first?.items[0] as { detail: string }).detail), /ck-e1-s1\.ckpt \(epoch 1, step 1, val acc 50\.0%\)\nck-e4-s4\.ckpt .*\nck-e2-s2\.ckpt \(.*BEST\)/);
   assert.ok(fake.recorded.messages.some((m) => m.text.startsWith('Also delete the BEST checkpoint ck-e2-s2.ckpt')), 'a second question for the best');
   assert.equal(existsSync(path.join(runDir, 'checkpoints/ck-e1-s1.ckpt')), false);
   assert.equal(existsSync(path.join(runDir, 'checkpoints/ck-e4-s4.ckpt')), false);
@@ -171,5 +171,17 @@ test('the tree: run, pretrained parent, best starred, truncated and junk entries
   const pruned = JSON.parse(readFileSync(path.join(runDir, 'checkpoints.json'), 'utf8')) as { file: string }[];
   assert.deepEqual(pruned.map((e) => e.file).filter((f) => f.startsWith('checkpoints/')), ['checkpoints/ck-e2-s2.ckpt', 'checkpoints/ck-e6-s6.ckpt']);
   assert.equal(existsSync(path.join(runDir, 'checkpoints/ck-e5-s5.ckpt')), false);
+
+  // Delete of the best alone still asks twice: a yes to the first and no to the second keeps it.
+  for (let i = 0; i < 200 && (await children(run)) && items().length !== 2; i++) await sleep(50);
+  const best = items().find((x) => x.item.label === 'ck-e2-s2.ckpt')!;
+  const asks = () => fake.recorded.messages.filter((m) => /^(Delete 1 checkpoint of "ck"|Really delete the BEST checkpoint ck-e2-s2\.ckpt\?)/.test(m.text)).length;
+  fake.answers.set('Delete 1 checkpoint of "ck"', 'Delete');
+  await commands['ascend.checkpoint.delete'](app as never)(best.n, [best.n]);
+  assert.equal(asks(), 2, 'a first and a second confirmation for the best alone');
+  assert.equal(existsSync(path.join(runDir, 'checkpoints/ck-e2-s2.ckpt')), true, 'the best stays after a no to the second confirmation');
+  fake.answers.set('Really delete the BEST', 'Delete the Best Checkpoint');
+  await commands['ascend.checkpoint.delete'](app as never)(best.n, [best.n]);
+  assert.equal(existsSync(path.join(runDir, 'checkpoints/ck-e2-s2.ckpt')), false, 'two yeses delete the best');
   assert.ok(!fake.recorded.messages.some((m) => m.severity === 'error'), JSON.stringify(fake.recorded.messages));
 });
