@@ -21,6 +21,7 @@ def attach(run_dir: str, since: int, follow: bool = True, poll_s: float = 0.02) 
     out = sys.stdout.buffer
     last_check = time.monotonic()
     finished = False  # the log so far ends with run_finished (a resume in place appends a new run_started)
+    seen_dir = os.path.isdir(run_dir)
     try:
         while True:
             wrote = got = False
@@ -43,6 +44,16 @@ def attach(run_dir: str, since: int, follow: bool = True, poll_s: float = 0.02) 
             now = time.monotonic()
             if now - last_check >= LIVENESS_EVERY_S:
                 last_check = now
+                # A run directory deleted meanwhile (Delete Run, a cleaned scratch disk) will never
+                # finish either; without this check nothing would end this process. One not made
+                # yet is another matter: attach may start before launch has created it.
+                if os.path.isdir(run_dir):
+                    seen_dir = True
+                elif seen_dir:
+                    out.write(json.dumps({"error": {"kind": "gone", "message": f"the run directory {run_dir} "
+                              "no longer exists"}}).encode() + b"\n")
+                    out.flush()
+                    return 1
                 # A run whose process is gone without run_finished will never finish: say so and stop.
                 if os.path.isfile(status_path(run_dir)) and effective_state(run_dir) == "lost":
                     for line in tail.poll():  # anything written just before it died

@@ -55,6 +55,7 @@ def cmd_validate(a) -> int:
 
 
 def cmd_train(a) -> int:
+    from .rundir import write_status
     from .train import Run, RunBusy
 
     try:
@@ -73,6 +74,8 @@ def cmd_train(a) -> int:
     except RunBusy as e:
         raise CliError(2, "busy", str(e))
     r.node_rank, r.master_port = a.node_rank, a.master_port  # several devices: this node's msrun (distributed.py)
+    if a.node_rank:  # `ls` shows it, so a listing of this node can tell its part from a run of its own
+        write_status(r.run_dir, node_rank=a.node_rank)
     code = r.execute()
     if code:
         out({"error": {**r.error, "run_dir": r.run_dir}})

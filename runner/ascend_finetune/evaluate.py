@@ -46,10 +46,6 @@ def _samples(run: RunInfo, folder: str | None, workers: int) -> tuple[str, list,
 
 
 def evaluate(run_dir: str, ckpt: str, folder: str | None, batch_size: int | None, device: str | None) -> dict[str, Any]:
-    from . import amp as ampmod
-    from .data import make_dataset
-    from .run_model import load_net, select_device
-
     run = load_run(run_dir)
     read_index(ckpt)  # a damaged file fails here, before the data is scanned
     if not run.classes:
@@ -62,6 +58,11 @@ def evaluate(run_dir: str, ckpt: str, folder: str | None, batch_size: int | None
         raise ToolError("bad_input", f"no readable images to evaluate in {where}", field="--data")
     if batch_size is not None and batch_size < 1:
         raise ToolError("bad_input", f"--batch-size must be at least 1 (got {batch_size})", field="--batch-size")
+    # MindSpore only now: a wrong folder or checkpoint is answered without its ~10 s import.
+    from . import amp as ampmod
+    from .data import make_dataset
+    from .run_model import load_net, select_device
+
     target = select_device(run, device)
     net = load_net(run, ckpt)
     level = ampmod.plan(run.spec.get("amp") or {"level": "O0", "loss_scale": "none"}, target).level

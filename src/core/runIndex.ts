@@ -31,6 +31,8 @@ export interface ListedRun {
   ended_at?: number | null;
   name?: string | null;
   backbone?: string | null;
+  /** Set (1, 2, ...) on another node's part of a multi-node run: its master's run is the run. */
+  node_rank?: number | null;
 }
 
 /** The part of vscode.Memento this needs, so tests can pass a Map. */
@@ -94,6 +96,7 @@ export class RunIndex {
   mergeListing(targetId: string, listed: ListedRun[]): Promise<void> {
     const seen = new Set<string>();
     for (const l of listed) {
+      if (typeof l.node_rank === 'number' && l.node_rank > 0) continue; // listed under its master's target
       seen.add(l.run_id);
       const old = this.get(targetId, l.run_id);
       this.records.set(key(targetId, l.run_id), {
@@ -107,6 +110,7 @@ export class RunIndex {
         endedAt: l.ended_at ?? old?.endedAt ?? null,
         lastSeq: old?.lastSeq ?? 0,
         description: old?.description,
+        ...(old?.nodes ? { nodes: old.nodes } : {}),
       });
     }
     for (const r of [...this.records.values()]) {

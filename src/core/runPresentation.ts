@@ -65,6 +65,8 @@ export function runTooltip(record: RunRecord, targetLabel: string, state: ShownS
   if (specSummary) lines.push(specSummary);
   else if (record.backbone) lines.push(record.backbone);
   lines.push(record.runDir);
+  // A multi-node run: its other nodes' run directories (target ids are `ssh:<host>`).
+  for (const [i, n] of (record.nodes ?? []).entries()) lines.push(`node ${i + 1}: ${n.targetId.replace(/^ssh:/, '')} ${n.runDir}`);
   return lines.join('\n');
 }
 
@@ -161,7 +163,7 @@ export interface ListedRunDetail extends ListedRun {
   step?: number | null;
   loss?: number | null;
   /** The best checkpoint's manifest entry (file, epoch, step, metrics). */
-  best?: { metrics?: { val_acc?: number | null } | null } | null;
+  best?: { metrics?: { val_acc?: number | null; [metric: string]: unknown } | null } | null;
 }
 
 /** The Runs view description of a listed run, in the same words a streamed run gets. */

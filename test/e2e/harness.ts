@@ -44,6 +44,8 @@ export const DEFAULT_SETTINGS: Record<string, unknown> = {
   'update.mode': 'none',
   'git.openRepositoryInParentFolders': 'never',
   'window.restoreWindows': 'none',
+  // msrun's scheduler port would otherwise raise an "application on port N is available" toast.
+  'remote.autoForwardPorts': false,
 };
 
 export const SELECTORS = {

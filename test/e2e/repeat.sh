@@ -25,6 +25,8 @@ for i in $(seq 1 "$n"); do
     cp -r test-output/e2e/local "$out/run-$i-local" 2>/dev/null
     cp -r test-output/e2e/ssh "$out/run-$i-ssh" 2>/dev/null
     cp -r test-output/e2e/checkpoints "$out/run-$i-checkpoints" 2>/dev/null
+    cp -r test-output/e2e/nodes "$out/run-$i-nodes" 2>/dev/null
+    cp -r test-output/e2e/spec-files "$out/run-$i-spec-files" 2>/dev/null
   fi
   echo "run $i: $result in $(($(date +%s) - start)) s ($(date -u +%H:%M:%S))" | tee -a "$out/tally.txt"
 done

@@ -130,3 +130,21 @@ def test_a_resumed_log_is_followed_past_its_first_run_finished(tmp_path):
     # --since at or past the end of a finished run returns at once with nothing
     code, evs = _read(_attach(run_dir, 6))
     assert code == 0 and evs == []
+
+
+def test_a_run_directory_deleted_while_followed_ends_attach_with_an_error(tmp_path):
+    import shutil
+
+    run_dir = tmp_path / "doomed"
+    run_dir.mkdir()
+    initial_status(str(run_dir), os.getpid())  # this test process: alive, so never `lost`
+    log = EventLog(os.path.join(run_dir, "events.jsonl"))
+    log.emit("run_started", run_id="x", total_steps=10)
+    log.close()
+    proc = _attach(run_dir)
+    wait_for(lambda: (run_dir / "events.jsonl").exists(), timeout=5)
+    time.sleep(0.3)
+    shutil.rmtree(run_dir)
+    code, evs = _read(proc)  # without the check this never returns (the test times out)
+    assert code == 1
+    assert evs[0]["type"] == "run_started" and evs[-1]["error"]["kind"] == "gone"

@@ -257,6 +257,10 @@ def test_two_nodes_launched_apart_train_as_one_run(tmp_path, small_data):
     v0, v1 = rank_verdicts(a)[0], rank_verdicts(b)[1]
     assert v0["step"] == v1["step"] == 8 and v0["weights_l1"] == pytest.approx(v1["weights_l1"], rel=1e-6)
     assert not of_type(events(b), "step"), "only rank 0 writes the run's events"
+    # `ls` tells node 1's part from a run of its own; the master's run has no node_rank.
+    _, ls_b = cli("ls", str(tmp_path / "b"))
+    _, ls_a = cli("ls", str(tmp_path / "a"))
+    assert [r.get("node_rank") for r in ls_b["runs"]] == [1] and [r.get("node_rank") for r in ls_a["runs"]] == [None]
     assert_no_orphans(a)
     assert_no_orphans(b)
 

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import {
   canDelete,
   describeListed,
+  runTooltip,
   finishNotice,
   formatDuration,
   isLive,
@@ -82,4 +83,10 @@ test('a listed run (ls) is described like a streamed one', () => {
   assert.equal(describeListed({ ...base, state: 'completed', epochs: 2, epoch: 2, loss: 0.5, best: { metrics: { loss: 0.5 } } }), 'epoch 2/2 · loss 0.500', 'no val_acc: no best');
   assert.equal(describeListed({ ...base, state: 'lost', epoch: null, loss: null }), 'lost');
   assert.equal(describeListed({ ...base, state: 'running' }), '');
+});
+
+test("a multi-node run's tooltip names each other node and its run directory", () => {
+  const rec = { targetId: 'ssh:npu-a', runId: 'r2', runDir: '/runs/r2', name: 'two', state: 'completed' as const, startedAt: 0, lastSeq: 0 };
+  assert.deepEqual(runTooltip({ ...rec, nodes: [{ targetId: 'ssh:npu-b', runDir: '/scratch/r2' }] }, 'npu-a', 'completed').split('\n'), ['two', 'r2 on npu-a', 'state: completed', '/runs/r2', 'node 1: npu-b /scratch/r2']);
+  assert.ok(!runTooltip(rec, 'npu-a', 'completed').includes('node 1'));
 });
