@@ -37,7 +37,9 @@ export const COMMAND_FACTORIES: Record<CommandId, (app: App) => Handler> = {
       void vscode.window.showErrorMessage(`${vscode.workspace.asRelativePath(file)}: ${errorText(e)}`);
       return;
     }
-    await startWizard(app, { choices: choicesFromSpec(spec), baseSpec: spec });
+    // The wizard starts on the file's target, so its paths (data, pretrained) are kept unless
+    // another target is picked; they are that machine's paths.
+    await startWizard(app, { targetId: specLanguage(app).targetOf(file)?.id, choices: choicesFromSpec(spec), baseSpec: spec });
   },
   'ascend.stopRun': (app) => (node) => control(app, node, 'stop'),
   'ascend.saveCheckpoint': (app) => (node) => control(app, node, 'checkpoint'),

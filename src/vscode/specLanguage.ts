@@ -80,6 +80,12 @@ export class SpecLanguage implements vscode.Disposable {
     return vscode.workspace.getConfiguration(SECTION).get<string>(SPEC_TARGET_SETTING, '').trim();
   }
 
+  /** The configured target a spec file is for (Start from Spec File starts the wizard there). */
+  targetOf(file: vscode.Uri): TargetDef | undefined {
+    const id = this.targetIdFor(file.toString());
+    return id === '' ? this.localDef() : this.app.ctx.target(id);
+  }
+
   /** A target id as the server names it; empty is this machine. */
   private targetInfo(id: string): SpecTargetInfo {
     const def = id === '' ? this.localDef() : this.app.ctx.target(id);
