@@ -5,6 +5,8 @@ Each finds a set-up that will run, but not the way the user probably expects:
 - `workers_above_cores`: more data loader threads (data.workers, per rank) than CPU cores;
 - `no_checkpoint_interval`: checkpoint.every_steps longer than the run, so only the epoch-end (and
   final) checkpoints are saved;
+- `frozen_random_backbone`: frozen layers (model.freeze) with no pretrained weights, so they keep
+  their random initialization and only the head learns, on random features;
 - `npu_busy`: another process already uses one of the run's NPUs (npu-smi's process table);
 - `npu_low_hbm`: one of the run's NPUs has less than LOW_HBM_FRACTION of its HBM free;
 - `cann_mismatch`: the installed CANN (`$ASCEND_HOME_PATH/compiler/version.info`, the file
@@ -48,6 +50,14 @@ def run_warnings(spec: dict[str, Any], total_steps: int, steps_per_epoch: int, t
                             f"checkpoint will be saved, only one at each epoch end ({steps_per_epoch} steps apart); "
                             f"lower checkpoint.every_steps to save more often",
                             {"every_steps": every, "total_steps": total_steps, "steps_per_epoch": steps_per_epoch}))
+    model = spec.get("model") or {}
+    if model.get("pretrained") is None and model.get("freeze", "none") != "none":
+        out.append(_warning("frozen_random_backbone",
+                            f"model.freeze is {model['freeze']!r} but model.pretrained is null: the frozen layers keep "
+                            "their random initial weights, so only the head learns, on random features (accuracy "
+                            "stays near chance and the loss can grow); set model.pretrained to a checkpoint, or "
+                            "model.freeze to \"none\" to train every layer",
+                            {"freeze": model["freeze"]}))
     if target == "Ascend":
         w = cann_warning()
         if w:

@@ -24,6 +24,17 @@ def base(ids=(0,), workers=2, every_steps=10) -> dict:
 
 # ---------------------------------------------------------------- spec against machine and run
 
+def test_frozen_layers_without_pretrained_weights_are_flagged():
+    def with_model(**model):
+        return {**base(), "model": {"backbone": "resnet18", **model}}
+    w = preflight.run_warnings(with_model(freeze="backbone", pretrained=None), 100, 10, "CPU", cpu_count=8)
+    assert codes(w) == ["frozen_random_backbone"]
+    assert "model.pretrained" in w[0]["message"] and w[0]["details"] == {"freeze": "backbone"}
+    assert codes(preflight.run_warnings(with_model(freeze="up_to:layer2", pretrained=None), 100, 10, "CPU", cpu_count=8)) == ["frozen_random_backbone"]
+    assert codes(preflight.run_warnings(with_model(freeze="none", pretrained=None), 100, 10, "CPU", cpu_count=8)) == []
+    assert codes(preflight.run_warnings(with_model(freeze="backbone", pretrained="/w/r18.ckpt"), 100, 10, "CPU", cpu_count=8)) == []
+
+
 def test_workers_above_cores_counts_every_rank_of_the_node():
     assert codes(preflight.run_warnings(base(workers=8), 100, 10, "CPU", cpu_count=8)) == []
     w = preflight.run_warnings(base(workers=9), 100, 10, "CPU", cpu_count=8)
