@@ -45,7 +45,8 @@ export function diagnose(doc: SpecDocument, td: TextDocument, opts: DiagnoseOpti
   const bad = new Set(problems.map((p) => p.path));
   if (opts.local) out.push(...localChecks(doc, opts.baseDir ?? '.', bad, range));
   else if (opts.remote) out.push(...remoteChecks(doc, opts.remote, bad, range));
-  out.push(...advice(doc, range));
+  // Advice that only makes sense for a spec that validates waits for its errors (a missing path is a warning, not one).
+  out.push(...advice(doc, range, problems.every((p) => / not found: /.test(p.message))));
   // A file of thousands of wrong keys is not a spec: the first ones say so.
   if (out.length > LIMITS.maxDiagnostics) {
     const more = out.length - LIMITS.maxDiagnostics;
@@ -208,7 +209,7 @@ function classChecks(doc: SpecDocument, train: FieldNode, classes: string[], cou
 }
 
 /** Settings that are valid but probably not what the author wants, each with why. */
-function advice(doc: SpecDocument, range: (s: Span) => Diagnostic['range']): Diagnostic[] {
+function advice(doc: SpecDocument, range: (s: Span) => Diagnostic['range'], valid: boolean): Diagnostic[] {
   const out: Diagnostic[] = [];
   const level = str(doc, 'amp.level', String(specDefault('amp.level')));
   const scale = str(doc, 'amp.loss_scale', String(specDefault('amp.loss_scale')));
@@ -243,6 +244,19 @@ function advice(doc: SpecDocument, range: (s: Span) => Diagnostic['range']): Dia
       'train.cache_features',
       DiagnosticSeverity.Error,
       { kind: 'setValue', path: 'model.freeze', values: [{ label: 'Set model.freeze to "backbone"', value: 'backbone' }] },
+    );
+  }
+  const pretrained = doc.nodes.get('model.pretrained')?.value ?? null;
+  if (valid && freeze !== 'none' && pretrained === null) {
+    // The runner says the same at start (frozen_random_backbone). Only once the spec validates: a
+    // spec still being fixed (or half written) gets its errors first.
+    const freezeNode = doc.nodes.get('model.freeze');
+    warn(
+      freezeNode ?? doc.nodes.get('model.pretrained') ?? doc.nodes.get('model'),
+      `model.freeze is "${freeze}"${freezeNode ? '' : ' (the default)'} but model.pretrained is null: the frozen layers keep their random initial weights, so only the head learns, on random features (accuracy stays near chance and the loss can grow); set model.pretrained to a checkpoint, or model.freeze to "none" to train every layer`,
+      'frozen_random_backbone', // the runner's warning code for the same thing
+      DiagnosticSeverity.Warning,
+      freezeNode ? { kind: 'setValue', path: 'model.freeze', values: [{ label: 'Set model.freeze to "none" (train every layer)', value: 'none' }] } : undefined,
     );
   }
   const ids = doc.nodes.get('device.ids')?.value;

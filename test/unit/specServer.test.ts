@@ -302,6 +302,25 @@ test('quick fixes: rename an unknown key, change an enum value, clamp an out-of-
   assert.equal(applyEdits(jtext, jfix[0].edit!.changes![juri]), '{"data": {"train": "x"},\n "model": {}}');
 });
 
+test('frozen layers without pretrained weights: a warning once the spec validates, with a fix when freeze is written', async () => {
+  const uri = uriOf(path.join(work, 'f.ascend.yaml'));
+  const text = 'data:\n  train: x\nmodel:\n  backbone: resnet18\n  freeze: up_to:layer2\n';
+  const diags = await open(uri, text);
+  const w = diags.find((d) => d.code === 'frozen_random_backbone');
+  assert.ok(w && w.severity === 2 && w.range.start.line === 4 && /random initial weights/.test(msg(w)), JSON.stringify(diags));
+  const acts = await fixes(uri, text, 4);
+  assert.equal(applyEdits(text, acts[0].edit!.changes![uri]), text.replace('up_to:layer2', '"none"'));
+  // The default freeze (backbone) with no model.freeze written: the warning sits on `model`, no fix.
+  const dflt = await open(uri, 'data:\n  train: x\nmodel:\n  backbone: resnet18\n');
+  const d = dflt.find((x) => x.code === 'frozen_random_backbone');
+  assert.ok(d && d.range.start.line === 2 && /\(the default\)/.test(msg(d)) && d.data === undefined);
+  // With weights, or nothing frozen, or a spec that still has errors: no warning.
+  for (const ok of ['data:\n  train: x\nmodel:\n  pretrained: w.ckpt\n', 'data:\n  train: x\nmodel:\n  freeze: none\n', 'data:\n  train: x\n  batchsize: 8\nmodel:\n  backbone: resnet18\n']) {
+    assert.ok(!(await open(uri, ok)).some((x) => x.code === 'frozen_random_backbone'), ok);
+  }
+  close(uri);
+});
+
 test('code lenses: Start fine-tune always; Open last run once a run of this spec exists', async () => {
   const uri = uriOf(path.join(work, 'l.ascend.yaml'));
   await open(uri, 'name: flowers\ndata:\n  train: x\n');
