@@ -18,6 +18,8 @@ export interface RunRecord {
   lastSeq: number;
   /** Last known description (epoch, loss, best accuracy), shown until a stream refreshes it. */
   description?: string;
+  /** The checkpoint (file name) a resumed run started from. */
+  resumedFrom?: string;
   /** A multi-node run's other nodes (node 1, 2, ...): their targets and run directories there. */
   nodes?: { targetId: string; runDir: string }[];
 }
@@ -100,6 +102,7 @@ export class RunIndex {
       seen.add(l.run_id);
       const old = this.get(targetId, l.run_id);
       this.records.set(key(targetId, l.run_id), {
+        ...old, // what only the extension knows (a multi-node run's nodes, what it resumed from)
         targetId,
         runId: l.run_id,
         runDir: l.run_dir,
@@ -110,7 +113,6 @@ export class RunIndex {
         endedAt: l.ended_at ?? old?.endedAt ?? null,
         lastSeq: old?.lastSeq ?? 0,
         description: old?.description,
-        ...(old?.nodes ? { nodes: old.nodes } : {}),
       });
     }
     for (const r of [...this.records.values()]) {

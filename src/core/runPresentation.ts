@@ -64,10 +64,16 @@ export function runTooltip(record: RunRecord, targetLabel: string, state: ShownS
   if (record.endedAt) lines.push(`ended ${new Date(record.endedAt * 1000).toLocaleString()}`);
   if (specSummary) lines.push(specSummary);
   else if (record.backbone) lines.push(record.backbone);
+  if (record.resumedFrom) lines.push(`resumed from ${record.resumedFrom}`);
   lines.push(record.runDir);
   // A multi-node run: its other nodes' run directories (target ids are `ssh:<host>`).
   for (const [i, n] of (record.nodes ?? []).entries()) lines.push(`node ${i + 1}: ${n.targetId.replace(/^ssh:/, '')} ${n.runDir}`);
   return lines.join('\n');
+}
+
+/** A Runs-view description with what tells a resumed run from the run it continues (same name). */
+export function runDescription(progress: string, record: Pick<RunRecord, 'resumedFrom'>): string {
+  return record.resumedFrom ? `${progress} · resumed from ${record.resumedFrom.replace(/\.(ckpt|safetensors)$/, '')}` : progress;
 }
 
 /** `1h 02m`, `4m 05s`, `12s`. */

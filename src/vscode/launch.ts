@@ -48,7 +48,8 @@ export async function launchSpec(app: App, def: TargetDef, spec: Record<string, 
   report('launching…');
   const res = await launchRun(transport, specPath, def.runsRoot, { timeoutMs: 120_000, resume: opts.resume });
   log.info(`launched ${res.run_id} (pid ${res.pid}) in ${res.run_dir} on ${def.label}`);
-  return { kind: 'launched', record: await track(app, def, spec, res.run_id, res.run_dir), specPath };
+  const resumedFrom = opts.resume === undefined ? undefined : opts.resume.split(/[\\/]/).pop();
+  return { kind: 'launched', record: await track(app, def, spec, res.run_id, res.run_dir, undefined, resumedFrom), specPath };
 }
 
 function runName(spec: Record<string, unknown>): string {
@@ -69,7 +70,7 @@ async function validateOn(app: App, transport: Target, specPath: string, opts: L
 }
 
 /** The launched run goes into the index, its stream starts, and the Runs view shows it. */
-async function track(app: App, def: TargetDef, spec: Record<string, unknown>, runId: string, runDir: string, nodes?: RunRecord['nodes']): Promise<RunRecord> {
+async function track(app: App, def: TargetDef, spec: Record<string, unknown>, runId: string, runDir: string, nodes?: RunRecord['nodes'], resumedFrom?: string): Promise<RunRecord> {
   const model = spec.model as { backbone?: unknown } | undefined;
   const record: RunRecord = {
     targetId: def.id,
@@ -81,6 +82,7 @@ async function track(app: App, def: TargetDef, spec: Record<string, unknown>, ru
     startedAt: Date.now() / 1000,
     lastSeq: 0,
     ...(nodes?.length ? { nodes } : {}),
+    ...(resumedFrom ? { resumedFrom } : {}),
   };
   await app.ctx.index.upsert(record);
   app.monitor.follow(record, { launched: true });

@@ -1,7 +1,7 @@
 // The Runs view: runs grouped by target, newest first, with their state icon, a description
 // (epoch, loss, best accuracy) and a tooltip; live runs update as their events arrive.
 import * as vscode from 'vscode';
-import { canDelete, runContextValue, runTooltip, shownState, stateIcon, type ShownState } from '../core/runPresentation';
+import { canDelete, runContextValue, runDescription, runTooltip, shownState, stateIcon, type ShownState } from '../core/runPresentation';
 import type { RunRecord } from '../core/runIndex';
 import { describe } from '../core/runState';
 import type { Ctx } from './context';
@@ -61,7 +61,7 @@ export class RunsView implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
     const state = this.state(record);
     const icon = stateIcon(state);
     item.iconPath = new vscode.ThemeIcon(icon.id, icon.color ? new vscode.ThemeColor(icon.color) : undefined);
-    item.description = (view && describe(view)) || record.description || state;
+    item.description = runDescription((view && describe(view)) || record.description || state, record);
     const targetLabel = this.ctx.target(record.targetId)?.label ?? record.targetId;
     item.tooltip = runTooltip(record, targetLabel, state);
     item.contextValue = runContextValue(state);

@@ -209,6 +209,9 @@ test('checkpoints in the .vsix: view, explorer, evaluate, fine-tune from, resume
           .evaluateAll((els) => els.map((e) => e.className));
         return icons.length === 2 && icons.every((c) => c.includes('codicon-pass'));
       }, MEDIUM);
+      // ...and the resumed one says what it continues from.
+      const resumedRow = h.viewPane('Runs').locator('.monaco-list-row').filter({ hasText: `resumed from ${base(first).replace(/\.ckpt$/, '')}` });
+      await resumedRow.first().waitFor({ state: 'visible', timeout: MEDIUM });
     });
 
     // ---- the explorer's other actions, on the original run (its panel is the one explorer open) ----

@@ -57,7 +57,7 @@ test("a target's ls is the truth for that target only", async () => {
 test("a multi-node run: another node's part is not a run of that target, and ls keeps the master's nodes", async () => {
   const idx = new RunIndex(new JsonStore());
   const nodes = [{ targetId: 'ssh:npu-b', runDir: '/runs/r2' }];
-  await idx.upsert(rec('r2', 100, { targetId: 'ssh:npu-a', nodes }));
+  await idx.upsert(rec('r2', 100, { targetId: 'ssh:npu-a', nodes, resumedFrom: 'r1-e1-s4.ckpt' }));
   await idx.mergeListing('ssh:npu-a', [{ run_id: 'r2', run_dir: '/runs/r2', state: 'completed', started_at: 100 }]);
   await idx.mergeListing('ssh:npu-b', [
     { run_id: 'r2', run_dir: '/runs/r2', state: 'completed', started_at: 101, node_rank: 1 },
@@ -65,6 +65,7 @@ test("a multi-node run: another node's part is not a run of that target, and ls 
   ]);
   assert.deepEqual(idx.all().map((r) => `${r.targetId}/${r.runId}`), ['ssh:npu-a/r2', 'ssh:npu-b/own']);
   assert.deepEqual(idx.get('ssh:npu-a', 'r2')?.nodes, nodes);
+  assert.equal(idx.get('ssh:npu-a', 'r2')?.resumedFrom, 'r1-e1-s4.ckpt', 'what only the extension knows survives ls');
 });
 
 test('garbage in the store is dropped, not fatal', () => {

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import {
   canDelete,
   describeListed,
+  runDescription,
   runTooltip,
   finishNotice,
   formatDuration,
@@ -89,4 +90,11 @@ test("a multi-node run's tooltip names each other node and its run directory", (
   const rec = { targetId: 'ssh:npu-a', runId: 'r2', runDir: '/runs/r2', name: 'two', state: 'completed' as const, startedAt: 0, lastSeq: 0 };
   assert.deepEqual(runTooltip({ ...rec, nodes: [{ targetId: 'ssh:npu-b', runDir: '/scratch/r2' }] }, 'npu-a', 'completed').split('\n'), ['two', 'r2 on npu-a', 'state: completed', '/runs/r2', 'node 1: npu-b /scratch/r2']);
   assert.ok(!runTooltip(rec, 'npu-a', 'completed').includes('node 1'));
+});
+
+test('a resumed run says what it continues from, in its description and tooltip', () => {
+  assert.equal(runDescription('epoch 3/3 · loss 40.4', { resumedFrom: 'e2e-ck-e1-s4.ckpt' }), 'epoch 3/3 · loss 40.4 · resumed from e2e-ck-e1-s4');
+  assert.equal(runDescription('epoch 3/3', {}), 'epoch 3/3');
+  const rec = { targetId: 'local', runId: 'r3', runDir: '/runs/r3', name: 'ck', state: 'completed' as const, startedAt: 0, lastSeq: 0, resumedFrom: 'ck-e1-s4.ckpt' };
+  assert.ok(runTooltip(rec, 'This machine', 'completed').split('\n').includes('resumed from ck-e1-s4.ckpt'));
 });
