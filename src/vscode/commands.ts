@@ -80,20 +80,29 @@ export const COMMAND_FACTORIES: Record<CommandId, (app: App) => Handler> = {
       void vscode.window.showWarningMessage(`Run "${record.name ?? record.runId}" is still running or streaming: stop it first.`);
       return;
     }
+    // A multi-node run has a run directory on each node: all of them go.
+    const parts = [{ def, runDir: record.runDir }];
+    for (const n of record.nodes ?? []) {
+      const nodeDef = app.ctx.target(n.targetId);
+      if (nodeDef) parts.push({ def: nodeDef, runDir: n.runDir });
+    }
+    const where = parts.map((p) => `${p.runDir} on ${p.def.label}`).join('\n');
     const yes = await vscode.window.showWarningMessage(
       `Delete run "${record.name ?? record.runId}" on ${def.label}?`,
-      { modal: true, detail: `This deletes ${record.runDir} there, with its checkpoints and logs. It cannot be undone.` },
+      { modal: true, detail: `This deletes, with its checkpoints and logs:\n${where}\nIt cannot be undone.` },
       'Delete',
     );
     if (yes !== 'Delete') return;
-    try {
-      await deleteRunDir(app.ctx.python(def), record.runDir, { timeoutMs: 120_000 });
-      app.ctx.log.info(`deleted ${record.runDir} on ${def.label}`);
-    } catch (e) {
-      // A folder that is already gone is what was asked for.
-      if (!(e instanceof RunnerError && e.info?.kind === 'not_a_run')) {
-        void vscode.window.showErrorMessage(`Could not delete the run: ${errorText(e)}`);
-        return;
+    for (const p of parts) {
+      try {
+        await deleteRunDir(app.ctx.python(p.def), p.runDir, { timeoutMs: 120_000 });
+        app.ctx.log.info(`deleted ${p.runDir} on ${p.def.label}`);
+      } catch (e) {
+        // A folder that is already gone is what was asked for.
+        if (!(e instanceof RunnerError && e.info?.kind === 'not_a_run')) {
+          void vscode.window.showErrorMessage(`Could not delete ${p.runDir} on ${p.def.label}: ${errorText(e)}`);
+          return;
+        }
       }
     }
     await app.ctx.index.remove(record.targetId, record.runId);

@@ -12,14 +12,14 @@
 // wrapper on the window's PATH points it at the window's HOME, as in ssh.test.ts.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { startSshd, type Sshd } from '../integration/sshd';
 import { escapeRegExp, SELECTORS, waitUntil, type Harness } from './harness';
 import { killLiveRuns, startSuite, type Suite } from './steps';
-import { chooseRow, LOG_CHANNEL, LONG, MEDIUM, PYTHON, runDirOf, targetRows, waitForRunState } from './ui';
+import { answerDialog, chooseRow, commandOnRun, LOG_CHANNEL, LONG, MEDIUM, PYTHON, runDirOf, targetRows, waitForRunState } from './ui';
 
 const NODE_A = 'aft-node-a';
 const NODE_B = 'aft-node-b';
@@ -107,6 +107,7 @@ test('the .vsix starts a run on two SSH targets from the Start wizard: one run i
       assert.equal(launched[1].port, launched[0].port);
     });
 
+    let dirs: string[] = [];
     await s.step(t, 'two-node-run-completes', async () => {
       await waitForRunState(h, RUN, 'completed', LONG, (r) => new RegExp(`epoch ${EPOCHS}/${EPOCHS}`).test(r.text));
       await notes.waitFor(new RegExp(`Ascend run "${escapeRegExp(RUN)}" completed`), MEDIUM);
@@ -132,6 +133,14 @@ test('the .vsix starts a run on two SSH targets from the Start wizard: one run i
       assert.deepEqual([status(b).state, status(b).exit_code], ['completed', 0]);
       const verdict = JSON.parse(readFileSync(path.join(b, 'ranks', 'rank-1.json'), 'utf8')) as { status: string; step: number };
       assert.deepEqual([verdict.status, verdict.step], ['completed', started.total_steps]);
+      dirs = [a, b];
+    });
+
+    await s.step(t, 'delete-removes-every-node', async () => {
+      await commandOnRun(h, 'Ascend: Delete Run', RUN);
+      const asked = await answerDialog(h, new RegExp(`Delete run "${escapeRegExp(RUN)}"`), 'Delete');
+      for (const [dir, alias] of [[dirs[0], NODE_A], [dirs[1], NODE_B]]) assert.ok(asked.includes(`${dir} on ${alias}`), `the question names ${dir} on ${alias}: ${asked}`);
+      await waitUntil('both nodes\' run folders to be deleted', () => dirs.every((d) => !existsSync(d)), MEDIUM, () => JSON.stringify(dirs.filter((d) => existsSync(d))));
     });
   } finally {
     if (s) for (const alias of [NODE_A, NODE_B]) exitSshMaster(s.h.home, s.h.tempDir, alias);
