@@ -11,15 +11,15 @@
 // "localhost", stays its node address). ssh reads ~/.ssh/config from the passwd home, so the `ssh`
 // wrapper on the window's PATH points it at the window's HOME, as in ssh.test.ts.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { startSshd, type Sshd } from '../integration/sshd';
 import { escapeRegExp, SELECTORS, waitUntil, type Harness } from './harness';
 import { killLiveRuns, startSuite, type Suite } from './steps';
-import { answerDialog, chooseRow, commandOnRun, LOG_CHANNEL, LONG, MEDIUM, PYTHON, runDirOf, targetRows, waitForRunState } from './ui';
+import { exitSshMasters, sshWindow } from './sshWindow';
+import { answerDialog, chooseRow, commandOnRun, LOG_CHANNEL, LONG, MEDIUM, openInDialog, PYTHON, runDirOf, targetRows, typeAndEnter, useDataFolder, waitForRunState, waitForStep } from './ui';
 
 const NODE_A = 'aft-node-a';
 const NODE_B = 'aft-node-b';
@@ -31,31 +31,18 @@ test('the .vsix starts a run on two SSH targets from the Start wizard: one run i
   const sshd: Sshd = await startSshd();
   const dest = sshd.destination;
   const tmp = mkdtempSync(path.join(tmpdir(), 'aft-e2e-nodes-side-'));
-  const bin = path.join(tmp, 'bin');
   const runsA = path.join(tmp, 'runs-a');
   const runsB = path.join(tmp, 'runs-b');
-  mkdirSync(bin);
-  writeFileSync(path.join(bin, 'ssh'), '#!/bin/sh\nexec /usr/bin/ssh -F "$HOME/.ssh/config" "$@"\n');
-  chmodSync(path.join(bin, 'ssh'), 0o755);
   let s: Suite | undefined;
   try {
     s = await startSuite(t, {
       name: 'nodes',
       perClass: 16,
-      env: { PATH: `${bin}:${process.env.PATH}` },
+      ...sshWindow(tmp, dest, [{ alias: NODE_A, hostName: '127.0.0.1' }, { alias: NODE_B, hostName: 'localhost' }]),
       settings: {
         'ascendFinetune.remote.python': PYTHON,
         'ascendFinetune.remote.runsRoot': runsA,
         'ascendFinetune.sshTargets': [{ host: NODE_B, runsRoot: runsB }],
-      },
-      prepareHome: (home) => {
-        // VS Code's server takes the extension host's PATH from a login shell, which reads this file.
-        writeFileSync(path.join(home, '.profile'), `PATH="${bin}:$PATH"\nexport PATH\n`);
-        const sshDir = path.join(home, '.ssh');
-        mkdirSync(sshDir, { recursive: true, mode: 0o700 });
-        const options = Object.entries(dest.options ?? {}).map(([k, v]) => `  ${k} ${v}`);
-        const host = (alias: string, hostName: string) => [`Host ${alias}`, `  HostName ${hostName}`, `  Port ${dest.port}`, `  User ${dest.user}`, `  IdentityFile ${dest.identityFile}`, '  IdentitiesOnly yes', ...options];
-        writeFileSync(path.join(sshDir, 'config'), [...host(NODE_A, '127.0.0.1'), ...host(NODE_B, 'localhost'), ''].join('\n'));
       },
     });
     const { h, notes } = s;
@@ -143,7 +130,7 @@ test('the .vsix starts a run on two SSH targets from the Start wizard: one run i
       await waitUntil('both nodes\' run folders to be deleted', () => dirs.every((d) => !existsSync(d)), MEDIUM, () => JSON.stringify(dirs.filter((d) => existsSync(d))));
     });
   } finally {
-    if (s) for (const alias of [NODE_A, NODE_B]) exitSshMaster(s.h.home, s.h.tempDir, alias);
+    if (s) exitSshMasters(s.h.home, s.h.tempDir, [NODE_A, NODE_B]);
     await s?.close();
     killLiveRuns(runsA);
     killLiveRuns(runsB);
@@ -172,72 +159,15 @@ function killProcessesNaming(dir: string): void {
   }
 }
 
-/**
- * Ends the connection-sharing master the extension opened to an alias (ControlPersist keeps it 10
- * minutes); its sockets are in its global storage, or in /tmp/aft-ssh-<uid> (as in ssh.test.ts).
- */
-function exitSshMaster(home: string, tempDir: string, alias: string): void {
-  const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
-  const dirs = [path.join(tempDir, 'data', 'User', 'globalStorage', 'ascend-finetune.ascend-finetune', 'ssh'), path.join(tmpdir(), `aft-ssh-${uid}`)];
-  for (const dir of dirs) {
-    // %C names this alias's host, port and user only: other sessions' sockets in the folder are untouched.
-    spawnSync('/usr/bin/ssh', ['-F', path.join(home, '.ssh', 'config'), '-o', `ControlPath=${dir}/%C`, '-O', 'exit', alias], { stdio: 'ignore', timeout: 15_000 });
-  }
-}
-
 // ---------------------------------------------------------------- the wizard, step by step
-// ui.ts walks the wizard in one go (startRunFromSpec, which skips step 10); these walk it to step 10
-// and stop there. They repeat ui.ts's unexported waitForStep, typeAndEnter and openInDialog.
-
-const WIZARD_STEPS = 12;
-const title = (h: Harness) => h.page.locator(`${SELECTORS.quickInput} .quick-input-title`);
-const titleText = async (h: Harness) => (await title(h).textContent().catch(() => '')) ?? '';
-
-async function waitForStep(h: Harness, step: number): Promise<void> {
-  await waitUntil(
-    `wizard step ${step}/${WIZARD_STEPS}`,
-    async () => (await titleText(h)).includes(`(${step}/${WIZARD_STEPS})`) && (await h.page.locator(SELECTORS.quickInputBox).isVisible()),
-    MEDIUM,
-    async () => `title now: ${await titleText(h)}`,
-  );
-}
-
-async function typeAndEnter(h: Harness, value: string): Promise<void> {
-  const box = h.page.locator(SELECTORS.quickInputBox);
-  await box.fill(value);
-  await h.page.waitForFunction((v) => (document.querySelector('.quick-input-widget input.input') as HTMLInputElement | null)?.value === v, value);
-  await box.press('Enter');
-}
-
-/** The open dialog, which may overwrite a path typed before its listing arrives (see ui.ts). */
-async function openInDialog(h: Harness, file: string): Promise<void> {
-  const box = h.page.locator(SELECTORS.quickInputBox);
-  await h.page.locator(SELECTORS.quickInputRow).filter({ hasText: path.basename(file) }).first().waitFor({ state: 'visible', timeout: MEDIUM });
-  const deadline = Date.now() + MEDIUM;
-  for (let attempt = 1; ; attempt++) {
-    await box.fill(file);
-    const kept = await h.page
-      .waitForFunction((v) => (document.querySelector('.quick-input-widget input.input') as HTMLInputElement | null)?.value === v, file, { timeout: 5000 })
-      .then(() => true, () => false);
-    if (kept) {
-      await box.press('Enter');
-      const accepted = await waitUntil('the dialog to take the file', async () => (await titleText(h)).includes(`(1/${WIZARD_STEPS})`), 15_000).then(() => true, () => false);
-      if (accepted) return;
-    }
-    if (Date.now() > deadline) throw new Error(`the open dialog did not take ${file} after ${attempt} tries`);
-  }
-}
+// ui.ts's startRunFromSpec walks the wizard in one go (skipping step 10); this stops at step 10.
 
 /** Steps 1-8 as ui.ts's startRunFromSpec answers them (resnet18, no weights, frozen backbone, O0, 2 epochs, batch 8), then step 9 shown. */
 async function walkToStep9(h: Harness, target: string, dataDir: string): Promise<void> {
   await waitForStep(h, 1);
   await chooseRow(h, target);
-  // The browse step lists a folder on the target; a typed path offers "Go to <path>", whose listing offers "Use this folder".
   await waitForStep(h, 2);
-  await h.page.locator(SELECTORS.quickInputRow).filter({ hasText: 'Use this folder' }).first().waitFor({ state: 'visible', timeout: MEDIUM });
-  await h.page.locator(SELECTORS.quickInputBox).fill(dataDir);
-  await chooseRow(h, `Go to ${dataDir}`);
-  await chooseRow(h, new RegExp(`Use this folder\\s*${escapeRegExp(dataDir)}\\s*$`));
+  await useDataFolder(h, dataDir);
   await waitForStep(h, 3);
   await chooseRow(h, 'resnet18');
   await waitForStep(h, 4);

@@ -6,13 +6,13 @@
 // "Open last run" then appears above it.
 // Screenshots: test-output/e2e/spec-files/NN-<step>.png. Needs `bash scripts/install-code-server.sh`.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { startSshd, type Sshd } from '../integration/sshd';
 import { escapeRegExp, SELECTORS, waitUntil, type Harness } from './harness';
+import { exitSshMasters, sshWindow } from './sshWindow';
 import { killLiveRuns, startSuite, type Suite } from './steps';
 import { chooseRow, LONG, MEDIUM, PYTHON, runDirOf, waitForRunState } from './ui';
 
@@ -120,35 +120,20 @@ function codeLens(h: Harness, title: string) {
 // ---------------------------------------------------------------- the test
 
 test('run-spec files in the .vsix: problems, quick fix, completion, hover, code lenses, SSH target', { timeout: 15 * 60_000 }, async (t) => {
-  // The SSH target as ssh.test.ts sets it up: ~/.ssh/config of the window's HOME, read by a `ssh`
-  // first on the PATH; here it is listed from that file (readSshConfig), with its Python and runs
-  // folder from the remote.* settings.
+  // The SSH target as ssh.test.ts sets it up (sshWindow.ts); here it is listed from ~/.ssh/config
+  // (readSshConfig), with its Python and runs folder from the remote.* settings.
   const sshd: Sshd = await startSshd();
   const dest = sshd.destination;
   const side = mkdtempSync(path.join(tmpdir(), 'aft-e2e-spec-side-'));
-  const bin = path.join(side, 'bin');
   const remoteRunsRoot = path.join(side, 'remote-runs');
-  mkdirSync(bin);
-  writeFileSync(path.join(bin, 'ssh'), '#!/bin/sh\nexec /usr/bin/ssh -F "$HOME/.ssh/config" "$@"\n');
-  chmodSync(path.join(bin, 'ssh'), 0o755);
   let s: Suite | undefined;
   try {
     // 10 images per class, 20% held out: 32 to train on, 4 steps per epoch at batch 8.
     s = await startSuite(t, {
       name: 'spec-files',
       perClass: 10,
-      env: { PATH: `${bin}:${process.env.PATH}` },
+      ...sshWindow(side, dest, [{ alias: ALIAS }]),
       settings: { 'ascendFinetune.remote.python': PYTHON, 'ascendFinetune.remote.runsRoot': remoteRunsRoot },
-      prepareHome: (home) => {
-        writeFileSync(path.join(home, '.profile'), `PATH="${bin}:$PATH"\nexport PATH\n`);
-        const sshDir = path.join(home, '.ssh');
-        mkdirSync(sshDir, { recursive: true, mode: 0o700 });
-        const options = Object.entries(dest.options ?? {}).map(([k, v]) => `  ${k} ${v}`);
-        writeFileSync(
-          path.join(sshDir, 'config'),
-          [`Host ${ALIAS}`, `  HostName ${dest.host}`, `  Port ${dest.port}`, `  User ${dest.user}`, `  IdentityFile ${dest.identityFile}`, '  IdentitiesOnly yes', ...options, ''].join('\n'),
-        );
-      },
     });
     const { h, notes } = s;
     const suite = s;
@@ -257,19 +242,10 @@ test('run-spec files in the .vsix: problems, quick fix, completion, hover, code 
       await waitForProblems(h, `the class folder counted on ${ALIAS}`, (r) => r.some((x) => new RegExp(`data\\.train has 1 class folder on ${ALIAS} \\(circle\\)`).test(x)));
     });
   } finally {
-    if (s) exitSshMasters(s.h.home, s.h.tempDir);
+    if (s) exitSshMasters(s.h.home, s.h.tempDir, [ALIAS]);
     await s?.close();
     killLiveRuns(remoteRunsRoot);
     await sshd.stop();
     rmSync(side, { recursive: true, force: true });
   }
 });
-
-/** Ends the connection-sharing masters the extension opened to the loopback sshd (as ssh.test.ts does). */
-function exitSshMasters(home: string, tempDir: string): void {
-  const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
-  const dirs = [path.join(tempDir, 'data', 'User', 'globalStorage', 'ascend-finetune.ascend-finetune', 'ssh'), path.join(tmpdir(), `aft-ssh-${uid}`)];
-  for (const dir of dirs) {
-    spawnSync('/usr/bin/ssh', ['-F', path.join(home, '.ssh', 'config'), '-o', `ControlPath=${dir}/%C`, '-O', 'exit', ALIAS], { stdio: 'ignore', timeout: 15_000 });
-  }
-}

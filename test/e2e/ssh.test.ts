@@ -2,18 +2,15 @@
 // only) added through "Add SSH Target" from the ~/.ssh/config of the window's HOME; the extension
 // deploys its runner there, checks the target, and starts, watches, shows and stops runs over ssh.
 // Screenshots: test-output/e2e/ssh/NN-<step>.png.
-//
-// ssh reads ~/.ssh/config from the passwd home, not $HOME, so a two-line `ssh` first on the window's
-// PATH (via the temporary HOME's ~/.profile) points the real ssh at that HOME's file, the one the
-// extension lists hosts from.
+// The window reaches the sshd through an alias in its HOME's ~/.ssh/config (sshWindow.ts).
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { startSshd, type Sshd } from '../integration/sshd';
 import { escapeRegExp, waitUntil } from './harness';
+import { exitSshMasters, sshWindow } from './sshWindow';
 import { killLiveRuns, startSuite, type Suite } from './steps';
 import {
   answerInput,
@@ -39,30 +36,15 @@ test('the .vsix with an SSH target on a loopback sshd: add, check, start, consol
   const sshd: Sshd = await startSshd();
   const dest = sshd.destination;
   const tmp = mkdtempSync(path.join(tmpdir(), 'aft-e2e-ssh-side-'));
-  const bin = path.join(tmp, 'bin');
   const remoteRunsRoot = path.join(tmp, 'remote-runs');
-  mkdirSync(bin);
-  writeFileSync(path.join(bin, 'ssh'), '#!/bin/sh\nexec /usr/bin/ssh -F "$HOME/.ssh/config" "$@"\n');
-  chmodSync(path.join(bin, 'ssh'), 0o755);
   let s: Suite | undefined;
   try {
     s = await startSuite(t, {
       name: 'ssh',
       perClass: 30,
-      env: { PATH: `${bin}:${process.env.PATH}` },
+      ...sshWindow(tmp, dest, [{ alias: ALIAS }]),
       // Runs on the "remote" go to a temp folder (its home would be this machine's real one).
       settings: { 'ascendFinetune.remote.runsRoot': remoteRunsRoot },
-      prepareHome: (home) => {
-        // VS Code's server takes the extension host's PATH from a login shell, which reads this file.
-        writeFileSync(path.join(home, '.profile'), `PATH="${bin}:$PATH"\nexport PATH\n`);
-        const sshDir = path.join(home, '.ssh');
-        mkdirSync(sshDir, { recursive: true, mode: 0o700 });
-        const options = Object.entries(dest.options ?? {}).map(([k, v]) => `  ${k} ${v}`);
-        writeFileSync(
-          path.join(sshDir, 'config'),
-          [`Host ${ALIAS}`, `  HostName ${dest.host}`, `  Port ${dest.port}`, `  User ${dest.user}`, `  IdentityFile ${dest.identityFile}`, '  IdentitiesOnly yes', ...options, ''].join('\n'),
-        );
-      },
     });
     const { h, notes } = s;
     const suite = s;
@@ -119,24 +101,10 @@ test('the .vsix with an SSH target on a loopback sshd: add, check, start, consol
       assert.ok(eventSeqs(runDirOf(remoteRunsRoot, stopped)!).finished, 'the stopped run has no run_finished event');
     });
   } finally {
-    if (s) exitSshMasters(s.h.home, s.h.tempDir);
+    if (s) exitSshMasters(s.h.home, s.h.tempDir, [ALIAS]);
     await s?.close();
     killLiveRuns(remoteRunsRoot);
     await sshd.stop();
     rmSync(tmp, { recursive: true, force: true });
   }
 });
-
-/**
- * Ends the connection-sharing masters the extension opened to the loopback sshd (ControlPersist
- * keeps them 10 minutes, and sshd's connection processes with them). Its sockets are in its global
- * storage, or in /tmp/aft-ssh-<uid> when that path is too long for a socket (src/core/ssh.ts).
- */
-function exitSshMasters(home: string, tempDir: string): void {
-  const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
-  const dirs = [path.join(tempDir, 'data', 'User', 'globalStorage', 'ascend-finetune.ascend-finetune', 'ssh'), path.join(tmpdir(), `aft-ssh-${uid}`)];
-  for (const dir of dirs) {
-    // %C names this alias's host, port and user only: other sessions' sockets in the folder are untouched.
-    spawnSync('/usr/bin/ssh', ['-F', path.join(home, '.ssh', 'config'), '-o', `ControlPath=${dir}/%C`, '-O', 'exit', ALIAS], { stdio: 'ignore', timeout: 15_000 });
-  }
-}

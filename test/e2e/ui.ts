@@ -38,7 +38,7 @@ function titleLocator(h: Harness) {
 }
 
 /** Waits for the quick input to show wizard step `step` (its title reads "... (step/12)"). */
-async function waitForStep(h: Harness, step: number, timeoutMs = MEDIUM): Promise<void> {
+export async function waitForStep(h: Harness, step: number, timeoutMs = MEDIUM): Promise<void> {
   await waitUntil(
     `wizard step ${step}/${WIZARD_STEPS}`,
     async () => ((await titleLocator(h).textContent().catch(() => '')) ?? '').includes(`(${step}/${WIZARD_STEPS})`) && (await h.page.locator(SELECTORS.quickInputBox).isVisible()),
@@ -65,7 +65,7 @@ export async function chooseRow(h: Harness, match: string | RegExp, timeoutMs = 
 }
 
 /** Types into the focused quick input (an input box step, or a pick's filter) and presses Enter. */
-async function typeAndEnter(h: Harness, value: string): Promise<void> {
+export async function typeAndEnter(h: Harness, value: string): Promise<void> {
   const box = h.page.locator(SELECTORS.quickInputBox);
   await box.fill(value);
   await h.page.waitForFunction((v) => (document.querySelector('.quick-input-widget input.input') as HTMLInputElement | null)?.value === v, value);
@@ -89,7 +89,7 @@ export async function answerInput(h: Harness, prompt: string, value: string, tim
  * fills its box with the folder it lists once the listing arrives, which can overwrite a path typed
  * too early: so the path goes in after the listing shows, and again if the box was reset.
  */
-async function openInDialog(h: Harness, file: string): Promise<void> {
+export async function openInDialog(h: Harness, file: string): Promise<void> {
   const box = h.page.locator(SELECTORS.quickInputBox);
   await row(h, path.basename(file)).waitFor({ state: 'visible', timeout: MEDIUM });
   const deadline = Date.now() + MEDIUM;
@@ -105,6 +105,17 @@ async function openInDialog(h: Harness, file: string): Promise<void> {
     }
     if (Date.now() > deadline) throw new Error(`the open dialog did not take ${file} after ${attempt} tries`);
   }
+}
+
+/** The wizard's data step (2): takes `dir` from the listing shown, or goes there by its typed path. */
+export async function useDataFolder(h: Harness, dir: string): Promise<void> {
+  await row(h, 'Use this folder').waitFor({ state: 'visible', timeout: MEDIUM }); // listed: the box takes input
+  const here = new RegExp(`Use this folder\\s*${escapeRegExp(dir)}\\s*$`);
+  if (!(await row(h, here).isVisible())) {
+    await h.page.locator(SELECTORS.quickInputBox).fill(dir);
+    await chooseRow(h, `Go to ${dir}`);
+  }
+  await chooseRow(h, here);
 }
 
 export interface WizardChoices {
@@ -133,13 +144,7 @@ export async function startRunFromSpec(h: Harness, specFile: string, c: WizardCh
   // When it already lists the wanted folder, take it; otherwise a typed path offers "Go to <path>",
   // whose listing offers "Use this folder".
   await waitForStep(h, 2);
-  await row(h, 'Use this folder').waitFor({ state: 'visible', timeout: MEDIUM }); // listed: the box takes input
-  const here = new RegExp(`Use this folder\\s*${escapeRegExp(c.dataDir)}\\s*$`);
-  if (!(await row(h, here).isVisible())) {
-    await h.page.locator(SELECTORS.quickInputBox).fill(c.dataDir);
-    await chooseRow(h, `Go to ${c.dataDir}`);
-  }
-  await chooseRow(h, here);
+  await useDataFolder(h, c.dataDir);
 
   await waitForStep(h, 3);
   await chooseRow(h, c.backbone);
