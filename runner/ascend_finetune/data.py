@@ -95,10 +95,15 @@ class _ScanCache:
             pass
 
 
+def class_folders(root: str) -> list[str]:
+    """The classes of an ImageFolder root: its sub-folders, sorted, dot-folders left out (OSError if unreadable)."""
+    return sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)) and not d.startswith("."))
+
+
 def list_classes(root: str, field_path: str = "data.train") -> list[str]:
     if not os.path.isdir(root):
         raise DataError(field_path, f"folder not found: {root}", f"point {field_path} at an existing ImageFolder root")
-    return sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)) and not d.startswith("."))
+    return class_folders(root)
 
 
 def scan(root: str, workers: int, field_path: str = "data.train", classes: list[str] | None = None) -> ImageSet:

@@ -1,10 +1,12 @@
 """What a spec's paths are on this machine, for the editor's checks of a spec meant for another host:
 missing, a file (its size) or a folder (its class folders, as the data scan counts them). Cheap: one
-stat and at most one listdir per path, no image is opened and MindSpore is not imported."""
+listing per folder, no image is opened and MindSpore is not imported."""
 from __future__ import annotations
 
 import os
 from typing import Any
+
+from .data import class_folders
 
 MAX_CLASSES = 1000
 
@@ -16,8 +18,7 @@ def probe_path(path: str, max_classes: int = MAX_CLASSES) -> dict[str, Any]:
     if os.path.isdir(full):
         out["kind"] = "folder"
         try:
-            # The data scan's rule: one class per sub-folder, dot-folders are not classes.
-            names = sorted(e.name for e in os.scandir(full) if not e.name.startswith(".") and e.is_dir())
+            names = class_folders(full)  # the data scan's own rule
         except OSError as e:
             names = []
             out["error"] = e.strerror or str(e)

@@ -28,28 +28,71 @@ export interface LaunchOptions {
 }
 
 export async function launchSpec(app: App, def: TargetDef, spec: Record<string, unknown>, report: (step: string) => void = () => {}, opts: LaunchOptions = {}): Promise<LaunchOutcome> {
+  // A spec with several `device.nodes` runs on each of them, `def` first (msrun's master).
+  let defs = [def];
   const nodes = specNodes(spec);
-  if (nodes.length > 1) return launchOnNodes(app, def, spec, nodes, report, opts);
-  const name = runName(spec);
-  const log = app.ctx.log;
-  report('writing the spec…');
-  const specPath = await writeTargetFile(app.ctx.python(def), targetSpecPath(name, new Date()), JSON.stringify(spec, null, 2) + '\n');
-  log.info(`spec for ${name} written to ${specPath} on ${def.label}`);
-  await app.ctx.ensureRunner(def);
-  report(opts.confirmPreflight ? 'validating and checking the target…' : 'validating…');
-  const transport = app.ctx.transport(def);
-  const checked = await validateOn(app, transport, specPath, opts);
-  if (checked.kind === 'problems') return { kind: 'problems', lines: checked.lines, specPath };
-  if (checked.questions.length > 0 && opts.confirmPreflight) {
-    log.warn(`pre-flight for ${specPath}:\n${checked.questions.join('\n')}`);
-    const choice = await opts.confirmPreflight(checked.questions);
-    if (choice !== 'launch') return { kind: 'held', choice, specPath };
+  if (nodes.length > 1) {
+    const resolved = nodeTargets(nodes, def, app.ctx.targets);
+    if ('missing' in resolved) {
+      const lines = resolved.missing.map((n) => `device.nodes: "${n}" is not one of your SSH targets (add it with Add SSH Target, by the host name or alias the spec uses)`);
+      return { kind: 'problems', lines, specPath: '' };
+    }
+    if (opts.resume !== undefined) {
+      throw new Error('resuming a multi-node run is not supported yet: start a new run with this checkpoint as `model.pretrained`, or resume on one machine');
+    }
+    defs = resolved.found;
   }
-  report('launching…');
-  const res = await launchRun(transport, specPath, def.runsRoot, { timeoutMs: 120_000, resume: opts.resume });
-  log.info(`launched ${res.run_id} (pid ${res.pid}) in ${res.run_dir} on ${def.label}`);
-  const resumedFrom = opts.resume === undefined ? undefined : opts.resume.split(/[\\/]/).pop();
-  return { kind: 'launched', record: await track(app, def, spec, res.run_id, res.run_dir, undefined, resumedFrom), specPath };
+  const ready = await prepare(app, defs, spec, report, opts);
+  if (ready.kind !== 'ready') return ready;
+  const { sites } = ready;
+  const specPath = sites[0].specPath;
+  const log = app.ctx.log;
+  if (sites.length === 1) {
+    report('launching…');
+    const res = await launchRun(sites[0].target, specPath, def.runsRoot, { timeoutMs: 120_000, resume: opts.resume });
+    log.info(`launched ${res.run_id} (pid ${res.pid}) in ${res.run_dir} on ${def.label}`);
+    const resumedFrom = opts.resume === undefined ? undefined : opts.resume.split(/[\\/]/).pop();
+    return { kind: 'launched', record: await track(app, def, spec, res.run_id, res.run_dir, undefined, resumedFrom), specPath };
+  }
+  // The run is followed on the master, whose rank 0 writes the events.
+  const { runs, masterPort } = await launchNodes(sites, { timeoutMs: 120_000, report });
+  for (const r of runs) log.info(`launched ${r.run_id} node ${r.nodeRank} (pid ${r.pid}) in ${r.run_dir} on ${r.label}, master port ${masterPort}`);
+  const others = runs.slice(1).map((r) => ({ targetId: defs[r.nodeRank].id, runDir: r.run_dir }));
+  return { kind: 'launched', record: await track(app, def, spec, runs[0].run_id, runs[0].run_dir, others), specPath };
+}
+
+/**
+ * Before a launch, on each target (the run's nodes, master first): the spec written, the runner
+ * made ready, `validate` run (with the pre-flight when asked); then the pre-flight asked once for
+ * all, each line naming its node when there are several.
+ */
+async function prepare(app: App, defs: readonly TargetDef[], spec: Record<string, unknown>, report: (step: string) => void, opts: LaunchOptions): Promise<{ kind: 'ready'; sites: NodeSite[] } | Exclude<LaunchOutcome, { kind: 'launched' }>> {
+  const log = app.ctx.log;
+  const name = runName(spec);
+  const text = JSON.stringify(spec, null, 2) + '\n';
+  const when = new Date();
+  const many = defs.length > 1;
+  const sites: NodeSite[] = [];
+  const questions: string[] = [];
+  for (const [rank, def] of defs.entries()) {
+    const tag = (line: string) => (many ? `${def.label}: ${line}` : line);
+    report(many ? `node ${rank} (${def.label}): writing and validating the spec…` : 'writing the spec…');
+    const specPath = await writeTargetFile(app.ctx.python(def), targetSpecPath(name, when), text);
+    log.info(`spec for ${name} written to ${specPath} on ${def.label}`);
+    await app.ctx.ensureRunner(def);
+    if (!many) report(opts.confirmPreflight ? 'validating and checking the target…' : 'validating…');
+    const transport = app.ctx.transport(def);
+    const checked = await validateOn(app, transport, specPath, opts);
+    if (checked.kind === 'problems') return { kind: 'problems', lines: checked.lines.map(tag), specPath };
+    questions.push(...checked.questions.map(tag));
+    sites.push({ label: def.label, target: transport, specPath, runsRoot: def.runsRoot });
+  }
+  if (questions.length > 0 && opts.confirmPreflight) {
+    log.warn(`pre-flight for ${name}:\n${questions.join('\n')}`);
+    const choice = await opts.confirmPreflight(questions);
+    if (choice !== 'launch') return { kind: 'held', choice, specPath: sites[0].specPath };
+  }
+  return { kind: 'ready', sites };
 }
 
 function runName(spec: Record<string, unknown>): string {
@@ -89,46 +132,6 @@ async function track(app: App, def: TargetDef, spec: Record<string, unknown>, ru
   app.runs.refresh();
   void vscode.commands.executeCommand(`${VIEWS.runs}.focus`);
   return record;
-}
-
-/**
- * A spec with several `device.nodes`: the spec is written and validated on every node (each one's
- * data and NPUs), the pre-flight asked once for all, then `launchNodes` starts them, master first.
- * The run is followed on the master, whose rank 0 writes the events.
- */
-async function launchOnNodes(app: App, master: TargetDef, spec: Record<string, unknown>, nodes: string[], report: (step: string) => void, opts: LaunchOptions): Promise<LaunchOutcome> {
-  const resolved = nodeTargets(nodes, master, app.ctx.targets);
-  if ('missing' in resolved) {
-    const lines = resolved.missing.map((n) => `device.nodes: "${n}" is not one of your SSH targets (add it with Add SSH Target, by the host name or alias the spec uses)`);
-    return { kind: 'problems', lines, specPath: '' };
-  }
-  if (opts.resume !== undefined) {
-    throw new Error('resuming a multi-node run is not supported yet: start a new run with this checkpoint as `model.pretrained`, or resume on one machine');
-  }
-  const name = runName(spec);
-  const text = JSON.stringify(spec, null, 2) + '\n';
-  const when = new Date();
-  const sites: NodeSite[] = [];
-  const questions: string[] = [];
-  for (const [rank, def] of resolved.found.entries()) {
-    report(`node ${rank} (${def.label}): writing and validating the spec…`);
-    const specPath = await writeTargetFile(app.ctx.python(def), targetSpecPath(name, when), text);
-    await app.ctx.ensureRunner(def);
-    const transport = app.ctx.transport(def);
-    const checked = await validateOn(app, transport, specPath, opts);
-    if (checked.kind === 'problems') return { kind: 'problems', lines: checked.lines.map((l) => `${def.label}: ${l}`), specPath };
-    questions.push(...checked.questions.map((q) => `${def.label}: ${q}`));
-    sites.push({ label: def.label, target: transport, specPath, runsRoot: def.runsRoot });
-  }
-  if (questions.length > 0 && opts.confirmPreflight) {
-    app.ctx.log.warn(`pre-flight for ${name} on ${sites.length} nodes:\n${questions.join('\n')}`);
-    const choice = await opts.confirmPreflight(questions);
-    if (choice !== 'launch') return { kind: 'held', choice, specPath: sites[0].specPath };
-  }
-  const { runs, masterPort } = await launchNodes(sites, { timeoutMs: 120_000, report });
-  for (const r of runs) app.ctx.log.info(`launched ${r.run_id} node ${r.nodeRank} (pid ${r.pid}) in ${r.run_dir} on ${r.label}, master port ${masterPort}`);
-  const others = runs.slice(1).map((r) => ({ targetId: resolved.found[r.nodeRank].id, runDir: r.run_dir }));
-  return { kind: 'launched', record: await track(app, master, spec, runs[0].run_id, runs[0].run_dir, others), specPath: sites[0].specPath };
 }
 
 /** The pre-flight question: a modal listing what was found, Launch Anyway or (in the wizard) Edit. */

@@ -82,15 +82,19 @@ export class SpecLanguage implements vscode.Disposable {
 
   /** The configured target a spec file is for (Start from Spec File starts the wizard there). */
   targetOf(file: vscode.Uri): TargetDef | undefined {
-    const id = this.targetIdFor(file.toString());
-    return id === '' ? this.localDef() : this.app.ctx.target(id);
+    return this.defOf(this.targetIdFor(file.toString()));
   }
 
   /** A target id as the server names it; empty is this machine. */
   private targetInfo(id: string): SpecTargetInfo {
-    const def = id === '' ? this.localDef() : this.app.ctx.target(id);
+    const def = this.defOf(id);
     if (!def) return { id, label: id, kind: 'unknown' };
     return { id: def.id, label: def.label, kind: def.kind };
+  }
+
+  /** The target of an id; empty is this machine. */
+  private defOf(id: string): TargetDef | undefined {
+    return id === '' ? this.localDef() : this.app.ctx.target(id);
   }
 
   private localDef(): TargetDef | undefined {
@@ -170,7 +174,7 @@ export class SpecLanguage implements vscode.Disposable {
       this.sendSpecTargets();
     } else {
       const id = this.targetIdFor(file.toString());
-      def = id === '' ? this.localDef() : this.app.ctx.target(id);
+      def = this.defOf(id);
       if (!def) {
         void vscode.window.showErrorMessage(`ascendFinetune.${SPEC_TARGET_SETTING} is "${id}", which is not a configured target. Use "Start on target…" or change the setting.`);
         return;
