@@ -45,7 +45,7 @@ def main() -> None:
     ap.add_argument("--augment", type=int, default=0)
     a = ap.parse_args()
     sys.path.insert(0, RUNNER)
-    from ascend_finetune.demo_data import make_shapes
+    from ascend_finetune.data.demo import make_shapes
 
     with tempfile.TemporaryDirectory(prefix="aft-bench-fc-") as work:
         data_a, data_b = os.path.join(work, "a"), os.path.join(work, "b")

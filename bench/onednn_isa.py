@@ -38,7 +38,7 @@ def step_worker(cfg: dict) -> None:
     ms = _context()
     from mindspore import nn
 
-    from ascend_finetune.model import TransferNet
+    from ascend_finetune.models.net import TransferNet
 
     net = TransferNet(cfg["backbone"], 4, 0)
     step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.CrossEntropyLoss()), nn.Momentum(net.trainable_params(), 0.01, 0.9))

@@ -6,8 +6,8 @@
 (b) runner:   `python -m ascend_finetune train SPEC --run-dir DIR` with full telemetry; per-step
     `step_ms` from RUN_DIR/events.jsonl.
 
-Both: `ascend_finetune.model.TransferNet` (freeze none), images from `demo_data.make_shapes` through
-`data.make_dataset` (augment on, same seed, so the same batches and the same initial weights: the
+Both: `ascend_finetune.models.net.TransferNet` (freeze none), images from `data.demo.make_shapes` through
+`data.pipeline.make_dataset` (augment on, same seed, so the same batches and the same initial weights: the
 losses match step for step at O0), Momentum(lr 0.01, 0.9), ONEDNN_MAX_CPU_ISA=AVX2, one process per
 run, runs alternated a, b, a, b, ... The first --warmup steps of every run (compile) are dropped; the
 statistics pool the remaining steps of all runs of a kind.
@@ -54,8 +54,9 @@ def baseline_worker(cfg: dict) -> None:
     from mindspore.train import Callback, LossMonitor, Model
     from mindspore.train.loss_scale_manager import FixedLossScaleManager
 
-    from ascend_finetune.data import make_dataset, scan, stratified_split
-    from ascend_finetune.model import TransferNet, apply_freeze, set_train_mode
+    from ascend_finetune.data.folder import scan, stratified_split
+    from ascend_finetune.data.pipeline import make_dataset
+    from ascend_finetune.models.net import TransferNet, apply_freeze, set_train_mode
 
     ms.set_context(mode=ms.GRAPH_MODE)
     ms.set_device("CPU", 0)
@@ -225,7 +226,7 @@ def breakdown_worker(cfg: dict) -> None:
     from mindspore import amp, nn, ops
 
     from ascend_finetune import amp as ampmod
-    from ascend_finetune.model import TransferNet
+    from ascend_finetune.models.net import TransferNet
 
     ms.set_context(mode=ms.GRAPH_MODE)
     ms.set_device("CPU", 0)
@@ -357,7 +358,7 @@ def main() -> int:
         breakdown(base, work)
         return 0
 
-    from ascend_finetune.demo_data import CLASSES, make_shapes  # Pillow only; this process never loads MindSpore
+    from ascend_finetune.data.demo import CLASSES, make_shapes  # Pillow only; this process never loads MindSpore
 
     per_class, rem = divmod(a.steps * a.batch, len(CLASSES))
     if rem:

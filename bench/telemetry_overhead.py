@@ -80,7 +80,7 @@ def main() -> None:
     ap.add_argument("--smi-sleep", type=float, default=0.3)
     a = ap.parse_args()
     sys.path.insert(0, RUNNER)
-    from ascend_finetune.demo_data import make_shapes
+    from ascend_finetune.data.demo import make_shapes
 
     with tempfile.TemporaryDirectory(prefix="aft-bench-telemetry-") as work:
         data = os.path.join(work, "data")

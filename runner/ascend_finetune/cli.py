@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from . import spec as specmod
-from .ckpt_format import ToolError
+from .checkpoints.format import ToolError
 
 
 class CliError(Exception):
@@ -42,7 +42,7 @@ def cmd_validate(a) -> int:
         out({"ok": not problems, "problems": [p.as_dict() for p in problems]})
         return 2 if problems else 0
     # --preflight: also what a run would warn about at its start, and its length
-    from .data import DataError
+    from .data.folder import DataError
     from .preflight import for_spec
 
     try:
@@ -171,63 +171,63 @@ def cmd_ls(a) -> int:
 
 
 def cmd_doctor(_a) -> int:
-    from .doctor import doctor
+    from .device.doctor import doctor
 
     out(doctor())
     return 0
 
 
 def cmd_inspect(a) -> int:
-    from .ckpt_tools import inspect
+    from .checkpoints.tools import inspect
 
     out(inspect(a.ckpt, a.run))
     return 0
 
 
 def cmd_eval(a) -> int:
-    from .evaluate import evaluate
+    from .checkpoints.evaluate import evaluate
 
     out(evaluate(a.run, a.ckpt, a.data, a.batch_size, a.device))
     return 0
 
 
 def cmd_export(a) -> int:
-    from .export import export
+    from .checkpoints.export import export
 
     out(export(a.run, a.ckpt, a.format, a.out))
     return 0
 
 
 def cmd_compare(a) -> int:
-    from .ckpt_tools import compare
+    from .checkpoints.tools import compare
 
     out(compare(a.ckpt_a, a.ckpt_b, a.run))
     return 0
 
 
 def cmd_delete_checkpoints(a) -> int:
-    from .ckpt_tools import delete_checkpoints
+    from .checkpoints.tools import delete_checkpoints
 
     out(delete_checkpoints(a.run, a.files, a.allow_best))
     return 0
 
 
 def cmd_verify(a) -> int:
-    from .ckpt_tools import verify
+    from .checkpoints.tools import verify
 
     out(verify(a.run))
     return 0
 
 
 def cmd_make_demo_data(a) -> int:
-    from .demo_data import make_shapes
+    from .data.demo import make_shapes
 
     out(make_shapes(a.out, per_class=a.per_class, size=a.size, seed=a.seed))
     return 0
 
 
 def cmd_probe(a) -> int:
-    from .probe import probe
+    from .data.probe import probe
 
     out(probe(a.paths, a.max_classes))
     return 0

@@ -84,11 +84,11 @@ def device_warnings(spec: dict[str, Any], target: str,
     if target != "Ascend":
         return []
     if read_npus is None:
-        from .doctor import _npus as read_npus
+        from .device.doctor import _npus as read_npus
     npu = read_npus()
     if not npu.get("devices"):
         return []  # no npu-smi, or an output it could not read: doctor reports that, not a run
-    from .telemetry import logical_id
+    from .device.telemetry import logical_id
 
     ids = set(spec["device"]["ids"])
     own = _run_pids() if own_pids is None else own_pids
@@ -166,7 +166,7 @@ def for_spec(spec: dict[str, Any]) -> dict[str, Any]:
     Start wizard, before it launches (`validate --preflight`). Scans the data (the scan cache makes a
     second look cheap) to count the steps. Raises DataError as a run would."""
     from . import distributed
-    from .data import DataError, scan, stratified_split
+    from .data.folder import DataError, scan, stratified_split
     from .train import resolve_target, sink_notes
 
     d, t = spec["data"], spec["train"]

@@ -19,11 +19,12 @@ import numpy as np
 
 from . import __version__
 from .control import ControlInbox
-from .data import DataError, make_dataset, scan, stratified_split
+from .data.folder import DataError, scan, stratified_split
+from .data.pipeline import make_dataset
 from .events import EventLog
-from .pretrained import PretrainedError
+from .models.pretrained import PretrainedError
 from .rundir import atomic_write_json, process_start, write_status
-from .telemetry import DEFAULT_INTERVAL_S, DeviceSampler
+from .device.telemetry import DEFAULT_INTERVAL_S, DeviceSampler
 from .spec import SpecError
 
 
@@ -99,8 +100,8 @@ class Trainer:
         import mindspore as ms
         from mindspore import nn
 
-        from . import amp as ampmod
-        from .model import BackboneFeatures, TransferNet, apply_freeze, frozen_parts, set_train_mode
+        from .models import amp as ampmod
+        from .models.net import BackboneFeatures, TransferNet, apply_freeze, frozen_parts, set_train_mode
 
         self.spec, self.run_dir = spec, run_dir
         # Warnings found while setting up; the run writes them right after run_started, so that
@@ -111,7 +112,8 @@ class Trainer:
         if fallback:
             self.warn("ascend_unavailable", fallback, {"requested": "auto"})
         ms.set_context(mode=ms.GRAPH_MODE)
-        from . import distributed, preflight
+        from . import distributed
+        from . import preflight
 
         self.rank = distributed.current()  # set when msrun started this process as one rank of several
         self.world = self.rank.size if self.rank else 1
@@ -156,7 +158,7 @@ class Trainer:
         self.net = TransferNet(m["backbone"], len(self.classes), self.frozen_upto)
         self.load_report = None
         if m["pretrained"]:
-            from .pretrained import load_backbone
+            from .models.pretrained import load_backbone
 
             self.load_report = load_backbone(self.net.backbone, m["pretrained"])
             r = self.load_report
@@ -229,7 +231,7 @@ class Trainer:
     def resume(self, ckpt: str) -> None:
         import mindspore as ms
 
-        from .checkpoints import load_state
+        from .checkpoints.store import load_state
 
         state = load_state(ckpt)
         # The learning rate (schedule) and momentum come from this run's spec, not the checkpoint.
@@ -418,7 +420,7 @@ class Run:
             self.inbox.done(path)
 
     def _checkpoint(self, metrics: dict[str, Any]) -> dict[str, Any]:
-        from .checkpoints import state_entries
+        from .checkpoints.store import state_entries
 
         tr = self.trainer
         counters = {"steps_per_epoch": tr.steps_per_epoch, "total_steps": tr.total_steps}
@@ -429,7 +431,7 @@ class Run:
         return entry
 
     def _train(self):
-        from .checkpoints import CheckpointStore
+        from .checkpoints.store import CheckpointStore
 
         spec = self.spec
         tr = self.trainer = Trainer(spec, self.run_dir, self.pending_warnings)

@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT / "runner"))
 # The runner caches image-scan verdicts per data root; keep the tests' throwaway roots out of ~/.cache.
 os.environ.setdefault("ASCEND_FINETUNE_CACHE", tempfile.mkdtemp(prefix="aft-test-cache-"))
 
-from ascend_finetune.demo_data import CLASSES, make_shapes  # noqa: E402
+from ascend_finetune.data.demo import CLASSES, make_shapes  # noqa: E402
 from ascend_finetune.events import read_events  # noqa: E402
 
 # Task B: other colours, so "pretrained on A, fine-tuned on B" is a real transfer.

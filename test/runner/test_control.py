@@ -94,7 +94,7 @@ def test_sigkill_leaves_a_readable_log_lost_state_and_a_resumable_checkpoint(dat
     # the newest checkpoint is complete (its sha256 matches) and resumes to the end
     manifest = json.load(open(os.path.join(run_dir, "checkpoints.json")))
     newest = max(manifest, key=lambda e: e["step"])
-    from ascend_finetune.checkpoints import sha256_file
+    from ascend_finetune.checkpoints.store import sha256_file
     assert sha256_file(os.path.join(run_dir, newest["file"])) == newest["sha256"]
     assert ms.load_checkpoint(os.path.join(run_dir, newest["file"]))["step_num"].asnumpy() == newest["step"]
     code, out = runner("train", os.path.join(run_dir, "spec.json"), "--run-dir", run_dir,

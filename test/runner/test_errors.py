@@ -9,7 +9,7 @@ import numpy as np
 from conftest import events, of_type, runner, spec, write_spec
 from PIL import Image
 
-from ascend_finetune.demo_data import make_shapes
+from ascend_finetune.data.demo import make_shapes
 
 
 def _validate(tmp_path, s):
@@ -120,7 +120,7 @@ def test_pretrained_problems(data_a, tmp_path):
     assert code == 2 and "not.ckpt is not a usable checkpoint: not a MindSpore ckpt file" in err["message"]
 
     # a checkpoint of another architecture: resnet50 weights offered to a resnet18
-    from ascend_finetune.model import TransferNet
+    from ascend_finetune.models.net import TransferNet
 
     r50 = tmp_path / "r50.ckpt"
     ms.save_checkpoint(TransferNet("resnet50", 10), str(r50))
@@ -129,8 +129,8 @@ def test_pretrained_problems(data_a, tmp_path):
 
 
 def test_mindcv_and_modelzoo_names_map_onto_the_backbone(tmp_path):
-    from ascend_finetune.model import TransferNet
-    from ascend_finetune.pretrained import load_backbone, map_name
+    from ascend_finetune.models.net import TransferNet
+    from ascend_finetune.models.pretrained import load_backbone, map_name
 
     assert map_name("layer1.0.down_sample.0.weight") == "layer1.0.down_sample_layer.0.weight"  # mindcv
     assert map_name("layer2.1.bn1d.gamma") == "layer2.1.bn1.gamma"                             # ModelZoo r18
@@ -167,7 +167,7 @@ def test_nan_loss_for_several_steps_fails_the_run(data_a, tmp_path):
 
 
 def test_sink_and_amp_fallbacks_are_said_not_silent():
-    from ascend_finetune.amp import plan
+    from ascend_finetune.models.amp import plan
     from ascend_finetune.train import sink_notes
 
     assert [c for c, _ in sink_notes({"enabled": True, "size": 1}, "CPU")] == ["sink_unavailable"]

@@ -9,15 +9,15 @@ import os
 
 import numpy as np
 
-from .ckpt_format import ToolError, read_index
-from .ckpt_tools import RunInfo, head_out
+from .format import ToolError, read_index
+from .tools import RunInfo, head_out
 
 
 def select_device(run: RunInfo, requested: str | None) -> str:
     """The backend to evaluate on: --device, else the run's device.target (`auto` as training resolves it)."""
     import mindspore as ms
 
-    from .train import resolve_target
+    from ..train import resolve_target
 
     target, _ = resolve_target(requested or (run.spec.get("device") or {}).get("target") or "auto")
     ms.set_context(mode=ms.GRAPH_MODE)
@@ -35,7 +35,7 @@ def load_net(run: RunInfo, ckpt: str):
     """TransferNet(run's backbone, run's classes) in inference mode with the checkpoint's parameters."""
     import mindspore as ms
 
-    from .model import TransferNet
+    from ..models.net import TransferNet
 
     index = read_index(ckpt)
     m = run.spec.get("model") or {}

@@ -58,7 +58,7 @@ def read_checkpoint(path: str) -> dict:
     fmt = "safetensors" if path.endswith(".safetensors") else "ckpt"
     # MindSpore's loader takes some damaged files without a word (a tensor whose bytes are missing
     # loads as zeros): check the file's structure against its size first.
-    from .ckpt_format import ToolError, read_index
+    from ..checkpoints.format import ToolError, read_index
 
     try:
         read_index(path)

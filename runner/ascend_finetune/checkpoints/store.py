@@ -12,9 +12,9 @@ from typing import Any
 
 import mindspore as ms
 
-from .events import sanitize
+from ..events import sanitize
 from .manifest import manifest_lock, mark_best, read_manifest, sha256_file  # noqa: F401 (sha256_file re-exported)
-from .rundir import atomic_write_json, fsync_dir, read_json, slug
+from ..rundir import atomic_write_json, fsync_dir, read_json, slug
 
 
 def state_entries(net: ms.nn.Cell, optimizer: ms.nn.Cell, extra: dict[str, Any]) -> list[dict]:
@@ -91,8 +91,8 @@ class CheckpointStore:
 def load_state(path: str) -> dict[str, Any]:
     """A --resume checkpoint's tensors. The file is checked first (ckpt_format): MindSpore's loader
     reports a damaged file with unrelated errors, or loads a short tensor without a word."""
-    from .ckpt_format import ToolError, read_index
-    from .pretrained import PretrainedError
+    from .format import ToolError, read_index
+    from ..models.pretrained import PretrainedError
 
     try:
         read_index(path)

@@ -14,8 +14,8 @@ import pytest
 from conftest import ROOT, events, of_type, spec, write_spec
 from test_npu_smi import recorded
 
-from ascend_finetune.npu_smi import parse_info
-from ascend_finetune.telemetry import DeviceSampler, samples
+from ascend_finetune.device.npu_smi import parse_info
+from ascend_finetune.device.telemetry import DeviceSampler, samples
 
 
 def fake_exe(tmp_path: Path, body: str) -> Path:

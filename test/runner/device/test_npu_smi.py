@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "runner"))
 
-from ascend_finetune.npu_smi import UnknownFormat, parse_info, parse_usages  # noqa: E402
+from ascend_finetune.device.npu_smi import UnknownFormat, parse_info, parse_usages  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures" / "npu-smi"
 PYTHON = ROOT / ".venv" / "bin" / "python"

@@ -1,12 +1,17 @@
-"""Real fine-tunes on generated data: the loss falls, accuracy beats chance, transfer keeps the backbone."""
+"""The trainer: real fine-tunes on generated data (the loss falls, accuracy beats chance, transfer keeps
+the backbone), the learning-rate schedules, the other AMP levels, scalers and optimizers."""
 from __future__ import annotations
 
 import json
+import math
 import os
 
 import mindspore as ms
 import numpy as np
+import pytest
 from conftest import assert_contiguous, events, of_type, runner, spec, write_spec
+
+from ascend_finetune.train import lr_per_step
 
 
 def test_finetune_from_scratch_learns(run_a):
@@ -87,3 +92,37 @@ def test_transfer_with_frozen_backbone(run_a, data_b, tmp_path):
     assert not np.array_equal(h0["head.weight"], h1["head.weight"]), "the head trains"
     epochs = of_type(evs, "epoch_end")
     assert epochs[-1]["train_loss"] < 0.8 * epochs[0]["train_loss"], "the head learns task B"
+
+
+def test_lr_schedules_with_warmup():
+    t = {"lr": 0.1, "warmup_steps": 4, "lr_schedule": "constant", "lr_step_size": None, "lr_step_gamma": 0.1}
+    assert lr_per_step(t, 8) == pytest.approx([0.025, 0.05, 0.075, 0.1, 0.1, 0.1, 0.1, 0.1])
+    cos = lr_per_step({**t, "lr_schedule": "cosine", "warmup_steps": 0}, 10)
+    assert cos[0] == pytest.approx(0.1) and cos[5] == pytest.approx(0.05) and cos[-1] < 0.003
+    assert all(a >= b for a, b in zip(cos, cos[1:]))
+    step = lr_per_step({**t, "lr_schedule": "step", "warmup_steps": 0, "lr_step_size": 3}, 7)
+    assert step == pytest.approx([0.1, 0.1, 0.1, 0.01, 0.01, 0.01, 0.001])
+
+
+def test_other_amp_levels_scalers_optimizers_and_safetensors(data_a, tmp_path):
+    """O1 with a fixed loss scale, SGD, a cosine schedule after warm-up, safetensors checkpoints."""
+    s = spec(data_a, name="o1", amp={"level": "O1", "loss_scale": "fixed", "init_scale": 128},
+             train={"epochs": 1, "optimizer": "sgd", "lr": 0.02, "lr_schedule": "cosine", "warmup_steps": 3},
+             checkpoint={"format": "safetensors"})
+    code, out = runner("train", str(write_spec(tmp_path / "s.json", s)), "--run-dir", str(tmp_path / "run"))
+    assert code == 0, out
+    evs = events(tmp_path / "run")
+    started = of_type(evs, "run_started")[0]
+    assert started["amp"] == {"level": "O1", "loss_scale": "fixed"}
+    steps = of_type(evs, "step")
+    assert all(st["loss_scale"] == 128 for st in steps), "a fixed scale never moves"
+    expected = lr_per_step(started["spec"]["train"], started["total_steps"])
+    applied = 0
+    for st in steps:
+        assert st["lr"] == pytest.approx(expected[applied])
+        applied += not st["skipped"]
+    ck = of_type(evs, "checkpoint")[-1]
+    assert ck["file"].endswith(".safetensors")
+    state = ms.load_checkpoint(str(tmp_path / "run" / ck["file"]), format="safetensors")
+    assert int(state["step_num"].asnumpy()) == started["total_steps"]
+    assert math.isfinite(steps[-1]["loss"])

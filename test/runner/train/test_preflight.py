@@ -10,7 +10,7 @@ from conftest import events, of_type, runner, spec, write_spec
 
 from ascend_finetune import preflight  # noqa: E402
 
-FIXTURES = Path(__file__).parent / "fixtures" / "npu-smi"
+FIXTURES = Path(__file__).parents[1] / "device" / "fixtures" / "npu-smi"  # recorded by device/test_npu_smi.py
 
 
 def codes(warnings: list[dict]) -> list[str]:

@@ -1,4 +1,5 @@
-"""ImageFolder data: scan (with broken files skipped and counted), stratified split, MindSpore pipelines.
+"""ImageFolder data: scan (with broken files skipped and counted) and stratified split; the MindSpore
+pipeline over the scanned files is in pipeline.py. Standard library only (`probe` imports this).
 
 Every image is decoded once by Pillow during the scan, because MindSpore's C++ Decode kills the whole
 process (SIGFPE) on a truncated JPEG instead of raising; the pipeline itself then decodes in C++.
@@ -13,11 +14,7 @@ import random
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-import numpy as np
-
 IMAGE_EXTENSIONS = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp"}
-MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
-STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
 
 
 class DataError(Exception):
@@ -136,8 +133,9 @@ def scan(root: str, workers: int, field_path: str = "data.train", classes: list[
     cache.save()
     samples = [s for s, r in zip(candidates, reasons) if r is None]
     skipped += [(s[0], r) for s, r in zip(candidates, reasons) if r is not None]
-    counts = np.bincount([l for _, l in samples], minlength=len(classes))
-    empty = [c for c, n in zip(classes, counts) if n == 0]
+    # A set, not numpy's bincount: the scan stays free of numpy so that `probe` starts fast.
+    used = {label for _, label in samples}
+    empty = [c for i, c in enumerate(classes) if i not in used]
     if empty:
         raise DataError(field_path, f"class folder(s) with no readable images: {', '.join(empty)}",
                         "add images to those folders or remove them")
@@ -160,40 +158,3 @@ def stratified_split(samples: list[tuple[str, int]], fraction: float, seed: int)
         val += items[:n_val]
         train += items[n_val:]
     return train, val
-
-
-class _FileSource:
-    """Random-access source of (encoded bytes, label): decoding happens in MindSpore's C++ ops."""
-
-    def __init__(self, samples: list[tuple[str, int]]):
-        self.samples = samples
-
-    def __getitem__(self, i: int):
-        path, label = self.samples[i]
-        return np.fromfile(path, dtype=np.uint8), np.array(label, dtype=np.int32)
-
-    def __len__(self) -> int:
-        return len(self.samples)
-
-
-def make_dataset(samples: list[tuple[str, int]], image_size: int, batch_size: int, workers: int,
-                 train: bool, augment: bool, seed: int, drop_remainder: bool,
-                 num_shards: int | None = None, shard_id: int | None = None, shuffle: bool | None = None):
-    """With num_shards (data parallel), this rank's part of the seeded shuffle: every rank shuffles
-    with the same seed and takes its own shard, so the ranks see disjoint images each epoch."""
-    import mindspore.dataset as ds
-    import mindspore.dataset.vision as vision
-
-    ds.config.set_seed(seed)
-    # `shuffle` defaults to `train`; the feature cache wants augmented views in sample order.
-    dataset = ds.GeneratorDataset(_FileSource(samples), column_names=["image", "label"],
-                                  shuffle=train if shuffle is None else shuffle,
-                                  num_parallel_workers=1, num_shards=num_shards, shard_id=shard_id)
-    if train and augment:
-        ops = [vision.RandomCropDecodeResize(image_size, scale=(0.08, 1.0), ratio=(0.75, 1.333)),
-               vision.RandomHorizontalFlip(prob=0.5)]
-    else:
-        ops = [vision.Decode(), vision.Resize(int(round(image_size * 256 / 224))), vision.CenterCrop(image_size)]
-    ops += [vision.Normalize(mean=MEAN, std=STD), vision.HWC2CHW()]
-    dataset = dataset.map(operations=ops, input_columns="image", num_parallel_workers=workers)
-    return dataset.batch(batch_size, drop_remainder=drop_remainder)

@@ -70,10 +70,21 @@ def test_defaults_come_from_the_schema_and_are_the_recipes():
 
 
 def test_the_schema_knows_every_backbone_and_stage_the_model_builds():
-    from ascend_finetune.backbones import BACKBONES, STAGES
+    from ascend_finetune.models.backbones import BACKBONES, STAGES
 
     model = SCHEMA["properties"]["model"]["properties"]
     assert model["backbone"]["enum"] == list(BACKBONES)
     assert model["freeze"]["enum"] == ["none", "backbone"] + [f"up_to:{s}" for s in STAGES]
     for field in (model["backbone"], model["freeze"]):
         assert len(field["x-enumDescriptions"]) == len(field["enum"])
+
+
+def test_nan_and_infinity_in_a_spec_are_refused(tmp_path, data_a):
+    p = tmp_path / "nan.json"
+    p.write_text('{"data": {"train": "%s", "val_split": NaN}}' % data_a)
+    code, out = runner("validate", str(p))
+    assert code == 2 and "NaN is not valid JSON" in out["problems"][0]["message"]
+    from ascend_finetune.spec import check
+
+    problems = check({"data": {"train": str(data_a)}, "train": {"lr": float("inf")}})
+    assert [p.path for p in problems] == ["train.lr"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .data import class_folders
+from .folder import class_folders
 
 MAX_CLASSES = 1000
 

@@ -12,7 +12,7 @@ import hashlib
 import os
 from typing import Any, Iterator
 
-from .rundir import read_json
+from ..rundir import read_json
 
 MANIFEST = "checkpoints.json"
 MANIFEST_LOCK = ".checkpoints.lock"

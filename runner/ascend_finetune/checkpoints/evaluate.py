@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from .ckpt_format import ToolError, read_index
-from .ckpt_tools import RunInfo, load_run
-from .data import DataError, list_classes, scan, stratified_split
+from .format import ToolError, read_index
+from .tools import RunInfo, load_run
+from ..data.folder import DataError, list_classes, scan, stratified_split
 from .manifest import sha256_file
-from .rundir import atomic_write_json
+from ..rundir import atomic_write_json
 
 
 def _samples(run: RunInfo, folder: str | None, workers: int) -> tuple[str, list, list]:
@@ -59,9 +59,9 @@ def evaluate(run_dir: str, ckpt: str, folder: str | None, batch_size: int | None
     if batch_size is not None and batch_size < 1:
         raise ToolError("bad_input", f"--batch-size must be at least 1 (got {batch_size})", field="--batch-size")
     # MindSpore only now: a wrong folder or checkpoint is answered without its ~10 s import.
-    from . import amp as ampmod
-    from .data import make_dataset
-    from .run_model import load_net, select_device
+    from ..models import amp as ampmod
+    from ..data.pipeline import make_dataset
+    from .loading import load_net, select_device
 
     target = select_device(run, device)
     net = load_net(run, ckpt)

@@ -79,7 +79,7 @@ def rank_verdicts(run_dir: Path) -> dict[int, dict]:
 
 @pytest.fixture(scope="module")
 def small_data(tmp_path_factory) -> Path:
-    from ascend_finetune.demo_data import make_shapes
+    from ascend_finetune.data.demo import make_shapes
 
     out = tmp_path_factory.mktemp("msrun") / "shapes"
     make_shapes(str(out), per_class=20, size=32, seed=3)  # 72 train / 8 val images
@@ -146,7 +146,7 @@ def test_two_ranks_write_the_run_like_one_process(two_rank_run):
     assert len(of_type(evs, "checkpoint")) == 4
 
     import mindspore as ms
-    from ascend_finetune.model import TransferNet, frozen_parts
+    from ascend_finetune.models.net import TransferNet, frozen_parts
 
     net = TransferNet("resnet18", 4, frozen_parts("none"))
     params = ms.load_checkpoint(str(two_rank_run / manifest[-1]["file"]))

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .ckpt_format import ToolError, read_index
-from .ckpt_tools import load_run
+from .format import ToolError, read_index
+from .tools import load_run
 
 SUFFIX = {"mindir": ".mindir", "onnx": ".onnx"}
 # MindSpore's own check on export file names (mindspore/train/serialization.py).
@@ -26,7 +26,7 @@ _MS_SAFE_PATH = re.compile(r"^[0-9a-zA-Z@_\-.:/\\]+$")
 def export(run_dir: str, ckpt: str, fmt: str, out: str | None) -> dict[str, Any]:
     import mindspore as ms
 
-    from .run_model import load_net
+    from .loading import load_net
 
     run = load_run(run_dir)
     read_index(ckpt)  # a damaged file fails here, before MindSpore starts

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from conftest import ROOT, events, of_type, spec, write_spec
 
-from ascend_finetune.demo_data import CLASSES, make_shapes
+from ascend_finetune.data.demo import CLASSES, make_shapes
 
 TWO = {k: CLASSES[k] for k in ("red circle", "green square")}
 
@@ -52,7 +52,7 @@ def resnet34_ckpt(tmp_path_factory) -> Path:
     """A checkpoint of another architecture: resnet34 with a 3-class head."""
     import mindspore as ms
 
-    from ascend_finetune.model import TransferNet
+    from ascend_finetune.models.net import TransferNet
 
     path = tmp_path_factory.mktemp("foreign") / "r34.ckpt"
     ms.save_checkpoint(TransferNet("resnet34", 3), str(path))
@@ -257,8 +257,8 @@ def graph_mode():
 def _checkpoint_logits(run: Path, ckpt: Path, x: np.ndarray) -> np.ndarray:
     import mindspore as ms
 
-    from ascend_finetune.ckpt_tools import load_run
-    from ascend_finetune.run_model import load_net
+    from ascend_finetune.checkpoints.tools import load_run
+    from ascend_finetune.checkpoints.loading import load_net
 
     with graph_mode():
         return load_net(load_run(str(run)), str(ckpt))(ms.Tensor(x)).asnumpy()
@@ -429,7 +429,7 @@ def test_a_training_save_keeps_what_delete_removed(tmp_path):
     """The train process re-reads checkpoints.json under the manifest lock before it adds a checkpoint."""
     import mindspore as ms
 
-    from ascend_finetune.checkpoints import CheckpointStore
+    from ascend_finetune.checkpoints.store import CheckpointStore
 
     net = ms.nn.Dense(4, 2)
     entries = [{"name": p.name, "data": p} for p in net.get_parameters()]
