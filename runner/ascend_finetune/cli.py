@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from . import spec as specmod
-from .checkpoints.format import ToolError
+from .checkpoints.errors import ToolError
 
 
 class CliError(Exception):
@@ -43,7 +43,7 @@ def cmd_validate(a) -> int:
         return 2 if problems else 0
     # --preflight: also what a run would warn about at its start, and its length
     from .data.folder import DataError
-    from .preflight import for_spec
+    from .train.preflight import for_spec
 
     try:
         report = for_spec(specmod.resolve(raw, os.path.dirname(os.path.abspath(a.spec))))
@@ -55,8 +55,9 @@ def cmd_validate(a) -> int:
 
 
 def cmd_train(a) -> int:
+    from .distributed.world import is_distributed
     from .rundir import write_status
-    from .train import Run, RunBusy
+    from .train.run import Run, RunBusy
 
     try:
         spec = _load_spec(a.spec)
@@ -66,17 +67,22 @@ def cmd_train(a) -> int:
             r = Run({"name": "invalid"}, a.run_dir)
         except RunBusy as busy:
             raise CliError(2, "busy", str(busy))
-        r._finish("failed", {"kind": "bad_spec", "message": str(e), "problems": [p.as_dict() for p in e.problems],
+        r.finish("failed", {"kind": "bad_spec", "message": str(e), "problems": [p.as_dict() for p in e.problems],
                              "trace_tail": None}, None, None, 2)
         raise
     try:
         r = Run(spec, a.run_dir, a.resume)
     except RunBusy as e:
         raise CliError(2, "busy", str(e))
-    r.node_rank, r.master_port = a.node_rank, a.master_port  # several devices: this node's msrun (distributed.py)
     if a.node_rank:  # `ls` shows it, so a listing of this node can tell its part from a run of its own
         write_status(r.run_dir, node_rank=a.node_rank)
-    code = r.execute()
+    if is_distributed(spec):
+        # Several ranks: this process holds the run and starts msrun for this node's ranks.
+        from .distributed.launcher import launch
+
+        code = launch(r, a.node_rank, a.master_port)
+    else:
+        code = r.execute()
     if code:
         out({"error": {**r.error, "run_dir": r.run_dir}})
     else:
@@ -85,7 +91,7 @@ def cmd_train(a) -> int:
 
 
 def cmd_nodes(a) -> int:
-    from .distributed import node_plan
+    from .distributed.world import node_plan
 
     spec = _load_spec(a.spec)
     out(node_plan(spec, os.path.abspath(a.spec), os.path.abspath(a.run_dir), a.master_port))
@@ -93,13 +99,14 @@ def cmd_nodes(a) -> int:
 
 
 def cmd_launch(a) -> int:
+    from .distributed.world import node_count
     from .rundir import initial_status, new_run_id
 
     spec = _load_spec(a.spec)  # bad input fails here, before anything is detached
     # Every node of a multi-node run takes the master's run id, so its pieces are easy to pair.
     if a.run_id is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}", a.run_id):
         raise CliError(2, "bad_input", f"--run-id {a.run_id!r}: use letters, digits, '.', '_' and '-' (a run id from `launch`)")
-    nodes = max(1, len(spec["device"].get("nodes") or []))
+    nodes = node_count(spec)
     if not 0 <= a.node_rank < nodes:
         raise CliError(2, "bad_input", f"--node-rank {a.node_rank} is outside the spec's {nodes} node(s) (device.nodes)")
     run_id = a.run_id or new_run_id(spec["name"])

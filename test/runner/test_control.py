@@ -65,7 +65,7 @@ def test_stop_then_resume_to_full_step_count(data_a, tmp_path):
     assert saved_scale == all_steps[stop_step - 1]["loss_scale"]
     first = all_steps[stop_step]
     assert first["loss_scale"] == (saved_scale / 2 if first["overflow"] else saved_scale)
-    from ascend_finetune.train import lr_per_step
+    from ascend_finetune.train.trainer import lr_per_step
     expected, applied = lr_per_step(started[0]["spec"]["train"], total), 0
     for st in all_steps:
         assert st["lr"] == pytest.approx(expected[applied]), st
@@ -94,7 +94,7 @@ def test_sigkill_leaves_a_readable_log_lost_state_and_a_resumable_checkpoint(dat
     # the newest checkpoint is complete (its sha256 matches) and resumes to the end
     manifest = json.load(open(os.path.join(run_dir, "checkpoints.json")))
     newest = max(manifest, key=lambda e: e["step"])
-    from ascend_finetune.checkpoints.store import sha256_file
+    from ascend_finetune.checkpoints.manifest import sha256_file
     assert sha256_file(os.path.join(run_dir, newest["file"])) == newest["sha256"]
     assert ms.load_checkpoint(os.path.join(run_dir, newest["file"]))["step_num"].asnumpy() == newest["step"]
     code, out = runner("train", os.path.join(run_dir, "spec.json"), "--run-dir", run_dir,

@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from .format import ToolError, read_index
+from .errors import ToolError
+from .format import read_index
 from .tools import RunInfo, load_run
 from ..data.folder import DataError, list_classes, scan, stratified_split
 from .manifest import sha256_file

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .format import ToolError, read_index
+from .errors import ToolError
+from .format import read_index
 from .tools import load_run
 
 SUFFIX = {"mindir": ".mindir", "onnx": ".onnx"}

@@ -20,17 +20,10 @@ import math
 import os
 import struct
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
-
-class ToolError(Exception):
-    """Bad input for a checkpoint tool: `kind` and `extra` become the CLI's error object (exit `code`)."""
-
-    def __init__(self, kind: str, message: str, code: int = 2, **extra: Any):
-        super().__init__(message)
-        self.kind, self.code, self.extra = kind, code, extra
+from .errors import ToolError
 
 
 def bad_checkpoint(path: str, why: str) -> ToolError:

@@ -1,6 +1,6 @@
 """A run's network rebuilt from its spec, with a checkpoint's weights: what eval and export run.
 
-The weights come from ckpt_format's checked index, not MindSpore's load_checkpoint, so a damaged or
+The weights come from format.py's checked index, not MindSpore's load_checkpoint, so a damaged or
 foreign file fails with a message naming what does not fit instead of an odd error or a crash.
 """
 from __future__ import annotations
@@ -9,7 +9,8 @@ import os
 
 import numpy as np
 
-from .format import ToolError, read_index
+from .errors import ToolError
+from .format import read_index
 from .tools import RunInfo, head_out
 
 
@@ -17,7 +18,7 @@ def select_device(run: RunInfo, requested: str | None) -> str:
     """The backend to evaluate on: --device, else the run's device.target (`auto` as training resolves it)."""
     import mindspore as ms
 
-    from ..train import resolve_target
+    from ..device.backend import resolve_target
 
     target, _ = resolve_target(requested or (run.spec.get("device") or {}).get("target") or "auto")
     ms.set_context(mode=ms.GRAPH_MODE)

@@ -13,7 +13,7 @@ from typing import Any
 import mindspore as ms
 
 from ..events import sanitize
-from .manifest import manifest_lock, mark_best, read_manifest, sha256_file  # noqa: F401 (sha256_file re-exported)
+from .manifest import manifest_lock, mark_best, read_manifest, sha256_file
 from ..rundir import atomic_write_json, fsync_dir, read_json, slug
 
 
@@ -89,10 +89,10 @@ class CheckpointStore:
 
 
 def load_state(path: str) -> dict[str, Any]:
-    """A --resume checkpoint's tensors. The file is checked first (ckpt_format): MindSpore's loader
+    """A --resume checkpoint's tensors. The file is checked first (format.py): MindSpore's loader
     reports a damaged file with unrelated errors, or loads a short tensor without a word."""
-    from .format import ToolError, read_index
-    from ..models.pretrained import PretrainedError
+    from .errors import PretrainedError, ToolError
+    from .format import read_index
 
     try:
         read_index(path)

@@ -1,6 +1,6 @@
 """Checkpoint tools that need no MindSpore: inspect, compare, verify, delete-checkpoints.
 
-They read checkpoints through ckpt_format (an index first, then one tensor at a time), so a
+They read checkpoints through format.py (an index first, then one tensor at a time), so a
 damaged file is a clear error and a large one never sits in memory twice.
 """
 from __future__ import annotations
@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from ..models.backbones import STAGES
-from .format import CheckpointIndex, ToolError, read_index
+from .errors import ToolError
+from .format import CheckpointIndex, read_index
 from .manifest import entry_for, inside, manifest_lock, manifest_path, mark_best, read_manifest, sha256_file
 from ..rundir import atomic_write_json, effective_state, read_json
 
@@ -189,7 +190,7 @@ def verify(run_dir: str) -> dict[str, Any]:
 
 
 def _train_lock_held(run_dir: str) -> bool:
-    """Whether a train process holds the run's .lock (train.py takes it, exclusive, for its lifetime)."""
+    """Whether a train process holds the run's .lock (train/run.py takes it, exclusive, for its lifetime)."""
     path = os.path.join(run_dir, ".lock")
     if not os.path.exists(path):
         return False

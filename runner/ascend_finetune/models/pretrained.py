@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import mindspore as ms
 
+from ..checkpoints.errors import PretrainedError
+
 # Checkpoint entries that are not network weights (optimizer and loss-scale state, counters).
 NON_WEIGHT = re.compile(r"^(moments\.|ema\.|accum\.|moment1\.|moment2\.|learning_rate|global_step$|momentum$|"
                         r"epoch_num$|step_num$|steps_per_epoch$|total_steps$|scale_sense$|current_iterator_step$|last_overflow_iterator_step$|"
@@ -23,10 +25,6 @@ RENAMES = [  # (pattern, replacement) applied in order, after the prefixes are g
     (re.compile(r"\.down_sample\.(\d)\."), r".down_sample_layer.\1."),                 # mindcv, tutorial
     (re.compile(r"^norm\."), "bn1."), (re.compile(r"\.norm(\d)\."), r".bn\1."),      # tutorial
 ]
-
-
-class PretrainedError(Exception):
-    """The file cannot serve as a pretrained backbone at all."""
 
 
 @dataclass
@@ -58,7 +56,8 @@ def read_checkpoint(path: str) -> dict:
     fmt = "safetensors" if path.endswith(".safetensors") else "ckpt"
     # MindSpore's loader takes some damaged files without a word (a tensor whose bytes are missing
     # loads as zeros): check the file's structure against its size first.
-    from ..checkpoints.format import ToolError, read_index
+    from ..checkpoints.errors import ToolError
+    from ..checkpoints.format import read_index
 
     try:
         read_index(path)

@@ -6,7 +6,8 @@ import os
 
 import mindspore as ms
 
-from ascend_finetune.checkpoints.store import CheckpointStore, sha256_file
+from ascend_finetune.checkpoints.manifest import sha256_file
+from ascend_finetune.checkpoints.store import CheckpointStore
 
 
 def test_keep_max_drops_the_oldest_but_never_the_best(tmp_path):

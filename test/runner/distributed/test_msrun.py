@@ -5,7 +5,7 @@ launcher (`train`), msrun, its scheduler and one process per rank. Each test end
 processes of this machine (/proc) and failing on any that still belongs to the run.
 
 Test-only fault injection: ASCEND_FINETUNE_TEST_EXIT_AT="RANK:STEP" makes that rank print a line to
-its log and os._exit(3) right after that global step (distributed.FAULT_ENV).
+its log and os._exit(3) right after that global step (strategy.FAULT_ENV).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import pytest
 
 from conftest import ROOT, assert_contiguous, events, of_type, spec, wait_for, write_spec
 
-from ascend_finetune import distributed  # noqa: E402
+from ascend_finetune.distributed import strategy, world  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not (Path(sys.executable).parent / "msrun").exists()
                                 and subprocess.run([sys.executable, "-c", "import mindspore.parallel.cluster.run"],
@@ -162,7 +162,7 @@ def test_a_rank_that_dies_fails_the_run_with_its_error_and_leaves_no_process(tmp
     s = spec(small_data, name="die", data={"batch_size": 8, "workers": 1}, train={"epochs": 3}, **TWO_RANKS)
     run_dir = tmp_path / "run"
     code, out = cli("train", str(write_spec(tmp_path / "die.json", s)), "--run-dir", str(run_dir),
-                    env={distributed.FAULT_ENV: "1:2"})
+                    env={strategy.FAULT_ENV: "1:2"})
     assert code == 1, out
     err = out["error"]
     assert err["rank"] == 1 and err["kind"] == "rank_failed"
@@ -227,7 +227,7 @@ def test_two_nodes_launched_apart_train_as_one_run(tmp_path, small_data):
     master port and the master's run id. Here both "nodes" are this host (two names for it), so each
     node's msrun also tries to start a scheduler; the second cannot bind the port, and the node still
     ends `completed` because its rank did."""
-    port = distributed.free_port()
+    port = world.free_port()
     s = spec(small_data, name="2n", data={"batch_size": 8, "workers": 1},
              device={"target": "CPU", "ids": [0], "nodes": ["127.0.0.1", "localhost"]})
     path = str(write_spec(tmp_path / "2n.json", s))
@@ -294,38 +294,38 @@ def _flags(argv: list[str]) -> dict[str, str]:
 
 
 def test_one_node_msrun_line():
-    argv = distributed.msrun_argv(_spec([0, 1, 2, 3]), "/runs/r", 0, 29500, resume="/ck/a.ckpt")
+    argv = world.msrun_argv(_spec([0, 1, 2, 3]), "/runs/r", 0, 29500, resume="/ck/a.ckpt")
     assert _flags(argv) == {"worker_num": "4", "local_worker_num": "4", "master_addr": "127.0.0.1",
                             "master_port": "29500", "node_rank": "0", "log_dir": "/runs/r/ranks", "join": "True"}
-    script = argv.index(distributed.ENTRY_SCRIPT)
+    script = argv.index(world.ENTRY_SCRIPT)
     assert argv[script + 1:] == ["--spec", "/runs/r/spec.json", "--run-dir", "/runs/r", "--resume", "/ck/a.ckpt"]
     assert os.path.isfile(argv[script]), "msrun needs the task script as a file"
 
 
 def test_multi_node_lines_share_master_and_port_and_number_the_nodes():
     s = _spec([0, 1, 2, 3], nodes=["npu-a", "npu-b", "npu-c"], port=29600)
-    assert distributed.world_size(s) == 12
+    assert world.world_size(s) == 12
     for rank in range(3):
-        f = _flags(distributed.msrun_argv(s, "/runs/r", rank, 29600))
+        f = _flags(world.msrun_argv(s, "/runs/r", rank, 29600))
         assert (f["worker_num"], f["local_worker_num"], f["node_rank"]) == ("12", "4", str(rank))
         assert (f["master_addr"], f["master_port"]) == ("npu-a", "29600")
     with pytest.raises(ValueError, match="node rank 3"):
-        distributed.msrun_argv(s, "/runs/r", 3, 29600)
+        world.msrun_argv(s, "/runs/r", 3, 29600)
 
 
 def test_node_plan_gives_each_node_its_train_command():
     s = _spec([0, 1], nodes=["npu-a", "10.0.0.2"])
-    plan = distributed.node_plan(s, "/runs/r/spec.json", "/runs/r", master_port=29700)
+    plan = world.node_plan(s, "/runs/r/spec.json", "/runs/r", master_port=29700)
     assert (plan["world_size"], plan["master_addr"], plan["master_port"]) == (4, "npu-a", 29700)
     assert [(n["node"], n["node_rank"], n["ranks"]) for n in plan["nodes"]] == [("npu-a", 0, [0, 1]), ("10.0.0.2", 1, [2, 3])]
     assert plan["nodes"][1]["args"] == ["train", "/runs/r/spec.json", "--run-dir", "/runs/r", "--node-rank", "1",
                                         "--master-port", "29700"]
     # Without a port in the call or the spec, one free port is picked for all nodes.
-    free = distributed.node_plan(s, "/s.json", "/r")
+    free = world.node_plan(s, "/s.json", "/r")
     assert len({n["args"][-1] for n in free["nodes"]}) == 1 and 1024 <= free["master_port"] <= 65535
 
 
 def test_one_device_is_not_distributed():
-    assert not distributed.is_distributed(_spec([0]))
-    assert distributed.is_distributed(_spec([0], nodes=["a", "b"]))
-    assert distributed.master_addr(_spec([0, 1], nodes=["only"])) == "127.0.0.1"
+    assert not world.is_distributed(_spec([0]))
+    assert world.is_distributed(_spec([0], nodes=["a", "b"]))
+    assert world.master_addr(_spec([0, 1], nodes=["only"])) == "127.0.0.1"

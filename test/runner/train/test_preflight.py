@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import events, of_type, runner, spec, write_spec
 
-from ascend_finetune import preflight  # noqa: E402
+from ascend_finetune.train import preflight  # noqa: E402
 
 FIXTURES = Path(__file__).parents[1] / "device" / "fixtures" / "npu-smi"  # recorded by device/test_npu_smi.py
 

@@ -9,7 +9,7 @@ from conftest import ROOT
 
 
 def test_a_second_writer_on_a_run_directory_is_refused(tmp_path, data_a):
-    from ascend_finetune.train import Run, RunBusy
+    from ascend_finetune.train.run import Run, RunBusy
 
     first = Run({"name": "x"}, str(tmp_path / "run"))
     with pytest.raises(RunBusy):

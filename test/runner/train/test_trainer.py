@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from conftest import assert_contiguous, events, of_type, runner, spec, write_spec
 
-from ascend_finetune.train import lr_per_step
+from ascend_finetune.train.trainer import lr_per_step
 
 
 def test_finetune_from_scratch_learns(run_a):

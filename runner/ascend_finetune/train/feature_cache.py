@@ -29,7 +29,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .data.pipeline import MEAN, STD, make_dataset
+from ..data.pipeline import MEAN, STD, make_dataset
 
 FORMAT = 2  # bump when what is cached or how it is computed changes
 DIRNAME = "feature-cache"

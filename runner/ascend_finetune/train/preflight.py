@@ -15,12 +15,18 @@ Each finds a set-up that will run, but not the way the user probably expects:
 
 The NPU checks read `npu-smi info` through doctor's reader and run only when the run trains on
 Ascend; they run before the run's own processes take device memory.
+
+The trainer calls `run_warnings` and `device_warnings`; `validate --preflight` calls `for_spec`.
 """
 from __future__ import annotations
 
 import os
 import re
 from typing import Any, Callable
+
+from ..data.plan import plan_data
+from ..device.backend import resolve_target, sink_notes
+from ..distributed.world import world_size
 
 LOW_HBM_FRACTION = 0.2   # below 20% of the HBM free: a ResNet-50 at batch 32 with O2 needs several GB
 CANN_VERSION_FILE = ("compiler", "version.info")
@@ -84,11 +90,11 @@ def device_warnings(spec: dict[str, Any], target: str,
     if target != "Ascend":
         return []
     if read_npus is None:
-        from .device.doctor import _npus as read_npus
+        from ..device.doctor import _npus as read_npus
     npu = read_npus()
     if not npu.get("devices"):
         return []  # no npu-smi, or an output it could not read: doctor reports that, not a run
-    from .device.telemetry import logical_id
+    from ..device.telemetry import logical_id
 
     ids = set(spec["device"]["ids"])
     own = _run_pids() if own_pids is None else own_pids
@@ -163,36 +169,16 @@ def cann_warning(home: str | None = None, supported: list[str] | None = None) ->
 
 def for_spec(spec: dict[str, Any]) -> dict[str, Any]:
     """Every warning a run of this (resolved) spec would start with, without training: for the
-    Start wizard, before it launches (`validate --preflight`). Scans the data (the scan cache makes a
-    second look cheap) to count the steps. Raises DataError as a run would."""
-    from . import distributed
-    from .data.folder import DataError, scan, stratified_split
-    from .train import resolve_target, sink_notes
-
-    d, t = spec["data"], spec["train"]
+    Start wizard, before it launches (`validate --preflight`). Plans the data as the trainer does (the
+    scan cache makes a second look cheap) to count the steps. Raises DataError as a run would."""
     warnings: list[dict[str, Any]] = []
     target, fallback = resolve_target(spec["device"]["target"])
     if fallback:
         warnings.append(_warning("ascend_unavailable", fallback, {"requested": "auto"}))
     warnings.extend(device_warnings(spec, target))
-    workers = max(1, min(d["workers"], os.cpu_count() or 1))
-    train_set = scan(d["train"], workers, "data.train")
-    if d["val"]:
-        val_set = scan(d["val"], workers, "data.val", classes=train_set.classes)
-        n_train, skipped = len(train_set.samples), train_set.skipped + val_set.skipped
-    else:
-        n_train = len(stratified_split(train_set.samples, d["val_split"], t["seed"])[0])
-        skipped = train_set.skipped
-    if skipped:
-        warnings.append(_warning("images_skipped", f"skipped {len(skipped)} file(s) that are not readable images",
-                                 {"count": len(skipped), "first": [{"path": p, "reason": r} for p, r in skipped[:10]]}))
-    world = distributed.world_size(spec)
-    steps_per_epoch = n_train // (d["batch_size"] * world)
-    if steps_per_epoch == 0:
-        raise DataError("data.batch_size", f"batch_size {d['batch_size']} is larger than the {n_train} training images",
-                        f"set data.batch_size to at most {max(1, n_train // world)}")
-    total = steps_per_epoch * t["epochs"]
+    plan = plan_data(spec, world_size(spec), warnings)
     for code, msg in sink_notes(spec["sink"], target):
         warnings.append(_warning(code, msg, {"sink": spec["sink"], "target": target}))
-    warnings.extend(run_warnings(spec, total, steps_per_epoch, target))
-    return {"warnings": warnings, "target": target, "steps_per_epoch": steps_per_epoch, "total_steps": total}
+    warnings.extend(run_warnings(spec, plan.total_steps, plan.steps_per_epoch, target))
+    return {"warnings": warnings, "target": target, "steps_per_epoch": plan.steps_per_epoch,
+            "total_steps": plan.total_steps}

@@ -1,0 +1,139 @@
+"""What a rank of a multi-rank run does differently from a single process, as hooks that the
+trainer's Run calls (train/run.py is above this module and hands itself nothing but plain values).
+
+- rank 0 writes the run's events, takes the control requests and saves the checkpoints; the other
+  ranks write nothing but their msrun log and their verdict (`ranks/rank-<rank>.json`);
+- after each step (and once after set-up) every rank sums a stop flag with one AllReduce, so a stop
+  that rank 0 took from the inbox, or a signal any rank got, ends them all after that same step.
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import Any
+
+from ..control import ControlInbox
+from ..events import EventLog
+from ..rundir import atomic_write_json
+from .world import RANKS_DIR, RankInfo
+
+# Test-only fault injection, read by the ranks: "RANK:STEP" makes that rank print a line to its
+# log and os._exit(3) right after that global step (test/runner/distributed/test_msrun.py).
+FAULT_ENV = "ASCEND_FINETUNE_TEST_EXIT_AT"
+FAULT_EXIT_CODE = 3
+
+
+def join(info: RankInfo) -> None:
+    """Join msrun's cluster and set data-parallel mode, with gradients averaged over the ranks.
+    Called once the device is set (init() needs it)."""
+    import mindspore as ms  # deferred like every MindSpore import: see train/run.py
+    from mindspore.communication import get_group_size, get_rank, init
+
+    init()
+    if (get_rank(), get_group_size()) != (info.rank, info.size):
+        raise RuntimeError(f"msrun gave rank {get_rank()} of {get_group_size()}, but RANK_ID/MS_WORKER_NUM said "
+                           f"{info.rank} of {info.size}")
+    ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True,
+                                 device_num=info.size)
+
+
+class NullLog:
+    """The event log of a rank other than 0: it writes nothing."""
+
+    seq = 0
+
+    def emit(self, type_: str, **payload: Any) -> dict[str, Any]:
+        return {"type": type_, **payload}
+
+    def close(self) -> None:
+        pass
+
+
+class NoInbox(ControlInbox):
+    """Only rank 0 reads control/: the others learn of a stop through the stop flag."""
+
+    def __init__(self) -> None:
+        pass
+
+    def poll(self) -> list[tuple[str, str]]:
+        return []
+
+    def clear(self) -> None:
+        pass
+
+
+class StopFlag:
+    """Sums one float over the ranks: > 0 means some rank wants to stop after this step.
+    (CPU's AllReduce supports only a sum.)"""
+
+    def __init__(self) -> None:
+        import mindspore as ms
+        from mindspore import nn, ops
+
+        class Sum(nn.Cell):  # type: ignore[misc]  # MindSpore has no type information
+            def __init__(self) -> None:
+                super().__init__()
+                self.all_reduce = ops.AllReduce()
+
+            def construct(self, x: Any) -> Any:
+                return self.all_reduce(x)
+
+        self._ms, self._cell = ms, Sum()
+
+    def __call__(self, wanted: bool) -> bool:
+        import numpy as np
+
+        x = self._ms.Tensor(np.array([1.0 if wanted else 0.0], np.float32))
+        return float(self._cell(x).asnumpy()[0]) > 0.5
+
+
+class RankStrategy:
+    """One rank's part in a run that msrun started (train/rank.py builds it)."""
+
+    def __init__(self, info: RankInfo, run_dir: str):
+        self.info, self.run_dir = info, run_dir
+        fault = os.environ.get(FAULT_ENV, "")
+        self._fault = tuple(int(v) for v in fault.split(":")) if re.fullmatch(r"\d+:\d+", fault) else None
+        self._stop_flag: StopFlag | None = None
+
+    @property
+    def leads(self) -> bool:
+        """Rank 0: writes the events, takes the control requests, evaluates and saves checkpoints."""
+        return self.info.rank == 0
+
+    def event_log(self) -> EventLog | NullLog:
+        return EventLog(os.path.join(self.run_dir, "events.jsonl")) if self.leads else NullLog()
+
+    def inbox(self) -> ControlInbox:
+        return ControlInbox(self.run_dir) if self.leads else NoInbox()
+
+    def stop_agreed(self, step: int, stop_requested: bool) -> bool:
+        """After a step: whether any rank wants to stop (all ranks call this at the same step)."""
+        if self._fault and self._fault == (self.info.rank, step):
+            sys.stderr.write(f"test fault ({FAULT_ENV}): rank {self.info.rank} exits with code {FAULT_EXIT_CODE} "
+                             f"after step {step}\n")
+            sys.stderr.flush()
+            os._exit(FAULT_EXIT_CODE)
+        if self._stop_flag is None:
+            self._stop_flag = StopFlag()
+        return self._stop_flag(stop_requested)
+
+    def write_verdict(self, status: str, error: dict[str, Any] | None, code: int, step: int | None,
+                      net: Any) -> None:
+        """ranks/rank-<rank>.json: how this rank ended, for the launcher (distributed/launcher.py)."""
+        atomic_write_json(os.path.join(self.run_dir, RANKS_DIR, f"rank-{self.info.rank}.json"),
+                          {"rank": self.info.rank, "pid": os.getpid(), "status": status, "error": error,
+                           "exit_code": code, "step": step, "weights_l1": weights_l1(net)})
+
+
+def weights_l1(net: Any) -> float | None:
+    """Sum of |w| over the trainable weights: equal on every rank when the updates were averaged."""
+    import numpy as np
+
+    if net is None:
+        return None
+    try:
+        return float(sum(np.abs(p.asnumpy().astype(np.float64)).sum() for p in net.trainable_params()))
+    except Exception:  # a rank that failed mid-step: the verdict matters, not this
+        return None

@@ -1,0 +1,103 @@
+"""The world of a run: how many ranks on how many nodes, msrun's command line for one node, and
+which rank this process is. Pure functions of the spec (no MindSpore), so the CLI's `nodes` and the
+tests can call them anywhere."""
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+RANKS_DIR = "ranks"
+# The task script msrun starts once per rank: a file, as msrun wants (see rank_entry.py).
+ENTRY_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rank_entry.py")
+
+
+def local_ranks(spec: dict[str, Any]) -> int:
+    return len(spec["device"]["ids"])
+
+
+def node_names(spec: dict[str, Any]) -> list[str]:
+    return list(spec["device"].get("nodes") or [])
+
+
+def node_count(spec: dict[str, Any]) -> int:
+    """Machines in the run: one when `device.nodes` is empty."""
+    return max(1, len(node_names(spec)))
+
+
+def world_size(spec: dict[str, Any]) -> int:
+    """Ranks in the whole run: device ids per node times nodes (one node when `nodes` is empty)."""
+    return local_ranks(spec) * node_count(spec)
+
+
+def is_distributed(spec: dict[str, Any]) -> bool:
+    return world_size(spec) > 1
+
+
+def master_addr(spec: dict[str, Any]) -> str:
+    """The first node runs msrun's scheduler; one node talks to itself over loopback."""
+    nodes = node_names(spec)
+    return nodes[0] if len(nodes) > 1 else "127.0.0.1"
+
+
+def free_port() -> int:
+    """A TCP port free right now on this host (msrun wants 1024-65535)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def msrun_program(python: str) -> list[str]:
+    """msrun's console script beside the interpreter, else its module (the same `main`)."""
+    script = os.path.join(os.path.dirname(python), "msrun")
+    if os.path.isfile(script) and os.access(script, os.X_OK):
+        return [script]
+    return [python, "-m", "mindspore.parallel.cluster.run"]
+
+
+def msrun_argv(spec: dict[str, Any], run_dir: str, node_rank: int, master_port: int,
+               resume: str | None = None, python: str = sys.executable) -> list[str]:
+    """The msrun command line for one node: its `local_worker_num` ranks run rank_entry.py."""
+    run_dir = os.path.abspath(run_dir)
+    nodes = node_count(spec)
+    if not 0 <= node_rank < nodes:
+        raise ValueError(f"node rank {node_rank} is outside the run's {nodes} node(s) (device.nodes)")
+    argv = msrun_program(python) + [
+        f"--worker_num={world_size(spec)}", f"--local_worker_num={local_ranks(spec)}",
+        f"--master_addr={master_addr(spec)}", f"--master_port={int(master_port)}",
+        f"--node_rank={node_rank}", f"--log_dir={os.path.join(run_dir, RANKS_DIR)}", "--join=True",
+        ENTRY_SCRIPT, "--spec", os.path.join(run_dir, "spec.json"), "--run-dir", run_dir]
+    if resume:
+        argv += ["--resume", os.path.abspath(resume)]
+    return argv
+
+
+def node_plan(spec: dict[str, Any], spec_path: str, run_dir: str, master_port: int | None = None) -> dict[str, Any]:
+    """What to start on each node of a multi-node run: the runner arguments (after
+    `python -m ascend_finetune`) of one `train` per node, each with its node rank and the shared
+    master port. The extension runs them on the SSH targets named in `device.nodes`."""
+    nodes = node_names(spec) or ["localhost"]
+    port = int(master_port or spec["device"].get("master_port") or free_port())
+    out = []
+    for rank, node in enumerate(nodes):
+        args = ["train", spec_path, "--run-dir", run_dir, "--node-rank", str(rank), "--master-port", str(port)]
+        out.append({"node": node, "node_rank": rank, "ranks": list(range(rank * local_ranks(spec), (rank + 1) * local_ranks(spec))),
+                    "args": args})
+    return {"world_size": world_size(spec), "master_addr": master_addr(spec), "master_port": port, "nodes": out}
+
+
+@dataclass
+class RankInfo:
+    """This process's place in the run when msrun started it (rank_entry.py reads it from msrun's environment)."""
+
+    rank: int
+    size: int
+    local_rank: int
+
+
+def device_id(spec: dict[str, Any], target: str, rank: RankInfo | None) -> int:
+    """On Ascend each local rank uses ids[local_rank]; on CPU the id means nothing."""
+    ids: list[int] = spec["device"]["ids"]
+    return ids[rank.local_rank] if (rank and target == "Ascend") else ids[0]

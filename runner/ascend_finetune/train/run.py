@@ -1,0 +1,288 @@
+"""One training process's life: the run directory's contract (lock, status.json, spec.json,
+events.jsonl, exit codes), the step loop with per-step telemetry, stop and checkpoint requests, and
+the ending, with every failure turned into a `run_finished`.
+
+The process that starts a Run says how it takes part (`RunSetup`): the CLI's `train` of a single
+process holds the run directory; one of msrun's ranks (train/rank.py) does not (its launcher does)
+and brings its rank's strategy, event log and inbox. The CLI hands a run of several ranks to the
+launcher (distributed/launcher.py) instead of calling `execute`.
+"""
+from __future__ import annotations
+
+import fcntl
+import math
+import os
+import platform
+import signal
+import socket
+import time
+import traceback
+from dataclasses import dataclass
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import __version__
+from ..checkpoints.errors import PretrainedError
+from ..control import ControlInbox
+from ..data.folder import DataError
+from ..device.telemetry import DEFAULT_INTERVAL_S, DeviceSampler
+from ..distributed.strategy import NullLog, RankStrategy
+from ..events import EventLog
+from ..rundir import atomic_write_json, process_start, write_status
+from ..spec import SpecError
+from .trainer import NonFiniteLoss, Trainer
+
+if TYPE_CHECKING:  # MindSpore at import: the module itself imports it when the run starts
+    from ..checkpoints.store import CheckpointStore
+
+
+class RunBusy(Exception):
+    """Another process holds the run directory."""
+
+
+@dataclass
+class RunSetup:
+    """How this process takes part in its run. The default: the one process that holds the run
+    directory (the CLI's `train`)."""
+
+    holds_dir: bool = True  # takes the lock, clears control/, writes status.json and spec.json
+    log: EventLog | NullLog | None = None  # None: RUN_DIR/events.jsonl
+    inbox: ControlInbox | None = None  # None: RUN_DIR/control/
+    rank: RankStrategy | None = None  # one of msrun's ranks: its part (distributed/strategy.py)
+
+
+def _versions() -> dict[str, str]:
+    import mindspore as ms
+
+    return {"runner": __version__, "mindspore": ms.__version__, "python": platform.python_version()}
+
+
+class Run:
+    """One training process's life: events, status, the loop, stop/checkpoint requests, the ending."""
+
+    def __init__(self, spec: dict[str, Any], run_dir: str, resume: str | None = None, setup: RunSetup | None = None):
+        setup = setup or RunSetup()
+        run_dir = os.path.abspath(run_dir)
+        self.spec, self.run_dir = spec, run_dir
+        self.resume_from = os.path.abspath(resume) if resume else None
+        self.holds_dir = setup.holds_dir
+        self.rank = setup.rank
+        if self.holds_dir:
+            os.makedirs(run_dir, exist_ok=True)
+            # One process per run directory: a second writer would interleave seq numbers and cut the
+            # first one's half-written line as "torn". The lock dies with the process. (msrun's ranks
+            # run inside their launcher's hold.)
+            self._lock = open(os.path.join(run_dir, ".lock"), "w")
+            try:
+                fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise RunBusy(f"another process is writing to {run_dir}") from None
+        # MindSpore writes files into the working directory (O1's rewritten_network/, graph dumps,
+        # kernel caches): keep them in the run directory, not wherever the runner was started.
+        os.chdir(run_dir)
+        self.log: EventLog | NullLog = setup.log or EventLog(os.path.join(run_dir, "events.jsonl"))
+        self.stop_requested = False
+        self.stop_reason: str | None = None
+        self.inbox = setup.inbox or ControlInbox(run_dir)
+        if self.holds_dir:
+            # Requests left by an earlier process (a killed run) are not for this one. A rank must not
+            # clear them: its launcher did at its start, and a second clear could drop a stop.
+            self.inbox.clear()
+        self.pending_warnings: list[dict[str, Any]] = []
+        self.error: dict[str, Any] | None = None
+        self.trainer: Trainer | None = None
+        self.store: CheckpointStore | None = None
+        self.sampler: DeviceSampler | None = None
+        self.last_ckpt_step = 0
+
+    def _flush_warnings(self) -> None:
+        for w in self.pending_warnings:
+            self.log.emit("warning", **w)
+        self.pending_warnings.clear()
+
+    def on_signal(self, signum: int, _frame: FrameType | None) -> None:
+        if self.stop_requested:  # a second signal: the user wants out now
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        self.stop_requested = True
+        self.stop_reason = signal.Signals(signum).name
+
+    def begin(self) -> None:
+        """The run is running: status.json and spec.json (when this process holds the directory), and
+        SIGTERM/SIGINT become a stop request. The launcher calls this too, before it starts msrun."""
+        if self.holds_dir:
+            write_status(self.run_dir, run_id=os.path.basename(self.run_dir), state="running", pid=os.getpid(),
+                         pid_start=process_start(os.getpid()), host=socket.gethostname(), started_at=time.time(),
+                         ended_at=None, exit_code=None)
+            atomic_write_json(os.path.join(self.run_dir, "spec.json"), self.spec)
+        for s in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(s, self.on_signal)
+
+    def execute(self) -> int:
+        """Train in this process (a single-process run, or one rank of several) to the run's end."""
+        self.begin()
+        try:
+            status, best, final = self._train()
+            return self.finish(status, None, best, final, 0)
+        except (SpecError, DataError, PretrainedError) as e:
+            fields = {"kind": "bad_input", "message": str(e)}
+            if isinstance(e, DataError):
+                fields.update(path=e.path, message=e.message, fix=e.fix)
+            elif isinstance(e, SpecError):
+                fields["kind"] = "bad_spec"
+                fields["problems"] = [p.as_dict() for p in e.problems]
+            return self.finish("failed", {**fields, "trace_tail": None}, None, None, 2)
+        except NonFiniteLoss as e:
+            return self.finish("failed", {"kind": "nonfinite_loss", "message": str(e), "trace_tail": None}, None, None, 1)
+        except Exception as e:
+            tail = traceback.format_exc().strip().splitlines()[-15:]
+            return self.finish("failed", {"kind": type(e).__name__, "message": str(e).strip().splitlines()[0][:500] if str(e).strip() else type(e).__name__,
+                                           "trace_tail": "\n".join(tail)}, None, None, 1)
+
+    def finish(self, status: str, error: dict[str, Any] | None, best: dict[str, Any] | None,
+               final: dict[str, Any] | None, code: int) -> int:
+        """Write the run's end: run_finished, status.json (when held here), this rank's verdict."""
+        store_best = self.store.best() if self.store else None
+        if self.sampler:
+            self.sampler.stop()  # no device event after run_finished
+        self._flush_warnings()  # found during a set-up that then failed
+        if not best and store_best:
+            best = {k: store_best[k] for k in ("file", "epoch", "step", "metrics")}
+        self.log.emit("run_finished", status=status, error=error, best=best, final=final)
+        self.log.close()
+        self.inbox.clear()  # a request that came too late must not reach a later resume
+        self.error = error
+        if self.holds_dir:
+            write_status(self.run_dir, state=status, ended_at=time.time(), exit_code=code)
+        if self.rank:
+            tr = self.trainer
+            self.rank.write_verdict(status, error, code, tr.step if tr else None, tr.net if tr else None)
+        return code
+
+    def _take_requests(self, metrics: dict[str, Any]) -> None:
+        tr = self.trainer
+        assert tr is not None
+        if self.rank is None or self.rank.leads:  # the other ranks have no inbox: the stop flag tells them
+            for action, path in self.inbox.poll():
+                if action == "stop":
+                    self.stop_requested, self.stop_reason = True, "control"
+                # on an epoch's last step the epoch-end checkpoint (with eval metrics) follows anyway
+                elif action == "checkpoint" and self.last_ckpt_step != tr.step and tr.step % tr.steps_per_epoch:
+                    self._checkpoint({**metrics, "reason": "requested"})
+                self.inbox.done(path)
+        if self.rank is not None and self.rank.stop_agreed(tr.step, self.stop_requested) and not self.stop_requested:
+            # Another rank got the signal (or rank 0 took a stop): stop after this same step.
+            self.stop_requested, self.stop_reason = True, "peer"
+
+    def _checkpoint(self, metrics: dict[str, Any]) -> dict[str, Any]:
+        tr = self.trainer
+        assert tr is not None and self.store is not None
+        if self.rank is not None and not self.rank.leads:  # rank 0 saves; the weights are the same on every rank
+            self.last_ckpt_step = tr.step
+            return {"best": False}
+        from ..checkpoints.store import state_entries  # MindSpore: deferred, see Trainer.__init__
+
+        counters = {"steps_per_epoch": tr.steps_per_epoch, "total_steps": tr.total_steps}
+        entry = self.store.save(state_entries(tr.net, tr.optimizer, tr.scaler_params()), tr.epoch_for_step(), tr.step,
+                                metrics, counters)
+        self.log.emit("checkpoint", **entry)
+        self.last_ckpt_step = tr.step
+        return entry
+
+    def _train(self) -> tuple[str, dict[str, Any] | None, dict[str, Any]]:
+        from ..checkpoints.store import CheckpointStore  # MindSpore: deferred, see Trainer.__init__
+
+        spec = self.spec
+        tr = self.trainer = Trainer(spec, self.run_dir, self.pending_warnings, self.rank.info if self.rank else None)
+        ck = spec["checkpoint"]
+        self.store = CheckpointStore(self.run_dir, spec["name"], ck["format"], ck["keep_max"], ck["keep_best"])
+        if self.resume_from:
+            tr.resume(self.resume_from)
+        self.last_ckpt_step = tr.step
+        d = spec["data"]
+        self.log.emit("run_started", run_id=os.path.basename(self.run_dir), spec=spec, classes=tr.classes,
+                      num_train=len(tr.train_samples), num_val=len(tr.val_samples), steps_per_epoch=tr.steps_per_epoch,
+                      total_steps=tr.total_steps, versions=_versions(),
+                      device={"target": tr.target, "ids": spec["device"]["ids"], "host": socket.gethostname(),
+                              "workers": tr.workers, "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA")},
+                      global_batch=d["batch_size"] * tr.world,
+                      amp={"level": tr.amp_plan.level, "loss_scale": tr.amp_plan.loss_scale},
+                      resumed_from={"file": self.resume_from, "step": tr.step} if self.resume_from else None)
+        self._flush_warnings()
+        # NPU utilisation, HBM, temperature and power as `device` events, where npu-smi exists.
+        self.sampler = DeviceSampler.for_run(self.log.emit, spec["device"]["ids"],
+                                             float(spec["device"].get("telemetry_s", DEFAULT_INTERVAL_S)))
+        if tr.features:
+            tr.features.ensure()  # before the first step's clock: compute_s reports its cost, not step 1
+        # Ranks run in lock-step (the gradient AllReduce), so the run's throughput is rank 0's times the ranks.
+        batch = d["batch_size"] * tr.world
+        max_bad = spec["train"]["max_nonfinite_steps"]
+        self._take_requests({})  # a stop sent during set-up is honoured before the first step
+        bad_run = 0
+        last_metrics: dict[str, Any] = {}
+        best = None
+        while tr.step < tr.total_steps and not self.stop_requested:
+            epoch = tr.step // tr.steps_per_epoch + 1
+            skip_in_epoch = tr.step - (epoch - 1) * tr.steps_per_epoch
+            epoch_t0, losses, overflows = time.perf_counter(), [], 0
+            it = tr.train_batches(epoch)
+            t_prev = time.perf_counter()
+            for i, (x, y) in enumerate(it):
+                if i >= tr.steps_per_epoch - skip_in_epoch:
+                    break
+                t_data = time.perf_counter()
+                loss, finite, scale, updated = tr.train_step(x, y).asnumpy().tolist()
+                t_end = time.perf_counter()
+                tr.step += 1
+                overflow = finite < 0.5
+                overflows += overflow
+                step_s, data_s, t_prev = t_end - t_prev, t_data - t_prev, t_end
+                lr_used = tr.lrs[min(tr.applied, len(tr.lrs) - 1)]
+                tr.applied += updated > 0.5
+                self.log.emit("step", epoch=epoch, step=tr.step, loss=loss, lr=lr_used,
+                              loss_scale=scale if tr.scaler is not None else None, overflow=overflow,
+                              skipped=updated < 0.5,
+                              step_ms=round(step_s * 1000, 3), data_ms=round(data_s * 1000, 3),
+                              img_per_s=round(batch / step_s, 2) if step_s > 0 else None)
+                if math.isfinite(loss):
+                    losses.append(loss)
+                    bad_run = 0
+                else:
+                    bad_run += 1
+                    if bad_run >= max_bad:
+                        raise NonFiniteLoss(f"the loss was NaN or Inf for {bad_run} consecutive steps (up to step {tr.step}); "
+                                            "lower train.lr, or check the data and the pretrained weights")
+                last_metrics = {"loss": loss}
+                self._take_requests(last_metrics)
+                if self.stop_requested:
+                    break
+                epoch_end = tr.step % tr.steps_per_epoch == 0  # saved after eval, below
+                if tr.step % spec["checkpoint"]["every_steps"] == 0 and not epoch_end and self.last_ckpt_step != tr.step:
+                    self._checkpoint(last_metrics)
+            if self.stop_requested and tr.step % tr.steps_per_epoch:
+                break  # mid-epoch: no eval; a stop on an epoch's last step still finishes that epoch
+            ev = tr.evaluate()
+            metrics = dict(last_metrics)
+            if ev:
+                self.log.emit("eval", epoch=epoch, step=tr.step, **ev)
+                metrics.update(val_loss=ev["val_loss"], val_acc=ev["val_acc"])
+            extra = {}
+            if tr.features and not tr.features.reported:
+                extra["feature_cache"] = tr.features.describe()  # built or found during this epoch
+                tr.features.reported = True
+            self.log.emit("epoch_end", epoch=epoch, train_loss=float(np.mean(losses)) if losses else None,
+                          overflow_count=overflows, epoch_s=round(time.perf_counter() - epoch_t0, 3), **extra)
+            entry = self._checkpoint(metrics)
+            if entry["best"]:
+                best = {k: entry[k] for k in ("file", "epoch", "step", "metrics")}
+        final = {"epoch": tr.epoch_for_step(), "step": tr.step, "total_steps": tr.total_steps, **last_metrics}
+        if self.stop_requested:
+            if self.last_ckpt_step != tr.step:
+                self._checkpoint({**last_metrics, "reason": "stopped"})
+            final["stop_reason"] = self.stop_reason
+            return "stopped", best, final
+        return "completed", best, final
+

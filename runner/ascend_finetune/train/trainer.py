@@ -1,0 +1,243 @@
+"""The trainer: a resolved spec turned into data, model, AMP, optimizer and compiled steps, plus
+eval and resume. The step loop and the run directory's contract are run.py's (`Run`).
+"""
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+import numpy as np
+
+from ..checkpoints.errors import PretrainedError
+from ..data.folder import DataError
+from ..data.pipeline import make_dataset
+from ..data.plan import plan_data
+from ..device.backend import resolve_target, sink_notes
+from ..distributed.strategy import join
+from ..distributed.world import RankInfo, device_id
+from ..rundir import atomic_write_json
+from . import preflight
+
+
+MAX_INLINE_CLASSES = 256  # above this, eval's confusion matrix goes to a file beside the events
+
+
+class NonFiniteLoss(Exception):
+    pass
+
+
+def lr_per_step(t: dict, total_steps: int) -> list[float]:
+    """The learning rate of every step (1-based step s is index s-1): schedule after linear warm-up."""
+    base, warm = float(t["lr"]), int(t["warmup_steps"])
+    out = []
+    for i in range(total_steps):
+        if i < warm:
+            out.append(base * (i + 1) / warm)
+            continue
+        k, n = i - warm, max(1, total_steps - warm)
+        if t["lr_schedule"] == "cosine":
+            out.append(0.5 * base * (1 + math.cos(math.pi * k / n)))
+        elif t["lr_schedule"] == "step":
+            size = t["lr_step_size"] or max(1, n // 3)
+            out.append(base * float(t["lr_step_gamma"]) ** (k // size))
+        else:
+            out.append(base)
+    return out
+
+
+class Trainer:
+    def __init__(self, spec: dict[str, Any], run_dir: str, warnings: list[dict[str, Any]],
+                 rank: RankInfo | None = None):
+        """`rank`: this process's rank when msrun started it as one of several, else None."""
+        # MindSpore (and what builds on it) loads here, not at import: the CLI imports this package
+        # for commands that must start without it.
+        import mindspore as ms
+        from mindspore import nn
+
+        from ..models import amp as ampmod
+        from ..models.net import BackboneFeatures, TransferNet, apply_freeze, frozen_parts, set_train_mode
+
+        self.spec, self.run_dir = spec, run_dir
+        # Warnings found while setting up; the run writes them right after run_started, so that
+        # readers always meet run_started first.
+        self.warnings = warnings
+        m, t = spec["model"], spec["train"]
+        self.target, fallback = resolve_target(spec["device"]["target"])
+        if fallback:
+            self.warn("ascend_unavailable", fallback, {"requested": "auto"})
+        ms.set_context(mode=ms.GRAPH_MODE)
+        self.rank = rank
+        self.world = rank.size if rank else 1
+        if not rank or rank.rank == 0:  # before this run's ranks take device memory
+            self.warnings.extend(preflight.device_warnings(spec, self.target))
+        ms.set_device(self.target, device_id(spec, self.target, rank))
+        if rank:
+            join(rank)
+        ms.set_seed(t["seed"])
+
+        # Data: the same plan (scan, split, steps, skipped files) as the pre-flight report's
+        plan = plan_data(spec, self.world, self.warnings, num_classes=m["num_classes"])
+        self.workers = plan.workers
+        self.classes = plan.classes
+        self.train_samples, self.val_samples = plan.train_samples, plan.val_samples
+        self.steps_per_epoch, self.total_steps = plan.steps_per_epoch, plan.total_steps
+        atomic_write_json(os.path.join(run_dir, "classes.json"), self.classes)
+
+        # Model
+        self.frozen_upto = frozen_parts(m["freeze"])
+        self.net = TransferNet(m["backbone"], len(self.classes), self.frozen_upto)
+        self.load_report = None
+        if m["pretrained"]:
+            from ..models.pretrained import load_backbone
+
+            self.load_report = load_backbone(self.net.backbone, m["pretrained"])
+            r = self.load_report
+            if r.missing or r.unexpected or r.mismatched:
+                self.warn(code="pretrained_partial",
+                         message=f"loaded {len(r.loaded)} backbone tensors from {os.path.basename(m['pretrained'])}; "
+                                 f"{len(r.missing)} missing, {len(r.unexpected)} unexpected, {len(r.mismatched)} of the wrong shape",
+                         details={"missing": r.missing[:50], "unexpected": r.unexpected[:50], "mismatched": r.mismatched[:50]})
+        apply_freeze(self.net)
+        set_train_mode(self.net, True)
+        self.amp_plan = ampmod.plan(spec["amp"], self.target)
+        for code, msg in self.amp_plan.notes:
+            self.warn(code=code, message=msg, details={})
+        self.model = ampmod.apply_level(self.net, self.amp_plan.level)
+
+        # Optimizer, schedule, loss scaling, compiled steps
+        self.lrs = lr_per_step(t, self.total_steps)
+        params = [p for p in self.net.trainable_params()]
+        lr = ms.Tensor(np.array(self.lrs, np.float32)) if t["lr_schedule"] != "constant" or t["warmup_steps"] else float(t["lr"])
+        if t["optimizer"] == "momentum":
+            self.optimizer = nn.Momentum(params, lr, t["momentum"], weight_decay=t["weight_decay"])
+        elif t["optimizer"] == "sgd":
+            self.optimizer = nn.SGD(params, lr, momentum=0.0, weight_decay=t["weight_decay"])
+        else:
+            self.optimizer = nn.AdamWeightDecay(params, lr, weight_decay=t["weight_decay"])
+        self.scaler = ampmod.make_scaler(spec["amp"], self.amp_plan.loss_scale)
+        # Not the recipe's SoftmaxCrossEntropyWithLogits: its CPU kernel returns inf once a logit passes
+        # ~88 (exp overflows in fp32), which a pretrained backbone's features reach within a few steps.
+        # CrossEntropyLoss subtracts the max first (log-softmax) and gives the same value otherwise.
+        loss_fn = nn.CrossEntropyLoss(reduction="mean")
+        self.features = None
+        if t.get("cache_features"):
+            # Train the head on backbone features computed once (feature_cache.py); the compiled
+            # steps then see only the head.
+            if m["freeze"] != "backbone":
+                raise DataError("train.cache_features", f"cache_features needs a frozen backbone, but model.freeze is "
+                                f"{m['freeze']!r}: the features would change every step",
+                                "set model.freeze to backbone, or train.cache_features to false")
+            from .feature_cache import FeatureCache
+
+            self.backbone_features = ampmod.build_eval_step(BackboneFeatures(self.net))
+            self.features = FeatureCache(self, t.get("cache_views", 1))
+        stepped = self.net.head if self.features else self.model
+        self.train_step = ampmod.build_train_step(stepped, loss_fn, self.optimizer, self.scaler,
+                                                  distributed=self.rank is not None)
+        set_train_mode(self.net, True)  # the step's set_train(True) reached the frozen BatchNorms too
+        self.eval_logits = ampmod.build_eval_step(stepped)
+        self._set_train_mode = set_train_mode
+        for code, msg in sink_notes(spec["sink"], self.target):
+            self.warn(code=code, message=msg, details={"sink": spec["sink"], "target": self.target})
+        self.warnings.extend(preflight.run_warnings(spec, self.total_steps, self.steps_per_epoch, self.target))
+        self.step = 0  # global steps done
+        # Updates applied so far: the optimizer's schedule index, which skipped (overflow) steps do
+        # not advance, as in MindSpore's own loss-scale cell.
+        self.applied = 0
+
+    def epoch_for_step(self) -> int:
+        """The (1-based) epoch that the last completed step belongs to."""
+        return -(-self.step // self.steps_per_epoch)
+
+    def warn(self, code: str, message: str, details: Any) -> None:
+        self.warnings.append({"code": code, "message": message, "details": details})
+
+    # -- state --------------------------------------------------------------------------------
+    def scaler_params(self) -> dict[str, Any]:
+        if self.scaler is None or not hasattr(self.scaler, "counter"):
+            return {"loss_scale.scale_value": self.scaler.scale_value} if self.scaler is not None else {}
+        return {"loss_scale.scale_value": self.scaler.scale_value, "loss_scale.counter": self.scaler.counter}
+
+    def resume(self, ckpt: str) -> None:
+        import mindspore as ms
+
+        from ..checkpoints.store import load_state
+
+        state = load_state(ckpt)
+        # The learning rate (schedule) and momentum come from this run's spec, not the checkpoint.
+        spec_owned = {"learning_rate", "momentum"}
+        params = {p.name: p for p in list(self.net.get_parameters()) + list(self.optimizer.get_parameters())
+                  if p.name not in spec_owned}
+        params.update(self.scaler_params())
+        saved = {k: int(state[k].asnumpy()) for k in ("steps_per_epoch", "total_steps") if k in state}
+        mine = {"steps_per_epoch": self.steps_per_epoch, "total_steps": self.total_steps}
+        changed = {k: (v, mine[k]) for k, v in saved.items() if v != mine[k]}
+        if changed:
+            raise PretrainedError(f"{os.path.basename(ckpt)} was saved by a run with other data, batch size or epochs "
+                                  f"({', '.join(f'{k} {a} then, {b} now' for k, (a, b) in changed.items())}): resume with "
+                                  "the run's own spec.json, or start a new run with model.pretrained set to this file")
+        missing = [n for n in params if n not in state]
+        wrong = [n for n, p in params.items() if n in state and tuple(state[n].shape) != tuple(p.shape)]
+        if missing or wrong:
+            raise PretrainedError(f"{os.path.basename(ckpt)} does not fit this run (missing {missing[:5]}, "
+                                  f"wrong shape {wrong[:5]}): resume from a checkpoint of the same spec")
+        for n, p in params.items():
+            p.set_data(ms.Tensor(state[n].asnumpy(), dtype=p.dtype))
+        self.step = int(state["step_num"].asnumpy()) if "step_num" in state else 0
+        if self.step > self.total_steps:
+            raise PretrainedError(f"{os.path.basename(ckpt)} is at step {self.step}, past this run's {self.total_steps} steps")
+        self.applied = int(self.optimizer.global_step.asnumpy().reshape(-1)[0])
+
+    # -- steps --------------------------------------------------------------------------------
+    def train_batches(self, epoch: int):
+        if self.features:
+            return self.features.train_batches(epoch)
+        d = self.spec["data"]
+        ds = make_dataset(self.train_samples, d["image_size"], d["batch_size"], self.workers, True, d["augment"],
+                          self.spec["train"]["seed"] + epoch, drop_remainder=True,
+                          num_shards=self.rank.size if self.rank else None, shard_id=self.rank.rank if self.rank else None)
+        return ds.create_tuple_iterator(num_epochs=1)
+
+    def evaluate(self) -> dict[str, Any] | None:
+        if not self.val_samples or (self.rank and self.rank.rank):  # rank 0 evaluates; the others wait in the next step
+            return None
+        d = self.spec["data"]
+        if self.features:
+            batches = self.features.val_batches()
+        else:
+            batches = make_dataset(self.val_samples, d["image_size"], d["batch_size"], self.workers, False, False, 0,
+                                   drop_remainder=False).create_tuple_iterator(num_epochs=1)
+        n = len(self.classes)
+        confusion = np.zeros((n, n), np.int64)
+        class_total = np.zeros(n, np.int64)
+        loss_sum, count, nonfinite = 0.0, 0, 0
+        self._set_train_mode(self.net, False)
+        try:
+            for x, y in batches:
+                logits = self.eval_logits(x).asnumpy().astype(np.float64)
+                labels = y.asnumpy().astype(np.int64)
+                z = logits - logits.max(axis=1, keepdims=True)
+                logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+                loss_sum += float(-logp[np.arange(len(labels)), labels].sum())
+                count += len(labels)
+                ok = np.isfinite(logits).all(axis=1)  # a NaN row's argmax would "predict" class 0
+                nonfinite += int((~ok).sum())
+                np.add.at(confusion, (labels[ok], logits[ok].argmax(axis=1)), 1)
+                np.add.at(class_total, labels, 1)
+        finally:
+            self._set_train_mode(self.net, True)
+        # per class over all its images, like val_acc: an image with NaN logits is a miss
+        per_class = [float(confusion[i, i] / class_total[i]) if class_total[i] else None for i in range(n)]
+        out = {"val_loss": loss_sum / max(1, count), "val_acc": float(np.trace(confusion) / max(1, count)),
+               "per_class_acc": per_class, "confusion": confusion.tolist() if n <= MAX_INLINE_CLASSES else None,
+               "nonfinite": nonfinite}
+        if n > MAX_INLINE_CLASSES:  # an n x n matrix inline would make every eval line megabytes
+            out["confusion_file"] = self._write_confusion(confusion)
+        return out
+
+    def _write_confusion(self, confusion: np.ndarray) -> str:
+        rel = os.path.join("eval", f"confusion-s{self.step}.json")
+        os.makedirs(os.path.join(self.run_dir, "eval"), exist_ok=True)
+        atomic_write_json(os.path.join(self.run_dir, rel), confusion.tolist())
+        return rel
