@@ -7,6 +7,7 @@ percentiles of each and the ratio of (b)'s p99 to the protocol's 100 ms budget.
 
     .venv/bin/python bench/attach_latency.py [--events 300] [--interval-ms 20]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -79,10 +80,14 @@ def main() -> None:
         att.wait(timeout=10)
     for name, lat in (("tail -F (baseline)", tail_lat), ("attach", att_lat)):
         v = list(lat.values())
-        print(f"{name:20s} {len(v)} events  p50 {pct(v, .5):6.1f} ms  p95 {pct(v, .95):6.1f} ms  p99 {pct(v, .99):6.1f} ms  max {max(v) * 1000:6.1f} ms")
+        print(
+            f"{name:20s} {len(v)} events  p50 {pct(v, 0.5):6.1f} ms  p95 {pct(v, 0.95):6.1f} ms  p99 {pct(v, 0.99):6.1f} ms  max {max(v) * 1000:6.1f} ms"
+        )
     v = list(att_lat.values())
-    print(f"attach_latency: p99 {pct(v, .99):.1f} ms = {pct(v, .99) / 100:.2f} of the 100 ms budget; "
-          f"p50 ratio attach/tail -F = {pct(v, .5) / max(pct(list(tail_lat.values()), .5), 0.01):.1f}")
+    print(
+        f"attach_latency: p99 {pct(v, 0.99):.1f} ms = {pct(v, 0.99) / 100:.2f} of the 100 ms budget; "
+        f"p50 ratio attach/tail -F = {pct(v, 0.5) / max(pct(list(tail_lat.values()), 0.5), 0.01):.1f}"
+    )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ cache's one-off compute time, and the final val accuracy of both (target: within
 
 Usage: .venv/bin/python bench/feature_cache.py [--epochs 5] [--per-class 80] [--views 1] [--augment 0|1]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,8 +23,11 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNNER = os.path.join(ROOT, "runner")
-TASK_B = {"magenta circle": ("circle", (200, 40, 200)), "cyan square": ("square", (40, 200, 200)),
-          "white triangle": ("triangle", (235, 235, 235))}
+TASK_B = {
+    "magenta circle": ("circle", (200, 40, 200)),
+    "cyan square": ("square", (40, 200, 200)),
+    "white triangle": ("triangle", (235, 235, 235)),
+}
 
 
 def train(work: str, spec: dict) -> list[dict]:
@@ -31,8 +35,12 @@ def train(work: str, spec: dict) -> list[dict]:
     with open(path, "w") as f:
         json.dump(spec, f)
     run_dir = os.path.join(work, "runs", spec["name"])
-    subprocess.run([sys.executable, "-m", "ascend_finetune", "train", path, "--run-dir", run_dir], check=True,
-                   env=dict(os.environ, PYTHONPATH=RUNNER), stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "ascend_finetune", "train", path, "--run-dir", run_dir],
+        check=True,
+        env=dict(os.environ, PYTHONPATH=RUNNER),
+        stdout=subprocess.DEVNULL,
+    )
     with open(os.path.join(run_dir, "events.jsonl"), encoding="utf-8") as f:
         return [json.loads(l) for l in f if l.strip()]
 
@@ -51,33 +59,62 @@ def main() -> None:
         data_a, data_b = os.path.join(work, "a"), os.path.join(work, "b")
         make_shapes(data_a, per_class=48, size=32, seed=1)
         make_shapes(data_b, per_class=a.per_class, size=32, seed=2, classes=TASK_B)
-        base = {"data": {"image_size": 32, "batch_size": 16, "workers": 2}, "amp": {"level": "O0"},
-                "checkpoint": {"every_steps": 100000, "keep_max": 2}, "device": {"target": "CPU"}}
+        base = {
+            "data": {"image_size": 32, "batch_size": 16, "workers": 2},
+            "amp": {"level": "O0"},
+            "checkpoint": {"every_steps": 100000, "keep_max": 2},
+            "device": {"target": "CPU"},
+        }
         print("training the backbone on task A ...", flush=True)
-        evs = train(work, {**base, "name": "task-a", "data": {**base["data"], "train": data_a},
-                           "model": {"backbone": "resnet18"}, "train": {"epochs": 4}})
+        evs = train(
+            work,
+            {
+                **base,
+                "name": "task-a",
+                "data": {**base["data"], "train": data_a},
+                "model": {"backbone": "resnet18"},
+                "train": {"epochs": 4},
+            },
+        )
         best = next(e for e in evs if e["type"] == "run_finished")["best"]["file"]
         pretrained = os.path.join(work, "runs", "task-a", best)
         results = {}
         for kind, cache in (("a", False), ("b", True)):
-            s = {**base, "name": f"probe-{kind}",
-                 "data": {**base["data"], "train": data_b, "val_split": 0.25, "augment": bool(a.augment)},
-                 "model": {"backbone": "resnet18", "pretrained": pretrained, "freeze": "backbone"},
-                 "train": {"epochs": a.epochs, "optimizer": "adamw", "lr": 2e-4, "cache_features": cache,
-                           "cache_views": a.views}}
+            s = {
+                **base,
+                "name": f"probe-{kind}",
+                "data": {**base["data"], "train": data_b, "val_split": 0.25, "augment": bool(a.augment)},
+                "model": {"backbone": "resnet18", "pretrained": pretrained, "freeze": "backbone"},
+                "train": {
+                    "epochs": a.epochs,
+                    "optimizer": "adamw",
+                    "lr": 2e-4,
+                    "cache_features": cache,
+                    "cache_views": a.views,
+                },
+            }
             evs = train(work, s)
             epochs = [e for e in evs if e["type"] == "epoch_end"]
             acc = [e for e in evs if e["type"] == "eval"][-1]["val_acc"]
             fc = epochs[0].get("feature_cache")
             results[kind] = (epochs, acc, fc)
-            print(f"({kind}) cache {'on ' if cache else 'off'}: epoch s " + ", ".join(f"{e['epoch_s']:.2f}" for e in epochs)
-                  + f"; final val acc {acc:.4f}" + (f"; cache built in {fc['compute_s']} s" if fc else ""), flush=True)
+            print(
+                f"({kind}) cache {'on ' if cache else 'off'}: epoch s "
+                + ", ".join(f"{e['epoch_s']:.2f}" for e in epochs)
+                + f"; final val acc {acc:.4f}"
+                + (f"; cache built in {fc['compute_s']} s" if fc else ""),
+                flush=True,
+            )
         later_a = statistics.mean(e["epoch_s"] for e in results["a"][0][1:])
         later_b = statistics.mean(e["epoch_s"] for e in results["b"][0][1:])
-        print(f"mean epoch time after the first: (a) {later_a:.3f} s, (b) {later_b:.3f} s; ratio a/b = {later_a / later_b:.1f}x")
-        print(f"final val accuracy: (a) {results['a'][1]:.4f}, (b) {results['b'][1]:.4f}; "
-              f"difference {100 * (results['b'][1] - results['a'][1]):+.2f} points "
-              f"(augment {'on' if a.augment else 'off'}, views {a.views})")
+        print(
+            f"mean epoch time after the first: (a) {later_a:.3f} s, (b) {later_b:.3f} s; ratio a/b = {later_a / later_b:.1f}x"
+        )
+        print(
+            f"final val accuracy: (a) {results['a'][1]:.4f}, (b) {results['b'][1]:.4f}; "
+            f"difference {100 * (results['b'][1] - results['a'][1]):+.2f} points "
+            f"(augment {'on' if a.augment else 'off'}, views {a.views})"
+        )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ ISA oneDNN reports and the convolution implementations it picks in each setting.
 
 Usage: .venv/bin/python bench/onednn_isa.py [--repeats 2] [--steps-avx2 25] [--steps-default 8]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,7 +42,9 @@ def step_worker(cfg: dict) -> None:
     from ascend_finetune.models.net import TransferNet
 
     net = TransferNet(cfg["backbone"], 4, 0)
-    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.CrossEntropyLoss()), nn.Momentum(net.trainable_params(), 0.01, 0.9))
+    step = nn.TrainOneStepCell(
+        nn.WithLossCell(net, nn.CrossEntropyLoss()), nn.Momentum(net.trainable_params(), 0.01, 0.9)
+    )
     step.set_train()
     rng = np.random.default_rng(0)
     x = ms.Tensor(rng.standard_normal((cfg["batch"], 3, cfg["image_size"], cfg["image_size"]), dtype=np.float32))
@@ -51,7 +54,7 @@ def step_worker(cfg: dict) -> None:
         t0 = time.perf_counter()
         step(x, y).asnumpy()
         times.append((time.perf_counter() - t0) * 1000)
-    print("BENCH_RESULT " + json.dumps({"step_ms": times[cfg["warmup"]:], "first_ms": times[0]}), flush=True)
+    print("BENCH_RESULT " + json.dumps({"step_ms": times[cfg["warmup"] :], "first_ms": times[0]}), flush=True)
 
 
 def probe_worker(_cfg: dict) -> None:
@@ -86,8 +89,14 @@ def env_for(isa: str | None) -> dict:
 
 
 def run_worker(mode: str, cfg: dict, env: dict, timeout: int) -> tuple[dict, str]:
-    p = subprocess.run([sys.executable, os.path.abspath(__file__), mode, json.dumps(cfg)], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True, env=env, timeout=timeout)
+    p = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), mode, json.dumps(cfg)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
     lines = [l for l in p.stdout.splitlines() if l.startswith("BENCH_RESULT ")]
     if p.returncode != 0 or not lines:
         sys.stderr.write(p.stdout[-4000:])
@@ -103,8 +112,12 @@ def probe(isa: str | None, timeout: int) -> str:
         f = l.split(",")
         if l.startswith("onednn_verbose") and "primitive" in f and "exec" in f and "convolution" in f:
             i = f.index("convolution")
-            kind = {"forward_training": "fwd", "forward_inference": "fwd", "backward_data": "bwd_data",
-                    "backward_weights": "bwd_weights"}.get(f[i + 2], f[i + 2])
+            kind = {
+                "forward_training": "fwd",
+                "forward_inference": "fwd",
+                "backward_data": "bwd_data",
+                "backward_weights": "bwd_weights",
+            }.get(f[i + 2], f[i + 2])
             impls.setdefault(kind, set()).add(f[i + 1])
     conv = "; ".join(f"{k} {'/'.join(sorted(v))}" for k, v in sorted(impls.items())) or "no conv lines"
     return f"isa:{isa_line} | conv impl: {conv}"
@@ -127,25 +140,40 @@ def main() -> int:
         (step_worker if a._step else probe_worker)(json.loads(a._step or a._probe))
         return 0
 
-    print(f"onednn_isa: {a.backbone}, {a.image_size} px, batch {a.batch}, TrainOneStepCell O0, GRAPH_MODE, "
-          f"{os.cpu_count()} CPUs; ONEDNN_MAX_CPU_ISA in this shell: {os.environ.get('ONEDNN_MAX_CPU_ISA', 'unset')} "
-          "(ignored: each run sets its own)", flush=True)
+    print(
+        f"onednn_isa: {a.backbone}, {a.image_size} px, batch {a.batch}, TrainOneStepCell O0, GRAPH_MODE, "
+        f"{os.cpu_count()} CPUs; ONEDNN_MAX_CPU_ISA in this shell: {os.environ.get('ONEDNN_MAX_CPU_ISA', 'unset')} "
+        "(ignored: each run sets its own)",
+        flush=True,
+    )
     settings = [("AVX2", "AVX2", a.steps_avx2), ("default", None, a.steps_default)]
     for name, isa, _ in settings:
         print(f"  oneDNN {name:7s}: {probe(isa, a.timeout)}", flush=True)
     pooled: dict[str, list[float]] = {name: [] for name, _, _ in settings}
     for i in range(a.repeats):
         for name, isa, steps in settings:
-            cfg = {"backbone": a.backbone, "image_size": a.image_size, "batch": a.batch, "steps": steps, "warmup": a.warmup}
+            cfg = {
+                "backbone": a.backbone,
+                "image_size": a.image_size,
+                "batch": a.batch,
+                "steps": steps,
+                "warmup": a.warmup,
+            }
             t0 = time.perf_counter()
             res, _ = run_worker("--_step", cfg, env_for(isa), a.timeout)
             pooled[name].extend(res["step_ms"])
-            print(f"  run {i + 1} {name:7s}: median {statistics.median(res['step_ms']):8.1f} ms "
-                  f"(min {min(res['step_ms']):.1f}, {steps} steps timed; first step {res['first_ms']:.0f} ms; "
-                  f"{time.perf_counter() - t0:.1f} s wall)", flush=True)
+            print(
+                f"  run {i + 1} {name:7s}: median {statistics.median(res['step_ms']):8.1f} ms "
+                f"(min {min(res['step_ms']):.1f}, {steps} steps timed; first step {res['first_ms']:.0f} ms; "
+                f"{time.perf_counter() - t0:.1f} s wall)",
+                flush=True,
+            )
     m_avx2, m_def = statistics.median(pooled["AVX2"]), statistics.median(pooled["default"])
-    print(f"onednn_isa: ratio default/AVX2 = {m_def / m_avx2:.1f} (median step default {m_def:.1f} ms, "
-          f"AVX2 {m_avx2:.1f} ms; {a.repeats}x2 runs)", flush=True)
+    print(
+        f"onednn_isa: ratio default/AVX2 = {m_def / m_avx2:.1f} (median step default {m_def:.1f} ms, "
+        f"AVX2 {m_avx2:.1f} ms; {a.repeats}x2 runs)",
+        flush=True,
+    )
     return 0
 
 

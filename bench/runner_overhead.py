@@ -17,6 +17,7 @@ compiled step (amp.build_train_step) against TrainOneStepCell, to locate an over
 
 Usage: .venv/bin/python bench/runner_overhead.py [--steps 40] [--repeats 2] [--amp O0,O2] [--breakdown]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,7 +39,7 @@ LR, MOMENTUM, SEED = 0.01, 0.9, 1
 def mid80_mean(xs: list[float]) -> float:
     xs = sorted(xs)
     k = int(len(xs) * 0.1)
-    core = xs[k:len(xs) - k] or xs
+    core = xs[k : len(xs) - k] or xs
     return sum(core) / len(core)
 
 
@@ -75,8 +76,13 @@ def baseline_worker(cfg: dict) -> None:
     if cfg["amp"] == "O0":
         model = Model(net, loss_fn=loss_fn, optimizer=optimizer)
     else:
-        model = Model(net, loss_fn=loss_fn, optimizer=optimizer, amp_level=cfg["amp"],
-                      loss_scale_manager=FixedLossScaleManager(cfg["scale"], drop_overflow_update=False))
+        model = Model(
+            net,
+            loss_fn=loss_fn,
+            optimizer=optimizer,
+            amp_level=cfg["amp"],
+            loss_scale_manager=FixedLossScaleManager(cfg["scale"], drop_overflow_update=False),
+        )
     # After the net, as in the runner: make_dataset seeds the dataset module, which also moves the
     # seed of weight initialisation. The runner builds epoch e's pipeline with seed train.seed + e.
     dataset = make_dataset(samples, cfg["image_size"], cfg["batch"], workers, True, True, SEED + 1, drop_remainder=True)
@@ -97,8 +103,11 @@ def baseline_worker(cfg: dict) -> None:
     timer = StepTimer()
     model.train(1, dataset, callbacks=[LossMonitor(1), timer], dataset_sink_mode=cfg["sink"])
     marks = [timer.t0] + timer.ends
-    print("BENCH_RESULT " + json.dumps({"step_ms": [(b - a) * 1000 for a, b in zip(marks, marks[1:])],
-                                        "loss": timer.losses}), flush=True)
+    print(
+        "BENCH_RESULT "
+        + json.dumps({"step_ms": [(b - a) * 1000 for a, b in zip(marks, marks[1:])], "loss": timer.losses}),
+        flush=True,
+    )
 
 
 # ---- the two kinds of run, as subprocesses ------------------------------------------------------
@@ -110,8 +119,14 @@ def child_env() -> dict:
 
 def run_worker(mode: str, cfg: dict, log: str) -> dict:
     with open(log, "w") as f:
-        p = subprocess.run([sys.executable, os.path.abspath(__file__), mode, json.dumps(cfg)],
-                           stdout=subprocess.PIPE, stderr=f, text=True, env=child_env(), timeout=cfg["timeout"])
+        p = subprocess.run(
+            [sys.executable, os.path.abspath(__file__), mode, json.dumps(cfg)],
+            stdout=subprocess.PIPE,
+            stderr=f,
+            text=True,
+            env=child_env(),
+            timeout=cfg["timeout"],
+        )
         f.write(p.stdout)
     lines = [l for l in p.stdout.splitlines() if l.startswith("BENCH_RESULT ")]
     if p.returncode != 0 or not lines:
@@ -124,15 +139,32 @@ def run_baseline(cfg: dict, logdir: str, idx: int) -> dict:
 
 
 def runner_spec(cfg: dict) -> dict:
-    amp = {"level": "O0", "loss_scale": "none"} if cfg["amp"] == "O0" else \
-          {"level": cfg["amp"], "loss_scale": "fixed", "init_scale": cfg["scale"]}
+    amp = (
+        {"level": "O0", "loss_scale": "none"}
+        if cfg["amp"] == "O0"
+        else {"level": cfg["amp"], "loss_scale": "fixed", "init_scale": cfg["scale"]}
+    )
     return {
         "name": "bench",
-        "data": {"train": cfg["data"], "val_split": 0.0, "image_size": cfg["image_size"], "batch_size": cfg["batch"],
-                 "workers": cfg["workers"], "augment": True},
+        "data": {
+            "train": cfg["data"],
+            "val_split": 0.0,
+            "image_size": cfg["image_size"],
+            "batch_size": cfg["batch"],
+            "workers": cfg["workers"],
+            "augment": True,
+        },
         "model": {"backbone": cfg["backbone"], "pretrained": None, "freeze": "none"},
-        "train": {"epochs": 1, "optimizer": "momentum", "lr": LR, "momentum": MOMENTUM, "weight_decay": 0.0,
-                  "lr_schedule": "constant", "warmup_steps": 0, "seed": SEED},
+        "train": {
+            "epochs": 1,
+            "optimizer": "momentum",
+            "lr": LR,
+            "momentum": MOMENTUM,
+            "weight_decay": 0.0,
+            "lr_schedule": "constant",
+            "warmup_steps": 0,
+            "seed": SEED,
+        },
         "amp": amp,
         "sink": {"enabled": cfg["sink"]},
         # val_split 0: no eval. One epoch and no mid-epoch checkpoint: the one checkpoint the runner
@@ -148,8 +180,13 @@ def run_runner(cfg: dict, logdir: str, idx: int) -> dict:
     with open(spec_path, "w") as f:
         json.dump(runner_spec(cfg), f)
     with open(run_dir + ".log", "w") as f:
-        p = subprocess.run([sys.executable, "-m", "ascend_finetune", "train", spec_path, "--run-dir", run_dir],
-                           stdout=f, stderr=subprocess.STDOUT, env=child_env(), timeout=cfg["timeout"])
+        p = subprocess.run(
+            [sys.executable, "-m", "ascend_finetune", "train", spec_path, "--run-dir", run_dir],
+            stdout=f,
+            stderr=subprocess.STDOUT,
+            env=child_env(),
+            timeout=cfg["timeout"],
+        )
     steps, losses, overflows = [], [], 0
     with open(os.path.join(run_dir, "events.jsonl")) as f:
         for line in f:
@@ -177,19 +214,26 @@ def compare(cfg: dict, repeats: int, warmup: int, logdir: str) -> tuple[float, f
             if kind == "a":
                 ref_loss = res["loss"]
             else:  # same init, same batches: the two must compute the same thing
-                loss_diff = max([loss_diff] + [abs(p - q) if p is not None else math.inf
-                                               for p, q in zip(res["loss"], ref_loss)])
+                loss_diff = max(
+                    [loss_diff] + [abs(p - q) if p is not None else math.inf for p, q in zip(res["loss"], ref_loss)]
+                )
             ms_ = res["step_ms"][warmup:]
             kinds[kind].extend(ms_)
             med, m80 = summary(ms_)
             name = "a baseline Model.train" if kind == "a" else "b runner train        "
-            print(f"  {cfg['amp']} run {i + 1} {name}: median {med:7.1f} ms, mid-80% mean {m80:7.1f} ms "
-                  f"({len(ms_)} steps timed, {time.perf_counter() - t0:5.1f} s wall)", flush=True)
+            print(
+                f"  {cfg['amp']} run {i + 1} {name}: median {med:7.1f} ms, mid-80% mean {m80:7.1f} ms "
+                f"({len(ms_)} steps timed, {time.perf_counter() - t0:5.1f} s wall)",
+                flush=True,
+            )
     (ma, a80), (mb, b80) = summary(kinds["a"]), summary(kinds["b"])
     tag = "" if cfg["amp"] == "O0" else f" [{cfg['amp']}, fixed loss scale {cfg['scale']:g}]"
-    print(f"runner_overhead: ratio b/a = {mb / ma:.2f} (median step a {ma:.1f} ms, b {mb:.1f} ms; "
-          f"mid-80% mean a {a80:.1f} ms, b {b80:.1f} ms, ratio {b80 / a80:.2f}; "
-          f"{repeats}x2 runs, {cfg['steps']} steps each, first {warmup} dropped){tag}", flush=True)
+    print(
+        f"runner_overhead: ratio b/a = {mb / ma:.2f} (median step a {ma:.1f} ms, b {mb:.1f} ms; "
+        f"mid-80% mean a {a80:.1f} ms, b {b80:.1f} ms, ratio {b80 / a80:.2f}; "
+        f"{repeats}x2 runs, {cfg['steps']} steps each, first {warmup} dropped){tag}",
+        flush=True,
+    )
     print(f"  same computation check: max |loss a - loss b| over all steps = {loss_diff:.2g}", flush=True)
     return ma, mb
 
@@ -206,9 +250,19 @@ def host_loop_cost(n: int = 2000) -> float:
         t0 = time.perf_counter()
         for s in range(1, n + 1):
             loss, finite, _scale, updated = [0.5 + s * 1e-6, 1.0, 1.0, 1.0]
-            log.emit("step", epoch=1, step=s, loss=loss, lr=0.01, loss_scale=None, overflow=finite < 0.5,
-                     skipped=updated < 0.5, step_ms=round(123.456789, 3), data_ms=round(0.4321, 3),
-                     img_per_s=round(16 / 0.123, 2))
+            log.emit(
+                "step",
+                epoch=1,
+                step=s,
+                loss=loss,
+                lr=0.01,
+                loss_scale=None,
+                overflow=finite < 0.5,
+                skipped=updated < 0.5,
+                step_ms=round(123.456789, 3),
+                data_ms=round(0.4321, 3),
+                img_per_s=round(16 / 0.123, 2),
+            )
             math.isfinite(loss)
             for _ in inbox.poll():
                 pass
@@ -303,20 +357,25 @@ def breakdown_worker(cfg: dict) -> None:
     names = list(steps)
     times: dict[str, list[float]] = {n: [] for n in names}
     for i in range(cfg["steps"]):
-        for n in (names if i % 2 == 0 else names[::-1]):  # interleaved, order flipped each round
+        for n in names if i % 2 == 0 else names[::-1]:  # interleaved, order flipped each round
             fn, args = steps[n]
             t0 = time.perf_counter()
             fn(*args).asnumpy()
             times[n].append((time.perf_counter() - t0) * 1000)
     w = cfg["warmup"]
-    out = {n: {"median": statistics.median(times[n][w:]), "mid80": mid80_mean(times[n][w:]), "first": times[n][0]}
-           for n in names}
+    out = {
+        n: {"median": statistics.median(times[n][w:]), "mid80": mid80_mean(times[n][w:]), "first": times[n][0]}
+        for n in names
+    }
     print("BENCH_RESULT " + json.dumps(out), flush=True)
 
 
 def breakdown(cfg: dict, logdir: str) -> None:
-    print(f"runner_overhead --breakdown: {cfg['backbone']}, {cfg['image_size']} px, batch {cfg['batch']}, fixed random batch, "
-          f"{cfg['steps']} calls each interleaved, first {cfg['warmup']} dropped", flush=True)
+    print(
+        f"runner_overhead --breakdown: {cfg['backbone']}, {cfg['image_size']} px, batch {cfg['batch']}, fixed random batch, "
+        f"{cfg['steps']} calls each interleaved, first {cfg['warmup']} dropped",
+        flush=True,
+    )
     res = run_worker("--_breakdown", cfg, os.path.join(logdir, "breakdown.log"))
     ref = res["TrainOneStepCell (Model.train at O0)"]["median"]
     for name, r in res.items():
@@ -335,8 +394,12 @@ def main() -> int:
     ap.add_argument("--image-size", type=int, default=32)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--workers", type=int, default=2, help="data.workers for both (default 2)")
-    ap.add_argument("--sink", action=argparse.BooleanOptionalAction, default=True,
-                    help="dataset_sink_mode / sink.enabled (default on, as the recipe; CPU trains without sinking)")
+    ap.add_argument(
+        "--sink",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="dataset_sink_mode / sink.enabled (default on, as the recipe; CPU trains without sinking)",
+    )
     ap.add_argument("--breakdown", action="store_true", help="time the pieces of the runner's step instead")
     ap.add_argument("--keep", metavar="DIR", help="keep data, logs and run dirs in DIR (default: a temp dir, removed)")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per run before giving up")
@@ -352,8 +415,17 @@ def main() -> int:
     tmp = tempfile.TemporaryDirectory(prefix="bench-overhead-")
     work = os.path.abspath(a.keep) if a.keep else tmp.name
     os.makedirs(work, exist_ok=True)
-    base = {"backbone": a.backbone, "image_size": a.image_size, "batch": a.batch, "workers": a.workers,
-            "steps": a.steps, "warmup": a.warmup, "sink": a.sink, "scale": a.scale, "timeout": a.timeout}
+    base = {
+        "backbone": a.backbone,
+        "image_size": a.image_size,
+        "batch": a.batch,
+        "workers": a.workers,
+        "steps": a.steps,
+        "warmup": a.warmup,
+        "sink": a.sink,
+        "scale": a.scale,
+        "timeout": a.timeout,
+    }
     if a.breakdown:
         breakdown(base, work)
         return 0
@@ -364,16 +436,22 @@ def main() -> int:
     if rem:
         ap.error(f"--steps x --batch must be a multiple of the class count ({len(CLASSES)})")
     data = make_shapes(os.path.join(work, "data"), per_class=per_class, size=48, seed=0)["train"]
-    print(f"runner_overhead: {a.backbone}, {a.image_size} px, batch {a.batch}, {per_class * len(CLASSES)} images = "
-          f"{a.steps} steps/run, freeze none, Momentum, ONEDNN_MAX_CPU_ISA=AVX2, sink {a.sink}, "
-          f"{os.cpu_count()} CPUs; work dir {work}", flush=True)
+    print(
+        f"runner_overhead: {a.backbone}, {a.image_size} px, batch {a.batch}, {per_class * len(CLASSES)} images = "
+        f"{a.steps} steps/run, freeze none, Momentum, ONEDNN_MAX_CPU_ISA=AVX2, sink {a.sink}, "
+        f"{os.cpu_count()} CPUs; work dir {work}",
+        flush=True,
+    )
     medians = {}
     for level in [s.strip() for s in a.amp.split(",") if s.strip()]:
         medians[level] = compare({**base, "data": data, "amp": level}, a.repeats, a.warmup, work)
     us = host_loop_cost()
     mb = next(iter(medians.values()))[1]
-    print(f"runner_overhead: host-side loop work per step (step event json+write+flush, control poll) = {us:.0f} us "
-          f"({us / 10 / mb:.3f}% of a {mb:.0f} ms step)", flush=True)
+    print(
+        f"runner_overhead: host-side loop work per step (step event json+write+flush, control poll) = {us:.0f} us "
+        f"({us / 10 / mb:.3f}% of a {mb:.0f} ms step)",
+        flush=True,
+    )
     if not a.keep:
         tmp.cleanup()
     return 0

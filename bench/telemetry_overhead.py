@@ -11,6 +11,7 @@ b/a (target: within noise of 1.00), and how many `device` events (b) wrote.
 
 Usage: .venv/bin/python bench/telemetry_overhead.py [--epochs 3] [--repeats 2] [--interval 0.1]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,7 +31,7 @@ FIXTURE = os.path.join(ROOT, "test", "runner", "fixtures", "npu-smi", "info_910b
 def mid80_mean(xs: list[float]) -> float:
     xs = sorted(xs)
     k = int(len(xs) * 0.1)
-    core = xs[k:len(xs) - k] or xs
+    core = xs[k : len(xs) - k] or xs
     return sum(core) / len(core)
 
 
@@ -49,13 +50,18 @@ def fake_npu_smi(folder: str, sleep_s: float) -> str:
     return bindir
 
 
-def run(work: str, data: str, tag: str, epochs: int, interval: float, path_prefix: str | None) -> tuple[list[float], int]:
-    spec = {"name": tag, "data": {"train": data, "image_size": 32, "batch_size": 16, "workers": 1},
-            "model": {"backbone": "resnet18", "pretrained": None},
-            "train": {"epochs": epochs},
-            "amp": {"level": "O0"},
-            "checkpoint": {"every_steps": 100000, "keep_max": 1},
-            "device": {"target": "CPU", "ids": [0], "telemetry_s": interval}}
+def run(
+    work: str, data: str, tag: str, epochs: int, interval: float, path_prefix: str | None
+) -> tuple[list[float], int]:
+    spec = {
+        "name": tag,
+        "data": {"train": data, "image_size": 32, "batch_size": 16, "workers": 1},
+        "model": {"backbone": "resnet18", "pretrained": None},
+        "train": {"epochs": epochs},
+        "amp": {"level": "O0"},
+        "checkpoint": {"every_steps": 100000, "keep_max": 1},
+        "device": {"target": "CPU", "ids": [0], "telemetry_s": interval},
+    }
     spec_path = os.path.join(work, f"{tag}.json")
     with open(spec_path, "w") as f:
         json.dump(spec, f)
@@ -63,8 +69,12 @@ def run(work: str, data: str, tag: str, epochs: int, interval: float, path_prefi
     if path_prefix:
         env["PATH"] = path_prefix + os.pathsep + env["PATH"]
     run_dir = os.path.join(work, tag)
-    subprocess.run([sys.executable, "-m", "ascend_finetune", "train", spec_path, "--run-dir", run_dir],
-                   check=True, env=env, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "ascend_finetune", "train", spec_path, "--run-dir", run_dir],
+        check=True,
+        env=env,
+        stdout=subprocess.DEVNULL,
+    )
     with open(os.path.join(run_dir, "events.jsonl"), encoding="utf-8") as f:
         evs = [json.loads(l) for l in f if l.strip()]
     steps = [e["step_ms"] for e in evs if e["type"] == "step"]
@@ -91,16 +101,25 @@ def main() -> None:
         for i in range(a.repeats):
             for kind in ("a", "b"):
                 steps, n_dev = run(work, data, f"{kind}{i}", a.epochs, a.interval, bindir if kind == "b" else None)
-                pooled[kind] += steps[a.warmup:]
+                pooled[kind] += steps[a.warmup :]
                 if kind == "b":
                     samples += n_dev
-                print(f"  run {kind}{i}: {len(steps)} steps, median {statistics.median(steps[a.warmup:]):.1f} ms"
-                      + (f", {n_dev} device events" if kind == "b" else ""), flush=True)
+                print(
+                    f"  run {kind}{i}: {len(steps)} steps, median {statistics.median(steps[a.warmup :]):.1f} ms"
+                    + (f", {n_dev} device events" if kind == "b" else ""),
+                    flush=True,
+                )
         ma, mb = statistics.median(pooled["a"]), statistics.median(pooled["b"])
-        print(f"(a) no telemetry:         median {ma:.1f} ms, mid-80% mean {mid80_mean(pooled['a']):.1f} ms, {len(pooled['a'])} steps")
-        print(f"(b) npu-smi every {a.interval:g} s: median {mb:.1f} ms, mid-80% mean {mid80_mean(pooled['b']):.1f} ms, "
-              f"{len(pooled['b'])} steps, {samples} device events (npu-smi sleeps {a.smi_sleep:g} s per call)")
-        print(f"ratio b/a (median): {mb / ma:.3f}   (mid-80% mean): {mid80_mean(pooled['b']) / mid80_mean(pooled['a']):.3f}")
+        print(
+            f"(a) no telemetry:         median {ma:.1f} ms, mid-80% mean {mid80_mean(pooled['a']):.1f} ms, {len(pooled['a'])} steps"
+        )
+        print(
+            f"(b) npu-smi every {a.interval:g} s: median {mb:.1f} ms, mid-80% mean {mid80_mean(pooled['b']):.1f} ms, "
+            f"{len(pooled['b'])} steps, {samples} device events (npu-smi sleeps {a.smi_sleep:g} s per call)"
+        )
+        print(
+            f"ratio b/a (median): {mb / ma:.3f}   (mid-80% mean): {mid80_mean(pooled['b']) / mid80_mean(pooled['a']):.3f}"
+        )
 
 
 if __name__ == "__main__":

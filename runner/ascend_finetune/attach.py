@@ -3,6 +3,7 @@
 Polling (20 ms by default) rather than inotify: it works on every filesystem (NFS on clusters too)
 and keeps write-to-stdout latency well under 100 ms (bench/attach_latency.py).
 """
+
 from __future__ import annotations
 
 import json
@@ -50,8 +51,12 @@ def attach(run_dir: str, since: int, follow: bool = True, poll_s: float = 0.02) 
                 if os.path.isdir(run_dir):
                     seen_dir = True
                 elif seen_dir:
-                    out.write(json.dumps({"error": {"kind": "gone", "message": f"the run directory {run_dir} "
-                              "no longer exists"}}).encode() + b"\n")
+                    out.write(
+                        json.dumps(
+                            {"error": {"kind": "gone", "message": f"the run directory {run_dir} no longer exists"}}
+                        ).encode()
+                        + b"\n"
+                    )
                     out.flush()
                     return 1
                 # A run whose process is gone without run_finished will never finish: say so and stop.
@@ -64,8 +69,18 @@ def attach(run_dir: str, since: int, follow: bool = True, poll_s: float = 0.02) 
                         if ev.get("seq", 0) > since:
                             out.write(line + b"\n")
                     status = read_json(status_path(run_dir), {}) or {}
-                    out.write(json.dumps({"error": {"kind": "lost", "message": "the training process "
-                              f"(pid {status.get('pid')}) is gone without finishing the run"}}).encode() + b"\n")
+                    out.write(
+                        json.dumps(
+                            {
+                                "error": {
+                                    "kind": "lost",
+                                    "message": "the training process "
+                                    f"(pid {status.get('pid')}) is gone without finishing the run",
+                                }
+                            }
+                        ).encode()
+                        + b"\n"
+                    )
                     out.flush()
                     return 1
             time.sleep(poll_s)

@@ -1,5 +1,6 @@
 """The runner's command line. Every command prints JSON on stdout; errors are {"error": {...}} with
 exit 2 for bad input and 1 for failures (the contract in DESIGN.md)."""
+
 from __future__ import annotations
 
 import argparse
@@ -67,8 +68,13 @@ def cmd_train(a) -> int:
             r = Run({"name": "invalid"}, a.run_dir)
         except RunBusy as busy:
             raise CliError(2, "busy", str(busy))
-        r.finish("failed", {"kind": "bad_spec", "message": str(e), "problems": [p.as_dict() for p in e.problems],
-                             "trace_tail": None}, None, None, 2)
+        r.finish(
+            "failed",
+            {"kind": "bad_spec", "message": str(e), "problems": [p.as_dict() for p in e.problems], "trace_tail": None},
+            None,
+            None,
+            2,
+        )
         raise
     try:
         r = Run(spec, a.run_dir, a.resume)
@@ -105,10 +111,14 @@ def cmd_launch(a) -> int:
     spec = _load_spec(a.spec)  # bad input fails here, before anything is detached
     # Every node of a multi-node run takes the master's run id, so its pieces are easy to pair.
     if a.run_id is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}", a.run_id):
-        raise CliError(2, "bad_input", f"--run-id {a.run_id!r}: use letters, digits, '.', '_' and '-' (a run id from `launch`)")
+        raise CliError(
+            2, "bad_input", f"--run-id {a.run_id!r}: use letters, digits, '.', '_' and '-' (a run id from `launch`)"
+        )
     nodes = node_count(spec)
     if not 0 <= a.node_rank < nodes:
-        raise CliError(2, "bad_input", f"--node-rank {a.node_rank} is outside the spec's {nodes} node(s) (device.nodes)")
+        raise CliError(
+            2, "bad_input", f"--node-rank {a.node_rank} is outside the spec's {nodes} node(s) (device.nodes)"
+        )
     run_id = a.run_id or new_run_id(spec["name"])
     run_dir = os.path.abspath(os.path.join(a.runs_root, run_id))
     try:
@@ -132,8 +142,16 @@ def cmd_launch(a) -> int:
     # once and nothing here can overwrite what the child writes.
     initial_status(run_dir, None)
     with open(os.path.join(run_dir, "console.log"), "ab") as log:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True, cwd=run_dir, env=env, close_fds=True)
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=run_dir,
+            env=env,
+            close_fds=True,
+        )
     out({"run_id": run_id, "run_dir": run_dir, "pid": proc.pid})
     return 0
 
@@ -245,15 +263,20 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("validate", help="check a run spec; exit 2 with every problem")
     s.add_argument("spec")
-    s.add_argument("--preflight", action="store_true",
-                   help="also scan the data and report the warnings a run would start with, and its steps")
+    s.add_argument(
+        "--preflight",
+        action="store_true",
+        help="also scan the data and report the warnings a run would start with, and its steps",
+    )
     s.set_defaults(fn=cmd_validate)
     s = sub.add_parser("train", help="train in the foreground")
     s.add_argument("spec")
     s.add_argument("--run-dir", required=True)
     s.add_argument("--resume")
     s.add_argument("--node-rank", type=int, default=0, help="this machine's index in device.nodes (from `nodes`)")
-    s.add_argument("--master-port", type=int, help="msrun's scheduler port (default: device.master_port, else a free one)")
+    s.add_argument(
+        "--master-port", type=int, help="msrun's scheduler port (default: device.master_port, else a free one)"
+    )
     s.set_defaults(fn=cmd_train)
     s = sub.add_parser("nodes", help="per node of a multi-node spec: the `train` arguments to start there")
     s.add_argument("spec")

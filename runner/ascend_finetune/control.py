@@ -4,6 +4,7 @@ A directory's mtime changes when a request file lands in it, so the per-step che
 Files rather than signals so the same request works over any SSH command line and survives a
 runner that is busy compiling; SIGTERM/SIGINT still mean "stop" for a process manager.
 """
+
 from __future__ import annotations
 
 import os

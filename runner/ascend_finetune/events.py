@@ -4,6 +4,7 @@ The writer appends and flushes each event as it happens and fsyncs the ones a re
 lose (checkpoint, run_finished). The reader yields only complete lines, so a torn last line (a
 process killed mid-write) is never parsed.
 """
+
 from __future__ import annotations
 
 import json

@@ -5,6 +5,7 @@ sys.path and hands over to train/rank.py's rank_main. The launcher forwards SIGT
 ranks as a stop request; one that arrives before the training code has loaded is kept here, not
 fatal, and handed to rank_main.
 """
+
 import os
 import signal
 import sys

@@ -1,4 +1,5 @@
 """The run directory: status.json (atomic), run ids, liveness, and listing runs with `lost` detection."""
+
 from __future__ import annotations
 
 import json
@@ -65,8 +66,16 @@ LAUNCH_GRACE_S = 120  # a launched run has this long to start Python and write i
 
 
 def initial_status(run_dir: str, pid: int | None) -> dict[str, Any]:
-    return write_status(run_dir, run_id=os.path.basename(os.path.abspath(run_dir)), state="running", pid=pid,
-                        host=socket.gethostname(), started_at=time.time(), ended_at=None, exit_code=None)
+    return write_status(
+        run_dir,
+        run_id=os.path.basename(os.path.abspath(run_dir)),
+        state="running",
+        pid=pid,
+        host=socket.gethostname(),
+        started_at=time.time(),
+        ended_at=None,
+        exit_code=None,
+    )
 
 
 def process_start(pid: int) -> int | None:
@@ -120,8 +129,14 @@ def summarize(run_dir: str) -> dict[str, Any] | None:
     spec = read_json(os.path.join(run_dir, "spec.json"), {}) or {}
     last_step = last_event_of(os.path.join(run_dir, "events.jsonl"), "step")
     manifest = read_json(os.path.join(run_dir, "checkpoints.json"), []) or []
-    best = next(({k: e.get(k) for k in ("file", "epoch", "step", "metrics")} for e in manifest
-                 if isinstance(e, dict) and e.get("best")), None)
+    best = next(
+        (
+            {k: e.get(k) for k in ("file", "epoch", "step", "metrics")}
+            for e in manifest
+            if isinstance(e, dict) and e.get("best")
+        ),
+        None,
+    )
     return {
         **status,
         "state": effective_state(run_dir, status),

@@ -7,6 +7,7 @@ same with ajv and must give the same problems (test/spec-examples runs both).
 
 Validation never stops at the first problem: a user fixing a spec wants every problem at once.
 """
+
 from __future__ import annotations
 
 import copy
@@ -30,11 +31,21 @@ def _defaults(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 DEFAULTS: dict[str, Any] = _defaults(SCHEMA)
-ENUMS = {f"{sec}.{k}": f["enum"] for sec, s in SCHEMA["properties"].items() if s.get("type") == "object"
-         for k, f in s["properties"].items() if "enum" in f}
+ENUMS = {
+    f"{sec}.{k}": f["enum"]
+    for sec, s in SCHEMA["properties"].items()
+    if s.get("type") == "object"
+    for k, f in s["properties"].items()
+    if "enum" in f
+}
 FREEZE_VALUES = ENUMS["model.freeze"]
-PATHS = {f"{sec}.{k}": f["x-path"] for sec, s in SCHEMA["properties"].items() if s.get("type") == "object"
-         for k, f in s["properties"].items() if "x-path" in f}
+PATHS = {
+    f"{sec}.{k}": f["x-path"]
+    for sec, s in SCHEMA["properties"].items()
+    if s.get("type") == "object"
+    for k, f in s["properties"].items()
+    if "x-path" in f
+}
 
 
 @dataclass
@@ -71,15 +82,23 @@ def _bound(kind: str, b: float) -> str:
 
 def _check_number(path: str, value: Any, rule: dict[str, Any]) -> Problem | None:
     kind = "integer" if "integer" in _types(rule) else "number"
-    if (isinstance(value, bool) or not isinstance(value, (int, float)) or (kind == "integer" and not isinstance(value, int))
-            or not math.isfinite(value)):
-        return Problem(path, f"must be {'an integer' if kind == 'integer' else 'a number'}, got {json.dumps(value)}",
-                       f"set {path} to {'a whole number' if kind == 'integer' else 'a number'}")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or (kind == "integer" and not isinstance(value, int))
+        or not math.isfinite(value)
+    ):
+        return Problem(
+            path,
+            f"must be {'an integer' if kind == 'integer' else 'a number'}, got {json.dumps(value)}",
+            f"set {path} to {'a whole number' if kind == 'integer' else 'a number'}",
+        )
     lo_ex = "exclusiveMinimum" in rule
     lo, hi = rule.get("exclusiveMinimum", rule.get("minimum")), rule.get("maximum")
     if (lo is not None and (value <= lo if lo_ex else value < lo)) or (hi is not None and value > hi):
-        rng = (f"{'>' if lo_ex else '>='} {_bound(kind, lo)}" if lo is not None else "") + \
-              (f"{' and ' if lo is not None else ''}<= {_bound(kind, hi)}" if hi is not None else "")
+        rng = (f"{'>' if lo_ex else '>='} {_bound(kind, lo)}" if lo is not None else "") + (
+            f"{' and ' if lo is not None else ''}<= {_bound(kind, hi)}" if hi is not None else ""
+        )
         return Problem(path, f"must be {rng}, got {value}", f"set {path} to a value {rng}")
     return None
 
@@ -90,8 +109,11 @@ def _check_value(path: str, value: Any, rule: dict[str, Any]) -> Problem | None:
     if "enum" in rule:
         if value not in rule["enum"] or isinstance(value, bool):
             hint = difflib.get_close_matches(str(value), rule["enum"], n=1, cutoff=0.5)
-            return Problem(path, f"unknown value {json.dumps(value)}",
-                           (f'did you mean "{hint[0]}"? ' if hint else "") + f"one of: {', '.join(rule['enum'])}")
+            return Problem(
+                path,
+                f"unknown value {json.dumps(value)}",
+                (f'did you mean "{hint[0]}"? ' if hint else "") + f"one of: {', '.join(rule['enum'])}",
+            )
         return None
     if "integer" in types or "number" in types:
         return _check_number(path, value, rule)
@@ -100,13 +122,20 @@ def _check_value(path: str, value: Any, rule: dict[str, Any]) -> Problem | None:
             return Problem(path, f"must be true or false, got {json.dumps(value)}", f"set {path} to true or false")
         return None
     if "string" in types:
-        ok = isinstance(value, str) and len(value) >= rule.get("minLength", 0) and (
-            "pattern" not in rule or any(not c.isspace() for c in value))  # the schema's only pattern is "\S"
+        ok = (
+            isinstance(value, str)
+            and len(value) >= rule.get("minLength", 0)
+            and ("pattern" not in rule or any(not c.isspace() for c in value))
+        )  # the schema's only pattern is "\S"
         if ok:
             return None
         if "x-path" in rule:
             return Problem(path, f"must be a path, got {json.dumps(value)}", f"set {path} to a path on the target")
-        return Problem(path, f"must be {rule.get('x-expect', 'a string')}, got {json.dumps(value)}", rule.get("x-fix", f"set {path} to a string"))
+        return Problem(
+            path,
+            f"must be {rule.get('x-expect', 'a string')}, got {json.dumps(value)}",
+            rule.get("x-fix", f"set {path} to a string"),
+        )
     if "array" in types:
         item = rule.get("items", {})
 
@@ -115,9 +144,19 @@ def _check_value(path: str, value: Any, rule: dict[str, Any]) -> Problem | None:
                 return isinstance(i, str) and len(i) >= item.get("minLength", 0)
             return isinstance(i, int) and not isinstance(i, bool) and i >= item.get("minimum", -math.inf)
 
-        ok = isinstance(value, list) and len(value) >= rule.get("minItems", 0) and all(item_ok(i) for i in value) and (
-            not rule.get("uniqueItems") or len(set(value)) == len(value))
-        return None if ok else Problem(path, f"must be {rule.get('x-expect', 'a list')}, got {json.dumps(value)}", rule.get("x-fix", ""))
+        ok = (
+            isinstance(value, list)
+            and len(value) >= rule.get("minItems", 0)
+            and all(item_ok(i) for i in value)
+            and (not rule.get("uniqueItems") or len(set(value)) == len(value))
+        )
+        return (
+            None
+            if ok
+            else Problem(
+                path, f"must be {rule.get('x-expect', 'a list')}, got {json.dumps(value)}", rule.get("x-fix", "")
+            )
+        )
     return None
 
 
@@ -148,7 +187,13 @@ def _walk(obj: dict[str, Any], schema: dict[str, Any], prefix: str) -> list[Prob
             continue  # reported once, as "is required", below
         if value is None:
             if "null" not in _types(rule):
-                problems.append(Problem(path, "must not be null", f"remove {path} to use the default ({json.dumps(rule.get('default'))})"))
+                problems.append(
+                    Problem(
+                        path,
+                        "must not be null",
+                        f"remove {path} to use the default ({json.dumps(rule.get('default'))})",
+                    )
+                )
             continue
         p = _check_value(path, value, rule)
         if p:
@@ -173,8 +218,13 @@ def check(raw: Any, base_dir: str = ".", check_files: bool = True) -> list[Probl
                 full = os.path.join(base_dir, os.path.expanduser(v))
                 want_dir = kind == "folder"
                 if not (os.path.isdir(full) if want_dir else os.path.isfile(full)):
-                    problems.append(Problem(path, f"{'folder' if want_dir else 'file'} not found: {v}",
-                                            f"point {path} at an existing {'folder' if want_dir else 'file'} on the target"))
+                    problems.append(
+                        Problem(
+                            path,
+                            f"{'folder' if want_dir else 'file'} not found: {v}",
+                            f"point {path} at an existing {'folder' if want_dir else 'file'} on the target",
+                        )
+                    )
     return problems
 
 
@@ -208,4 +258,6 @@ def load_file(path: str) -> dict[str, Any]:
     except FileNotFoundError:
         raise SpecError([Problem("", f"spec file not found: {path}", "pass the path of a JSON run spec")])
     except json.JSONDecodeError as e:
-        raise SpecError([Problem("", f"not valid JSON at line {e.lineno} column {e.colno}: {e.msg}", "fix the JSON syntax there")])
+        raise SpecError(
+            [Problem("", f"not valid JSON at line {e.lineno} column {e.colno}: {e.msg}", "fix the JSON syntax there")]
+        )

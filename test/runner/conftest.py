@@ -1,5 +1,6 @@
 """Shared fixtures: tiny image sets the tests make, a helper to call the runner's CLI, and one
 trained "task A" run that the transfer, pretrained and inspect tests build on."""
+
 from __future__ import annotations
 
 import json
@@ -31,8 +32,9 @@ TASK_B = {
 def runner(*args: str, timeout: float = 300, check_json: bool = True) -> tuple[int, object]:
     """Run `python -m ascend_finetune ARGS`; returns (exit code, last JSON document on stdout)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "runner"))
-    r = subprocess.run([sys.executable, "-m", "ascend_finetune", *args], capture_output=True, text=True,
-                       timeout=timeout, env=env)
+    r = subprocess.run(
+        [sys.executable, "-m", "ascend_finetune", *args], capture_output=True, text=True, timeout=timeout, env=env
+    )
     lines = [l for l in r.stdout.splitlines() if l.strip()]
     doc = json.loads(lines[-1]) if (lines and check_json) else r.stdout
     return r.returncode, doc
@@ -40,13 +42,15 @@ def runner(*args: str, timeout: float = 300, check_json: bool = True) -> tuple[i
 
 def spec(train_dir, **over) -> dict:
     """A small, fast spec: resnet18 at 32 px on CPU, O2 with dynamic scaling from 1024."""
-    s = {"name": "t", "data": {"train": str(train_dir), "image_size": 32, "batch_size": 16, "workers": 2,
-                              "val_split": 0.1},
-         "model": {"backbone": "resnet18", "pretrained": None, "freeze": "none"},
-         "train": {"epochs": 2, "lr": 0.01},
-         "amp": {"level": "O2", "loss_scale": "dynamic", "init_scale": 1024},
-         "checkpoint": {"every_steps": 1000, "keep_max": 5},
-         "device": {"target": "CPU"}}
+    s = {
+        "name": "t",
+        "data": {"train": str(train_dir), "image_size": 32, "batch_size": 16, "workers": 2, "val_split": 0.1},
+        "model": {"backbone": "resnet18", "pretrained": None, "freeze": "none"},
+        "train": {"epochs": 2, "lr": 0.01},
+        "amp": {"level": "O2", "loss_scale": "dynamic", "init_scale": 1024},
+        "checkpoint": {"every_steps": 1000, "keep_max": 5},
+        "device": {"target": "CPU"},
+    }
     for key, value in over.items():
         if isinstance(value, dict):
             s.setdefault(key, {}).update(value)

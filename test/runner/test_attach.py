@@ -1,5 +1,6 @@
 """attach: replay with --since, follow a growing log to run_finished, tolerate torn lines and a run
 directory that does not exist yet. The writer here is the runner's own EventLog, driven by a thread."""
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,12 @@ from ascend_finetune.rundir import initial_status
 
 def _attach(run_dir, since=0, *extra):
     env = dict(os.environ, PYTHONPATH=str(ROOT / "runner"))
-    return subprocess.Popen([sys.executable, "-m", "ascend_finetune", "attach", str(run_dir), "--since", str(since), *extra],
-                            stdout=subprocess.PIPE, env=env, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "ascend_finetune", "attach", str(run_dir), "--since", str(since), *extra],
+        stdout=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
 
 
 def _writer(run_dir, n_steps, torn_at=(), started=None):

@@ -1,4 +1,5 @@
 """Detached runs: launch, stop through control, resume to the full step count; SIGKILL durability."""
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,12 @@ def _steps(run_dir):
 
 
 def test_stop_then_resume_to_full_step_count(data_a, tmp_path):
-    s = spec(data_a, name="stop-resume", train={"epochs": 3, "lr": 0.01, "lr_schedule": "cosine", "warmup_steps": 4},
-             checkpoint={"every_steps": 1000})
+    s = spec(
+        data_a,
+        name="stop-resume",
+        train={"epochs": 3, "lr": 0.01, "lr_schedule": "cosine", "warmup_steps": 4},
+        checkpoint={"every_steps": 1000},
+    )
     launched = _launch(tmp_path, s)
     run_dir = launched["run_dir"]
     code, ls = runner("ls", str(tmp_path / "runs"))
@@ -49,8 +54,14 @@ def test_stop_then_resume_to_full_step_count(data_a, tmp_path):
     code, out = runner("control", run_dir, "stop")
     assert code == 2 and out["error"]["kind"] == "not_running"
 
-    code, out = runner("train", os.path.join(run_dir, "spec.json"), "--run-dir", run_dir,
-                       "--resume", os.path.join(run_dir, ckpt["file"]))
+    code, out = runner(
+        "train",
+        os.path.join(run_dir, "spec.json"),
+        "--run-dir",
+        run_dir,
+        "--resume",
+        os.path.join(run_dir, ckpt["file"]),
+    )
     assert code == 0, out
     evs = events(run_dir)
     assert_contiguous(evs)  # seq continues across the resume, no gap, no duplicate
@@ -66,6 +77,7 @@ def test_stop_then_resume_to_full_step_count(data_a, tmp_path):
     first = all_steps[stop_step]
     assert first["loss_scale"] == (saved_scale / 2 if first["overflow"] else saved_scale)
     from ascend_finetune.train.trainer import lr_per_step
+
     expected, applied = lr_per_step(started[0]["spec"]["train"], total), 0
     for st in all_steps:
         assert st["lr"] == pytest.approx(expected[applied]), st
@@ -95,10 +107,17 @@ def test_sigkill_leaves_a_readable_log_lost_state_and_a_resumable_checkpoint(dat
     manifest = json.load(open(os.path.join(run_dir, "checkpoints.json")))
     newest = max(manifest, key=lambda e: e["step"])
     from ascend_finetune.checkpoints.manifest import sha256_file
+
     assert sha256_file(os.path.join(run_dir, newest["file"])) == newest["sha256"]
     assert ms.load_checkpoint(os.path.join(run_dir, newest["file"]))["step_num"].asnumpy() == newest["step"]
-    code, out = runner("train", os.path.join(run_dir, "spec.json"), "--run-dir", run_dir,
-                       "--resume", os.path.join(run_dir, newest["file"]))
+    code, out = runner(
+        "train",
+        os.path.join(run_dir, "spec.json"),
+        "--run-dir",
+        run_dir,
+        "--resume",
+        os.path.join(run_dir, newest["file"]),
+    )
     assert code == 0, out
     evs = events(run_dir)
     assert_contiguous(evs)  # the torn line was cut before appending
@@ -110,8 +129,20 @@ def test_sigterm_stops_like_control(data_a, tmp_path):
     s = spec(data_a, name="sigterm", train={"epochs": 3, "lr": 0.01})
     run_dir = str(tmp_path / "run")
     env = dict(os.environ, PYTHONPATH=str(ROOT / "runner"))
-    proc = subprocess.Popen([sys.executable, "-m", "ascend_finetune", "train", str(write_spec(tmp_path / "s.json", s)),
-                             "--run-dir", run_dir], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ascend_finetune",
+            "train",
+            str(write_spec(tmp_path / "s.json", s)),
+            "--run-dir",
+            run_dir,
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_for(lambda: len(_steps(run_dir)) >= 2, what="2 steps")
         proc.send_signal(signal.SIGTERM)

@@ -1,4 +1,5 @@
 """The errors a user will meet: each names the field and the fix, and loses nothing."""
+
 from __future__ import annotations
 
 import json
@@ -19,15 +20,15 @@ def _validate(tmp_path, s):
 
 def test_validate_names_every_problem_with_a_fix(data_a, tmp_path):
     s = spec(data_a)
-    s["data"]["batchsize"] = 8                 # mistyped field
-    s["trian"] = {}                            # mistyped section
-    s["train"]["epochs"] = "ten"               # wrong type
-    s["train"]["lr"] = -1                      # out of range
-    s["amp"]["level"] = "O4"                   # not an enum value
+    s["data"]["batchsize"] = 8  # mistyped field
+    s["trian"] = {}  # mistyped section
+    s["train"]["epochs"] = "ten"  # wrong type
+    s["train"]["lr"] = -1  # out of range
+    s["amp"]["level"] = "O4"  # not an enum value
     s["model"]["freeze"] = "up_to:layer9"
     s["checkpoint"]["keep_max"] = 0
     s["data"]["augment"] = "yes"
-    s["data"]["workers"] = 2.0                 # a float where a whole number is needed
+    s["data"]["workers"] = 2.0  # a float where a whole number is needed
     code, problems = _validate(tmp_path, s)
     assert code == 2
     assert problems["data.batchsize"]["fix"] == 'did you mean "batch_size"?'
@@ -89,8 +90,12 @@ def test_messy_images_are_skipped_or_work(tmp_path):
     """Unicode class names with spaces, upper-case extensions, grayscale and RGBA images train;
     truncated, corrupt and non-image files are skipped, counted and listed."""
     root = tmp_path / "messy"
-    make_shapes(str(root), per_class=12, size=32, classes={
-        "Katze mit Hut": ("circle", (220, 40, 40)), "猫 cat": ("square", (40, 180, 60))})
+    make_shapes(
+        str(root),
+        per_class=12,
+        size=32,
+        classes={"Katze mit Hut": ("circle", (220, 40, 40)), "猫 cat": ("square", (40, 180, 60))},
+    )
     cls = root / "Katze mit Hut"
     Image.new("L", (32, 32), 128).save(cls / "GRAY.PNG")
     Image.new("RGBA", (32, 32), (10, 200, 30, 120)).save(cls / "alpha.png")
@@ -133,8 +138,8 @@ def test_mindcv_and_modelzoo_names_map_onto_the_backbone(tmp_path):
     from ascend_finetune.models.pretrained import load_backbone, map_name
 
     assert map_name("layer1.0.down_sample.0.weight") == "layer1.0.down_sample_layer.0.weight"  # mindcv
-    assert map_name("layer2.1.bn1d.gamma") == "layer2.1.bn1.gamma"                             # ModelZoo r18
-    assert map_name("norm.moving_mean") == "bn1.moving_mean"                                   # tutorial
+    assert map_name("layer2.1.bn1d.gamma") == "layer2.1.bn1.gamma"  # ModelZoo r18
+    assert map_name("norm.moving_mean") == "bn1.moving_mean"  # tutorial
     assert map_name("layer3.0.norm2.beta") == "layer3.0.bn2.beta"
     for dropped in ("end_point.weight", "fc.bias", "classifier.weight", "moments.conv1.weight", "global_step"):
         assert map_name(dropped) is None
@@ -150,14 +155,18 @@ def test_mindcv_and_modelzoo_names_map_onto_the_backbone(tmp_path):
     report = load_backbone(dst.backbone, str(path))
     assert not report.missing and not report.unexpected and not report.mismatched
     assert report.head_dropped == ["classifier.weight"]
-    assert np.array_equal(dst.backbone.layer2[0].down_sample_layer[0].weight.asnumpy(),
-                          src.backbone.layer2[0].down_sample_layer[0].weight.asnumpy())
+    assert np.array_equal(
+        dst.backbone.layer2[0].down_sample_layer[0].weight.asnumpy(),
+        src.backbone.layer2[0].down_sample_layer[0].weight.asnumpy(),
+    )
 
 
 def test_nan_loss_for_several_steps_fails_the_run(data_a, tmp_path):
     # A learning rate of 100 in pure fp16 (O3, no loss scaling): two steps blow the weights up,
     # after which every activation overflows and every loss is NaN.
-    s = spec(data_a, amp={"level": "O3", "loss_scale": "none"}, train={"epochs": 3, "lr": 100, "max_nonfinite_steps": 3})
+    s = spec(
+        data_a, amp={"level": "O3", "loss_scale": "none"}, train={"epochs": 3, "lr": 100, "max_nonfinite_steps": 3}
+    )
     code, err = _train_fails(tmp_path, s)
     assert code == 1 and err["kind"] == "nonfinite_loss" and "3 consecutive steps" in err["message"]
     steps = of_type(events(tmp_path / "run"), "step")

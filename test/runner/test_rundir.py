@@ -1,11 +1,11 @@
 """Run directories: `ls` over junk, and `lost` when a pid now belongs to another process."""
+
 from __future__ import annotations
 
 import json
 import os
 
 from conftest import runner
-
 
 
 def test_ls_passes_over_junk_and_reads_runs_from_their_tail(tmp_path):
@@ -24,8 +24,9 @@ def test_ls_passes_over_junk_and_reads_runs_from_their_tail(tmp_path):
     log.close()
     with open(run / "events.jsonl", "ab") as f:
         f.write(b"\x00\x00\x00\n")  # what a power loss can leave
-    (run / "checkpoints.json").write_text(json.dumps([{"file": "checkpoints/a.ckpt", "epoch": 1, "step": 5,
-                                                       "metrics": {"val_acc": 0.5}, "best": True}]))
+    (run / "checkpoints.json").write_text(
+        json.dumps([{"file": "checkpoints/a.ckpt", "epoch": 1, "step": 5, "metrics": {"val_acc": 0.5}, "best": True}])
+    )
     runs = list_runs(str(root))
     assert [r["run_id"] for r in runs] == ["r1"]
     assert runs[0]["step"] == 2000 and runs[0]["state"] == "running"  # launched, within the start-up grace

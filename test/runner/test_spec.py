@@ -5,6 +5,7 @@ invalid example's sidecar `NAME.expected.json` holds the exact problems both mus
 Python and TypeScript validators cannot drift apart. YAML examples become JSON through the
 extension's own converter (src/core/specFile.ts), as they do before a launch.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,14 @@ def _expected(spec_file: Path) -> list[dict[str, str]]:
 @pytest.fixture(scope="module")
 def yaml_as_json() -> dict[str, object]:
     yamls = [str(p) for p in FILES if p.suffix in (".yaml", ".yml")]
-    r = subprocess.run(["node", "--import", "tsx", str(EXAMPLES / "yaml-to-json.ts"), *yamls], capture_output=True,
-                       text=True, cwd=ROOT, timeout=120, check=True)
+    r = subprocess.run(
+        ["node", "--import", "tsx", str(EXAMPLES / "yaml-to-json.ts"), *yamls],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=True,
+    )
     return json.loads(r.stdout)
 
 
@@ -61,7 +68,11 @@ def test_the_validate_command_reports_the_same(spec_file: Path):
 def test_defaults_come_from_the_schema_and_are_the_recipes():
     assert DEFAULTS["model"] == {"backbone": "resnet50", "pretrained": None, "freeze": "backbone", "num_classes": None}
     assert DEFAULTS["amp"]["level"] == "O2" and DEFAULTS["amp"]["loss_scale"] == "dynamic"
-    assert (DEFAULTS["train"]["optimizer"], DEFAULTS["train"]["lr"], DEFAULTS["train"]["momentum"]) == ("momentum", 0.01, 0.9)
+    assert (DEFAULTS["train"]["optimizer"], DEFAULTS["train"]["lr"], DEFAULTS["train"]["momentum"]) == (
+        "momentum",
+        0.01,
+        0.9,
+    )
     assert DEFAULTS["checkpoint"]["every_steps"] == 1000 and DEFAULTS["checkpoint"]["keep_max"] == 5
     # Every field documents itself (hover text in the editor).
     for sec, s in SCHEMA["properties"].items():

@@ -1,6 +1,7 @@
 """The checkpoint code's errors, in a module of their own with no numpy or MindSpore import: the CLI
 catches ToolError for every command, and `doctor`, `validate`, `ls` and `probe` must start without
 loading either (doctor even where numpy is missing)."""
+
 from __future__ import annotations
 
 from typing import Any

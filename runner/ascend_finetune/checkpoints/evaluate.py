@@ -1,6 +1,7 @@
 """`eval`: a checkpoint of a run evaluated on an ImageFolder (by default the run's own validation set),
 with the run's preprocessing and AMP level; the result is kept next to the checkpoint as
 `<ckpt>.eval.json`."""
+
 from __future__ import annotations
 
 import os
@@ -29,16 +30,24 @@ def _samples(run: RunInfo, folder: str | None, workers: int) -> tuple[str, list,
             missing = sorted(set(run.classes) - set(found))
             extra = sorted(set(found) - set(run.classes))
             if missing or extra:
-                raise ToolError("bad_input", f"the class folders in {folder} differ from the run's {len(run.classes)} classes: "
-                                f"missing {missing} (classes of the run with no folder there), extra {extra} (folders "
-                                "the run has no class for): evaluate on a folder with the run's class folders",
-                                missing=missing, extra=extra, field=field)
+                raise ToolError(
+                    "bad_input",
+                    f"the class folders in {folder} differ from the run's {len(run.classes)} classes: "
+                    f"missing {missing} (classes of the run with no folder there), extra {extra} (folders "
+                    "the run has no class for): evaluate on a folder with the run's class folders",
+                    missing=missing,
+                    extra=extra,
+                    field=field,
+                )
             s = scan(folder, workers, field, classes=run.classes)
             return os.path.abspath(folder), s.samples, s.skipped
         # No val folder: the run validated on a seeded split of its training folder; take the same split.
         if not d.get("train") or not (d.get("val_split") or 0) > 0:
-            raise ToolError("bad_input", "the run has no validation set (no data.val and no data.val_split): pass --data DIR",
-                            field="--data")
+            raise ToolError(
+                "bad_input",
+                "the run has no validation set (no data.val and no data.val_split): pass --data DIR",
+                field="--data",
+            )
         s = scan(d["train"], workers, "data.train", classes=run.classes)
         _, val = stratified_split(s.samples, float(d["val_split"]), int(t.get("seed", 1)))
         return os.path.abspath(d["train"]), val, s.skipped
@@ -50,8 +59,11 @@ def evaluate(run_dir: str, ckpt: str, folder: str | None, batch_size: int | None
     run = load_run(run_dir)
     read_index(ckpt)  # a damaged file fails here, before the data is scanned
     if not run.classes:
-        raise ToolError("not_a_run", f"{run_dir} has no classes.json (the run never started training): "
-                        "nothing to evaluate against", run_dir=run.run_dir)
+        raise ToolError(
+            "not_a_run",
+            f"{run_dir} has no classes.json (the run never started training): nothing to evaluate against",
+            run_dir=run.run_dir,
+        )
     d = run.spec.get("data") or {}
     workers = max(1, min(int(d.get("workers") or 1), os.cpu_count() or 1))
     where, samples, skipped = _samples(run, folder, workers)
@@ -72,8 +84,16 @@ def evaluate(run_dir: str, ckpt: str, folder: str | None, batch_size: int | None
     n = len(run.classes)
     confusion = np.zeros((n, n), np.int64)
     loss_sum, count, nonfinite = 0.0, 0, 0
-    ds = make_dataset(samples, int(d.get("image_size") or 224), batch_size or int(d.get("batch_size") or 32), workers,
-                      False, False, 0, drop_remainder=False)
+    ds = make_dataset(
+        samples,
+        int(d.get("image_size") or 224),
+        batch_size or int(d.get("batch_size") or 32),
+        workers,
+        False,
+        False,
+        0,
+        drop_remainder=False,
+    )
     for x, y in ds.create_tuple_iterator(num_epochs=1):
         logits = logits_of(x).asnumpy().astype(np.float64)
         labels = y.asnumpy().astype(np.int64)
@@ -86,15 +106,32 @@ def evaluate(run_dir: str, ckpt: str, folder: str | None, batch_size: int | None
         np.add.at(confusion, (labels[ok], logits[ok].argmax(axis=1)), 1)
     support = np.bincount([l for _, l in samples], minlength=n)
     predicted = confusion.sum(axis=0)
-    per_class = [{"class": c, "precision": float(confusion[i, i] / predicted[i]) if predicted[i] else None,
-                  "recall": float(confusion[i, i] / support[i]) if support[i] else None, "support": int(support[i])}
-                 for i, c in enumerate(run.classes)]
-    result = {"ckpt": os.path.abspath(ckpt), "ckpt_sha256": sha256_file(ckpt), "run_dir": run.run_dir, "data": where,
-              "num_images": count, "accuracy": float(np.trace(confusion) / max(1, count)),
-              "loss": loss_sum / max(1, count) if np.isfinite(loss_sum) else None, "nonfinite": nonfinite,
-              "classes": run.classes, "per_class": per_class, "confusion": confusion.tolist(),
-              "skipped": [{"file": p, "reason": r} for p, r in skipped], "device": target, "amp_level": level,
-              "evaluated_at": time.time()}
+    per_class = [
+        {
+            "class": c,
+            "precision": float(confusion[i, i] / predicted[i]) if predicted[i] else None,
+            "recall": float(confusion[i, i] / support[i]) if support[i] else None,
+            "support": int(support[i]),
+        }
+        for i, c in enumerate(run.classes)
+    ]
+    result = {
+        "ckpt": os.path.abspath(ckpt),
+        "ckpt_sha256": sha256_file(ckpt),
+        "run_dir": run.run_dir,
+        "data": where,
+        "num_images": count,
+        "accuracy": float(np.trace(confusion) / max(1, count)),
+        "loss": loss_sum / max(1, count) if np.isfinite(loss_sum) else None,
+        "nonfinite": nonfinite,
+        "classes": run.classes,
+        "per_class": per_class,
+        "confusion": confusion.tolist(),
+        "skipped": [{"file": p, "reason": r} for p, r in skipped],
+        "device": target,
+        "amp_level": level,
+        "evaluated_at": time.time(),
+    }
     try:
         atomic_write_json(os.path.abspath(ckpt) + ".eval.json", result)
         result["saved_to"] = os.path.abspath(ckpt) + ".eval.json"

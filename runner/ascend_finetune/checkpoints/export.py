@@ -5,6 +5,7 @@ export never competes with a training run for the NPU. MindSpore writes into a p
 folder next to the output (its ONNX writer chmods the folder it writes to), then the file is renamed
 into place: an interrupted export leaves no half file under the final name.
 """
+
 from __future__ import annotations
 
 import os
@@ -48,21 +49,39 @@ def export(run_dir: str, ckpt: str, fmt: str, out: str | None) -> dict[str, Any]
     tmpdir = tempfile.mkdtemp(prefix=".export-", dir=out_dir if _MS_SAFE_PATH.match(out_dir) else None)
     if not _MS_SAFE_PATH.match(tmpdir):
         shutil.rmtree(tmpdir, ignore_errors=True)
-        raise ToolError("export_failed", f"no temporary folder with a name MindSpore accepts (tried {tmpdir}): "
-                        "set TMPDIR to a plain path", code=1, format=fmt)
+        raise ToolError(
+            "export_failed",
+            f"no temporary folder with a name MindSpore accepts (tried {tmpdir}): set TMPDIR to a plain path",
+            code=1,
+            format=fmt,
+        )
     try:
         tmp = os.path.join(tmpdir, "model" + suffix)
         try:
             ms.export(net, ms.Tensor(np.zeros(shape, np.float32)), file_name=tmp, file_format=fmt.upper())
         except Exception as e:  # MindSpore raises RuntimeError/TypeError for ops a format cannot express
             first = str(e).strip().splitlines()[0][:400] if str(e).strip() else type(e).__name__
-            raise ToolError("export_failed", f"MindSpore could not export {os.path.basename(ckpt)} to {fmt.upper()}: "
-                            f"{type(e).__name__}: {first}", code=1, format=fmt)
+            raise ToolError(
+                "export_failed",
+                f"MindSpore could not export {os.path.basename(ckpt)} to {fmt.upper()}: {type(e).__name__}: {first}",
+                code=1,
+                format=fmt,
+            )
         if not os.path.isfile(tmp):
-            raise ToolError("export_failed", f"MindSpore wrote no {fmt.upper()} file for {os.path.basename(ckpt)}",
-                            code=1, format=fmt)
+            raise ToolError(
+                "export_failed",
+                f"MindSpore wrote no {fmt.upper()} file for {os.path.basename(ckpt)}",
+                code=1,
+                format=fmt,
+            )
         shutil.move(tmp, out)  # a rename on the same file system
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
-    return {"file": out, "format": fmt, "bytes": os.path.getsize(out), "input_shape": shape,
-            "ckpt": os.path.abspath(ckpt), "dtype": "float32"}
+    return {
+        "file": out,
+        "format": fmt,
+        "bytes": os.path.getsize(out),
+        "input_shape": shape,
+        "ckpt": os.path.abspath(ckpt),
+        "dtype": "float32",
+    }

@@ -13,6 +13,7 @@ big tensors are split into several consecutive values with the same tag; a file 
 `crc_check` ends with `b"crc_num"` and 10 bytes. `.safetensors` is an 8-byte little-endian header
 length, a JSON header {name: {dtype, shape, data_offsets}}, then the data.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,16 +28,42 @@ from .errors import ToolError
 
 
 def bad_checkpoint(path: str, why: str) -> ToolError:
-    return ToolError("bad_checkpoint", f"{os.path.basename(path)} is not a usable checkpoint: {why}", file=os.path.abspath(path))
+    return ToolError(
+        "bad_checkpoint", f"{os.path.basename(path)} is not a usable checkpoint: {why}", file=os.path.abspath(path)
+    )
 
 
 # MindSpore's tensor_type names -> (numpy dtype, bytes per element); BFloat16 is read as uint16.
-CKPT_DTYPES = {"Int8": np.int8, "UInt8": np.uint8, "Int16": np.int16, "UInt16": np.uint16, "Int32": np.int32,
-               "UInt32": np.uint32, "Int64": np.int64, "UInt64": np.uint64, "Float16": np.float16,
-               "Float32": np.float32, "Float64": np.float64, "Bool": np.bool_, "BFloat16": np.uint16}
-SAFETENSORS_DTYPES = {"I8": "Int8", "U8": "UInt8", "I16": "Int16", "U16": "UInt16", "I32": "Int32", "U32": "UInt32",
-                      "I64": "Int64", "U64": "UInt64", "F16": "Float16", "F32": "Float32", "F64": "Float64",
-                      "BOOL": "Bool", "BF16": "BFloat16"}
+CKPT_DTYPES = {
+    "Int8": np.int8,
+    "UInt8": np.uint8,
+    "Int16": np.int16,
+    "UInt16": np.uint16,
+    "Int32": np.int32,
+    "UInt32": np.uint32,
+    "Int64": np.int64,
+    "UInt64": np.uint64,
+    "Float16": np.float16,
+    "Float32": np.float32,
+    "Float64": np.float64,
+    "Bool": np.bool_,
+    "BFloat16": np.uint16,
+}
+SAFETENSORS_DTYPES = {
+    "I8": "Int8",
+    "U8": "UInt8",
+    "I16": "Int16",
+    "U16": "UInt16",
+    "I32": "Int32",
+    "U32": "UInt32",
+    "I64": "Int64",
+    "U64": "UInt64",
+    "F16": "Float16",
+    "F32": "Float32",
+    "F64": "Float64",
+    "BOOL": "Bool",
+    "BF16": "BFloat16",
+}
 CRC_TRAILER = 17  # b"crc_num" + 10 bytes
 
 
@@ -44,7 +71,7 @@ CRC_TRAILER = 17  # b"crc_num" + 10 bytes
 class TensorEntry:
     name: str
     shape: list[int]
-    dtype: str                      # MindSpore's name: Float32, Int64, ... ("str" for strings)
+    dtype: str  # MindSpore's name: Float32, Int64, ... ("str" for strings)
     chunks: list[tuple[int, int]] = field(default_factory=list)  # (file offset, byte length)
 
     @property
@@ -59,7 +86,7 @@ class TensorEntry:
 @dataclass
 class CheckpointIndex:
     path: str
-    format: str                     # ckpt | safetensors
+    format: str  # ckpt | safetensors
     size: int
     tensors: dict[str, TensorEntry]
 
@@ -131,7 +158,9 @@ def _index_ckpt(path: str, size: int) -> dict[str, TensorEntry]:
             try:
                 key = r.varint()
                 if key != 0x0A:  # field 1, length-delimited: Checkpoint.value
-                    raise ValueError(f"byte {start}: expected a checkpoint entry, found field {key >> 3} type {key & 7}")
+                    raise ValueError(
+                        f"byte {start}: expected a checkpoint entry, found field {key >> 3} type {key & 7}"
+                    )
                 vlen = r.varint()
                 vstart = f.tell()
                 if vstart + vlen > end:
@@ -159,8 +188,10 @@ def _index_ckpt(path: str, size: int) -> dict[str, TensorEntry]:
                 if name is None or tensor is None:
                     raise ValueError(f"byte {start}: an entry without a name or a tensor")
             except EOFError:
-                raise ValueError(f"cut off at byte {size}: the entry starting at byte {start} "
-                                 f"{'(after ' + repr(last) + ') ' if last else ''}runs past the end (truncated?)")
+                raise ValueError(
+                    f"cut off at byte {size}: the entry starting at byte {start} "
+                    f"{'(after ' + repr(last) + ') ' if last else ''}runs past the end (truncated?)"
+                )
             except UnicodeDecodeError:
                 raise ValueError(f"byte {start}: an entry name that is not UTF-8")
             dims, ttype, coff, clen = tensor

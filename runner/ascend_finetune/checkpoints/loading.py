@@ -3,6 +3,7 @@
 The weights come from format.py's checked index, not MindSpore's load_checkpoint, so a damaged or
 foreign file fails with a message naming what does not fit instead of an odd error or a crash.
 """
+
 from __future__ import annotations
 
 import os
@@ -26,9 +27,13 @@ def select_device(run: RunInfo, requested: str | None) -> str:
     try:
         ms.set_device(target, ids[0] if target == "Ascend" else 0)
     except Exception as e:  # no CANN, no NPU, or a device id that does not exist
-        raise ToolError("device_unavailable", f"cannot use {target} here ({type(e).__name__}: "
-                        f"{str(e).strip().splitlines()[0][:200] if str(e).strip() else ''}): pass --device CPU", code=1,
-                        device=target)
+        raise ToolError(
+            "device_unavailable",
+            f"cannot use {target} here ({type(e).__name__}: "
+            f"{str(e).strip().splitlines()[0][:200] if str(e).strip() else ''}): pass --device CPU",
+            code=1,
+            device=target,
+        )
     return target
 
 
@@ -42,27 +47,40 @@ def load_net(run: RunInfo, ckpt: str):
     m = run.spec.get("model") or {}
     n = len(run.classes) if run.classes else m.get("num_classes") or head_out(index)
     if not n:
-        raise ToolError("not_a_run", f"{run.run_dir} has no classes.json and the checkpoint has no head: "
-                        "cannot tell the number of classes", run_dir=run.run_dir)
+        raise ToolError(
+            "not_a_run",
+            f"{run.run_dir} has no classes.json and the checkpoint has no head: cannot tell the number of classes",
+            run_dir=run.run_dir,
+        )
     backbone = m.get("backbone") or "resnet50"
     net = TransferNet(backbone, n, 0)
     params = {p.name: p for p in net.get_parameters()}
     missing = [k for k in params if k not in index.tensors]
-    wrong = [f"{k}: {index.tensors[k].shape} in the file, {list(params[k].shape)} in the model"
-             for k in params if k in index.tensors and index.tensors[k].shape != list(params[k].shape)]
+    wrong = [
+        f"{k}: {index.tensors[k].shape} in the file, {list(params[k].shape)} in the model"
+        for k in params
+        if k in index.tensors and index.tensors[k].shape != list(params[k].shape)
+    ]
     if missing or wrong:
-        raise ToolError("bad_checkpoint",
-                        f"{os.path.basename(ckpt)} does not fit this run's model ({backbone}, {n} classes): "
-                        f"{len(missing)} of its {len(params)} parameters missing, {len(wrong)} of the wrong shape"
-                        f"{' (' + '; '.join(wrong[:3]) + ')' if wrong else ''}"
-                        f"{' (missing ' + ', '.join(missing[:3]) + ')' if missing else ''}: "
-                        "is it a checkpoint of another architecture, or of another run?",
-                        file=os.path.abspath(ckpt), missing=missing[:50], mismatched=wrong[:50])
+        raise ToolError(
+            "bad_checkpoint",
+            f"{os.path.basename(ckpt)} does not fit this run's model ({backbone}, {n} classes): "
+            f"{len(missing)} of its {len(params)} parameters missing, {len(wrong)} of the wrong shape"
+            f"{' (' + '; '.join(wrong[:3]) + ')' if wrong else ''}"
+            f"{' (missing ' + ', '.join(missing[:3]) + ')' if missing else ''}: "
+            "is it a checkpoint of another architecture, or of another run?",
+            file=os.path.abspath(ckpt),
+            missing=missing[:50],
+            mismatched=wrong[:50],
+        )
     for k, p in params.items():
         arr = index.read(k)
         if not np.issubdtype(arr.dtype, np.number):
-            raise ToolError("bad_checkpoint", f"{k} in {os.path.basename(ckpt)} is not numeric ({index.tensors[k].dtype})",
-                            file=os.path.abspath(ckpt))
+            raise ToolError(
+                "bad_checkpoint",
+                f"{k} in {os.path.basename(ckpt)} is not numeric ({index.tensors[k].dtype})",
+                file=os.path.abspath(ckpt),
+            )
         p.set_data(ms.Tensor(arr, dtype=p.dtype))
     net.set_train(False)
     return net

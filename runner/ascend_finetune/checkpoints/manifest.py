@@ -4,6 +4,7 @@ lock that the training process and `delete-checkpoints` both take to rewrite it.
 Without the lock, a train process saving a checkpoint (read entries, add one, write) and a delete
 (read, drop some, write) could each write a manifest that lacks the other's change.
 """
+
 from __future__ import annotations
 
 import contextlib

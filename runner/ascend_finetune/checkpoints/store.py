@@ -4,6 +4,7 @@ A checkpoint holds the network, the optimizer state (moments, global_step), the 
 the epoch/step counters, so `--resume` continues from that step with the same weights, optimizer and
 scale (a partly done epoch re-draws its shuffle and takes as many batches as the epoch has left).
 """
+
 from __future__ import annotations
 
 import os
@@ -45,20 +46,35 @@ class CheckpointStore:
     def best(self) -> dict[str, Any] | None:
         return next((e for e in self.entries if e.get("best")), None)
 
-    def save(self, entries: list[dict], epoch: int, step: int, metrics: dict[str, Any],
-             counters: dict[str, int] | None = None) -> dict[str, Any]:
+    def save(
+        self,
+        entries: list[dict],
+        epoch: int,
+        step: int,
+        metrics: dict[str, Any],
+        counters: dict[str, int] | None = None,
+    ) -> dict[str, Any]:
         ext = "safetensors" if self.fmt == "safetensors" else "ckpt"
         name = f"{self.prefix}-e{epoch}-s{step}.{ext}"
         final = os.path.join(self.dir, name)
         tmp = os.path.join(self.dir, f".{name}.tmp-{os.getpid()}.{ext}")
-        ms.save_checkpoint(entries, tmp, append_dict={"epoch_num": epoch, "step_num": step, **(counters or {})},
-                           format=self.fmt)
+        ms.save_checkpoint(
+            entries, tmp, append_dict={"epoch_num": epoch, "step_num": step, **(counters or {})}, format=self.fmt
+        )
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
         os.replace(tmp, final)
         fsync_dir(self.dir)  # the rename itself survives a power loss
-        entry = {"file": f"checkpoints/{name}", "epoch": epoch, "step": step, "metrics": sanitize(metrics),
-                 "bytes": os.path.getsize(final), "sha256": sha256_file(final), "created_at": time.time(), "best": False}
+        entry = {
+            "file": f"checkpoints/{name}",
+            "epoch": epoch,
+            "step": step,
+            "metrics": sanitize(metrics),
+            "bytes": os.path.getsize(final),
+            "sha256": sha256_file(final),
+            "created_at": time.time(),
+            "best": False,
+        }
         with manifest_lock(self.run_dir):
             # From the file, not memory: `delete-checkpoints` may have dropped entries since the last save.
             current = read_manifest(self.run_dir) if os.path.exists(self.manifest_path) else self.entries

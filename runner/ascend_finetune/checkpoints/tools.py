@@ -3,6 +3,7 @@
 They read checkpoints through format.py (an index first, then one tensor at a time), so a
 damaged file is a clear error and a large one never sits in memory twice.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -48,8 +49,12 @@ class RunInfo:
 def load_run(run_dir: str) -> RunInfo:
     spec = read_json(os.path.join(run_dir, "spec.json"))
     if not isinstance(spec, dict):
-        raise ToolError("not_a_run", f"no run at {run_dir} (spec.json missing or unreadable): pass --run the run's "
-                        "directory, the folder that holds spec.json and checkpoints.json", run_dir=os.path.abspath(run_dir))
+        raise ToolError(
+            "not_a_run",
+            f"no run at {run_dir} (spec.json missing or unreadable): pass --run the run's "
+            "directory, the folder that holds spec.json and checkpoints.json",
+            run_dir=os.path.abspath(run_dir),
+        )
     freeze = (spec.get("model") or {}).get("freeze") or "none"
     if freeze not in ("none", "backbone") and not (freeze.startswith("up_to:") and freeze[6:] in STAGES):
         raise ToolError("bad_input", f"{run_dir}/spec.json has an unknown model.freeze {freeze!r}", run_dir=run_dir)
@@ -88,9 +93,15 @@ def manifest_check(run_dir: str, path: str, sha: str | None) -> dict[str, Any] |
     if e is None:
         return None
     size = os.path.getsize(path)
-    return {"file": e["file"], "best": bool(e.get("best")), "epoch": e.get("epoch"), "step": e.get("step"),
-            "metrics": e.get("metrics"), "bytes_ok": size == e["bytes"] if "bytes" in e else None,
-            "sha256_ok": (sha == e["sha256"]) if (sha and "sha256" in e) else None}
+    return {
+        "file": e["file"],
+        "best": bool(e.get("best")),
+        "epoch": e.get("epoch"),
+        "step": e.get("step"),
+        "metrics": e.get("metrics"),
+        "bytes_ok": size == e["bytes"] if "bytes" in e else None,
+        "sha256_ok": (sha == e["sha256"]) if (sha and "sha256" in e) else None,
+    }
 
 
 def inspect(ckpt: str, run_dir: str | None) -> dict[str, Any]:
@@ -99,11 +110,23 @@ def inspect(ckpt: str, run_dir: str | None) -> dict[str, Any]:
     sha = sha256_file(ckpt)
     tensors = []
     for t in index.tensors.values():
-        tensors.append({"name": t.name, "shape": t.shape, "dtype": t.dtype, "elements": t.elements,
-                        "module": t.name.rsplit(".", 1)[0] if "." in t.name else "",
-                        "trainable": trainable(t.name, run), "kind": kind_of(t.name)})
+        tensors.append(
+            {
+                "name": t.name,
+                "shape": t.shape,
+                "dtype": t.dtype,
+                "elements": t.elements,
+                "module": t.name.rsplit(".", 1)[0] if "." in t.name else "",
+                "trainable": trainable(t.name, run),
+                "kind": kind_of(t.name),
+            }
+        )
     out: dict[str, Any] = {
-        "file": index.path, "format": index.format, "bytes": index.size, "sha256": sha, "tensors": tensors,
+        "file": index.path,
+        "format": index.format,
+        "bytes": index.size,
+        "sha256": sha,
+        "tensors": tensors,
         "total_elements": sum(t["elements"] for t in tensors),
         "param_elements": sum(t["elements"] for t in tensors if t["kind"] == "param"),
         "trainable_elements": sum(t["elements"] for t in tensors if t["trainable"]) if run else None,
@@ -111,9 +134,13 @@ def inspect(ckpt: str, run_dir: str | None) -> dict[str, Any]:
     }
     if run:
         n = len(run.classes) if run.classes is not None else (run.spec.get("model") or {}).get("num_classes")
-        out.update(run_dir=run.run_dir, freeze=run.freeze, num_classes=n,
-                   head_matches_classes=(out["head_out"] == n) if n is not None and out["head_out"] is not None else False,
-                   manifest=manifest_check(run.run_dir, ckpt, sha))
+        out.update(
+            run_dir=run.run_dir,
+            freeze=run.freeze,
+            num_classes=n,
+            head_matches_classes=(out["head_out"] == n) if n is not None and out["head_out"] is not None else False,
+            manifest=manifest_check(run.run_dir, ckpt, sha),
+        )
     else:
         out.update(head_matches_classes=None)
     return out
@@ -146,29 +173,55 @@ def compare(ckpt_a: str, ckpt_b: str, run_dir: str | None) -> dict[str, Any]:
         l2 = float(np.sqrt(np.sum(d * d)))
         norm_a = float(np.sqrt(np.sum(xa * xa)))
         t = trainable(name, run)
-        rows.append({"name": name, "shape": ta.shape, "l2_diff": l2, "rel_change": l2 / norm_a if norm_a > 0 else None,
-                     "frozen": None if t is None else not t, "kind": kind_of(name)})
+        rows.append(
+            {
+                "name": name,
+                "shape": ta.shape,
+                "l2_diff": l2,
+                "rel_change": l2 / norm_a if norm_a > 0 else None,
+                "frozen": None if t is None else not t,
+                "kind": kind_of(name),
+            }
+        )
     rows.sort(key=lambda r: (-_order(r), r["name"]))
     frozen = [r["l2_diff"] for r in rows if r["frozen"]]
     changed = sum(1 for r in rows if r["l2_diff"] > 0)
-    return {"a": a.path, "b": b.path, "tensors": rows, "only_in_a": only_a, "only_in_b": only_b,
-            "shape_mismatch": mismatch,
-            "summary": {"tensors": len(rows), "changed": changed, "unchanged": len(rows) - changed,
-                        "frozen_max_l2": max(frozen) if frozen else None}}
+    return {
+        "a": a.path,
+        "b": b.path,
+        "tensors": rows,
+        "only_in_a": only_a,
+        "only_in_b": only_b,
+        "shape_mismatch": mismatch,
+        "summary": {
+            "tensors": len(rows),
+            "changed": changed,
+            "unchanged": len(rows) - changed,
+            "frozen_max_l2": max(frozen) if frozen else None,
+        },
+    }
 
 
 def _need_manifest(run_dir: str) -> list[dict[str, Any]]:
     if not os.path.isfile(manifest_path(run_dir)):
-        raise ToolError("not_a_run", f"no checkpoints.json in {run_dir}: pass the run's directory",
-                        run_dir=os.path.abspath(run_dir))
+        raise ToolError(
+            "not_a_run", f"no checkpoints.json in {run_dir}: pass the run's directory", run_dir=os.path.abspath(run_dir)
+        )
     return read_manifest(run_dir)
 
 
 def verify(run_dir: str) -> dict[str, Any]:
     rows = []
     for e in _need_manifest(run_dir):
-        row: dict[str, Any] = {"file": e["file"], "exists": False, "bytes_ok": False, "sha256_ok": False, "bytes": None,
-                               "best": bool(e.get("best")), "problem": None}
+        row: dict[str, Any] = {
+            "file": e["file"],
+            "exists": False,
+            "bytes_ok": False,
+            "sha256_ok": False,
+            "bytes": None,
+            "best": bool(e.get("best")),
+            "problem": None,
+        }
         # Lexical check only: reading through a symlinked checkpoints/ (a scratch disk) is fine here.
         rel = os.path.normpath(e["file"])
         path = None if os.path.isabs(rel) or rel.split(os.sep)[0] == ".." else os.path.join(run_dir, rel)
@@ -180,7 +233,9 @@ def verify(run_dir: str) -> dict[str, Any]:
             row["exists"], row["bytes"] = True, os.path.getsize(path)
             row["bytes_ok"] = row["bytes"] == e.get("bytes")
             if not row["bytes_ok"]:
-                row["problem"] = f"size {row['bytes']} bytes, checkpoints.json says {e.get('bytes')} (truncated or replaced)"
+                row["problem"] = (
+                    f"size {row['bytes']} bytes, checkpoints.json says {e.get('bytes')} (truncated or replaced)"
+                )
             else:
                 row["sha256_ok"] = sha256_file(path) == e.get("sha256")
                 if not row["sha256_ok"]:
@@ -213,16 +268,30 @@ def delete_checkpoints(run_dir: str, files: list[str], allow_best: bool) -> dict
     for f in files:
         rel = inside(run_dir, f)
         if rel is None:
-            raise ToolError("outside_run", f"{f} is outside the run directory {run_dir} (after resolving '..' and "
-                            "symlinks): only the run's own checkpoints can be deleted", file=f)
+            raise ToolError(
+                "outside_run",
+                f"{f} is outside the run directory {run_dir} (after resolving '..' and "
+                "symlinks): only the run's own checkpoints can be deleted",
+                file=f,
+            )
         if rel not in by_file:
-            raise ToolError("not_in_manifest", f"{f} is not a checkpoint listed in {run_dir}/checkpoints.json: pass a "
-                            "`file` value from the manifest, e.g. checkpoints/<name>.ckpt", file=f)
+            raise ToolError(
+                "not_in_manifest",
+                f"{f} is not a checkpoint listed in {run_dir}/checkpoints.json: pass a "
+                "`file` value from the manifest, e.g. checkpoints/<name>.ckpt",
+                file=f,
+            )
         if by_file[rel].get("best") and not allow_best:
-            raise ToolError("best_protected", f"{rel} is the run's best checkpoint: pass --allow-best to delete it", file=rel)
+            raise ToolError(
+                "best_protected", f"{rel} is the run's best checkpoint: pass --allow-best to delete it", file=rel
+            )
         if live and rel == newest:
-            raise ToolError("run_live", f"{rel} is the newest checkpoint of a run that is still training: wait for the "
-                            "run to end, or stop it first", file=rel)
+            raise ToolError(
+                "run_live",
+                f"{rel} is the newest checkpoint of a run that is still training: wait for the "
+                "run to end, or stop it first",
+                file=rel,
+            )
         if rel not in chosen:
             chosen.append(rel)
     with manifest_lock(run_dir):

@@ -1,4 +1,5 @@
 """A small separable ImageFolder for demos and tests: coloured shapes on noisy backgrounds."""
+
 from __future__ import annotations
 
 import os
@@ -34,8 +35,13 @@ def draw(shape: str, colour: tuple[int, int, int], size: int, rng: random.Random
     return im
 
 
-def make_shapes(out: str, per_class: int = 40, size: int = 48, seed: int = 0,
-                classes: dict[str, tuple[str, tuple[int, int, int]]] | None = None) -> dict:
+def make_shapes(
+    out: str,
+    per_class: int = 40,
+    size: int = 48,
+    seed: int = 0,
+    classes: dict[str, tuple[str, tuple[int, int, int]]] | None = None,
+) -> dict:
     rng = random.Random(seed)
     classes = classes or CLASSES
     for name, (shape, colour) in classes.items():

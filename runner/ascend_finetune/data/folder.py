@@ -5,6 +5,7 @@ Every image is decoded once by Pillow during the scan, because MindSpore's C++ D
 process (SIGFPE) on a truncated JPEG instead of raising; the pipeline itself then decodes in C++.
 The verdicts are cached per file (size and mtime), so a data set is verified once, not every run.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -109,13 +110,19 @@ def scan(root: str, workers: int, field_path: str = "data.train", classes: list[
     if classes is None:
         classes = found
         if len(classes) < 2:
-            raise DataError(field_path, f"found {len(classes)} class folder(s) in {root}; a classifier needs at least 2",
-                            "put one sub-folder per class (each with images) under the data root")
+            raise DataError(
+                field_path,
+                f"found {len(classes)} class folder(s) in {root}; a classifier needs at least 2",
+                "put one sub-folder per class (each with images) under the data root",
+            )
     else:
         missing, extra = sorted(set(classes) - set(found)), sorted(set(found) - set(classes))
         if missing or extra:
-            raise DataError(field_path, f"classes differ from data.train: missing {missing}, extra {extra}",
-                            "use the same class folder names for training and validation")
+            raise DataError(
+                field_path,
+                f"classes differ from data.train: missing {missing}, extra {extra}",
+                "use the same class folder names for training and validation",
+            )
     candidates: list[tuple[str, int]] = []
     skipped: list[tuple[str, str]] = []
     for label, cls in enumerate(classes):
@@ -137,8 +144,11 @@ def scan(root: str, workers: int, field_path: str = "data.train", classes: list[
     used = {label for _, label in samples}
     empty = [c for i, c in enumerate(classes) if i not in used]
     if empty:
-        raise DataError(field_path, f"class folder(s) with no readable images: {', '.join(empty)}",
-                        "add images to those folders or remove them")
+        raise DataError(
+            field_path,
+            f"class folder(s) with no readable images: {', '.join(empty)}",
+            "add images to those folders or remove them",
+        )
     return ImageSet(classes, samples, skipped)
 
 

@@ -2,6 +2,7 @@
 
 Decoding happens in MindSpore's C++ ops; folder.scan has already checked with Pillow that every file decodes.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,9 +25,19 @@ class _FileSource:
         return len(self.samples)
 
 
-def make_dataset(samples: list[tuple[str, int]], image_size: int, batch_size: int, workers: int,
-                 train: bool, augment: bool, seed: int, drop_remainder: bool,
-                 num_shards: int | None = None, shard_id: int | None = None, shuffle: bool | None = None):
+def make_dataset(
+    samples: list[tuple[str, int]],
+    image_size: int,
+    batch_size: int,
+    workers: int,
+    train: bool,
+    augment: bool,
+    seed: int,
+    drop_remainder: bool,
+    num_shards: int | None = None,
+    shard_id: int | None = None,
+    shuffle: bool | None = None,
+):
     """With num_shards (data parallel), this rank's part of the seeded shuffle: every rank shuffles
     with the same seed and takes its own shard, so the ranks see disjoint images each epoch."""
     import mindspore.dataset as ds
@@ -34,12 +45,19 @@ def make_dataset(samples: list[tuple[str, int]], image_size: int, batch_size: in
 
     ds.config.set_seed(seed)
     # `shuffle` defaults to `train`; the feature cache wants augmented views in sample order.
-    dataset = ds.GeneratorDataset(_FileSource(samples), column_names=["image", "label"],
-                                  shuffle=train if shuffle is None else shuffle,
-                                  num_parallel_workers=1, num_shards=num_shards, shard_id=shard_id)
+    dataset = ds.GeneratorDataset(
+        _FileSource(samples),
+        column_names=["image", "label"],
+        shuffle=train if shuffle is None else shuffle,
+        num_parallel_workers=1,
+        num_shards=num_shards,
+        shard_id=shard_id,
+    )
     if train and augment:
-        ops = [vision.RandomCropDecodeResize(image_size, scale=(0.08, 1.0), ratio=(0.75, 1.333)),
-               vision.RandomHorizontalFlip(prob=0.5)]
+        ops = [
+            vision.RandomCropDecodeResize(image_size, scale=(0.08, 1.0), ratio=(0.75, 1.333)),
+            vision.RandomHorizontalFlip(prob=0.5),
+        ]
     else:
         ops = [vision.Decode(), vision.Resize(int(round(image_size * 256 / 224))), vision.CenterCrop(image_size)]
     ops += [vision.Normalize(mean=MEAN, std=STD), vision.HWC2CHW()]

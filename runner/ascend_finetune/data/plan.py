@@ -3,6 +3,7 @@
 The trainer and the pre-flight report (`validate --preflight`) both call `plan_data`, so a launch is
 refused for the same reason, in the same words, as the run it would have started.
 """
+
 from __future__ import annotations
 
 import os
@@ -27,12 +28,16 @@ def loader_workers(requested: int) -> int:
 
 
 def skipped_warning(skipped: list[tuple[str, str]]) -> dict[str, Any]:
-    return {"code": "images_skipped", "message": f"skipped {len(skipped)} file(s) that are not readable images",
-            "details": {"count": len(skipped), "first": [{"path": p, "reason": r} for p, r in skipped[:10]]}}
+    return {
+        "code": "images_skipped",
+        "message": f"skipped {len(skipped)} file(s) that are not readable images",
+        "details": {"count": len(skipped), "first": [{"path": p, "reason": r} for p, r in skipped[:10]]},
+    }
 
 
-def plan_data(spec: dict[str, Any], world: int, warnings: list[dict[str, Any]],
-              num_classes: int | None = None) -> DataPlan:
+def plan_data(
+    spec: dict[str, Any], world: int, warnings: list[dict[str, Any]], num_classes: int | None = None
+) -> DataPlan:
     """Scan data.train (and data.val, or split data.val_split off data.train with train.seed) and count
     the steps of a run over `world` ranks. Raises DataError as a run would.
 
@@ -52,15 +57,26 @@ def plan_data(spec: dict[str, Any], world: int, warnings: list[dict[str, Any]],
         warnings.append(skipped_warning(skipped))
     classes = train_set.classes
     if num_classes is not None and num_classes != len(classes):
-        raise DataError("model.num_classes", f"num_classes is {num_classes} but {d['train']} has "
-                        f"{len(classes)} class folders", f"set model.num_classes to {len(classes)} or null")
+        raise DataError(
+            "model.num_classes",
+            f"num_classes is {num_classes} but {d['train']} has {len(classes)} class folders",
+            f"set model.num_classes to {len(classes)} or null",
+        )
     # batch_size is per device: one step of all ranks takes batch_size * world images, so the
     # run has as many steps as one process with that global batch.
     steps_per_epoch = len(train_samples) // (d["batch_size"] * world)
     if steps_per_epoch == 0:
         per = f" x {world} devices" if world > 1 else ""
-        raise DataError("data.batch_size", f"batch_size {d['batch_size']}{per} is larger than the "
-                        f"{len(train_samples)} training images",
-                        f"set data.batch_size to at most {max(1, len(train_samples) // world)}")
-    return DataPlan(classes=classes, train_samples=train_samples, val_samples=val_samples,
-                    steps_per_epoch=steps_per_epoch, total_steps=steps_per_epoch * t["epochs"], workers=workers)
+        raise DataError(
+            "data.batch_size",
+            f"batch_size {d['batch_size']}{per} is larger than the {len(train_samples)} training images",
+            f"set data.batch_size to at most {max(1, len(train_samples) // world)}",
+        )
+    return DataPlan(
+        classes=classes,
+        train_samples=train_samples,
+        val_samples=val_samples,
+        steps_per_epoch=steps_per_epoch,
+        total_steps=steps_per_epoch * t["epochs"],
+        workers=workers,
+    )

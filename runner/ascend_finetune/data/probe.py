@@ -1,6 +1,7 @@
 """What a spec's paths are on this machine, for the editor's checks of a spec meant for another host:
 missing, a file (its size) or a folder (its class folders, as the data scan counts them). Cheap: one
 listing per folder, no image is opened and MindSpore is not imported."""
+
 from __future__ import annotations
 
 import os

@@ -4,6 +4,7 @@ Both the trainer and the pre-flight report (`validate --preflight`, before a lau
 answers, and so do eval and export; they live here, below all of them, so that none of them has
 to import another.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,9 +26,11 @@ def resolve_target(requested: str) -> tuple[str, str | None]:
     except Exception:  # older MindSpore or no CANN: CPU
         pass
     if any(os.path.exists(p) for p in ASCEND_SIGNS):
-        return "CPU", ("device.target auto found an Ascend install but MindSpore cannot use it, so this run trains "
-                       "on the CPU: source CANN's set_env.sh (e.g. /usr/local/Ascend/ascend-toolkit/set_env.sh) "
-                       "in the target's environment set-up, or set device.target to Ascend to fail instead")
+        return "CPU", (
+            "device.target auto found an Ascend install but MindSpore cannot use it, so this run trains "
+            "on the CPU: source CANN's set_env.sh (e.g. /usr/local/Ascend/ascend-toolkit/set_env.sh) "
+            "in the target's environment set-up, or set device.target to Ascend to fail instead"
+        )
     return "CPU", None
 
 
@@ -37,10 +40,20 @@ def sink_notes(sink: dict[str, Any], target: str) -> list[tuple[str, str]]:
     if not sink["enabled"]:
         return []
     if target != "Ascend":
-        return [("sink_unavailable", f"dataset sink mode is not available on {target} (MindSpore's data_sink "
-                 "supports Ascend and GPU only); training step by step, per-step telemetry unchanged")]
+        return [
+            (
+                "sink_unavailable",
+                f"dataset sink mode is not available on {target} (MindSpore's data_sink "
+                "supports Ascend and GPU only); training step by step, per-step telemetry unchanged",
+            )
+        ]
     if sink["size"] > 1:
-        return [("sink_size_ignored", f"sink.size {sink['size']} is not used: the runner runs one step per call "
-                 "(sink size 1) to report every step; MindSpore 2.3+ executes Ascend graphs kernel by kernel, "
-                 "which its documentation describes as equivalent to sink size 1")]
+        return [
+            (
+                "sink_size_ignored",
+                f"sink.size {sink['size']} is not used: the runner runs one step per call "
+                "(sink size 1) to report every step; MindSpore 2.3+ executes Ascend graphs kernel by kernel, "
+                "which its documentation describes as equivalent to sink size 1",
+            )
+        ]
     return []

@@ -3,6 +3,7 @@
 The NPU part runs `npu-smi info` and parses it (npu_smi.py); on machines without it (this
 project's CI) it reports none.
 """
+
 from __future__ import annotations
 
 import os
@@ -22,8 +23,11 @@ def _mindspore() -> dict[str, Any]:
     try:
         import mindspore as ms
     except Exception as e:
-        return {"ok": False, "error": f"{type(e).__name__}: {e}",
-                "fix": "pip install mindspore==2.10.0 into the Python that the target uses"}
+        return {
+            "ok": False,
+            "error": f"{type(e).__name__}: {e}",
+            "fix": "pip install mindspore==2.10.0 into the Python that the target uses",
+        }
     backends = {"CPU": True}
     try:
         backends["Ascend"] = bool(ms.hal.is_available("Ascend"))
@@ -35,8 +39,7 @@ def _mindspore() -> dict[str, Any]:
 def _cann() -> dict[str, Any]:
     home = os.environ.get("ASCEND_HOME_PATH") or os.environ.get("ASCEND_TOOLKIT_HOME")
     set_env = next((p for p in CANN_SET_ENV if os.path.isfile(p)), None)
-    return {"found": bool(home or set_env), "home": home, "set_env": set_env,
-            "env_loaded": bool(home)}
+    return {"found": bool(home or set_env), "home": home, "set_env": set_env, "env_loaded": bool(home)}
 
 
 def _npus() -> dict[str, Any]:
@@ -52,26 +55,46 @@ def _npus() -> dict[str, Any]:
         return {"npu_smi": exe, "devices": [], "processes": [], "error": f"npu-smi info: {e}"}
     if r.returncode != 0:
         tail = (r.stderr or r.stdout or "").strip()[-500:]
-        return {"npu_smi": exe, "devices": [], "processes": [],
-                "error": f"npu-smi info exited with {r.returncode}" + (f": {tail}" if tail else ""),
-                "raw": (r.stdout or "")[:RAW_LIMIT]}
+        return {
+            "npu_smi": exe,
+            "devices": [],
+            "processes": [],
+            "error": f"npu-smi info exited with {r.returncode}" + (f": {tail}" if tail else ""),
+            "raw": (r.stdout or "")[:RAW_LIMIT],
+        }
     try:
         parsed = parse_info(r.stdout)
     except UnknownFormat as e:
-        return {"npu_smi": exe, "devices": [], "processes": [],
-                "error": f"unrecognised npu-smi info output: {e}", "raw": r.stdout[:RAW_LIMIT]}
+        return {
+            "npu_smi": exe,
+            "devices": [],
+            "processes": [],
+            "error": f"unrecognised npu-smi info output: {e}",
+            "raw": r.stdout[:RAW_LIMIT],
+        }
     except Exception as e:  # a parser bug must not take doctor down
-        return {"npu_smi": exe, "devices": [], "processes": [],
-                "error": f"npu-smi info could not be parsed: {type(e).__name__}: {e}",
-                "raw": r.stdout[:RAW_LIMIT]}
-    return {"npu_smi": exe, "devices": parsed["devices"], "processes": parsed["processes"],
-            "version": parsed["version"]}
+        return {
+            "npu_smi": exe,
+            "devices": [],
+            "processes": [],
+            "error": f"npu-smi info could not be parsed: {type(e).__name__}: {e}",
+            "raw": r.stdout[:RAW_LIMIT],
+        }
+    return {
+        "npu_smi": exe,
+        "devices": parsed["devices"],
+        "processes": parsed["processes"],
+        "version": parsed["version"],
+    }
 
 
 def doctor() -> dict[str, Any]:
     return {
-        "python": {"version": platform.python_version(), "executable": sys.executable,
-                   "ok": sys.version_info[:2] >= (3, 9)},
+        "python": {
+            "version": platform.python_version(),
+            "executable": sys.executable,
+            "ok": sys.version_info[:2] >= (3, 9),
+        },
         "mindspore": _mindspore(),
         "cann": _cann(),
         "npu": _npus(),

@@ -22,6 +22,7 @@ extra column is mapped by name rather than by position in a fixed layout.
 `parse_usages(text)` reads `npu-smi info -t usages -i N`: `Key : value` lines, one block per chip,
 each ending with `Chip ID : n`; the key names vary by card and driver, see `_USAGE_KEYS`.
 """
+
 from __future__ import annotations
 
 import re
@@ -147,13 +148,15 @@ def parse_info(text: str) -> Dict[str, Any]:
                 ids = first.split()
                 pid = _int(cells[1])
                 if ids and ids[0].isdigit() and pid is not None:
-                    processes.append({
-                        "npu": int(ids[0]),
-                        "chip": int(ids[1]) if len(ids) > 1 and ids[1].isdigit() else None,
-                        "pid": pid,
-                        "name": cells[2],
-                        "memory_mb": _num(cells[3]),
-                    })
+                    processes.append(
+                        {
+                            "npu": int(ids[0]),
+                            "chip": int(ids[1]) if len(ids) > 1 and ids[1].isdigit() else None,
+                            "pid": pid,
+                            "name": cells[2],
+                            "memory_mb": _num(cells[3]),
+                        }
+                    )
             continue
         if len(cells) < 3:
             continue
@@ -166,15 +169,25 @@ def parse_info(text: str) -> Dict[str, Any]:
                 devices.append(_device(pending, None))
             pending = {"ids": ids, "health": cells[1], "rest": _by_label(row1_labels, _items(cells[2]))}
         else:
-            devices.append(_device(pending, {"ids": ids, "bus": cells[1], "second": second_id,
-                                             "rest": _by_label(row2_labels, _items(cells[2]))}))
+            devices.append(
+                _device(
+                    pending,
+                    {
+                        "ids": ids,
+                        "bus": cells[1],
+                        "second": second_id,
+                        "rest": _by_label(row2_labels, _items(cells[2])),
+                    },
+                )
+            )
             pending = None
     if pending is not None:
         devices.append(_device(pending, None))
     if not devices and not saw_header:
         first_line = next((l.strip() for l in text.splitlines() if l.strip()), "")
-        raise UnknownFormat(f"not an npu-smi info table: {first_line[:200]!r}" if first_line
-                            else "empty npu-smi output")
+        raise UnknownFormat(
+            f"not an npu-smi info table: {first_line[:200]!r}" if first_line else "empty npu-smi output"
+        )
     return {"devices": devices, "processes": processes, "version": version}
 
 
@@ -287,8 +300,9 @@ def parse_usages(text: str) -> Dict[str, Any]:
         chips.append(cur)
     if not seen:
         first_line = next((l.strip() for l in text.splitlines() if l.strip()), "")
-        raise UnknownFormat(f"not npu-smi key : value output: {first_line[:200]!r}" if first_line
-                            else "empty npu-smi output")
+        raise UnknownFormat(
+            f"not npu-smi key : value output: {first_line[:200]!r}" if first_line else "empty npu-smi output"
+        )
     out: Dict[str, Any] = {"npu": head.get("npu"), "chip_count": head.get("chip_count")}
     if chips:
         out.update(chips[0])

@@ -11,6 +11,7 @@ the NPU id and, on cards with several chips, a second number: the `Phy-ID` (Atla
 (310P). The logical id is that second number when present, else the NPU id (one chip per NPU).
 310P cards have no HBM: their on-card `Memory-Usage` is reported in the `hbm_*` fields instead.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -44,8 +45,16 @@ def samples(parsed: Dict[str, Any], ids: Sequence[int]) -> List[Dict[str, Any]]:
         used, total = dev.get("hbm_used_mb"), dev.get("hbm_total_mb")
         if used is None and total is None:  # 310/310P: no HBM, report the card's memory
             used, total = dev.get("memory_used_mb"), dev.get("memory_total_mb")
-        out.append({"id": lid, "util": dev.get("util"), "hbm_used_mb": used, "hbm_total_mb": total,
-                    "temp_c": dev.get("temp_c"), "power_w": dev.get("power_w")})
+        out.append(
+            {
+                "id": lid,
+                "util": dev.get("util"),
+                "hbm_used_mb": used,
+                "hbm_total_mb": total,
+                "temp_c": dev.get("temp_c"),
+                "power_w": dev.get("power_w"),
+            }
+        )
     return sorted(out, key=lambda d: d["id"])
 
 
@@ -57,8 +66,9 @@ class DeviceSampler:
     know stops the sampler after its warning (it will not start to parse on the next call).
     """
 
-    def __init__(self, emit: Emit, ids: Sequence[int], interval_s: float = DEFAULT_INTERVAL_S,
-                 exe: Optional[str] = None):
+    def __init__(
+        self, emit: Emit, ids: Sequence[int], interval_s: float = DEFAULT_INTERVAL_S, exe: Optional[str] = None
+    ):
         self.emit = emit
         self.ids = list(ids)
         self.interval_s = float(interval_s)
@@ -91,14 +101,23 @@ class DeviceSampler:
         if kind in self._warned:
             return
         self._warned.add(kind)
-        self.emit("warning", code="telemetry_unavailable",
-                  message=f"NPU telemetry: {message}; training goes on without it",
-                  details={"kind": kind, **details})
+        self.emit(
+            "warning",
+            code="telemetry_unavailable",
+            message=f"NPU telemetry: {message}; training goes on without it",
+            details={"kind": kind, **details},
+        )
 
     def _read(self) -> Optional[str]:
         try:
-            proc = subprocess.Popen([self.exe, "info"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    stdin=subprocess.DEVNULL, text=True, errors="replace")
+            proc = subprocess.Popen(
+                [self.exe, "info"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                text=True,
+                errors="replace",
+            )
         except OSError as e:
             self._warn("exec", f"cannot run {self.exe}: {e}", {})
             return None

@@ -24,4 +24,3 @@ The modules, from the bottom: `world` (the pure plan: how many ranks, where, msr
 `launcher` (msrun for one node, and the run's ending). The per-rank entry that builds a rank's run
 is `train/rank.py`, started through `rank_entry.py`; the CLI picks the launcher or a single process.
 """
-

@@ -2,6 +2,7 @@
 forwards SIGTERM/SIGINT to them, watches them, cleans up every process msrun left, and writes
 `run_finished` (and status.json) when rank 0 could not, e.g. because a rank died.
 """
+
 from __future__ import annotations
 
 import json
@@ -89,8 +90,14 @@ class HeldRun(Protocol):
 
     def begin(self) -> None: ...
 
-    def finish(self, status: str, error: dict[str, Any] | None, best: dict[str, Any] | None,
-               final: dict[str, Any] | None, code: int) -> int: ...
+    def finish(
+        self,
+        status: str,
+        error: dict[str, Any] | None,
+        best: dict[str, Any] | None,
+        final: dict[str, Any] | None,
+        code: int,
+    ) -> int: ...
 
 
 class Launcher:
@@ -101,7 +108,7 @@ class Launcher:
         self.node_rank = node_rank
         self.master_port = master_port or self.spec["device"].get("master_port") or free_port()
         self.ranks_dir = os.path.join(self.run_dir, RANKS_DIR)
-        self.workers: dict[int, int] = {}   # pid -> global rank
+        self.workers: dict[int, int] = {}  # pid -> global rank
         self.worker_pgids: set[int] = set()
         self.forwarded: dict[int, set[int]] = {}  # signal -> pids it reached
         self.stop_signal: int | None = None
@@ -180,8 +187,16 @@ class Launcher:
         # msrun starts `python` from PATH: make that this interpreter (the venv with MindSpore).
         env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
         with open(os.path.join(self.ranks_dir, "msrun.log"), "ab") as log:
-            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                         start_new_session=True, cwd=self.run_dir, env=env, close_fds=True)
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                cwd=self.run_dir,
+                env=env,
+                close_fds=True,
+            )
         try:
             self._watch()
         finally:
@@ -196,8 +211,11 @@ class Launcher:
             self._forward_signal()
             if failed_at is None and self._failed_pid():
                 failed_at = time.monotonic()
-            if failed_at is not None and time.monotonic() - failed_at > SCHEDULER_GRACE_S \
-                    and not any(_alive(p) for p in self.workers):
+            if (
+                failed_at is not None
+                and time.monotonic() - failed_at > SCHEDULER_GRACE_S
+                and not any(_alive(p) for p in self.workers)
+            ):
                 _kill_group(self.proc.pid)  # the scheduler would wait out its node timeout
             time.sleep(POLL_S)
 
@@ -205,9 +223,11 @@ class Launcher:
         run = self.run
         run.log.close()
         run.log = EventLog(events_path)  # rank 0 appended: resync seq, cut a line torn by a kill
-        segment = read_events(events_path)[self.events_start:]
+        segment = read_events(events_path)[self.events_start :]
         finished = next((e for e in reversed(segment) if e["type"] == "run_finished"), None)
-        verdicts = {r: _read_json(os.path.join(self.ranks_dir, f"rank-{r}.json")) for r in sorted(set(self.workers.values()))}
+        verdicts = {
+            r: _read_json(os.path.join(self.ranks_dir, f"rank-{r}.json")) for r in sorted(set(self.workers.values()))
+        }
         if finished is not None:  # rank 0 ended the run itself
             rank0 = _read_json(os.path.join(self.ranks_dir, "rank-0.json")) or {}
             code = rank0.get("exit_code")
@@ -236,23 +256,44 @@ class Launcher:
             # own end, e.g. the scheduler it starts whenever the master address is one of this
             # host's (two nodes on one machine), which cannot bind the master's port. The ranks'
             # verdicts are the truth about the training.
-            if self.node_rank > 0 and verdicts and all(v and v.get("status") in ("completed", "stopped") for v in verdicts.values()):
+            if (
+                self.node_rank > 0
+                and verdicts
+                and all(v and v.get("status") in ("completed", "stopped") for v in verdicts.values())
+            ):
                 return None, 0
             tail = _log_tail(os.path.join(self.ranks_dir, "msrun.log"))
-            return ({"kind": "msrun_failed", "message": f"msrun exited with {self.proc.returncode} before any rank "
-                     f"finished: {tail[-1] if tail else 'no output'} (see {RANKS_DIR}/msrun.log)",
-                     "trace_tail": "\n".join(tail) or None}, 1)
+            return (
+                {
+                    "kind": "msrun_failed",
+                    "message": f"msrun exited with {self.proc.returncode} before any rank "
+                    f"finished: {tail[-1] if tail else 'no output'} (see {RANKS_DIR}/msrun.log)",
+                    "trace_tail": "\n".join(tail) or None,
+                },
+                1,
+            )
         log_rel = os.path.join(RANKS_DIR, f"worker_{rank}.log")
         tail = _log_tail(os.path.join(self.run_dir, log_rel))
         own = (verdicts.get(rank) or {}).get("error") if verdicts.get(rank) else None
         if own:
             error = {**own, "message": f"rank {rank} failed: {own.get('message')}", "rank": rank, "log": log_rel}
             return error, int((verdicts.get(rank) or {}).get("exit_code") or 1)
-        how = f"exited with code {failed[1]}" if failed and failed[1] >= 0 else \
-            (f"was killed by {signal.Signals(-failed[1]).name}" if failed else "died")
+        how = (
+            f"exited with code {failed[1]}"
+            if failed and failed[1] >= 0
+            else (f"was killed by {signal.Signals(-failed[1]).name}" if failed else "died")
+        )
         last = tail[-1] if tail else "its log is empty"
-        return ({"kind": "rank_failed", "message": f"rank {rank} {how}: {last} (see {log_rel})", "rank": rank,
-                 "log": log_rel, "trace_tail": "\n".join(tail) or None}, 1)
+        return (
+            {
+                "kind": "rank_failed",
+                "message": f"rank {rank} {how}: {last} (see {log_rel})",
+                "rank": rank,
+                "log": log_rel,
+                "trace_tail": "\n".join(tail) or None,
+            },
+            1,
+        )
 
     def _best(self) -> dict[str, Any] | None:
         entries = _read_json(os.path.join(self.run_dir, "checkpoints.json")) or []
@@ -266,14 +307,28 @@ def launch(run: HeldRun, node_rank: int = 0, master_port: int | None = None) -> 
     run.begin()
     spec = run.spec
     if spec["train"].get("cache_features"):  # refused before msrun starts anything
-        return run.finish("failed", {
-            "kind": "bad_input", "path": "train.cache_features", "trace_tail": None,
-            "message": "cache_features trains on one device; this spec has "
-                       f"{local_ranks(spec)} device id(s) on {node_count(spec)} node(s)",
-            "fix": "use one device id on one machine, or set train.cache_features to false"}, None, None, 2)
+        return run.finish(
+            "failed",
+            {
+                "kind": "bad_input",
+                "path": "train.cache_features",
+                "trace_tail": None,
+                "message": "cache_features trains on one device; this spec has "
+                f"{local_ranks(spec)} device id(s) on {node_count(spec)} node(s)",
+                "fix": "use one device id on one machine, or set train.cache_features to false",
+            },
+            None,
+            None,
+            2,
+        )
     try:
         return Launcher(run, node_rank, master_port).start()
     except Exception as e:  # the launcher itself failed (msrun missing, bad node rank, ...)
         tail = traceback.format_exc().strip().splitlines()[-LOG_TAIL_LINES:]
-        return run.finish("failed", {"kind": type(e).__name__, "message": str(e)[:500] or type(e).__name__,
-                                     "trace_tail": "\n".join(tail)}, None, None, 1)
+        return run.finish(
+            "failed",
+            {"kind": type(e).__name__, "message": str(e)[:500] or type(e).__name__, "trace_tail": "\n".join(tail)},
+            None,
+            None,
+            1,
+        )

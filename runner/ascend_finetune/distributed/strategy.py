@@ -6,6 +6,7 @@ trainer's Run calls (train/run.py is above this module and hands itself nothing 
 - after each step (and once after set-up) every rank sums a stop flag with one AllReduce, so a stop
   that rank 0 took from the inbox, or a signal any rank got, ends them all after that same step.
 """
+
 from __future__ import annotations
 
 import os
@@ -32,10 +33,11 @@ def join(info: RankInfo) -> None:
 
     init()
     if (get_rank(), get_group_size()) != (info.rank, info.size):
-        raise RuntimeError(f"msrun gave rank {get_rank()} of {get_group_size()}, but RANK_ID/MS_WORKER_NUM said "
-                           f"{info.rank} of {info.size}")
-    ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True,
-                                 device_num=info.size)
+        raise RuntimeError(
+            f"msrun gave rank {get_rank()} of {get_group_size()}, but RANK_ID/MS_WORKER_NUM said "
+            f"{info.rank} of {info.size}"
+        )
+    ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True, device_num=info.size)
 
 
 class NullLog:
@@ -111,20 +113,29 @@ class RankStrategy:
     def stop_agreed(self, step: int, stop_requested: bool) -> bool:
         """After a step: whether any rank wants to stop (all ranks call this at the same step)."""
         if self._fault and self._fault == (self.info.rank, step):
-            sys.stderr.write(f"test fault ({FAULT_ENV}): rank {self.info.rank} exits with code {FAULT_EXIT_CODE} "
-                             f"after step {step}\n")
+            sys.stderr.write(
+                f"test fault ({FAULT_ENV}): rank {self.info.rank} exits with code {FAULT_EXIT_CODE} after step {step}\n"
+            )
             sys.stderr.flush()
             os._exit(FAULT_EXIT_CODE)
         if self._stop_flag is None:
             self._stop_flag = StopFlag()
         return self._stop_flag(stop_requested)
 
-    def write_verdict(self, status: str, error: dict[str, Any] | None, code: int, step: int | None,
-                      net: Any) -> None:
+    def write_verdict(self, status: str, error: dict[str, Any] | None, code: int, step: int | None, net: Any) -> None:
         """ranks/rank-<rank>.json: how this rank ended, for the launcher (distributed/launcher.py)."""
-        atomic_write_json(os.path.join(self.run_dir, RANKS_DIR, f"rank-{self.info.rank}.json"),
-                          {"rank": self.info.rank, "pid": os.getpid(), "status": status, "error": error,
-                           "exit_code": code, "step": step, "weights_l1": weights_l1(net)})
+        atomic_write_json(
+            os.path.join(self.run_dir, RANKS_DIR, f"rank-{self.info.rank}.json"),
+            {
+                "rank": self.info.rank,
+                "pid": os.getpid(),
+                "status": status,
+                "error": error,
+                "exit_code": code,
+                "step": step,
+                "weights_l1": weights_l1(net),
+            },
+        )
 
 
 def weights_l1(net: Any) -> float | None:

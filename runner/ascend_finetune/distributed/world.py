@@ -1,6 +1,7 @@
 """The world of a run: how many ranks on how many nodes, msrun's command line for one node, and
 which rank this process is. Pure functions of the spec (no MindSpore), so the CLI's `nodes` and the
 tests can call them anywhere."""
+
 from __future__ import annotations
 
 import os
@@ -57,18 +58,33 @@ def msrun_program(python: str) -> list[str]:
     return [python, "-m", "mindspore.parallel.cluster.run"]
 
 
-def msrun_argv(spec: dict[str, Any], run_dir: str, node_rank: int, master_port: int,
-               resume: str | None = None, python: str = sys.executable) -> list[str]:
+def msrun_argv(
+    spec: dict[str, Any],
+    run_dir: str,
+    node_rank: int,
+    master_port: int,
+    resume: str | None = None,
+    python: str = sys.executable,
+) -> list[str]:
     """The msrun command line for one node: its `local_worker_num` ranks run rank_entry.py."""
     run_dir = os.path.abspath(run_dir)
     nodes = node_count(spec)
     if not 0 <= node_rank < nodes:
         raise ValueError(f"node rank {node_rank} is outside the run's {nodes} node(s) (device.nodes)")
     argv = msrun_program(python) + [
-        f"--worker_num={world_size(spec)}", f"--local_worker_num={local_ranks(spec)}",
-        f"--master_addr={master_addr(spec)}", f"--master_port={int(master_port)}",
-        f"--node_rank={node_rank}", f"--log_dir={os.path.join(run_dir, RANKS_DIR)}", "--join=True",
-        ENTRY_SCRIPT, "--spec", os.path.join(run_dir, "spec.json"), "--run-dir", run_dir]
+        f"--worker_num={world_size(spec)}",
+        f"--local_worker_num={local_ranks(spec)}",
+        f"--master_addr={master_addr(spec)}",
+        f"--master_port={int(master_port)}",
+        f"--node_rank={node_rank}",
+        f"--log_dir={os.path.join(run_dir, RANKS_DIR)}",
+        "--join=True",
+        ENTRY_SCRIPT,
+        "--spec",
+        os.path.join(run_dir, "spec.json"),
+        "--run-dir",
+        run_dir,
+    ]
     if resume:
         argv += ["--resume", os.path.abspath(resume)]
     return argv
@@ -83,8 +99,14 @@ def node_plan(spec: dict[str, Any], spec_path: str, run_dir: str, master_port: i
     out = []
     for rank, node in enumerate(nodes):
         args = ["train", spec_path, "--run-dir", run_dir, "--node-rank", str(rank), "--master-port", str(port)]
-        out.append({"node": node, "node_rank": rank, "ranks": list(range(rank * local_ranks(spec), (rank + 1) * local_ranks(spec))),
-                    "args": args})
+        out.append(
+            {
+                "node": node,
+                "node_rank": rank,
+                "ranks": list(range(rank * local_ranks(spec), (rank + 1) * local_ranks(spec))),
+                "args": args,
+            }
+        )
     return {"world_size": world_size(spec), "master_addr": master_addr(spec), "master_port": port, "nodes": out}
 
 

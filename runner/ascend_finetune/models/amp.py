@@ -5,6 +5,7 @@ One engine on every backend: MindSpore's functional path (`value_and_grad` + `ji
 and hands callbacks only the last step of a sink; the functional step returns loss, overflow and
 scale of every step in one device read.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -15,8 +16,8 @@ from mindspore import amp, nn, ops
 
 @dataclass
 class AmpPlan:
-    level: str              # the level actually used
-    loss_scale: str         # dynamic | fixed | none, actually used
+    level: str  # the level actually used
+    loss_scale: str  # dynamic | fixed | none, actually used
     notes: list[tuple[str, str]]  # (warning code, message) for every change from the spec
 
 
@@ -27,8 +28,13 @@ def plan(spec_amp: dict, target: str) -> AmpPlan:
             level = "O3"  # MindSpore's own mapping for Ascend
         else:
             level = "O0"
-            notes.append(("amp_auto_cpu", "amp.level auto has no CPU mapping in MindSpore (it raises); using O0, "
-                          "because fp16 is slower than fp32 on CPU (measured: resnet18 step 290 ms at O2 vs 247 ms at O0)"))
+            notes.append(
+                (
+                    "amp_auto_cpu",
+                    "amp.level auto has no CPU mapping in MindSpore (it raises); using O0, "
+                    "because fp16 is slower than fp32 on CPU (measured: resnet18 step 290 ms at O2 vs 247 ms at O0)",
+                )
+            )
     return AmpPlan(level, scale, notes)
 
 
@@ -39,7 +45,9 @@ def apply_level(net: nn.Cell, level: str) -> nn.Cell:
 
 def make_scaler(spec_amp: dict, mode: str):
     if mode == "dynamic":
-        return amp.DynamicLossScaler(float(spec_amp["init_scale"]), int(spec_amp["scale_factor"]), int(spec_amp["scale_window"]))
+        return amp.DynamicLossScaler(
+            float(spec_amp["init_scale"]), int(spec_amp["scale_factor"]), int(spec_amp["scale_window"])
+        )
     if mode == "fixed":
         return amp.StaticLossScaler(float(spec_amp["init_scale"]))
     return None
@@ -119,8 +127,9 @@ class TrainStep(nn.Cell):
         return ops.stack([loss, finite.astype(ms.float32), scale, update.astype(ms.float32)])
 
 
-def build_train_step(net: nn.Cell, loss_fn: nn.Cell, optimizer: nn.Optimizer, scaler,
-                     distributed: bool = False) -> TrainStep:
+def build_train_step(
+    net: nn.Cell, loss_fn: nn.Cell, optimizer: nn.Optimizer, scaler, distributed: bool = False
+) -> TrainStep:
     step = TrainStep(net, loss_fn, optimizer, scaler, distributed)
     step.set_train(True)
     return step

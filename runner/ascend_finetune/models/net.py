@@ -4,6 +4,7 @@ Parameter names follow MindSpore ModelZoo's ResNet (`conv1`, `bn1`, `layerN.i.co
 `layerN.i.down_sample_layer.{0,1}`), so ModelZoo checkpoints load by name; `pretrained.py` maps
 mindcv's names onto these.
 """
+
 from __future__ import annotations
 
 from mindspore import nn, ops
@@ -14,8 +15,16 @@ from .backbones import BACKBONES, STAGES
 
 def _conv(cin: int, cout: int, k: int, stride: int = 1) -> nn.Conv2d:
     pad = k // 2
-    return nn.Conv2d(cin, cout, k, stride=stride, pad_mode="pad" if pad else "valid", padding=pad,
-                     has_bias=False, weight_init=HeUniform())
+    return nn.Conv2d(
+        cin,
+        cout,
+        k,
+        stride=stride,
+        pad_mode="pad" if pad else "valid",
+        padding=pad,
+        has_bias=False,
+        weight_init=HeUniform(),
+    )
 
 
 def _bn(c: int) -> nn.BatchNorm2d:
@@ -85,7 +94,7 @@ class ResNetBackbone(nn.Cell):
         self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, pad_mode="same")
         cin = 64
         for i, (stage, depth) in enumerate(zip(STAGES, depths)):
-            width = 64 * 2 ** i
+            width = 64 * 2**i
             blocks = []
             for j in range(depth):
                 blocks.append(block(cin, width, 2 if (j == 0 and i > 0) else 1))

@@ -4,6 +4,7 @@ Names from MindSpore ModelZoo, mindcv and the MindSpore tutorial are mapped onto
 head and optimizer state are never loaded. Problems come back as a report, not an exception,
 unless nothing at all loads.
 """
+
 from __future__ import annotations
 
 import os
@@ -15,24 +16,28 @@ import mindspore as ms
 from ..checkpoints.errors import PretrainedError
 
 # Checkpoint entries that are not network weights (optimizer and loss-scale state, counters).
-NON_WEIGHT = re.compile(r"^(moments\.|ema\.|accum\.|moment1\.|moment2\.|learning_rate|global_step$|momentum$|"
-                        r"epoch_num$|step_num$|steps_per_epoch$|total_steps$|scale_sense$|current_iterator_step$|last_overflow_iterator_step$|"
-                        r"updates$|beta1_power$|beta2_power$|loss_scale\.)")
+NON_WEIGHT = re.compile(
+    r"^(moments\.|ema\.|accum\.|moment1\.|moment2\.|learning_rate|global_step$|momentum$|"
+    r"epoch_num$|step_num$|steps_per_epoch$|total_steps$|scale_sense$|current_iterator_step$|last_overflow_iterator_step$|"
+    r"updates$|beta1_power$|beta2_power$|loss_scale\.)"
+)
 HEAD = re.compile(r"^(end_point|fc|classifier|head)\.")
 PREFIXES = ("backbone.", "network.", "resnet.", "net.", "model.", "_backbone.")
 RENAMES = [  # (pattern, replacement) applied in order, after the prefixes are gone
-    (re.compile(r"\.bn1d\."), ".bn1."), (re.compile(r"\.bn2d\."), ".bn2."),            # ModelZoo resnet18/34
-    (re.compile(r"\.down_sample\.(\d)\."), r".down_sample_layer.\1."),                 # mindcv, tutorial
-    (re.compile(r"^norm\."), "bn1."), (re.compile(r"\.norm(\d)\."), r".bn\1."),      # tutorial
+    (re.compile(r"\.bn1d\."), ".bn1."),
+    (re.compile(r"\.bn2d\."), ".bn2."),  # ModelZoo resnet18/34
+    (re.compile(r"\.down_sample\.(\d)\."), r".down_sample_layer.\1."),  # mindcv, tutorial
+    (re.compile(r"^norm\."), "bn1."),
+    (re.compile(r"\.norm(\d)\."), r".bn\1."),  # tutorial
 ]
 
 
 @dataclass
 class LoadReport:
     loaded: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)      # backbone params the file did not have
-    unexpected: list[str] = field(default_factory=list)   # file entries with no backbone param
-    mismatched: list[str] = field(default_factory=list)   # "name: file shape vs net shape"
+    missing: list[str] = field(default_factory=list)  # backbone params the file did not have
+    unexpected: list[str] = field(default_factory=list)  # file entries with no backbone param
+    mismatched: list[str] = field(default_factory=list)  # "name: file shape vs net shape"
     head_dropped: list[str] = field(default_factory=list)
 
 
@@ -40,7 +45,7 @@ def map_name(name: str) -> str | None:
     """Our backbone-relative name for a checkpoint entry, or None for heads and optimizer state."""
     for prefix in PREFIXES:
         if name.startswith(prefix):
-            name = name[len(prefix):]
+            name = name[len(prefix) :]
             break
     if NON_WEIGHT.match(name) or HEAD.match(name):
         return None
@@ -66,7 +71,9 @@ def read_checkpoint(path: str) -> dict:
     try:
         params = ms.load_checkpoint(path, format=fmt)
     except Exception as e:  # MindSpore raises ValueError/RuntimeError/TypeError for foreign files
-        raise PretrainedError(f"not a MindSpore {fmt} checkpoint: {path} ({type(e).__name__}: {str(e).splitlines()[0][:200]})")
+        raise PretrainedError(
+            f"not a MindSpore {fmt} checkpoint: {path} ({type(e).__name__}: {str(e).splitlines()[0][:200]})"
+        )
     if not params:
         raise PretrainedError(f"checkpoint holds no parameters: {path}")
     return params
@@ -100,7 +107,8 @@ def load_backbone(backbone: ms.nn.Cell, path: str) -> LoadReport:
         raise PretrainedError(
             f"only {len(fitting)} of {len(weights)} backbone conv weights in {os.path.basename(path)} fit this backbone "
             f"({len(report.mismatched)} shape mismatches, {len(report.unexpected)} unknown names): "
-            "is it a checkpoint of another architecture? Pick the backbone it was trained with")
+            "is it a checkpoint of another architecture? Pick the backbone it was trained with"
+        )
     # set_data by our own cell-relative names: load_param_into_net matches Parameter.name, which
     # carries the enclosing network's prefix and would silently load nothing here.
     for name, value in to_load.items():

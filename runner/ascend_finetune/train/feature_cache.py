@@ -18,6 +18,7 @@ tensors, so the pretrained file and the seed both count), the transforms (image 
 views, seed, normalisation) and the AMP level. A later run finds a cache with the same key in its
 own directory (resume) or in a sibling run directory under the same runs root, and reuses it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -51,12 +52,31 @@ def backbone_digest(backbone) -> str:
     return h.hexdigest()
 
 
-def cache_key(train: list[tuple[str, int]], val: list[tuple[str, int]], backbone_hash: str, image_size: int,
-              augment: bool, views: int, seed: int, amp_level: str) -> str:
-    doc = {"format": FORMAT, "train": _files_digest(train), "val": _files_digest(val), "backbone": backbone_hash,
-           "transforms": {"image_size": image_size, "augment": augment, "views": views, "seed": seed,
-                          "mean": MEAN, "std": STD},
-           "amp": amp_level}
+def cache_key(
+    train: list[tuple[str, int]],
+    val: list[tuple[str, int]],
+    backbone_hash: str,
+    image_size: int,
+    augment: bool,
+    views: int,
+    seed: int,
+    amp_level: str,
+) -> str:
+    doc = {
+        "format": FORMAT,
+        "train": _files_digest(train),
+        "val": _files_digest(val),
+        "backbone": backbone_hash,
+        "transforms": {
+            "image_size": image_size,
+            "augment": augment,
+            "views": views,
+            "seed": seed,
+            "mean": MEAN,
+            "std": STD,
+        },
+        "amp": amp_level,
+    }
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 
@@ -92,8 +112,16 @@ class FeatureCache:
         self.views = max(1, int(views)) if self.augment else 1  # without augmentation every view is the same
         self.batch = d["batch_size"]
         self.seed = t["seed"]
-        self.key = cache_key(trainer.train_samples, trainer.val_samples, backbone_digest(trainer.net.backbone),
-                             d["image_size"], self.augment, self.views, self.seed, trainer.amp_plan.level)
+        self.key = cache_key(
+            trainer.train_samples,
+            trainer.val_samples,
+            backbone_digest(trainer.net.backbone),
+            d["image_size"],
+            self.augment,
+            self.views,
+            self.seed,
+            trainer.amp_plan.level,
+        )
         self.dir = os.path.join(trainer.run_dir, DIRNAME, self.key[:16])
         self.reused_from: str | None = None
         self.reported = False  # described once, in the epoch_end of the epoch that built or found it
@@ -149,8 +177,17 @@ class FeatureCache:
         tr = self.tr
         # In sample order (no shuffle), so row i is image i; train_batches shuffles rows the way
         # the image pipeline shuffles files.
-        ds = make_dataset(samples, tr.spec["data"]["image_size"], self.batch, tr.workers, train, augment, seed,
-                          drop_remainder=False, shuffle=False)
+        ds = make_dataset(
+            samples,
+            tr.spec["data"]["image_size"],
+            self.batch,
+            tr.workers,
+            train,
+            augment,
+            seed,
+            drop_remainder=False,
+            shuffle=False,
+        )
         feats, labels = [], []
         for x, y in ds.create_tuple_iterator(num_epochs=1):
             feats.append(tr.backbone_features(x).asnumpy().astype(np.float32))
@@ -163,10 +200,15 @@ class FeatureCache:
         tr = self.tr
         tr._set_train_mode(tr.net, False)
         try:
-            views = [self._extract(tr.train_samples, self.augment, self.augment, self.seed + 7919 * (k + 1))
-                     for k in range(self.views)]
-            self._val, self._val_labels = self._extract(tr.val_samples, False, False, 0) if tr.val_samples else \
-                (np.zeros((0, 0), np.float32), np.zeros((0,), np.int32))
+            views = [
+                self._extract(tr.train_samples, self.augment, self.augment, self.seed + 7919 * (k + 1))
+                for k in range(self.views)
+            ]
+            self._val, self._val_labels = (
+                self._extract(tr.val_samples, False, False, 0)
+                if tr.val_samples
+                else (np.zeros((0, 0), np.float32), np.zeros((0,), np.int32))
+            )
         finally:
             tr._set_train_mode(tr.net, True)
         self._train = np.stack([v[0] for v in views])
@@ -180,20 +222,37 @@ class FeatureCache:
         tmp = f"{self.dir}.tmp-{os.getpid()}"
         shutil.rmtree(tmp, ignore_errors=True)
         os.makedirs(tmp)
-        np.savez(os.path.join(tmp, "features.npz"), train=self._train, train_labels=self._train_labels,
-                 val=self._val, val_labels=self._val_labels)
-        meta = {"key": self.key, "format": FORMAT, "views": self.views, "augment": self.augment,
-                "train_images": int(self._train.shape[1]), "val_images": int(self._val.shape[0]),
-                "dim": int(self._train.shape[2]) if self._train.ndim == 3 else 0,
-                "compute_s": self.compute_s, "created_at": time.time()}
+        np.savez(
+            os.path.join(tmp, "features.npz"),
+            train=self._train,
+            train_labels=self._train_labels,
+            val=self._val,
+            val_labels=self._val_labels,
+        )
+        meta = {
+            "key": self.key,
+            "format": FORMAT,
+            "views": self.views,
+            "augment": self.augment,
+            "train_images": int(self._train.shape[1]),
+            "val_images": int(self._val.shape[0]),
+            "dim": int(self._train.shape[2]) if self._train.ndim == 3 else 0,
+            "compute_s": self.compute_s,
+            "created_at": time.time(),
+        }
         with open(os.path.join(tmp, "meta.json"), "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=1)
         shutil.rmtree(self.dir, ignore_errors=True)
         os.rename(tmp, self.dir)
 
     def describe(self) -> dict[str, Any]:
-        return {"key": self.key, "dir": os.path.relpath(self.dir, self.tr.run_dir), "views": self.views,
-                "reused_from": self.reused_from, "compute_s": self.compute_s}
+        return {
+            "key": self.key,
+            "dir": os.path.relpath(self.dir, self.tr.run_dir),
+            "views": self.views,
+            "reused_from": self.reused_from,
+            "compute_s": self.compute_s,
+        }
 
     # -- batches ----------------------------------------------------------------------------
     def train_batches(self, epoch: int) -> Iterator[tuple[Any, Any]]:
@@ -204,7 +263,7 @@ class FeatureCache:
         x, y = self._train[view], self._train_labels[view]
         order = shuffled_order(len(y), self.seed + epoch)
         for i in range(len(order) // self.batch):  # drop the remainder, as the image pipeline does
-            idx = order[i * self.batch:(i + 1) * self.batch]
+            idx = order[i * self.batch : (i + 1) * self.batch]
             yield ms.Tensor(x[idx]), ms.Tensor(y[idx])
 
     def val_batches(self) -> Iterator[tuple[Any, Any]]:
@@ -212,4 +271,4 @@ class FeatureCache:
 
         self.ensure()
         for i in range(0, len(self._val_labels), self.batch):
-            yield ms.Tensor(self._val[i:i + self.batch]), ms.Tensor(self._val_labels[i:i + self.batch])
+            yield ms.Tensor(self._val[i : i + self.batch]), ms.Tensor(self._val_labels[i : i + self.batch])

@@ -18,6 +18,7 @@ Ascend; they run before the run's own processes take device memory.
 
 The trainer calls `run_warnings` and `device_warnings`; `validate --preflight` calls `for_spec`.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,7 +29,7 @@ from ..data.plan import plan_data
 from ..device.backend import resolve_target, sink_notes
 from ..distributed.world import world_size
 
-LOW_HBM_FRACTION = 0.2   # below 20% of the HBM free: a ResNet-50 at batch 32 with O2 needs several GB
+LOW_HBM_FRACTION = 0.2  # below 20% of the HBM free: a ResNet-50 at batch 32 with O2 needs several GB
 CANN_VERSION_FILE = ("compiler", "version.info")
 
 
@@ -36,8 +37,9 @@ def _warning(code: str, message: str, details: dict[str, Any]) -> dict[str, Any]
     return {"code": code, "message": message, "details": details}
 
 
-def run_warnings(spec: dict[str, Any], total_steps: int, steps_per_epoch: int, target: str,
-                 cpu_count: int | None = None) -> list[dict[str, Any]]:
+def run_warnings(
+    spec: dict[str, Any], total_steps: int, steps_per_epoch: int, target: str, cpu_count: int | None = None
+) -> list[dict[str, Any]]:
     """Checks of the spec against this machine and the run's length."""
     out = []
     cores = cpu_count or os.cpu_count() or 1
@@ -45,25 +47,37 @@ def run_warnings(spec: dict[str, Any], total_steps: int, steps_per_epoch: int, t
     local = len(spec["device"]["ids"])  # ranks on this node, each with its own loader threads
     if workers * local > cores:
         asked = f"{workers} x {local} ranks = {workers * local}" if local > 1 else f"{workers}"
-        out.append(_warning("workers_above_cores",
-                            f"data.workers asks for {asked} data loader threads but this machine has {cores} CPU cores "
-                            f"(the runner uses at most {cores} per rank): set data.workers to at most {max(1, cores // local)}",
-                            {"workers": workers, "ranks_per_node": local, "cpu_count": cores}))
+        out.append(
+            _warning(
+                "workers_above_cores",
+                f"data.workers asks for {asked} data loader threads but this machine has {cores} CPU cores "
+                f"(the runner uses at most {cores} per rank): set data.workers to at most {max(1, cores // local)}",
+                {"workers": workers, "ranks_per_node": local, "cpu_count": cores},
+            )
+        )
     every = spec["checkpoint"]["every_steps"]
     if every > total_steps:
-        out.append(_warning("no_checkpoint_interval",
-                            f"checkpoint.every_steps is {every} but the run has {total_steps} steps: no mid-epoch "
-                            f"checkpoint will be saved, only one at each epoch end ({steps_per_epoch} steps apart); "
-                            f"lower checkpoint.every_steps to save more often",
-                            {"every_steps": every, "total_steps": total_steps, "steps_per_epoch": steps_per_epoch}))
+        out.append(
+            _warning(
+                "no_checkpoint_interval",
+                f"checkpoint.every_steps is {every} but the run has {total_steps} steps: no mid-epoch "
+                f"checkpoint will be saved, only one at each epoch end ({steps_per_epoch} steps apart); "
+                f"lower checkpoint.every_steps to save more often",
+                {"every_steps": every, "total_steps": total_steps, "steps_per_epoch": steps_per_epoch},
+            )
+        )
     model = spec.get("model") or {}
     if model.get("pretrained") is None and model.get("freeze", "none") != "none":
-        out.append(_warning("frozen_random_backbone",
-                            f"model.freeze is {model['freeze']!r} but model.pretrained is null: the frozen layers keep "
-                            "their random initial weights, so only the head learns, on random features (accuracy "
-                            "stays near chance and the loss can grow); set model.pretrained to a checkpoint, or "
-                            "model.freeze to \"none\" to train every layer",
-                            {"freeze": model["freeze"]}))
+        out.append(
+            _warning(
+                "frozen_random_backbone",
+                f"model.freeze is {model['freeze']!r} but model.pretrained is null: the frozen layers keep "
+                "their random initial weights, so only the head learns, on random features (accuracy "
+                "stays near chance and the loss can grow); set model.pretrained to a checkpoint, or "
+                'model.freeze to "none" to train every layer',
+                {"freeze": model["freeze"]},
+            )
+        )
     if target == "Ascend":
         w = cann_warning()
         if w:
@@ -83,9 +97,12 @@ def _run_pids() -> set[int]:
     return mine
 
 
-def device_warnings(spec: dict[str, Any], target: str,
-                    read_npus: Callable[[], dict[str, Any]] | None = None,
-                    own_pids: set[int] | None = None) -> list[dict[str, Any]]:
+def device_warnings(
+    spec: dict[str, Any],
+    target: str,
+    read_npus: Callable[[], dict[str, Any]] | None = None,
+    own_pids: set[int] | None = None,
+) -> list[dict[str, Any]]:
     """`npu_busy` and `npu_low_hbm` for the run's NPUs of this node, from `npu-smi info`."""
     if target != "Ascend":
         return []
@@ -110,9 +127,14 @@ def device_warnings(spec: dict[str, Any], target: str,
             busy.append({"ids": hit, "pid": p.get("pid"), "name": p.get("name"), "memory_mb": p.get("memory_mb")})
     if busy:
         names = ", ".join(f"{b['name'] or 'pid'} {b['pid']} on {b['ids']}" for b in busy[:5])
-        out.append(_warning("npu_busy", f"other processes already use this run's NPUs ({names}): the run will share "
-                            "their compute and memory; pick free device.ids (doctor lists them) or stop those processes",
-                            {"processes": busy}))
+        out.append(
+            _warning(
+                "npu_busy",
+                f"other processes already use this run's NPUs ({names}): the run will share "
+                "their compute and memory; pick free device.ids (doctor lists them) or stop those processes",
+                {"processes": busy},
+            )
+        )
     low = []
     for d in npu["devices"]:
         lid = logical_id(d)
@@ -123,9 +145,14 @@ def device_warnings(spec: dict[str, Any], target: str,
             low.append({"id": lid, "free_mb": total - used, "total_mb": total})
     if low:
         desc = ", ".join(f"{l['id']}: {l['free_mb']:.0f} of {l['total_mb']:.0f} MB free" for l in low)
-        out.append(_warning("npu_low_hbm", f"little free HBM on this run's NPUs ({desc}): the run may fail with "
-                            "'Malloc device memory failed'; pick other device.ids or lower data.batch_size",
-                            {"devices": low, "threshold": LOW_HBM_FRACTION}))
+        out.append(
+            _warning(
+                "npu_low_hbm",
+                f"little free HBM on this run's NPUs ({desc}): the run may fail with "
+                "'Malloc device memory failed'; pick other device.ids or lower data.batch_size",
+                {"devices": low, "threshold": LOW_HBM_FRACTION},
+            )
+        )
     return out
 
 
@@ -162,9 +189,12 @@ def cann_warning(home: str | None = None, supported: list[str] | None = None) ->
         return None
     import mindspore as ms
 
-    return _warning("cann_mismatch", f"CANN {found} is installed but MindSpore {ms.__version__} supports CANN "
-                    f"{', '.join(wanted)}: kernels may fail to load or compile; install a matching CANN or MindSpore",
-                    {"cann": found, "mindspore": ms.__version__, "supported": wanted})
+    return _warning(
+        "cann_mismatch",
+        f"CANN {found} is installed but MindSpore {ms.__version__} supports CANN "
+        f"{', '.join(wanted)}: kernels may fail to load or compile; install a matching CANN or MindSpore",
+        {"cann": found, "mindspore": ms.__version__, "supported": wanted},
+    )
 
 
 def for_spec(spec: dict[str, Any]) -> dict[str, Any]:
@@ -180,5 +210,9 @@ def for_spec(spec: dict[str, Any]) -> dict[str, Any]:
     for code, msg in sink_notes(spec["sink"], target):
         warnings.append(_warning(code, msg, {"sink": spec["sink"], "target": target}))
     warnings.extend(run_warnings(spec, plan.total_steps, plan.steps_per_epoch, target))
-    return {"warnings": warnings, "target": target, "steps_per_epoch": plan.steps_per_epoch,
-            "total_steps": plan.total_steps}
+    return {
+        "warnings": warnings,
+        "target": target,
+        "steps_per_epoch": plan.steps_per_epoch,
+        "total_steps": plan.total_steps,
+    }

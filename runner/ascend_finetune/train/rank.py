@@ -1,6 +1,7 @@
 """The per-rank entry: what one of msrun's processes (rank_entry.py) runs. A rank reads the
 launcher's resolved spec.json, learns its place from msrun's environment, and trains as a Run that
 does not hold the run directory (its launcher does), with its rank's strategy, log and inbox."""
+
 from __future__ import annotations
 
 import argparse
@@ -38,8 +39,12 @@ def rank_main(argv: list[str], early_signals: list[int]) -> int:
     strategy = RankStrategy(info, run_dir)
     if info.rank:  # npu-smi telemetry goes to events: rank 0 samples every device of its node
         spec = {**spec, "device": {**spec["device"], "telemetry_s": 0}}
-    run = Run(spec, run_dir, a.resume,
-              RunSetup(holds_dir=False, log=strategy.event_log(), inbox=strategy.inbox(), rank=strategy))
+    run = Run(
+        spec,
+        run_dir,
+        a.resume,
+        RunSetup(holds_dir=False, log=strategy.event_log(), inbox=strategy.inbox(), rank=strategy),
+    )
     # From here a signal reaches the run itself; replay those that came while MindSpore was loading.
     for s in (signal.SIGTERM, signal.SIGINT):
         signal.signal(s, run.on_signal)

@@ -7,6 +7,7 @@ process holds the run directory; one of msrun's ranks (train/rank.py) does not (
 and brings its rank's strategy, event log and inbox. The CLI hands a run of several ranks to the
 launcher (distributed/launcher.py) instead of calling `execute`.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -114,9 +115,17 @@ class Run:
         """The run is running: status.json and spec.json (when this process holds the directory), and
         SIGTERM/SIGINT become a stop request. The launcher calls this too, before it starts msrun."""
         if self.holds_dir:
-            write_status(self.run_dir, run_id=os.path.basename(self.run_dir), state="running", pid=os.getpid(),
-                         pid_start=process_start(os.getpid()), host=socket.gethostname(), started_at=time.time(),
-                         ended_at=None, exit_code=None)
+            write_status(
+                self.run_dir,
+                run_id=os.path.basename(self.run_dir),
+                state="running",
+                pid=os.getpid(),
+                pid_start=process_start(os.getpid()),
+                host=socket.gethostname(),
+                started_at=time.time(),
+                ended_at=None,
+                exit_code=None,
+            )
             atomic_write_json(os.path.join(self.run_dir, "spec.json"), self.spec)
         for s in (signal.SIGTERM, signal.SIGINT):
             signal.signal(s, self.on_signal)
@@ -136,14 +145,31 @@ class Run:
                 fields["problems"] = [p.as_dict() for p in e.problems]
             return self.finish("failed", {**fields, "trace_tail": None}, None, None, 2)
         except NonFiniteLoss as e:
-            return self.finish("failed", {"kind": "nonfinite_loss", "message": str(e), "trace_tail": None}, None, None, 1)
+            return self.finish(
+                "failed", {"kind": "nonfinite_loss", "message": str(e), "trace_tail": None}, None, None, 1
+            )
         except Exception as e:
             tail = traceback.format_exc().strip().splitlines()[-15:]
-            return self.finish("failed", {"kind": type(e).__name__, "message": str(e).strip().splitlines()[0][:500] if str(e).strip() else type(e).__name__,
-                                           "trace_tail": "\n".join(tail)}, None, None, 1)
+            return self.finish(
+                "failed",
+                {
+                    "kind": type(e).__name__,
+                    "message": str(e).strip().splitlines()[0][:500] if str(e).strip() else type(e).__name__,
+                    "trace_tail": "\n".join(tail),
+                },
+                None,
+                None,
+                1,
+            )
 
-    def finish(self, status: str, error: dict[str, Any] | None, best: dict[str, Any] | None,
-               final: dict[str, Any] | None, code: int) -> int:
+    def finish(
+        self,
+        status: str,
+        error: dict[str, Any] | None,
+        best: dict[str, Any] | None,
+        final: dict[str, Any] | None,
+        code: int,
+    ) -> int:
         """Write the run's end: run_finished, status.json (when held here), this rank's verdict."""
         store_best = self.store.best() if self.store else None
         if self.sampler:
@@ -186,8 +212,9 @@ class Run:
         from ..checkpoints.store import state_entries  # MindSpore: deferred, see Trainer.__init__
 
         counters = {"steps_per_epoch": tr.steps_per_epoch, "total_steps": tr.total_steps}
-        entry = self.store.save(state_entries(tr.net, tr.optimizer, tr.scaler_params()), tr.epoch_for_step(), tr.step,
-                                metrics, counters)
+        entry = self.store.save(
+            state_entries(tr.net, tr.optimizer, tr.scaler_params()), tr.epoch_for_step(), tr.step, metrics, counters
+        )
         self.log.emit("checkpoint", **entry)
         self.last_ckpt_step = tr.step
         return entry
@@ -203,18 +230,32 @@ class Run:
             tr.resume(self.resume_from)
         self.last_ckpt_step = tr.step
         d = spec["data"]
-        self.log.emit("run_started", run_id=os.path.basename(self.run_dir), spec=spec, classes=tr.classes,
-                      num_train=len(tr.train_samples), num_val=len(tr.val_samples), steps_per_epoch=tr.steps_per_epoch,
-                      total_steps=tr.total_steps, versions=_versions(),
-                      device={"target": tr.target, "ids": spec["device"]["ids"], "host": socket.gethostname(),
-                              "workers": tr.workers, "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA")},
-                      global_batch=d["batch_size"] * tr.world,
-                      amp={"level": tr.amp_plan.level, "loss_scale": tr.amp_plan.loss_scale},
-                      resumed_from={"file": self.resume_from, "step": tr.step} if self.resume_from else None)
+        self.log.emit(
+            "run_started",
+            run_id=os.path.basename(self.run_dir),
+            spec=spec,
+            classes=tr.classes,
+            num_train=len(tr.train_samples),
+            num_val=len(tr.val_samples),
+            steps_per_epoch=tr.steps_per_epoch,
+            total_steps=tr.total_steps,
+            versions=_versions(),
+            device={
+                "target": tr.target,
+                "ids": spec["device"]["ids"],
+                "host": socket.gethostname(),
+                "workers": tr.workers,
+                "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA"),
+            },
+            global_batch=d["batch_size"] * tr.world,
+            amp={"level": tr.amp_plan.level, "loss_scale": tr.amp_plan.loss_scale},
+            resumed_from={"file": self.resume_from, "step": tr.step} if self.resume_from else None,
+        )
         self._flush_warnings()
         # NPU utilisation, HBM, temperature and power as `device` events, where npu-smi exists.
-        self.sampler = DeviceSampler.for_run(self.log.emit, spec["device"]["ids"],
-                                             float(spec["device"].get("telemetry_s", DEFAULT_INTERVAL_S)))
+        self.sampler = DeviceSampler.for_run(
+            self.log.emit, spec["device"]["ids"], float(spec["device"].get("telemetry_s", DEFAULT_INTERVAL_S))
+        )
         if tr.features:
             tr.features.ensure()  # before the first step's clock: compute_s reports its cost, not step 1
         # Ranks run in lock-step (the gradient AllReduce), so the run's throughput is rank 0's times the ranks.
@@ -242,25 +283,39 @@ class Run:
                 step_s, data_s, t_prev = t_end - t_prev, t_data - t_prev, t_end
                 lr_used = tr.lrs[min(tr.applied, len(tr.lrs) - 1)]
                 tr.applied += updated > 0.5
-                self.log.emit("step", epoch=epoch, step=tr.step, loss=loss, lr=lr_used,
-                              loss_scale=scale if tr.scaler is not None else None, overflow=overflow,
-                              skipped=updated < 0.5,
-                              step_ms=round(step_s * 1000, 3), data_ms=round(data_s * 1000, 3),
-                              img_per_s=round(batch / step_s, 2) if step_s > 0 else None)
+                self.log.emit(
+                    "step",
+                    epoch=epoch,
+                    step=tr.step,
+                    loss=loss,
+                    lr=lr_used,
+                    loss_scale=scale if tr.scaler is not None else None,
+                    overflow=overflow,
+                    skipped=updated < 0.5,
+                    step_ms=round(step_s * 1000, 3),
+                    data_ms=round(data_s * 1000, 3),
+                    img_per_s=round(batch / step_s, 2) if step_s > 0 else None,
+                )
                 if math.isfinite(loss):
                     losses.append(loss)
                     bad_run = 0
                 else:
                     bad_run += 1
                     if bad_run >= max_bad:
-                        raise NonFiniteLoss(f"the loss was NaN or Inf for {bad_run} consecutive steps (up to step {tr.step}); "
-                                            "lower train.lr, or check the data and the pretrained weights")
+                        raise NonFiniteLoss(
+                            f"the loss was NaN or Inf for {bad_run} consecutive steps (up to step {tr.step}); "
+                            "lower train.lr, or check the data and the pretrained weights"
+                        )
                 last_metrics = {"loss": loss}
                 self._take_requests(last_metrics)
                 if self.stop_requested:
                     break
                 epoch_end = tr.step % tr.steps_per_epoch == 0  # saved after eval, below
-                if tr.step % spec["checkpoint"]["every_steps"] == 0 and not epoch_end and self.last_ckpt_step != tr.step:
+                if (
+                    tr.step % spec["checkpoint"]["every_steps"] == 0
+                    and not epoch_end
+                    and self.last_ckpt_step != tr.step
+                ):
                     self._checkpoint(last_metrics)
             if self.stop_requested and tr.step % tr.steps_per_epoch:
                 break  # mid-epoch: no eval; a stop on an epoch's last step still finishes that epoch
@@ -273,8 +328,14 @@ class Run:
             if tr.features and not tr.features.reported:
                 extra["feature_cache"] = tr.features.describe()  # built or found during this epoch
                 tr.features.reported = True
-            self.log.emit("epoch_end", epoch=epoch, train_loss=float(np.mean(losses)) if losses else None,
-                          overflow_count=overflows, epoch_s=round(time.perf_counter() - epoch_t0, 3), **extra)
+            self.log.emit(
+                "epoch_end",
+                epoch=epoch,
+                train_loss=float(np.mean(losses)) if losses else None,
+                overflow_count=overflows,
+                epoch_s=round(time.perf_counter() - epoch_t0, 3),
+                **extra,
+            )
             entry = self._checkpoint(metrics)
             if entry["best"]:
                 best = {k: entry[k] for k in ("file", "epoch", "step", "metrics")}
@@ -285,4 +346,3 @@ class Run:
             final["stop_reason"] = self.stop_reason
             return "stopped", best, final
         return "completed", best, final
-

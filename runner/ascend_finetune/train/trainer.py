@@ -1,6 +1,7 @@
 """The trainer: a resolved spec turned into data, model, AMP, optimizer and compiled steps, plus
 eval and resume. The step loop and the run directory's contract are run.py's (`Run`).
 """
+
 from __future__ import annotations
 
 import math
@@ -47,8 +48,9 @@ def lr_per_step(t: dict, total_steps: int) -> list[float]:
 
 
 class Trainer:
-    def __init__(self, spec: dict[str, Any], run_dir: str, warnings: list[dict[str, Any]],
-                 rank: RankInfo | None = None):
+    def __init__(
+        self, spec: dict[str, Any], run_dir: str, warnings: list[dict[str, Any]], rank: RankInfo | None = None
+    ):
         """`rank`: this process's rank when msrun started it as one of several, else None."""
         # MindSpore (and what builds on it) loads here, not at import: the CLI imports this package
         # for commands that must start without it.
@@ -94,10 +96,16 @@ class Trainer:
             self.load_report = load_backbone(self.net.backbone, m["pretrained"])
             r = self.load_report
             if r.missing or r.unexpected or r.mismatched:
-                self.warn(code="pretrained_partial",
-                         message=f"loaded {len(r.loaded)} backbone tensors from {os.path.basename(m['pretrained'])}; "
-                                 f"{len(r.missing)} missing, {len(r.unexpected)} unexpected, {len(r.mismatched)} of the wrong shape",
-                         details={"missing": r.missing[:50], "unexpected": r.unexpected[:50], "mismatched": r.mismatched[:50]})
+                self.warn(
+                    code="pretrained_partial",
+                    message=f"loaded {len(r.loaded)} backbone tensors from {os.path.basename(m['pretrained'])}; "
+                    f"{len(r.missing)} missing, {len(r.unexpected)} unexpected, {len(r.mismatched)} of the wrong shape",
+                    details={
+                        "missing": r.missing[:50],
+                        "unexpected": r.unexpected[:50],
+                        "mismatched": r.mismatched[:50],
+                    },
+                )
         apply_freeze(self.net)
         set_train_mode(self.net, True)
         self.amp_plan = ampmod.plan(spec["amp"], self.target)
@@ -108,7 +116,11 @@ class Trainer:
         # Optimizer, schedule, loss scaling, compiled steps
         self.lrs = lr_per_step(t, self.total_steps)
         params = [p for p in self.net.trainable_params()]
-        lr = ms.Tensor(np.array(self.lrs, np.float32)) if t["lr_schedule"] != "constant" or t["warmup_steps"] else float(t["lr"])
+        lr = (
+            ms.Tensor(np.array(self.lrs, np.float32))
+            if t["lr_schedule"] != "constant" or t["warmup_steps"]
+            else float(t["lr"])
+        )
         if t["optimizer"] == "momentum":
             self.optimizer = nn.Momentum(params, lr, t["momentum"], weight_decay=t["weight_decay"])
         elif t["optimizer"] == "sgd":
@@ -125,16 +137,20 @@ class Trainer:
             # Train the head on backbone features computed once (feature_cache.py); the compiled
             # steps then see only the head.
             if m["freeze"] != "backbone":
-                raise DataError("train.cache_features", f"cache_features needs a frozen backbone, but model.freeze is "
-                                f"{m['freeze']!r}: the features would change every step",
-                                "set model.freeze to backbone, or train.cache_features to false")
+                raise DataError(
+                    "train.cache_features",
+                    f"cache_features needs a frozen backbone, but model.freeze is "
+                    f"{m['freeze']!r}: the features would change every step",
+                    "set model.freeze to backbone, or train.cache_features to false",
+                )
             from .feature_cache import FeatureCache
 
             self.backbone_features = ampmod.build_eval_step(BackboneFeatures(self.net))
             self.features = FeatureCache(self, t.get("cache_views", 1))
         stepped = self.net.head if self.features else self.model
-        self.train_step = ampmod.build_train_step(stepped, loss_fn, self.optimizer, self.scaler,
-                                                  distributed=self.rank is not None)
+        self.train_step = ampmod.build_train_step(
+            stepped, loss_fn, self.optimizer, self.scaler, distributed=self.rank is not None
+        )
         set_train_mode(self.net, True)  # the step's set_train(True) reached the frozen BatchNorms too
         self.eval_logits = ampmod.build_eval_step(stepped)
         self._set_train_mode = set_train_mode
@@ -167,26 +183,35 @@ class Trainer:
         state = load_state(ckpt)
         # The learning rate (schedule) and momentum come from this run's spec, not the checkpoint.
         spec_owned = {"learning_rate", "momentum"}
-        params = {p.name: p for p in list(self.net.get_parameters()) + list(self.optimizer.get_parameters())
-                  if p.name not in spec_owned}
+        params = {
+            p.name: p
+            for p in list(self.net.get_parameters()) + list(self.optimizer.get_parameters())
+            if p.name not in spec_owned
+        }
         params.update(self.scaler_params())
         saved = {k: int(state[k].asnumpy()) for k in ("steps_per_epoch", "total_steps") if k in state}
         mine = {"steps_per_epoch": self.steps_per_epoch, "total_steps": self.total_steps}
         changed = {k: (v, mine[k]) for k, v in saved.items() if v != mine[k]}
         if changed:
-            raise PretrainedError(f"{os.path.basename(ckpt)} was saved by a run with other data, batch size or epochs "
-                                  f"({', '.join(f'{k} {a} then, {b} now' for k, (a, b) in changed.items())}): resume with "
-                                  "the run's own spec.json, or start a new run with model.pretrained set to this file")
+            raise PretrainedError(
+                f"{os.path.basename(ckpt)} was saved by a run with other data, batch size or epochs "
+                f"({', '.join(f'{k} {a} then, {b} now' for k, (a, b) in changed.items())}): resume with "
+                "the run's own spec.json, or start a new run with model.pretrained set to this file"
+            )
         missing = [n for n in params if n not in state]
         wrong = [n for n, p in params.items() if n in state and tuple(state[n].shape) != tuple(p.shape)]
         if missing or wrong:
-            raise PretrainedError(f"{os.path.basename(ckpt)} does not fit this run (missing {missing[:5]}, "
-                                  f"wrong shape {wrong[:5]}): resume from a checkpoint of the same spec")
+            raise PretrainedError(
+                f"{os.path.basename(ckpt)} does not fit this run (missing {missing[:5]}, "
+                f"wrong shape {wrong[:5]}): resume from a checkpoint of the same spec"
+            )
         for n, p in params.items():
             p.set_data(ms.Tensor(state[n].asnumpy(), dtype=p.dtype))
         self.step = int(state["step_num"].asnumpy()) if "step_num" in state else 0
         if self.step > self.total_steps:
-            raise PretrainedError(f"{os.path.basename(ckpt)} is at step {self.step}, past this run's {self.total_steps} steps")
+            raise PretrainedError(
+                f"{os.path.basename(ckpt)} is at step {self.step}, past this run's {self.total_steps} steps"
+            )
         self.applied = int(self.optimizer.global_step.asnumpy().reshape(-1)[0])
 
     # -- steps --------------------------------------------------------------------------------
@@ -194,9 +219,18 @@ class Trainer:
         if self.features:
             return self.features.train_batches(epoch)
         d = self.spec["data"]
-        ds = make_dataset(self.train_samples, d["image_size"], d["batch_size"], self.workers, True, d["augment"],
-                          self.spec["train"]["seed"] + epoch, drop_remainder=True,
-                          num_shards=self.rank.size if self.rank else None, shard_id=self.rank.rank if self.rank else None)
+        ds = make_dataset(
+            self.train_samples,
+            d["image_size"],
+            d["batch_size"],
+            self.workers,
+            True,
+            d["augment"],
+            self.spec["train"]["seed"] + epoch,
+            drop_remainder=True,
+            num_shards=self.rank.size if self.rank else None,
+            shard_id=self.rank.rank if self.rank else None,
+        )
         return ds.create_tuple_iterator(num_epochs=1)
 
     def evaluate(self) -> dict[str, Any] | None:
@@ -206,8 +240,9 @@ class Trainer:
         if self.features:
             batches = self.features.val_batches()
         else:
-            batches = make_dataset(self.val_samples, d["image_size"], d["batch_size"], self.workers, False, False, 0,
-                                   drop_remainder=False).create_tuple_iterator(num_epochs=1)
+            batches = make_dataset(
+                self.val_samples, d["image_size"], d["batch_size"], self.workers, False, False, 0, drop_remainder=False
+            ).create_tuple_iterator(num_epochs=1)
         n = len(self.classes)
         confusion = np.zeros((n, n), np.int64)
         class_total = np.zeros(n, np.int64)
@@ -229,9 +264,13 @@ class Trainer:
             self._set_train_mode(self.net, True)
         # per class over all its images, like val_acc: an image with NaN logits is a miss
         per_class = [float(confusion[i, i] / class_total[i]) if class_total[i] else None for i in range(n)]
-        out = {"val_loss": loss_sum / max(1, count), "val_acc": float(np.trace(confusion) / max(1, count)),
-               "per_class_acc": per_class, "confusion": confusion.tolist() if n <= MAX_INLINE_CLASSES else None,
-               "nonfinite": nonfinite}
+        out = {
+            "val_loss": loss_sum / max(1, count),
+            "val_acc": float(np.trace(confusion) / max(1, count)),
+            "per_class_acc": per_class,
+            "confusion": confusion.tolist() if n <= MAX_INLINE_CLASSES else None,
+            "nonfinite": nonfinite,
+        }
         if n > MAX_INLINE_CLASSES:  # an n x n matrix inline would make every eval line megabytes
             out["confusion_file"] = self._write_confusion(confusion)
         return out

@@ -1,4 +1,5 @@
 """The checkpoint store: keep_max retention, which never drops the best or the newest checkpoint."""
+
 from __future__ import annotations
 
 import json

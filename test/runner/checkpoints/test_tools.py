@@ -1,5 +1,6 @@
 """The checkpoint explorer's runner commands on checkpoints a real run trained: inspect, eval, export,
 compare, verify, delete-checkpoints, and the damaged, foreign and hostile inputs they must refuse."""
+
 from __future__ import annotations
 
 import contextlib
@@ -23,8 +24,9 @@ TWO = {k: CLASSES[k] for k in ("red circle", "green square")}
 def cli(*args: str, timeout: float = 300) -> tuple[int, dict, str]:
     """(exit code, the one JSON object on stdout, stderr)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "runner"))
-    r = subprocess.run([sys.executable, "-m", "ascend_finetune", *args], capture_output=True, text=True,
-                       timeout=timeout, env=env)
+    r = subprocess.run(
+        [sys.executable, "-m", "ascend_finetune", *args], capture_output=True, text=True, timeout=timeout, env=env
+    )
     lines = [l for l in r.stdout.splitlines() if l.strip()]
     assert len(lines) == 1, f"one JSON object expected on stdout, got {r.stdout!r} (stderr {r.stderr[-2000:]!r})"
     return r.returncode, json.loads(lines[0]), r.stderr
@@ -73,6 +75,7 @@ def copy_run(run: Path, tmp_path: Path) -> Path:
 
 # -- inspect --------------------------------------------------------------------------------------
 
+
 def test_inspect_marks_frozen_and_trained_tensors_and_checks_the_head(frozen_run):
     entry = manifest(frozen_run)[-1]
     code, out, _ = cli("inspect", str(frozen_run / entry["file"]), "--run", str(frozen_run))
@@ -80,9 +83,15 @@ def test_inspect_marks_frozen_and_trained_tensors_and_checks_the_head(frozen_run
     assert out["bytes"] == entry["bytes"] and out["sha256"] == entry["sha256"]
     assert out["manifest"]["sha256_ok"] is True and out["manifest"]["bytes_ok"] is True
     t = {x["name"]: x for x in out["tensors"]}
-    assert t["backbone.layer1.0.conv1.weight"] == {"name": "backbone.layer1.0.conv1.weight", "shape": [64, 64, 3, 3],
-                                                   "dtype": "Float32", "elements": 64 * 64 * 9,
-                                                   "module": "backbone.layer1.0.conv1", "trainable": False, "kind": "param"}
+    assert t["backbone.layer1.0.conv1.weight"] == {
+        "name": "backbone.layer1.0.conv1.weight",
+        "shape": [64, 64, 3, 3],
+        "dtype": "Float32",
+        "elements": 64 * 64 * 9,
+        "module": "backbone.layer1.0.conv1",
+        "trainable": False,
+        "kind": "param",
+    }
     assert t["head.weight"]["shape"] == [2, 512] and t["head.weight"]["trainable"] is True
     assert t["backbone.bn1.moving_mean"]["trainable"] is False
     assert t["moments.head.weight"]["trainable"] is None and t["step_num"]["trainable"] is None
@@ -104,6 +113,7 @@ def test_inspect_another_architecture_shows_a_head_that_does_not_fit(frozen_run,
 
 def _entry_bytes(name: bytes, dims: list[int], dtype: bytes, content: bytes) -> bytes:
     """One protobuf Checkpoint.value, written by hand (a file that lies about its tensor's size)."""
+
     def varint(n):
         out = b""
         while True:
@@ -119,14 +129,17 @@ def _entry_bytes(name: bytes, dims: list[int], dtype: bytes, content: bytes) -> 
     return field(1, field(1, name) + field(2, tensor))
 
 
-@pytest.mark.parametrize("damage, reason", [
-    ("truncated", "truncated"),
-    ("random", "not a MindSpore ckpt file"),
-    ("empty", "empty"),
-    ("json", "not a MindSpore ckpt file"),
-    ("lies", "400000 expected"),
-    ("missing", "file not found"),
-])
+@pytest.mark.parametrize(
+    "damage, reason",
+    [
+        ("truncated", "truncated"),
+        ("random", "not a MindSpore ckpt file"),
+        ("empty", "empty"),
+        ("json", "not a MindSpore ckpt file"),
+        ("lies", "400000 expected"),
+        ("missing", "file not found"),
+    ],
+)
 def test_damaged_checkpoints_are_bad_checkpoint_errors_not_crashes(frozen_run, tmp_path, damage, reason):
     src = (frozen_run / manifest(frozen_run)[0]["file"]).read_bytes()
     f = tmp_path / "x.ckpt"
@@ -140,9 +153,12 @@ def test_damaged_checkpoints_are_bad_checkpoint_errors_not_crashes(frozen_run, t
         f.write_text('{"not": "a checkpoint"}')
     elif damage == "lies":  # 4 bytes for a 100000-element tensor: MindSpore's loader accepts this
         f.write_bytes(_entry_bytes(b"w", [100000], b"Float32", b"\0\0\0\0"))
-    for args in (["inspect", str(f)], ["eval", "--run", str(frozen_run), "--ckpt", str(f)],
-                 ["export", "--run", str(frozen_run), "--ckpt", str(f), "--format", "mindir"],
-                 ["compare", str(f), str(frozen_run / manifest(frozen_run)[0]["file"])]):
+    for args in (
+        ["inspect", str(f)],
+        ["eval", "--run", str(frozen_run), "--ckpt", str(f)],
+        ["export", "--run", str(frozen_run), "--ckpt", str(f), "--format", "mindir"],
+        ["compare", str(f), str(frozen_run / manifest(frozen_run)[0]["file"])],
+    ):
         if damage != "truncated" and args[0] in ("eval", "export"):
             continue  # the file check is shared; one damage is enough to prove eval and export use it
         code, out, err = cli(*args)
@@ -183,6 +199,7 @@ def test_safetensors_and_crc_checkpoints_read_the_same_tensors(frozen_run, tmp_p
 
 # -- eval -----------------------------------------------------------------------------------------
 
+
 def test_eval_on_the_runs_val_set_matches_the_runs_own_evaluation(frozen_run):
     entry = manifest(frozen_run)[-1]
     ckpt = frozen_run / entry["file"]
@@ -200,7 +217,9 @@ def test_eval_on_the_runs_val_set_matches_the_runs_own_evaluation(frozen_run):
         assert p["recall"] == pytest.approx(out["confusion"][i][i] / p["support"])
         assert p["precision"] == (pytest.approx(out["confusion"][i][i] / col) if col else None)
     saved = json.loads((Path(str(ckpt) + ".eval.json")).read_text())
-    assert saved["accuracy"] == out["accuracy"] and saved["evaluated_at"] > 0 and saved["ckpt_sha256"] == entry["sha256"]
+    assert (
+        saved["accuracy"] == out["accuracy"] and saved["evaluated_at"] > 0 and saved["ckpt_sha256"] == entry["sha256"]
+    )
 
 
 def test_eval_on_a_folder_skips_and_lists_broken_images(frozen_run, data2, tmp_path):
@@ -209,8 +228,17 @@ def test_eval_on_a_folder_skips_and_lists_broken_images(frozen_run, data2, tmp_p
     good = sorted((folder / "red circle").iterdir())[0]
     (folder / "red circle" / "cut.png").write_bytes(good.read_bytes()[:40])
     (folder / "green square" / "notes.txt").write_text("not an image")
-    code, out, _ = cli("eval", "--run", str(frozen_run), "--ckpt", str(frozen_run / manifest(frozen_run)[0]["file"]),
-                       "--data", str(folder), "--batch-size", "8")
+    code, out, _ = cli(
+        "eval",
+        "--run",
+        str(frozen_run),
+        "--ckpt",
+        str(frozen_run / manifest(frozen_run)[0]["file"]),
+        "--data",
+        str(folder),
+        "--batch-size",
+        "8",
+    )
     assert code == 0, out
     assert out["data"] == str(folder) and out["num_images"] == 48
     skipped = {os.path.basename(s["file"]): s["reason"] for s in out["skipped"]}
@@ -218,10 +246,22 @@ def test_eval_on_a_folder_skips_and_lists_broken_images(frozen_run, data2, tmp_p
 
 
 def test_eval_on_a_folder_with_other_classes_names_missing_and_extra(frozen_run, tmp_path):
-    make_shapes(str(tmp_path / "other"), per_class=2, size=32, seed=4,
-                classes={k: CLASSES[k] for k in ("green square", "blue triangle")})
-    code, out, err = cli("eval", "--run", str(frozen_run), "--ckpt", str(frozen_run / manifest(frozen_run)[0]["file"]),
-                         "--data", str(tmp_path / "other"))
+    make_shapes(
+        str(tmp_path / "other"),
+        per_class=2,
+        size=32,
+        seed=4,
+        classes={k: CLASSES[k] for k in ("green square", "blue triangle")},
+    )
+    code, out, err = cli(
+        "eval",
+        "--run",
+        str(frozen_run),
+        "--ckpt",
+        str(frozen_run / manifest(frozen_run)[0]["file"]),
+        "--data",
+        str(tmp_path / "other"),
+    )
     assert code == 2 and "Traceback" not in err
     e = out["error"]
     assert e["kind"] == "bad_input" and e["missing"] == ["red circle"] and e["extra"] == ["blue triangle"]
@@ -239,6 +279,7 @@ def test_eval_and_export_refuse_a_checkpoint_of_another_architecture(frozen_run,
 
 
 # -- export ---------------------------------------------------------------------------------------
+
 
 @contextlib.contextmanager
 def graph_mode():
@@ -283,7 +324,9 @@ def test_export_into_a_folder_whose_name_mindspore_refuses(frozen_run, tmp_path)
     # MindSpore's exporter refuses file names with spaces or quotes; users' folders have them.
     ckpt = copy_run(frozen_run, tmp_path) / manifest(frozen_run)[-1]["file"]
     target = tmp_path / "it's my run" / "model.onnx"
-    code, out, _ = cli("export", "--run", str(frozen_run), "--ckpt", str(ckpt), "--format", "onnx", "--out", str(target))
+    code, out, _ = cli(
+        "export", "--run", str(frozen_run), "--ckpt", str(ckpt), "--format", "onnx", "--out", str(target)
+    )
     assert code == 0, out
     assert out["file"] == str(target) and target.stat().st_size == out["bytes"] > 1_000_000
     assert [p.name for p in target.parent.iterdir()] == ["model.onnx"], "only the file, no temporary folder"
@@ -295,7 +338,9 @@ def test_export_onnx_passes_the_checker_and_runs_with_the_same_logits(frozen_run
 
     ckpt = frozen_run / manifest(frozen_run)[0]["file"]
     target = tmp_path / "out" / "model.onnx"
-    code, out, _ = cli("export", "--run", str(frozen_run), "--ckpt", str(ckpt), "--format", "onnx", "--out", str(target))
+    code, out, _ = cli(
+        "export", "--run", str(frozen_run), "--ckpt", str(ckpt), "--format", "onnx", "--out", str(target)
+    )
     assert code == 0, out
     assert out["file"] == str(target) and out["format"] == "onnx"
     model = onnx.load(str(target))
@@ -306,12 +351,22 @@ def test_export_onnx_passes_the_checker_and_runs_with_the_same_logits(frozen_run
     got = sess.run(None, {sess.get_inputs()[0].name: x})[0]
     want = _checkpoint_logits(frozen_run, ckpt, x)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
-    code, out, _ = cli("export", "--run", str(frozen_run), "--ckpt", str(ckpt), "--format", "onnx",
-                       "--out", str(tmp_path / "model.mindir"))
+    code, out, _ = cli(
+        "export",
+        "--run",
+        str(frozen_run),
+        "--ckpt",
+        str(ckpt),
+        "--format",
+        "onnx",
+        "--out",
+        str(tmp_path / "model.mindir"),
+    )
     assert code == 2 and out["error"]["kind"] == "bad_input" and ".onnx" in out["error"]["message"]
 
 
 # -- compare --------------------------------------------------------------------------------------
+
 
 def test_compare_on_a_frozen_backbone_run_shows_the_backbone_unchanged(frozen_run, resnet34_ckpt):
     import mindspore as ms
@@ -343,6 +398,7 @@ def test_compare_on_a_frozen_backbone_run_shows_the_backbone_unchanged(frozen_ru
 
 # -- verify ---------------------------------------------------------------------------------------
 
+
 def test_verify_reports_changed_truncated_and_missing_files(frozen_run, tmp_path):
     run = copy_run(frozen_run, tmp_path)
     code, out, _ = cli("verify", "--run", str(run))
@@ -373,6 +429,7 @@ def test_verify_reports_changed_truncated_and_missing_files(frozen_run, tmp_path
 
 # -- delete-checkpoints ---------------------------------------------------------------------------
 
+
 def test_delete_refuses_paths_outside_the_run_unlisted_files_and_the_best(frozen_run, tmp_path):
     run = copy_run(frozen_run, tmp_path)
     outside = tmp_path / "precious.ckpt"
@@ -381,9 +438,16 @@ def test_delete_refuses_paths_outside_the_run_unlisted_files_and_the_best(frozen
     (run / "checkpoints" / "stray.ckpt").write_bytes(b"x")
     before = (run / "checkpoints.json").read_bytes()
     best = next(e["file"] for e in manifest(run) if e["best"])
-    cases = [("../precious.ckpt", "outside_run"), (str(outside), "outside_run"), ("/etc/hostname", "outside_run"),
-             ("checkpoints/../../precious.ckpt", "outside_run"), ("checkpoints/link.ckpt", "outside_run"),
-             ("checkpoints/stray.ckpt", "not_in_manifest"), ("spec.json", "not_in_manifest"), (best, "best_protected")]
+    cases = [
+        ("../precious.ckpt", "outside_run"),
+        (str(outside), "outside_run"),
+        ("/etc/hostname", "outside_run"),
+        ("checkpoints/../../precious.ckpt", "outside_run"),
+        ("checkpoints/link.ckpt", "outside_run"),
+        ("checkpoints/stray.ckpt", "not_in_manifest"),
+        ("spec.json", "not_in_manifest"),
+        (best, "best_protected"),
+    ]
     for f, kind in cases:
         code, out, err = cli("delete-checkpoints", "--run", str(run), f)
         assert code == 2 and out["error"]["kind"] == kind, (f, out)

@@ -1,9 +1,8 @@
 """The ImageFolder scan: its per-file verdict cache."""
+
 from __future__ import annotations
 
 import os
-
-
 
 
 def test_image_scan_is_cached_and_rechecks_changed_files(tmp_path, monkeypatch):

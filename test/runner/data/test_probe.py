@@ -1,4 +1,5 @@
 """`probe PATH...`: what the editor learns about a spec's paths on a target, through the real CLI."""
+
 from __future__ import annotations
 
 import json
@@ -48,8 +49,14 @@ def test_probe_resolves_home_and_relative_paths_as_the_runner_opens_them(tmp_pat
     (home / "data" / "x").mkdir(parents=True)
     (tmp_path / "rel").mkdir()
     env = dict(os.environ, PYTHONPATH=str(ROOT / "runner"), HOME=str(home))
-    r = subprocess.run([sys.executable, "-m", "ascend_finetune", "probe", "~/data", "rel", "./-odd"],
-                       capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "ascend_finetune", "probe", "~/data", "rel", "./-odd"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     got = _by_path(json.loads(r.stdout))
     assert got["~/data"]["resolved"] == str(home / "data")
@@ -78,9 +85,17 @@ def test_probe_names_a_dangling_link_and_an_unreadable_folder(tmp_path):
 
 def test_probe_does_not_load_mindspore(tmp_path):
     # A probe runs on every edit of a remote spec's path: it must start in a fraction of a second.
-    code = ("import sys; from ascend_finetune.cli import main; main(['probe', '.']); "
-            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'mindspore')))")
-    r = subprocess.run([sys.executable, "-c", "import json; " + code], capture_output=True, text=True, timeout=60,
-                       env=dict(os.environ, PYTHONPATH=str(ROOT / "runner")), cwd=tmp_path)
+    code = (
+        "import sys; from ascend_finetune.cli import main; main(['probe', '.']); "
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'mindspore')))"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", "import json; " + code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, PYTHONPATH=str(ROOT / "runner")),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout.splitlines()[-1]) == []

@@ -1,6 +1,6 @@
 """The backend choice: `device.target: auto` on a machine without a usable NPU."""
-from __future__ import annotations
 
+from __future__ import annotations
 
 
 from ascend_finetune.device.backend import resolve_target

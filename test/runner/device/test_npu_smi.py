@@ -3,6 +3,7 @@
 Each fixture in fixtures/npu-smi/ is a real output copied from a public source, named on its first
 line ("# source: ..."); the tests strip that line so the parser sees only what npu-smi printed.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,22 @@ from ascend_finetune.device.npu_smi import UnknownFormat, parse_info, parse_usag
 
 FIXTURES = Path(__file__).parent / "fixtures" / "npu-smi"
 PYTHON = ROOT / ".venv" / "bin" / "python"
-DEVICE_KEYS = {"id", "chip", "phy_id", "device_id", "name", "health", "power_w", "temp_c", "util",
-               "hbm_used_mb", "hbm_total_mb", "memory_used_mb", "memory_total_mb", "bus_id"}
+DEVICE_KEYS = {
+    "id",
+    "chip",
+    "phy_id",
+    "device_id",
+    "name",
+    "health",
+    "power_w",
+    "temp_c",
+    "util",
+    "hbm_used_mb",
+    "hbm_total_mb",
+    "memory_used_mb",
+    "memory_total_mb",
+    "bus_id",
+}
 
 
 def recorded(name: str) -> str:
@@ -37,6 +52,7 @@ def info(name: str) -> dict:
 
 
 # ---------------------------------------------------------------- fixtures themselves
+
 
 def test_every_fixture_names_its_source():
     names = sorted(p.name for p in FIXTURES.iterdir())
@@ -64,6 +80,7 @@ def test_every_info_fixture_parses_with_all_fields(name):
 
 # ---------------------------------------------------------------- npu-smi info
 
+
 def test_910b3_eight_npus_with_processes_and_lost_space_before_slash():
     r = info("info_910b3_8npu_processes.txt")
     assert r["version"] == "24.1.rc2.1"
@@ -71,10 +88,22 @@ def test_910b3_eight_npus_with_processes_and_lost_space_before_slash():
     assert [d["id"] for d in devs] == list(range(8))
     assert {d["chip"] for d in devs} == {0} and {d["name"] for d in devs} == {"910B3"}
     d0 = devs[0]
-    assert d0 == {"id": 0, "chip": 0, "phy_id": None, "device_id": None, "name": "910B3",
-                  "health": "OK", "power_w": 121.6, "temp_c": 40.0, "util": 10.0,
-                  "hbm_used_mb": 57895.0, "hbm_total_mb": 65536.0,  # printed "57895/ 65536"
-                  "memory_used_mb": 0.0, "memory_total_mb": 0.0, "bus_id": "0000:C1:00.0"}
+    assert d0 == {
+        "id": 0,
+        "chip": 0,
+        "phy_id": None,
+        "device_id": None,
+        "name": "910B3",
+        "health": "OK",
+        "power_w": 121.6,
+        "temp_c": 40.0,
+        "util": 10.0,
+        "hbm_used_mb": 57895.0,
+        "hbm_total_mb": 65536.0,  # printed "57895/ 65536"
+        "memory_used_mb": 0.0,
+        "memory_total_mb": 0.0,
+        "bus_id": "0000:C1:00.0",
+    }
     assert [d["hbm_used_mb"] for d in devs] == [57895, 57898, 57856, 57898, 58114, 57856, 57948, 57855]
     assert [d["util"] for d in devs] == [10, 10, 13, 10, 10, 9, 15, 14]
     assert devs[7]["bus_id"] == "0000:42:00.0"
@@ -142,10 +171,22 @@ def test_a3_two_chips_per_npu_with_phy_ids():
     # Power is per NPU: the second chip prints "-".
     assert devs[0]["power_w"] == 178.9 and devs[1]["power_w"] is None
     assert all(d["power_w"] is None for d in devs[1::2])
-    assert devs[15] == {"id": 7, "chip": 1, "phy_id": 15, "device_id": None, "name": "Ascend910",
-                        "health": "OK", "power_w": None, "temp_c": 37.0, "util": 0.0,
-                        "hbm_used_mb": 3188.0, "hbm_total_mb": 65536.0, "memory_used_mb": 0.0,
-                        "memory_total_mb": 0.0, "bus_id": "0000:83:00.0"}
+    assert devs[15] == {
+        "id": 7,
+        "chip": 1,
+        "phy_id": 15,
+        "device_id": None,
+        "name": "Ascend910",
+        "health": "OK",
+        "power_w": None,
+        "temp_c": 37.0,
+        "util": 0.0,
+        "hbm_used_mb": 3188.0,
+        "hbm_total_mb": 65536.0,
+        "memory_used_mb": 0.0,
+        "memory_total_mb": 0.0,
+        "bus_id": "0000:83:00.0",
+    }
     assert r["processes"] == []
 
 
@@ -161,8 +202,10 @@ def test_26x_wide_columns_and_container_pid_column():
 def test_process_rows_with_the_26x_container_column():
     # The 26.x process header from the recorded fixture, with rows laid out under it.
     header = recorded("info_910b4_26rc1_wide.txt").splitlines()[9:12]
-    rows = ["| 0       0                 | 4021          | python3            | 61234                 | 77                      |",
-            "| No running processes found in NPU 1                                                                              |"]
+    rows = [
+        "| 0       0                 | 4021          | python3            | 61234                 | 77                      |",
+        "| No running processes found in NPU 1                                                                              |",
+    ]
     r = parse_info(recorded("info_910b4_26rc1_wide.txt") + "\n".join(header + rows) + "\n")
     assert r["processes"] == [{"npu": 0, "chip": 0, "pid": 4021, "name": "python3", "memory_mb": 61234.0}]
 
@@ -188,14 +231,17 @@ def test_header_only_means_no_devices_not_an_error():
     assert r == {"devices": [], "processes": [], "version": "24.1.rc1.b030"}
 
 
-@pytest.mark.parametrize("text", [
-    "",
-    "   \n",
-    "dcmi model initialized failed, because the device is used. ret is -8020\n",
-    "command not found\n",
-    "| a | b |\n| c | d |\n",
-    "NPU ID : 0\nHBM Usage Rate(%) : 5\n",  # a -t usages output is not an info table
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "   \n",
+        "dcmi model initialized failed, because the device is used. ret is -8020\n",
+        "command not found\n",
+        "| a | b |\n| c | d |\n",
+        "NPU ID : 0\nHBM Usage Rate(%) : 5\n",  # a -t usages output is not an info table
+    ],
+)
 def test_unknown_format_raises(text):
     with pytest.raises(UnknownFormat):
         parse_info(text)
@@ -209,6 +255,7 @@ def test_unknown_format_is_a_value_error_and_names_the_text():
 
 
 # ---------------------------------------------------------------- npu-smi info -t usages
+
 
 def test_usages_910b_newer_driver_keys():
     u = parse_usages(recorded("usages_910b_25.5.1.txt"))
@@ -240,8 +287,7 @@ def test_usages_310p_has_no_hbm_and_keeps_dvpp_keys():
 def test_usages_two_chip_blocks_and_unknown_keys_kept_raw():
     # Two chips' blocks as a multi-chip card prints them (the recorded 910B block, twice).
     block = recorded("usages_910b_gpustack.txt").split("Chip ID")[0]
-    text = (block + "Some New Key(x)                : 7 A\nChip ID : 0\n"
-            + block.split("\n\n", 1)[1] + "Chip ID : 1\n")
+    text = block + "Some New Key(x)                : 7 A\nChip ID : 0\n" + block.split("\n\n", 1)[1] + "Chip ID : 1\n"
     u = parse_usages(text)
     assert [c["chip"] for c in u["chips"]] == [0, 1]
     assert u["chip"] == 0 and u["Some New Key(x)"] == "7 A"
@@ -256,6 +302,7 @@ def test_usages_unknown_format():
 
 # ---------------------------------------------------------------- doctor with a fake npu-smi
 
+
 def fake_npu_smi(tmp_path: Path, script_body: str) -> dict:
     """Puts an `npu-smi` script first on PATH and returns doctor's JSON."""
     bindir = tmp_path / "bin"
@@ -263,10 +310,15 @@ def fake_npu_smi(tmp_path: Path, script_body: str) -> dict:
     exe = bindir / "npu-smi"
     exe.write_text(f"#!/bin/sh\n{script_body}\n")
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "runner"),
-               PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
-    r = subprocess.run([str(PYTHON), "-m", "ascend_finetune", "doctor"], capture_output=True, text=True,
-                       timeout=120, env=env, cwd=str(tmp_path))
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "runner"), PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+    r = subprocess.run(
+        [str(PYTHON), "-m", "ascend_finetune", "doctor"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=str(tmp_path),
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     lines = [l for l in r.stdout.splitlines() if l.strip()]
     doc = json.loads(lines[-1])

@@ -1,5 +1,6 @@
 """NPU telemetry: `device` events from a background `npu-smi` sampler, on recorded outputs and in a
 real (CPU) training run with a fake `npu-smi` first on the PATH."""
+
 from __future__ import annotations
 
 import os
@@ -48,13 +49,20 @@ class Recorder:
 
 # ---------------------------------------------------------------- which chip is which device id
 
+
 def test_910b_one_chip_per_npu_maps_npu_id_to_device_id():
     parsed = parse_info(recorded("info_910b3_8npu_processes.txt"))
     got = samples(parsed, [0, 3])
     assert [d["id"] for d in got] == [0, 3]
     npu0 = next(d for d in parsed["devices"] if d["id"] == 0)
-    assert got[0] == {"id": 0, "util": npu0["util"], "hbm_used_mb": npu0["hbm_used_mb"],
-                      "hbm_total_mb": npu0["hbm_total_mb"], "temp_c": npu0["temp_c"], "power_w": npu0["power_w"]}
+    assert got[0] == {
+        "id": 0,
+        "util": npu0["util"],
+        "hbm_used_mb": npu0["hbm_used_mb"],
+        "hbm_total_mb": npu0["hbm_total_mb"],
+        "temp_c": npu0["temp_c"],
+        "power_w": npu0["power_w"],
+    }
     assert got[0]["hbm_total_mb"] and got[0]["hbm_total_mb"] > 30000
 
 
@@ -81,6 +89,7 @@ def test_devices_the_run_does_not_use_are_left_out():
 
 
 # ---------------------------------------------------------------- the sampler against a fake npu-smi
+
 
 def test_sampler_writes_device_events(tmp_path):
     rec = Recorder()
@@ -126,13 +135,27 @@ def test_stop_kills_a_hung_npu_smi(tmp_path):
 
 # ---------------------------------------------------------------- in a real run
 
+
 def test_a_training_run_writes_device_events_between_its_steps(tmp_path, data_a):
     exe = fake_exe(tmp_path, printing(tmp_path, "info_910b3_8npu_processes.txt"))
     s = spec(data_a, train={"epochs": 2}, device={"target": "CPU", "ids": [0], "telemetry_s": 0.2})
     env = dict(os.environ, PYTHONPATH=str(ROOT / "runner"), PATH=f"{exe.parent}{os.pathsep}{os.environ['PATH']}")
     run = tmp_path / "run"
-    r = subprocess.run([sys.executable, "-m", "ascend_finetune", "train", str(write_spec(tmp_path / "s.json", s)),
-                        "--run-dir", str(run)], capture_output=True, text=True, timeout=600, env=env)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ascend_finetune",
+            "train",
+            str(write_spec(tmp_path / "s.json", s)),
+            "--run-dir",
+            str(run),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     evs = events(run)
     assert [e["seq"] for e in evs] == list(range(1, len(evs) + 1)), "seq stays contiguous with two writers"

@@ -7,6 +7,7 @@ processes of this machine (/proc) and failing on any that still belongs to the r
 Test-only fault injection: ASCEND_FINETUNE_TEST_EXIT_AT="RANK:STEP" makes that rank print a line to
 its log and os._exit(3) right after that global step (strategy.FAULT_ENV).
 """
+
 from __future__ import annotations
 
 import json
@@ -22,10 +23,12 @@ from conftest import ROOT, assert_contiguous, events, of_type, spec, wait_for, w
 
 from ascend_finetune.distributed import strategy, world  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not (Path(sys.executable).parent / "msrun").exists()
-                                and subprocess.run([sys.executable, "-c", "import mindspore.parallel.cluster.run"],
-                                                   capture_output=True).returncode != 0,
-                                reason="needs MindSpore's msrun")
+pytestmark = pytest.mark.skipif(
+    not (Path(sys.executable).parent / "msrun").exists()
+    and subprocess.run([sys.executable, "-c", "import mindspore.parallel.cluster.run"], capture_output=True).returncode
+    != 0,
+    reason="needs MindSpore's msrun",
+)
 
 TWO_RANKS = {"device": {"target": "CPU", "ids": [0, 1]}}
 
@@ -90,14 +93,14 @@ def small_data(tmp_path_factory) -> Path:
 def two_rank_run(tmp_path_factory, small_data) -> Path:
     """batch 8 per device x 2 ranks, 2 epochs; every_steps 3 so a mid-epoch checkpoint is saved too."""
     d = tmp_path_factory.mktemp("dp")
-    s = spec(small_data, name="dp", data={"batch_size": 8, "workers": 2}, checkpoint={"every_steps": 3},
-             **TWO_RANKS)
+    s = spec(small_data, name="dp", data={"batch_size": 8, "workers": 2}, checkpoint={"every_steps": 3}, **TWO_RANKS)
     code, out = cli("train", str(write_spec(d / "dp.json", s)), "--run-dir", str(d / "run"))
     assert code == 0, out
     return d / "run"
 
 
 # ---------------------------------------------------------------- a whole run on two ranks
+
 
 def test_two_ranks_take_the_single_process_steps_and_learn(two_rank_run, small_data, tmp_path):
     evs = events(two_rank_run)
@@ -115,7 +118,10 @@ def test_two_ranks_take_the_single_process_steps_and_learn(two_rank_run, small_d
     assert code == 0, out
     one = events(tmp_path / "one")
     one_started = of_type(one, "run_started")[0]
-    assert (started["steps_per_epoch"], started["total_steps"]) == (one_started["steps_per_epoch"], one_started["total_steps"])
+    assert (started["steps_per_epoch"], started["total_steps"]) == (
+        one_started["steps_per_epoch"],
+        one_started["total_steps"],
+    )
     assert len(steps) == len(of_type(one, "step")) == 8
 
     losses = [e["loss"] for e in steps]
@@ -158,11 +164,13 @@ def test_two_ranks_write_the_run_like_one_process(two_rank_run):
 
 # ---------------------------------------------------------------- failures and stops
 
+
 def test_a_rank_that_dies_fails_the_run_with_its_error_and_leaves_no_process(tmp_path, small_data):
     s = spec(small_data, name="die", data={"batch_size": 8, "workers": 1}, train={"epochs": 3}, **TWO_RANKS)
     run_dir = tmp_path / "run"
-    code, out = cli("train", str(write_spec(tmp_path / "die.json", s)), "--run-dir", str(run_dir),
-                    env={strategy.FAULT_ENV: "1:2"})
+    code, out = cli(
+        "train", str(write_spec(tmp_path / "die.json", s)), "--run-dir", str(run_dir), env={strategy.FAULT_ENV: "1:2"}
+    )
     assert code == 1, out
     err = out["error"]
     assert err["rank"] == 1 and err["kind"] == "rank_failed"
@@ -183,8 +191,14 @@ def _launch_and_wait_for_step(tmp_path: Path, small_data: Path, step: int) -> Pa
     code, out = cli("launch", str(write_spec(tmp_path / "stop.json", s)), "--runs-root", str(tmp_path / "runs"))
     assert code == 0, out
     run_dir = Path(out["run_dir"])
-    wait_for(lambda: any(e["type"] == "step" and e["step"] >= step for e in events(run_dir))
-             or of_type(events(run_dir), "run_finished"), timeout=400, what=f"step {step}")
+    wait_for(
+        lambda: (
+            any(e["type"] == "step" and e["step"] >= step for e in events(run_dir))
+            or of_type(events(run_dir), "run_finished")
+        ),
+        timeout=400,
+        what=f"step {step}",
+    )
     assert not of_type(events(run_dir), "run_finished"), events(run_dir)[-1]
     return run_dir
 
@@ -215,12 +229,16 @@ def test_sigterm_to_the_launcher_stops_every_rank(tmp_path, small_data):
     run_dir = _launch_and_wait_for_step(tmp_path, small_data, 2)
     launcher = json.loads((run_dir / "status.json").read_text())["pid"]
     os.kill(launcher, signal.SIGTERM)
-    wait_for(lambda: json.loads((run_dir / "status.json").read_text()).get("state") != "running", timeout=300,
-             what="the run to stop")
+    wait_for(
+        lambda: json.loads((run_dir / "status.json").read_text()).get("state") != "running",
+        timeout=300,
+        what="the run to stop",
+    )
     _assert_stopped_together(run_dir, "SIGTERM")
 
 
 # ---------------------------------------------------------------- two nodes, both on this host
+
 
 def test_two_nodes_launched_apart_train_as_one_run(tmp_path, small_data):
     """What the extension does for a multi-node run: `launch` on each node with its node rank, one
@@ -228,19 +246,34 @@ def test_two_nodes_launched_apart_train_as_one_run(tmp_path, small_data):
     node's msrun also tries to start a scheduler; the second cannot bind the port, and the node still
     ends `completed` because its rank did."""
     port = world.free_port()
-    s = spec(small_data, name="2n", data={"batch_size": 8, "workers": 1},
-             device={"target": "CPU", "ids": [0], "nodes": ["127.0.0.1", "localhost"]})
+    s = spec(
+        small_data,
+        name="2n",
+        data={"batch_size": 8, "workers": 1},
+        device={"target": "CPU", "ids": [0], "nodes": ["127.0.0.1", "localhost"]},
+    )
     path = str(write_spec(tmp_path / "2n.json", s))
     code, master = cli("launch", path, "--runs-root", str(tmp_path / "a"), "--master-port", str(port))
     assert code == 0, master
-    code, other = cli("launch", path, "--runs-root", str(tmp_path / "b"), "--master-port", str(port),
-                      "--node-rank", "1", "--run-id", master["run_id"])
+    code, other = cli(
+        "launch",
+        path,
+        "--runs-root",
+        str(tmp_path / "b"),
+        "--master-port",
+        str(port),
+        "--node-rank",
+        "1",
+        "--run-id",
+        master["run_id"],
+    )
     assert code == 0, other
     a, b = Path(master["run_dir"]), Path(other["run_dir"])
     assert b.name == a.name == master["run_id"]
 
     def ended(d: Path) -> bool:
         return json.loads((d / "status.json").read_text()).get("state") not in ("running", "starting", None)
+
     wait_for(lambda: ended(a) and ended(b), timeout=500, what="both nodes to end")
 
     evs = events(a)
@@ -280,6 +313,7 @@ def test_launch_refuses_a_node_rank_outside_the_nodes_and_a_taken_run_id(tmp_pat
 
 # ---------------------------------------------------------------- launch lines (no second machine)
 
+
 def _spec(ids, nodes=None, port=None) -> dict:
     device = {"target": "Ascend", "ids": ids}
     if nodes is not None:
@@ -295,10 +329,17 @@ def _flags(argv: list[str]) -> dict[str, str]:
 
 def test_one_node_msrun_line():
     argv = world.msrun_argv(_spec([0, 1, 2, 3]), "/runs/r", 0, 29500, resume="/ck/a.ckpt")
-    assert _flags(argv) == {"worker_num": "4", "local_worker_num": "4", "master_addr": "127.0.0.1",
-                            "master_port": "29500", "node_rank": "0", "log_dir": "/runs/r/ranks", "join": "True"}
+    assert _flags(argv) == {
+        "worker_num": "4",
+        "local_worker_num": "4",
+        "master_addr": "127.0.0.1",
+        "master_port": "29500",
+        "node_rank": "0",
+        "log_dir": "/runs/r/ranks",
+        "join": "True",
+    }
     script = argv.index(world.ENTRY_SCRIPT)
-    assert argv[script + 1:] == ["--spec", "/runs/r/spec.json", "--run-dir", "/runs/r", "--resume", "/ck/a.ckpt"]
+    assert argv[script + 1 :] == ["--spec", "/runs/r/spec.json", "--run-dir", "/runs/r", "--resume", "/ck/a.ckpt"]
     assert os.path.isfile(argv[script]), "msrun needs the task script as a file"
 
 
@@ -317,9 +358,20 @@ def test_node_plan_gives_each_node_its_train_command():
     s = _spec([0, 1], nodes=["npu-a", "10.0.0.2"])
     plan = world.node_plan(s, "/runs/r/spec.json", "/runs/r", master_port=29700)
     assert (plan["world_size"], plan["master_addr"], plan["master_port"]) == (4, "npu-a", 29700)
-    assert [(n["node"], n["node_rank"], n["ranks"]) for n in plan["nodes"]] == [("npu-a", 0, [0, 1]), ("10.0.0.2", 1, [2, 3])]
-    assert plan["nodes"][1]["args"] == ["train", "/runs/r/spec.json", "--run-dir", "/runs/r", "--node-rank", "1",
-                                        "--master-port", "29700"]
+    assert [(n["node"], n["node_rank"], n["ranks"]) for n in plan["nodes"]] == [
+        ("npu-a", 0, [0, 1]),
+        ("10.0.0.2", 1, [2, 3]),
+    ]
+    assert plan["nodes"][1]["args"] == [
+        "train",
+        "/runs/r/spec.json",
+        "--run-dir",
+        "/runs/r",
+        "--node-rank",
+        "1",
+        "--master-port",
+        "29700",
+    ]
     # Without a port in the call or the spec, one free port is picked for all nodes.
     free = world.node_plan(s, "/s.json", "/r")
     assert len({n["args"][-1] for n in free["nodes"]}) == 1 and 1024 <= free["master_port"] <= 65535

@@ -1,4 +1,5 @@
 """Loss scaling: a huge initial scale overflows, the scale halves per overflow, weights stay put."""
+
 from __future__ import annotations
 
 import json
@@ -9,8 +10,13 @@ from conftest import events, of_type, runner, spec, write_spec
 
 
 def test_forced_overflow_halves_scale_and_skips_updates(data_a, tmp_path):
-    s = spec(data_a, name="overflow", amp={"level": "O2", "loss_scale": "dynamic", "init_scale": 2.0 ** 28},
-             train={"epochs": 2, "lr": 0.01}, checkpoint={"every_steps": 1, "keep_max": 100, "keep_best": False})
+    s = spec(
+        data_a,
+        name="overflow",
+        amp={"level": "O2", "loss_scale": "dynamic", "init_scale": 2.0**28},
+        train={"epochs": 2, "lr": 0.01},
+        checkpoint={"every_steps": 1, "keep_max": 100, "keep_best": False},
+    )
     run = tmp_path / "run"
     code, out = runner("train", str(write_spec(tmp_path / "s.json", s)), "--run-dir", str(run))
     assert code == 0, out
@@ -18,7 +24,7 @@ def test_forced_overflow_halves_scale_and_skips_updates(data_a, tmp_path):
     flags = [st["overflow"] for st in steps]
     assert flags[0] and flags[1], "2^28 times an fp16 loss gradient overflows"
     assert not all(flags), "the scale comes down until steps go through"
-    prev = 2.0 ** 28
+    prev = 2.0**28
     for st in steps:
         # dynamic scaling: halve on every overflow, keep otherwise (scale_window 2000 is never reached)
         assert st["loss_scale"] == (prev / 2 if st["overflow"] else prev), st
@@ -27,9 +33,14 @@ def test_forced_overflow_halves_scale_and_skips_updates(data_a, tmp_path):
     assert sum(e["overflow_count"] for e in of_type(events(run), "epoch_end")) == sum(flags)
     # a checkpoint after every step: an overflowed step leaves every weight as it was
     manifest = {e["step"]: run / e["file"] for e in json.load(open(run / "checkpoints.json"))}
+
     def weights(step):
-        return {k: v.asnumpy() for k, v in ms.load_checkpoint(str(manifest[step])).items()
-                if k.startswith(("backbone.", "head.")) and "moving_" not in k}
+        return {
+            k: v.asnumpy()
+            for k, v in ms.load_checkpoint(str(manifest[step])).items()
+            if k.startswith(("backbone.", "head.")) and "moving_" not in k
+        }
+
     checked = 0
     for st in steps[1:]:
         before, after = weights(st["step"] - 1), weights(st["step"])

@@ -1,4 +1,5 @@
 """The network: backbones with the model zoo's shapes, the head, what each freeze mode freezes."""
+
 from __future__ import annotations
 
 
@@ -9,8 +10,10 @@ import pytest
 from ascend_finetune.models.net import TransferNet, apply_freeze, frozen_parts
 
 
-@pytest.mark.parametrize("name,features,tensors", [("resnet18", 512, 100), ("resnet34", 512, 180),
-                                                    ("resnet50", 2048, 265), ("resnet101", 2048, 520)])
+@pytest.mark.parametrize(
+    "name,features,tensors",
+    [("resnet18", 512, 100), ("resnet34", 512, 180), ("resnet50", 2048, 265), ("resnet101", 2048, 520)],
+)
 def test_backbones_build_with_modelzoo_shapes(name, features, tensors):
     net = TransferNet(name, 7)
     assert net.backbone.num_features == features
@@ -29,11 +32,14 @@ def test_resnet18_forward_gives_class_logits():
     assert out.shape == (2, 5)
 
 
-@pytest.mark.parametrize("freeze,frozen_prefixes", [
-    ("none", []),
-    ("backbone", ["conv1", "bn1", "layer1", "layer2", "layer3", "layer4"]),
-    ("up_to:layer2", ["conv1", "bn1", "layer1", "layer2"]),
-])
+@pytest.mark.parametrize(
+    "freeze,frozen_prefixes",
+    [
+        ("none", []),
+        ("backbone", ["conv1", "bn1", "layer1", "layer2", "layer3", "layer4"]),
+        ("up_to:layer2", ["conv1", "bn1", "layer1", "layer2"]),
+    ],
+)
 def test_freeze_modes_mark_exactly_their_parts(freeze, frozen_prefixes):
     net = TransferNet("resnet18", 3, frozen_parts(freeze))
     apply_freeze(net)

@@ -1,6 +1,7 @@
 """Frozen-backbone feature cache (`train.cache_features`): the head trains on cached backbone features,
 the backbone stays untouched, the cache is keyed and reused by a later run, and a spec that cannot
 use it is refused naming the field."""
+
 from __future__ import annotations
 
 import json
@@ -26,9 +27,13 @@ def _pretrained(run_a):
 
 def _probe(data_b, pretrained, name, **train):
     # The same linear probe as test_finetune's transfer test (AdamW at 2e-4 for a from-scratch backbone).
-    return spec(data_b, name=name, model={"pretrained": str(pretrained), "freeze": "backbone"},
-                train={"epochs": 4, "optimizer": "adamw", "lr": 2e-4, "cache_features": True, **train},
-                checkpoint={"keep_max": 10})
+    return spec(
+        data_b,
+        name=name,
+        model={"pretrained": str(pretrained), "freeze": "backbone"},
+        train={"epochs": 4, "optimizer": "adamw", "lr": 2e-4, "cache_features": True, **train},
+        checkpoint={"keep_max": 10},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +61,10 @@ def test_the_head_learns_on_cached_features_and_the_backbone_is_untouched(run_a,
     assert of_type(evs, "eval")[-1]["val_acc"] > 1 / 3 + 0.1, "better than chance on 3 classes"
     # Checkpoints are whole-network checkpoints: the frozen backbone is the pretrained one.
     manifest = json.load(open(first / "checkpoints.json"))
-    a_backbone, b_backbone = _params(_pretrained(run_a), "backbone."), _params(first / manifest[-1]["file"], "backbone.")
+    a_backbone, b_backbone = (
+        _params(_pretrained(run_a), "backbone."),
+        _params(first / manifest[-1]["file"], "backbone."),
+    )
     assert len(a_backbone) == 100 and a_backbone.keys() == b_backbone.keys()
     for k in a_backbone:
         assert np.array_equal(a_backbone[k], b_backbone[k]), f"frozen {k} changed"
@@ -106,8 +114,12 @@ def test_cache_features_needs_a_frozen_backbone(data_b, tmp_path):
 
 
 def test_cache_features_with_several_devices_is_refused_before_msrun_starts(data_b, tmp_path):
-    s = spec(data_b, model={"freeze": "backbone"}, train={"epochs": 1, "cache_features": True},
-             device={"target": "CPU", "ids": [0, 1]})
+    s = spec(
+        data_b,
+        model={"freeze": "backbone"},
+        train={"epochs": 1, "cache_features": True},
+        device={"target": "CPU", "ids": [0, 1]},
+    )
     code, out = runner("train", str(write_spec(tmp_path / "s.json", s)), "--run-dir", str(tmp_path / "r"))
     assert code == 2
     err = out["error"]

@@ -1,5 +1,6 @@
 """Pre-flight warnings: the checks themselves (a fake `npu-smi` printing recorded outputs, a fake
 CANN install), and a real CPU run that writes them as `warning` events before its first step."""
+
 from __future__ import annotations
 
 import os
@@ -18,27 +19,43 @@ def codes(warnings: list[dict]) -> list[str]:
 
 
 def base(ids=(0,), workers=2, every_steps=10) -> dict:
-    return {"data": {"workers": workers}, "device": {"target": "Ascend", "ids": list(ids)},
-            "checkpoint": {"every_steps": every_steps}}
+    return {
+        "data": {"workers": workers},
+        "device": {"target": "Ascend", "ids": list(ids)},
+        "checkpoint": {"every_steps": every_steps},
+    }
 
 
 # ---------------------------------------------------------------- spec against machine and run
 
+
 def test_frozen_layers_without_pretrained_weights_are_flagged():
     def with_model(**model):
         return {**base(), "model": {"backbone": "resnet18", **model}}
+
     w = preflight.run_warnings(with_model(freeze="backbone", pretrained=None), 100, 10, "CPU", cpu_count=8)
     assert codes(w) == ["frozen_random_backbone"]
     assert "model.pretrained" in w[0]["message"] and w[0]["details"] == {"freeze": "backbone"}
-    assert codes(preflight.run_warnings(with_model(freeze="up_to:layer2", pretrained=None), 100, 10, "CPU", cpu_count=8)) == ["frozen_random_backbone"]
+    assert codes(
+        preflight.run_warnings(with_model(freeze="up_to:layer2", pretrained=None), 100, 10, "CPU", cpu_count=8)
+    ) == ["frozen_random_backbone"]
     assert codes(preflight.run_warnings(with_model(freeze="none", pretrained=None), 100, 10, "CPU", cpu_count=8)) == []
-    assert codes(preflight.run_warnings(with_model(freeze="backbone", pretrained="/w/r18.ckpt"), 100, 10, "CPU", cpu_count=8)) == []
+    assert (
+        codes(
+            preflight.run_warnings(with_model(freeze="backbone", pretrained="/w/r18.ckpt"), 100, 10, "CPU", cpu_count=8)
+        )
+        == []
+    )
 
 
 def test_workers_above_cores_counts_every_rank_of_the_node():
     assert codes(preflight.run_warnings(base(workers=8), 100, 10, "CPU", cpu_count=8)) == []
     w = preflight.run_warnings(base(workers=9), 100, 10, "CPU", cpu_count=8)
-    assert codes(w) == ["workers_above_cores"] and w[0]["details"] == {"workers": 9, "ranks_per_node": 1, "cpu_count": 8}
+    assert codes(w) == ["workers_above_cores"] and w[0]["details"] == {
+        "workers": 9,
+        "ranks_per_node": 1,
+        "cpu_count": 8,
+    }
     # 4 ranks on this node, each with its own loader threads: 4 x 4 > 8 cores
     w = preflight.run_warnings(base(ids=(0, 1, 2, 3), workers=4), 100, 10, "CPU", cpu_count=8)
     assert codes(w) == ["workers_above_cores"] and "at most 2" in w[0]["message"]
@@ -52,6 +69,7 @@ def test_checkpoint_interval_longer_than_the_run():
 
 
 # ---------------------------------------------------------------- NPUs, through doctor's npu-smi reading
+
 
 def fake_npu_smi(tmp_path: Path, monkeypatch, fixture: str) -> None:
     """Puts an `npu-smi` that prints a recorded `npu-smi info` first on PATH."""
@@ -99,6 +117,7 @@ def test_no_or_unreadable_npu_smi_is_not_a_run_warning(tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------- CANN against MindSpore
 
+
 def fake_cann(tmp_path: Path, version_line: str) -> Path:
     home = tmp_path / "ascend-toolkit" / "latest"
     (home / "compiler").mkdir(parents=True)
@@ -125,10 +144,10 @@ def test_cann_check_runs_only_on_ascend(tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------- in a real run
 
+
 def test_a_run_writes_its_preflight_warnings_before_the_first_step(tmp_path, data_b):
     cores = os.cpu_count() or 1
-    s = spec(data_b, name="pre", data={"workers": cores + 1}, train={"epochs": 1},
-             checkpoint={"every_steps": 1000})
+    s = spec(data_b, name="pre", data={"workers": cores + 1}, train={"epochs": 1}, checkpoint={"every_steps": 1000})
     code, out = runner("train", str(write_spec(tmp_path / "pre.json", s)), "--run-dir", str(tmp_path / "run"))
     assert code == 0, out
     evs = events(tmp_path / "run")
@@ -142,6 +161,7 @@ def test_a_run_writes_its_preflight_warnings_before_the_first_step(tmp_path, dat
 
 
 # ---------------------------------------------------------------- before launch: validate --preflight
+
 
 def test_validate_preflight_reports_a_runs_warnings_and_length_without_training(tmp_path, monkeypatch, data_b):
     # On "Ascend" with the fake npu-smi: the run's NPU is busy, its HBM nearly full. Nothing trains:

@@ -1,11 +1,11 @@
 """A run's hold on its directory: one writer at a time."""
+
 from __future__ import annotations
 
 import os
 
 import pytest
 from conftest import ROOT
-
 
 
 def test_a_second_writer_on_a_run_directory_is_refused(tmp_path, data_a):

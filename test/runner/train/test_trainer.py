@@ -1,5 +1,6 @@
 """The trainer: real fine-tunes on generated data (the loss falls, accuracy beats chance, transfer keeps
 the backbone), the learning-rate schedules, the other AMP levels, scalers and optimizers."""
+
 from __future__ import annotations
 
 import json
@@ -22,7 +23,9 @@ def test_finetune_from_scratch_learns(run_a):
     assert types[-1] == "run_finished" and evs[-1]["status"] == "completed"
     started = of_type(evs, "run_started")[0]
     # conftest's every_steps (1000) is longer than the run: the pre-flight says so once, too
-    assert [w["code"] for w in of_type(evs, "warning")] == ["sink_unavailable", "no_checkpoint_interval"], "each said once"
+    assert [w["code"] for w in of_type(evs, "warning")] == ["sink_unavailable", "no_checkpoint_interval"], (
+        "each said once"
+    )
     steps = of_type(evs, "step")
     assert len(steps) == started["total_steps"] == started["steps_per_epoch"] * 4
     assert [s["step"] for s in steps] == list(range(1, len(steps) + 1))
@@ -74,8 +77,13 @@ def test_transfer_with_frozen_backbone(run_a, data_b, tmp_path):
     pretrained = run_a / best["file"]
     # A backbone trained briefly from scratch gives large features (logits in the hundreds at the
     # start), so the probe uses AdamW with a small rate; the recipe's 0.01 suits ImageNet features.
-    s = spec(data_b, name="task-b", model={"pretrained": str(pretrained), "freeze": "backbone"},
-             train={"epochs": 8, "optimizer": "adamw", "lr": 2e-4}, checkpoint={"keep_max": 10})
+    s = spec(
+        data_b,
+        name="task-b",
+        model={"pretrained": str(pretrained), "freeze": "backbone"},
+        train={"epochs": 8, "optimizer": "adamw", "lr": 2e-4},
+        checkpoint={"keep_max": 10},
+    )
     code, out = runner("train", str(write_spec(tmp_path / "b.json", s)), "--run-dir", str(tmp_path / "b"))
     assert code == 0, out
     evs = events(tmp_path / "b")
@@ -106,9 +114,13 @@ def test_lr_schedules_with_warmup():
 
 def test_other_amp_levels_scalers_optimizers_and_safetensors(data_a, tmp_path):
     """O1 with a fixed loss scale, SGD, a cosine schedule after warm-up, safetensors checkpoints."""
-    s = spec(data_a, name="o1", amp={"level": "O1", "loss_scale": "fixed", "init_scale": 128},
-             train={"epochs": 1, "optimizer": "sgd", "lr": 0.02, "lr_schedule": "cosine", "warmup_steps": 3},
-             checkpoint={"format": "safetensors"})
+    s = spec(
+        data_a,
+        name="o1",
+        amp={"level": "O1", "loss_scale": "fixed", "init_scale": 128},
+        train={"epochs": 1, "optimizer": "sgd", "lr": 0.02, "lr_schedule": "cosine", "warmup_steps": 3},
+        checkpoint={"format": "safetensors"},
+    )
     code, out = runner("train", str(write_spec(tmp_path / "s.json", s)), "--run-dir", str(tmp_path / "run"))
     assert code == 0, out
     evs = events(tmp_path / "run")
