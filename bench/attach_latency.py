@@ -81,7 +81,8 @@ def main() -> None:
     for name, lat in (("tail -F (baseline)", tail_lat), ("attach", att_lat)):
         v = list(lat.values())
         print(
-            f"{name:20s} {len(v)} events  p50 {pct(v, 0.5):6.1f} ms  p95 {pct(v, 0.95):6.1f} ms  p99 {pct(v, 0.99):6.1f} ms  max {max(v) * 1000:6.1f} ms"
+            f"{name:20s} {len(v)} events  p50 {pct(v, 0.5):6.1f} ms  p95 {pct(v, 0.95):6.1f} ms  "
+            f"p99 {pct(v, 0.99):6.1f} ms  max {max(v) * 1000:6.1f} ms"
         )
     v = list(att_lat.values())
     print(

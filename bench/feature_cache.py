@@ -42,7 +42,7 @@ def train(work: str, spec: dict) -> list[dict]:
         stdout=subprocess.DEVNULL,
     )
     with open(os.path.join(run_dir, "events.jsonl"), encoding="utf-8") as f:
-        return [json.loads(l) for l in f if l.strip()]
+        return [json.loads(ln) for ln in f if ln.strip()]
 
 
 def main() -> None:
@@ -108,7 +108,8 @@ def main() -> None:
         later_a = statistics.mean(e["epoch_s"] for e in results["a"][0][1:])
         later_b = statistics.mean(e["epoch_s"] for e in results["b"][0][1:])
         print(
-            f"mean epoch time after the first: (a) {later_a:.3f} s, (b) {later_b:.3f} s; ratio a/b = {later_a / later_b:.1f}x"
+            f"mean epoch time after the first: (a) {later_a:.3f} s, (b) {later_b:.3f} s; "
+            f"ratio a/b = {later_a / later_b:.1f}x"
         )
         print(
             f"final val accuracy: (a) {results['a'][1]:.4f}, (b) {results['b'][1]:.4f}; "

@@ -97,7 +97,7 @@ def run_worker(mode: str, cfg: dict, env: dict, timeout: int) -> tuple[dict, str
         env=env,
         timeout=timeout,
     )
-    lines = [l for l in p.stdout.splitlines() if l.startswith("BENCH_RESULT ")]
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("BENCH_RESULT ")]
     if p.returncode != 0 or not lines:
         sys.stderr.write(p.stdout[-4000:])
         raise SystemExit(f"onednn_isa: {mode[2:]} worker failed (exit {p.returncode})")
@@ -106,11 +106,13 @@ def run_worker(mode: str, cfg: dict, env: dict, timeout: int) -> tuple[dict, str
 
 def probe(isa: str | None, timeout: int) -> str:
     _, out = run_worker("--_probe", {}, {**env_for(isa), "ONEDNN_VERBOSE": "1"}, timeout)
-    isa_line = next((l.split("isa:", 1)[1] for l in out.splitlines() if "onednn_verbose" in l and ",isa:" in l), "?")
+    isa_line = next(
+        (ln.split("isa:", 1)[1] for ln in out.splitlines() if "onednn_verbose" in ln and ",isa:" in ln), "?"
+    )
     impls: dict[str, set] = {}
-    for l in out.splitlines():
-        f = l.split(",")
-        if l.startswith("onednn_verbose") and "primitive" in f and "exec" in f and "convolution" in f:
+    for ln in out.splitlines():
+        f = ln.split(",")
+        if ln.startswith("onednn_verbose") and "primitive" in f and "exec" in f and "convolution" in f:
             i = f.index("convolution")
             kind = {
                 "forward_training": "fwd",

@@ -128,7 +128,7 @@ def run_worker(mode: str, cfg: dict, log: str) -> dict:
             timeout=cfg["timeout"],
         )
         f.write(p.stdout)
-    lines = [l for l in p.stdout.splitlines() if l.startswith("BENCH_RESULT ")]
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("BENCH_RESULT ")]
     if p.returncode != 0 or not lines:
         raise SystemExit(f"{mode[2:]} worker failed (exit {p.returncode}); see {log}")
     return json.loads(lines[-1].split(" ", 1)[1])
@@ -274,9 +274,8 @@ def host_loop_cost(n: int = 2000) -> float:
 
 # ---- --breakdown: the runner's compiled step taken apart, in one process ------------------------
 def breakdown_worker(cfg: dict) -> None:
-    import numpy as np
-
     import mindspore as ms
+    import numpy as np
     from mindspore import amp, nn, ops
 
     from ascend_finetune import amp as ampmod
@@ -372,7 +371,8 @@ def breakdown_worker(cfg: dict) -> None:
 
 def breakdown(cfg: dict, logdir: str) -> None:
     print(
-        f"runner_overhead --breakdown: {cfg['backbone']}, {cfg['image_size']} px, batch {cfg['batch']}, fixed random batch, "
+        f"runner_overhead --breakdown: {cfg['backbone']}, {cfg['image_size']} px, batch {cfg['batch']}, "
+        "fixed random batch, "
         f"{cfg['steps']} calls each interleaved, first {cfg['warmup']} dropped",
         flush=True,
     )

@@ -76,7 +76,7 @@ def run(
         stdout=subprocess.DEVNULL,
     )
     with open(os.path.join(run_dir, "events.jsonl"), encoding="utf-8") as f:
-        evs = [json.loads(l) for l in f if l.strip()]
+        evs = [json.loads(ln) for ln in f if ln.strip()]
     steps = [e["step_ms"] for e in evs if e["type"] == "step"]
     return steps, sum(1 for e in evs if e["type"] == "device")
 
@@ -111,14 +111,16 @@ def main() -> None:
                 )
         ma, mb = statistics.median(pooled["a"]), statistics.median(pooled["b"])
         print(
-            f"(a) no telemetry:         median {ma:.1f} ms, mid-80% mean {mid80_mean(pooled['a']):.1f} ms, {len(pooled['a'])} steps"
+            f"(a) no telemetry:         median {ma:.1f} ms, mid-80% mean {mid80_mean(pooled['a']):.1f} ms, "
+            f"{len(pooled['a'])} steps"
         )
         print(
             f"(b) npu-smi every {a.interval:g} s: median {mb:.1f} ms, mid-80% mean {mid80_mean(pooled['b']):.1f} ms, "
             f"{len(pooled['b'])} steps, {samples} device events (npu-smi sleeps {a.smi_sleep:g} s per call)"
         )
         print(
-            f"ratio b/a (median): {mb / ma:.3f}   (mid-80% mean): {mid80_mean(pooled['b']) / mid80_mean(pooled['a']):.3f}"
+            f"ratio b/a (median): {mb / ma:.3f}   "
+            f"(mid-80% mean): {mid80_mean(pooled['b']) / mid80_mean(pooled['a']):.3f}"
         )
 
 

@@ -67,7 +67,7 @@ def cmd_train(a) -> int:
         try:
             r = Run({"name": "invalid"}, a.run_dir)
         except RunBusy as busy:
-            raise CliError(2, "busy", str(busy))
+            raise CliError(2, "busy", str(busy)) from busy
         r.finish(
             "failed",
             {"kind": "bad_spec", "message": str(e), "problems": [p.as_dict() for p in e.problems], "trace_tail": None},
@@ -79,7 +79,7 @@ def cmd_train(a) -> int:
     try:
         r = Run(spec, a.run_dir, a.resume)
     except RunBusy as e:
-        raise CliError(2, "busy", str(e))
+        raise CliError(2, "busy", str(e)) from e
     if a.node_rank:  # `ls` shows it, so a listing of this node can tell its part from a run of its own
         write_status(r.run_dir, node_rank=a.node_rank)
     if is_distributed(spec):
@@ -124,7 +124,7 @@ def cmd_launch(a) -> int:
     try:
         os.makedirs(run_dir)
     except FileExistsError:
-        raise CliError(2, "busy", f"{run_dir} already exists: a run id names one run")
+        raise CliError(2, "busy", f"{run_dir} already exists: a run id names one run") from None
     spec_path = os.path.join(run_dir, "spec.json")
     with open(spec_path, "w", encoding="utf-8") as f:
         json.dump(spec, f, ensure_ascii=False, indent=1)
@@ -353,7 +353,8 @@ def parser() -> argparse.ArgumentParser:
 def configure_env() -> None:
     """Set before MindSpore loads. oneDNN's AVX-512 convolutions in MindSpore's CPU build fall back to
     its reference kernel and ran 13-22x slower per resnet18 step (50-70x per conv) than its AVX2 ones
-    on this project's machines (bench/onednn_isa.py); a user's own setting wins. GLOG_v=3 keeps MindSpore's C++ warnings out of console.log."""
+    on this project's machines (bench/onednn_isa.py); a user's own setting wins. GLOG_v=3 keeps MindSpore's
+    C++ warnings out of console.log."""
     if platform.machine() in ("x86_64", "AMD64"):
         os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
     os.environ.setdefault("GLOG_v", "3")

@@ -11,7 +11,8 @@ import json
 import os
 import threading
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 PROTOCOL_VERSION = 1
 DURABLE_TYPES = {"checkpoint", "run_finished"}

@@ -256,8 +256,8 @@ def load_file(path: str) -> dict[str, Any]:
         with open(path, encoding="utf-8") as f:
             return json.load(f, parse_constant=_no_constants)
     except FileNotFoundError:
-        raise SpecError([Problem("", f"spec file not found: {path}", "pass the path of a JSON run spec")])
+        raise SpecError([Problem("", f"spec file not found: {path}", "pass the path of a JSON run spec")]) from None
     except json.JSONDecodeError as e:
         raise SpecError(
             [Problem("", f"not valid JSON at line {e.lineno} column {e.colno}: {e.msg}", "fix the JSON syntax there")]
-        )
+        ) from e

@@ -35,7 +35,7 @@ def runner(*args: str, timeout: float = 300, check_json: bool = True) -> tuple[i
     r = subprocess.run(
         [sys.executable, "-m", "ascend_finetune", *args], capture_output=True, text=True, timeout=timeout, env=env
     )
-    lines = [l for l in r.stdout.splitlines() if l.strip()]
+    lines = [ln for ln in r.stdout.splitlines() if ln.strip()]
     doc = json.loads(lines[-1]) if (lines and check_json) else r.stdout
     return r.returncode, doc
 

@@ -52,7 +52,7 @@ def _writer(run_dir, n_steps, torn_at=(), started=None):
 
 def _read(proc):
     out, _ = proc.communicate(timeout=60)
-    return proc.returncode, [json.loads(l) for l in out.splitlines() if l.strip()]
+    return proc.returncode, [json.loads(ln) for ln in out.splitlines() if ln.strip()]
 
 
 def test_follow_from_before_the_run_dir_exists_to_the_end(tmp_path):
@@ -113,7 +113,7 @@ def test_event_log_continues_seq_after_a_torn_line(tmp_path):
     ev = log2.emit("step", step=2, loss=0.25)
     log2.close()
     lines = path.read_text().splitlines()
-    assert [json.loads(l)["seq"] for l in lines] == [1, 2] and ev["seq"] == 2
+    assert [json.loads(ln)["seq"] for ln in lines] == [1, 2] and ev["seq"] == 2
     assert json.loads(lines[0])["loss"] is None, "NaN is written as null: the file stays valid JSON"
 
 

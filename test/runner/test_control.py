@@ -100,7 +100,7 @@ def test_sigkill_leaves_a_readable_log_lost_state_and_a_resumable_checkpoint(dat
     assert_contiguous(evs)
     assert not of_type(evs, "run_finished")
     code, out = runner("attach", run_dir, "--since", "0", check_json=False)
-    lines = [json.loads(l) for l in out.splitlines()]
+    lines = [json.loads(ln) for ln in out.splitlines()]
     assert code == 1 and lines[-1]["error"]["kind"] == "lost"
     assert [e["seq"] for e in lines[:-1]] == [e["seq"] for e in evs]
     # the newest checkpoint is complete (its sha256 matches) and resumes to the end

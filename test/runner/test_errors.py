@@ -176,8 +176,8 @@ def test_nan_loss_for_several_steps_fails_the_run(data_a, tmp_path):
 
 
 def test_sink_and_amp_fallbacks_are_said_not_silent():
-    from ascend_finetune.models.amp import plan
     from ascend_finetune.device.backend import sink_notes
+    from ascend_finetune.models.amp import plan
 
     assert [c for c, _ in sink_notes({"enabled": True, "size": 1}, "CPU")] == ["sink_unavailable"]
     assert sink_notes({"enabled": True, "size": 1}, "Ascend") == []

@@ -92,7 +92,7 @@ def test_the_schema_knows_every_backbone_and_stage_the_model_builds():
 
 def test_nan_and_infinity_in_a_spec_are_refused(tmp_path, data_a):
     p = tmp_path / "nan.json"
-    p.write_text('{"data": {"train": "%s", "val_split": NaN}}' % data_a)
+    p.write_text(f'{{"data": {{"train": "{data_a}", "val_split": NaN}}}}')
     code, out = runner("validate", str(p))
     assert code == 2 and "NaN is not valid JSON" in out["problems"][0]["message"]
     from ascend_finetune.spec import check

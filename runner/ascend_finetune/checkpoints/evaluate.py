@@ -10,12 +10,12 @@ from typing import Any
 
 import numpy as np
 
+from ..data.folder import DataError, list_classes, scan, stratified_split
+from ..rundir import atomic_write_json
 from .errors import ToolError
 from .format import read_index
-from .tools import RunInfo, load_run
-from ..data.folder import DataError, list_classes, scan, stratified_split
 from .manifest import sha256_file
-from ..rundir import atomic_write_json
+from .tools import RunInfo, load_run
 
 
 def _samples(run: RunInfo, folder: str | None, workers: int) -> tuple[str, list, list]:
@@ -52,7 +52,7 @@ def _samples(run: RunInfo, folder: str | None, workers: int) -> tuple[str, list,
         _, val = stratified_split(s.samples, float(d["val_split"]), int(t.get("seed", 1)))
         return os.path.abspath(d["train"]), val, s.skipped
     except DataError as e:
-        raise ToolError("bad_input", e.message, field=e.path, fix=e.fix)
+        raise ToolError("bad_input", e.message, field=e.path, fix=e.fix) from e
 
 
 def evaluate(run_dir: str, ckpt: str, folder: str | None, batch_size: int | None, device: str | None) -> dict[str, Any]:
@@ -72,8 +72,8 @@ def evaluate(run_dir: str, ckpt: str, folder: str | None, batch_size: int | None
     if batch_size is not None and batch_size < 1:
         raise ToolError("bad_input", f"--batch-size must be at least 1 (got {batch_size})", field="--batch-size")
     # MindSpore only now: a wrong folder or checkpoint is answered without its ~10 s import.
-    from ..models import amp as ampmod
     from ..data.pipeline import make_dataset
+    from ..models import amp as ampmod
     from .loading import load_net, select_device
 
     target = select_device(run, device)
@@ -104,7 +104,7 @@ def evaluate(run_dir: str, ckpt: str, folder: str | None, batch_size: int | None
         ok = np.isfinite(logits).all(axis=1)  # a NaN row's argmax would "predict" class 0: count it as a miss
         nonfinite += int((~ok).sum())
         np.add.at(confusion, (labels[ok], logits[ok].argmax(axis=1)), 1)
-    support = np.bincount([l for _, l in samples], minlength=n)
+    support = np.bincount([ln for _, ln in samples], minlength=n)
     predicted = confusion.sum(axis=0)
     per_class = [
         {

@@ -66,7 +66,7 @@ def export(run_dir: str, ckpt: str, fmt: str, out: str | None) -> dict[str, Any]
                 f"MindSpore could not export {os.path.basename(ckpt)} to {fmt.upper()}: {type(e).__name__}: {first}",
                 code=1,
                 format=fmt,
-            )
+            ) from e
         if not os.path.isfile(tmp):
             raise ToolError(
                 "export_failed",

@@ -191,9 +191,9 @@ def _index_ckpt(path: str, size: int) -> dict[str, TensorEntry]:
                 raise ValueError(
                     f"cut off at byte {size}: the entry starting at byte {start} "
                     f"{'(after ' + repr(last) + ') ' if last else ''}runs past the end (truncated?)"
-                )
+                ) from None
             except UnicodeDecodeError:
-                raise ValueError(f"byte {start}: an entry name that is not UTF-8")
+                raise ValueError(f"byte {start}: an entry name that is not UTF-8") from None
             dims, ttype, coff, clen = tensor
             if ttype != "str" and ttype not in CKPT_DTYPES:
                 raise ValueError(f"{name}: unknown tensor type {ttype!r}")
@@ -262,7 +262,7 @@ def _index_safetensors(path: str, size: int) -> dict[str, TensorEntry]:
         try:
             header = json.loads(f.read(hlen))
         except (ValueError, UnicodeDecodeError):
-            raise ValueError("the safetensors header is not JSON")
+            raise ValueError("the safetensors header is not JSON") from None
     if not isinstance(header, dict):
         raise ValueError("the safetensors header is not a JSON object")
     base = 8 + hlen
@@ -275,7 +275,7 @@ def _index_safetensors(path: str, size: int) -> dict[str, TensorEntry]:
             shape = [int(d) for d in info["shape"]]
             s, e = (int(x) for x in info["data_offsets"])
         except (KeyError, TypeError, ValueError):
-            raise ValueError(f"{name}: bad header entry {str(info)[:80]}")
+            raise ValueError(f"{name}: bad header entry {str(info)[:80]}") from None
         if not 0 <= s <= e or base + e > size:
             raise ValueError(f"{name}: data at bytes {base + s}-{base + e} past the end ({size} bytes; truncated?)")
         want = math.prod(shape) * np.dtype(CKPT_DTYPES[dtype]).itemsize
@@ -298,9 +298,9 @@ def read_index(path: str) -> CheckpointIndex:
     try:
         tensors = _index_safetensors(path, size) if fmt == "safetensors" else _index_ckpt(path, size)
     except OSError as e:
-        raise bad_checkpoint(path, f"cannot read it: {e.strerror or e}")
+        raise bad_checkpoint(path, f"cannot read it: {e.strerror or e}") from e
     except ValueError as e:
-        raise bad_checkpoint(path, f"not a MindSpore {fmt} file, or a damaged one: {e}")
+        raise bad_checkpoint(path, f"not a MindSpore {fmt} file, or a damaged one: {e}") from e
     if not tensors:
         raise bad_checkpoint(path, "it holds no tensors")
     return CheckpointIndex(os.path.abspath(path), fmt, size, tensors)

@@ -33,7 +33,7 @@ def select_device(run: RunInfo, requested: str | None) -> str:
             f"{str(e).strip().splitlines()[0][:200] if str(e).strip() else ''}): pass --device CPU",
             code=1,
             device=target,
-        )
+        ) from e
     return target
 
 

@@ -11,7 +11,8 @@ import contextlib
 import fcntl
 import hashlib
 import os
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ..rundir import read_json
 

@@ -14,8 +14,8 @@ from typing import Any
 import mindspore as ms
 
 from ..events import sanitize
-from .manifest import manifest_lock, mark_best, read_manifest, sha256_file
 from ..rundir import atomic_write_json, fsync_dir, read_json, slug
+from .manifest import manifest_lock, mark_best, read_manifest, sha256_file
 
 
 def state_entries(net: ms.nn.Cell, optimizer: ms.nn.Cell, extra: dict[str, Any]) -> list[dict]:
@@ -113,6 +113,6 @@ def load_state(path: str) -> dict[str, Any]:
     try:
         read_index(path)
     except ToolError as e:
-        raise PretrainedError(f"--resume: {e}")
+        raise PretrainedError(f"--resume: {e}") from e
     fmt = "safetensors" if path.endswith(".safetensors") else "ckpt"
     return ms.load_checkpoint(path, format=fmt)

@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 
 from ..models.backbones import STAGES
+from ..rundir import atomic_write_json, effective_state, read_json
 from .errors import ToolError
 from .format import CheckpointIndex, read_index
 from .manifest import entry_for, inside, manifest_lock, manifest_path, mark_best, read_manifest, sha256_file
-from ..rundir import atomic_write_json, effective_state, read_json
 
 COUNTERS = {"epoch_num", "step_num", "steps_per_epoch", "total_steps"}
 META_NAMES = {"scale_sense", "current_iterator_step", "last_overflow_iterator_step"}

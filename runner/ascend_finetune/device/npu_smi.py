@@ -26,7 +26,7 @@ each ending with `Chip ID : n`; the key names vary by card and driver, see `_USA
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 __all__ = ["UnknownFormat", "parse_info", "parse_usages"]
 
@@ -47,7 +47,7 @@ _ROW1_LABELS = ["Power(W)", "Temp(C)", "Hugepages-Usage(page)"]
 _ROW2_LABELS = ["AICore(%)", "Memory-Usage(MB)", "HBM-Usage(MB)"]
 
 
-def _num(s: Optional[str]) -> Optional[float]:
+def _num(s: str | None) -> float | None:
     if s is None or s.strip() in _MISSING:
         return None
     try:
@@ -56,34 +56,34 @@ def _num(s: Optional[str]) -> Optional[float]:
         return None
 
 
-def _int(s: Optional[str]) -> Optional[int]:
+def _int(s: str | None) -> int | None:
     if s is None:
         return None
     s = s.strip()
     return int(s) if s.isdigit() else None
 
 
-def _items(cell: str) -> List[Any]:
+def _items(cell: str) -> list[Any]:
     """'121.6  40  0    / 0' -> ['121.6', '40', ('0', '0')]."""
-    out: List[Any] = []
+    out: list[Any] = []
     for m in _ITEM.finditer(cell):
         out.append((m.group(1), m.group(2)) if m.group(1) is not None else m.group(3))
     return out
 
 
-def _labels(cell: str) -> List[str]:
+def _labels(cell: str) -> list[str]:
     return _LABEL.findall(cell)
 
 
-def _by_label(labels: List[str], items: List[Any]) -> Dict[str, Any]:
+def _by_label(labels: list[str], items: list[Any]) -> dict[str, Any]:
     """Pairs the values of a row's third cell with the header's labels, lower-cased, unit-less."""
-    out: Dict[str, Any] = {}
+    out: dict[str, Any] = {}
     for label, item in zip(labels, items):
         out[label.split("(")[0].lower()] = item
     return out
 
 
-def _cells(line: str) -> List[str]:
+def _cells(line: str) -> list[str]:
     parts = line.strip().split("|")
     return [p.strip() for p in parts[1:-1]] if len(parts) >= 3 else []
 
@@ -94,11 +94,11 @@ def _pair(v: Any) -> tuple:
     return None, None
 
 
-def _single(v: Any) -> Optional[float]:
+def _single(v: Any) -> float | None:
     return None if isinstance(v, tuple) else _num(v)
 
 
-def parse_info(text: str) -> Dict[str, Any]:
+def parse_info(text: str) -> dict[str, Any]:
     """`npu-smi info` -> {"devices": [...], "processes": [...], "version": str|None}.
 
     One device per chip row (an A3 NPU or a 300I Duo card lists two), each {id (NPU id), chip,
@@ -109,14 +109,14 @@ def parse_info(text: str) -> Dict[str, Any]:
     """
     if not isinstance(text, str):
         raise UnknownFormat(f"expected text, got {type(text).__name__}")
-    version: Optional[str] = None
-    devices: List[Dict[str, Any]] = []
-    processes: List[Dict[str, Any]] = []
+    version: str | None = None
+    devices: list[dict[str, Any]] = []
+    processes: list[dict[str, Any]] = []
     row1_labels, row2_labels = list(_ROW1_LABELS), list(_ROW2_LABELS)
     second_id = "phy_id"  # what the chip cell's second number is: "Chip  Phy-ID" or "Chip    Device"
     saw_header = False
     section = "devices"
-    pending: Optional[Dict[str, Any]] = None  # an NPU row waiting for its chip row
+    pending: dict[str, Any] | None = None  # an NPU row waiting for its chip row
     for raw in text.splitlines():
         line = raw.strip()
         if not line.startswith("|"):
@@ -184,14 +184,14 @@ def parse_info(text: str) -> Dict[str, Any]:
     if pending is not None:
         devices.append(_device(pending, None))
     if not devices and not saw_header:
-        first_line = next((l.strip() for l in text.splitlines() if l.strip()), "")
+        first_line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
         raise UnknownFormat(
             f"not an npu-smi info table: {first_line[:200]!r}" if first_line else "empty npu-smi output"
         )
     return {"devices": devices, "processes": processes, "version": version}
 
 
-def _device(npu: Dict[str, Any], chip: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+def _device(npu: dict[str, Any], chip: dict[str, Any] | None) -> dict[str, Any]:
     ids = npu["ids"]
     r1 = npu["rest"]
     r2 = chip["rest"] if chip else {}
@@ -264,14 +264,14 @@ def _usage_value(name: str, value: str) -> Any:
     return None if v in _MISSING else v
 
 
-def parse_usages(text: str) -> Dict[str, Any]:
+def parse_usages(text: str) -> dict[str, Any]:
     """`npu-smi info -t usages -i N` -> {npu, chip_count, chips: [{chip, hbm_util, aicore_util, ...}],
     plus the first chip's fields at the top level}. Raises UnknownFormat when no `Key : value` line."""
     if not isinstance(text, str):
         raise UnknownFormat(f"expected text, got {type(text).__name__}")
-    head: Dict[str, Any] = {}
-    chips: List[Dict[str, Any]] = []
-    cur: Dict[str, Any] = {}
+    head: dict[str, Any] = {}
+    chips: list[dict[str, Any]] = []
+    cur: dict[str, Any] = {}
     seen = False
     for raw in text.splitlines():
         line = raw.strip()
@@ -299,11 +299,11 @@ def parse_usages(text: str) -> Dict[str, Any]:
     if cur:
         chips.append(cur)
     if not seen:
-        first_line = next((l.strip() for l in text.splitlines() if l.strip()), "")
+        first_line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
         raise UnknownFormat(
             f"not npu-smi key : value output: {first_line[:200]!r}" if first_line else "empty npu-smi output"
         )
-    out: Dict[str, Any] = {"npu": head.get("npu"), "chip_count": head.get("chip_count")}
+    out: dict[str, Any] = {"npu": head.get("npu"), "chip_count": head.get("chip_count")}
     if chips:
         out.update(chips[0])
     out["chips"] = chips

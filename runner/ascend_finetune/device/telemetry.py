@@ -17,7 +17,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 import threading
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any, Callable
 
 from .npu_smi import UnknownFormat, parse_info
 
@@ -27,14 +28,14 @@ NPU_SMI_TIMEOUT_S = 10.0
 Emit = Callable[..., Any]  # EventLog.emit(type_, **payload)
 
 
-def logical_id(dev: Dict[str, Any]) -> int:
+def logical_id(dev: dict[str, Any]) -> int:
     for key in ("device_id", "phy_id"):
         if dev.get(key) is not None:
             return int(dev[key])
     return int(dev["id"])
 
 
-def samples(parsed: Dict[str, Any], ids: Sequence[int]) -> List[Dict[str, Any]]:
+def samples(parsed: dict[str, Any], ids: Sequence[int]) -> list[dict[str, Any]]:
     """The `device` event's `devices` list for the run's logical ids, from `parse_info` output."""
     wanted = set(int(i) for i in ids)
     out = []
@@ -66,9 +67,7 @@ class DeviceSampler:
     know stops the sampler after its warning (it will not start to parse on the next call).
     """
 
-    def __init__(
-        self, emit: Emit, ids: Sequence[int], interval_s: float = DEFAULT_INTERVAL_S, exe: Optional[str] = None
-    ):
+    def __init__(self, emit: Emit, ids: Sequence[int], interval_s: float = DEFAULT_INTERVAL_S, exe: str | None = None):
         self.emit = emit
         self.ids = list(ids)
         self.interval_s = float(interval_s)
@@ -77,11 +76,11 @@ class DeviceSampler:
         self.failures = 0
         self._warned: set[str] = set()
         self._stop = threading.Event()
-        self._proc: Optional[subprocess.Popen] = None
+        self._proc: subprocess.Popen | None = None
         self._thread = threading.Thread(target=self._loop, name="npu-telemetry", daemon=True)
 
     @classmethod
-    def for_run(cls, emit: Emit, ids: Sequence[int], interval_s: float) -> Optional["DeviceSampler"]:
+    def for_run(cls, emit: Emit, ids: Sequence[int], interval_s: float) -> DeviceSampler | None:
         """A started sampler, or None when telemetry is off (interval 0) or there is no `npu-smi`."""
         if interval_s <= 0 or not shutil.which("npu-smi"):
             return None
@@ -96,7 +95,7 @@ class DeviceSampler:
             proc.kill()  # a hung npu-smi must not delay the end of the run
         self._thread.join(timeout=NPU_SMI_TIMEOUT_S + 1)
 
-    def _warn(self, kind: str, message: str, details: Dict[str, Any]) -> None:
+    def _warn(self, kind: str, message: str, details: dict[str, Any]) -> None:
         self.failures += 1
         if kind in self._warned:
             return
@@ -108,7 +107,7 @@ class DeviceSampler:
             details={"kind": kind, **details},
         )
 
-    def _read(self) -> Optional[str]:
+    def _read(self) -> str | None:
         try:
             proc = subprocess.Popen(
                 [self.exe, "info"],

@@ -36,7 +36,7 @@ def _log_tail(path: str, lines: int = LOG_TAIL_LINES) -> list[str]:
             text = f.read().decode("utf-8", "replace")
     except OSError:
         return []
-    keep = [l.rstrip() for l in text.splitlines() if l.strip() and not re.match(r"\[(INFO|WARNING|DEBUG)\]", l)]
+    keep = [ln.rstrip() for ln in text.splitlines() if ln.strip() and not re.match(r"\[(INFO|WARNING|DEBUG)\]", ln)]
     return keep[-lines:]
 
 

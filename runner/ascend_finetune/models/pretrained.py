@@ -67,13 +67,13 @@ def read_checkpoint(path: str) -> dict:
     try:
         read_index(path)
     except ToolError as e:
-        raise PretrainedError(str(e))
+        raise PretrainedError(str(e)) from e
     try:
         params = ms.load_checkpoint(path, format=fmt)
     except Exception as e:  # MindSpore raises ValueError/RuntimeError/TypeError for foreign files
         raise PretrainedError(
             f"not a MindSpore {fmt} checkpoint: {path} ({type(e).__name__}: {str(e).splitlines()[0][:200]})"
-        )
+        ) from e
     if not params:
         raise PretrainedError(f"checkpoint holds no parameters: {path}")
     return params
@@ -105,7 +105,8 @@ def load_backbone(backbone: ms.nn.Cell, path: str) -> LoadReport:
     fitting = [n for n in weights if n in to_load]
     if len(fitting) < len(weights) / 2:
         raise PretrainedError(
-            f"only {len(fitting)} of {len(weights)} backbone conv weights in {os.path.basename(path)} fit this backbone "
+            f"only {len(fitting)} of {len(weights)} backbone conv weights in {os.path.basename(path)} "
+            "fit this backbone "
             f"({len(report.mismatched)} shape mismatches, {len(report.unexpected)} unknown names): "
             "is it a checkpoint of another architecture? Pick the backbone it was trained with"
         )

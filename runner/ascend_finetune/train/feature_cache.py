@@ -26,7 +26,8 @@ import json
 import os
 import shutil
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 

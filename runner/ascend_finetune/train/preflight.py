@@ -144,7 +144,7 @@ def device_warnings(
         if lid in ids and used is not None and total and (total - used) < LOW_HBM_FRACTION * total:
             low.append({"id": lid, "free_mb": total - used, "total_mb": total})
     if low:
-        desc = ", ".join(f"{l['id']}: {l['free_mb']:.0f} of {l['total_mb']:.0f} MB free" for l in low)
+        desc = ", ".join(f"{ln['id']}: {ln['free_mb']:.0f} of {ln['total_mb']:.0f} MB free" for ln in low)
         out.append(
             _warning(
                 "npu_low_hbm",

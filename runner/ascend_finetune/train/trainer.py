@@ -20,7 +20,6 @@ from ..distributed.world import RankInfo, device_id
 from ..rundir import atomic_write_json
 from . import preflight
 
-
 MAX_INLINE_CLASSES = 256  # above this, eval's confusion matrix goes to a file beside the events
 
 

@@ -27,7 +27,7 @@ def cli(*args: str, timeout: float = 300) -> tuple[int, dict, str]:
     r = subprocess.run(
         [sys.executable, "-m", "ascend_finetune", *args], capture_output=True, text=True, timeout=timeout, env=env
     )
-    lines = [l for l in r.stdout.splitlines() if l.strip()]
+    lines = [ln for ln in r.stdout.splitlines() if ln.strip()]
     assert len(lines) == 1, f"one JSON object expected on stdout, got {r.stdout!r} (stderr {r.stderr[-2000:]!r})"
     return r.returncode, json.loads(lines[0]), r.stderr
 
@@ -298,8 +298,8 @@ def graph_mode():
 def _checkpoint_logits(run: Path, ckpt: Path, x: np.ndarray) -> np.ndarray:
     import mindspore as ms
 
-    from ascend_finetune.checkpoints.tools import load_run
     from ascend_finetune.checkpoints.loading import load_net
+    from ascend_finetune.checkpoints.tools import load_run
 
     with graph_mode():
         return load_net(load_run(str(run)), str(ckpt))(ms.Tensor(x)).asnumpy()

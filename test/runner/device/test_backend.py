@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from ascend_finetune.device.backend import resolve_target
 
 

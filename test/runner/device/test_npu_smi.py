@@ -202,9 +202,10 @@ def test_26x_wide_columns_and_container_pid_column():
 def test_process_rows_with_the_26x_container_column():
     # The 26.x process header from the recorded fixture, with rows laid out under it.
     header = recorded("info_910b4_26rc1_wide.txt").splitlines()[9:12]
+    # Rows as wide as the recorded table: the parser reads columns by position, so they stay one line each.
     rows = [
-        "| 0       0                 | 4021          | python3            | 61234                 | 77                      |",
-        "| No running processes found in NPU 1                                                                              |",
+        "| 0       0                 | 4021          | python3            | 61234                 | 77                      |",  # noqa: E501
+        "| No running processes found in NPU 1                                                                              |",  # noqa: E501
     ]
     r = parse_info(recorded("info_910b4_26rc1_wide.txt") + "\n".join(header + rows) + "\n")
     assert r["processes"] == [{"npu": 0, "chip": 0, "pid": 4021, "name": "python3", "memory_mb": 61234.0}]
@@ -214,7 +215,7 @@ def test_partial_output_keeps_what_it_can():
     text = recorded("info_910b3_8npu_processes.txt")
     # Cut after NPU 1's name row: NPU 1 has no chip row, its chip fields are None.
     lines = text.splitlines()
-    cut = next(i for i, l in enumerate(lines) if l.startswith("| 1     910B3")) + 1
+    cut = next(i for i, ln in enumerate(lines) if ln.startswith("| 1     910B3")) + 1
     r = parse_info("\n".join(lines[:cut]))
     assert len(r["devices"]) == 2
     assert r["devices"][0]["hbm_used_mb"] == 57895
@@ -320,7 +321,7 @@ def fake_npu_smi(tmp_path: Path, script_body: str) -> dict:
         cwd=str(tmp_path),
     )
     assert r.returncode == 0, r.stderr[-2000:]
-    lines = [l for l in r.stdout.splitlines() if l.strip()]
+    lines = [ln for ln in r.stdout.splitlines() if ln.strip()]
     doc = json.loads(lines[-1])
     assert doc["npu"]["npu_smi"] == str(exe)
     return doc

@@ -11,7 +11,6 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, events, of_type, spec, write_spec
 from test_npu_smi import recorded
 

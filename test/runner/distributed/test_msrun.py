@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, assert_contiguous, events, of_type, spec, wait_for, write_spec
 
 from ascend_finetune.distributed import strategy, world  # noqa: E402
@@ -41,7 +40,7 @@ def cli(*args: str, env: dict | None = None, timeout: float = 600, wait: bool = 
     if not wait:
         return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e)
     r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=e)
-    lines = [l for l in r.stdout.splitlines() if l.strip()]
+    lines = [ln for ln in r.stdout.splitlines() if ln.strip()]
     return r.returncode, (json.loads(lines[-1]) if lines else {"stderr": r.stderr[-3000:]})
 
 
@@ -73,7 +72,7 @@ def assert_no_orphans(run_dir: Path) -> None:
                 os.kill(int(line.split(":")[0]), signal.SIGKILL)
             except OSError:
                 pass
-        raise AssertionError(f"processes of the run still alive: {left}")
+        raise AssertionError(f"processes of the run still alive: {left}") from None
 
 
 def rank_verdicts(run_dir: Path) -> dict[int, dict]:
@@ -152,6 +151,7 @@ def test_two_ranks_write_the_run_like_one_process(two_rank_run):
     assert len(of_type(evs, "checkpoint")) == 4
 
     import mindspore as ms
+
     from ascend_finetune.models.net import TransferNet, frozen_parts
 
     net = TransferNet("resnet18", 4, frozen_parts("none"))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import mindspore as ms
 import numpy as np
 import pytest
