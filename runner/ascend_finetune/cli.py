@@ -33,7 +33,7 @@ def _load_spec(path: str) -> dict[str, Any]:
     return specmod.resolve(raw, os.path.dirname(os.path.abspath(path)))
 
 
-def cmd_validate(a) -> int:
+def cmd_validate(a: argparse.Namespace) -> int:
     try:
         raw = specmod.load_file(a.spec)
         problems = specmod.check(raw, os.path.dirname(os.path.abspath(a.spec)))
@@ -55,7 +55,7 @@ def cmd_validate(a) -> int:
     return 0
 
 
-def cmd_train(a) -> int:
+def cmd_train(a: argparse.Namespace) -> int:
     from .distributed.world import is_distributed
     from .rundir import write_status
     from .train.run import Run, RunBusy
@@ -90,13 +90,13 @@ def cmd_train(a) -> int:
     else:
         code = r.execute()
     if code:
-        out({"error": {**r.error, "run_dir": r.run_dir}})
+        out({"error": {**(r.error or {}), "run_dir": r.run_dir}})  # a failed run always set its error
     else:
         out({"run_dir": r.run_dir, "exit_code": code})
     return code
 
 
-def cmd_nodes(a) -> int:
+def cmd_nodes(a: argparse.Namespace) -> int:
     from .distributed.world import node_plan
 
     spec = _load_spec(a.spec)
@@ -104,7 +104,7 @@ def cmd_nodes(a) -> int:
     return 0
 
 
-def cmd_launch(a) -> int:
+def cmd_launch(a: argparse.Namespace) -> int:
     from .distributed.world import node_count
     from .rundir import initial_status, new_run_id
 
@@ -156,13 +156,13 @@ def cmd_launch(a) -> int:
     return 0
 
 
-def cmd_attach(a) -> int:
+def cmd_attach(a: argparse.Namespace) -> int:
     from .attach import attach
 
     return attach(a.run_dir, a.since, follow=not a.no_follow, poll_s=a.poll_ms / 1000)
 
 
-def cmd_control(a) -> int:
+def cmd_control(a: argparse.Namespace) -> int:
     from .control import request
     from .rundir import effective_state, status_path
 
@@ -188,70 +188,70 @@ def cmd_control(a) -> int:
     return 0
 
 
-def cmd_ls(a) -> int:
+def cmd_ls(a: argparse.Namespace) -> int:
     from .rundir import list_runs
 
     out({"root": os.path.abspath(a.root), "runs": list_runs(a.root)})
     return 0
 
 
-def cmd_doctor(_a) -> int:
+def cmd_doctor(_a: argparse.Namespace) -> int:
     from .device.doctor import doctor
 
     out(doctor())
     return 0
 
 
-def cmd_inspect(a) -> int:
+def cmd_inspect(a: argparse.Namespace) -> int:
     from .checkpoints.tools import inspect
 
     out(inspect(a.ckpt, a.run))
     return 0
 
 
-def cmd_eval(a) -> int:
+def cmd_eval(a: argparse.Namespace) -> int:
     from .checkpoints.evaluate import evaluate
 
     out(evaluate(a.run, a.ckpt, a.data, a.batch_size, a.device))
     return 0
 
 
-def cmd_export(a) -> int:
+def cmd_export(a: argparse.Namespace) -> int:
     from .checkpoints.export import export
 
     out(export(a.run, a.ckpt, a.format, a.out))
     return 0
 
 
-def cmd_compare(a) -> int:
+def cmd_compare(a: argparse.Namespace) -> int:
     from .checkpoints.tools import compare
 
     out(compare(a.ckpt_a, a.ckpt_b, a.run))
     return 0
 
 
-def cmd_delete_checkpoints(a) -> int:
+def cmd_delete_checkpoints(a: argparse.Namespace) -> int:
     from .checkpoints.tools import delete_checkpoints
 
     out(delete_checkpoints(a.run, a.files, a.allow_best))
     return 0
 
 
-def cmd_verify(a) -> int:
+def cmd_verify(a: argparse.Namespace) -> int:
     from .checkpoints.tools import verify
 
     out(verify(a.run))
     return 0
 
 
-def cmd_make_demo_data(a) -> int:
+def cmd_make_demo_data(a: argparse.Namespace) -> int:
     from .data.demo import make_shapes
 
     out(make_shapes(a.out, per_class=a.per_class, size=a.size, seed=a.seed))
     return 0
 
 
-def cmd_probe(a) -> int:
+def cmd_probe(a: argparse.Namespace) -> int:
     from .data.probe import probe
 
     out(probe(a.paths, a.max_classes))

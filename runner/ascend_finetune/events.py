@@ -12,7 +12,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, BinaryIO
 
 PROTOCOL_VERSION = 1
 DURABLE_TYPES = {"checkpoint", "run_finished"}
@@ -110,7 +110,7 @@ class Tail:
 
     def __init__(self, path: str):
         self.path = path
-        self._f = None
+        self._f: BinaryIO | None = None
         self._partial = b""
 
     def poll(self) -> Iterator[bytes]:

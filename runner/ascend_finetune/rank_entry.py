@@ -10,10 +10,10 @@ import os
 import signal
 import sys
 
-_pending = []
+_pending: list[int] = []
 
 
-def _keep(signum, _frame):
+def _keep(signum: int, _frame: object) -> None:
     _pending.append(signum)
 
 

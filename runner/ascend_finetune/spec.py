@@ -16,7 +16,7 @@ import json
 import math
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spec.schema.json")
 with open(SCHEMA_FILE, encoding="utf-8") as _f:
@@ -246,7 +246,7 @@ def resolve(raw: dict[str, Any], base_dir: str = ".") -> dict[str, Any]:
     return spec
 
 
-def _no_constants(name: str):
+def _no_constants(name: str) -> NoReturn:
     raise json.JSONDecodeError(f"{name} is not valid JSON (use a number)", name, 0)
 
 

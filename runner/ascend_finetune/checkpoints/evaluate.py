@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -27,12 +27,13 @@ def _samples(run: RunInfo, folder: str | None, workers: int) -> tuple[str, list,
     try:
         if folder:
             found = list_classes(folder, field)
-            missing = sorted(set(run.classes) - set(found))
-            extra = sorted(set(found) - set(run.classes))
+            run_classes = cast(list[str], run.classes)  # load_run read classes.json
+            missing = sorted(set(run_classes) - set(found))
+            extra = sorted(set(found) - set(run_classes))
             if missing or extra:
                 raise ToolError(
                     "bad_input",
-                    f"the class folders in {folder} differ from the run's {len(run.classes)} classes: "
+                    f"the class folders in {folder} differ from the run's {len(run_classes)} classes: "
                     f"missing {missing} (classes of the run with no folder there), extra {extra} (folders "
                     "the run has no class for): evaluate on a folder with the run's class folders",
                     missing=missing,

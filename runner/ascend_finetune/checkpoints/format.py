@@ -21,6 +21,7 @@ import math
 import os
 import struct
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 import numpy as np
 
@@ -126,7 +127,7 @@ class _Reader:
     """Varints and length-delimited fields read straight from the file, so a tensor's bytes are skipped,
     not read, while indexing."""
 
-    def __init__(self, f):
+    def __init__(self, f: BinaryIO) -> None:
         self.f = f
 
     def varint(self) -> int:
@@ -214,7 +215,7 @@ def _index_ckpt(path: str, size: int) -> dict[str, TensorEntry]:
     return tensors
 
 
-def _tensor_header(f, start: int, length: int) -> tuple[list[int], str, int, int]:
+def _tensor_header(f: BinaryIO, start: int, length: int) -> tuple[list[int], str, int, int]:
     """Parse a TensorProto in the file at `start`, reading everything but tensor_content."""
     f.seek(start)
     dims: list[int] = []

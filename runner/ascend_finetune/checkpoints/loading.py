@@ -7,6 +7,7 @@ foreign file fails with a message naming what does not fit instead of an odd err
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 
@@ -37,7 +38,7 @@ def select_device(run: RunInfo, requested: str | None) -> str:
     return target
 
 
-def load_net(run: RunInfo, ckpt: str):
+def load_net(run: RunInfo, ckpt: str) -> Any:
     """TransferNet(run's backbone, run's classes) in inference mode with the checkpoint's parameters."""
     import mindspore as ms
 

@@ -157,7 +157,8 @@ def compare(ckpt_a: str, ckpt_b: str, run_dir: str | None) -> dict[str, Any]:
     a, b = read_index(ckpt_a), read_index(ckpt_b)
     only_a = [n for n in a.tensors if n not in b.tensors]
     only_b = [n for n in b.tensors if n not in a.tensors]
-    mismatch, rows = [], []
+    mismatch: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []
     for name, ta in a.tensors.items():
         tb = b.tensors.get(name)
         if tb is None:

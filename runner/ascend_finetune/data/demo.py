@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+from typing import Any
 
 CLASSES = {  # class folder -> (shape, RGB colour)
     "red circle": ("circle", (220, 40, 40)),
@@ -13,7 +14,7 @@ CLASSES = {  # class folder -> (shape, RGB colour)
 }
 
 
-def draw(shape: str, colour: tuple[int, int, int], size: int, rng: random.Random):
+def draw(shape: str, colour: tuple[int, int, int], size: int, rng: random.Random) -> Any:
     from PIL import Image, ImageDraw
 
     bg = tuple(rng.randint(0, 90) for _ in range(3))

@@ -5,6 +5,8 @@ Decoding happens in MindSpore's C++ ops; folder.scan has already checked with Pi
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
@@ -17,7 +19,7 @@ class _FileSource:
     def __init__(self, samples: list[tuple[str, int]]):
         self.samples = samples
 
-    def __getitem__(self, i: int):
+    def __getitem__(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         path, label = self.samples[i]
         return np.fromfile(path, dtype=np.uint8), np.array(label, dtype=np.int32)
 
@@ -37,7 +39,7 @@ def make_dataset(
     num_shards: int | None = None,
     shard_id: int | None = None,
     shuffle: bool | None = None,
-):
+) -> Any:
     """With num_shards (data parallel), this rank's part of the seeded shuffle: every rank shuffles
     with the same seed and takes its own shard, so the ranks see disjoint images each epoch."""
     import mindspore.dataset as ds

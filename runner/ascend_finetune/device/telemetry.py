@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Sequence
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from .npu_smi import UnknownFormat, parse_info
 
@@ -110,7 +110,7 @@ class DeviceSampler:
     def _read(self) -> str | None:
         try:
             proc = subprocess.Popen(
-                [self.exe, "info"],
+                [cast(str, self.exe), "info"],  # set whenever the sampler runs
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 stdin=subprocess.DEVNULL,

@@ -12,6 +12,7 @@ import signal
 import sys
 import time
 import traceback
+from types import FrameType
 from typing import Any, Protocol
 
 from ..control import ControlInbox
@@ -112,9 +113,9 @@ class Launcher:
         self.worker_pgids: set[int] = set()
         self.forwarded: dict[int, set[int]] = {}  # signal -> pids it reached
         self.stop_signal: int | None = None
-        self.proc = None
+        self.proc: Any = None  # msrun's subprocess.Popen, once start() ran
 
-    def _on_signal(self, signum, _frame) -> None:
+    def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
         if self.stop_signal is not None:  # a second signal: the user wants out now
             self._kill_everything()
             signal.signal(signum, signal.SIG_DFL)

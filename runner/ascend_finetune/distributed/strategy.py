@@ -73,7 +73,7 @@ class StopFlag:
         import mindspore as ms
         from mindspore import nn, ops
 
-        class Sum(nn.Cell):  # type: ignore[misc]  # MindSpore has no type information
+        class Sum(nn.Cell):
             def __init__(self) -> None:
                 super().__init__()
                 self.all_reduce = ops.AllReduce()

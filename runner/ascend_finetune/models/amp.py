@@ -9,6 +9,7 @@ scale of every step in one device read.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Callable
 
 import mindspore as ms
 from mindspore import amp, nn, ops
@@ -43,7 +44,7 @@ def apply_level(net: nn.Cell, level: str) -> nn.Cell:
     return net if level == "O0" else amp.auto_mixed_precision(net, level)
 
 
-def make_scaler(spec_amp: dict, mode: str):
+def make_scaler(spec_amp: dict[str, Any], mode: str) -> Any:
     if mode == "dynamic":
         return amp.DynamicLossScaler(
             float(spec_amp["init_scale"]), int(spec_amp["scale_factor"]), int(spec_amp["scale_window"])
@@ -60,7 +61,7 @@ class _LossCell(nn.Cell):
         super().__init__(auto_prefix=False)
         self.net, self.loss_fn = net, loss_fn
 
-    def construct(self, x, y):
+    def construct(self, x: Any, y: Any) -> Any:
         return self.loss_fn(self.net(x).astype(ms.float32), y)
 
 
@@ -79,7 +80,13 @@ class TrainStep(nn.Cell):
     An nn.Cell like MindSpore's own train cells: a `jit` function measured slower on CPU.
     """
 
-    def __init__(self, net: nn.Cell, loss_fn: nn.Cell, optimizer: nn.Optimizer, scaler, distributed: bool = False):
+    # Set in __init__ (None unless distributed); annotated for mypy only, no class attribute.
+    grad_reducer: Any
+    loss_sum: Any
+
+    def __init__(
+        self, net: nn.Cell, loss_fn: nn.Cell, optimizer: nn.Optimizer, scaler: Any, distributed: bool = False
+    ) -> None:
         super().__init__(auto_prefix=False)
         self.network = _LossCell(net, loss_fn)
         self.optimizer = optimizer
@@ -101,7 +108,7 @@ class TrainStep(nn.Cell):
             self.grad_reducer = nn.DistributedGradReducer(self.weights, mean=True, degree=self.ranks)
             self.loss_sum = ops.AllReduce()
 
-    def construct(self, x, y):
+    def construct(self, x: Any, y: Any) -> Any:
         loss = self.network(x, y)
         sens = self.scaler.scale_value.astype(loss.dtype) if self.scaled else ops.ones((), loss.dtype)
         grads = self.grad(self.network, self.weights)(x, y, sens)
@@ -128,16 +135,16 @@ class TrainStep(nn.Cell):
 
 
 def build_train_step(
-    net: nn.Cell, loss_fn: nn.Cell, optimizer: nn.Optimizer, scaler, distributed: bool = False
+    net: nn.Cell, loss_fn: nn.Cell, optimizer: nn.Optimizer, scaler: Any, distributed: bool = False
 ) -> TrainStep:
     step = TrainStep(net, loss_fn, optimizer, scaler, distributed)
     step.set_train(True)
     return step
 
 
-def build_eval_step(net: nn.Cell):
+def build_eval_step(net: nn.Cell) -> Callable[[Any], Any]:
     @ms.jit
-    def logits(x):
+    def logits(x: Any) -> Any:
         return net(x).astype(ms.float32)
 
     return logits

@@ -7,6 +7,8 @@ mindcv's names onto these.
 
 from __future__ import annotations
 
+from typing import Any
+
 from mindspore import nn, ops
 from mindspore.common.initializer import HeUniform, Normal
 
@@ -31,7 +33,7 @@ def _bn(c: int) -> nn.BatchNorm2d:
     return nn.BatchNorm2d(c, eps=1e-5, momentum=0.9)
 
 
-def _shortcut(cin: int, cout: int, stride: int):
+def _shortcut(cin: int, cout: int, stride: int) -> nn.Cell | None:
     """The projection on the identity path (ModelZoo's `down_sample_layer`), where shapes change."""
     if stride == 1 and cin == cout:
         return None
@@ -39,6 +41,8 @@ def _shortcut(cin: int, cout: int, stride: int):
 
 
 class BasicBlock(nn.Cell):
+    down_sample_layer: Any  # a Cell or None (set in __init__); for mypy only
+
     expansion = 1
 
     def __init__(self, cin: int, width: int, stride: int):
@@ -50,7 +54,7 @@ class BasicBlock(nn.Cell):
         self.down_sample_layer = _shortcut(cin, cout, stride)
         self.down_sample = self.down_sample_layer is not None
 
-    def construct(self, x):
+    def construct(self, x: Any) -> Any:
         identity = x
         out = self.relu(self.bn1(self.conv1(x)))
         out = self.bn2(self.conv2(out))
@@ -60,6 +64,8 @@ class BasicBlock(nn.Cell):
 
 
 class Bottleneck(nn.Cell):
+    down_sample_layer: Any  # a Cell or None (set in __init__); for mypy only
+
     expansion = 4
 
     def __init__(self, cin: int, width: int, stride: int):
@@ -72,7 +78,7 @@ class Bottleneck(nn.Cell):
         self.down_sample_layer = _shortcut(cin, cout, stride)
         self.down_sample = self.down_sample_layer is not None
 
-    def construct(self, x):
+    def construct(self, x: Any) -> Any:
         identity = x
         out = self.relu(self.bn1(self.conv1(x)))
         out = self.relu(self.bn2(self.conv2(out)))
@@ -103,10 +109,10 @@ class ResNetBackbone(nn.Cell):
         self.num_features = cin
         self.mean = ops.ReduceMean(keep_dims=False)
 
-    def stem(self, x):
+    def stem(self, x: Any) -> Any:
         return self.maxpool(self.relu(self.bn1(self.conv1(x))))
 
-    def construct(self, x):
+    def construct(self, x: Any) -> Any:
         x = self.stem(x)
         x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
         return self.mean(x, (2, 3))
@@ -125,7 +131,7 @@ class TransferNet(nn.Cell):
         self.head = nn.Dense(self.backbone.num_features, num_classes, weight_init=Normal(0.02))
         self.frozen_upto = frozen_upto
 
-    def construct(self, x):
+    def construct(self, x: Any) -> Any:
         b = self.backbone
         x = b.stem(x)
         if self.frozen_upto >= 1:
@@ -153,7 +159,7 @@ class BackboneFeatures(nn.Cell):
         super().__init__(auto_prefix=False)
         self.backbone = net.backbone
 
-    def construct(self, x):
+    def construct(self, x: Any) -> Any:
         b = self.backbone
         x = b.layer4(b.layer3(b.layer2(b.layer1(b.stem(x)))))
         return b.mean(x, (2, 3))

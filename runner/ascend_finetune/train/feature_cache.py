@@ -45,7 +45,7 @@ def _files_digest(samples: list[tuple[str, int]]) -> list[Any]:
     return out
 
 
-def backbone_digest(backbone) -> str:
+def backbone_digest(backbone: Any) -> str:
     h = hashlib.sha256()
     for p in sorted(backbone.get_parameters(), key=lambda p: p.name):
         h.update(p.name.encode())
@@ -85,7 +85,7 @@ class _Indices:
     def __init__(self, n: int):
         self.n = n
 
-    def __getitem__(self, i: int):
+    def __getitem__(self, i: int) -> tuple[np.ndarray]:
         return (np.array(i, np.int64),)
 
     def __len__(self) -> int:
@@ -106,7 +106,8 @@ def shuffled_order(n: int, seed: int) -> list[int]:
 class FeatureCache:
     """Features of the train views and of the val set, computed (or found) on first use."""
 
-    def __init__(self, trainer, views: int):
+    def __init__(self, trainer: Any, views: int) -> None:
+        # trainer: the Trainer (trainer.py), which imports this module; typed Any to keep one direction
         self.tr = trainer
         d, t = trainer.spec["data"], trainer.spec["train"]
         self.augment = bool(d["augment"])
@@ -127,10 +128,10 @@ class FeatureCache:
         self.reused_from: str | None = None
         self.reported = False  # described once, in the epoch_end of the epoch that built or found it
         self.compute_s: float | None = None
-        self._train: np.ndarray | None = None  # (views, n, dim) float32
-        self._train_labels: np.ndarray | None = None  # (views, n) int32
-        self._val: np.ndarray | None = None
-        self._val_labels: np.ndarray | None = None
+        self._train: Any = None  # (views, n, dim) float32
+        self._train_labels: Any = None  # (views, n) int32
+        self._val: Any = None
+        self._val_labels: Any = None
 
     # -- finding or computing ---------------------------------------------------------------
     def _complete(self, folder: str) -> bool:
@@ -174,7 +175,9 @@ class FeatureCache:
         self._train, self._train_labels = z["train"], z["train_labels"]
         self._val, self._val_labels = z["val"], z["val_labels"]
 
-    def _extract(self, samples: list[tuple[str, int]], train: bool, augment: bool, seed: int):
+    def _extract(
+        self, samples: list[tuple[str, int]], train: bool, augment: bool, seed: int
+    ) -> tuple[np.ndarray, np.ndarray]:
         tr = self.tr
         # In sample order (no shuffle), so row i is image i; train_batches shuffles rows the way
         # the image pipeline shuffles files.

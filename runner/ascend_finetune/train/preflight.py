@@ -107,7 +107,9 @@ def device_warnings(
     if target != "Ascend":
         return []
     if read_npus is None:
-        from ..device.doctor import _npus as read_npus
+        from ..device.doctor import _npus
+
+        read_npus = _npus
     npu = read_npus()
     if not npu.get("devices"):
         return []  # no npu-smi, or an output it could not read: doctor reports that, not a run

@@ -137,7 +137,7 @@ class Run:
             status, best, final = self._train()
             return self.finish(status, None, best, final, 0)
         except (SpecError, DataError, PretrainedError) as e:
-            fields = {"kind": "bad_input", "message": str(e)}
+            fields: dict[str, Any] = {"kind": "bad_input", "message": str(e)}
             if isinstance(e, DataError):
                 fields.update(path=e.path, message=e.message, fix=e.fix)
             elif isinstance(e, SpecError):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -214,7 +215,7 @@ class Trainer:
         self.applied = int(self.optimizer.global_step.asnumpy().reshape(-1)[0])
 
     # -- steps --------------------------------------------------------------------------------
-    def train_batches(self, epoch: int):
+    def train_batches(self, epoch: int) -> Iterator[tuple[Any, Any]]:
         if self.features:
             return self.features.train_batches(epoch)
         d = self.spec["data"]

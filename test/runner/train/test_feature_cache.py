@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from conftest import assert_contiguous, events, of_type, runner, spec, write_spec
 
-from ascend_finetune.featurecache import cache_key
+from ascend_finetune.train.feature_cache import cache_key
 
 
 def _params(path, prefix):
