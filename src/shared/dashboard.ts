@@ -14,7 +14,7 @@ export type RunKey = string;
 export interface DashboardHeader {
   key: RunKey;
   name: string;
-  /** launching | running | reconnecting | finished | lost (see src/core/runState.ts) */
+  /** launching | running | reconnecting | finished | lost (see src/core/runs/state.ts) */
   phase: string;
   status?: 'completed' | 'stopped' | 'failed';
   target: string;

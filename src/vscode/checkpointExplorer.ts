@@ -6,8 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { CompareResult, EvalResult, ExportFormat, InspectResult } from '../core/checkpointClient';
-import type { CheckpointDetail } from '../core/checkpointRunInfo';
+import type { CompareResult, EvalResult, ExportFormat, InspectResult } from '../core/checkpoints/client';
+import type { CheckpointDetail } from '../core/checkpoints/runInfo';
 import { validateUiMessage, type CheckpointRow, type CompareView, type EvalView, type ExplorerState, type HostMessage, type RowAction, type TensorsView } from '../shared/checkpointMessages';
 import type { CheckpointsView, CkptRef } from './checkpoints';
 import { errorText } from './context';

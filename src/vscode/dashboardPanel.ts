@@ -7,10 +7,10 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import * as vscode from 'vscode';
-import { followRun } from '../core/attach';
+import { followRun } from '../core/runs/attach';
 import { dashboardShell } from '../core/dashboard/html';
 import { DashboardSession } from '../core/dashboard/session';
-import { isLive } from '../core/runPresentation';
+import { isLive } from '../core/runs/presentation';
 import type { UiMessage } from '../shared/dashboard';
 import type { RunEvent } from '../shared/events';
 import type { App } from './app';

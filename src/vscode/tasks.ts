@@ -5,11 +5,11 @@
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { followRun } from '../core/attach';
-import { formatCheckpoint, formatEval, formatSummary, formatWarning, ProgressTracker } from '../core/progress';
-import { absolutizeSpecPaths } from '../core/specBuilder';
-import { parseSpecText } from '../core/specFile';
-import { LOCAL_TARGET_ID } from '../core/targetsModel';
+import { followRun } from '../core/runs/attach';
+import { formatCheckpoint, formatEval, formatSummary, formatWarning, ProgressTracker } from '../core/runs/progress';
+import { absolutizeSpecPaths } from '../core/spec/builder';
+import { parseSpecText } from '../core/spec/file';
+import { LOCAL_TARGET_ID } from '../core/targets/model';
 import { isKnownEvent } from '../shared/events';
 import type { App } from './app';
 import { errorText } from './context';

@@ -5,7 +5,7 @@
 import type { CheckpointEvent, EvalEvent, RunEvent, RunFinishedEvent, RunStartedEvent, StepEvent } from '../../shared/events';
 import { isKnownEvent } from '../../shared/events';
 import type { DashboardHeader, DeviceBlock, EvalBlock, RunKey, RunNotice, StepBlock } from '../../shared/dashboard';
-import { applyEvent, applySignal, initialView, type RunView, type TransportSignal } from '../runState';
+import { applyEvent, applySignal, initialView, type RunView, type TransportSignal } from '../runs/state';
 
 /** A float column that grows by doubling; `length` rows are valid. */
 export class Column {

@@ -13,7 +13,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { JsonlReader } from '../jsonlReader';
+import { JsonlReader } from '../runs/jsonlReader';
 import { isRunEvent, type RunEvent } from '../../shared/events';
 import type { HostMessage, RunKey } from '../../shared/dashboard';
 import { DashboardSession } from './session';

@@ -21,7 +21,7 @@
 // or live rows piling up past a downsampled snapshot).
 import type { RunEvent } from '../../shared/events';
 import type { HostMessage, RunData, RunKey, UiMessage, ViewRange } from '../../shared/dashboard';
-import type { TransportSignal } from '../runState';
+import type { TransportSignal } from '../runs/state';
 import { AMP_WINDOW, ampHealth } from './ampHealth';
 import { ROWS_PER_PIXEL, selectRows } from './downsample';
 import { RunSeriesStore, STEP_SERIES } from './seriesStore';
