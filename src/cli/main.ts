@@ -7,7 +7,7 @@ import { followRun } from '../core/runs/attach';
 import { DashboardServerError, runDashboardCommand, startDashboardServer, type DashboardServer } from '../core/dashboard/server';
 import { formatCheckpoint, formatEval, formatSummary, formatWarning, ProgressTracker } from '../core/runs/progress';
 import { controlRun, launchRun, RunnerError, runRunner, type RunnerConfig } from '../core/targets/runnerCli';
-import { isKnownEvent, type RunStartedEvent } from '../shared/events';
+import { isKnownEvent, type RunStartedEvent } from '../shared/eventsProtocol';
 
 const USAGE = `usage: ascend-finetune <command>
 

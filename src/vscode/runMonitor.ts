@@ -17,7 +17,7 @@ import {
 } from '../core/runs/presentation';
 import { applyEvent, applySignal, describe, initialView, type RunView, type TransportSignal } from '../core/runs/state';
 import type { CommandId } from '../shared/commands';
-import { isKnownEvent, type RunEvent, type RunState } from '../shared/events';
+import { isKnownEvent, type RunEvent, type RunState } from '../shared/eventsProtocol';
 import { errorText, type Ctx } from './context';
 
 /** Names one run: the key of the index and of live streams. */

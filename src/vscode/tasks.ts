@@ -10,7 +10,7 @@ import { formatCheckpoint, formatEval, formatSummary, formatWarning, ProgressTra
 import { absolutizeSpecPaths } from '../core/spec/builder';
 import { parseSpecText } from '../core/spec/file';
 import { LOCAL_TARGET_ID } from '../core/targets/model';
-import { isKnownEvent } from '../shared/events';
+import { isKnownEvent } from '../shared/eventsProtocol';
 import type { App } from './app';
 import { errorText } from './context';
 import { launchSpec } from './launch';

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { followRun, type ReconnectInfo } from '../../src/core/runs/attach';
 import { runRunner } from '../../src/core/targets/runnerCli';
 import type { RunnerProcess, Target } from '../../src/core/targets/target';
-import type { RunEvent, RunStartedEvent } from '../../src/shared/events';
+import type { RunEvent, RunStartedEvent } from '../../src/shared/eventsProtocol';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 export const PYTHON = path.join(ROOT, '.venv', 'bin', 'python');

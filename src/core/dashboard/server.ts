@@ -14,8 +14,8 @@ import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { JsonlReader } from '../runs/jsonlReader';
-import { isRunEvent, type RunEvent } from '../../shared/events';
-import type { HostMessage, RunKey } from '../../shared/dashboard';
+import { isRunEvent, type RunEvent } from '../../shared/eventsProtocol';
+import type { HostMessage, RunKey } from '../../shared/dashboardProtocol';
 import { DashboardSession } from './session';
 
 export interface DashboardServerOptions {

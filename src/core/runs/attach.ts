@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isRunEvent, type RunEvent } from '../../shared/events';
+import { isRunEvent, type RunEvent } from '../../shared/eventsProtocol';
 import { EventSequencer, type GapHandler } from './eventStream';
 import { JsonlReader, type BadLineHandler } from './jsonlReader';
 import { errorInfo, runnerArgs, type RunnerConfig, type RunnerErrorInfo } from '../targets/runnerCli';

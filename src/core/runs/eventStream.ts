@@ -1,4 +1,4 @@
-import type { RunEvent } from '../../shared/events';
+import type { RunEvent } from '../../shared/eventsProtocol';
 
 /** Called when events were skipped: `expected` is the seq that should have come next. */
 export type GapHandler = (expected: number, got: number) => void;

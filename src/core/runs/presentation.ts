@@ -1,6 +1,6 @@
 // What the Runs view, the status bar and the notifications say about a run, decided without
 // vscode: icon names are codicon ids, texts are plain strings, actions are labels the glue maps.
-import type { RunFinishedEvent, RunState, WarningEvent } from '../../shared/events';
+import type { RunFinishedEvent, RunState, WarningEvent } from '../../shared/eventsProtocol';
 import type { ListedRun, RunRecord } from './runIndex';
 import { describe, etaSeconds, initialView, type RunView } from './state';
 

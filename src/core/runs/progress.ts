@@ -6,8 +6,8 @@ import type {
   RunFinishedEvent,
   StepEvent,
   WarningEvent,
-} from '../../shared/events';
-import { isKnownEvent } from '../../shared/events';
+} from '../../shared/eventsProtocol';
+import { isKnownEvent } from '../../shared/eventsProtocol';
 
 /**
  * Folds a run's events into what a one-line progress text needs: totals from `run_started`,

@@ -1,6 +1,6 @@
 // The Runs view's memory: every run launched from here or found on a target, persisted (through a
 // Memento-like store) so the history and each stream's position survive a window reload.
-import type { RunState } from '../../shared/events';
+import type { RunState } from '../../shared/eventsProtocol';
 
 export interface RunRecord {
   /** 'local' for this machine, else the SSH target's id. */

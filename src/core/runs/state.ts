@@ -1,8 +1,8 @@
 // One run as the extension shows it: a small state machine fed by the runner's events and by what
 // the transport sees (a dropped stream, a dead process). Views, the status bar and notifications
 // read `RunView`; nothing here knows about VS Code.
-import type { RunEvent, RunFinishedEvent } from '../../shared/events';
-import { isKnownEvent } from '../../shared/events';
+import type { RunEvent, RunFinishedEvent } from '../../shared/eventsProtocol';
+import { isKnownEvent } from '../../shared/eventsProtocol';
 
 /**
  * launching: `launch` returned, no run_started yet; running: events flow; reconnecting: the stream

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ampHealth, fmtScale } from '../../../src/core/dashboard/ampHealth';
 import { RunSeriesStore } from '../../../src/core/dashboard/seriesStore';
-import type { RunEvent } from '../../../src/shared/events';
+import type { RunEvent } from '../../../src/shared/eventsProtocol';
 import { EventMaker, recorded } from '../fixtures/dashboard/events';
 
 function health(events: RunEvent[], window?: number) {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { selectRows } from '../../../src/core/dashboard/downsample';
 import { RunSeriesStore, STEP_SERIES } from '../../../src/core/dashboard/seriesStore';
-import type { RunEvent } from '../../../src/shared/events';
+import type { RunEvent } from '../../../src/shared/eventsProtocol';
 import { EventMaker, recorded } from '../fixtures/dashboard/events';
 
 const newStore = () => new RunSeriesStore('k', { name: 'burst', target: 'This machine' });

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
-import type { HostMessage } from '../../../src/shared/dashboard';
+import type { HostMessage } from '../../../src/shared/dashboardProtocol';
 import { DashboardServerError, parseDashboardArgs, startDashboardServer, type DashboardServer } from '../../../src/core/dashboard/server';
 
 const T0 = 1796204881;

@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RunSeriesStore } from '../../../src/core/dashboard/seriesStore';
 import { DashboardSession } from '../../../src/core/dashboard/session';
-import type { HostMessage } from '../../../src/shared/dashboard';
-import type { RunEvent } from '../../../src/shared/events';
+import type { HostMessage } from '../../../src/shared/dashboardProtocol';
+import type { RunEvent } from '../../../src/shared/eventsProtocol';
 import { EventMaker, recorded } from '../fixtures/dashboard/events';
 
 type Snapshot = Extract<HostMessage, { type: 'snapshot' }>;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, test } from 'node:test';
 import { FollowError, followRun, type FollowOptions, type ReconnectInfo } from '../../../src/core/runs/attach';
-import type { RunEvent } from '../../../src/shared/events';
+import type { RunEvent } from '../../../src/shared/eventsProtocol';
 
 // The fake runner is a node script standing in for `python -m ascend_finetune`.
 const FAKE = path.join(__dirname, '..', 'fixtures', 'fake-runner.mjs');

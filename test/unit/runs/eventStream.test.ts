@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { EventSequencer } from '../../../src/core/runs/eventStream';
-import type { RunEvent } from '../../../src/shared/events';
+import type { RunEvent } from '../../../src/shared/eventsProtocol';
 
 const ev = (seq: number): RunEvent => ({ v: 1, seq, t: seq, type: 'step' }) as RunEvent;
 const seqs = (s: EventSequencer, input: number[]) => input.map(ev).filter((e) => s.accept(e)).map((e) => e.seq);

@@ -16,7 +16,7 @@ import {
   statusBarText,
 } from '../../../src/core/runs/presentation';
 import { applyEvent, applySignal, initialView } from '../../../src/core/runs/state';
-import type { RunFinishedEvent, RunEvent } from '../../../src/shared/events';
+import type { RunFinishedEvent, RunEvent } from '../../../src/shared/eventsProtocol';
 
 const env = (seq: number, t: number) => ({ v: 1, seq, t });
 const started: RunEvent = { ...env(1, 100), type: 'run_started', run_id: 'r', spec: { train: { epochs: 10 } }, classes: ['a', 'b'], num_train: 8, num_val: 2, steps_per_epoch: 170, total_steps: 1700, versions: {}, device: {} };

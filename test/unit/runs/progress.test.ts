@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { formatCheckpoint, formatEval, formatSummary, formatWarning, ProgressTracker } from '../../../src/core/runs/progress';
-import type { CheckpointEvent, EvalEvent, RunFinishedEvent, RunStartedEvent, StepEvent } from '../../../src/shared/events';
+import type { CheckpointEvent, EvalEvent, RunFinishedEvent, RunStartedEvent, StepEvent } from '../../../src/shared/eventsProtocol';
 
 const started: RunStartedEvent = {
   v: 1, seq: 1, t: 1000, type: 'run_started', run_id: 'r1', spec: {}, classes: ['cat', 'dog'], num_train: 640,

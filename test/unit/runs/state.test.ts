@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { applyEvent, applySignal, describe, etaSeconds, initialView, type RunView } from '../../../src/core/runs/state';
-import type { RunEvent } from '../../../src/shared/events';
+import type { RunEvent } from '../../../src/shared/eventsProtocol';
 
 let seq = 0;
 const ev = (type: string, t: number, fields: Record<string, unknown> = {}): RunEvent =>

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, test } from 'node:test';
 import { followRun } from '../../../src/core/runs/attach';
 import { runRunner } from '../../../src/core/targets/runnerCli';
 import { asTarget, localTarget, remoteSetup, sshTarget } from '../../../src/core/targets/target';
-import type { RunEvent } from '../../../src/shared/events';
+import type { RunEvent } from '../../../src/shared/eventsProtocol';
 
 const FAKE_RUNNER = path.join(__dirname, '..', 'fixtures', 'fake-runner.mjs');
 // A fake `ssh` that runs the command string here with `sh -c`: the quoting meets a real shell.

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isKnownEvent, isRunEvent } from '../../src/shared/events';
+import { isKnownEvent, isRunEvent } from '../../../src/shared/eventsProtocol';
 
 test('isRunEvent accepts a valid envelope, known type or not', () => {
   assert.ok(isRunEvent({ v: 1, seq: 1, t: 1700000000.5, type: 'step', loss: 0.5 }));

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isHostMessage, validateUiMessage } from '../../src/shared/checkpointMessages';
+import { isHostMessage, validateUiMessage } from '../../../src/shared/checkpointsProtocol';
 
 const files = new Set(['checkpoints/a-e1-s3.ckpt', 'checkpoints/a-e2-s6.ckpt']);
 const [A, B] = [...files];

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { COMMAND_CATEGORY, COMMANDS, VIEWS } from '../../src/shared/commands';
+import { COMMAND_CATEGORY, COMMANDS, VIEWS } from '../../../src/shared/commands';
 
-const root = path.join(__dirname, '..', '..');
+const root = path.join(__dirname, '..', '..', '..');
 const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
 const ids = new Set<string>(COMMANDS.map((c) => c.id));
 

@@ -2,7 +2,7 @@
 // only the four known message types pass, with finite numbers inside their bounds and strings of a
 // bounded size; the result is a fresh object holding only the known fields, so nothing extra the
 // sender attached (a __proto__, a path) reaches the host's code.
-import type { UiMessage } from '../../shared/dashboard';
+import type { UiMessage } from './dashboardProtocol';
 
 /** Plot widths in CSS pixels: wide enough for any monitor, small enough to bound a snapshot. */
 export const MIN_WIDTH = 16;

@@ -2,7 +2,7 @@
 // ones are refused with a reason that names the field.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MAX_EXPORT_CHARS, validateUiMessage } from '../../src/core/dashboard/validate';
+import { MAX_EXPORT_CHARS, validateUiMessage } from '../../../src/shared/dashboardValidate';
 
 const ok = (raw: unknown) => {
   const v = validateUiMessage(raw);

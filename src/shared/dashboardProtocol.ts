@@ -2,7 +2,7 @@
 // its host (src/vscode/dashboardPanel.ts, or the `ascend-finetune dashboard` HTTP/WebSocket server).
 // The host owns the data: it reads the run's events, keeps the series, downsamples them to the
 // chart's width and sends snapshots and appends. The UI is untrusted input for the host: every
-// UiMessage is validated (src/core/dashboard/validate.ts) before it is acted on, and no message
+// UiMessage is validated (src/shared/dashboardValidate.ts) before it is acted on, and no message
 // carries a path or a command the UI could use to reach outside its runs.
 //
 // Series are columnar and share one step axis per run: `steps[i]` is the global step of row i and
