@@ -22,8 +22,8 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { dashboardShell } from '../src/core/dashboard/html';
 import { DashboardSession } from '../src/core/dashboard/session';
-import type { HostMessage } from '../src/shared/dashboard';
-import type { RunEvent } from '../src/shared/events';
+import type { HostMessage } from '../src/shared/dashboardProtocol';
+import type { RunEvent } from '../src/shared/eventsProtocol';
 
 const ROOT = path.resolve(__dirname, '..');
 const arg = (name: string, dflt: number) => {

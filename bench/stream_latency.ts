@@ -11,8 +11,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { followRun } from '../src/core/attach';
-import { localTarget, sshTarget, type Target } from '../src/core/target';
+import { followRun } from '../src/core/runs/attach';
+import { localTarget, sshTarget, type Target } from '../src/core/targets/target';
 import { startSshd } from '../test/integration/sshd';
 
 const ROOT = path.resolve(__dirname, '..');

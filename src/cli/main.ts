@@ -3,11 +3,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
-import { followRun } from '../core/attach';
+import { followRun } from '../core/runs/attach';
 import { DashboardServerError, runDashboardCommand, startDashboardServer, type DashboardServer } from '../core/dashboard/server';
-import { formatCheckpoint, formatEval, formatSummary, formatWarning, ProgressTracker } from '../core/progress';
-import { controlRun, launchRun, RunnerError, runRunner, type RunnerConfig } from '../core/runnerCli';
-import { isKnownEvent, type RunStartedEvent } from '../shared/events';
+import { formatCheckpoint, formatEval, formatSummary, formatWarning, ProgressTracker } from '../core/runs/progress';
+import { controlRun, launchRun, RunnerError, runRunner, type RunnerConfig } from '../core/targets/runnerCli';
+import { isKnownEvent, type RunStartedEvent } from '../shared/eventsProtocol';
 
 const USAGE = `usage: ascend-finetune <command>
 

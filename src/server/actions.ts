@@ -1,7 +1,7 @@
 // Hover, quick fixes and code lenses of a spec file.
 import { CodeActionKind, MarkupKind, type CodeAction, type CodeLens, type Diagnostic, type Hover } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { yamlScalar } from '../core/specWriter';
+import { yamlScalar } from '../core/spec/writer';
 import type { SpecTargetInfo } from '../shared/specProtocol';
 import { SOURCE, type FixData } from './diagnostics';
 import { fieldMarkdown } from './fieldDocs';

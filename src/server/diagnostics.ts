@@ -5,8 +5,8 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { checkSpec, fieldSchema, pathFields, resolveSpecPath, specDefault, type SpecProblem } from '../core/specSchema';
-import { closeMatch } from '../core/specPy';
+import { checkSpec, fieldSchema, pathFields, resolveSpecPath, specDefault, type SpecProblem } from '../core/spec/schema';
+import { closeMatch } from '../core/spec/py';
 import type { PathFact } from '../shared/specProtocol';
 import { LIMITS, type FieldNode, type Span, type SpecDocument } from './specDocument';
 

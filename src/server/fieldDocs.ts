@@ -1,6 +1,6 @@
 // Markdown about a field, from the schema: what it does, its default (the reference recipe's),
 // what it accepts and, for an enum value, what that value does. Used by hover and completion.
-import { fieldSchema, rangeText, typesOf, type SchemaNode } from '../core/specFields';
+import { fieldSchema, rangeText, typesOf, type SchemaNode } from '../core/spec/fields';
 
 export function acceptsText(rule: SchemaNode): string {
   const types = typesOf(rule);

@@ -2,8 +2,8 @@
 // asks the extension (PROBE_REQUEST), which answers from its cache or the runner's `probe`. Nothing
 // waits for the answer: a spec is diagnosed at once without it, and again when it comes.
 import * as path from 'node:path';
-import { absolutizeSpecPaths } from '../core/specBuilder';
-import { pathFields } from '../core/specSchema';
+import { absolutizeSpecPaths } from '../core/spec/builder';
+import { pathFields } from '../core/spec/schema';
 import { asProbeResult, type ProbeParams, type ProbeResult, type SpecTargetInfo } from '../shared/specProtocol';
 import type { RemoteFacts } from './diagnostics';
 import type { SpecDocument } from './specDocument';

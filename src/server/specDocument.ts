@@ -5,7 +5,7 @@
 // quadratic: 10,000 keys took 3.6 s), and YAML aliases are capped (billion laughs).
 import { getNodeValue, parseTree, printParseErrorCode, type Node as JsonNode, type ParseError } from 'jsonc-parser';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
-import { isYamlSpec } from '../core/specFile';
+import { isYamlSpec } from '../core/spec/file';
 
 export interface Span {
   start: number;

@@ -2,13 +2,13 @@
 // whole state (rows, the selected checkpoint's tensors, the last evaluation and comparison) and
 // sends it as one snapshot after each change and whenever the panel becomes visible again (a hidden
 // webview drops messages). Messages from the webview are validated against the files this run
-// lists (src/shared/checkpointMessages.ts) before anything runs.
+// lists (src/shared/checkpointsProtocol.ts) before anything runs.
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { CompareResult, EvalResult, ExportFormat, InspectResult } from '../core/checkpointClient';
-import type { CheckpointDetail } from '../core/checkpointRunInfo';
-import { validateUiMessage, type CheckpointRow, type CompareView, type EvalView, type ExplorerState, type HostMessage, type RowAction, type TensorsView } from '../shared/checkpointMessages';
+import type { CompareResult, EvalResult, ExportFormat, InspectResult } from '../core/checkpoints/client';
+import type { CheckpointDetail } from '../core/checkpoints/runInfo';
+import { validateUiMessage, type CheckpointRow, type CompareView, type EvalView, type ExplorerState, type HostMessage, type RowAction, type TensorsView } from '../shared/checkpointsProtocol';
 import type { CheckpointsView, CkptRef } from './checkpoints';
 import { errorText } from './context';
 import { runKey, type RunRef } from './runMonitor';

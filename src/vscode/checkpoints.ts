@@ -19,16 +19,16 @@ import {
   type CompareResult,
   type EvalResult,
   type ExportFormat,
-} from '../core/checkpointClient';
-import { downloadCheckpoint, downloadPath, IntegrityError } from '../core/checkpointDownload';
-import { describeEntry, formatBytes } from '../core/checkpointManifest';
-import { deletePlan, listForConfirmation, prunePlan } from '../core/checkpointPrune';
-import { readRunCheckpoints, type CheckpointDetail, type RunCheckpoints } from '../core/checkpointRunInfo';
-import { isLive } from '../core/runPresentation';
-import type { RunRecord } from '../core/runIndex';
-import { choicesFromSpec } from '../core/specBuilder';
-import { listFolder } from '../core/targetOps';
-import type { TargetDef } from '../core/targetsModel';
+} from '../core/checkpoints/client';
+import { downloadCheckpoint, downloadPath, IntegrityError } from '../core/checkpoints/download';
+import { describeEntry, formatBytes } from '../core/checkpoints/manifest';
+import { deletePlan, listForConfirmation, prunePlan } from '../core/checkpoints/prune';
+import { readRunCheckpoints, type CheckpointDetail, type RunCheckpoints } from '../core/checkpoints/runInfo';
+import { isLive } from '../core/runs/presentation';
+import type { RunRecord } from '../core/runs/runIndex';
+import { choicesFromSpec } from '../core/spec/builder';
+import { listFolder } from '../core/targets/ops';
+import type { TargetDef } from '../core/targets/model';
 import type { CommandId } from '../shared/commands';
 import type { App } from './app';
 import { CheckpointExplorer, type ExplorerHost } from './checkpointExplorer';

@@ -2,13 +2,13 @@
 // Record type makes a missing or misspelled command a compile error.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { RunRecord } from '../core/runIndex';
-import { controlRun, RunnerError, runnerArgs, runRunner, type ControlAction } from '../core/runnerCli';
-import { describeListed, isLive, type ListedRunDetail } from '../core/runPresentation';
-import { absolutizeSpecPaths, choicesFromSpec } from '../core/specBuilder';
-import { parseSpecText, SPEC_EXTENSIONS } from '../core/specFile';
-import { deleteRunDir } from '../core/targetOps';
-import { targetsToList, type SshTargetSetting, type TargetDef } from '../core/targetsModel';
+import type { RunRecord } from '../core/runs/runIndex';
+import { controlRun, RunnerError, runnerArgs, runRunner, type ControlAction } from '../core/targets/runnerCli';
+import { describeListed, isLive, type ListedRunDetail } from '../core/runs/presentation';
+import { absolutizeSpecPaths, choicesFromSpec } from '../core/spec/builder';
+import { parseSpecText, SPEC_EXTENSIONS } from '../core/spec/file';
+import { deleteRunDir } from '../core/targets/ops';
+import { targetsToList, type SshTargetSetting, type TargetDef } from '../core/targets/model';
 import { COMMANDS, VIEWS, type CommandId } from '../shared/commands';
 import type { App } from './app';
 import { CHECKPOINT_COMMAND_FACTORIES } from './checkpoints';

@@ -6,9 +6,9 @@ import { spawn } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { loginCommand, tailCommand, type Command } from '../core/consoleCommand';
-import type { RunRecord } from '../core/runIndex';
-import type { TargetDef } from '../core/targetsModel';
+import { loginCommand, tailCommand, type Command } from '../core/targets/consoleCommand';
+import type { RunRecord } from '../core/runs/runIndex';
+import type { TargetDef } from '../core/targets/model';
 import { errorText, type Ctx } from './context';
 
 /** The part of node-pty used here (its types are not a dependency). */

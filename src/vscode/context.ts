@@ -3,11 +3,11 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { deployDir, deployRunner, runnerFiles } from '../core/deploy';
-import { RunIndex } from '../core/runIndex';
-import type { Target } from '../core/target';
-import type { PythonTargetFactory } from '../core/targetOps';
-import { makeTarget, type TargetDef } from '../core/targetsModel';
+import { deployDir, deployRunner, runnerFiles } from '../core/targets/deploy';
+import { RunIndex } from '../core/runs/runIndex';
+import type { Target } from '../core/targets/target';
+import type { PythonTargetFactory } from '../core/targets/ops';
+import { makeTarget, type TargetDef } from '../core/targets/model';
 import { loadTargets, readSettings, SECTION, type Settings } from './settings';
 
 export class Ctx implements vscode.Disposable {

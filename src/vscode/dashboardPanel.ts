@@ -7,12 +7,12 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import * as vscode from 'vscode';
-import { followRun } from '../core/attach';
+import { followRun } from '../core/runs/attach';
 import { dashboardShell } from '../core/dashboard/html';
 import { DashboardSession } from '../core/dashboard/session';
-import { isLive } from '../core/runPresentation';
-import type { UiMessage } from '../shared/dashboard';
-import type { RunEvent } from '../shared/events';
+import { isLive } from '../core/runs/presentation';
+import type { UiMessage } from '../shared/dashboardProtocol';
+import type { RunEvent } from '../shared/eventsProtocol';
 import type { App } from './app';
 import { errorText } from './context';
 import { runKey, type RunRef, type StreamActivity } from './runMonitor';

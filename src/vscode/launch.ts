@@ -1,15 +1,15 @@
 // Writes a spec to a target, validates it there and launches it; the run goes into the index and
 // its stream starts. Used by the wizard, spec files, checkpoints and the task provider. A spec with
-// several `device.nodes` is written, validated and launched on each node (src/core/multiNode.ts).
+// several `device.nodes` is written, validated and launched on each node (src/core/runs/multiNode.ts).
 import * as vscode from 'vscode';
-import type { RunRecord } from '../core/runIndex';
-import { preflightQuestions } from '../core/preflight';
-import { launchNodes, nodeTargets, specNodes, type NodeSite } from '../core/multiNode';
-import { launchRun, RunnerError, runnerArgs, runRunner } from '../core/runnerCli';
-import { problemLines, targetSpecPath } from '../core/specBuilder';
-import type { Target } from '../core/target';
-import { writeTargetFile } from '../core/targetOps';
-import type { TargetDef } from '../core/targetsModel';
+import type { RunRecord } from '../core/runs/runIndex';
+import { preflightQuestions } from '../core/runs/preflight';
+import { launchNodes, nodeTargets, specNodes, type NodeSite } from '../core/runs/multiNode';
+import { launchRun, RunnerError, runnerArgs, runRunner } from '../core/targets/runnerCli';
+import { problemLines, targetSpecPath } from '../core/spec/builder';
+import type { Target } from '../core/targets/target';
+import { writeTargetFile } from '../core/targets/ops';
+import type { TargetDef } from '../core/targets/model';
 import { VIEWS } from '../shared/commands';
 import type { App } from './app';
 

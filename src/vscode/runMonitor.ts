@@ -3,8 +3,8 @@
 // replays the run's log from the start so totals and the ETA are right, and notifies only about
 // events newer than what the index had already seen.
 import * as vscode from 'vscode';
-import { FollowError, followRun } from '../core/attach';
-import type { RunRecord } from '../core/runIndex';
+import { FollowError, followRun } from '../core/runs/attach';
+import type { RunRecord } from '../core/runs/runIndex';
 import {
   finishNotice,
   lostNotice,
@@ -14,10 +14,10 @@ import {
   warningNotice,
   type Notice,
   type NoticeAction,
-} from '../core/runPresentation';
-import { applyEvent, applySignal, describe, initialView, type RunView, type TransportSignal } from '../core/runState';
+} from '../core/runs/presentation';
+import { applyEvent, applySignal, describe, initialView, type RunView, type TransportSignal } from '../core/runs/state';
 import type { CommandId } from '../shared/commands';
-import { isKnownEvent, type RunEvent, type RunState } from '../shared/events';
+import { isKnownEvent, type RunEvent, type RunState } from '../shared/eventsProtocol';
 import { errorText, type Ctx } from './context';
 
 /** Names one run: the key of the index and of live streams. */

@@ -1,9 +1,9 @@
 // The Runs view: runs grouped by target, newest first, with their state icon, a description
 // (epoch, loss, best accuracy) and a tooltip; live runs update as their events arrive.
 import * as vscode from 'vscode';
-import { canDelete, runContextValue, runDescription, runTooltip, shownState, stateIcon, type ShownState } from '../core/runPresentation';
-import type { RunRecord } from '../core/runIndex';
-import { describe } from '../core/runState';
+import { canDelete, runContextValue, runDescription, runTooltip, shownState, stateIcon, type ShownState } from '../core/runs/presentation';
+import type { RunRecord } from '../core/runs/runIndex';
+import { describe } from '../core/runs/state';
 import type { Ctx } from './context';
 import { runKey, type RunMonitor, type RunRef } from './runMonitor';
 

@@ -3,8 +3,8 @@ import { existsSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { readSshHosts } from '../core/sshConfig';
-import { buildTargets, expandHome, localPython, type RemoteDefaults, type SshTargetSetting, type TargetDef } from '../core/targetsModel';
+import { readSshHosts } from '../core/ssh/config';
+import { buildTargets, expandHome, localPython, type RemoteDefaults, type SshTargetSetting, type TargetDef } from '../core/targets/model';
 
 export const SECTION = 'ascendFinetune';
 

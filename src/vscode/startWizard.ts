@@ -4,7 +4,7 @@
 // `validate` runs on the target before `launch`, and its problems are shown with their fixes.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { RunnerError } from '../core/runnerCli';
+import { RunnerError } from '../core/targets/runnerCli';
 import {
   AMP_LEVELS,
   BACKBONES,
@@ -18,10 +18,10 @@ import {
   slugOf,
   type NumberField,
   type WizardChoices,
-} from '../core/specBuilder';
-import { formatOf, writeSpec } from '../core/specWriter';
-import { listFolder } from '../core/targetOps';
-import { nodeAddress, npuChoices, type TargetDef } from '../core/targetsModel';
+} from '../core/spec/builder';
+import { formatOf, writeSpec } from '../core/spec/writer';
+import { listFolder } from '../core/targets/ops';
+import { nodeAddress, npuChoices, type TargetDef } from '../core/targets/model';
 import type { CommandId } from '../shared/commands';
 import type { App } from './app';
 import { errorText } from './context';

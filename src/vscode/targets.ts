@@ -1,8 +1,8 @@
 // The Targets view: "This machine" and SSH hosts; Check Target runs the runner's `doctor` there
 // and shows what it found (Python, MindSpore, CANN, each NPU) as children, problems with their fix.
 import * as vscode from 'vscode';
-import { RunnerError, runnerArgs, runRunner } from '../core/runnerCli';
-import { doctorFailureRow, doctorRows, type DoctorRow, type TargetDef } from '../core/targetsModel';
+import { RunnerError, runnerArgs, runRunner } from '../core/targets/runnerCli';
+import { doctorFailureRow, doctorRows, type DoctorRow, type TargetDef } from '../core/targets/model';
 import type { CommandId } from '../shared/commands';
 import { errorText, type Ctx } from './context';
 

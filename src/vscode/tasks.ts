@@ -5,12 +5,12 @@
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { followRun } from '../core/attach';
-import { formatCheckpoint, formatEval, formatSummary, formatWarning, ProgressTracker } from '../core/progress';
-import { absolutizeSpecPaths } from '../core/specBuilder';
-import { parseSpecText } from '../core/specFile';
-import { LOCAL_TARGET_ID } from '../core/targetsModel';
-import { isKnownEvent } from '../shared/events';
+import { followRun } from '../core/runs/attach';
+import { formatCheckpoint, formatEval, formatSummary, formatWarning, ProgressTracker } from '../core/runs/progress';
+import { absolutizeSpecPaths } from '../core/spec/builder';
+import { parseSpecText } from '../core/spec/file';
+import { LOCAL_TARGET_ID } from '../core/targets/model';
+import { isKnownEvent } from '../shared/eventsProtocol';
 import type { App } from './app';
 import { errorText } from './context';
 import { launchSpec } from './launch';

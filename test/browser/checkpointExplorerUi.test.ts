@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import * as esbuild from 'esbuild';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { validateUiMessage, type ExplorerState } from '../../src/shared/checkpointMessages';
+import { validateUiMessage, type ExplorerState } from '../../src/shared/checkpointsProtocol';
 import * as fake from '../unit/fixtures/fakeVscode';
 
 const CHROMIUM = '/usr/bin/chromium';

@@ -14,8 +14,8 @@ import * as esbuild from 'esbuild';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import NodeWebSocket from 'ws';
 import { startDashboardServer, type DashboardServer } from '../../src/core/dashboard/server';
-import type { RunnerConfig } from '../../src/core/invocation';
-import { launchRun, runRunner } from '../../src/core/runnerCli';
+import type { RunnerConfig } from '../../src/core/targets/invocation';
+import { launchRun, runRunner } from '../../src/core/targets/runnerCli';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const PYTHON = path.join(ROOT, '.venv', 'bin', 'python');

@@ -3,7 +3,7 @@
 // (series.ts), which is what the UI drew before it extended them in place.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { EvalBlock, StepBlock } from '../../src/shared/dashboard';
+import type { EvalBlock, StepBlock } from '../../src/shared/dashboardProtocol';
 import { SingleRunColumns } from '../../webview/dashboard/live';
 import { joinOnX, overflowMarkers, overflowsInWindow, smooth } from '../../webview/dashboard/series';
 

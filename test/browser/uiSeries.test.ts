@@ -2,7 +2,7 @@
 // counts per window, joining runs on one step axis, CSV, and the formats the header shows.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { DashboardHeader, EvalBlock, StepBlock } from '../../src/shared/dashboard';
+import type { DashboardHeader, EvalBlock, StepBlock } from '../../src/shared/dashboardProtocol';
 import { formatDuration, formatScale, joinOnX, overflowMarkers, overflowsInWindow, safeFileName, smooth, toCsv } from '../../webview/dashboard/series';
 
 test('smoothing 0 is the raw series; NaN losses stay gaps and do not poison later points', () => {

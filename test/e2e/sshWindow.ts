@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import type { SshDestination } from '../../src/core/ssh';
+import type { SshDestination } from '../../src/core/ssh/ssh';
 
 export interface SshHost {
   alias: string;
@@ -38,7 +38,7 @@ export function sshWindow(sideDir: string, dest: SshDestination, hosts: readonly
 /**
  * Ends the connection-sharing masters the extension opened to these aliases (ControlPersist keeps
  * them 10 minutes, and sshd's connection processes with them). Its sockets are in its global
- * storage, or in /tmp/aft-ssh-<uid> when that path is too long for a socket (src/core/ssh.ts).
+ * storage, or in /tmp/aft-ssh-<uid> when that path is too long for a socket (src/core/ssh/ssh.ts).
  */
 export function exitSshMasters(home: string, tempDir: string, aliases: readonly string[]): void {
   const uid = typeof process.getuid === 'function' ? process.getuid() : 0;

@@ -195,7 +195,7 @@ export const commandOnTarget = commandOnItem;
 
 export type ShownState = 'launching' | 'running' | 'reconnecting' | 'completed' | 'stopped' | 'failed' | 'lost';
 
-/** The state icons of the Runs view (src/core/runPresentation.ts stateIcon). */
+/** The state icons of the Runs view (src/core/runs/presentation.ts stateIcon). */
 const ICON_STATES: Record<string, ShownState> = {
   'codicon-loading': 'launching',
   'codicon-sync': 'running',

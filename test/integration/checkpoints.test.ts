@@ -1,6 +1,6 @@
 // The checkpoint explorer's core against the REAL runner: one tiny frozen-backbone run trained here,
 // then read, verify, inspect, compare, evaluate, export, delete and prune through
-// src/core/checkpoint*.ts, on this machine and over a real OpenSSH server on 127.0.0.1, plus a
+// src/core/checkpoints/, on this machine and over a real OpenSSH server on 127.0.0.1, plus a
 // download over ssh with its sha256 check (and a mismatch that leaves nothing behind).
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -18,13 +18,13 @@ import {
   inspectCheckpoint,
   verifyCheckpoints,
   verifyProblem,
-} from '../../src/core/checkpointClient';
-import { downloadCheckpoint, IntegrityError } from '../../src/core/checkpointDownload';
-import { prunePlan } from '../../src/core/checkpointPrune';
-import { readRunCheckpoints } from '../../src/core/checkpointRunInfo';
-import { RunnerError, runnerArgs, runRunner } from '../../src/core/runnerCli';
-import { localTarget, sshTarget, type SshTarget, type Target } from '../../src/core/target';
-import type { PythonTargetFactory } from '../../src/core/targetOps';
+} from '../../src/core/checkpoints/client';
+import { downloadCheckpoint, IntegrityError } from '../../src/core/checkpoints/download';
+import { prunePlan } from '../../src/core/checkpoints/prune';
+import { readRunCheckpoints } from '../../src/core/checkpoints/runInfo';
+import { RunnerError, runnerArgs, runRunner } from '../../src/core/targets/runnerCli';
+import { localTarget, sshTarget, type SshTarget, type Target } from '../../src/core/targets/target';
+import type { PythonTargetFactory } from '../../src/core/targets/ops';
 import { makeData, PYTHON, requirePython, RUNNER_DIR } from './realRun';
 import { startSshd, type Sshd } from './sshd';
 

@@ -6,9 +6,9 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
-import { contentHash, deployRunner, runnerFiles } from '../../src/core/deploy';
-import { runRunner } from '../../src/core/runnerCli';
-import { makeTarget, type TargetDef } from '../../src/core/targetsModel';
+import { contentHash, deployRunner, runnerFiles } from '../../src/core/targets/deploy';
+import { runRunner } from '../../src/core/targets/runnerCli';
+import { makeTarget, type TargetDef } from '../../src/core/targets/model';
 import { PYTHON, requirePython, RUNNER_DIR } from './realRun';
 import { startSshd, type Sshd } from './sshd';
 

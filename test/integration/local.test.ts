@@ -5,8 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
-import { launchRun } from '../../src/core/runnerCli';
-import { localTarget } from '../../src/core/target';
+import { launchRun } from '../../src/core/targets/runnerCli';
+import { localTarget } from '../../src/core/targets/target';
 import { assertNoAttachLeft, followCleanAndKilled, makeData, PYTHON, requirePython, RUNNER_DIR, runStarted, waitForExit, writeSpec } from './realRun';
 
 let tmp: string;

@@ -1,4 +1,4 @@
-// A run on two machines, launched the way the extension does it (src/core/multiNode.ts): the
+// A run on two machines, launched the way the extension does it (src/core/runs/multiNode.ts): the
 // runner's `launch` on each node over ssh, one master port, one run id. Both "machines" are this
 // host reached through the loopback sshd under two names (127.0.0.1 and localhost), each with its
 // own runs folder, so msrun really starts two nodes whose ranks train as one data-parallel run.
@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { launchNodes, NodeLaunchError, type NodeSite } from '../../src/core/multiNode';
-import { sshTarget, type SshTarget, type Target } from '../../src/core/target';
+import { launchNodes, NodeLaunchError, type NodeSite } from '../../src/core/runs/multiNode';
+import { sshTarget, type SshTarget, type Target } from '../../src/core/targets/target';
 import { fileEvents, makeData, PYTHON, requirePython, RUNNER_DIR, runStarted } from './realRun';
 import { startSshd, type Sshd } from './sshd';
 

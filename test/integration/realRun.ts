@@ -4,10 +4,10 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { followRun, type ReconnectInfo } from '../../src/core/attach';
-import { runRunner } from '../../src/core/runnerCli';
-import type { RunnerProcess, Target } from '../../src/core/target';
-import type { RunEvent, RunStartedEvent } from '../../src/shared/events';
+import { followRun, type ReconnectInfo } from '../../src/core/runs/attach';
+import { runRunner } from '../../src/core/targets/runnerCli';
+import type { RunnerProcess, Target } from '../../src/core/targets/target';
+import type { RunEvent, RunStartedEvent } from '../../src/shared/eventsProtocol';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 export const PYTHON = path.join(ROOT, '.venv', 'bin', 'python');

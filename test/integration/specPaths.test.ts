@@ -1,5 +1,5 @@
 // The editor's checks of a spec meant for an SSH target, over a real OpenSSH server on 127.0.0.1:
-// the runner's `probe` through src/core/specPaths, paths full of shell syntax arriving unchanged, and
+// the runner's `probe` through src/core/spec/paths, paths full of shell syntax arriving unchanged, and
 // the cache answering again without a new ssh process (counted, not timed); a target that is down
 // costs one ssh attempt, not one per question.
 import assert from 'node:assert/strict';
@@ -7,8 +7,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
-import { PathCache, probePaths } from '../../src/core/specPaths';
-import { sshTarget, type SshTarget, type Target } from '../../src/core/target';
+import { PathCache, probePaths } from '../../src/core/spec/paths';
+import { sshTarget, type SshTarget, type Target } from '../../src/core/targets/target';
 import { freePort } from '../support/net';
 import { PYTHON, requirePython, RUNNER_DIR } from './realRun';
 import { startSshd, type Sshd } from './sshd';

@@ -5,8 +5,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { tmpdir, userInfo } from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
-import { launchRun } from '../../src/core/runnerCli';
-import { sshTarget, type SshTarget } from '../../src/core/target';
+import { launchRun } from '../../src/core/targets/runnerCli';
+import { sshTarget, type SshTarget } from '../../src/core/targets/target';
 import { assertNoAttachLeft, followCleanAndKilled, makeData, PYTHON, requirePython, RUNNER_DIR, runStarted, waitForExit, writeSpec } from './realRun';
 import { startSshd, type Sshd } from './sshd';
 

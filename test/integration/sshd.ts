@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir, userInfo } from 'node:os';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SshDestination } from '../../src/core/ssh';
+import type { SshDestination } from '../../src/core/ssh/ssh';
 import { accepts, freePort } from '../support/net';
 
 export const SSHD = '/usr/sbin/sshd';

@@ -3,7 +3,7 @@
 test/unit/specExamples.test.ts runs the same files through the extension's (ajv, same schema): each
 invalid example's sidecar `NAME.expected.json` holds the exact problems both must report, so the
 Python and TypeScript validators cannot drift apart. YAML examples become JSON through the
-extension's own converter (src/core/specFile.ts), as they do before a launch.
+extension's own converter (src/core/spec/file.ts), as they do before a launch.
 """
 
 from __future__ import annotations

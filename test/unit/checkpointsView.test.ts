@@ -11,8 +11,8 @@ import { hostname, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { RunIndex } from '../../src/core/runIndex';
-import { makeTarget, type TargetDef } from '../../src/core/targetsModel';
+import { RunIndex } from '../../src/core/runs/runIndex';
+import { makeTarget, type TargetDef } from '../../src/core/targets/model';
 import * as fake from './fixtures/fakeVscode';
 
 const root = path.join(__dirname, '..', '..');

@@ -11,7 +11,7 @@ import { hostname, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { HostMessage } from '../../src/shared/dashboard';
+import type { HostMessage } from '../../src/shared/dashboardProtocol';
 import * as fake from './fixtures/fakeVscode';
 
 const root = path.join(__dirname, '..', '..');

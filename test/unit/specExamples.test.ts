@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { parseSpecText } from '../../src/core/specFile';
-import { checkSpec, specDefaults, type SpecProblem } from '../../src/core/specSchema';
+import { parseSpecText } from '../../src/core/spec/file';
+import { checkSpec, specDefaults, type SpecProblem } from '../../src/core/spec/schema';
 import { parseSpecDocument } from '../../src/server/specDocument';
 import { EXAMPLES, EXAMPLES_DIR, expectedOf } from '../spec-examples/expected';
 

@@ -1,9 +1,9 @@
 // The checkpoint explorer UI (dist/webview/checkpoints.js), in a VS Code webview. It draws the
-// host's snapshot (src/shared/checkpointMessages.ts) and sends back what the user asks for. Every
+// host's snapshot (src/shared/checkpointsProtocol.ts) and sends back what the user asks for. Every
 // text from a run (names, classes, paths) goes in through textContent, never as HTML.
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
-import { isHostMessage, type CheckpointRow, type CompareView, type EvalView, type ExplorerState, type TensorsView, type UiMessage } from '../../src/shared/checkpointMessages';
+import { isHostMessage, type CheckpointRow, type CompareView, type EvalView, type ExplorerState, type TensorsView, type UiMessage } from '../../src/shared/checkpointsProtocol';
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void; getState(): unknown; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();

@@ -1,7 +1,7 @@
 // The dashboard: holds what the host sent (snapshots replace, appends extend), draws it once per
 // animation frame, and keeps the user's smoothing, zoom and tab across reloads.
 import type uPlot from 'uplot';
-import type { DeviceBlock, EvalBlock, HostMessage, RunData, StepBlock } from '../../src/shared/dashboard';
+import type { DeviceBlock, EvalBlock, HostMessage, RunData, StepBlock } from '../../src/shared/dashboardProtocol';
 import { axis, ChartPanel, line, markers, readTheme, stepAxis, type ChartContext, type ChartDef, type Theme } from './charts';
 import { fill, h, setText } from './dom';
 import { SingleRunColumns } from './live';

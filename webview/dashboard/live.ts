@@ -3,7 +3,7 @@
 // host appends rows, so that a live append costs the new rows, not all of them. Anything that is
 // not a plain extension (a snapshot, a new smoothing, an eval at a step the x axis lacks) rebuilds
 // them from the run's columns. No DOM here, so node tests can check it against series.ts.
-import type { EvalBlock, StepBlock } from '../../src/shared/dashboard';
+import type { EvalBlock, StepBlock } from '../../src/shared/dashboardProtocol';
 import { joinOnX, overflowMarkers, overflowsInWindow, smooth } from './series';
 
 type Col = (number | null)[];

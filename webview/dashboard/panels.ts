@@ -1,6 +1,6 @@
 // The non-chart parts of the dashboard, each a function from host data to DOM. Everything a run
 // wrote (names, class names, checkpoint paths, messages, traces) goes in as text.
-import type { AmpHealth, DashboardHeader, EvalBlock, RunData, RunNotice } from '../../src/shared/dashboard';
+import type { AmpHealth, DashboardHeader, EvalBlock, RunData, RunNotice } from '../../src/shared/dashboardProtocol';
 import { fill, h, setAttr, setText } from './dom';
 import { formatDuration, formatPercent, formatScale } from './series';
 

@@ -1,6 +1,6 @@
 // Pure computations on the columns the host sends: smoothing, overflow counts per window, CSV,
 // and the number/time formats the UI shows. No DOM here, so node tests can run it.
-import type { EvalBlock, RunData, StepBlock } from '../../src/shared/dashboard';
+import type { EvalBlock, RunData, StepBlock } from '../../src/shared/dashboardProtocol';
 
 /**
  * Exponential moving average, debiased like TensorBoard's smoothing: `weight` 0 is the raw series,

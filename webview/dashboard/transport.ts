@@ -1,7 +1,7 @@
 // How the UI reaches its host: inside VS Code the webview API, in a browser a WebSocket to the
 // page's own origin (the server checks the token from the page URL and the Origin). The rest of
 // the UI sees only this interface.
-import type { HostMessage, UiMessage } from '../../src/shared/dashboard';
+import type { HostMessage, UiMessage } from '../../src/shared/dashboardProtocol';
 
 export interface UiState {
   smoothing: number;

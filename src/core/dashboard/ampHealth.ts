@@ -8,7 +8,7 @@
 // - NaN/Inf loss without overflow: the loss diverged while the gradients were finite (or not
 //   checked): data or learning rate, not mixed precision.
 // - no loss scaling with fp16 (O2/O3): small gradients underflow to zero and overflows go unseen.
-import type { AmpDiagnosis, AmpHealth } from '../../shared/dashboard';
+import type { AmpDiagnosis, AmpHealth } from '../../shared/dashboardProtocol';
 import type { RunSeriesStore } from './seriesStore';
 
 export const AMP_WINDOW = 200;

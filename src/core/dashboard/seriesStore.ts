@@ -2,10 +2,10 @@
 // tens of MB and a snapshot can scan it in milliseconds. Fed by RunEvents in seq order; events at
 // or below the last seq seen are ignored, so a re-attach that replays the log doubles nothing.
 // NaN stands for null in the float columns (the runner writes NaN/Inf losses as null anyway).
-import type { CheckpointEvent, EvalEvent, RunEvent, RunFinishedEvent, RunStartedEvent, StepEvent } from '../../shared/events';
-import { isKnownEvent } from '../../shared/events';
-import type { DashboardHeader, DeviceBlock, EvalBlock, RunKey, RunNotice, StepBlock } from '../../shared/dashboard';
-import { applyEvent, applySignal, initialView, type RunView, type TransportSignal } from '../runState';
+import type { CheckpointEvent, EvalEvent, RunEvent, RunFinishedEvent, RunStartedEvent, StepEvent } from '../../shared/eventsProtocol';
+import { isKnownEvent } from '../../shared/eventsProtocol';
+import type { DashboardHeader, DeviceBlock, EvalBlock, RunKey, RunNotice, StepBlock } from '../../shared/dashboardProtocol';
+import { applyEvent, applySignal, initialView, type RunView, type TransportSignal } from '../runs/state';
 
 /** A float column that grows by doubling; `length` rows are valid. */
 export class Column {

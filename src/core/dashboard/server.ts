@@ -13,9 +13,9 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { JsonlReader } from '../jsonlReader';
-import { isRunEvent, type RunEvent } from '../../shared/events';
-import type { HostMessage, RunKey } from '../../shared/dashboard';
+import { JsonlReader } from '../runs/jsonlReader';
+import { isRunEvent, type RunEvent } from '../../shared/eventsProtocol';
+import type { HostMessage, RunKey } from '../../shared/dashboardProtocol';
 import { DashboardSession } from './session';
 
 export interface DashboardServerOptions {

@@ -19,13 +19,13 @@
 // per run every `appendIntervalMs`; a snapshot replaces appends when the UI needs everything again
 // (ready, shown, zoom, a width change that changes the downsampling, a resume that rewrote steps,
 // or live rows piling up past a downsampled snapshot).
-import type { RunEvent } from '../../shared/events';
-import type { HostMessage, RunData, RunKey, UiMessage, ViewRange } from '../../shared/dashboard';
-import type { TransportSignal } from '../runState';
+import type { RunEvent } from '../../shared/eventsProtocol';
+import type { HostMessage, RunData, RunKey, UiMessage, ViewRange } from '../../shared/dashboardProtocol';
+import type { TransportSignal } from '../runs/state';
 import { AMP_WINDOW, ampHealth } from './ampHealth';
 import { ROWS_PER_PIXEL, selectRows } from './downsample';
 import { RunSeriesStore, STEP_SERIES } from './seriesStore';
-import { validateUiMessage } from './validate';
+import { validateUiMessage } from '../../shared/dashboardValidate';
 
 export interface RunMeta {
   name: string;

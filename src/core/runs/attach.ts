@@ -1,0 +1,135 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isRunEvent, type RunEvent } from '../../shared/eventsProtocol';
+import { EventSequencer, type GapHandler } from './eventStream';
+import { JsonlReader, type BadLineHandler } from './jsonlReader';
+import { errorInfo, runnerArgs, type RunnerConfig, type RunnerErrorInfo } from '../targets/runnerCli';
+import { asTarget, type Target } from '../targets/target';
+
+export interface FollowOptions {
+  /** Where the run is: this machine (a RunnerConfig, or a local Target) or an SSH target. */
+  runner: RunnerConfig | Target;
+  /** The run directory, as a path on the target. */
+  runDir: string;
+  /** Last seq the caller already has; events after it are delivered. */
+  since?: number;
+  /** False: deliver what the run has written so far and stop (`--no-follow`). */
+  follow?: boolean;
+  /** Consecutive attaches that bring no new event before giving up. */
+  maxRetries?: number;
+  /** First reconnect delay; doubles per consecutive failure, up to 10 s. */
+  backoffMs?: number;
+  /** Stops following (the run itself keeps going). */
+  signal?: AbortSignal;
+  onBadLine?: BadLineHandler;
+  onGap?: GapHandler;
+  onReconnect?: (info: ReconnectInfo) => void;
+}
+
+export interface ReconnectInfo {
+  attempt: number;
+  since: number;
+  delayMs: number;
+  reason: string;
+}
+
+/** Following stopped for a reason a reconnect cannot fix. */
+export class FollowError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number | null,
+    /** The runner's `error` object, when it reported one. */
+    readonly info: RunnerErrorInfo | undefined,
+    readonly stderrTail: string,
+  ) {
+    super(message);
+    this.name = 'FollowError';
+  }
+}
+
+const MAX_BACKOFF_MS = 10_000;
+const STDERR_TAIL = 4000;
+
+/**
+ * Streams a run's events from the runner's `attach`, each exactly once and in order, until
+ * `run_finished`. A stream that ends early (killed process, dropped SSH) is re-attached with
+ * `--since <last seq>`; a runner that reports an error, or exits 2 (bad input), is not retried.
+ * Breaking out of the loop kills the attach process, not the run.
+ */
+export async function* followRun(opts: FollowOptions): AsyncGenerator<RunEvent, void, undefined> {
+  const follow = opts.follow ?? true;
+  const maxRetries = opts.maxRetries ?? 5;
+  const backoffMs = opts.backoffMs ?? 500;
+  const target = asTarget(opts.runner);
+  const sequencer = new EventSequencer(opts.since ?? 0, opts.onGap);
+  let failures = 0;
+
+  for (;;) {
+    const child = target.spawnRunner(runnerArgs.attach(opts.runDir, { since: sequencer.lastSeq, follow }), { signal: opts.signal });
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => {
+      stderr = (stderr + b.toString('utf8')).slice(-STDERR_TAIL);
+    });
+    // Registered before reading so neither event is missed; a failed spawn emits 'error' only.
+    const exited = new Promise<{ code: number | null; signal: string | null; error?: Error }>((resolve) => {
+      child.once('error', (error) => resolve({ code: null, signal: null, error }));
+      child.once('close', (code, signal) => resolve({ code, signal }));
+    });
+
+    const reader = new JsonlReader(opts.onBadLine);
+    let finished = false;
+    let progressed = false;
+    let reported: RunnerErrorInfo | undefined;
+    function* deliver(values: unknown[]): Generator<RunEvent> {
+      for (const value of values) {
+        if (finished) return;
+        if (isRunEvent(value)) {
+          if (!sequencer.accept(value)) continue;
+          progressed = true;
+          finished = value.type === 'run_finished';
+          yield value;
+        } else {
+          reported ??= errorInfo(value);
+        }
+      }
+    }
+
+    try {
+      try {
+        for await (const chunk of child.stdout) {
+          yield* deliver(reader.feed(chunk as Buffer));
+          if (finished) return;
+        }
+      } catch {
+        // A stream torn down by a kill or abort: judged below by the exit.
+      }
+      yield* deliver(reader.end());
+      if (finished) return;
+    } finally {
+      // Also runs when the consumer stops early: never leave an attach process behind.
+      if (child.exitCode === null && child.signalCode === null) child.kill();
+    }
+
+    const exit = await exited;
+    if (opts.signal?.aborted) return;
+    if (!follow && exit.code === 0) return;
+    if (reported) {
+      throw new FollowError(reported.message ?? `attach failed (${reported.kind ?? 'error'})`, exit.code, reported, stderr);
+    }
+    if (exit.error) throw new FollowError(`could not run ${target.program}: ${exit.error.message}`, null, undefined, stderr);
+    if (exit.code === 2) throw new FollowError(`attach refused its input: ${stderr.trim() || '(no output)'}`, 2, undefined, stderr);
+
+    // Only attaches that bring nothing new count towards giving up: a long run may drop often.
+    failures = progressed ? 1 : failures + 1;
+    const reason = `attach ended with ${exit.code ?? exit.signal} before run_finished`;
+    if (failures > maxRetries) {
+      throw new FollowError(`${reason}; gave up after ${maxRetries} retries`, exit.code, undefined, stderr);
+    }
+    const delayMs = Math.min(backoffMs * 2 ** (failures - 1), MAX_BACKOFF_MS);
+    opts.onReconnect?.({ attempt: failures, since: sequencer.lastSeq, delayMs, reason });
+    try {
+      await sleep(delayMs, undefined, { signal: opts.signal });
+    } catch {
+      return; // aborted while waiting
+    }
+  }
+}

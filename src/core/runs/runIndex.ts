@@ -1,0 +1,132 @@
+// The Runs view's memory: every run launched from here or found on a target, persisted (through a
+// Memento-like store) so the history and each stream's position survive a window reload.
+import type { RunState } from '../../shared/eventsProtocol';
+
+export interface RunRecord {
+  /** 'local' for this machine, else the SSH target's id. */
+  targetId: string;
+  runId: string;
+  /** The run directory, as a path on the target. */
+  runDir: string;
+  name?: string;
+  backbone?: string;
+  state: RunState;
+  /** unix seconds */
+  startedAt: number;
+  endedAt?: number | null;
+  /** The last event seq received: a re-attach after a reload continues after it. */
+  lastSeq: number;
+  /** Last known description (epoch, loss, best accuracy), shown until a stream refreshes it. */
+  description?: string;
+  /** The checkpoint (file name) a resumed run started from. */
+  resumedFrom?: string;
+  /** A multi-node run's other nodes (node 1, 2, ...): their targets and run directories there. */
+  nodes?: { targetId: string; runDir: string }[];
+}
+
+/** One run as the runner's `ls ROOT` lists it (runs[] of its JSON output). */
+export interface ListedRun {
+  run_id: string;
+  run_dir: string;
+  state: RunState;
+  started_at?: number | null;
+  ended_at?: number | null;
+  name?: string | null;
+  backbone?: string | null;
+  /** Set (1, 2, ...) on another node's part of a multi-node run: its master's run is the run. */
+  node_rank?: number | null;
+}
+
+/** The part of vscode.Memento this needs, so tests can pass a Map. */
+export interface KeyValueStore {
+  get<T>(key: string): T | undefined;
+  update(key: string, value: unknown): PromiseLike<void>;
+}
+
+const KEY = 'ascend.runIndex.v1';
+const key = (targetId: string, runId: string) => `${targetId}\u0000${runId}`;
+
+export class RunIndex {
+  private readonly records = new Map<string, RunRecord>();
+
+  constructor(private readonly store: KeyValueStore) {
+    for (const r of store.get<RunRecord[]>(KEY) ?? []) {
+      if (r && typeof r.runId === 'string' && typeof r.targetId === 'string') this.records.set(key(r.targetId, r.runId), r);
+    }
+  }
+
+  /** Newest first. */
+  all(): RunRecord[] {
+    return [...this.records.values()].sort((a, b) => b.startedAt - a.startedAt || a.runId.localeCompare(b.runId));
+  }
+
+  /** Runs per target, each list newest first. */
+  byTarget(): Map<string, RunRecord[]> {
+    const out = new Map<string, RunRecord[]>();
+    for (const r of this.all()) out.set(r.targetId, [...(out.get(r.targetId) ?? []), r]);
+    return out;
+  }
+
+  get(targetId: string, runId: string): RunRecord | undefined {
+    return this.records.get(key(targetId, runId));
+  }
+
+  /** Runs to re-attach to on activation. */
+  live(): RunRecord[] {
+    return this.all().filter((r) => r.state === 'running');
+  }
+
+  upsert(record: RunRecord): Promise<void> {
+    const old = this.get(record.targetId, record.runId);
+    // a stream never goes backwards: keep the higher seq whichever side reports it
+    this.records.set(key(record.targetId, record.runId), { ...old, ...record, lastSeq: Math.max(old?.lastSeq ?? 0, record.lastSeq) });
+    return this.save();
+  }
+
+  /** Only the stream position and description, the frequent update while a run streams. */
+  progress(targetId: string, runId: string, lastSeq: number, description?: string, state?: RunState): Promise<void> {
+    const r = this.get(targetId, runId);
+    if (!r) return Promise.resolve();
+    return this.upsert({ ...r, lastSeq, description: description ?? r.description, state: state ?? r.state });
+  }
+
+  /**
+   * Takes a target's `ls` as the truth for that target: new runs are added, known ones take the
+   * listed state, and runs the target no longer has (deleted there) leave the index. Stream
+   * positions are kept.
+   */
+  mergeListing(targetId: string, listed: ListedRun[]): Promise<void> {
+    const seen = new Set<string>();
+    for (const l of listed) {
+      if (typeof l.node_rank === 'number' && l.node_rank > 0) continue; // listed under its master's target
+      seen.add(l.run_id);
+      const old = this.get(targetId, l.run_id);
+      this.records.set(key(targetId, l.run_id), {
+        ...old, // what only the extension knows (a multi-node run's nodes, what it resumed from)
+        targetId,
+        runId: l.run_id,
+        runDir: l.run_dir,
+        name: l.name ?? old?.name,
+        backbone: l.backbone ?? old?.backbone,
+        state: l.state,
+        startedAt: l.started_at ?? old?.startedAt ?? 0,
+        endedAt: l.ended_at ?? old?.endedAt ?? null,
+        lastSeq: old?.lastSeq ?? 0,
+        description: old?.description,
+      });
+    }
+    for (const r of [...this.records.values()]) {
+      if (r.targetId === targetId && !seen.has(r.runId)) this.records.delete(key(r.targetId, r.runId));
+    }
+    return this.save();
+  }
+
+  remove(targetId: string, runId: string): Promise<void> {
+    this.records.delete(key(targetId, runId));
+    return this.save();
+  }
+
+  private save(): Promise<void> {
+    return Promise.resolve(this.store.update(KEY, this.all()));
+  }
+}

@@ -1,0 +1,127 @@
+// One run as the extension shows it: a small state machine fed by the runner's events and by what
+// the transport sees (a dropped stream, a dead process). Views, the status bar and notifications
+// read `RunView`; nothing here knows about VS Code.
+import type { RunEvent, RunFinishedEvent } from '../../shared/eventsProtocol';
+import { isKnownEvent } from '../../shared/eventsProtocol';
+
+/**
+ * launching: `launch` returned, no run_started yet; running: events flow; reconnecting: the stream
+ * dropped and is being re-attached; finished: run_finished arrived (see `status`); lost: the
+ * training process is gone without run_finished.
+ */
+export type RunPhase = 'launching' | 'running' | 'reconnecting' | 'finished' | 'lost';
+
+export interface RunView {
+  phase: RunPhase;
+  /** How it ended, once finished. */
+  status?: RunFinishedEvent['status'];
+  error?: RunFinishedEvent['error'];
+  lastSeq: number;
+  epoch?: number;
+  totalEpochs?: number;
+  step?: number;
+  totalSteps?: number;
+  stepsPerEpoch?: number;
+  loss?: number | null;
+  imgPerS?: number | null;
+  lossScale?: number | null;
+  overflows: number;
+  bestValAcc?: number;
+  /** unix seconds of run_started (of the latest segment, after a resume) and of the last event */
+  startedAt?: number;
+  lastEventAt?: number;
+  /** seconds per step, smoothed, for the ETA; `lastStepT` is the previous step's time */
+  secPerStep?: number;
+  lastStepT?: number;
+  warnings: number;
+}
+
+export type TransportSignal =
+  | { kind: 'dropped' } // the attach stream ended early and will be retried
+  | { kind: 'lost' } // the runner says the process is gone (attach's `lost` error, or `ls`)
+  | { kind: 'reattached' };
+
+const SMOOTHING = 0.2; // weight of the newest step in the moving average of step time
+
+export function initialView(): RunView {
+  return { phase: 'launching', lastSeq: 0, overflows: 0, warnings: 0 };
+}
+
+/** The next view after one event; events at or below lastSeq are ignored (never counted twice). */
+export function applyEvent(view: RunView, event: RunEvent): RunView {
+  if (event.seq <= view.lastSeq) return view;
+  const v: RunView = { ...view, lastSeq: event.seq, lastEventAt: event.t };
+  if (v.phase === 'reconnecting' || v.phase === 'launching') v.phase = 'running';
+  if (!isKnownEvent(event)) return v;
+  switch (event.type) {
+    case 'run_started': {
+      // also a resume in the same run directory: the run is live again
+      v.phase = 'running';
+      v.status = undefined;
+      v.error = undefined;
+      v.startedAt = event.t;
+      v.lastStepT = undefined; // a resume: the time it was down is not a step
+      v.totalSteps = event.total_steps;
+      v.stepsPerEpoch = event.steps_per_epoch;
+      const spec = event.spec as { train?: { epochs?: number } };
+      v.totalEpochs = spec.train?.epochs;
+      break;
+    }
+    case 'step': {
+      if (v.lastStepT !== undefined && event.t > v.lastStepT) {
+        const dt = event.t - v.lastStepT;
+        v.secPerStep = v.secPerStep === undefined ? dt : v.secPerStep * (1 - SMOOTHING) + dt * SMOOTHING;
+      }
+      v.lastStepT = event.t;
+      v.epoch = event.epoch;
+      v.step = event.step;
+      v.loss = event.loss;
+      v.imgPerS = event.img_per_s;
+      v.lossScale = event.loss_scale;
+      if (event.overflow) v.overflows++;
+      break;
+    }
+    case 'eval':
+      if (v.bestValAcc === undefined || event.val_acc > v.bestValAcc) v.bestValAcc = event.val_acc;
+      break;
+    case 'warning':
+      v.warnings++;
+      break;
+    case 'run_finished':
+      v.phase = 'finished';
+      v.status = event.status;
+      v.error = event.error;
+      break;
+  }
+  return v;
+}
+
+export function applySignal(view: RunView, signal: TransportSignal): RunView {
+  if (view.phase === 'finished') return view; // nothing the transport says changes a finished run
+  switch (signal.kind) {
+    case 'dropped':
+      return view.phase === 'lost' ? view : { ...view, phase: 'reconnecting' };
+    case 'reattached':
+      return view.phase === 'reconnecting' ? { ...view, phase: 'running' } : view;
+    case 'lost':
+      return { ...view, phase: 'lost' };
+  }
+}
+
+/** Seconds left at the current pace, or undefined before there is a pace. */
+export function etaSeconds(view: RunView): number | undefined {
+  if (view.secPerStep === undefined || view.step === undefined || view.totalSteps === undefined) return undefined;
+  return Math.max(0, (view.totalSteps - view.step) * view.secPerStep);
+}
+
+/** The one-line description a run gets in the Runs view, e.g. `epoch 2/10 · loss 0.412 · best 91.3%`. */
+export function describe(view: RunView): string {
+  const parts: string[] = [];
+  if (view.epoch !== undefined) parts.push(`epoch ${view.epoch}${view.totalEpochs ? `/${view.totalEpochs}` : ''}`);
+  if (typeof view.loss === 'number') parts.push(`loss ${view.loss.toPrecision(3)}`);
+  if (view.bestValAcc !== undefined) parts.push(`best ${(view.bestValAcc * 100).toFixed(1)}%`);
+  if (view.phase === 'reconnecting') parts.push('reconnecting…');
+  if (view.phase === 'lost') parts.push('lost');
+  if (view.phase === 'finished' && view.status !== 'completed') parts.push(view.status ?? '');
+  return parts.join(' · ');
+}

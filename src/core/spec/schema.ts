@@ -1,0 +1,189 @@
+// The run spec's rules, from the one JSON Schema the runner ships (runner/ascend_finetune/
+// spec.schema.json): defaults, field docs, and validation with ajv that gives the same problems
+// ({path, message, fix}) as the runner's `validate` (runner/ascend_finetune/spec.py). The shared
+// examples in test/spec-examples run through both, so the two cannot drift.
+import Ajv, { type ErrorObject } from 'ajv';
+import { existsSync, statSync } from 'node:fs';
+import { fieldSchema, isSection, pathFields, rangeText, resolveSpecPath, SPEC_SCHEMA, typesOf, type SchemaNode } from './fields';
+import { closeMatch, pyDumps, pyNumber } from './py';
+
+export * from './fields';
+
+export interface SpecProblem {
+  path: string;
+  message: string;
+  fix: string;
+}
+
+const ajv = new Ajv({ allErrors: true, strictNumbers: true, strict: true, allowUnionTypes: true });
+ajv.addVocabulary(['x-path', 'x-expect', 'x-fix', 'x-enumDescriptions']);
+const validate = ajv.compile(SPEC_SCHEMA);
+
+function isObject(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+export interface CheckOptions {
+  /** Dotted paths whose number was written with a fraction or exponent (`2.0`): Python reads a float there. */
+  floatPaths?: ReadonlySet<string>;
+  /** The spec file's folder, against which relative paths are checked; with `checkFiles`. */
+  baseDir?: string;
+  /** Check that `data.*` folders and `model.pretrained` exist (on this machine). */
+  checkFiles?: boolean;
+}
+
+/** Every problem in a spec, as the runner's `validate` reports them. */
+export function checkSpec(raw: unknown, opts: CheckOptions = {}): SpecProblem[] {
+  if (!isObject(raw)) return [{ path: '', message: 'a run spec must be a JSON object', fix: SPEC_SCHEMA['x-fix'] ?? '' }];
+  const floats = opts.floatPaths ?? new Set<string>();
+  validate(raw);
+  // ajv says which fields fail; the message is worded from the field's rule, as the runner words it.
+  const failing = new Set<string>();
+  const problems: SpecProblem[] = [];
+  for (const e of (validate.errors ?? []) as ErrorObject[]) {
+    const segs = e.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+    if (e.keyword === 'additionalProperties') {
+      const key = String((e.params as { additionalProperty: string }).additionalProperty);
+      const known = Object.keys(fieldSchema(segs)?.properties ?? {});
+      problems.push({ path: [...segs, key].join('.'), message: 'unknown field', fix: didYouMean(key, known) });
+      continue;
+    }
+    if (e.keyword === 'required') continue; // below, as the runner does it (null and "" count as missing)
+    failing.add(fieldOf(segs).join('.'));
+  }
+  // What JSON.parse cannot tell ajv: `2.0` is a float to the runner.
+  for (const p of floats) if (typeof valueAt(raw, p.split('.')) === 'number' && typesOf(fieldSchema(p.split('.')) ?? {}).includes('integer')) failing.add(p);
+  for (const dotted of failing) {
+    const segs = dotted.split('.');
+    const rule = fieldSchema(segs);
+    const parent = fieldSchema(segs.slice(0, -1));
+    const value = valueAt(raw, segs);
+    if (!rule || !parent) continue;
+    const key = segs[segs.length - 1];
+    const required = parent.required?.includes(key) ?? false;
+    if (isSection(rule)) {
+      if (!(value === null && required)) problems.push({ path: dotted, message: `must be an object, got ${pyDumps(value)}`, fix: `write "${key}": {...}` });
+      continue;
+    }
+    if (required && (value === null || value === '')) continue;
+    if (value === null) {
+      if (!typesOf(rule).includes('null')) problems.push({ path: dotted, message: 'must not be null', fix: `remove ${dotted} to use the default (${pyDumps(rule.default ?? null)})` });
+      continue;
+    }
+    const p = describe(dotted, value, rule, floats.has(dotted));
+    if (p) problems.push(p);
+  }
+  problems.push(...missing(raw, SPEC_SCHEMA, []));
+  const bad = new Set(problems.map((p) => p.path));
+  if (opts.checkFiles) problems.push(...fileProblems(raw, opts.baseDir ?? '.', bad));
+  problems.push(...runnerLimits(raw, bad));
+  return sortLikeRunner(problems, raw);
+}
+
+/** The field a failing instance path belongs to: a section's field, not an item of its array. */
+function fieldOf(segs: string[]): string[] {
+  const out: string[] = [];
+  let node: SchemaNode | undefined = SPEC_SCHEMA;
+  for (const s of segs) {
+    if (!isSection(node)) break;
+    out.push(s);
+    node = node?.properties?.[s];
+  }
+  return out;
+}
+
+function valueAt(raw: unknown, segs: string[]): unknown {
+  let v: unknown = raw;
+  for (const s of segs) v = isObject(v) ? v[s] : undefined;
+  return v;
+}
+
+function didYouMean(key: string, choices: string[]): string {
+  const close = closeMatch(key, choices, 0.6);
+  return close !== undefined ? `did you mean "${close}"?` : `known fields: ${choices.join(', ')}`;
+}
+
+/** One failing field's problem, worded as spec.py's `_check_value` words it. */
+function describe(dotted: string, value: unknown, rule: SchemaNode, isFloat: boolean): SpecProblem | undefined {
+  const types = typesOf(rule);
+  const got = pyDumps(value, isFloat);
+  if (rule.enum) {
+    const hint = closeMatch(pyStr(value, isFloat), rule.enum, 0.5);
+    return { path: dotted, message: `unknown value ${got}`, fix: `${hint !== undefined ? `did you mean "${hint}"? ` : ''}one of: ${rule.enum.join(', ')}` };
+  }
+  if (types.includes('integer') || types.includes('number')) {
+    const integer = types.includes('integer');
+    if (typeof value !== 'number' || !Number.isFinite(value) || (integer && (isFloat || !Number.isInteger(value)))) {
+      return { path: dotted, message: `must be ${integer ? 'an integer' : 'a number'}, got ${got}`, fix: `set ${dotted} to ${integer ? 'a whole number' : 'a number'}` };
+    }
+    const rng = rangeText(rule);
+    return { path: dotted, message: `must be ${rng}, got ${pyNumber(value, isFloat)}`, fix: `set ${dotted} to a value ${rng}` };
+  }
+  if (types.includes('boolean')) return { path: dotted, message: `must be true or false, got ${got}`, fix: `set ${dotted} to true or false` };
+  if (types.includes('string')) {
+    if (rule['x-path']) return { path: dotted, message: `must be a path, got ${got}`, fix: `set ${dotted} to a path on the target` };
+    return { path: dotted, message: `must be ${rule['x-expect'] ?? 'a string'}, got ${got}`, fix: rule['x-fix'] ?? `set ${dotted} to a string` };
+  }
+  if (types.includes('array')) return { path: dotted, message: `must be ${rule['x-expect'] ?? 'a list'}, got ${got}`, fix: rule['x-fix'] ?? '' };
+  return undefined;
+}
+
+/** Python's `str()` of a JSON value, for the "did you mean" of an enum. */
+function pyStr(v: unknown, isFloat: boolean): string {
+  if (typeof v === 'string') return v;
+  if (v === true) return 'True';
+  if (v === false) return 'False';
+  if (v === null) return 'None';
+  return pyDumps(v, isFloat);
+}
+
+/** Required fields that are absent, null or empty; a required section names its required fields. */
+function missing(obj: Record<string, unknown>, rule: SchemaNode, prefix: string[]): SpecProblem[] {
+  const out: SpecProblem[] = [];
+  for (const key of rule.required ?? []) {
+    const v = obj[key];
+    if (v !== undefined && v !== null && v !== '') {
+      if (isObject(v) && isSection(rule.properties?.[key])) out.push(...missing(v, rule.properties![key], [...prefix, key]));
+      continue;
+    }
+    out.push(...missingField([...prefix, key], rule.properties![key]));
+  }
+  return out;
+}
+
+function missingField(segs: string[], rule: SchemaNode): SpecProblem[] {
+  if (isSection(rule) && rule.required?.length) return rule.required.flatMap((k) => missingField([...segs, k], rule.properties![k]));
+  const dotted = segs.join('.');
+  const fix = dotted === 'data.train' ? 'set data.train to an ImageFolder root (one folder per class)' : `set ${dotted}`;
+  return [{ path: dotted, message: 'is required', fix }];
+}
+
+function fileProblems(raw: Record<string, unknown>, baseDir: string, bad: Set<string>): SpecProblem[] {
+  const out: SpecProblem[] = [];
+  for (const { path: dotted, kind } of pathFields()) {
+    const v = valueAt(raw, dotted.split('.'));
+    if (typeof v !== 'string' || v === '' || bad.has(dotted)) continue;
+    const full = resolveSpecPath(v, baseDir);
+    const ok = existsSync(full) && (kind === 'folder' ? statSync(full).isDirectory() : statSync(full).isFile());
+    if (!ok) out.push({ path: dotted, message: `${kind} not found: ${v}`, fix: `point ${dotted} at an existing ${kind} on the target` });
+  }
+  return out;
+}
+
+/** Limits of this runner version that the schema does not express: none since msrun (kept as the
+ * place for the next one, so the runner and the editor stay in step). */
+export function runnerLimits(_raw: Record<string, unknown>, _bad: Set<string> = new Set()): SpecProblem[] {
+  return [];
+}
+
+/** The runner's order: fields in the file's order, then missing fields, files, limits. */
+function sortLikeRunner(problems: SpecProblem[], raw: Record<string, unknown>): SpecProblem[] {
+  const order = new Map<string, number>();
+  let i = 0;
+  for (const [k, v] of Object.entries(raw)) {
+    order.set(k, i++);
+    if (isObject(v)) for (const sub of Object.keys(v)) order.set(`${k}.${sub}`, i++);
+  }
+  const rank = (p: SpecProblem) => (p.message === 'is required' || / not found: /.test(p.message) || p.message.startsWith('more than one device') ? Infinity : (order.get(p.path) ?? Infinity));
+  return problems.map((p, idx) => ({ p, idx })).sort((a, b) => rank(a.p) - rank(b.p) || a.idx - b.idx).map((x) => x.p);
+}

@@ -1,0 +1,166 @@
+// Messages between the dashboard UI (webview/dashboard, in a VS Code webview or a browser tab) and
+// its host (src/vscode/dashboardPanel.ts, or the `ascend-finetune dashboard` HTTP/WebSocket server).
+// The host owns the data: it reads the run's events, keeps the series, downsamples them to the
+// chart's width and sends snapshots and appends. The UI is untrusted input for the host: every
+// UiMessage is validated (src/shared/dashboardValidate.ts) before it is acted on, and no message
+// carries a path or a command the UI could use to reach outside its runs.
+//
+// Series are columnar and share one step axis per run: `steps[i]` is the global step of row i and
+// every other column of the same block has the same length. Missing values are null.
+
+/** Identifies one run inside one dashboard (an opaque short id chosen by the host, never a path). */
+export type RunKey = string;
+
+export interface DashboardHeader {
+  key: RunKey;
+  name: string;
+  /** launching | running | reconnecting | finished | lost (see src/core/runs/state.ts) */
+  phase: string;
+  status?: 'completed' | 'stopped' | 'failed';
+  target: string;
+  backbone?: string;
+  /** The AMP level and loss-scale mode actually used (run_started.amp). */
+  ampLevel?: string;
+  lossScaleMode?: string;
+  epoch?: number;
+  totalEpochs?: number;
+  step?: number;
+  totalSteps?: number;
+  /** unix seconds */
+  startedAt?: number;
+  lastEventAt?: number;
+  /** seconds, null when unknown */
+  etaS?: number | null;
+  bestValAcc?: number | null;
+  bestCheckpoint?: string | null;
+  globalBatch?: number;
+  classes: string[];
+  /** Why a failed run failed; `path` and `fix` name the spec field and the fix for bad input. */
+  error?: { kind: string; message: string; traceTail: string | null; path?: string; fix?: string } | null;
+}
+
+/** Step-level series, one row per kept step (downsampled for long runs). */
+export interface StepBlock {
+  steps: number[];
+  loss: (number | null)[];
+  lr: (number | null)[];
+  lossScale: (number | null)[];
+  /** 1 when that step overflowed (its update was skipped), else 0. Every overflowed step is kept. */
+  overflow: (0 | 1)[];
+  imgPerS: (number | null)[];
+  stepMs: (number | null)[];
+  dataMs: (number | null)[];
+}
+
+/** One row per eval event. */
+export interface EvalBlock {
+  steps: number[];
+  epochs: number[];
+  valLoss: (number | null)[];
+  valAcc: (number | null)[];
+  /** perClassAcc[row][classIndex] */
+  perClassAcc: (number | null)[][];
+}
+
+/** One row per device event; device columns keyed by device id. */
+export interface DeviceBlock {
+  /** The run's step at the time of the sample (the last step seen before it). */
+  steps: number[];
+  t: number[];
+  devices: Record<
+    string,
+    {
+      util: (number | null)[];
+      hbmUsedMb: (number | null)[];
+      hbmTotalMb: (number | null)[];
+      tempC: (number | null)[];
+      powerW: (number | null)[];
+    }
+  >;
+}
+
+export interface AmpHealth {
+  currentScale: number | null;
+  overflowsTotal: number;
+  /** Overflows among the last `window` steps. */
+  overflowsRecent: number;
+  window: number;
+  skippedTotal: number;
+  /** Which known pattern the run shows, most serious first; `ok` when none. */
+  diagnosis: AmpDiagnosis[];
+}
+
+export interface AmpDiagnosis {
+  code: 'ok' | 'startup_burst' | 'scale_pinned_low' | 'overflow_storm' | 'nan_without_overflow' | 'no_scaling';
+  severity: 'info' | 'warning' | 'error';
+  /** Plain-language explanation and suggested fix. */
+  message: string;
+  fix?: string;
+}
+
+export interface RunNotice {
+  seq: number;
+  t: number;
+  level: 'warning' | 'error';
+  code: string;
+  message: string;
+}
+
+export interface RunData {
+  header: DashboardHeader;
+  steps: StepBlock;
+  evals: EvalBlock;
+  devices: DeviceBlock;
+  amp: AmpHealth;
+  notices: RunNotice[];
+  /** Total step rows the host holds (before downsampling), and whether `steps` is downsampled. */
+  totalStepRows: number;
+  downsampled: boolean;
+}
+
+/** The step range the UI shows; null ends mean "to the start/end of the run". */
+export interface ViewRange {
+  min: number | null;
+  max: number | null;
+}
+
+export type HostMessage =
+  /** Everything, for every run of this dashboard (one run, or several in compare mode). Sent on
+   * `ready`, when a hidden panel becomes visible, and after a `zoom` (refined for that range). */
+  | {
+      type: 'snapshot';
+      mode: 'single' | 'compare';
+      runs: RunData[];
+      range: ViewRange;
+      revision: number;
+      /** VS Code only: an opaque token the UI keeps in its saved webview state (`vscode.setState`,
+       * as `restore`) so that the panel reopens on the same runs after a window reload. */
+      restore?: string;
+    }
+  /** New rows for one run since the last message; the UI appends them (steps ascending). */
+  | {
+      type: 'append';
+      key: RunKey;
+      header: DashboardHeader;
+      steps?: StepBlock;
+      evals?: EvalBlock;
+      devices?: DeviceBlock;
+      amp: AmpHealth;
+      notices?: RunNotice[];
+      revision: number;
+    }
+  /** The host could not read the run (e.g. the connection dropped); shown as a banner. */
+  | { type: 'status'; key: RunKey | null; level: 'info' | 'warning' | 'error'; message: string };
+
+export type UiMessage =
+  /** The UI is loaded; `width` is the charts' plot width in CSS pixels (for downsampling). */
+  | { type: 'ready'; width: number }
+  /** The user zoomed (or reset with nulls); the host answers with a refined snapshot. */
+  | { type: 'zoom'; min: number | null; max: number | null; width: number }
+  /** The plot width changed (panel resized). */
+  | { type: 'resize'; width: number }
+  /** Save a file the UI produced (CSV text or a chart PNG as a data: URL). The host asks the user
+   * where (VS Code: save dialog); the browser host refuses (the browser downloads it itself). */
+  | { type: 'export'; format: 'csv' | 'png'; suggestedName: string; data: string };
+
+export const UI_MESSAGE_TYPES = ['ready', 'zoom', 'resize', 'export'] as const;
