@@ -2,7 +2,7 @@
 # Installs what the end-to-end tests need: code-server (a full VS Code, server + web workbench) into
 # .e2e/code-server/, and Debian's chromium for playwright-core to drive. Idempotent: a second run with
 # the same code-server and Node versions only checks and exits. Recipe and its four pitfalls:
-# ../shared/notes/real-vscode-e2e.md (a plain `npm install code-server` fails here).
+# docs/e2e.md (a plain `npm install code-server` fails here).
 #
 # Where the time goes (measured on 2 cores): apt (chromium and its libraries, about 1 to 2 min cold);
 # npm's download of code-server (a few seconds); the native modules of code-server's dependencies
@@ -12,6 +12,8 @@
 # a second clone or CI run on the same machine only links it and checks it starts.
 #
 # Usage: bash scripts/install-code-server.sh
+# Exit 3 (nothing changed) when Debian packages are missing and this user can neither be root nor sudo
+# without a password: `npm test` then skips the browser and e2e tiers with that one line.
 # Env: CODE_SERVER_VERSION (default 4.99.4), ASCEND_FINETUNE_E2E_CACHE (default
 #      ${XDG_CACHE_HOME:-~/.cache}/ascend-finetune).
 set -euo pipefail
@@ -42,6 +44,10 @@ for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ] && ! sudo -n true 2>/dev/null; then
+    echo "install-code-server: Debian packages missing (${missing[*]}) and no root: run 'sudo apt-get install ${missing[*]}' once" >&2
+    exit 3
+  fi
   echo "apt: installing ${missing[*]}"
   as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
   as_root apt-get update -qq

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test tier, even after one fails, and exits non-zero if any failed.
-# Tiers: typecheck, TS unit tests (node:test), integration tests (real runner, real sshd), runner tests
-# (pytest), browser tests (dashboard in Chromium), e2e tests (the .vsix in code-server).
+# Tiers: lint, typecheck, TS unit tests (node:test), integration tests (real runner, real sshd), runner
+# tests (pytest), browser tests (dashboard in Chromium), e2e tests (the .vsix in code-server).
+# It sets up what its tiers need, as .ci/run does: node_modules, sshd, the Python venv, Debian's chromium
+# and code-server (cached under ~/.cache/ascend-finetune). Where it cannot (no root for apt), it skips the
+# browser and e2e tiers with one line saying what to install.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,10 +20,21 @@ tier() {
   if "$@"; then echo "== $name: passed"; else echo "== $name: FAILED"; failed+=("$name"); fi
 }
 
-if [ -f scripts/setup-python.sh ]; then
-  tier "python setup" bash scripts/setup-python.sh
-fi
+tier "python setup" bash scripts/setup-python.sh
 
+# Chromium (browser and e2e tiers) and code-server (e2e): installed and cached; exit 3 means no root.
+ui_tiers=yes
+echo "== browser and e2e set-up"
+install_log=$(mktemp)
+bash scripts/install-code-server.sh >"$install_log" 2>&1
+case $? in
+  0) echo "== browser and e2e set-up: passed" ;;
+  3) ui_tiers=no; echo "== browser and e2e tiers: SKIPPED: $(tail -1 "$install_log")" ;;
+  *) ui_tiers=no; cat "$install_log"; echo "== browser and e2e set-up: FAILED"; failed+=("browser and e2e set-up") ;;
+esac
+rm -f "$install_log"
+
+tier lint bash scripts/lint.sh
 tier typecheck npm run --silent typecheck
 
 # Node 20's --test takes no globs (that came in Node 21), so the files are listed here.
@@ -31,18 +45,16 @@ tier "unit tests" node --import tsx --test --test-reporter=spec "${unit_files[@]
 mapfile -t integration_files < <(find test/integration -name '*.test.ts' -type f | sort)
 tier "integration tests" node --import tsx --test --test-reporter=spec "${integration_files[@]}"
 
-if [ -d test/runner ]; then
-  tier "runner tests" .venv/bin/python -m pytest test/runner -q
-fi
+tier "runner tests" .venv/bin/python -m pytest test/runner -q
 
 # The dashboard UI in a real Chromium (playwright-core + Debian chromium), against real runs.
-if [ -d test/browser ]; then
+if [ "$ui_tiers" = yes ]; then
   mapfile -t browser_files < <(find test/browser -name '*.test.ts' -type f | sort)
   [ ${#browser_files[@]} -gt 0 ] && tier "browser tests" node --import tsx --test --test-reporter=spec "${browser_files[@]}"
 fi
 
 # Last: the packaged .vsix inside a real VS Code (code-server), driven through its UI.
-if [ -d test/e2e ]; then
+if [ "$ui_tiers" = yes ]; then
   mapfile -t e2e_files < <(find test/e2e -name '*.test.ts' -type f | sort)
   [ ${#e2e_files[@]} -gt 0 ] && tier "e2e tests" node --import tsx --test --test-reporter=spec --test-concurrency=1 "${e2e_files[@]}"
 fi
