@@ -15,7 +15,19 @@ const noVscode = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.e2e/**', '.venv/**', 'runs/**', '.demo/**', 'test-output/**', '**/*.js', '**/*.mjs'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      '.e2e/**',
+      '.venv/**',
+      'runs/**',
+      '.demo/**',
+      'test-output/**',
+      '**/*.js',
+      '**/*.mjs',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -30,20 +42,44 @@ export default tseslint.config(
       // node:test's test()/describe() return promises that the runner itself awaits.
       '@typescript-eslint/no-floating-promises': [
         'error',
-        { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['test', 'it', 'describe', 'suite', 'before', 'after', 'beforeEach', 'afterEach'] }] },
+        {
+          allowForKnownSafeCalls: [
+            {
+              from: 'package',
+              package: 'node:test',
+              name: ['test', 'it', 'describe', 'suite', 'before', 'after', 'beforeEach', 'afterEach'],
+            },
+          ],
+        },
       ],
       '@typescript-eslint/no-misused-promises': 'error',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
       // The layers, by folder: webviews never reach into the host's code, core never into the editor glue.
       'import-x/no-restricted-paths': [
         'error',
         {
           zones: [
-            { target: './webview', from: './src', except: ['./shared'], message: 'webview code may import src/shared only.' },
+            {
+              target: './webview',
+              from: './src',
+              except: ['./shared'],
+              message: 'webview code may import src/shared only.',
+            },
             { target: './src/core', from: './src/vscode', message: 'src/core must not depend on the VS Code glue.' },
             { target: './src/core', from: './src/server', message: 'src/core must not depend on the language server.' },
-            { target: './src/shared', from: ['./src/core', './src/vscode', './src/server', './src/cli'], message: 'src/shared holds wire formats only.' },
-            { target: './src/server', from: './src/vscode', message: 'the language server runs outside the extension host.' },
+            {
+              target: './src/shared',
+              from: ['./src/core', './src/vscode', './src/server', './src/cli'],
+              message: 'src/shared holds wire formats only.',
+            },
+            {
+              target: './src/server',
+              from: './src/vscode',
+              message: 'the language server runs outside the extension host.',
+            },
           ],
         },
       ],
@@ -53,6 +89,9 @@ export default tseslint.config(
     files: ['src/core/**/*.ts', 'src/shared/**/*.ts', 'src/server/**/*.ts', 'src/cli/**/*.ts', 'webview/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { paths: [noVscode] }] },
   },
-  { files: ['webview/**/*.ts', 'test/browser/**/*.ts', 'test/e2e/**/*.ts'], languageOptions: { globals: { ...globals.browser, ...globals.node } } },
+  {
+    files: ['webview/**/*.ts', 'test/browser/**/*.ts', 'test/e2e/**/*.ts'],
+    languageOptions: { globals: { ...globals.browser, ...globals.node } },
+  },
   prettier,
 );

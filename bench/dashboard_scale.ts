@@ -71,8 +71,26 @@ function makeEvents(from: number, count: number, seq0: number): RunEvent[] {
 async function main(): Promise<void> {
   // ---- host ----
   const started = {
-    v: 1, seq: 1, t: 1_796_200_000, type: 'run_started', run_id: 'bench', spec: { name: 'bench', model: { backbone: 'resnet50' }, amp: { level: 'O2', loss_scale: 'dynamic' }, train: { epochs: 100 } },
-    classes: ['a', 'b'], num_train: 320_000, num_val: 1000, steps_per_epoch: 10_000, total_steps: STEPS + APPENDS * ROWS_PER_APPEND, versions: {}, device: {}, global_batch: 32, amp: { level: 'O2', loss_scale: 'dynamic' },
+    v: 1,
+    seq: 1,
+    t: 1_796_200_000,
+    type: 'run_started',
+    run_id: 'bench',
+    spec: {
+      name: 'bench',
+      model: { backbone: 'resnet50' },
+      amp: { level: 'O2', loss_scale: 'dynamic' },
+      train: { epochs: 100 },
+    },
+    classes: ['a', 'b'],
+    num_train: 320_000,
+    num_val: 1000,
+    steps_per_epoch: 10_000,
+    total_steps: STEPS + APPENDS * ROWS_PER_APPEND,
+    versions: {},
+    device: {},
+    global_batch: 32,
+    amp: { level: 'O2', loss_scale: 'dynamic' },
   } as RunEvent;
   const events = makeEvents(1, STEPS, 2); // built before the clock starts: parsing is attach's cost, not the store's
   const posted: HostMessage[] = [];
@@ -84,7 +102,9 @@ async function main(): Promise<void> {
   for (let i = 0; i < events.length; i += BATCH) session.ingest('r0', events.slice(i, i + BATCH));
   const ingestMs = performance.now() - t0;
   const rate = STEPS / (ingestMs / 1000);
-  console.log(`host ingest: ${STEPS} step events in ${ingestMs.toFixed(0)} ms = ${Math.round(rate).toLocaleString('en')} events/s (target > 100,000: ratio ${(rate / 100_000).toFixed(1)}x)`);
+  console.log(
+    `host ingest: ${STEPS} step events in ${ingestMs.toFixed(0)} ms = ${Math.round(rate).toLocaleString('en')} events/s (target > 100,000: ratio ${(rate / 100_000).toFixed(1)}x)`,
+  );
 
   const snaps: number[] = [];
   let snapshot: HostMessage | undefined;
@@ -98,7 +118,9 @@ async function main(): Promise<void> {
   if (snapshot?.type !== 'snapshot') throw new Error('no snapshot');
   const json = JSON.stringify(snapshot);
   const rows = snapshot.runs[0].steps.steps.length;
-  console.log(`host snapshot: ${rows} rows (from ${STEPS}) at width ${WIDTH}, ${mb(json.length)} MB JSON, build median ${pct(snaps, 50).toFixed(1)} ms (of 5), overflow markers ${snapshot.runs[0].steps.overflow.filter((v) => v).length}/${Math.floor(STEPS / 997)}`);
+  console.log(
+    `host snapshot: ${rows} rows (from ${STEPS}) at width ${WIDTH}, ${mb(json.length)} MB JSON, build median ${pct(snaps, 50).toFixed(1)} ms (of 5), overflow markers ${snapshot.runs[0].steps.overflow.filter((v) => v).length}/${Math.floor(STEPS / 997)}`,
+  );
   const tz = performance.now();
   session.receive({ type: 'zoom', min: 400_000, max: 400_000 + WIDTH, width: WIDTH });
   console.log(`host zoom snapshot (${WIDTH} raw rows of ${STEPS}): ${(performance.now() - tz).toFixed(1)} ms`);
@@ -122,7 +144,9 @@ async function main(): Promise<void> {
     appendHost.push(performance.now() - ta);
     appends.push(...posted);
   }
-  console.log(`host append: ${APPENDS} appends of ${ROWS_PER_APPEND} rows, build median ${pct(appendHost, 50).toFixed(3)} ms, p95 ${pct(appendHost, 95).toFixed(3)} ms (${appends.filter((m) => m.type === 'snapshot').length} re-snapshots)`);
+  console.log(
+    `host append: ${APPENDS} appends of ${ROWS_PER_APPEND} rows, build median ${pct(appendHost, 50).toFixed(3)} ms, p95 ${pct(appendHost, 95).toFixed(3)} ms (${appends.filter((m) => m.type === 'snapshot').length} re-snapshots)`,
+  );
 
   if (!BROWSER) return;
   const i = process.argv.indexOf('--bundle');
@@ -143,7 +167,12 @@ async function serveShell(bundle: string): Promise<{ url: string; close: () => v
   const server = http.createServer((req, res) => {
     if (req.url === '/') {
       const nonce = randomBytes(16).toString('base64');
-      const html = dashboardShell({ cspSource: origin, scriptUri: `${origin}/dashboard.js`, styleUri: existsSync(css) ? `${origin}/dashboard.css` : undefined, nonce });
+      const html = dashboardShell({
+        cspSource: origin,
+        scriptUri: `${origin}/dashboard.js`,
+        styleUri: existsSync(css) ? `${origin}/dashboard.css` : undefined,
+        nonce,
+      });
       // Page scripts are strings: tsx would rewrite functions (`performance` to this file's import).
       const standIn = `<script nonce="${nonce}">(() => {
         const fromUi = [];
@@ -162,7 +191,11 @@ async function serveShell(bundle: string): Promise<{ url: string; close: () => v
         });
       })()</script>`;
       res.setHeader('content-type', 'text/html');
-      res.end(html.replace('<body>', '<body class="vscode-dark">').replace('<div id="app"></div>', `<div id="app"></div>\n${standIn}`));
+      res.end(
+        html
+          .replace('<body>', '<body class="vscode-dark">')
+          .replace('<div id="app"></div>', `<div id="app"></div>\n${standIn}`),
+      );
     } else if (req.url === '/dashboard.js' || req.url === '/dashboard.css') {
       res.setHeader('content-type', req.url.endsWith('.js') ? 'text/javascript' : 'text/css');
       res.end(readFileSync(path.join(dir, req.url.slice(1))));
@@ -178,19 +211,27 @@ async function serveShell(bundle: string): Promise<{ url: string; close: () => v
 
 async function browserPart(bundle: string, snapshotJson: string, appends: HostMessage[]): Promise<void> {
   const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox'] });
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox'],
+  });
   const shell = await serveShell(bundle);
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(shell.url);
-    const ready = await page.waitForFunction(`window.__fromUi.some((m) => m.type === 'ready')`, undefined, { timeout: 15_000 }).then(
-      () => true,
-      () => false,
-    );
+    const ready = await page
+      .waitForFunction(`window.__fromUi.some((m) => m.type === 'ready')`, undefined, { timeout: 15_000 })
+      .then(
+        () => true,
+        () => false,
+      );
     if (!ready) {
-      console.log(`browser: the UI bundle never sent 'ready' (errors: ${errors.join('; ') || 'none'}); no browser figures`);
+      console.log(
+        `browser: the UI bundle never sent 'ready' (errors: ${errors.join('; ') || 'none'}); no browser figures`,
+      );
       return;
     }
     // time to first full render: dispatch the snapshot, then wait until two frames have run
@@ -230,10 +271,17 @@ async function browserPart(bundle: string, snapshotJson: string, appends: HostMe
       await cdp.send('Profiler.start');
       cdp.on('Tracing.dataCollected', (e) => trace.push(...(e.value as unknown as typeof trace)));
       traceDone = new Promise((resolve) => cdp.once('Tracing.tracingComplete', () => resolve()));
-      await cdp.send('Tracing.start', { categories: 'devtools.timeline,v8,blink,cc,disabled-by-default-skia', transferMode: 'ReportEvents' });
+      await cdp.send('Tracing.start', {
+        categories: 'devtools.timeline,v8,blink,cc,disabled-by-default-skia',
+        transferMode: 'ReportEvents',
+      });
     }
     for (const m of appends) {
-      const [handler, frame, render] = (await page.evaluate(`window.__measureAppend(${JSON.stringify(m)})`)) as [number, number, number];
+      const [handler, frame, render] = (await page.evaluate(`window.__measureAppend(${JSON.stringify(m)})`)) as [
+        number,
+        number,
+        number,
+      ];
       renderPart.push(render);
       perAppend.push(handler + frame);
       handlerPart.push(handler);
@@ -243,15 +291,30 @@ async function browserPart(bundle: string, snapshotJson: string, appends: HostMe
     await cdp.send('HeapProfiler.collectGarbage');
     const heap = (await cdp.send('Runtime.getHeapUsage')) as { usedSize: number };
     const points = (await page.evaluate(`document.querySelectorAll('canvas').length`)) as number;
-    console.log(`browser first render: ${renderMs.toFixed(0)} ms for the ${mb(snapshotJson.length)} MB snapshot (${points} canvases)`);
+    console.log(
+      `browser first render: ${renderMs.toFixed(0)} ms for the ${mb(snapshotJson.length)} MB snapshot (${points} canvases)`,
+    );
     const p95 = pct(perAppend, 95);
-    console.log(`browser per append: median ${pct(perAppend, 50).toFixed(2)} ms, p95 ${p95.toFixed(2)} ms over ${perAppend.length} appends (target p95 < 16 ms: ratio ${(p95 / 16).toFixed(2)})`);
+    console.log(
+      `browser per append: median ${pct(perAppend, 50).toFixed(2)} ms, p95 ${p95.toFixed(2)} ms over ${perAppend.length} appends (target p95 < 16 ms: ratio ${(p95 / 16).toFixed(2)})`,
+    );
     const slow = perAppend.map((ms, i) => [i, ms]).filter(([, ms]) => ms > 16);
-    console.log(`browser per append, message handler: median ${pct(handlerPart, 50).toFixed(2)} ms, p95 ${pct(handlerPart, 95).toFixed(2)} ms; its frame (rAF callbacks, style, layout, paint): median ${pct(framePart, 50).toFixed(2)} ms, p95 ${pct(framePart, 95).toFixed(2)} ms; of which the UI's render (its performance.measure): median ${pct(renderPart, 50).toFixed(2)} ms, p95 ${pct(renderPart, 95).toFixed(2)} ms`);
-    console.log(`browser appends over 16 ms: ${slow.length} (max ${Math.max(...perAppend).toFixed(1)} ms; first at append #${slow.slice(0, 8).map(([i]) => i).join(', #')})`);
-    console.log(`browser JS heap after load and appends: ${mb(heap.usedSize)} MB (target < 150 MB: ratio ${(heap.usedSize / 1024 / 1024 / 150).toFixed(2)})`);
+    console.log(
+      `browser per append, message handler: median ${pct(handlerPart, 50).toFixed(2)} ms, p95 ${pct(handlerPart, 95).toFixed(2)} ms; its frame (rAF callbacks, style, layout, paint): median ${pct(framePart, 50).toFixed(2)} ms, p95 ${pct(framePart, 95).toFixed(2)} ms; of which the UI's render (its performance.measure): median ${pct(renderPart, 50).toFixed(2)} ms, p95 ${pct(renderPart, 95).toFixed(2)} ms`,
+    );
+    console.log(
+      `browser appends over 16 ms: ${slow.length} (max ${Math.max(...perAppend).toFixed(1)} ms; first at append #${slow
+        .slice(0, 8)
+        .map(([i]) => i)
+        .join(', #')})`,
+    );
+    console.log(
+      `browser JS heap after load and appends: ${mb(heap.usedSize)} MB (target < 150 MB: ratio ${(heap.usedSize / 1024 / 1024 / 150).toFixed(2)})`,
+    );
     const csp = (await page.evaluate('window.__csp')) as string[];
-    console.log(`browser CSP violations under the panel's policy: ${csp.length}${csp.length ? ` (${csp.slice(0, 3).join('; ')})` : ''}`);
+    console.log(
+      `browser CSP violations under the panel's policy: ${csp.length}${csp.length ? ` (${csp.slice(0, 3).join('; ')})` : ''}`,
+    );
     if (errors.length) console.log(`browser page errors: ${errors.slice(0, 3).join(' | ')}`);
   } finally {
     shell.close();
@@ -260,21 +323,33 @@ async function browserPart(bundle: string, snapshotJson: string, appends: HostMe
 }
 
 type CDP = { send(method: string, params?: object): Promise<unknown> };
-interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
 
 /** Top self time by JS function (CPU profile), and top browser work by trace event name. */
-async function printProfile(cdp: CDP, trace: { name: string; dur?: number; ph: string; cat: string }[], traceDone: Promise<void>): Promise<void> {
-  const { profile } = (await cdp.send('Profiler.stop')) as { profile: { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] } };
+async function printProfile(
+  cdp: CDP,
+  trace: { name: string; dur?: number; ph: string; cat: string }[],
+  traceDone: Promise<void>,
+): Promise<void> {
+  const { profile } = (await cdp.send('Profiler.stop')) as {
+    profile: { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
+  };
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map<string, number>();
   profile.samples.forEach((id, i) => {
     const f = byId.get(id)!.callFrame;
-    const key = `${f.functionName || '(anonymous)'} ${f.url ? `${path.basename(f.url)}:${f.lineNumber + 1}` : ''}`.trim();
+    const key =
+      `${f.functionName || '(anonymous)'} ${f.url ? `${path.basename(f.url)}:${f.lineNumber + 1}` : ''}`.trim();
     self.set(key, (self.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
   });
   const total = [...self.values()].reduce((a, b) => a + b, 0);
   console.log(`profile: JS self time over the appends (${total.toFixed(0)} ms sampled), top 15:`);
-  for (const [k, ms] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`  ${ms.toFixed(1).padStart(8)} ms  ${k}`);
+  for (const [k, ms] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 15))
+    console.log(`  ${ms.toFixed(1).padStart(8)} ms  ${k}`);
   await cdp.send('Tracing.end');
   await traceDone;
   const byName = new Map<string, { ms: number; n: number; max: number }>();
@@ -287,7 +362,10 @@ async function printProfile(cdp: CDP, trace: { name: string; dur?: number; ph: s
     byName.set(e.name, v);
   }
   console.log('trace: main-thread and compositor events by total time (nested events overlap), top 20:');
-  for (const [k, v] of [...byName].sort((a, b) => b[1].ms - a[1].ms).slice(0, 20)) console.log(`  ${v.ms.toFixed(1).padStart(8)} ms  ${String(v.n).padStart(5)}x  max ${v.max.toFixed(1).padStart(6)} ms  ${k}`);
+  for (const [k, v] of [...byName].sort((a, b) => b[1].ms - a[1].ms).slice(0, 20))
+    console.log(
+      `  ${v.ms.toFixed(1).padStart(8)} ms  ${String(v.n).padStart(5)}x  max ${v.max.toFixed(1).padStart(6)} ms  ${k}`,
+    );
 }
 
 main().catch((e) => {

@@ -13,7 +13,12 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type PublishDiagnosticsParams } from 'vscode-languageserver/node';
+import {
+  createMessageConnection,
+  StreamMessageReader,
+  StreamMessageWriter,
+  type PublishDiagnosticsParams,
+} from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { diagnose } from '../src/server/diagnostics';
 import { parseSpecDocument } from '../src/server/specDocument';
@@ -25,11 +30,23 @@ const EXAMPLES = path.join(ROOT, 'test', 'spec-examples');
 async function main(): Promise<void> {
   const work = mkdtempSync(path.join(tmpdir(), 'spec-bench-'));
   const outfile = path.join(work, 'server.js');
-  await esbuild.build({ entryPoints: [path.join(ROOT, 'src/server/server.ts')], bundle: true, platform: 'node', format: 'cjs', target: 'node20', mainFields: ['module', 'main'], minify: true, outfile, logLevel: 'silent' });
+  await esbuild.build({
+    entryPoints: [path.join(ROOT, 'src/server/server.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    mainFields: ['module', 'main'],
+    minify: true,
+    outfile,
+    logLevel: 'silent',
+  });
   const proc = spawn(process.execPath, [outfile, '--stdio'], { stdio: ['pipe', 'pipe', 'inherit'] });
   const conn = createMessageConnection(new StreamMessageReader(proc.stdout), new StreamMessageWriter(proc.stdin));
   const waiting = new Map<string, (p: PublishDiagnosticsParams) => void>();
-  conn.onNotification('textDocument/publishDiagnostics', (p: PublishDiagnosticsParams) => waiting.get(`${p.uri}#${p.version}`)?.(p));
+  conn.onNotification('textDocument/publishDiagnostics', (p: PublishDiagnosticsParams) =>
+    waiting.get(`${p.uri}#${p.version}`)?.(p),
+  );
   conn.listen();
   await conn.sendRequest('initialize', { processId: process.pid, rootUri: null, capabilities: {} });
   conn.sendNotification('initialized', {});
@@ -43,8 +60,15 @@ async function main(): Promise<void> {
         waiting.delete(`${uri}#${v}`);
         resolve(performance.now() - t0 + 0 * p.diagnostics.length);
       });
-      if (v === 1 || !opened.has(uri)) conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'ascend-run', version: v, text } });
-      else conn.sendNotification('textDocument/didChange', { textDocument: { uri, version: v }, contentChanges: [{ text }] });
+      if (v === 1 || !opened.has(uri))
+        conn.sendNotification('textDocument/didOpen', {
+          textDocument: { uri, languageId: 'ascend-run', version: v, text },
+        });
+      else
+        conn.sendNotification('textDocument/didChange', {
+          textDocument: { uri, version: v },
+          contentChanges: [{ text }],
+        });
       opened.add(uri);
     });
   const opened = new Set<string>();
@@ -54,7 +78,12 @@ async function main(): Promise<void> {
   };
 
   const lol = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
-  for (let i = 1; i < 10; i++) lol.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill(`*${String.fromCharCode(96 + i)}`).join(',')}]`);
+  for (let i = 1; i < 10; i++)
+    lol.push(
+      `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9)
+        .fill(`*${String.fromCharCode(96 + i)}`)
+        .join(',')}]`,
+    );
   const manyKeys: string[] = [];
   for (let i = 0; manyKeys.join('\n').length < 16 * 1024 - 32; i++) manyKeys.push(`k${i}: ${i}`);
   const recipeYaml = readFileSync(path.join(EXAMPLES, 'recipe.ascend.yaml'), 'utf8');

@@ -47,7 +47,10 @@ function arg(name: string, fallback: number): number {
 /** Latencies in ms of every step event, as the listener sees them. */
 async function measure(target: Target, n: number, intervalMs: number): Promise<number[]> {
   const runDir = mkdtempSync(path.join(tmpdir(), 'aft-bench-run-'));
-  const writer = spawn(PYTHON, ['-c', WRITER, runDir, String(n), String(intervalMs)], { cwd: ROOT, stdio: ['pipe', 'inherit', 'inherit'] });
+  const writer = spawn(PYTHON, ['-c', WRITER, runDir, String(n), String(intervalMs)], {
+    cwd: ROOT,
+    stdio: ['pipe', 'inherit', 'inherit'],
+  });
   const latencies: number[] = [];
   try {
     for await (const e of followRun({ runner: target, runDir })) {

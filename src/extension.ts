@@ -32,7 +32,9 @@ export function activate(context: vscode.ExtensionContext): void {
 
   c.register(vscode.window.createTreeView(VIEWS.targets, { treeDataProvider: targets, showCollapseAll: true }));
   // several runs can be selected for Compare Runs
-  const runsTree = c.register(vscode.window.createTreeView(VIEWS.runs, { treeDataProvider: runs, canSelectMany: true }));
+  const runsTree = c.register(
+    vscode.window.createTreeView(VIEWS.runs, { treeDataProvider: runs, canSelectMany: true }),
+  );
   const checkpoints = c.register(new CheckpointsView(app));
   app.checkpoints = checkpoints;
   checkpoints.followSelection(runsTree); // the run selected in Runs comes first in Checkpoints

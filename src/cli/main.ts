@@ -4,7 +4,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { followRun } from '../core/runs/attach';
-import { DashboardServerError, runDashboardCommand, startDashboardServer, type DashboardServer } from '../core/dashboard/server';
+import {
+  DashboardServerError,
+  runDashboardCommand,
+  startDashboardServer,
+  type DashboardServer,
+} from '../core/dashboard/server';
 import { formatCheckpoint, formatEval, formatSummary, formatWarning, ProgressTracker } from '../core/runs/progress';
 import { controlRun, launchRun, RunnerError, runRunner, type RunnerConfig } from '../core/targets/runnerCli';
 import { isKnownEvent, type RunStartedEvent } from '../shared/eventsProtocol';
@@ -38,10 +43,10 @@ function parseDemoArgs(args: string[]): DemoOptions {
     else if (a === '--no-dashboard') opts.dashboard = false;
     else if (a === '--port') {
       const n = Number(args[++i]);
-      if (!Number.isInteger(n) || n < 0 || n > 65535) throw new UsageError('--port needs a whole number from 0 to 65535');
+      if (!Number.isInteger(n) || n < 0 || n > 65535)
+        throw new UsageError('--port needs a whole number from 0 to 65535');
       opts.port = n;
-    }
-    else if (a === '--steps-every') {
+    } else if (a === '--steps-every') {
       const n = Number(args[++i]);
       if (!Number.isInteger(n) || n < 1) throw new UsageError('--steps-every needs a whole number >= 1');
       opts.stepsEvery = n;
@@ -72,7 +77,10 @@ async function demo(opts: DemoOptions): Promise<number> {
   await rm(opts.keep ? path.join(demoDir, 'data') : demoDir, { recursive: true, force: true });
   await mkdir(demoDir, { recursive: true });
 
-  const data = await runRunner<{ train: string; classes: string[] }>(runner, ['make-demo-data', path.join(demoDir, 'data')]);
+  const data = await runRunner<{ train: string; classes: string[] }>(runner, [
+    'make-demo-data',
+    path.join(demoDir, 'data'),
+  ]);
   console.log(`demo data: ${data.classes.length} classes (${data.classes.join(', ')}) in ${data.train}`);
 
   const spec = {
@@ -93,7 +101,11 @@ async function demo(opts: DemoOptions): Promise<number> {
   if (opts.dashboard) {
     // The run is already going: a dashboard that cannot start (a taken --port) must not end the demo.
     try {
-      dashboard = await startDashboardServer({ path: run.run_dir, assetsDir: path.join(root, 'dist', 'webview'), port: opts.port });
+      dashboard = await startDashboardServer({
+        path: run.run_dir,
+        assetsDir: path.join(root, 'dist', 'webview'),
+        port: opts.port,
+      });
       console.log(`dashboard: ${dashboard.url}`);
     } catch (err) {
       console.error(`no dashboard: ${err instanceof Error ? err.message : String(err)}`);
@@ -105,7 +117,9 @@ async function demo(opts: DemoOptions): Promise<number> {
   let interrupts = 0;
   const onInterrupt = () => {
     if (++interrupts > 1) {
-      console.log(`\nleft run ${run.run_id} running; stop it with: ${python} -m ascend_finetune control ${run.run_dir} stop`);
+      console.log(
+        `\nleft run ${run.run_id} running; stop it with: ${python} -m ascend_finetune control ${run.run_dir} stop`,
+      );
       leave.abort();
       return;
     }
@@ -123,7 +137,8 @@ async function demo(opts: DemoOptions): Promise<number> {
       signal: leave.signal,
       // Ctrl+C also reaches the attach process (same process group): that drop is expected.
       onReconnect: (r) => {
-        if (!interrupts) console.error(`attach dropped (${r.reason}); reconnecting after seq ${r.since} in ${r.delayMs} ms`);
+        if (!interrupts)
+          console.error(`attach dropped (${r.reason}); reconnecting after seq ${r.since} in ${r.delayMs} ms`);
       },
       onGap: (expected, got) => console.error(`events ${expected}..${got - 1} are missing`),
       onBadLine: (line) => console.error(`skipped a line that is not JSON: ${line.slice(0, 120)}`),

@@ -1,5 +1,12 @@
 // Hover, quick fixes and code lenses of a spec file.
-import { CodeActionKind, MarkupKind, type CodeAction, type CodeLens, type Diagnostic, type Hover } from 'vscode-languageserver';
+import {
+  CodeActionKind,
+  MarkupKind,
+  type CodeAction,
+  type CodeLens,
+  type Diagnostic,
+  type Hover,
+} from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { yamlScalar } from '../core/spec/writer';
 import type { SpecTargetInfo } from '../shared/specProtocol';
@@ -13,7 +20,10 @@ export function hover(doc: SpecDocument, td: TextDocument, offset: number): Hove
   const value = fieldMarkdown(hit.node.path.split('.'), hit.node.value);
   if (!value) return undefined;
   const span = hit.onKey && hit.node.keySpan ? hit.node.keySpan : hit.node.valueSpan;
-  return { contents: { kind: MarkupKind.Markdown, value }, range: { start: td.positionAt(span.start), end: td.positionAt(span.end) } };
+  return {
+    contents: { kind: MarkupKind.Markdown, value },
+    range: { start: td.positionAt(span.start), end: td.positionAt(span.end) },
+  };
 }
 
 /** Quick fixes for the diagnostics that carry a fix: rename an unknown key, set a value. */
@@ -29,7 +39,8 @@ export function quickFixes(doc: SpecDocument, td: TextDocument, diagnostics: Dia
       out.push(action(`Rename to "${fix.to}"`, d, td, node.keySpan, newText, true));
     } else if (fix.kind === 'setValue') {
       fix.values.forEach((v, i) => {
-        const newText = typeof v.value === 'string' && doc.kind === 'yaml' ? yamlScalar(v.value) : JSON.stringify(v.value);
+        const newText =
+          typeof v.value === 'string' && doc.kind === 'yaml' ? yamlScalar(v.value) : JSON.stringify(v.value);
         out.push(action(v.label, d, td, node.valueSpan, newText, i === 0));
       });
     }
@@ -37,13 +48,22 @@ export function quickFixes(doc: SpecDocument, td: TextDocument, diagnostics: Dia
   return out;
 }
 
-function action(title: string, d: Diagnostic, td: TextDocument, span: { start: number; end: number }, newText: string, preferred: boolean): CodeAction {
+function action(
+  title: string,
+  d: Diagnostic,
+  td: TextDocument,
+  span: { start: number; end: number },
+  newText: string,
+  preferred: boolean,
+): CodeAction {
   return {
     title,
     kind: CodeActionKind.QuickFix,
     diagnostics: [d],
     isPreferred: preferred,
-    edit: { changes: { [td.uri]: [{ range: { start: td.positionAt(span.start), end: td.positionAt(span.end) }, newText }] } },
+    edit: {
+      changes: { [td.uri]: [{ range: { start: td.positionAt(span.start), end: td.positionAt(span.end) }, newText }] },
+    },
   };
 }
 
@@ -62,17 +82,32 @@ export const COMMANDS = { start: 'ascend.startSpecFile', openRun: 'ascend.openLa
  * "Start fine-tune" (on the spec's target, named when it is not this machine, or pick one) and, when
  * runs of this spec's name exist, "Open last run".
  */
-export function codeLenses(doc: SpecDocument, uri: string, runs: readonly KnownRun[], target?: SpecTargetInfo): CodeLens[] {
+export function codeLenses(
+  doc: SpecDocument,
+  uri: string,
+  runs: readonly KnownRun[],
+  target?: SpecTargetInfo,
+): CodeLens[] {
   const range = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
   const on = target && target.kind !== 'local' ? ` on ${target.label}` : '';
   const lenses: CodeLens[] = [
     { range, command: { title: `$(rocket) Start fine-tune${on}`, command: COMMANDS.start, arguments: [uri] } },
     { range, command: { title: 'Start on target…', command: COMMANDS.start, arguments: [uri, { pickTarget: true }] } },
   ];
-  const name = typeof (doc.value as { name?: unknown } | undefined)?.name === 'string' ? ((doc.value as { name: string }).name) : 'run';
+  const name =
+    typeof (doc.value as { name?: unknown } | undefined)?.name === 'string'
+      ? (doc.value as { name: string }).name
+      : 'run';
   const last = runs.filter((r) => r.name === name).sort((a, b) => b.startedAt - a.startedAt)[0];
   if (last) {
-    lenses.push({ range, command: { title: `Open last run (${last.state}, ${last.runId})`, command: COMMANDS.openRun, arguments: [{ targetId: last.targetId, runId: last.runId }] } });
+    lenses.push({
+      range,
+      command: {
+        title: `Open last run (${last.state}, ${last.runId})`,
+        command: COMMANDS.openRun,
+        arguments: [{ targetId: last.targetId, runId: last.runId }],
+      },
+    });
   }
   return lenses;
 }

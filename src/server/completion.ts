@@ -29,11 +29,16 @@ function keyItems(doc: SpecDocument, td: TextDocument, ctx: CursorContext): Comp
     .map(([k, rule], i) => {
       const section = rule.type === 'object';
       const pad = ' '.repeat(ctx.indent + 2);
-      const newText = doc.kind === 'json' ? `"${k}": ${section ? '{$0}' : '$0'}` : section ? `${k}:\n${pad}$0` : `${k}: $0`;
+      const newText =
+        doc.kind === 'json' ? `"${k}": ${section ? '{$0}' : '$0'}` : section ? `${k}:\n${pad}$0` : `${k}: $0`;
       return {
         label: k,
         kind: section ? CompletionItemKind.Module : CompletionItemKind.Property,
-        detail: section ? 'section' : rule.default === undefined ? 'required' : `default ${JSON.stringify(rule.default)}`,
+        detail: section
+          ? 'section'
+          : rule.default === undefined
+            ? 'required'
+            : `default ${JSON.stringify(rule.default)}`,
         documentation: { kind: MarkupKind.Markdown, value: fieldMarkdown([...ctx.path, k]) ?? '' },
         sortText: String(i).padStart(3, '0'),
         insertTextFormat: InsertTextFormat.Snippet,
@@ -47,7 +52,8 @@ function valueItems(td: TextDocument, ctx: CursorContext, baseDir: string): Comp
   if (!rule || rule.type === 'object') return [];
   const range = { start: td.positionAt(ctx.replace.start), end: td.positionAt(ctx.replace.end) };
   const types = rule.type === undefined ? [] : Array.isArray(rule.type) ? rule.type : [rule.type];
-  const text = (v: unknown) => (typeof v === 'string' ? (ctx.quoted ? JSON.stringify(v) : yamlScalar(v)) : JSON.stringify(v));
+  const text = (v: unknown) =>
+    typeof v === 'string' ? (ctx.quoted ? JSON.stringify(v) : yamlScalar(v)) : JSON.stringify(v);
   const items: CompletionItem[] = [];
   const add = (value: unknown, kind: CompletionItemKind, doc?: string, detail?: string) => {
     const isDefault = JSON.stringify(value) === JSON.stringify(rule.default);
@@ -63,8 +69,16 @@ function valueItems(td: TextDocument, ctx: CursorContext, baseDir: string): Comp
   };
   if (rule.enum) rule.enum.forEach((v, i) => add(v, CompletionItemKind.EnumMember, rule['x-enumDescriptions']?.[i]));
   else if (types.includes('boolean')) [true, false].forEach((v) => add(v, CompletionItemKind.Value));
-  else if (rule['x-path']) for (const p of pathItems(ctx.partial, baseDir, rule['x-path'])) add(p.value, p.dir ? CompletionItemKind.Folder : CompletionItemKind.File, undefined, p.dir ? 'folder' : 'checkpoint');
-  else if (rule.default !== undefined && rule.default !== null) add(rule.default, CompletionItemKind.Value, fieldMarkdown(ctx.path));
+  else if (rule['x-path'])
+    for (const p of pathItems(ctx.partial, baseDir, rule['x-path']))
+      add(
+        p.value,
+        p.dir ? CompletionItemKind.Folder : CompletionItemKind.File,
+        undefined,
+        p.dir ? 'folder' : 'checkpoint',
+      );
+  else if (rule.default !== undefined && rule.default !== null)
+    add(rule.default, CompletionItemKind.Value, fieldMarkdown(ctx.path));
   if (types.includes('null')) add(null, CompletionItemKind.Constant, 'null: see the field for what that means');
   return items;
 }
@@ -92,5 +106,9 @@ function pathItems(partial: string, baseDir: string, kind: 'folder' | 'file'): {
     if (dir) out.push({ value: `${typedDir}${e.name}${kind === 'file' ? '/' : ''}`, dir: true });
     else if (kind === 'file' && CHECKPOINT_FILE.test(e.name)) out.push({ value: `${typedDir}${e.name}`, dir: false });
   }
-  return out.sort((a, b) => Number(b.dir && kind === 'file' ? 0 : 1) - Number(a.dir && kind === 'file' ? 0 : 1) || a.value.localeCompare(b.value));
+  return out.sort(
+    (a, b) =>
+      Number(b.dir && kind === 'file' ? 0 : 1) - Number(a.dir && kind === 'file' ? 0 : 1) ||
+      a.value.localeCompare(b.value),
+  );
 }

@@ -5,7 +5,14 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { checkSpec, fieldSchema, pathFields, resolveSpecPath, specDefault, type SpecProblem } from '../core/spec/schema';
+import {
+  checkSpec,
+  fieldSchema,
+  pathFields,
+  resolveSpecPath,
+  specDefault,
+  type SpecProblem,
+} from '../core/spec/schema';
 import { closeMatch } from '../core/spec/py';
 import type { PathFact } from '../shared/specProtocol';
 import { LIMITS, type FieldNode, type Span, type SpecDocument } from './specDocument';
@@ -38,20 +45,40 @@ export interface RemoteFacts {
 
 export function diagnose(doc: SpecDocument, td: TextDocument, opts: DiagnoseOptions = {}): Diagnostic[] {
   const range = (s: Span) => ({ start: td.positionAt(s.start), end: td.positionAt(Math.max(s.end, s.start)) });
-  const out: Diagnostic[] = doc.errors.map((e) => ({ range: range(e.span), severity: DiagnosticSeverity.Error, source: SOURCE, message: e.message }));
+  const out: Diagnostic[] = doc.errors.map((e) => ({
+    range: range(e.span),
+    severity: DiagnosticSeverity.Error,
+    source: SOURCE,
+    message: e.message,
+  }));
   if (doc.value === undefined || doc.errors.length) return out;
-  const problems = checkSpec(doc.value, { floatPaths: doc.floatPaths, baseDir: opts.baseDir, checkFiles: opts.local ?? false });
+  const problems = checkSpec(doc.value, {
+    floatPaths: doc.floatPaths,
+    baseDir: opts.baseDir,
+    checkFiles: opts.local ?? false,
+  });
   for (const p of problems) out.push(toDiagnostic(doc, p, range));
   const bad = new Set(problems.map((p) => p.path));
   if (opts.local) out.push(...localChecks(doc, opts.baseDir ?? '.', bad, range));
   else if (opts.remote) out.push(...remoteChecks(doc, opts.remote, bad, range));
   // Advice that only makes sense for a spec that validates waits for its errors (a missing path is a warning, not one).
-  out.push(...advice(doc, range, problems.every((p) => / not found: /.test(p.message))));
+  out.push(
+    ...advice(
+      doc,
+      range,
+      problems.every((p) => / not found: /.test(p.message)),
+    ),
+  );
   // A file of thousands of wrong keys is not a spec: the first ones say so.
   if (out.length > LIMITS.maxDiagnostics) {
     const more = out.length - LIMITS.maxDiagnostics;
     out.length = LIMITS.maxDiagnostics;
-    out.push({ range: range({ start: 0, end: 0 }), severity: DiagnosticSeverity.Error, source: SOURCE, message: `and ${more} more problems: is this a run spec?` });
+    out.push({
+      range: range({ start: 0, end: 0 }),
+      severity: DiagnosticSeverity.Error,
+      source: SOURCE,
+      message: `and ${more} more problems: is this a run spec?`,
+    });
   }
   return out;
 }
@@ -59,7 +86,10 @@ export function diagnose(doc: SpecDocument, td: TextDocument, opts: DiagnoseOpti
 /** Where a problem goes: an unknown field's key, a bad value, or the section a required field is missing from. */
 function spanOf(doc: SpecDocument, p: SpecProblem): Span {
   const node = doc.nodes.get(p.path);
-  if (node) return p.message === 'unknown field' || p.message === 'is required' ? (node.keySpan ?? node.valueSpan) : node.valueSpan;
+  if (node)
+    return p.message === 'unknown field' || p.message === 'is required'
+      ? (node.keySpan ?? node.valueSpan)
+      : node.valueSpan;
   const segs = p.path.split('.');
   for (let i = segs.length - 1; i > 0; i--) {
     const parent = doc.nodes.get(segs.slice(0, i).join('.'));
@@ -100,12 +130,19 @@ function fixFor(doc: SpecDocument, p: SpecProblem): FixData | undefined {
   }
   if (p.message.startsWith('must be >') && typeof node.value === 'number') {
     const lo = rule.minimum ?? rule.exclusiveMinimum;
-    if (rule.maximum !== undefined && node.value > rule.maximum) values.push({ label: `Set to the maximum, ${rule.maximum}`, value: rule.maximum });
-    else if (rule.minimum !== undefined && node.value < rule.minimum) values.push({ label: `Set to the minimum, ${rule.minimum}`, value: rule.minimum });
-    else if (lo === undefined && rule.maximum !== undefined) values.push({ label: `Set to the maximum, ${rule.maximum}`, value: rule.maximum });
+    if (rule.maximum !== undefined && node.value > rule.maximum)
+      values.push({ label: `Set to the maximum, ${rule.maximum}`, value: rule.maximum });
+    else if (rule.minimum !== undefined && node.value < rule.minimum)
+      values.push({ label: `Set to the minimum, ${rule.minimum}`, value: rule.minimum });
+    else if (lo === undefined && rule.maximum !== undefined)
+      values.push({ label: `Set to the maximum, ${rule.maximum}`, value: rule.maximum });
   }
   const def = specDefault(p.path);
-  if ((values.length || /^(must be|must not be null|unknown value)/.test(p.message)) && def !== undefined && def !== null) {
+  if (
+    (values.length || /^(must be|must not be null|unknown value)/.test(p.message)) &&
+    def !== undefined &&
+    def !== null
+  ) {
     values.push({ label: `Set to the default, ${JSON.stringify(def)}`, value: def });
   }
   return values.length ? { kind: 'setValue', path: p.path, values } : undefined;
@@ -126,14 +163,22 @@ function at(doc: SpecDocument, path: string, fallbackPath = ''): FieldNode | und
 }
 
 /** Class folders of `data.train` and num_classes against them, on this machine. */
-function localChecks(doc: SpecDocument, baseDir: string, bad: Set<string>, range: (s: Span) => Diagnostic['range']): Diagnostic[] {
+function localChecks(
+  doc: SpecDocument,
+  baseDir: string,
+  bad: Set<string>,
+  range: (s: Span) => Diagnostic['range'],
+): Diagnostic[] {
   const train = doc.nodes.get('data.train');
   if (!train || typeof train.value !== 'string' || train.value === '' || bad.has('data.train')) return [];
   const dir = resolveSpecPath(train.value, baseDir);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) return [];
   let classes: string[];
   try {
-    classes = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name).sort();
+    classes = readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && !e.name.startsWith('.'))
+      .map((e) => e.name)
+      .sort();
   } catch {
     return [];
   }
@@ -145,18 +190,27 @@ function localChecks(doc: SpecDocument, baseDir: string, bad: Set<string>, range
  * paths that are missing or of the wrong kind, then the class folders. No facts yet: nothing (they
  * are on their way); no facts to be had: one Information, not a problem per path.
  */
-function remoteChecks(doc: SpecDocument, remote: RemoteFacts, bad: Set<string>, range: (s: Span) => Diagnostic['range']): Diagnostic[] {
+function remoteChecks(
+  doc: SpecDocument,
+  remote: RemoteFacts,
+  bad: Set<string>,
+  range: (s: Span) => Diagnostic['range'],
+): Diagnostic[] {
   const on = ` on ${remote.target}`;
   if (remote.unavailable !== undefined) {
     const node = doc.nodes.get('data.train') ?? doc.nodes.get('data');
     const firstLine = doc.text.indexOf('\n');
-    return [{
-      range: range(node ? (node.keySpan ?? node.valueSpan) : { start: 0, end: firstLine < 0 ? doc.text.length : firstLine }),
-      severity: DiagnosticSeverity.Information,
-      source: SOURCE,
-      code: 'target',
-      message: `paths not checked${on}: ${remote.unavailable}`,
-    }];
+    return [
+      {
+        range: range(
+          node ? (node.keySpan ?? node.valueSpan) : { start: 0, end: firstLine < 0 ? doc.text.length : firstLine },
+        ),
+        severity: DiagnosticSeverity.Information,
+        source: SOURCE,
+        code: 'target',
+        message: `paths not checked${on}: ${remote.unavailable}`,
+      },
+    ];
   }
   const out: Diagnostic[] = [];
   for (const { path: dotted, kind } of pathFields()) {
@@ -165,10 +219,14 @@ function remoteChecks(doc: SpecDocument, remote: RemoteFacts, bad: Set<string>, 
     if (!node || !fact || bad.has(dotted)) continue;
     const where = fact.resolved === fact.path ? fact.path : `${fact.path}, that is ${fact.resolved}`;
     if (fact.kind === kind) {
-      if (fact.kind === 'folder' && dotted === 'data.train') out.push(...classChecks(doc, node, fact.classes, fact.count, on, bad, range));
+      if (fact.kind === 'folder' && dotted === 'data.train')
+        out.push(...classChecks(doc, node, fact.classes, fact.count, on, bad, range));
       continue;
     }
-    const what = fact.kind === 'missing' ? 'does not exist' : `is ${fact.kind === 'other' ? 'neither a file nor a folder' : `a ${fact.kind}, not a ${kind},`}`;
+    const what =
+      fact.kind === 'missing'
+        ? 'does not exist'
+        : `is ${fact.kind === 'other' ? 'neither a file nor a folder' : `a ${fact.kind}, not a ${kind},`}`;
     out.push({
       range: range(node.valueSpan),
       severity: DiagnosticSeverity.Warning,
@@ -181,7 +239,15 @@ function remoteChecks(doc: SpecDocument, remote: RemoteFacts, bad: Set<string>, 
 }
 
 /** At least two class folders, and num_classes (when set) equal to their number. `on`: where, for the message. */
-function classChecks(doc: SpecDocument, train: FieldNode, classes: string[], count: number, on: string, bad: Set<string>, range: (s: Span) => Diagnostic['range']): Diagnostic[] {
+function classChecks(
+  doc: SpecDocument,
+  train: FieldNode,
+  classes: string[],
+  count: number,
+  on: string,
+  bad: Set<string>,
+  range: (s: Span) => Diagnostic['range'],
+): Diagnostic[] {
   const out: Diagnostic[] = [];
   if (count < 2) {
     out.push({
@@ -202,7 +268,14 @@ function classChecks(doc: SpecDocument, train: FieldNode, classes: string[], cou
       source: SOURCE,
       code: 'model.num_classes',
       message: `model.num_classes is ${nc.value} but data.train has ${count} class folders${on} (${shown}); the run would fail (set it to ${count}, or null to use the folders)`,
-      data: { kind: 'setValue', path: 'model.num_classes', values: [{ label: `Set to ${count} (the class folders)`, value: count }, { label: 'Set to null (count the folders)', value: null }] } satisfies FixData,
+      data: {
+        kind: 'setValue',
+        path: 'model.num_classes',
+        values: [
+          { label: `Set to ${count} (the class folders)`, value: count },
+          { label: 'Set to null (count the folders)', value: null },
+        ],
+      } satisfies FixData,
     });
   }
   return out;
@@ -214,8 +287,22 @@ function advice(doc: SpecDocument, range: (s: Span) => Diagnostic['range'], vali
   const level = str(doc, 'amp.level', String(specDefault('amp.level')));
   const scale = str(doc, 'amp.loss_scale', String(specDefault('amp.loss_scale')));
   const target = str(doc, 'device.target', String(specDefault('device.target')));
-  const warn = (node: FieldNode | undefined, message: string, code: string, severity: DiagnosticSeverity = DiagnosticSeverity.Warning, data?: FixData) => {
-    if (node) out.push({ range: range(node.keySpan ?? node.valueSpan), severity, source: SOURCE, code, message, ...(data ? { data } : {}) });
+  const warn = (
+    node: FieldNode | undefined,
+    message: string,
+    code: string,
+    severity: DiagnosticSeverity = DiagnosticSeverity.Warning,
+    data?: FixData,
+  ) => {
+    if (node)
+      out.push({
+        range: range(node.keySpan ?? node.valueSpan),
+        severity,
+        source: SOURCE,
+        code,
+        message,
+        ...(data ? { data } : {}),
+      });
   };
   if (scale === 'none' && (level === 'O3' || (level === 'auto' && target !== 'CPU'))) {
     warn(
@@ -223,7 +310,11 @@ function advice(doc: SpecDocument, range: (s: Span) => Diagnostic['range'], vali
       `${level === 'auto' ? 'amp.level auto is O3 on Ascend' : 'amp.level O3'} without loss scaling: O3 runs everything in float16, BatchNorm and the loss included, and float16 gradients smaller than about 6e-8 become 0, so small gradients are lost and training can stall (set amp.loss_scale to "dynamic", or use O2, which keeps BatchNorm and the loss in float32)`,
       'amp.loss_scale',
       DiagnosticSeverity.Warning,
-      { kind: 'setValue', path: 'amp.loss_scale', values: [{ label: 'Set amp.loss_scale to "dynamic"', value: 'dynamic' }] },
+      {
+        kind: 'setValue',
+        path: 'amp.loss_scale',
+        values: [{ label: 'Set amp.loss_scale to "dynamic"', value: 'dynamic' }],
+      },
     );
   }
   if (level === 'auto' && target === 'CPU') {
@@ -243,7 +334,11 @@ function advice(doc: SpecDocument, range: (s: Span) => Diagnostic['range'], vali
       `train.cache_features needs model.freeze "backbone" (it is "${freeze}"): cached features are only right while the backbone does not change`,
       'train.cache_features',
       DiagnosticSeverity.Error,
-      { kind: 'setValue', path: 'model.freeze', values: [{ label: 'Set model.freeze to "backbone"', value: 'backbone' }] },
+      {
+        kind: 'setValue',
+        path: 'model.freeze',
+        values: [{ label: 'Set model.freeze to "backbone"', value: 'backbone' }],
+      },
     );
   }
   const pretrained = doc.nodes.get('model.pretrained')?.value ?? null;
@@ -256,7 +351,13 @@ function advice(doc: SpecDocument, range: (s: Span) => Diagnostic['range'], vali
       `model.freeze is "${freeze}"${freezeNode ? '' : ' (the default)'} but model.pretrained is null: the frozen layers keep their random initial weights, so only the head learns, on random features (accuracy stays near chance and the loss can grow); set model.pretrained to a checkpoint, or model.freeze to "none" to train every layer`,
       'frozen_random_backbone', // the runner's warning code for the same thing
       DiagnosticSeverity.Warning,
-      freezeNode ? { kind: 'setValue', path: 'model.freeze', values: [{ label: 'Set model.freeze to "none" (train every layer)', value: 'none' }] } : undefined,
+      freezeNode
+        ? {
+            kind: 'setValue',
+            path: 'model.freeze',
+            values: [{ label: 'Set model.freeze to "none" (train every layer)', value: 'none' }],
+          }
+        : undefined,
     );
   }
   const ids = doc.nodes.get('device.ids')?.value;

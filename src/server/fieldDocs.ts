@@ -32,6 +32,12 @@ export function fieldMarkdown(segs: readonly string[], value?: unknown): string 
     if (i >= 0) lines.push('', `**\`${value}\`**: ${rule['x-enumDescriptions'][i]}`);
     else lines.push('', ...rule.enum.map((v, j) => `- \`${v}\`: ${rule['x-enumDescriptions']![j]}`));
   }
-  if (isSection) lines.push('', `Fields: ${Object.keys(rule.properties ?? {}).map((k) => `\`${k}\``).join(', ')}`);
+  if (isSection)
+    lines.push(
+      '',
+      `Fields: ${Object.keys(rule.properties ?? {})
+        .map((k) => `\`${k}\``)
+        .join(', ')}`,
+    );
   return lines.join('\n');
 }

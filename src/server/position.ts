@@ -30,14 +30,28 @@ function jsonContext(doc: SpecDocument, offset: number): CursorContext | undefin
   if (loc.isAtPropertyKey) {
     const parent = path.slice(0, -1);
     if (onPrev && prev.type === 'string') {
-      return { path: parent, mode: 'key', partial: doc.text.slice(prev.offset + 1, offset), replace: { start: prev.offset, end: prev.offset + prev.length }, quoted: true, indent: 0 };
+      return {
+        path: parent,
+        mode: 'key',
+        partial: doc.text.slice(prev.offset + 1, offset),
+        replace: { start: prev.offset, end: prev.offset + prev.length },
+        quoted: true,
+        indent: 0,
+      };
     }
     return { path: parent, mode: 'key', partial: '', replace: { start: offset, end: offset }, quoted: true, indent: 0 };
   }
   if (path.length === 0) return undefined;
   if (onPrev && prev.type !== 'object' && prev.type !== 'array') {
     const isString = prev.type === 'string';
-    return { path, mode: 'value', partial: doc.text.slice(prev.offset + (isString ? 1 : 0), offset), replace: { start: prev.offset, end: prev.offset + prev.length }, quoted: true, indent: 0 };
+    return {
+      path,
+      mode: 'value',
+      partial: doc.text.slice(prev.offset + (isString ? 1 : 0), offset),
+      replace: { start: prev.offset, end: prev.offset + prev.length },
+      quoted: true,
+      indent: 0,
+    };
   }
   return { path, mode: 'value', partial: '', replace: { start: offset, end: offset }, quoted: true, indent: 0 };
 }
@@ -67,12 +81,26 @@ function yamlContext(text: string, offset: number): CursorContext | undefined {
   const value = /^(\s*)([A-Za-z_][\w.-]*)\s*:\s+(['"]?)([^#]*)$/.exec(before);
   if (value) {
     const start = offset - value[4].length - value[3].length;
-    return { path: [...parents(indent), value[2]], mode: 'value', partial: value[4], replace: { start, end: offset + after.length }, quoted: false, indent };
+    return {
+      path: [...parents(indent), value[2]],
+      mode: 'value',
+      partial: value[4],
+      replace: { start, end: offset + after.length },
+      quoted: false,
+      indent,
+    };
   }
   const key = /^(\s*)([A-Za-z_][\w.-]*)?$/.exec(before);
   if (key) {
     const partial = key[2] ?? '';
-    return { path: parents(indent), mode: 'key', partial, replace: { start: offset - partial.length, end: offset + after.length }, quoted: false, indent };
+    return {
+      path: parents(indent),
+      mode: 'key',
+      partial,
+      replace: { start: offset - partial.length, end: offset + after.length },
+      quoted: false,
+      indent,
+    };
   }
   return undefined;
 }

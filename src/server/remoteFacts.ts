@@ -20,7 +20,8 @@ export function wantedPaths(doc: SpecDocument, baseDir: string): WantedPath[] {
   const out: WantedPath[] = [];
   for (const { path: dotted } of pathFields()) {
     let v: unknown = spec;
-    for (const seg of dotted.split('.')) v = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[seg] : undefined;
+    for (const seg of dotted.split('.'))
+      v = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[seg] : undefined;
     if (typeof v === 'string' && v !== '') out.push({ field: dotted, path: v });
   }
   return out;
@@ -59,7 +60,10 @@ export class RemoteFactsStore {
   /** The facts for a document now: the answer for these paths, or none yet (and a question on its way). */
   factsFor(uri: string, target: SpecTargetInfo, wanted: WantedPath[]): RemoteFacts {
     if (target.kind === 'unknown') {
-      return { target: target.label, unavailable: `"${target.id}" is not a configured target (ascendFinetune.specFiles.target, or the target last chosen for this file)` };
+      return {
+        target: target.label,
+        unavailable: `"${target.id}" is not a configured target (ascendFinetune.specFiles.target, or the target last chosen for this file)`,
+      };
     }
     if (wanted.length === 0) return { target: target.label, facts: {} };
     const key = JSON.stringify([target.id, wanted.map((w) => w.path)]);

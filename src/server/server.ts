@@ -13,7 +13,15 @@ import {
   type Diagnostic,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { asSpecTargets, PROBE_REQUEST, RUNS_NOTIFICATION, SPEC_TARGETS_NOTIFICATION, type ProbeParams, type SpecTargetInfo, type SpecTargets } from '../shared/specProtocol';
+import {
+  asSpecTargets,
+  PROBE_REQUEST,
+  RUNS_NOTIFICATION,
+  SPEC_TARGETS_NOTIFICATION,
+  type ProbeParams,
+  type SpecTargetInfo,
+  type SpecTargets,
+} from '../shared/specProtocol';
 import { codeLenses, hover, quickFixes, type KnownRun } from './actions';
 import { complete } from './completion';
 import { diagnose, type RemoteFacts } from './diagnostics';
@@ -62,10 +70,21 @@ function stateOf(td: TextDocument) {
     const baseDir = baseDirOf(td.uri);
     // A spec for an SSH target: its paths are checked there, through the extension (never blocks).
     let facts: RemoteFacts | undefined;
-    if (target.kind !== 'local' && doc.value !== undefined && !doc.errors.length) facts = remote.factsFor(td.uri, target, wantedPaths(doc, baseDir));
-    diagnostics = diagnose(doc, td, { baseDir, local: target.kind === 'local' && localChecks && fileOf(td.uri) !== undefined, remote: facts });
+    if (target.kind !== 'local' && doc.value !== undefined && !doc.errors.length)
+      facts = remote.factsFor(td.uri, target, wantedPaths(doc, baseDir));
+    diagnostics = diagnose(doc, td, {
+      baseDir,
+      local: target.kind === 'local' && localChecks && fileOf(td.uri) !== undefined,
+      remote: facts,
+    });
   } catch (e) {
-    diagnostics = [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, message: `the spec checker failed: ${(e as Error).message}`, source: 'ascend-run' }];
+    diagnostics = [
+      {
+        range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
+        message: `the spec checker failed: ${(e as Error).message}`,
+        source: 'ascend-run',
+      },
+    ];
   }
   const state = { version: td.version, doc, diagnostics };
   parsed.set(td.uri, state);
@@ -123,7 +142,9 @@ connection.onCodeAction((p) => {
   if (!td) return [];
   const { doc, diagnostics } = stateOf(td);
   // Our own diagnostics in the range (they carry the fix data), whatever the client sent back.
-  const inRange = diagnostics.filter((d) => !(d.range.end.line < p.range.start.line || d.range.start.line > p.range.end.line));
+  const inRange = diagnostics.filter(
+    (d) => !(d.range.end.line < p.range.start.line || d.range.start.line > p.range.end.line),
+  );
   return quickFixes(doc, td, inRange);
 });
 
@@ -133,7 +154,9 @@ connection.onCodeLens((p) => {
 });
 
 connection.onNotification(RUNS_NOTIFICATION, (list: unknown) => {
-  runs = Array.isArray(list) ? (list as KnownRun[]).filter((r) => r && typeof r.name === 'string' && typeof r.runId === 'string') : [];
+  runs = Array.isArray(list)
+    ? (list as KnownRun[]).filter((r) => r && typeof r.name === 'string' && typeof r.runId === 'string')
+    : [];
   if (canRefreshLenses) void connection.sendRequest(CodeLensRefreshRequest.type);
 });
 

@@ -43,20 +43,32 @@ export function parseSpecDocument(text: string, fileName: string): SpecDocument 
     return doc;
   };
   if (text.length > LIMITS.maxChars) {
-    const size = text.length >= 1024 * 1024 ? `${(text.length / 1024 / 1024).toFixed(1)} MB` : `${Math.round(text.length / 1024)} KB`;
-    return refuse(`this file is ${size}: a run spec is a few hundred bytes (limit ${LIMITS.maxChars / 1024} KB), so it is not read`);
+    const size =
+      text.length >= 1024 * 1024
+        ? `${(text.length / 1024 / 1024).toFixed(1)} MB`
+        : `${Math.round(text.length / 1024)} KB`;
+    return refuse(
+      `this file is ${size}: a run spec is a few hundred bytes (limit ${LIMITS.maxChars / 1024} KB), so it is not read`,
+    );
   }
   const nul = text.search(/[\u0000-\u0008\u000e-\u001f]/);
-  if (nul >= 0) return refuse(`not a text file: control character U+${text.charCodeAt(nul).toString(16).padStart(4, '0')} at offset ${nul}`, nul);
+  if (nul >= 0)
+    return refuse(
+      `not a text file: control character U+${text.charCodeAt(nul).toString(16).padStart(4, '0')} at offset ${nul}`,
+      nul,
+    );
   const deep = tooDeep(text, kind);
-  if (deep !== undefined) return refuse(`nested more than ${LIMITS.maxDepth} levels deep: a run spec has 2 (section, field)`, deep);
+  if (deep !== undefined)
+    return refuse(`nested more than ${LIMITS.maxDepth} levels deep: a run spec has 2 (section, field)`, deep);
   try {
     if (kind === 'json') readJson(doc);
     else readYaml(doc);
   } catch (e) {
     // A parser's own limit (stack, aliases): one diagnostic, never a crash.
     doc.value = undefined;
-    return refuse(e instanceof RangeError ? 'too deeply nested to read' : `cannot read this file: ${(e as Error).message}`);
+    return refuse(
+      e instanceof RangeError ? 'too deeply nested to read' : `cannot read this file: ${(e as Error).message}`,
+    );
   }
   return doc;
 }
@@ -101,14 +113,23 @@ function readJson(doc: SpecDocument): void {
   const errors: ParseError[] = [];
   const root = parseTree(doc.text, errors, { disallowComments: true, allowTrailingComma: false });
   for (const e of errors) {
-    doc.errors.push({ message: `not valid JSON: ${describeJsonError(printParseErrorCode(e.error))}`, span: { start: e.offset, end: e.offset + Math.max(1, e.length) } });
+    doc.errors.push({
+      message: `not valid JSON: ${describeJsonError(printParseErrorCode(e.error))}`,
+      span: { start: e.offset, end: e.offset + Math.max(1, e.length) },
+    });
   }
   if (!root) return;
   // Plain objects, as JSON.parse makes them (the runner reads the same text).
   doc.value = errors.length ? getNodeValue(root) : JSON.parse(doc.text);
   const walk = (node: JsonNode, path: string, keySpan?: Span) => {
-    doc.nodes.set(path, { path, keySpan, valueSpan: { start: node.offset, end: node.offset + node.length }, value: getNodeValue(node) });
-    if (node.type === 'number' && /[.eE]/.test(doc.text.slice(node.offset, node.offset + node.length))) doc.floatPaths.add(path);
+    doc.nodes.set(path, {
+      path,
+      keySpan,
+      valueSpan: { start: node.offset, end: node.offset + node.length },
+      value: getNodeValue(node),
+    });
+    if (node.type === 'number' && /[.eE]/.test(doc.text.slice(node.offset, node.offset + node.length)))
+      doc.floatPaths.add(path);
     if (node.type !== 'object') return;
     for (const prop of node.children ?? []) {
       const [k, v] = prop.children ?? [];
@@ -116,7 +137,13 @@ function readJson(doc: SpecDocument): void {
       const childPath = path ? `${path}.${k.value}` : k.value;
       const ks = { start: k.offset, end: k.offset + k.length };
       if (v) walk(v, childPath, ks);
-      else doc.nodes.set(childPath, { path: childPath, keySpan: ks, valueSpan: { start: ks.end, end: ks.end }, value: undefined });
+      else
+        doc.nodes.set(childPath, {
+          path: childPath,
+          keySpan: ks,
+          valueSpan: { start: ks.end, end: ks.end },
+          value: undefined,
+        });
     }
   };
   walk(root, '');
@@ -146,17 +173,31 @@ function describeJsonError(code: string): string {
 
 function readYaml(doc: SpecDocument): void {
   // uniqueKeys is checked below in linear time (yaml's own check is quadratic).
-  const y = parseDocument(doc.text, { schema: 'core', uniqueKeys: false, prettyErrors: false, lineCounter: new LineCounter() });
+  const y = parseDocument(doc.text, {
+    schema: 'core',
+    uniqueKeys: false,
+    prettyErrors: false,
+    lineCounter: new LineCounter(),
+  });
   for (const e of [...y.errors, ...y.warnings]) {
-    doc.errors.push({ message: `not valid YAML: ${e.message.split('\n')[0]}`, span: { start: e.pos[0], end: Math.max(e.pos[0] + 1, e.pos[1]) } });
+    doc.errors.push({
+      message: `not valid YAML: ${e.message.split('\n')[0]}`,
+      span: { start: e.pos[0], end: Math.max(e.pos[0] + 1, e.pos[1]) },
+    });
   }
   if (y.errors.length) return;
   // Aliases are expanded here, capped: exponential anchors end in a ReferenceError, caught above.
   doc.value = y.toJS({ maxAliasCount: LIMITS.maxAliasCount });
-  const spanOf = (n: YamlNode | null | undefined, fallback: number): Span => (n?.range ? { start: n.range[0], end: n.range[1] } : { start: fallback, end: fallback });
+  const spanOf = (n: YamlNode | null | undefined, fallback: number): Span =>
+    n?.range ? { start: n.range[0], end: n.range[1] } : { start: fallback, end: fallback };
   const walk = (node: YamlNode | null, path: string, keySpan?: Span) => {
     const valueSpan = spanOf(node, keySpan?.end ?? 0);
-    doc.nodes.set(path, { path, keySpan, valueSpan, value: node ? node.toJS(y, { maxAliasCount: LIMITS.maxAliasCount }) : null });
+    doc.nodes.set(path, {
+      path,
+      keySpan,
+      valueSpan,
+      value: node ? node.toJS(y, { maxAliasCount: LIMITS.maxAliasCount }) : null,
+    });
     if (!isMap(node)) return;
     const seen = new Set<string>();
     for (const pair of node.items) {
@@ -179,7 +220,8 @@ export function nodeAt(doc: SpecDocument, offset: number): { node: FieldNode; on
     if (node.path === '') continue;
     if (node.keySpan && offset >= node.keySpan.start && offset <= node.keySpan.end) return { node, onKey: true };
     const { start, end } = node.valueSpan;
-    if (offset >= start && offset <= end && (!best || end - start < best.size)) best = { node, onKey: false, size: end - start };
+    if (offset >= start && offset <= end && (!best || end - start < best.size))
+      best = { node, onKey: false, size: end - start };
   }
   return best && { node: best.node, onKey: best.onKey };
 }

@@ -118,12 +118,14 @@ const MAX_FILE = 4096;
  * names any other file is refused, so a compromised webview cannot reach outside the run.
  */
 export function validateUiMessage(raw: unknown, files: ReadonlySet<string>): Validated {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, error: 'message is not an object' };
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    return { ok: false, error: 'message is not an object' };
   const m = raw as Record<string, unknown>;
   const bad = (error: string): Validated => ({ ok: false, error: `${String(m.type)}: ${error}` });
   const file = (field: string): string | Validated => {
     const v = m[field];
-    if (typeof v !== 'string' || v.length === 0 || v.length > MAX_FILE) return bad(`"${field}" must be a checkpoint file name`);
+    if (typeof v !== 'string' || v.length === 0 || v.length > MAX_FILE)
+      return bad(`"${field}" must be a checkpoint file name`);
     if (!files.has(v)) return bad(`"${field}" names a checkpoint this run does not list`);
     return v;
   };
@@ -156,13 +158,17 @@ export function validateUiMessage(raw: unknown, files: ReadonlySet<string>): Val
       return { ok: true, message: { type: 'compare', a, b } };
     }
     case 'action': {
-      if (typeof m.action !== 'string' || !(ROW_ACTIONS as readonly string[]).includes(m.action)) return bad(`"action" must be one of ${ROW_ACTIONS.join(', ')}`);
+      if (typeof m.action !== 'string' || !(ROW_ACTIONS as readonly string[]).includes(m.action))
+        return bad(`"action" must be one of ${ROW_ACTIONS.join(', ')}`);
       const f = file('file');
-      return typeof f === 'string' ? { ok: true, message: { type: 'action', action: m.action as RowAction, file: f } } : f;
+      return typeof f === 'string'
+        ? { ok: true, message: { type: 'action', action: m.action as RowAction, file: f } }
+        : f;
     }
     case 'prune': {
       const n = m.keepNewest;
-      if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 10_000) return bad('"keepNewest" must be a whole number from 1 to 10000');
+      if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 10_000)
+        return bad('"keepNewest" must be a whole number from 1 to 10000');
       return { ok: true, message: { type: 'prune', keepNewest: n } };
     }
     default:
@@ -174,5 +180,10 @@ export function validateUiMessage(raw: unknown, files: ReadonlySet<string>): Val
 export function isHostMessage(raw: unknown): raw is HostMessage {
   if (typeof raw !== 'object' || raw === null) return false;
   const m = raw as { type?: unknown; state?: unknown };
-  return m.type === 'state' && typeof m.state === 'object' && m.state !== null && Array.isArray((m.state as { rows?: unknown }).rows);
+  return (
+    m.type === 'state' &&
+    typeof m.state === 'object' &&
+    m.state !== null &&
+    Array.isArray((m.state as { rows?: unknown }).rows)
+  );
 }

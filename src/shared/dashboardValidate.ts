@@ -35,7 +35,8 @@ export function validateUiMessage(raw: unknown): Validated {
       if (typeof min === 'string') return fail(`zoom.min: ${min}`);
       const max = stepBound(m.max);
       if (typeof max === 'string') return fail(`zoom.max: ${max}`);
-      if (min !== null && max !== null && min > max) return fail('zoom: min must not be above max (send nulls to reset)');
+      if (min !== null && max !== null && min > max)
+        return fail('zoom: min must not be above max (send nulls to reset)');
       return { ok: true, message: { type, min, max, width: w } };
     }
     case 'export': {
@@ -45,11 +46,14 @@ export function validateUiMessage(raw: unknown): Validated {
       if (name.startsWith('!')) return fail(`export.suggestedName: ${name.slice(1)}`);
       if (typeof m.data !== 'string') return fail('export.data: must be a string');
       if (m.data.length > MAX_EXPORT_CHARS) return fail(`export.data: larger than ${MAX_EXPORT_CHARS} characters`);
-      if (format === 'png' && !/^data:image\/png;base64,[A-Za-z0-9+/]*={0,2}$/.test(m.data)) return fail('export.data: a PNG must be a data:image/png;base64 URL');
+      if (format === 'png' && !/^data:image\/png;base64,[A-Za-z0-9+/]*={0,2}$/.test(m.data))
+        return fail('export.data: a PNG must be a data:image/png;base64 URL');
       return { ok: true, message: { type, format, suggestedName: name, data: m.data } };
     }
     default:
-      return fail(typeof type === 'string' ? `unknown message type "${type.slice(0, 40)}"` : 'message.type must be a string');
+      return fail(
+        typeof type === 'string' ? `unknown message type "${type.slice(0, 40)}"` : 'message.type must be a string',
+      );
   }
 }
 

@@ -43,14 +43,21 @@ export type ProbeResult = { ok: true; facts: PathFact[] } | { ok: false; message
 
 function isInfo(x: unknown): x is SpecTargetInfo {
   const o = x as SpecTargetInfo;
-  return typeof o === 'object' && o !== null && typeof o.id === 'string' && typeof o.label === 'string' && ['local', 'ssh', 'unknown'].includes(o.kind);
+  return (
+    typeof o === 'object' &&
+    o !== null &&
+    typeof o.id === 'string' &&
+    typeof o.label === 'string' &&
+    ['local', 'ssh', 'unknown'].includes(o.kind)
+  );
 }
 
 /** The targets message as received: anything malformed is dropped, not trusted. */
 export function asSpecTargets(x: unknown): SpecTargets {
   const o = (typeof x === 'object' && x !== null ? x : {}) as Partial<SpecTargets>;
   const files: Record<string, SpecTargetInfo> = {};
-  if (typeof o.files === 'object' && o.files !== null) for (const [uri, t] of Object.entries(o.files)) if (isInfo(t)) files[uri] = t;
+  if (typeof o.files === 'object' && o.files !== null)
+    for (const [uri, t] of Object.entries(o.files)) if (isInfo(t)) files[uri] = t;
   return { default: isInfo(o.default) ? o.default : LOCAL_SPEC_TARGET, files };
 }
 
@@ -58,13 +65,22 @@ export function asSpecTargets(x: unknown): SpecTargets {
 export function asProbeResult(x: unknown, count: number): ProbeResult {
   const o = x as ProbeResult;
   if (typeof o === 'object' && o !== null && o.ok === false && typeof o.message === 'string') return o;
-  if (typeof o === 'object' && o !== null && o.ok === true && Array.isArray(o.facts) && o.facts.length === count && o.facts.every(isFact)) return o;
+  if (
+    typeof o === 'object' &&
+    o !== null &&
+    o.ok === true &&
+    Array.isArray(o.facts) &&
+    o.facts.length === count &&
+    o.facts.every(isFact)
+  )
+    return o;
   return { ok: false, message: 'the extension answered the path check with something else' };
 }
 
 export function isFact(x: unknown): x is PathFact {
   const f = x as PathFact;
   if (typeof f !== 'object' || f === null || typeof f.path !== 'string' || typeof f.resolved !== 'string') return false;
-  if (f.kind === 'folder') return Array.isArray(f.classes) && f.classes.every((c) => typeof c === 'string') && typeof f.count === 'number';
+  if (f.kind === 'folder')
+    return Array.isArray(f.classes) && f.classes.every((c) => typeof c === 'string') && typeof f.count === 'number';
   return f.kind === 'file' || f.kind === 'missing' || f.kind === 'other';
 }

@@ -8,7 +8,16 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { CompareResult, EvalResult, ExportFormat, InspectResult } from '../core/checkpoints/client';
 import type { CheckpointDetail } from '../core/checkpoints/runInfo';
-import { validateUiMessage, type CheckpointRow, type CompareView, type EvalView, type ExplorerState, type HostMessage, type RowAction, type TensorsView } from '../shared/checkpointsProtocol';
+import {
+  validateUiMessage,
+  type CheckpointRow,
+  type CompareView,
+  type EvalView,
+  type ExplorerState,
+  type HostMessage,
+  type RowAction,
+  type TensorsView,
+} from '../shared/checkpointsProtocol';
 import type { CheckpointsView, CkptRef } from './checkpoints';
 import { errorText } from './context';
 import { runKey, type RunRef } from './runMonitor';
@@ -66,7 +75,17 @@ export class CheckpointExplorer {
       localResourceRoots: [webRoot, vscode.Uri.joinPath(host.extensionUri, 'media')],
     });
     this.state = {
-      run: { name, runId: run.runId, target: host.targetLabel(run.targetId), backbone: null, pretrained: null, freeze: null, classes: [], live: host.isLive(run), ssh: host.isSsh(run.targetId) },
+      run: {
+        name,
+        runId: run.runId,
+        target: host.targetLabel(run.targetId),
+        backbone: null,
+        pretrained: null,
+        freeze: null,
+        classes: [],
+        live: host.isLive(run),
+        ssh: host.isSsh(run.targetId),
+      },
       rows: [],
       problems: [],
       selected: null,
@@ -112,9 +131,19 @@ export class CheckpointExplorer {
     const rows = info.checkpoints.map((c) => toRow(c, l.problems.get(c.file) ?? null));
     const selected = this.state.selected && this.files.has(this.state.selected) ? this.state.selected : null;
     this.set({
-      run: { ...this.state.run, backbone: info.backbone, pretrained: info.pretrained, freeze: info.freeze, classes: info.classes, live: this.host.isLive(this.run) },
+      run: {
+        ...this.state.run,
+        backbone: info.backbone,
+        pretrained: info.pretrained,
+        freeze: info.freeze,
+        classes: info.classes,
+        live: this.host.isLive(this.run),
+      },
       rows,
-      problems: [...info.problems.map((p) => ({ label: p.label, message: p.message })), ...info.unlisted.map((f) => ({ label: f, message: 'not in checkpoints.json' }))],
+      problems: [
+        ...info.problems.map((p) => ({ label: p.label, message: p.message })),
+        ...info.unlisted.map((f) => ({ label: f, message: 'not in checkpoints.json' })),
+      ],
       selected,
       tensors: selected && this.state.tensors?.file === selected ? this.state.tensors : null,
       comparison: this.compared.every((f) => this.files.has(f)) ? this.state.comparison : null,
@@ -122,7 +151,8 @@ export class CheckpointExplorer {
     });
     // A kept evaluation of the selected checkpoint is shown until a new one replaces it.
     const kept = info.checkpoints.find((c) => c.file === selected)?.lastEval;
-    if (kept && (!this.state.evaluation || this.state.evaluation.file !== selected)) this.set({ evaluation: toEvalView(selected!, kept) });
+    if (kept && (!this.state.evaluation || this.state.evaluation.file !== selected))
+      this.set({ evaluation: toEvalView(selected!, kept) });
   }
 
   private async busy<T>(what: string, fn: () => Promise<T>): Promise<T | undefined> {
@@ -151,7 +181,9 @@ export class CheckpointExplorer {
 
   async evaluate(file: string, data?: 'val' | 'pick'): Promise<void> {
     this.panel.reveal();
-    const res = await this.busy(`Evaluating ${path.posix.basename(file)}…`, () => this.host.evaluate(this.ref(file), data));
+    const res = await this.busy(`Evaluating ${path.posix.basename(file)}…`, () =>
+      this.host.evaluate(this.ref(file), data),
+    );
     if (res) this.set({ selected: file, evaluation: toEvalView(file, res) });
   }
 
@@ -160,7 +192,13 @@ export class CheckpointExplorer {
     const res = await this.busy('Comparing…', () => this.host.compare(this.ref(a), b));
     if (!res) return;
     this.compared = [res.a.file, ...(res.b.runId === this.run.runId ? [res.b.file] : [])];
-    this.set({ comparison: toCompareView(res.a.file, res.b.runId === this.run.runId ? res.b.file : `${res.b.runId}/${res.b.file}`, res.result) });
+    this.set({
+      comparison: toCompareView(
+        res.a.file,
+        res.b.runId === this.run.runId ? res.b.file : `${res.b.runId}/${res.b.file}`,
+        res.result,
+      ),
+    });
   }
 
   private async onMessage(raw: unknown): Promise<void> {
@@ -181,7 +219,9 @@ export class CheckpointExplorer {
       case 'evaluate':
         return this.evaluate(m.file, m.data);
       case 'export':
-        await this.busy(`Exporting ${path.posix.basename(m.file)}…`, () => this.host.exportTo(this.ref(m.file), m.format));
+        await this.busy(`Exporting ${path.posix.basename(m.file)}…`, () =>
+          this.host.exportTo(this.ref(m.file), m.format),
+        );
         return;
       case 'compare':
         return this.compare(m.a, this.ref(m.b));
@@ -225,7 +265,14 @@ function toTensorsView(file: string, r: InspectResult): TensorsView {
     total: r.total_elements,
     headOut: r.head_out ?? null,
     headMatchesClasses: r.head_matches_classes ?? null,
-    tensors: r.tensors.map((t) => ({ name: t.name, shape: t.shape, dtype: t.dtype, elements: t.elements, module: t.group, trainable: t.trainable })),
+    tensors: r.tensors.map((t) => ({
+      name: t.name,
+      shape: t.shape,
+      dtype: t.dtype,
+      elements: t.elements,
+      module: t.group,
+      trainable: t.trainable,
+    })),
   };
 }
 
@@ -246,14 +293,32 @@ function toEvalView(file: string, r: EvalResult): EvalView {
 
 function toCompareView(a: string, b: string, r: CompareResult): CompareView {
   // Largest change first: what a user looks at; the frozen part sits at the bottom with 0.
-  const tensors = [...r.tensors].sort((x, y) => (y.l2_diff ?? -1) - (x.l2_diff ?? -1)).map((t) => ({ name: t.name, shape: t.shape, l2: t.l2_diff, rel: t.rel_change, frozen: t.frozen }));
-  return { a, b, tensors, onlyInA: r.only_in_a, onlyInB: r.only_in_b, shapeMismatch: r.shape_mismatch, changed: r.summary.changed, unchanged: r.summary.unchanged, frozenMaxL2: r.summary.frozen_max_l2 };
+  const tensors = [...r.tensors]
+    .sort((x, y) => (y.l2_diff ?? -1) - (x.l2_diff ?? -1))
+    .map((t) => ({ name: t.name, shape: t.shape, l2: t.l2_diff, rel: t.rel_change, frozen: t.frozen }));
+  return {
+    a,
+    b,
+    tensors,
+    onlyInA: r.only_in_a,
+    onlyInB: r.only_in_b,
+    shapeMismatch: r.shape_mismatch,
+    changed: r.summary.changed,
+    unchanged: r.summary.unchanged,
+    frozenMaxL2: r.summary.frozen_max_l2,
+  };
 }
 
 /** The page: CSP `default-src 'none'`, the one bundle by nonce, styles by nonce (and lit's adopted sheets). */
 export function html(webview: vscode.Webview, script: vscode.Uri): string {
   const nonce = randomBytes(16).toString('base64');
-  const csp = [`default-src 'none'`, `script-src 'nonce-${nonce}'`, `style-src ${webview.cspSource} 'nonce-${nonce}'`, `font-src ${webview.cspSource}`, `img-src ${webview.cspSource} data:`].join('; ');
+  const csp = [
+    `default-src 'none'`,
+    `script-src 'nonce-${nonce}'`,
+    `style-src ${webview.cspSource} 'nonce-${nonce}'`,
+    `font-src ${webview.cspSource}`,
+    `img-src ${webview.cspSource} data:`,
+  ].join('; ');
   return `<!DOCTYPE html>
 <html lang="en">
 <head>

@@ -94,7 +94,10 @@ export class CheckpointsView implements vscode.TreeDataProvider<CkptNode>, vscod
   }
 
   private runList(): string {
-    return this.app.ctx.index.all().map((r) => `${runKey(r)}\0${r.name ?? ''}`).join('\n');
+    return this.app.ctx.index
+      .all()
+      .map((r) => `${runKey(r)}\0${r.name ?? ''}`)
+      .join('\n');
   }
 
   /** Follows the Runs view's selection (the fake host of the unit tests has no selection events). */
@@ -121,7 +124,8 @@ export class CheckpointsView implements vscode.TreeDataProvider<CkptNode>, vscod
   refresh(ref?: RunRef, reverify = false): void {
     if (ref) this.cache.delete(runKey(ref));
     else this.cache.clear();
-    if (reverify) for (const k of [...this.verified.keys()]) if (!ref || k.startsWith(`${runKey(ref)}\0`)) this.verified.delete(k);
+    if (reverify)
+      for (const k of [...this.verified.keys()]) if (!ref || k.startsWith(`${runKey(ref)}\0`)) this.verified.delete(k);
     this.changed.fire(undefined);
   }
 
@@ -184,8 +188,14 @@ export class CheckpointsView implements vscode.TreeDataProvider<CkptNode>, vscod
     if (entries.some((c) => !this.verified.has(vkey(c.file, c.sha256)))) {
       try {
         await this.app.ctx.ensureRunner(def);
-        const results = new Map((await verifyCheckpoints(this.app.ctx.transport(def), record.runDir, { timeoutMs: TIMEOUT_MS })).map((v) => [v.file, verifyProblem(v) ?? null]));
-        for (const c of entries) if (results.has(c.file)) this.verified.set(vkey(c.file, c.sha256), results.get(c.file)!);
+        const results = new Map(
+          (await verifyCheckpoints(this.app.ctx.transport(def), record.runDir, { timeoutMs: TIMEOUT_MS })).map((v) => [
+            v.file,
+            verifyProblem(v) ?? null,
+          ]),
+        );
+        for (const c of entries)
+          if (results.has(c.file)) this.verified.set(vkey(c.file, c.sha256), results.get(c.file)!);
       } catch (e) {
         // An older runner has no `verify`: list the checkpoints unverified rather than not at all.
         if (!this.verifyMissingLogged) this.app.ctx.log.warn(`checkpoint verify on ${def.label}: ${errorText(e)}`);
@@ -209,7 +219,11 @@ export class CheckpointsView implements vscode.TreeDataProvider<CkptNode>, vscod
       const runs = this.app.ctx.index.all();
       const sel = this.selected;
       const first = sel ? runs.filter((r) => r.targetId === sel.targetId && r.runId === sel.runId) : [];
-      return [...first, ...runs.filter((r) => !first.includes(r))].map((r) => ({ kind: 'run', targetId: r.targetId, runId: r.runId }));
+      return [...first, ...runs.filter((r) => !first.includes(r))].map((r) => ({
+        kind: 'run',
+        targetId: r.targetId,
+        runId: r.runId,
+      }));
     }
     const ref: RunRef = { targetId: node.targetId, runId: node.runId };
     const l = this.cache.get(runKey(ref));
@@ -222,12 +236,20 @@ export class CheckpointsView implements vscode.TreeDataProvider<CkptNode>, vscod
       const info = l.info!;
       const out: CkptNode[] = [];
       if (info.checkpoints.length) out.push({ kind: 'source', ...ref });
-      else if (info.problems.length === 0) out.push({ kind: 'message', ...ref, text: 'No checkpoints yet', error: false });
+      else if (info.problems.length === 0)
+        out.push({ kind: 'message', ...ref, text: 'No checkpoints yet', error: false });
       for (const p of info.problems) out.push({ kind: 'problem', ...ref, label: p.label, message: p.message });
-      for (const f of info.unlisted) out.push({ kind: 'problem', ...ref, label: f, message: 'not in checkpoints.json (left by an interrupted save or prune?)' });
+      for (const f of info.unlisted)
+        out.push({
+          kind: 'problem',
+          ...ref,
+          label: f,
+          message: 'not in checkpoints.json (left by an interrupted save or prune?)',
+        });
       return out;
     }
-    if (node.kind === 'source') return (l?.info?.checkpoints ?? []).map((c) => ({ kind: 'ckpt', ...ref, file: c.file }));
+    if (node.kind === 'source')
+      return (l?.info?.checkpoints ?? []).map((c) => ({ kind: 'ckpt', ...ref, file: c.file }));
     if (node.kind === 'ckpt') {
       const c = l?.info?.checkpoints.find((x) => x.file === node.file);
       return (c?.exports ?? []).map((x) => ({ kind: 'export', ...ref, file: node.file, exportFile: x.file }));
@@ -244,10 +266,15 @@ export class CheckpointsView implements vscode.TreeDataProvider<CkptNode>, vscod
       case 'run': {
         const r = this.record(ref);
         const isSel = this.selected?.targetId === ref.targetId && this.selected.runId === ref.runId;
-        const item = new vscode.TreeItem(r?.name ?? node.runId, isSel ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
+        const item = new vscode.TreeItem(
+          r?.name ?? node.runId,
+          isSel ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed,
+        );
         item.id = `ckrun/${runKey(ref)}${isSel ? '/sel' : ''}`;
         const n = l?.info?.checkpoints.length;
-        item.description = [def?.label ?? node.targetId, n === undefined ? '' : `${n} checkpoint${n === 1 ? '' : 's'}`].filter(Boolean).join(' · ');
+        item.description = [def?.label ?? node.targetId, n === undefined ? '' : `${n} checkpoint${n === 1 ? '' : 's'}`]
+          .filter(Boolean)
+          .join(' · ');
         item.tooltip = r ? `${r.runId}\n${r.runDir}` : node.runId;
         item.iconPath = new vscode.ThemeIcon(def?.kind === 'ssh' ? 'remote' : 'history');
         item.contextValue = `checkpointRun.${where}`;
@@ -255,9 +282,14 @@ export class CheckpointsView implements vscode.TreeDataProvider<CkptNode>, vscod
       }
       case 'source': {
         const p = l?.info?.pretrained ?? null;
-        const item = new vscode.TreeItem(p ? `from ${path.posix.basename(p)}` : 'from random initialization', vscode.TreeItemCollapsibleState.Expanded);
+        const item = new vscode.TreeItem(
+          p ? `from ${path.posix.basename(p)}` : 'from random initialization',
+          vscode.TreeItemCollapsibleState.Expanded,
+        );
         item.id = `cksrc/${runKey(ref)}`;
-        item.description = [l?.info?.backbone, l?.info?.freeze ? `freeze ${l.info.freeze}` : ''].filter(Boolean).join(' · ');
+        item.description = [l?.info?.backbone, l?.info?.freeze ? `freeze ${l.info.freeze}` : '']
+          .filter(Boolean)
+          .join(' · ');
         item.tooltip = p ? `Pretrained weights: ${p}` : 'No pretrained weights: the run started from random weights.';
         item.iconPath = new vscode.ThemeIcon(p ? 'references' : 'circle-outline');
         item.contextValue = 'checkpointSource';
@@ -266,7 +298,10 @@ export class CheckpointsView implements vscode.TreeDataProvider<CkptNode>, vscod
       case 'ckpt': {
         const c = l?.info?.checkpoints.find((x) => x.file === node.file);
         const problem = l?.problems.get(node.file);
-        const item = new vscode.TreeItem(path.posix.basename(node.file), c?.exports.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+        const item = new vscode.TreeItem(
+          path.posix.basename(node.file),
+          c?.exports.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+        );
         item.id = `ckpt/${runKey(ref)}/${node.file}`;
         const now = Date.now() / 1000;
         item.description = problem ? problem : c ? describeEntry(c, now) : '';
@@ -277,7 +312,11 @@ export class CheckpointsView implements vscode.TreeDataProvider<CkptNode>, vscod
             : new vscode.ThemeIcon('database');
         item.tooltip = c ? tooltip(c, problem) : node.file;
         item.contextValue = `checkpoint.${where}.${c?.best ? 'best' : 'plain'}${problem ? '.bad' : ''}`;
-        item.command = { command: 'ascend.checkpoints.openExplorer' satisfies CommandId, title: 'Open Checkpoint Explorer', arguments: [node] };
+        item.command = {
+          command: 'ascend.checkpoints.openExplorer' satisfies CommandId,
+          title: 'Open Checkpoint Explorer',
+          arguments: [node],
+        };
         return item;
       }
       case 'export': {
@@ -300,7 +339,10 @@ export class CheckpointsView implements vscode.TreeDataProvider<CkptNode>, vscod
       }
       case 'message': {
         const item = new vscode.TreeItem(node.text, vscode.TreeItemCollapsibleState.None);
-        item.iconPath = new vscode.ThemeIcon(node.error ? 'error' : 'info', node.error ? new vscode.ThemeColor('errorForeground') : undefined);
+        item.iconPath = new vscode.ThemeIcon(
+          node.error ? 'error' : 'info',
+          node.error ? new vscode.ThemeColor('errorForeground') : undefined,
+        );
         item.contextValue = 'checkpointMessage';
         return item;
       }
@@ -325,7 +367,10 @@ function tooltip(c: CheckpointDetail, problem: string | undefined): string {
   if (c.bytes !== null) lines.push(`${formatBytes(c.bytes)} (${c.bytes} bytes)`);
   if (c.sha256) lines.push(`sha256 ${c.sha256}`);
   if (c.createdAt !== null) lines.push(`saved ${new Date(c.createdAt * 1000).toLocaleString()}`);
-  if (c.lastEval) lines.push(`last eval: ${c.lastEval.accuracy === null ? '?' : (c.lastEval.accuracy * 100).toFixed(2) + '%'} on ${c.lastEval.data}`);
+  if (c.lastEval)
+    lines.push(
+      `last eval: ${c.lastEval.accuracy === null ? '?' : (c.lastEval.accuracy * 100).toFixed(2) + '%'} on ${c.lastEval.data}`,
+    );
   if (c.source === 'events') lines.push('(checkpoints.json unreadable: shown from the event log)');
   return lines.join('\n');
 }
@@ -383,18 +428,25 @@ async function refsOf(app: App, node: unknown, nodes: unknown, title: string): P
 async function pickCheckpoint(app: App, title: string, run?: RunRef, exclude?: string): Promise<CkptRef | undefined> {
   const view = viewOf(app);
   const runs = run ? [run] : app.ctx.index.all();
-  const items = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Ascend: reading checkpoints' }, async () => {
-    const out: (vscode.QuickPickItem & { ref: CkptRef })[] = [];
-    for (const r of runs) {
-      const l = await view.load(r);
-      const name = view.record(r)?.name ?? r.runId;
-      for (const c of l.info?.checkpoints ?? []) {
-        if (c.file === exclude) continue;
-        out.push({ label: `${c.best ? '$(star-full) ' : ''}${path.posix.basename(c.file)}`, description: `${name} · ${describeEntry(c, Date.now() / 1000)}`, ref: { targetId: r.targetId, runId: r.runId, file: c.file } });
+  const items = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Window, title: 'Ascend: reading checkpoints' },
+    async () => {
+      const out: (vscode.QuickPickItem & { ref: CkptRef })[] = [];
+      for (const r of runs) {
+        const l = await view.load(r);
+        const name = view.record(r)?.name ?? r.runId;
+        for (const c of l.info?.checkpoints ?? []) {
+          if (c.file === exclude) continue;
+          out.push({
+            label: `${c.best ? '$(star-full) ' : ''}${path.posix.basename(c.file)}`,
+            description: `${name} · ${describeEntry(c, Date.now() / 1000)}`,
+            ref: { targetId: r.targetId, runId: r.runId, file: c.file },
+          });
+        }
       }
-    }
-    return out;
-  });
+      return out;
+    },
+  );
   if (items.length === 0) {
     void vscode.window.showInformationMessage('No checkpoints found.');
     return undefined;
@@ -406,7 +458,11 @@ async function pickCheckpoint(app: App, title: string, run?: RunRef, exclude?: s
 export async function pickEvalData(app: App, r: Resolved, choice?: 'val' | 'pick'): Promise<string | undefined | null> {
   if (choice === undefined) {
     const items = [
-      { label: "$(check) The run's validation set", description: r.info.valData ?? `held-out split of ${r.info.trainData ?? 'the training folder'}`, v: 'val' as const },
+      {
+        label: "$(check) The run's validation set",
+        description: r.info.valData ?? `held-out split of ${r.info.trainData ?? 'the training folder'}`,
+        v: 'val' as const,
+      },
       { label: `$(folder-opened) Another ImageFolder on ${r.def.label}…`, v: 'pick' as const },
     ];
     choice = (await vscode.window.showQuickPick(items, { title: `Evaluate ${path.posix.basename(r.entry.file)}` }))?.v;
@@ -425,10 +481,14 @@ export async function pickEvalData(app: App, r: Resolved, choice?: 'val' | 'pick
     }
     const items = [
       { label: '$(check) Use this folder', description: listing.path, use: listing.path },
-      ...(listing.parent !== listing.path ? [{ label: '$(arrow-up) ..', description: listing.parent, go: listing.parent }] : []),
+      ...(listing.parent !== listing.path
+        ? [{ label: '$(arrow-up) ..', description: listing.parent, go: listing.parent }]
+        : []),
       ...listing.dirs.map((d) => ({ label: `$(folder) ${d}`, go: path.posix.join(listing.path, d) })),
     ] as (vscode.QuickPickItem & { use?: string; go?: string })[];
-    const r2 = await vscode.window.showQuickPick(items, { title: `An ImageFolder on ${r.def.label} (one sub-folder per class)` });
+    const r2 = await vscode.window.showQuickPick(items, {
+      title: `An ImageFolder on ${r.def.label} (one sub-folder per class)`,
+    });
     if (!r2) return null;
     if (r2.use) return r2.use;
     if (r2.go) dir = r2.go;
@@ -442,8 +502,13 @@ export async function evaluate(app: App, ref: CkptRef, choice?: 'val' | 'pick'):
   await app.ctx.ensureRunner(r.def);
   const name = path.posix.basename(r.entry.file);
   try {
-    const res = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Ascend: evaluating ${name}${data ? ` on ${data}` : ''}…` }, () =>
-      evaluateCheckpoint(app.ctx.transport(r.def), r.record.runDir, r.abs, { data }, { timeoutMs: LONG_TIMEOUT_MS }),
+    const res = await vscode.window.withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `Ascend: evaluating ${name}${data ? ` on ${data}` : ''}…`,
+      },
+      () =>
+        evaluateCheckpoint(app.ctx.transport(r.def), r.record.runDir, r.abs, { data }, { timeoutMs: LONG_TIMEOUT_MS }),
     );
     app.ctx.log.info(`eval ${r.abs}: accuracy ${res.accuracy} on ${res.num_images} images of ${res.data}`);
     viewOf(app).refresh(ref); // the result is kept next to the checkpoint
@@ -458,26 +523,49 @@ export async function exportTo(app: App, ref: CkptRef, format: ExportFormat): Pr
   const r = await resolve(app, ref);
   await app.ctx.ensureRunner(r.def);
   const label = format === 'onnx' ? 'ONNX' : 'MindIR';
-  const res = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Ascend: exporting ${path.posix.basename(r.entry.file)} to ${label}…` }, () =>
-    exportCheckpoint(app.ctx.transport(r.def), r.record.runDir, r.abs, format, undefined, { timeoutMs: LONG_TIMEOUT_MS }),
+  const res = await vscode.window.withProgress(
+    {
+      location: vscode.ProgressLocation.Notification,
+      title: `Ascend: exporting ${path.posix.basename(r.entry.file)} to ${label}…`,
+    },
+    () =>
+      exportCheckpoint(app.ctx.transport(r.def), r.record.runDir, r.abs, format, undefined, {
+        timeoutMs: LONG_TIMEOUT_MS,
+      }),
   );
   app.ctx.log.info(`export ${r.abs} -> ${res.file} (${res.bytes} bytes, input ${res.input_shape.join('x')})`);
   viewOf(app).refresh(ref);
   const actions = r.def.kind === 'local' ? ['Reveal'] : [];
-  void vscode.window.showInformationMessage(`Exported ${label}: ${res.file} (${formatBytes(res.bytes)}, input ${res.input_shape.join('×')}).`, ...actions).then((a) => {
-    if (a === 'Reveal') void vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(res.file));
-  });
+  void vscode.window
+    .showInformationMessage(
+      `Exported ${label}: ${res.file} (${formatBytes(res.bytes)}, input ${res.input_shape.join('×')}).`,
+      ...actions,
+    )
+    .then((a) => {
+      if (a === 'Reveal') void vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(res.file));
+    });
 }
 
-export async function compare(app: App, a: CkptRef, b?: CkptRef): Promise<{ a: CkptRef; b: CkptRef; result: CompareResult } | undefined> {
+export async function compare(
+  app: App,
+  a: CkptRef,
+  b?: CkptRef,
+): Promise<{ a: CkptRef; b: CkptRef; result: CompareResult } | undefined> {
   const ra = await resolve(app, a);
-  b ??= await pickCheckpoint(app, `Compare ${path.posix.basename(a.file)} with…`, { targetId: a.targetId, runId: a.runId }, a.file);
+  b ??= await pickCheckpoint(
+    app,
+    `Compare ${path.posix.basename(a.file)} with…`,
+    { targetId: a.targetId, runId: a.runId },
+    a.file,
+  );
   if (!b) return undefined;
   if (b.targetId !== a.targetId) throw new Error('both checkpoints must be on the same target');
   const rb = await resolve(app, b);
   await app.ctx.ensureRunner(ra.def);
-  const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Ascend: comparing checkpoints…' }, () =>
-    compareCheckpoints(app.ctx.transport(ra.def), ra.abs, rb.abs, ra.record.runDir, { timeoutMs: LONG_TIMEOUT_MS }),
+  const result = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: 'Ascend: comparing checkpoints…' },
+    () =>
+      compareCheckpoints(app.ctx.transport(ra.def), ra.abs, rb.abs, ra.record.runDir, { timeoutMs: LONG_TIMEOUT_MS }),
   );
   return { a, b, result };
 }
@@ -488,15 +576,24 @@ export async function resumeFrom(app: App, ref: CkptRef): Promise<void> {
   const live = isLive(app.runs.state(r.record));
   const yes = await vscode.window.showInformationMessage(
     `Resume "${r.record.name ?? r.record.runId}" from ${path.posix.basename(r.entry.file)}?`,
-    { modal: true, detail: `A new run on ${r.def.label} continues from step ${r.entry.step ?? '?'} with the same spec, to the same total steps.${live ? '\nThe original run is still live.' : ''}` },
+    {
+      modal: true,
+      detail: `A new run on ${r.def.label} continues from step ${r.entry.step ?? '?'} with the same spec, to the same total steps.${live ? '\nThe original run is still live.' : ''}`,
+    },
     'Resume',
   );
   if (yes !== 'Resume') return;
-  const outcome = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Ascend: resuming on ${r.def.label}` }, (p) =>
-    launchSpec(app, r.def, r.info.spec!, (message) => p.report({ message }), { resume: r.abs }),
+  const outcome = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Ascend: resuming on ${r.def.label}` },
+    (p) => launchSpec(app, r.def, r.info.spec!, (message) => p.report({ message }), { resume: r.abs }),
   );
-  if (outcome.kind === 'problems') void vscode.window.showErrorMessage('The run spec no longer validates', { modal: true, detail: outcome.lines.join('\n') });
-  else if (outcome.kind === 'launched') void vscode.window.showInformationMessage(`Resumed as ${outcome.record.runId}.`);
+  if (outcome.kind === 'problems')
+    void vscode.window.showErrorMessage('The run spec no longer validates', {
+      modal: true,
+      detail: outcome.lines.join('\n'),
+    });
+  else if (outcome.kind === 'launched')
+    void vscode.window.showInformationMessage(`Resumed as ${outcome.record.runId}.`);
 }
 
 export async function fineTuneFrom(app: App, ref: CkptRef): Promise<void> {
@@ -504,40 +601,73 @@ export async function fineTuneFrom(app: App, ref: CkptRef): Promise<void> {
   const spec = r.info.spec ?? {};
   const choices = { ...choicesFromSpec(spec), pretrained: r.abs, name: `${r.info.name ?? 'run'}-ft` };
   // The spec's other fields (val folder, image size, checkpoint policy) stay as the run had them.
-  await startWizard(app, { targetId: r.def.id, choices, baseSpec: { ...spec, model: { ...(spec.model as object), pretrained: r.abs } } });
+  await startWizard(app, {
+    targetId: r.def.id,
+    choices,
+    baseSpec: { ...spec, model: { ...(spec.model as object), pretrained: r.abs } },
+  });
 }
 
 export async function download(app: App, ref: CkptRef): Promise<void> {
   const r = await resolve(app, ref);
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-  let dest: string | undefined = folder ? downloadPath(path.join(folder, 'checkpoints'), r.record.runId, r.entry.file) : undefined;
-  if (!dest) dest = (await vscode.window.showSaveDialog({ title: 'Download the checkpoint to', saveLabel: 'Download', filters: { Checkpoint: ['ckpt', 'safetensors'] } }))?.fsPath;
+  let dest: string | undefined = folder
+    ? downloadPath(path.join(folder, 'checkpoints'), r.record.runId, r.entry.file)
+    : undefined;
+  if (!dest)
+    dest = (
+      await vscode.window.showSaveDialog({
+        title: 'Download the checkpoint to',
+        saveLabel: 'Download',
+        filters: { Checkpoint: ['ckpt', 'safetensors'] },
+      })
+    )?.fsPath;
   if (!dest) return;
   const total = r.entry.bytes;
   try {
     const res = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Ascend: downloading ${path.posix.basename(r.entry.file)} from ${r.def.label}`, cancellable: true },
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `Ascend: downloading ${path.posix.basename(r.entry.file)} from ${r.def.label}`,
+        cancellable: true,
+      },
       (progress, token) => {
         const abort = new AbortController();
         token.onCancellationRequested(() => abort.abort());
         let last = 0;
-        return downloadCheckpoint(app.ctx.python(r.def), r.abs, dest!, { bytes: r.entry.bytes, sha256: r.entry.sha256 }, {
-          signal: abort.signal,
-          onProgress: (done) => {
-            const pct = total ? (100 * done) / total : 0;
-            progress.report({ message: `${formatBytes(done)}${total ? ` of ${formatBytes(total)}` : ''}`, increment: total ? pct - last : undefined });
-            last = pct;
+        return downloadCheckpoint(
+          app.ctx.python(r.def),
+          r.abs,
+          dest!,
+          { bytes: r.entry.bytes, sha256: r.entry.sha256 },
+          {
+            signal: abort.signal,
+            onProgress: (done) => {
+              const pct = total ? (100 * done) / total : 0;
+              progress.report({
+                message: `${formatBytes(done)}${total ? ` of ${formatBytes(total)}` : ''}`,
+                increment: total ? pct - last : undefined,
+              });
+              last = pct;
+            },
           },
-        });
+        );
       },
     );
-    app.ctx.log.info(`downloaded ${r.abs} from ${r.def.label} to ${res.file} (sha256 ${res.sha256}, verified ${res.verified})`);
-    const note = res.verified ? 'sha256 verified against checkpoints.json' : 'NOT verified: checkpoints.json has no sha256 for it';
-    void vscode.window.showInformationMessage(`Downloaded to ${vscode.workspace.asRelativePath(res.file)} (${note}).`, 'Reveal').then((a) => {
-      if (a) void vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(res.file));
-    });
+    app.ctx.log.info(
+      `downloaded ${r.abs} from ${r.def.label} to ${res.file} (sha256 ${res.sha256}, verified ${res.verified})`,
+    );
+    const note = res.verified
+      ? 'sha256 verified against checkpoints.json'
+      : 'NOT verified: checkpoints.json has no sha256 for it';
+    void vscode.window
+      .showInformationMessage(`Downloaded to ${vscode.workspace.asRelativePath(res.file)} (${note}).`, 'Reveal')
+      .then((a) => {
+        if (a) void vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(res.file));
+      });
   } catch (e) {
-    if (e instanceof IntegrityError) void vscode.window.showErrorMessage(`Download failed the integrity check: ${e.message}`, { modal: true });
+    if (e instanceof IntegrityError)
+      void vscode.window.showErrorMessage(`Download failed the integrity check: ${e.message}`, { modal: true });
     else throw e;
   }
 }
@@ -545,9 +675,11 @@ export async function download(app: App, ref: CkptRef): Promise<void> {
 export async function reveal(app: App, ref: CkptRef): Promise<void> {
   const r = await resolve(app, ref);
   if (r.def.kind !== 'local') {
-    void vscode.window.showInformationMessage(`${path.posix.basename(r.abs)} is on ${r.def.label}: download it first.`, 'Download').then((a) => {
-      if (a) void download(app, ref).catch((e) => vscode.window.showErrorMessage(errorText(e)));
-    });
+    void vscode.window
+      .showInformationMessage(`${path.posix.basename(r.abs)} is on ${r.def.label}: download it first.`, 'Download')
+      .then((a) => {
+        if (a) void download(app, ref).catch((e) => vscode.window.showErrorMessage(errorText(e)));
+      });
     return;
   }
   await vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(r.abs));
@@ -570,13 +702,24 @@ export async function deleteSome(app: App, refs: CkptRef[]): Promise<void> {
   if (byRun.size > 1) throw new Error('delete the checkpoints of one run at a time');
   const r = await resolve(app, refs[0]);
   const live = isLive(app.runs.state(r.record));
-  const plan = deletePlan(r.info.checkpoints, refs.map((x) => x.file), live);
-  for (const x of plan.refused) void vscode.window.showWarningMessage(`Not deleting ${path.posix.basename(x.file)}: ${x.reason}.`);
+  const plan = deletePlan(
+    r.info.checkpoints,
+    refs.map((x) => x.file),
+    live,
+  );
+  for (const x of plan.refused)
+    void vscode.window.showWarningMessage(`Not deleting ${path.posix.basename(x.file)}: ${x.reason}.`);
   const asked = [...plan.plain, ...(plan.best ? [plan.best] : [])];
   if (!asked.length) return;
   const yes = await vscode.window.showWarningMessage(
     `Delete ${asked.length} checkpoint${asked.length === 1 ? '' : 's'} of "${r.record.name ?? r.record.runId}" on ${r.def.label}?`,
-    { modal: true, detail: listForConfirmation(r.info.checkpoints, asked).join('\n') + (plan.best ? '\n\nThe best checkpoint is asked about once more.' : '') + '\n\nThis cannot be undone.' },
+    {
+      modal: true,
+      detail:
+        listForConfirmation(r.info.checkpoints, asked).join('\n') +
+        (plan.best ? '\n\nThe best checkpoint is asked about once more.' : '') +
+        '\n\nThis cannot be undone.',
+    },
     'Delete',
   );
   if (yes !== 'Delete') return;
@@ -585,7 +728,10 @@ export async function deleteSome(app: App, refs: CkptRef[]): Promise<void> {
   if (plan.best) {
     const sure = await vscode.window.showWarningMessage(
       `${files.length ? 'Also delete' : 'Really delete'} the BEST checkpoint ${path.posix.basename(plan.best)}?`,
-      { modal: true, detail: `${listForConfirmation(r.info.checkpoints, [plan.best])[0]}\n\nIt has the run's highest validation accuracy. Delete it only if you are sure.` },
+      {
+        modal: true,
+        detail: `${listForConfirmation(r.info.checkpoints, [plan.best])[0]}\n\nIt has the run's highest validation accuracy. Delete it only if you are sure.`,
+      },
       'Delete the Best Checkpoint',
     );
     if (sure === 'Delete the Best Checkpoint') {
@@ -616,12 +762,17 @@ export async function prune(app: App, run: RunRef, keepNewest?: number): Promise
   const record = view.record(run);
   if (!record) return;
   if (plan.drop.length === 0) {
-    void vscode.window.showInformationMessage(`Nothing to prune: ${plan.keep.length} checkpoint(s) kept (the best and the newest ${keepNewest}).`);
+    void vscode.window.showInformationMessage(
+      `Nothing to prune: ${plan.keep.length} checkpoint(s) kept (the best and the newest ${keepNewest}).`,
+    );
     return;
   }
   const yes = await vscode.window.showWarningMessage(
     `Prune "${record.name ?? record.runId}": delete ${plan.drop.length} checkpoint${plan.drop.length === 1 ? '' : 's'}?`,
-    { modal: true, detail: `Deleted:\n${listForConfirmation(l.info.checkpoints, plan.drop).join('\n')}\n\nKept:\n${listForConfirmation(l.info.checkpoints, plan.keep).join('\n')}` },
+    {
+      modal: true,
+      detail: `Deleted:\n${listForConfirmation(l.info.checkpoints, plan.drop).join('\n')}\n\nKept:\n${listForConfirmation(l.info.checkpoints, plan.keep).join('\n')}`,
+    },
     'Delete',
   );
   if (yes !== 'Delete') return;
@@ -631,11 +782,14 @@ export async function prune(app: App, run: RunRef, keepNewest?: number): Promise
 
 async function runDelete(app: App, r: Resolved, files: string[], allowBest: boolean): Promise<void> {
   await app.ctx.ensureRunner(r.def);
-  const res = await deleteCheckpoints(app.ctx.transport(r.def), r.record.runDir, files, allowBest, { timeoutMs: TIMEOUT_MS });
+  const res = await deleteCheckpoints(app.ctx.transport(r.def), r.record.runDir, files, allowBest, {
+    timeoutMs: TIMEOUT_MS,
+  });
   app.ctx.log.info(`deleted ${res.deleted.join(', ')} in ${r.record.runDir}; kept ${res.kept.join(', ')}`);
   viewOf(app).refresh(r.record);
   const notDone = files.filter((f) => !res.deleted.some((d) => d === f || d.endsWith(`/${path.posix.basename(f)}`)));
-  if (notDone.length) void vscode.window.showWarningMessage(`The runner kept ${notDone.map((f) => path.posix.basename(f)).join(', ')}.`);
+  if (notDone.length)
+    void vscode.window.showWarningMessage(`The runner kept ${notDone.map((f) => path.posix.basename(f)).join(', ')}.`);
 }
 
 // ---- the explorer's host side, and the commands ----
@@ -657,7 +811,14 @@ const explorerHost = (app: App): ExplorerHost => ({
   exportTo: (ref, format) => exportTo(app, ref, format),
   compare: (a, b) => compare(app, a, b),
   action: async (action, ref) => {
-    const f = { resume: resumeFrom, fineTune: fineTuneFrom, download, reveal, copyPath, delete: (a: App, x: CkptRef) => deleteSome(a, [x]) }[action];
+    const f = {
+      resume: resumeFrom,
+      fineTune: fineTuneFrom,
+      download,
+      reveal,
+      copyPath,
+      delete: (a: App, x: CkptRef) => deleteSome(a, [x]),
+    }[action];
     await f(app, ref);
   },
   prune: (run, n) => prune(app, run, n),
@@ -673,7 +834,8 @@ type Handler = (...args: unknown[]) => unknown;
 
 /** The checkpoint commands, merged into COMMAND_FACTORIES (src/vscode/commands.ts). */
 export const CHECKPOINT_COMMAND_FACTORIES = {
-  'ascend.checkpoints.refresh': (app: App) => (node: unknown) => viewOf(app).refresh(isRunRef(node) ? node : undefined, true),
+  'ascend.checkpoints.refresh': (app: App) => (node: unknown) =>
+    viewOf(app).refresh(isRunRef(node) ? node : undefined, true),
   'ascend.checkpoints.openExplorer': (app: App) => async (node: unknown) => {
     let run: RunRef | undefined = isRunRef(node) ? { targetId: node.targetId, runId: node.runId } : undefined;
     if (!run) {
@@ -690,10 +852,12 @@ export const CHECKPOINT_COMMAND_FACTORIES = {
     if (ref) await explorerFor(app, ref).evaluate(ref.file);
   },
   'ascend.checkpoint.exportMindir': (app: App) => async (node: unknown, nodes: unknown) => {
-    for (const ref of await refsOf(app, node, nodes, 'Export which checkpoint to MindIR?')) await exportTo(app, ref, 'mindir');
+    for (const ref of await refsOf(app, node, nodes, 'Export which checkpoint to MindIR?'))
+      await exportTo(app, ref, 'mindir');
   },
   'ascend.checkpoint.exportOnnx': (app: App) => async (node: unknown, nodes: unknown) => {
-    for (const ref of await refsOf(app, node, nodes, 'Export which checkpoint to ONNX?')) await exportTo(app, ref, 'onnx');
+    for (const ref of await refsOf(app, node, nodes, 'Export which checkpoint to ONNX?'))
+      await exportTo(app, ref, 'onnx');
   },
   'ascend.checkpoint.resume': (app: App) => async (node: unknown) => {
     const [ref] = await refsOf(app, node, undefined, 'Resume from which checkpoint?');

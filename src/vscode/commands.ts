@@ -25,7 +25,15 @@ type Handler = (...args: unknown[]) => unknown;
 export const COMMAND_FACTORIES: Record<CommandId, (app: App) => Handler> = {
   'ascend.startFineTune': (app) => (node) => startWizard(app, { targetId: targetIdOf(node) }),
   'ascend.startFromSpec': (app) => async (uri) => {
-    const file = uri instanceof vscode.Uri ? uri : (await vscode.window.showOpenDialog({ filters: { 'Ascend run spec': [...SPEC_EXTENSIONS] }, title: 'Start from a run spec' }))?.[0];
+    const file =
+      uri instanceof vscode.Uri
+        ? uri
+        : (
+            await vscode.window.showOpenDialog({
+              filters: { 'Ascend run spec': [...SPEC_EXTENSIONS] },
+              title: 'Start from a run spec',
+            })
+          )?.[0];
     if (!file) return;
     let spec: unknown;
     try {
@@ -39,7 +47,11 @@ export const COMMAND_FACTORIES: Record<CommandId, (app: App) => Handler> = {
     }
     // The wizard starts on the file's target, so its paths (data, pretrained) are kept unless
     // another target is picked; they are that machine's paths.
-    await startWizard(app, { targetId: specLanguage(app).targetOf(file)?.id, choices: choicesFromSpec(spec), baseSpec: spec });
+    await startWizard(app, {
+      targetId: specLanguage(app).targetOf(file)?.id,
+      choices: choicesFromSpec(spec),
+      baseSpec: spec,
+    });
   },
   'ascend.stopRun': (app) => (node) => control(app, node, 'stop'),
   'ascend.saveCheckpoint': (app) => (node) => control(app, node, 'checkpoint'),
@@ -53,9 +65,19 @@ export const COMMAND_FACTORIES: Record<CommandId, (app: App) => Handler> = {
   },
   'ascend.compareRuns': (app) => async (node, selected) => {
     // from the Runs view with several runs selected: (clicked node, all selected nodes)
-    let refs = (Array.isArray(selected) ? selected : [node]).filter((n): n is RunRef => typeof (n as RunRef)?.targetId === 'string' && typeof (n as RunRef)?.runId === 'string');
+    let refs = (Array.isArray(selected) ? selected : [node]).filter(
+      (n): n is RunRef => typeof (n as RunRef)?.targetId === 'string' && typeof (n as RunRef)?.runId === 'string',
+    );
     if (refs.length < 2) {
-      const items = app.ctx.index.all().map((r) => ({ label: r.name ?? r.runId, description: `${app.runs.state(r)} · ${app.ctx.target(r.targetId)?.label ?? r.targetId}`, detail: r.runId, picked: refs.some((x) => x.targetId === r.targetId && x.runId === r.runId), ref: { targetId: r.targetId, runId: r.runId } }));
+      const items = app.ctx.index
+        .all()
+        .map((r) => ({
+          label: r.name ?? r.runId,
+          description: `${app.runs.state(r)} · ${app.ctx.target(r.targetId)?.label ?? r.targetId}`,
+          detail: r.runId,
+          picked: refs.some((x) => x.targetId === r.targetId && x.runId === r.runId),
+          ref: { targetId: r.targetId, runId: r.runId },
+        }));
       if (items.length < 2) {
         void vscode.window.showInformationMessage('Compare needs at least two Ascend runs.');
         return;
@@ -77,7 +99,9 @@ export const COMMAND_FACTORIES: Record<CommandId, (app: App) => Handler> = {
     if (!found) return;
     const { def, record } = found;
     if (!app.runs.deletable(record)) {
-      void vscode.window.showWarningMessage(`Run "${record.name ?? record.runId}" is still running or streaming: stop it first.`);
+      void vscode.window.showWarningMessage(
+        `Run "${record.name ?? record.runId}" is still running or streaming: stop it first.`,
+      );
       return;
     }
     // A multi-node run has a run directory on each node: all of them go.
@@ -118,11 +142,26 @@ export const COMMAND_FACTORIES: Record<CommandId, (app: App) => Handler> = {
   },
   'ascend.addSshTarget': (app) => async () => {
     const listed = new Set(app.ctx.settings.sshTargets.map((t) => t.host));
-    const fromConfig = app.ctx.targets.filter((t) => t.source === 'sshConfig').map((t) => ({ label: t.label, description: t.description }));
+    const fromConfig = app.ctx.targets
+      .filter((t) => t.source === 'sshConfig')
+      .map((t) => ({ label: t.label, description: t.description }));
     const enter = { label: '$(edit) Enter a host…', description: 'user@host, or an alias' };
-    const picked = fromConfig.length ? await vscode.window.showQuickPick([enter, ...fromConfig], { title: 'Add SSH Target', placeHolder: 'A host from ~/.ssh/config, or enter one' }) : enter;
+    const picked = fromConfig.length
+      ? await vscode.window.showQuickPick([enter, ...fromConfig], {
+          title: 'Add SSH Target',
+          placeHolder: 'A host from ~/.ssh/config, or enter one',
+        })
+      : enter;
     if (!picked) return;
-    let host = picked === enter ? await vscode.window.showInputBox({ title: 'Add SSH Target', prompt: 'Host name or ~/.ssh/config alias (user@host also works)', validateInput: (v) => (/^\s*$|\s/.test(v) || v.startsWith('-') ? 'one host, no spaces, not starting with -' : undefined) }) : picked.label;
+    let host =
+      picked === enter
+        ? await vscode.window.showInputBox({
+            title: 'Add SSH Target',
+            prompt: 'Host name or ~/.ssh/config alias (user@host also works)',
+            validateInput: (v) =>
+              /^\s*$|\s/.test(v) || v.startsWith('-') ? 'one host, no spaces, not starting with -' : undefined,
+          })
+        : picked.label;
     if (!host) return;
     const entry: SshTargetSetting = { host };
     const at = host.lastIndexOf('@');
@@ -134,9 +173,17 @@ export const COMMAND_FACTORIES: Record<CommandId, (app: App) => Handler> = {
       void vscode.window.showInformationMessage(`${host} is already a target.`);
       return;
     }
-    const python = await vscode.window.showInputBox({ title: `Add SSH Target: ${host}`, prompt: 'Python with MindSpore on that host', value: app.ctx.settings.remote.python });
+    const python = await vscode.window.showInputBox({
+      title: `Add SSH Target: ${host}`,
+      prompt: 'Python with MindSpore on that host',
+      value: app.ctx.settings.remote.python,
+    });
     if (python === undefined) return;
-    const setup = await vscode.window.showInputBox({ title: `Add SSH Target: ${host}`, prompt: 'Set-up line run first (optional), e.g. source /usr/local/Ascend/ascend-toolkit/set_env.sh', value: app.ctx.settings.remote.setup ?? '' });
+    const setup = await vscode.window.showInputBox({
+      title: `Add SSH Target: ${host}`,
+      prompt: 'Set-up line run first (optional), e.g. source /usr/local/Ascend/ascend-toolkit/set_env.sh',
+      value: app.ctx.settings.remote.setup ?? '',
+    });
     if (setup === undefined) return;
     if (python.trim()) entry.python = python.trim();
     if (setup.trim()) entry.setup = setup.trim();
@@ -149,10 +196,18 @@ export const COMMAND_FACTORIES: Record<CommandId, (app: App) => Handler> = {
     const def = targetOf(app, node) ?? (await pickTarget(app, 'Remove which target?', (t) => t.source === 'settings'));
     if (!def) return;
     if (def.source !== 'settings') {
-      void vscode.window.showInformationMessage(def.kind === 'local' ? 'This machine is always a target.' : `${def.label} comes from ~/.ssh/config; remove it there, or turn off ascendFinetune.readSshConfig.`);
+      void vscode.window.showInformationMessage(
+        def.kind === 'local'
+          ? 'This machine is always a target.'
+          : `${def.label} comes from ~/.ssh/config; remove it there, or turn off ascendFinetune.readSshConfig.`,
+      );
       return;
     }
-    const yes = await vscode.window.showWarningMessage(`Remove the target ${def.label}?`, { modal: true, detail: 'Its runs keep going on the host; they are no longer listed here.' }, 'Remove');
+    const yes = await vscode.window.showWarningMessage(
+      `Remove the target ${def.label}?`,
+      { modal: true, detail: 'Its runs keep going on the host; they are no longer listed here.' },
+      'Remove',
+    );
     if (yes !== 'Remove') return;
     await saveSshTargets(app.ctx.settings.sshTargets.filter((t) => t.host !== def.label));
     app.ctx.reloadTargets();
@@ -202,14 +257,17 @@ export async function listRuns(app: App): Promise<void> {
     targets.map(async (def) => {
       try {
         await ctx.ensureRunner(def);
-        const out = await runRunner<{ runs?: ListedRunDetail[] }>(ctx.transport(def), runnerArgs.ls(def.runsRoot), { timeoutMs: 60_000 });
+        const out = await runRunner<{ runs?: ListedRunDetail[] }>(ctx.transport(def), runnerArgs.ls(def.runsRoot), {
+          timeoutMs: 60_000,
+        });
         const listed = Array.isArray(out.runs) ? out.runs : [];
         await ctx.index.mergeListing(def.id, listed);
         // Runs that are not streaming take ls's progress; live ones get theirs from the stream.
         for (const l of listed) {
           const r = ctx.index.get(def.id, l.run_id);
           const description = describeListed(l);
-          if (r && description && !app.monitor.isFollowing(r)) await ctx.index.progress(def.id, l.run_id, r.lastSeq, description);
+          if (r && description && !app.monitor.isFollowing(r))
+            await ctx.index.progress(def.id, l.run_id, r.lastSeq, description);
         }
         ctx.log.info(`ls on ${def.label}: ${listed.length} runs in ${def.runsRoot}`);
       } catch (e) {
@@ -232,24 +290,37 @@ function targetOf(app: App, node: unknown): TargetDef | undefined {
   return id === undefined ? undefined : app.ctx.target(id);
 }
 
-async function pickTarget(app: App, title: string, filter: (t: TargetDef) => boolean = () => true): Promise<TargetDef | undefined> {
+async function pickTarget(
+  app: App,
+  title: string,
+  filter: (t: TargetDef) => boolean = () => true,
+): Promise<TargetDef | undefined> {
   const items = app.ctx.targets.filter(filter).map((t) => ({ label: t.label, description: t.description, def: t }));
   if (items.length === 0) return undefined;
   return (await vscode.window.showQuickPick(items, { title }))?.def;
 }
 
 /** The run a command is about: the tree node or RunRef it got, or one picked from the index. */
-async function resolveRun(app: App, node: unknown, title: string, filter: (r: RunRecord) => boolean = () => true): Promise<{ def: TargetDef; record: RunRecord } | undefined> {
+async function resolveRun(
+  app: App,
+  node: unknown,
+  title: string,
+  filter: (r: RunRecord) => boolean = () => true,
+): Promise<{ def: TargetDef; record: RunRecord } | undefined> {
   let record: RunRecord | undefined;
   const n = node as Partial<RunRef> | undefined;
-  if (n && typeof n.targetId === 'string' && typeof n.runId === 'string') record = app.ctx.index.get(n.targetId, n.runId);
+  if (n && typeof n.targetId === 'string' && typeof n.runId === 'string')
+    record = app.ctx.index.get(n.targetId, n.runId);
   if (!record) {
-    const items = app.ctx.index.all().filter(filter).map((r) => ({
-      label: r.name ?? r.runId,
-      description: `${app.runs.state(r)} · ${app.ctx.target(r.targetId)?.label ?? r.targetId}`,
-      detail: r.runId,
-      record: r,
-    }));
+    const items = app.ctx.index
+      .all()
+      .filter(filter)
+      .map((r) => ({
+        label: r.name ?? r.runId,
+        description: `${app.runs.state(r)} · ${app.ctx.target(r.targetId)?.label ?? r.targetId}`,
+        detail: r.runId,
+        record: r,
+      }));
     if (items.length === 0) {
       void vscode.window.showInformationMessage('No matching Ascend runs.');
       return undefined;
@@ -259,7 +330,9 @@ async function resolveRun(app: App, node: unknown, title: string, filter: (r: Ru
   }
   const def = app.ctx.target(record.targetId);
   if (!def) {
-    void vscode.window.showErrorMessage(`The target of run ${record.runId} (${record.targetId}) is not configured any more.`);
+    void vscode.window.showErrorMessage(
+      `The target of run ${record.runId} (${record.targetId}) is not configured any more.`,
+    );
     return undefined;
   }
   return { def, record };
@@ -267,11 +340,17 @@ async function resolveRun(app: App, node: unknown, title: string, filter: (r: Ru
 
 /** Stop or Save Checkpoint Now through the runner's `control`, with its answer shown. */
 async function control(app: App, node: unknown, action: ControlAction): Promise<void> {
-  const found = await resolveRun(app, node, action === 'stop' ? 'Stop which run?' : 'Save a checkpoint of which run?', (r) => isLive(app.runs.state(r)));
+  const found = await resolveRun(
+    app,
+    node,
+    action === 'stop' ? 'Stop which run?' : 'Save a checkpoint of which run?',
+    (r) => isLive(app.runs.state(r)),
+  );
   if (!found) return;
   const { def, record } = found;
   const name = record.name ?? record.runId;
-  const title = action === 'stop' ? `Stopping "${name}" (it saves a checkpoint first)…` : `Asking "${name}" to save a checkpoint…`;
+  const title =
+    action === 'stop' ? `Stopping "${name}" (it saves a checkpoint first)…` : `Asking "${name}" to save a checkpoint…`;
   try {
     await app.ctx.ensureRunner(def);
     const res = (await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title }, () =>
@@ -279,12 +358,18 @@ async function control(app: App, node: unknown, action: ControlAction): Promise<
     )) as { handled?: boolean; state?: string };
     app.ctx.log.info(`control ${action} ${record.runId}: ${JSON.stringify(res)}`);
     if (action === 'checkpoint') {
-      void vscode.window.showInformationMessage(res.handled ? `"${name}" took the checkpoint request.` : `"${name}" did not take the checkpoint request (state ${res.state}).`);
+      void vscode.window.showInformationMessage(
+        res.handled
+          ? `"${name}" took the checkpoint request.`
+          : `"${name}" did not take the checkpoint request (state ${res.state}).`,
+      );
     } else if (!res.handled) {
       void vscode.window.showWarningMessage(`"${name}" has not stopped yet (state ${res.state}); it may still stop.`);
     }
   } catch (e) {
-    void vscode.window.showErrorMessage(`Could not ${action === 'stop' ? 'stop' : 'checkpoint'} "${name}": ${errorText(e)}`);
+    void vscode.window.showErrorMessage(
+      `Could not ${action === 'stop' ? 'stop' : 'checkpoint'} "${name}": ${errorText(e)}`,
+    );
   }
   void vscode.commands.executeCommand(`${VIEWS.runs}.focus`);
 }

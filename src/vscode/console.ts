@@ -20,7 +20,11 @@ interface Pty {
   kill(signal?: string): void;
 }
 interface NodePty {
-  spawn(file: string, args: string[], options: { name: string; cols: number; rows: number; cwd: string; env: NodeJS.ProcessEnv }): Pty;
+  spawn(
+    file: string,
+    args: string[],
+    options: { name: string; cols: number; rows: number; cwd: string; env: NodeJS.ProcessEnv },
+  ): Pty;
 }
 
 let nodePty: NodePty | null | undefined; // undefined: not tried yet; null: not available
@@ -57,7 +61,9 @@ export function openConsole(ctx: Ctx, def: TargetDef, record: RunRecord): void {
     terminal = new PipeConsole(tailCommand(def, record.runDir, { ...folders, tty: false }));
     if (!toldFallback) {
       toldFallback = true;
-      void vscode.window.showInformationMessage('Ascend Fine-Tune: node-pty could not be loaded from VS Code, so consoles are read-only (Ctrl+C closes them).');
+      void vscode.window.showInformationMessage(
+        'Ascend Fine-Tune: node-pty could not be loaded from VS Code, so consoles are read-only (Ctrl+C closes them).',
+      );
     }
   }
   ctx.log.info(`console for ${record.runId} on ${def.label}`);
@@ -75,7 +81,12 @@ export function openLogin(ctx: Ctx, def: TargetDef): void {
   const pty = loadNodePty(ctx.log);
   const terminal = pty
     ? vscode.window.createTerminal({ name, pty: new PtyConsole(pty, cmd), iconPath: new vscode.ThemeIcon('key') })
-    : vscode.window.createTerminal({ name, shellPath: cmd.file, shellArgs: cmd.args, iconPath: new vscode.ThemeIcon('key') });
+    : vscode.window.createTerminal({
+        name,
+        shellPath: cmd.file,
+        shellArgs: cmd.args,
+        iconPath: new vscode.ThemeIcon('key'),
+      });
   terminal.show();
 }
 
@@ -94,7 +105,13 @@ class PtyConsole implements vscode.Pseudoterminal {
 
   open(dims: vscode.TerminalDimensions | undefined): void {
     try {
-      this.proc = this.lib.spawn(this.cmd.file, this.cmd.args, { name: 'xterm-256color', cols: dims?.columns ?? 80, rows: dims?.rows ?? 24, cwd: os.homedir(), env: process.env });
+      this.proc = this.lib.spawn(this.cmd.file, this.cmd.args, {
+        name: 'xterm-256color',
+        cols: dims?.columns ?? 80,
+        rows: dims?.rows ?? 24,
+        cwd: os.homedir(),
+        env: process.env,
+      });
     } catch (e) {
       this.writes.fire(`could not start ${this.cmd.file}: ${errorText(e)}\r\n`);
       return;

@@ -94,7 +94,13 @@ class DashboardPanel {
     const def = record && ctx.target(record.targetId);
     this.session.addRun(key, { name: record?.name ?? ref.runId, target: def?.label ?? ref.targetId });
     if (!record || !def) {
-      this.session.status(key, 'error', record ? `The target of run ${ref.runId} (${ref.targetId}) is not configured any more.` : `Run ${ref.runId} is no longer in the Runs view.`);
+      this.session.status(
+        key,
+        'error',
+        record
+          ? `The target of run ${ref.runId} (${ref.targetId}) is not configured any more.`
+          : `Run ${ref.runId} is no longer in the Runs view.`,
+      );
       return;
     }
     const feed: Feed = { ref, key, backfilling: true, held: [] };
@@ -107,7 +113,14 @@ class DashboardPanel {
       for (;;) {
         let last: RunEvent | undefined;
         let batch: RunEvent[] = [];
-        for await (const event of followRun({ runner: ctx.transport(def), runDir: record.runDir, since, follow: false, maxRetries: 2, signal: this.abort.signal })) {
+        for await (const event of followRun({
+          runner: ctx.transport(def),
+          runDir: record.runDir,
+          since,
+          follow: false,
+          maxRetries: 2,
+          signal: this.abort.signal,
+        })) {
           batch.push(event);
           last = event;
           if (batch.length >= BACKFILL_BATCH) {
@@ -129,7 +142,8 @@ class DashboardPanel {
       if (!this.abort.signal.aborted) this.session.ingest(key, feed.held.splice(0));
     }
     // A live run that nothing streams (the monitor gave up, or was never started): stream it.
-    if (!this.abort.signal.aborted && isLive(this.app.runs.state(record)) && !this.app.monitor.isFollowing(ref)) this.app.monitor.follow(record);
+    if (!this.abort.signal.aborted && isLive(this.app.runs.state(record)) && !this.app.monitor.isFollowing(ref))
+      this.app.monitor.follow(record);
   }
 
   private async export(m: Extract<UiMessage, { type: 'export' }>): Promise<void> {
@@ -137,10 +151,11 @@ class DashboardPanel {
     const uri = await vscode.window.showSaveDialog({
       title: m.format === 'csv' ? 'Export the series as CSV' : 'Save the chart as PNG',
       defaultUri: folder ? vscode.Uri.joinPath(folder, m.suggestedName) : undefined,
-      filters: m.format === 'csv' ? { 'CSV': ['csv'] } : { 'PNG image': ['png'] },
+      filters: m.format === 'csv' ? { CSV: ['csv'] } : { 'PNG image': ['png'] },
     });
     if (!uri) return;
-    const bytes = m.format === 'csv' ? Buffer.from(m.data, 'utf8') : Buffer.from(m.data.slice(m.data.indexOf(',') + 1), 'base64');
+    const bytes =
+      m.format === 'csv' ? Buffer.from(m.data, 'utf8') : Buffer.from(m.data.slice(m.data.indexOf(',') + 1), 'base64');
     try {
       await vscode.workspace.fs.writeFile(uri, bytes);
       this.app.ctx.log.info(`dashboard: exported ${bytes.length} bytes to ${uri.fsPath}`);
@@ -171,13 +186,18 @@ export class Dashboards implements vscode.Disposable {
   open(refs: RunRef[]): void {
     const unique = [...new Map(refs.map((r) => [runKey(r), { targetId: r.targetId, runId: r.runId }])).values()];
     if (unique.length === 0) return;
-    const same = [...this.panels].find((p) => p.saved.runs.length === unique.length && unique.every((r) => p.covers(r)));
+    const same = [...this.panels].find(
+      (p) => p.saved.runs.length === unique.length && unique.every((r) => p.covers(r)),
+    );
     if (same) {
       same.panel.reveal();
       return;
     }
     const title = this.title(unique);
-    const panel = vscode.window.createWebviewPanel(DASHBOARD_VIEW_TYPE, title, vscode.ViewColumn.Active, { ...webviewOptions(this.app.ctx.extension.extensionUri), retainContextWhenHidden: false });
+    const panel = vscode.window.createWebviewPanel(DASHBOARD_VIEW_TYPE, title, vscode.ViewColumn.Active, {
+      ...webviewOptions(this.app.ctx.extension.extensionUri),
+      retainContextWhenHidden: false,
+    });
     this.adopt(panel, { token: randomBytes(12).toString('hex'), title, runs: unique });
   }
 
@@ -201,7 +221,10 @@ export class Dashboards implements vscode.Disposable {
   /** After a reload: the same runs again. The token comes from the UI's saved state; a UI that did
    * not keep it is matched by title. Anything unrecognised is closed (the state is untrusted). */
   private restore(panel: vscode.WebviewPanel, state: unknown): void {
-    const token = typeof state === 'object' && state !== null && typeof (state as { restore?: unknown }).restore === 'string' ? (state as { restore: string }).restore : undefined;
+    const token =
+      typeof state === 'object' && state !== null && typeof (state as { restore?: unknown }).restore === 'string'
+        ? (state as { restore: string }).restore
+        : undefined;
     const open = new Set([...this.panels].map((p) => p.saved.token));
     const list = this.savedList().filter((s) => !open.has(s.token));
     const saved = list.find((s) => s.token === token) ?? list.find((s) => s.title === panel.title);
@@ -218,7 +241,14 @@ export class Dashboards implements vscode.Disposable {
     if (!Array.isArray(raw)) return [];
     return raw.filter(
       (s): s is SavedDashboard =>
-        typeof s === 'object' && s !== null && typeof s.token === 'string' && typeof s.title === 'string' && Array.isArray(s.runs) && s.runs.every((r: unknown) => typeof (r as RunRef)?.targetId === 'string' && typeof (r as RunRef)?.runId === 'string'),
+        typeof s === 'object' &&
+        s !== null &&
+        typeof s.token === 'string' &&
+        typeof s.title === 'string' &&
+        Array.isArray(s.runs) &&
+        s.runs.every(
+          (r: unknown) => typeof (r as RunRef)?.targetId === 'string' && typeof (r as RunRef)?.runId === 'string',
+        ),
     );
   }
 
@@ -236,17 +266,25 @@ export class Dashboards implements vscode.Disposable {
 function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions {
   return {
     enableScripts: true,
-    localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview'), vscode.Uri.joinPath(extensionUri, 'media')],
+    localResourceRoots: [
+      vscode.Uri.joinPath(extensionUri, 'dist', 'webview'),
+      vscode.Uri.joinPath(extensionUri, 'media'),
+    ],
   };
 }
 
 /** The HTML shell (src/core/dashboard/html.ts) with this extension's bundle. */
-export function dashboardHtml(webview: Pick<vscode.Webview, 'asWebviewUri' | 'cspSource'>, extensionUri: vscode.Uri): string {
+export function dashboardHtml(
+  webview: Pick<vscode.Webview, 'asWebviewUri' | 'cspSource'>,
+  extensionUri: vscode.Uri,
+): string {
   const file = (name: string) => vscode.Uri.joinPath(extensionUri, 'dist', 'webview', name);
   return dashboardShell({
     cspSource: webview.cspSource,
     scriptUri: webview.asWebviewUri(file('dashboard.js')).toString(),
-    styleUri: existsSync(file('dashboard.css').fsPath) ? webview.asWebviewUri(file('dashboard.css')).toString() : undefined,
+    styleUri: existsSync(file('dashboard.css').fsPath)
+      ? webview.asWebviewUri(file('dashboard.css')).toString()
+      : undefined,
     nonce: randomBytes(16).toString('base64'),
   });
 }

@@ -27,18 +27,29 @@ export interface LaunchOptions {
   confirmPreflight?: (lines: string[]) => Promise<'launch' | 'edit' | 'cancel'>;
 }
 
-export async function launchSpec(app: App, def: TargetDef, spec: Record<string, unknown>, report: (step: string) => void = () => {}, opts: LaunchOptions = {}): Promise<LaunchOutcome> {
+export async function launchSpec(
+  app: App,
+  def: TargetDef,
+  spec: Record<string, unknown>,
+  report: (step: string) => void = () => {},
+  opts: LaunchOptions = {},
+): Promise<LaunchOutcome> {
   // A spec with several `device.nodes` runs on each of them, `def` first (msrun's master).
   let defs = [def];
   const nodes = specNodes(spec);
   if (nodes.length > 1) {
     const resolved = nodeTargets(nodes, def, app.ctx.targets);
     if ('missing' in resolved) {
-      const lines = resolved.missing.map((n) => `device.nodes: "${n}" is not one of your SSH targets (add it with Add SSH Target, by the host name or alias the spec uses)`);
+      const lines = resolved.missing.map(
+        (n) =>
+          `device.nodes: "${n}" is not one of your SSH targets (add it with Add SSH Target, by the host name or alias the spec uses)`,
+      );
       return { kind: 'problems', lines, specPath: '' };
     }
     if (opts.resume !== undefined) {
-      throw new Error('resuming a multi-node run is not supported yet: start a new run with this checkpoint as `model.pretrained`, or resume on one machine');
+      throw new Error(
+        'resuming a multi-node run is not supported yet: start a new run with this checkpoint as `model.pretrained`, or resume on one machine',
+      );
     }
     defs = resolved.found;
   }
@@ -52,11 +63,18 @@ export async function launchSpec(app: App, def: TargetDef, spec: Record<string, 
     const res = await launchRun(sites[0].target, specPath, def.runsRoot, { timeoutMs: 120_000, resume: opts.resume });
     log.info(`launched ${res.run_id} (pid ${res.pid}) in ${res.run_dir} on ${def.label}`);
     const resumedFrom = opts.resume === undefined ? undefined : opts.resume.split(/[\\/]/).pop();
-    return { kind: 'launched', record: await track(app, def, spec, res.run_id, res.run_dir, undefined, resumedFrom), specPath };
+    return {
+      kind: 'launched',
+      record: await track(app, def, spec, res.run_id, res.run_dir, undefined, resumedFrom),
+      specPath,
+    };
   }
   // The run is followed on the master, whose rank 0 writes the events.
   const { runs, masterPort } = await launchNodes(sites, { timeoutMs: 120_000, report });
-  for (const r of runs) log.info(`launched ${r.run_id} node ${r.nodeRank} (pid ${r.pid}) in ${r.run_dir} on ${r.label}, master port ${masterPort}`);
+  for (const r of runs)
+    log.info(
+      `launched ${r.run_id} node ${r.nodeRank} (pid ${r.pid}) in ${r.run_dir} on ${r.label}, master port ${masterPort}`,
+    );
   const others = runs.slice(1).map((r) => ({ targetId: defs[r.nodeRank].id, runDir: r.run_dir }));
   return { kind: 'launched', record: await track(app, def, spec, runs[0].run_id, runs[0].run_dir, others), specPath };
 }
@@ -66,7 +84,13 @@ export async function launchSpec(app: App, def: TargetDef, spec: Record<string, 
  * made ready, `validate` run (with the pre-flight when asked); then the pre-flight asked once for
  * all, each line naming its node when there are several.
  */
-async function prepare(app: App, defs: readonly TargetDef[], spec: Record<string, unknown>, report: (step: string) => void, opts: LaunchOptions): Promise<{ kind: 'ready'; sites: NodeSite[] } | Exclude<LaunchOutcome, { kind: 'launched' }>> {
+async function prepare(
+  app: App,
+  defs: readonly TargetDef[],
+  spec: Record<string, unknown>,
+  report: (step: string) => void,
+  opts: LaunchOptions,
+): Promise<{ kind: 'ready'; sites: NodeSite[] } | Exclude<LaunchOutcome, { kind: 'launched' }>> {
   const log = app.ctx.log;
   const name = runName(spec);
   const text = JSON.stringify(spec, null, 2) + '\n';
@@ -100,9 +124,16 @@ function runName(spec: Record<string, unknown>): string {
 }
 
 /** `validate` (with the pre-flight when asked) on a target: its problems, or its pre-flight questions. */
-async function validateOn(app: App, transport: Target, specPath: string, opts: LaunchOptions): Promise<{ kind: 'problems'; lines: string[] } | { kind: 'ok'; questions: string[] }> {
+async function validateOn(
+  app: App,
+  transport: Target,
+  specPath: string,
+  opts: LaunchOptions,
+): Promise<{ kind: 'problems'; lines: string[] } | { kind: 'ok'; questions: string[] }> {
   try {
-    const checked = await runRunner(transport, runnerArgs.validate(specPath, opts.confirmPreflight !== undefined), { timeoutMs: 300_000 });
+    const checked = await runRunner(transport, runnerArgs.validate(specPath, opts.confirmPreflight !== undefined), {
+      timeoutMs: 300_000,
+    });
     return { kind: 'ok', questions: preflightQuestions(checked) };
   } catch (e) {
     const lines = e instanceof RunnerError && e.exitCode === 2 ? problemLines(e.output) : [];
@@ -113,7 +144,15 @@ async function validateOn(app: App, transport: Target, specPath: string, opts: L
 }
 
 /** The launched run goes into the index, its stream starts, and the Runs view shows it. */
-async function track(app: App, def: TargetDef, spec: Record<string, unknown>, runId: string, runDir: string, nodes?: RunRecord['nodes'], resumedFrom?: string): Promise<RunRecord> {
+async function track(
+  app: App,
+  def: TargetDef,
+  spec: Record<string, unknown>,
+  runId: string,
+  runDir: string,
+  nodes?: RunRecord['nodes'],
+  resumedFrom?: string,
+): Promise<RunRecord> {
   const model = spec.model as { backbone?: unknown } | undefined;
   const record: RunRecord = {
     targetId: def.id,
@@ -138,6 +177,10 @@ async function track(app: App, def: TargetDef, spec: Record<string, unknown>, ru
 export async function askPreflight(lines: string[], canEdit: boolean): Promise<'launch' | 'edit' | 'cancel'> {
   const buttons = canEdit ? ['Launch Anyway', 'Edit Choices'] : ['Launch Anyway'];
   const n = lines.length;
-  const a = await vscode.window.showWarningMessage(`Pre-flight: ${n} thing${n === 1 ? '' : 's'} to check before this run starts`, { modal: true, detail: lines.join('\n\n') }, ...buttons);
+  const a = await vscode.window.showWarningMessage(
+    `Pre-flight: ${n} thing${n === 1 ? '' : 's'} to check before this run starts`,
+    { modal: true, detail: lines.join('\n\n') },
+    ...buttons,
+  );
   return a === 'Launch Anyway' ? 'launch' : a === 'Edit Choices' ? 'edit' : 'cancel';
 }

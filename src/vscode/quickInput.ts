@@ -17,7 +17,11 @@ export interface StepInfo {
  * The part both widgets share: title, step, Back button, and a `finish` that resolves once and
  * disposes the widget with its listeners (Back resolves BACK, hiding resolves undefined).
  */
-function asStep<R>(w: vscode.QuickPick<vscode.QuickPickItem> | vscode.InputBox, o: StepInfo, resolve: (v: R | Back | undefined) => void) {
+function asStep<R>(
+  w: vscode.QuickPick<vscode.QuickPickItem> | vscode.InputBox,
+  o: StepInfo,
+  resolve: (v: R | Back | undefined) => void,
+) {
   const subs: vscode.Disposable[] = [];
   let done = false;
   const finish = (v: R | Back | undefined) => {
@@ -103,7 +107,9 @@ export interface PickManyOptions<T extends vscode.QuickPickItem> extends StepInf
 }
 
 /** A multi-select step; accepting with nothing ticked is ignored unless `allowNone`. */
-export function pickMany<T extends vscode.QuickPickItem>(o: PickManyOptions<T>): Promise<readonly T[] | Back | undefined> {
+export function pickMany<T extends vscode.QuickPickItem>(
+  o: PickManyOptions<T>,
+): Promise<readonly T[] | Back | undefined> {
   return new Promise((resolve) => {
     const qp = vscode.window.createQuickPick<T>();
     const { finish, subs } = asStep<readonly T[]>(qp as vscode.QuickPick<vscode.QuickPickItem>, o, resolve);

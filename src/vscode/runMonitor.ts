@@ -29,7 +29,8 @@ export interface RunRef {
 export const runKey = (r: RunRef) => `${r.targetId}/${r.runId}`;
 
 /** One event, or one transport signal, of a run's stream. */
-export type StreamActivity = { ref: RunRef; event: RunEvent; signal?: undefined } | { ref: RunRef; signal: TransportSignal; event?: undefined };
+export type StreamActivity =
+  { ref: RunRef; event: RunEvent; signal?: undefined } | { ref: RunRef; signal: TransportSignal; event?: undefined };
 
 interface Live {
   ref: RunRef;
@@ -125,11 +126,14 @@ export class RunMonitor implements vscode.Disposable {
         maxRetries: 8,
         signal: live.abort.signal,
         onReconnect: (info) => {
-          log.warn(`run ${key}: ${info.reason}; re-attaching after seq ${info.since} in ${info.delayMs} ms (attempt ${info.attempt})`);
+          log.warn(
+            `run ${key}: ${info.reason}; re-attaching after seq ${info.since} in ${info.delayMs} ms (attempt ${info.attempt})`,
+          );
           this.update(live, applySignal(live.view, { kind: 'dropped' }));
           this.activity.fire({ ref: live.ref, signal: { kind: 'dropped' } });
         },
-        onBadLine: (line, error) => log.warn(`run ${key}: skipped a bad event line (${error.message}): ${line.slice(0, 200)}`),
+        onBadLine: (line, error) =>
+          log.warn(`run ${key}: skipped a bad event line (${error.message}): ${line.slice(0, 200)}`),
         onGap: (expected, got) => log.error(`run ${key}: events jumped from seq ${expected} to ${got}`),
       })) {
         received++;
@@ -143,15 +147,21 @@ export class RunMonitor implements vscode.Disposable {
         this.activity.fire({ ref: live.ref, signal: { kind: 'lost' } });
         this.notify(lostNotice(live.name), live.ref);
       } else if (!live.abort.signal.aborted) {
-        log.error(`run ${key}: stopped streaming: ${errorText(e)}${e instanceof FollowError && e.stderrTail ? `\n${e.stderrTail}` : ''}`);
-        void vscode.window.showWarningMessage(`Stopped following Ascend run "${live.name}": ${errorText(e)}`, 'Reattach').then((a) => {
-          if (a) void vscode.commands.executeCommand('ascend.reattach' satisfies CommandId, live.ref);
-        });
+        log.error(
+          `run ${key}: stopped streaming: ${errorText(e)}${e instanceof FollowError && e.stderrTail ? `\n${e.stderrTail}` : ''}`,
+        );
+        void vscode.window
+          .showWarningMessage(`Stopped following Ascend run "${live.name}": ${errorText(e)}`, 'Reattach')
+          .then((a) => {
+            if (a) void vscode.commands.executeCommand('ascend.reattach' satisfies CommandId, live.ref);
+          });
       }
     } finally {
       if (this.live.get(key) === live) this.live.delete(key);
       await this.persist(live, true);
-      log.info(`stream of ${key} ended (${live.view.phase}${live.view.status ? ` ${live.view.status}` : ''}, seq ${live.view.lastSeq}, ${received} events)`);
+      log.info(
+        `stream of ${key} ended (${live.view.phase}${live.view.status ? ` ${live.view.status}` : ''}, seq ${live.view.lastSeq}, ${received} events)`,
+      );
       this.changedSoon();
     }
   }
@@ -192,17 +202,36 @@ export class RunMonitor implements vscode.Disposable {
       case 'step':
         if (event.loss === null && !live.nanWarned) {
           live.nanWarned = true;
-          this.notify({ severity: 'warning', message: `Ascend run "${live.name}": the loss is NaN or Inf at step ${event.step}; the update was skipped.`, actions: ['Show Console'] }, live.ref);
+          this.notify(
+            {
+              severity: 'warning',
+              message: `Ascend run "${live.name}": the loss is NaN or Inf at step ${event.step}; the update was skipped.`,
+              actions: ['Show Console'],
+            },
+            live.ref,
+          );
         }
         if (live.storm.step(event.overflow) && this.ctx.settings.notifyWarnings) {
-          this.notify({ severity: 'warning', message: `Ascend run "${live.name}": ${OVERFLOW_STORM_STEPS} loss-scale overflows in a row (step ${event.step}); fp16 may not hold these gradients (try amp.level O0 or a lower learning rate).`, actions: [] }, live.ref);
+          this.notify(
+            {
+              severity: 'warning',
+              message: `Ascend run "${live.name}": ${OVERFLOW_STORM_STEPS} loss-scale overflows in a row (step ${event.step}); fp16 may not hold these gradients (try amp.level O0 or a lower learning rate).`,
+              actions: [],
+            },
+            live.ref,
+          );
         }
         break;
     }
   }
 
   private notify(n: Notice, ref: RunRef): void {
-    const show = n.severity === 'error' ? vscode.window.showErrorMessage : n.severity === 'warning' ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+    const show =
+      n.severity === 'error'
+        ? vscode.window.showErrorMessage
+        : n.severity === 'warning'
+          ? vscode.window.showWarningMessage
+          : vscode.window.showInformationMessage;
     void show(n.message, ...n.actions).then((a) => {
       if (a === 'Open Dashboard') void vscode.commands.executeCommand('ascend.openDashboard' satisfies CommandId, ref);
       else if (a) this.onAction(a, ref);
@@ -228,7 +257,11 @@ export class RunMonitor implements vscode.Disposable {
     const more = live.length > 1 ? ` (+${live.length - 1})` : '';
     this.statusBar.text = statusBarText(run.name, run.view) + more;
     this.statusBar.tooltip = `Ascend run ${run.ref.runId} on ${this.ctx.target(run.ref.targetId)?.label ?? run.ref.targetId}\nClick to open its dashboard.`;
-    this.statusBar.command = { title: 'Open Dashboard', command: 'ascend.openDashboard' satisfies CommandId, arguments: [run.ref] };
+    this.statusBar.command = {
+      title: 'Open Dashboard',
+      command: 'ascend.openDashboard' satisfies CommandId,
+      arguments: [run.ref],
+    };
     this.statusBar.show();
   }
 

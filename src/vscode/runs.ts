@@ -1,7 +1,15 @@
 // The Runs view: runs grouped by target, newest first, with their state icon, a description
 // (epoch, loss, best accuracy) and a tooltip; live runs update as their events arrive.
 import * as vscode from 'vscode';
-import { canDelete, runContextValue, runDescription, runTooltip, shownState, stateIcon, type ShownState } from '../core/runs/presentation';
+import {
+  canDelete,
+  runContextValue,
+  runDescription,
+  runTooltip,
+  shownState,
+  stateIcon,
+  type ShownState,
+} from '../core/runs/presentation';
 import type { RunRecord } from '../core/runs/runIndex';
 import { describe } from '../core/runs/state';
 import type { Ctx } from './context';
@@ -38,7 +46,8 @@ export class RunsView implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
       const ids = [...byTarget.keys()].sort((a, b) => rank(order, a) - rank(order, b) || a.localeCompare(b));
       return ids.map((targetId) => ({ kind: 'group', targetId }));
     }
-    if (node.kind === 'group') return (byTarget.get(node.targetId) ?? []).map((r) => ({ kind: 'run', targetId: r.targetId, runId: r.runId }));
+    if (node.kind === 'group')
+      return (byTarget.get(node.targetId) ?? []).map((r) => ({ kind: 'run', targetId: r.targetId, runId: r.runId }));
     return [];
   }
 

@@ -4,7 +4,14 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { readSshHosts } from '../core/ssh/config';
-import { buildTargets, expandHome, localPython, type RemoteDefaults, type SshTargetSetting, type TargetDef } from '../core/targets/model';
+import {
+  buildTargets,
+  expandHome,
+  localPython,
+  type RemoteDefaults,
+  type SshTargetSetting,
+  type TargetDef,
+} from '../core/targets/model';
 
 export const SECTION = 'ascendFinetune';
 
@@ -25,7 +32,8 @@ export function readSettings(): Settings {
     runsRoot: c.get<string>('runsRoot', '~/.ascend-finetune/runs'),
     // The setting's schema asks for objects with a host; anything else is skipped, not trusted.
     sshTargets: (Array.isArray(sshTargets) ? sshTargets : []).filter(
-      (t): t is SshTargetSetting => typeof t === 'object' && t !== null && typeof (t as SshTargetSetting).host === 'string',
+      (t): t is SshTargetSetting =>
+        typeof t === 'object' && t !== null && typeof (t as SshTargetSetting).host === 'string',
     ),
     readSshConfig: c.get<boolean>('readSshConfig', true),
     remote: {
@@ -45,7 +53,10 @@ export function readSettings(): Settings {
 export function loadTargets(extensionRoot: string, version: string, s: Settings): TargetDef[] {
   const home = os.homedir();
   return buildTargets({
-    localRunner: { python: localPython(s.pythonPath, extensionRoot, home, existsSync), runnerDir: path.join(extensionRoot, 'runner') },
+    localRunner: {
+      python: localPython(s.pythonPath, extensionRoot, home, existsSync),
+      runnerDir: path.join(extensionRoot, 'runner'),
+    },
     localRunsRoot: expandHome(s.runsRoot || '~/.ascend-finetune/runs', home),
     hostname: os.hostname(),
     sshConfigHosts: s.readSshConfig ? readSshHosts(path.join(home, '.ssh', 'config'), { home }) : [],

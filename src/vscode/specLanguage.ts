@@ -13,7 +13,15 @@ import { checkSpec } from '../core/spec/schema';
 import { formatOf, newSpecText } from '../core/spec/writer';
 import type { TargetDef } from '../core/targets/model';
 import { parseSpecDocument } from '../server/specDocument';
-import { PROBE_REQUEST, RUNS_NOTIFICATION, SPEC_TARGETS_NOTIFICATION, type ProbeParams, type ProbeResult, type SpecTargetInfo, type SpecTargets } from '../shared/specProtocol';
+import {
+  PROBE_REQUEST,
+  RUNS_NOTIFICATION,
+  SPEC_TARGETS_NOTIFICATION,
+  type ProbeParams,
+  type ProbeResult,
+  type SpecTargetInfo,
+  type SpecTargets,
+} from '../shared/specProtocol';
 import type { App } from './app';
 import { errorText } from './context';
 import { askPreflight, launchSpec } from './launch';
@@ -105,7 +113,10 @@ export class SpecLanguage implements vscode.Disposable {
     const chosen = this.app.ctx.extension.workspaceState.get<Record<string, string>>(CHOSEN_KEY, {});
     const files: SpecTargets['files'] = {};
     for (const [uri, id] of Object.entries(chosen)) if (this.app.ctx.target(id)) files[uri] = this.targetInfo(id);
-    return { default: this.targetInfo(vscode.workspace.getConfiguration(SECTION).get<string>(SPEC_TARGET_SETTING, '').trim()), files };
+    return {
+      default: this.targetInfo(vscode.workspace.getConfiguration(SECTION).get<string>(SPEC_TARGET_SETTING, '').trim()),
+      files,
+    };
   }
 
   private sendSpecTargets(): void {
@@ -115,7 +126,8 @@ export class SpecLanguage implements vscode.Disposable {
   /** The server's question about paths on an SSH target: from the cache, or the runner's `probe` there. */
   private async probe(p: ProbeParams): Promise<ProbeResult> {
     const def = typeof p?.targetId === 'string' ? this.app.ctx.target(p.targetId) : undefined;
-    if (!def || def.kind !== 'ssh') return { ok: false, message: `"${String(p?.targetId)}" is not a configured SSH target` };
+    if (!def || def.kind !== 'ssh')
+      return { ok: false, message: `"${String(p?.targetId)}" is not a configured SSH target` };
     const paths = Array.isArray(p.paths) ? p.paths.filter((x): x is string => typeof x === 'string') : [];
     try {
       const facts = await this.paths.get(def.id, paths, async (todo) => {
@@ -135,7 +147,15 @@ export class SpecLanguage implements vscode.Disposable {
 
   private sendRuns(): void {
     if (!this.client?.isRunning()) return;
-    const runs = this.app.ctx.index.all().map((r) => ({ name: r.name ?? 'run', targetId: r.targetId, runId: r.runId, state: this.app.runs.state(r), startedAt: r.startedAt }));
+    const runs = this.app.ctx.index
+      .all()
+      .map((r) => ({
+        name: r.name ?? 'run',
+        targetId: r.targetId,
+        runId: r.runId,
+        state: this.app.runs.state(r),
+        startedAt: r.startedAt,
+      }));
     void this.client.sendNotification(RUNS_NOTIFICATION, runs);
   }
 
@@ -152,7 +172,10 @@ export class SpecLanguage implements vscode.Disposable {
       // The schema's problems need no target: say them now. Paths are the target's `validate`'s to judge.
       const problems = checkSpec(raw, { floatPaths: parseSpecDocument(text, file.path).floatPaths });
       if (problems.length) {
-        void vscode.window.showErrorMessage(`${vscode.workspace.asRelativePath(file)} has ${problems.length} problem(s)`, { modal: true, detail: problemLines({ problems }).join('\n') });
+        void vscode.window.showErrorMessage(
+          `${vscode.workspace.asRelativePath(file)} has ${problems.length} problem(s)`,
+          { modal: true, detail: problemLines({ problems }).join('\n') },
+        );
         return;
       }
       spec = absolutizeSpecPaths(raw, path.dirname(file.fsPath), path.join) as Record<string, unknown>;
@@ -164,19 +187,29 @@ export class SpecLanguage implements vscode.Disposable {
     const targets = this.app.ctx.targets;
     let def: TargetDef | undefined;
     if (pickTarget) {
-      def = (await vscode.window.showQuickPick(targets.map((t) => ({ label: t.label, description: t.description, def: t })), { title: 'Start the fine-tune on which target?' }))?.def;
+      def = (
+        await vscode.window.showQuickPick(
+          targets.map((t) => ({ label: t.label, description: t.description, def: t })),
+          { title: 'Start the fine-tune on which target?' },
+        )
+      )?.def;
       if (!def) return;
       // This file is for that target from now on: its lens and the server's path checks follow.
       const chosen = { ...this.app.ctx.extension.workspaceState.get<Record<string, string>>(CHOSEN_KEY, {}) };
       delete chosen[file.toString()]; // re-inserted last: the oldest choices go first past the cap
       chosen[file.toString()] = def.id;
-      await this.app.ctx.extension.workspaceState.update(CHOSEN_KEY, Object.fromEntries(Object.entries(chosen).slice(-MAX_CHOSEN)));
+      await this.app.ctx.extension.workspaceState.update(
+        CHOSEN_KEY,
+        Object.fromEntries(Object.entries(chosen).slice(-MAX_CHOSEN)),
+      );
       this.sendSpecTargets();
     } else {
       const id = this.targetIdFor(file.toString());
       def = this.defOf(id);
       if (!def) {
-        void vscode.window.showErrorMessage(`ascendFinetune.${SPEC_TARGET_SETTING} is "${id}", which is not a configured target. Use "Start on target…" or change the setting.`);
+        void vscode.window.showErrorMessage(
+          `ascendFinetune.${SPEC_TARGET_SETTING} is "${id}", which is not a configured target. Use "Start on target…" or change the setting.`,
+        );
         return;
       }
     }
@@ -184,17 +217,25 @@ export class SpecLanguage implements vscode.Disposable {
     try {
       const outcome = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: `Ascend: ${name} on ${def.label}` },
-        (progress) => launchSpec(this.app, def, spec, (message) => progress.report({ message }), { confirmPreflight: (lines) => askPreflight(lines, false) }),
+        (progress) =>
+          launchSpec(this.app, def, spec, (message) => progress.report({ message }), {
+            confirmPreflight: (lines) => askPreflight(lines, false),
+          }),
       );
       if (outcome.kind === 'problems') {
-        void vscode.window.showErrorMessage(`The run spec has ${outcome.lines.length} problem(s) on ${def.label}`, { modal: true, detail: outcome.lines.join('\n') });
+        void vscode.window.showErrorMessage(`The run spec has ${outcome.lines.length} problem(s) on ${def.label}`, {
+          modal: true,
+          detail: outcome.lines.join('\n'),
+        });
         return;
       }
       if (outcome.kind === 'held') return;
       this.scheduleRuns();
       void vscode.window.showInformationMessage(`Started "${name}" on ${def.label} (${outcome.record.runId}).`);
     } catch (e) {
-      this.app.ctx.log.error(`start ${file.fsPath} on ${def.label}: ${errorText(e)}${e instanceof RunnerError ? `\n${e.stderrTail}` : ''}`);
+      this.app.ctx.log.error(
+        `start ${file.fsPath} on ${def.label}: ${errorText(e)}${e instanceof RunnerError ? `\n${e.stderrTail}` : ''}`,
+      );
       void vscode.window.showErrorMessage(`Could not start the run on ${def.label}: ${errorText(e)}`);
     }
   }
@@ -202,7 +243,10 @@ export class SpecLanguage implements vscode.Disposable {
   /** "Open last run" lens: the run's dashboard (or its console when there is no dashboard command). */
   async openLastRun(ref: unknown): Promise<void> {
     const commands = await vscode.commands.getCommands(true);
-    await vscode.commands.executeCommand(commands.includes('ascend.openDashboard') ? 'ascend.openDashboard' : 'ascend.openConsole', ref);
+    await vscode.commands.executeCommand(
+      commands.includes('ascend.openDashboard') ? 'ascend.openDashboard' : 'ascend.openConsole',
+      ref,
+    );
   }
 
   /** "New Run Spec": a commented YAML (or JSON) spec with every field at the recipe's default. */
@@ -215,12 +259,17 @@ export class SpecLanguage implements vscode.Disposable {
       title: 'New run spec (*.ascend.yaml keeps comments)',
     });
     if (!uri) return;
-    const target = /\.ascend\.(ya?ml|json)$/i.test(uri.path) ? uri : uri.with({ path: uri.path.replace(/(\.(ya?ml|json))?$/i, (ext) => `.ascend${ext || '.yaml'}`) });
+    const target = /\.ascend\.(ya?ml|json)$/i.test(uri.path)
+      ? uri
+      : uri.with({ path: uri.path.replace(/(\.(ya?ml|json))?$/i, (ext) => `.ascend${ext || '.yaml'}`) });
     const base = path.basename(target.path).replace(/\.ascend\.(ya?ml|json)$/i, '');
     await vscode.workspace.fs.writeFile(target, Buffer.from(newSpecText(base, formatOf(target.path)), 'utf8'));
     const editor = await vscode.window.showTextDocument(target, { preview: false });
     // Put the cursor on data.train, the one field to fill in.
-    const line = editor.document.getText().split('\n').findIndex((l) => /^\s*"?train"?\s*:/.test(l));
+    const line = editor.document
+      .getText()
+      .split('\n')
+      .findIndex((l) => /^\s*"?train"?\s*:/.test(l));
     if (line >= 0) {
       const col = editor.document.lineAt(line).text.indexOf(':') + 2;
       editor.selection = new vscode.Selection(line, col, line, editor.document.lineAt(line).text.length);
@@ -240,7 +289,12 @@ async function specUri(uri: unknown): Promise<vscode.Uri | undefined> {
   if (typeof uri === 'string' && uri !== '') return vscode.Uri.parse(uri);
   const active = vscode.window.activeTextEditor?.document;
   if (active?.languageId === LANGUAGE_ID) return active.uri;
-  return (await vscode.window.showOpenDialog({ filters: { 'Ascend run spec': [...SPEC_EXTENSIONS] }, title: 'Start from a run spec' }))?.[0];
+  return (
+    await vscode.window.showOpenDialog({
+      filters: { 'Ascend run spec': [...SPEC_EXTENSIONS] },
+      title: 'Start from a run spec',
+    })
+  )?.[0];
 }
 
 const instances = new WeakMap<App, SpecLanguage>();

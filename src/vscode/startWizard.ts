@@ -67,7 +67,12 @@ const DESCRIPTIONS: Record<string, string> = {
 const STEPS: Step[] = [
   // 1. target
   async (app, s, info) => {
-    const items = app.ctx.targets.map((t) => ({ label: t.label, description: t.description, id: t.id, iconPath: new vscode.ThemeIcon(t.kind === 'ssh' ? 'remote' : 'vm') }));
+    const items = app.ctx.targets.map((t) => ({
+      label: t.label,
+      description: t.description,
+      id: t.id,
+      iconPath: new vscode.ThemeIcon(t.kind === 'ssh' ? 'remote' : 'vm'),
+    }));
     const current = app.ctx.target(s.targetId ?? '');
     const r = await pick({ ...info, items, placeholder: 'Where to train', active: current?.label });
     if (r === BACK || r === undefined) return r;
@@ -89,28 +94,61 @@ const STEPS: Step[] = [
     return 'next';
   },
   // 3. backbone
-  (_app, s, info) => choose(info, BACKBONES, s.backbone ?? RECIPE_DEFAULTS.backbone, 'Backbone (a new classification head is added)', (v) => (s.backbone = v)),
+  (_app, s, info) =>
+    choose(
+      info,
+      BACKBONES,
+      s.backbone ?? RECIPE_DEFAULTS.backbone,
+      'Backbone (a new classification head is added)',
+      (v) => (s.backbone = v),
+    ),
   // 4. pretrained checkpoint
   async (app, s, info) => {
     type Item = vscode.QuickPickItem & { value?: string | null };
-    const items: Item[] = [{ label: '$(circle-slash) None', description: 'start from random weights', value: null }, { label: '$(folder-opened) Browse on the target…' }];
-    if (s.pretrained) items.unshift({ label: `$(check) ${path.posix.basename(s.pretrained)}`, description: s.pretrained, value: s.pretrained });
-    const r = await pick<Item>({ ...info, items, placeholder: 'Pretrained backbone weights (.ckpt or .safetensors), optional' });
+    const items: Item[] = [
+      { label: '$(circle-slash) None', description: 'start from random weights', value: null },
+      { label: '$(folder-opened) Browse on the target…' },
+    ];
+    if (s.pretrained)
+      items.unshift({
+        label: `$(check) ${path.posix.basename(s.pretrained)}`,
+        description: s.pretrained,
+        value: s.pretrained,
+      });
+    const r = await pick<Item>({
+      ...info,
+      items,
+      placeholder: 'Pretrained backbone weights (.ckpt or .safetensors), optional',
+    });
     if (r === BACK || r === undefined) return r;
     if (r.value !== undefined) {
       s.pretrained = r.value ?? undefined;
       return 'next';
     }
-    const file = await browse(app, targetOf(app, s), info, s.pretrained ? path.posix.dirname(s.pretrained) : s.dataTrain ? path.posix.dirname(s.dataTrain) : '~', 'file');
+    const file = await browse(
+      app,
+      targetOf(app, s),
+      info,
+      s.pretrained ? path.posix.dirname(s.pretrained) : s.dataTrain ? path.posix.dirname(s.dataTrain) : '~',
+      'file',
+    );
     if (file === undefined) return undefined;
     if (file === BACK) return STEPS[3](app, s, info, 'forward'); // back to this step's first choice
     s.pretrained = file;
     return 'next';
   },
   // 5. freeze
-  (_app, s, info) => choose(info, FREEZE_MODES, s.freeze ?? RECIPE_DEFAULTS.freeze, 'What to freeze', (v) => (s.freeze = v)),
+  (_app, s, info) =>
+    choose(info, FREEZE_MODES, s.freeze ?? RECIPE_DEFAULTS.freeze, 'What to freeze', (v) => (s.freeze = v)),
   // 6. AMP
-  (_app, s, info) => choose(info, AMP_LEVELS, s.ampLevel ?? RECIPE_DEFAULTS.ampLevel, 'Automatic mixed precision level', (v) => (s.ampLevel = v)),
+  (_app, s, info) =>
+    choose(
+      info,
+      AMP_LEVELS,
+      s.ampLevel ?? RECIPE_DEFAULTS.ampLevel,
+      'Automatic mixed precision level',
+      (v) => (s.ampLevel = v),
+    ),
   // 7-9. numbers
   (_app, s, info) => numberStep(info, s, 'epochs', 'Epochs'),
   (_app, s, info) => numberStep(info, s, 'batchSize', 'Batch size per device'),
@@ -133,7 +171,12 @@ const STEPS: Step[] = [
   },
   // 11. name
   async (_app, s, info) => {
-    const r = await input({ ...info, value: s.name ?? defaultName(s.dataTrain ?? 'run', s.backbone ?? RECIPE_DEFAULTS.backbone), prompt: 'Run name (part of the run id and the checkpoint names)', validate: checkName });
+    const r = await input({
+      ...info,
+      value: s.name ?? defaultName(s.dataTrain ?? 'run', s.backbone ?? RECIPE_DEFAULTS.backbone),
+      prompt: 'Run name (part of the run id and the checkpoint names)',
+      validate: checkName,
+    });
     if (r === BACK || r === undefined) return r;
     s.name = r.trim();
     return 'next';
@@ -143,11 +186,23 @@ const STEPS: Step[] = [
     const def = targetOf(app, s);
     type Item = vscode.QuickPickItem & { action: Action };
     const items: Item[] = [
-      { label: `$(rocket) Launch on ${def.label}`, description: 'validate, then start a detached run', action: 'launch' },
+      {
+        label: `$(rocket) Launch on ${def.label}`,
+        description: 'validate, then start a detached run',
+        action: 'launch',
+      },
       { label: '$(save) Save as a spec file, then launch', action: 'saveAndLaunch' },
-      { label: '$(save) Save as a spec file only', description: '*.ascend.yaml or *.ascend.json in the workspace', action: 'save' },
+      {
+        label: '$(save) Save as a spec file only',
+        description: '*.ascend.yaml or *.ascend.json in the workspace',
+        action: 'save',
+      },
     ];
-    const r = await pick<Item>({ ...info, items, placeholder: `${s.name}: ${s.backbone}, ${s.epochs} epochs on ${s.dataTrain}` });
+    const r = await pick<Item>({
+      ...info,
+      items,
+      placeholder: `${s.name}: ${s.backbone}, ${s.epochs} epochs on ${s.dataTrain}`,
+    });
     if (r === BACK || r === undefined) return r;
     s.action = r.action;
     return 'next';
@@ -190,8 +245,19 @@ async function npuStep(app: App, s: State, info: StepInfo, direction: 'forward' 
   }
   const free = choices.find((c) => !c.busy) ?? choices[0];
   const current = new Set(s.deviceIds ?? [free.id]);
-  const items = choices.map((c) => ({ label: c.label, description: c.description, id: c.id, iconPath: new vscode.ThemeIcon(c.busy ? 'warning' : 'circuit-board') }));
-  const r = await pickMany({ ...info, items, placeholder: 'NPUs to train on (busy ones are in use by other processes; more than one trains data-parallel through msrun)', selected: (i) => current.has(i.id) });
+  const items = choices.map((c) => ({
+    label: c.label,
+    description: c.description,
+    id: c.id,
+    iconPath: new vscode.ThemeIcon(c.busy ? 'warning' : 'circuit-board'),
+  }));
+  const r = await pickMany({
+    ...info,
+    items,
+    placeholder:
+      'NPUs to train on (busy ones are in use by other processes; more than one trains data-parallel through msrun)',
+    selected: (i) => current.has(i.id),
+  });
   if (r === BACK || r === undefined) return r;
   s.deviceIds = r.map((i) => i.id);
   s.devices = s.deviceIds.length;
@@ -213,7 +279,12 @@ async function machinesStep(app: App, s: State, info: StepInfo): Promise<StepRes
   }
   const master = targetOf(app, s);
   const current = new Set((s.nodes ?? []).slice(1));
-  const items = others.map((t) => ({ label: t.label, description: nodeAddress(t), address: nodeAddress(t), iconPath: new vscode.ThemeIcon('remote') }));
+  const items = others.map((t) => ({
+    label: t.label,
+    description: nodeAddress(t),
+    address: nodeAddress(t),
+    iconPath: new vscode.ThemeIcon('remote'),
+  }));
   const per = s.deviceIds?.length ?? s.devices ?? 1;
   const r = await pickMany({
     ...info,
@@ -233,7 +304,13 @@ function targetOf(app: App, s: State): TargetDef {
   return def;
 }
 
-async function choose<T extends string>(info: StepInfo, values: readonly T[], current: T, placeholder: string, set: (v: T) => void): Promise<StepResult> {
+async function choose<T extends string>(
+  info: StepInfo,
+  values: readonly T[],
+  current: T,
+  placeholder: string,
+  set: (v: T) => void,
+): Promise<StepResult> {
   const items = values.map((v) => ({ label: v, description: DESCRIPTIONS[v] }));
   const r = await pick({ ...info, items, placeholder, active: current });
   if (r === BACK || r === undefined) return r;
@@ -243,10 +320,15 @@ async function choose<T extends string>(info: StepInfo, values: readonly T[], cu
 
 async function numberStep(info: StepInfo, s: State, field: NumberField, prompt: string): Promise<StepResult> {
   const value = s[field] ?? RECIPE_DEFAULTS[field];
-  const r = await input({ ...info, value: String(value), prompt: `${prompt} (recipe default ${RECIPE_DEFAULTS[field]})`, validate: (v) => {
-    const p = parseNumberField(field, v);
-    return 'error' in p ? p.error : undefined;
-  } });
+  const r = await input({
+    ...info,
+    value: String(value),
+    prompt: `${prompt} (recipe default ${RECIPE_DEFAULTS[field]})`,
+    validate: (v) => {
+      const p = parseNumberField(field, v);
+      return 'error' in p ? p.error : undefined;
+    },
+  });
   if (r === BACK || r === undefined) return r;
   const p = parseNumberField(field, r);
   if ('value' in p) s[field] = p.value;
@@ -254,16 +336,23 @@ async function numberStep(info: StepInfo, s: State, field: NumberField, prompt: 
 }
 
 /** A folder (or, in `file` mode, a checkpoint file) picked by browsing the target's file system. */
-async function browse(app: App, def: TargetDef, info: StepInfo, start: string, mode: 'folder' | 'file'): Promise<string | Back | undefined> {
+async function browse(
+  app: App,
+  def: TargetDef,
+  info: StepInfo,
+  start: string,
+  mode: 'folder' | 'file',
+): Promise<string | Back | undefined> {
   const join = def.kind === 'local' ? path.join : path.posix.join;
   type Item = vscode.QuickPickItem & { go?: string; use?: string };
   let dir = start;
   for (;;) {
     const r = await pick<Item>({
       ...info,
-      placeholder: mode === 'folder'
-        ? `Training data on ${def.label}: an ImageFolder root (one sub-folder per class). Type a path to go there.`
-        : `Pretrained checkpoint on ${def.label} (.ckpt, .safetensors). Type a path to go there.`,
+      placeholder:
+        mode === 'folder'
+          ? `Training data on ${def.label}: an ImageFolder root (one sub-folder per class). Type a path to go there.`
+          : `Pretrained checkpoint on ${def.label} (.ckpt, .safetensors). Type a path to go there.`,
       items: async () => {
         try {
           const l = await listFolder(app.ctx.python(def), dir, mode === 'file' ? ['.ckpt', '.safetensors'] : []);
@@ -278,7 +367,8 @@ async function browse(app: App, def: TargetDef, info: StepInfo, start: string, m
           return [{ label: `$(error) ${errorText(e)}` }, { label: '$(home) Home folder', go: '~' }];
         }
       },
-      extraItems: (v) => (/^[~/]/.test(v.trim()) ? [{ label: `$(go-to-file) Go to ${v.trim()}`, go: v.trim(), alwaysShow: true }] : []),
+      extraItems: (v) =>
+        /^[~/]/.test(v.trim()) ? [{ label: `$(go-to-file) Go to ${v.trim()}`, go: v.trim(), alwaysShow: true }] : [],
     });
     if (r === BACK || r === undefined) return r;
     if (r.use) return r.use;
@@ -310,23 +400,43 @@ async function execute(app: App, s: State, baseSpec: unknown): Promise<'done' | 
 
   try {
     const outcome = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Ascend: ${choices.name} on ${def.label}`, cancellable: false },
-      (progress) => launchSpec(app, def, spec, (message) => progress.report({ message }), { confirmPreflight: (lines) => askPreflight(lines, true) }),
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `Ascend: ${choices.name} on ${def.label}`,
+        cancellable: false,
+      },
+      (progress) =>
+        launchSpec(app, def, spec, (message) => progress.report({ message }), {
+          confirmPreflight: (lines) => askPreflight(lines, true),
+        }),
     );
     if (outcome.kind === 'problems') {
       const n = outcome.lines.length;
-      const a = await vscode.window.showErrorMessage(`The run spec has ${n} problem${n === 1 ? '' : 's'}`, { modal: true, detail: outcome.lines.join('\n') }, 'Edit Choices');
+      const a = await vscode.window.showErrorMessage(
+        `The run spec has ${n} problem${n === 1 ? '' : 's'}`,
+        { modal: true, detail: outcome.lines.join('\n') },
+        'Edit Choices',
+      );
       return a === 'Edit Choices' ? 'edit' : 'done';
     }
     if (outcome.kind === 'held') return outcome.choice === 'edit' ? 'edit' : 'done';
     const { runId } = outcome.record;
-    void vscode.window.showInformationMessage(`Started Ascend run "${choices.name}" on ${def.label} (${runId}).`, 'Open Console').then((a) => {
-      if (a) void vscode.commands.executeCommand('ascend.openConsole' satisfies CommandId, { targetId: def.id, runId });
-    });
+    void vscode.window
+      .showInformationMessage(`Started Ascend run "${choices.name}" on ${def.label} (${runId}).`, 'Open Console')
+      .then((a) => {
+        if (a)
+          void vscode.commands.executeCommand('ascend.openConsole' satisfies CommandId, { targetId: def.id, runId });
+      });
     return 'done';
   } catch (e) {
-    app.ctx.log.error(`start ${choices.name} on ${def.label}: ${errorText(e)}${e instanceof RunnerError ? `\n${e.stderrTail}` : ''}`);
-    const a = await vscode.window.showErrorMessage(`Could not start the run on ${def.label}: ${errorText(e)}`, 'Show Log', 'Check Target');
+    app.ctx.log.error(
+      `start ${choices.name} on ${def.label}: ${errorText(e)}${e instanceof RunnerError ? `\n${e.stderrTail}` : ''}`,
+    );
+    const a = await vscode.window.showErrorMessage(
+      `Could not start the run on ${def.label}: ${errorText(e)}`,
+      'Show Log',
+      'Check Target',
+    );
     if (a === 'Show Log') app.ctx.log.show();
     if (a === 'Check Target') void app.targets.check(def);
     return 'done';

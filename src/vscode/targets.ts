@@ -35,9 +35,12 @@ export class TargetsView implements vscode.TreeDataProvider<TargetsNode>, vscode
     if (!node) return this.ctx.targets.map((t) => ({ kind: 'target', targetId: t.id }));
     if (node.kind === 'target') {
       const check = this.checks.get(node.targetId);
-      return check?.state === 'done' ? check.rows.map((row, index) => ({ kind: 'row', targetId: node.targetId, row, index })) : [];
+      return check?.state === 'done'
+        ? check.rows.map((row, index) => ({ kind: 'row', targetId: node.targetId, row, index }))
+        : [];
     }
-    if (node.kind === 'row' && node.row.problem && node.row.fix) return [{ kind: 'fix', targetId: node.targetId, fix: node.row.fix, index: node.index }];
+    if (node.kind === 'row' && node.row.problem && node.row.fix)
+      return [{ kind: 'fix', targetId: node.targetId, fix: node.row.fix, index: node.index }];
     return [];
   }
 
@@ -45,7 +48,8 @@ export class TargetsView implements vscode.TreeDataProvider<TargetsNode>, vscode
     if (node.kind === 'target') {
       const def = this.ctx.target(node.targetId);
       const check = this.checks.get(node.targetId);
-      const state = check === undefined ? vscode.TreeItemCollapsibleState.None : vscode.TreeItemCollapsibleState.Expanded;
+      const state =
+        check === undefined ? vscode.TreeItemCollapsibleState.None : vscode.TreeItemCollapsibleState.Expanded;
       const item = new vscode.TreeItem(def?.label ?? node.targetId, state);
       item.id = `target/${node.targetId}#${check?.n ?? 0}`;
       item.description = check?.state === 'checking' ? `${def?.description ?? ''} · checking…` : def?.description;
@@ -55,21 +59,38 @@ export class TargetsView implements vscode.TreeDataProvider<TargetsNode>, vscode
         problems ? new vscode.ThemeColor('problemsErrorIcon.foreground') : undefined,
       );
       item.tooltip = def ? targetTooltip(def) : undefined;
-      item.contextValue = def?.kind === 'local' ? 'target.local' : def?.source === 'settings' ? 'target.ssh.settings' : 'target.ssh.config';
+      item.contextValue =
+        def?.kind === 'local'
+          ? 'target.local'
+          : def?.source === 'settings'
+            ? 'target.ssh.settings'
+            : 'target.ssh.config';
       return item;
     }
     if (node.kind === 'row') {
-      const item = new vscode.TreeItem(node.row.label, node.row.problem && node.row.fix ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
+      const item = new vscode.TreeItem(
+        node.row.label,
+        node.row.problem && node.row.fix
+          ? vscode.TreeItemCollapsibleState.Expanded
+          : vscode.TreeItemCollapsibleState.None,
+      );
       item.id = `target/${node.targetId}#${this.checks.get(node.targetId)?.n ?? 0}/row/${node.index}`;
       item.description = node.row.description;
       item.tooltip = node.row.fix ? `${node.row.description}\nFix: ${node.row.fix}` : node.row.description;
       // an NPU another job is using: a warning-coloured chip icon, not an error (it is not broken)
-      item.iconPath = node.row.busy && !node.row.problem
-        ? new vscode.ThemeIcon('circuit-board', new vscode.ThemeColor('problemsWarningIcon.foreground'))
-        : new vscode.ThemeIcon(
-            node.row.problem ? 'error' : node.row.fix ? 'warning' : 'pass',
-            new vscode.ThemeColor(node.row.problem ? 'problemsErrorIcon.foreground' : node.row.fix ? 'problemsWarningIcon.foreground' : 'testing.iconPassed'),
-          );
+      item.iconPath =
+        node.row.busy && !node.row.problem
+          ? new vscode.ThemeIcon('circuit-board', new vscode.ThemeColor('problemsWarningIcon.foreground'))
+          : new vscode.ThemeIcon(
+              node.row.problem ? 'error' : node.row.fix ? 'warning' : 'pass',
+              new vscode.ThemeColor(
+                node.row.problem
+                  ? 'problemsErrorIcon.foreground'
+                  : node.row.fix
+                    ? 'problemsWarningIcon.foreground'
+                    : 'testing.iconPassed',
+              ),
+            );
       item.contextValue = node.row.problem ? 'doctorRow.problem' : 'doctorRow';
       return item;
     }
@@ -79,7 +100,11 @@ export class TargetsView implements vscode.TreeDataProvider<TargetsNode>, vscode
     item.tooltip = node.fix;
     const def = this.ctx.target(node.targetId);
     if (def?.kind === 'ssh' && /log in/i.test(node.fix)) {
-      item.command = { title: 'Log In to SSH Target', command: 'ascend.sshLogin' satisfies CommandId, arguments: [{ targetId: node.targetId }] };
+      item.command = {
+        title: 'Log In to SSH Target',
+        command: 'ascend.sshLogin' satisfies CommandId,
+        arguments: [{ targetId: node.targetId }],
+      };
       item.tooltip = `${node.fix}\nClick to open a login terminal.`;
     }
     return item;
@@ -137,7 +162,15 @@ export class TargetsView implements vscode.TreeDataProvider<TargetsNode>, vscode
 }
 
 function targetTooltip(def: TargetDef): string {
-  if (def.kind === 'local') return `This machine (${def.description})\nPython: ${def.local?.python}\nRuns: ${def.runsRoot}`;
+  if (def.kind === 'local')
+    return `This machine (${def.description})\nPython: ${def.local?.python}\nRuns: ${def.runsRoot}`;
   const r = def.ssh?.runner;
-  return [`ssh ${def.label} (${def.description})`, `Python: ${r?.python}`, r?.setup?.length ? `Set-up: ${r.setup.join('; ')}` : '', `Runs: ${def.runsRoot}`].filter(Boolean).join('\n');
+  return [
+    `ssh ${def.label} (${def.description})`,
+    `Python: ${r?.python}`,
+    r?.setup?.length ? `Set-up: ${r.setup.join('; ')}` : '',
+    `Runs: ${def.runsRoot}`,
+  ]
+    .filter(Boolean)
+    .join('\n');
 }

@@ -31,8 +31,15 @@ export function registerTasks(app: App): vscode.Disposable {
     resolveTask: (task) => {
       const d = task.definition as AscendTaskDefinition;
       if (typeof d.spec !== 'string' || d.spec === '') return undefined;
-      const folder = typeof task.scope === 'object' ? task.scope.uri.fsPath : vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-      return new vscode.Task(d, task.scope ?? vscode.TaskScope.Workspace, task.name, TASK_TYPE, new vscode.CustomExecution(async () => new RunTask(app, d, folder ?? process.cwd())));
+      const folder =
+        typeof task.scope === 'object' ? task.scope.uri.fsPath : vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+      return new vscode.Task(
+        d,
+        task.scope ?? vscode.TaskScope.Workspace,
+        task.name,
+        TASK_TYPE,
+        new vscode.CustomExecution(async () => new RunTask(app, d, folder ?? process.cwd())),
+      );
     },
   });
 }
@@ -99,7 +106,11 @@ class RunTask implements vscode.Pseudoterminal {
     const { record } = outcome;
     this.line(`run ${record.runId} in ${record.runDir}`);
     const tracker = new ProgressTracker();
-    for await (const e of followRun({ runner: this.app.ctx.transport(def), runDir: record.runDir, signal: this.abort.signal })) {
+    for await (const e of followRun({
+      runner: this.app.ctx.transport(def),
+      runDir: record.runDir,
+      signal: this.abort.signal,
+    })) {
       tracker.apply(e);
       if (!isKnownEvent(e)) continue;
       if (e.type === 'step' && (e.step % STEP_LINE_EVERY === 0 || e.step === 1)) this.line(tracker.line());

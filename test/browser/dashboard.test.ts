@@ -35,11 +35,19 @@ function events(runDir: string): RunEventLite[] {
   const file = path.join(runDir, 'events.jsonl');
   if (!existsSync(file)) return [];
   const text = readFileSync(file, 'utf8');
-  return text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter(Boolean).map((l) => JSON.parse(l) as RunEventLite);
+  return text
+    .slice(0, text.lastIndexOf('\n') + 1)
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as RunEventLite);
 }
 
 /** Waits for a condition in Node (files on disk); fails with `what` after the timeout. */
-async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 120_000): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 120_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
@@ -53,7 +61,9 @@ async function until<T>(what: string, probe: () => T | undefined | false | Promi
 function seriesPoints(page: Page, chart: string, col: number): Promise<number> {
   return page.evaluate(
     ([id, c]) => {
-      const d = (window as unknown as { __ascendDashboard?: { chartData(id: string): (number | null)[][] | null } }).__ascendDashboard?.chartData(id as string);
+      const d = (
+        window as unknown as { __ascendDashboard?: { chartData(id: string): (number | null)[][] | null } }
+      ).__ascendDashboard?.chartData(id as string);
       return d ? d[c as number].filter((v) => v !== null).length : 0;
     },
     [chart, col] as const,
@@ -99,7 +109,14 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
       loader: { '.css': 'css' },
       logLevel: 'warning',
     });
-    const data = await runRunner<{ train: string }>(runner, ['make-demo-data', path.join(tmp, 'data'), '--per-class', '24', '--size', '32']);
+    const data = await runRunner<{ train: string }>(runner, [
+      'make-demo-data',
+      path.join(tmp, 'data'),
+      '--per-class',
+      '24',
+      '--size',
+      '32',
+    ]);
     // A class whose folder name is an HTML injection (Linux allows every character but '/').
     renameSync(path.join(data.train, 'red circle'), path.join(data.train, HOSTILE));
     writeFileSync(path.join(tmp, 'a.json'), JSON.stringify(spec('live <b>A</b>', data.train, 3)));
@@ -110,13 +127,23 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
     // own fixture), so a runner that samples npu-smi writes real `device` events for the NPU charts.
     const bin = path.join(tmp, 'bin');
     mkdirSync(bin);
-    const recorded = readFileSync(path.join(ROOT, 'test', 'runner', 'fixtures', 'npu-smi', 'info_910b3_8npu_processes.txt'), 'utf8');
+    const recorded = readFileSync(
+      path.join(ROOT, 'test', 'runner', 'fixtures', 'npu-smi', 'info_910b3_8npu_processes.txt'),
+      'utf8',
+    );
     writeFileSync(path.join(bin, 'npu-smi.txt'), recorded.replace(/^# source:.*\n/, ''));
     writeFileSync(path.join(bin, 'npu-smi'), '#!/bin/sh\nexec cat "$(dirname "$0")/npu-smi.txt"\n', { mode: 0o755 });
 
     srv = await startDashboardServer({ path: runsRoot, assetsDir: assets, rescanMs: 100 });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
-    runA = await launchRun({ ...runner, env: { PATH: `${bin}${path.delimiter}${process.env.PATH}` } }, path.join(tmp, 'a.json'), runsRoot);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
+    runA = await launchRun(
+      { ...runner, env: { PATH: `${bin}${path.delimiter}${process.env.PATH}` } },
+      path.join(tmp, 'a.json'),
+      runsRoot,
+    );
     await until('run A listed', () => srv.runs().length >= 1, 10_000);
   });
 
@@ -155,7 +182,8 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
     // Seen live: some steps drawn while the run is still running (and more later).
     await page.waitForFunction(
       () => {
-        const d = (window as unknown as { __ascendDashboard?: { chartData(id: string): (number | null)[][] | null } }).__ascendDashboard;
+        const d = (window as unknown as { __ascendDashboard?: { chartData(id: string): (number | null)[][] | null } })
+          .__ascendDashboard;
         const loss = d?.chartData('loss')?.[1].filter((v) => v !== null).length ?? 0;
         return loss >= 1 && document.querySelector('[data-state="running"]') !== null;
       },
@@ -167,40 +195,64 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
     await page.screenshot({ path: path.join(OUT, 'live-running.png'), fullPage: true });
 
     // Later: more points than before, still while it runs or once done.
-    await page.waitForFunction((n) => {
-      const d = (window as unknown as { __ascendDashboard?: { chartData(id: string): (number | null)[][] | null } }).__ascendDashboard;
-      return (d?.chartData('loss')?.[1].filter((v) => v !== null).length ?? 0) > n;
-    }, early, { timeout: 180_000, polling: 50 });
+    await page.waitForFunction(
+      (n) => {
+        const d = (window as unknown as { __ascendDashboard?: { chartData(id: string): (number | null)[][] | null } })
+          .__ascendDashboard;
+        return (d?.chartData('loss')?.[1].filter((v) => v !== null).length ?? 0) > n;
+      },
+      early,
+      { timeout: 180_000, polling: 50 },
+    );
 
     await until('run A finished', () => events(runA.run_dir).some((e) => e.type === 'run_finished'), 300_000);
     const evs = events(runA.run_dir);
     const steps = evs.filter((e) => e.type === 'step');
     const finished = evs.find((e) => e.type === 'run_finished')!;
     assert.equal(finished.status, 'completed');
-    assert.ok(early < steps.length, `the page showed ${early} of ${steps.length} steps while running (disk had ${stepsOnDiskEarly})`);
+    assert.ok(
+      early < steps.length,
+      `the page showed ${early} of ${steps.length} steps while running (disk had ${stepsOnDiskEarly})`,
+    );
 
     await waitCompleted(page);
-    await page.waitForFunction((n) => {
-      const d = (window as unknown as { __ascendDashboard?: { chartData(id: string): (number | null)[][] | null } }).__ascendDashboard;
-      return d?.chartData('loss')?.[1].filter((v) => v !== null).length === n;
-    }, steps.length, { timeout: 30_000 });
+    await page.waitForFunction(
+      (n) => {
+        const d = (window as unknown as { __ascendDashboard?: { chartData(id: string): (number | null)[][] | null } })
+          .__ascendDashboard;
+        return d?.chartData('loss')?.[1].filter((v) => v !== null).length === n;
+      },
+      steps.length,
+      { timeout: 30_000 },
+    );
 
     // The final accuracy, as the runner reported it, in the header and the final status.
     const acc = finished.best?.metrics.val_acc;
     assert.equal(typeof acc, 'number', 'run_finished.best has val_acc');
     const shown = `${((acc as number) * 100).toFixed(1)}%`;
     await page.locator('[data-field="best"] .field-value', { hasText: shown }).waitFor({ timeout: 10_000 });
-    assert.match(await page.locator('section.final').innerText(), new RegExp(`Run completed\\.[\\s\\S]*${shown.replace('.', '\\.')}`));
+    assert.match(
+      await page.locator('section.final').innerText(),
+      new RegExp(`Run completed\\.[\\s\\S]*${shown.replace('.', '\\.')}`),
+    );
 
     // Loss scale: one marker per overflowed step, on the scale the step ended with.
     const overflows = steps.filter((e) => e.overflow).length;
     assert.ok(overflows >= 1, 'O2 with 2^24 overflows at the start on CPU');
-    await page.waitForFunction((n) => {
-      const d = (window as unknown as { __ascendDashboard?: { chartData(id: string): (number | null)[][] | null } }).__ascendDashboard;
-      return d?.chartData('lossScale')?.[2].filter((v) => v !== null).length === n;
-    }, overflows, { timeout: 10_000 });
+    await page.waitForFunction(
+      (n) => {
+        const d = (window as unknown as { __ascendDashboard?: { chartData(id: string): (number | null)[][] | null } })
+          .__ascendDashboard;
+        return d?.chartData('lossScale')?.[2].filter((v) => v !== null).length === n;
+      },
+      overflows,
+      { timeout: 10_000 },
+    );
     assert.equal(await seriesPoints(page, 'lossScale', 1), steps.length, 'a loss scale per step');
-    assert.match(await page.locator('[data-field="overflows-total"] .field-value').innerText(), new RegExp(`^${overflows}$`));
+    assert.match(
+      await page.locator('[data-field="overflows-total"] .field-value').innerText(),
+      new RegExp(`^${overflows}$`),
+    );
     await page.screenshot({ path: path.join(OUT, 'completed-dark.png'), fullPage: true });
     await page.locator('[data-chart="lossScale"]').screenshot({ path: path.join(OUT, 'loss-scale-overflows.png') });
 
@@ -208,19 +260,33 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
     // HBM 57895 of 65536 MB, 121.6 W); without device events, the note that there are none.
     const devices = evs.filter((e) => e.type === 'device').length;
     if (devices > 0) {
-      await page.waitForFunction((n) => {
-        const d = (window as unknown as { __ascendDashboard?: { chartData(id: string): (number | null)[][] | null } }).__ascendDashboard;
-        return d?.chartData('npu')?.[1].filter((v) => v !== null).length === n;
-      }, devices, { timeout: 10_000 });
+      await page.waitForFunction(
+        (n) => {
+          const d = (window as unknown as { __ascendDashboard?: { chartData(id: string): (number | null)[][] | null } })
+            .__ascendDashboard;
+          return d?.chartData('npu')?.[1].filter((v) => v !== null).length === n;
+        },
+        devices,
+        { timeout: 10_000 },
+      );
       const npu = await page.evaluate(() => {
-        const d = (window as unknown as { __ascendDashboard: { chartData(id: string): (number | null)[][] | null } }).__ascendDashboard;
-        return { util: d.chartData('npu')![1], temp: d.chartData('npu')![2], hbm: d.chartData('hbm')![1], power: d.chartData('hbm')![3] };
+        const d = (window as unknown as { __ascendDashboard: { chartData(id: string): (number | null)[][] | null } })
+          .__ascendDashboard;
+        return {
+          util: d.chartData('npu')![1],
+          temp: d.chartData('npu')![2],
+          hbm: d.chartData('hbm')![1],
+          power: d.chartData('hbm')![3],
+        };
       });
       assert.ok(npu.util.every((v) => v === 10) && npu.temp.every((v) => v === 40), JSON.stringify(npu));
       // Drawn, not only held: the chart has the device's series (they appear with its first sample).
       assert.match(await page.locator('[data-chart="npu"] .u-legend').innerText(), /NPU 0 util %[\s\S]*NPU 0 °C/);
       assert.match(await page.locator('[data-chart="hbm"] .u-legend').innerText(), /NPU 0 HBM used[\s\S]*NPU 0 W/);
-      assert.ok(npu.hbm.every((v) => Math.abs(v! - 57895 / 1024) < 1e-9) && npu.power.every((v) => v === 121.6), JSON.stringify(npu));
+      assert.ok(
+        npu.hbm.every((v) => Math.abs(v! - 57895 / 1024) < 1e-9) && npu.power.every((v) => v === 121.6),
+        JSON.stringify(npu),
+      );
       await page.locator('[data-chart="npu"]').screenshot({ path: path.join(OUT, 'npu-telemetry.png') });
     } else {
       await page.locator('.chart-note', { hasText: 'No NPU telemetry' }).first().waitFor({ timeout: 10_000 });
@@ -239,14 +305,25 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
     await until('run B listed', () => srv.runs().length >= 2, 10_000);
     const keys = srv.runs().map((r) => r.key);
     const page = await openPage(`&compare=${keys.join(',')}`, 'light');
-    await page.waitForFunction(() => (window as unknown as { __ascendDashboard?: { mode(): string } }).__ascendDashboard?.mode() === 'compare', null, { timeout: 30_000 });
+    await page.waitForFunction(
+      () => (window as unknown as { __ascendDashboard?: { mode(): string } }).__ascendDashboard?.mode() === 'compare',
+      null,
+      { timeout: 30_000 },
+    );
     await until('run B finished', () => events(runB.run_dir).some((e) => e.type === 'run_finished'), 300_000);
     const stepsB = events(runB.run_dir).filter((e) => e.type === 'step').length;
     // One smoothed loss series per run; run B's grows to its step count live.
     await page.waitForFunction(
       (n) => {
-        const d = (window as unknown as { __ascendDashboard?: { chartData(id: string): (number | null)[][] | null } }).__ascendDashboard?.chartData('loss');
-        return d !== null && d !== undefined && d.length === 3 && d.slice(1).some((c) => c.filter((v) => v !== null).length === n);
+        const d = (
+          window as unknown as { __ascendDashboard?: { chartData(id: string): (number | null)[][] | null } }
+        ).__ascendDashboard?.chartData('loss');
+        return (
+          d !== null &&
+          d !== undefined &&
+          d.length === 3 &&
+          d.slice(1).some((c) => c.filter((v) => v !== null).length === n)
+        );
       },
       stepsB,
       { timeout: 60_000, polling: 100 },
@@ -263,13 +340,18 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
     await page.goto(`${srv.url}&run=${key}`);
     await waitCompleted(page);
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByText('Export CSV').click()]);
-    const csv = readFileSync(await download.path(), 'utf8').trim().split('\n');
+    const csv = readFileSync(await download.path(), 'utf8')
+      .trim()
+      .split('\n');
     const steps = events(runA.run_dir).filter((e) => e.type === 'step').length;
     assert.match(csv[0], /^step,loss,lr,loss_scale,overflow/);
     assert.equal(csv.length - 1, steps, 'one row per step (evals fall on step rows)');
 
     // A chart as PNG: the loss chart's canvas, downloaded.
-    const [png] = await Promise.all([page.waitForEvent('download'), page.locator('[aria-label="Save Training loss chart as PNG"]').click()]);
+    const [png] = await Promise.all([
+      page.waitForEvent('download'),
+      page.locator('[aria-label="Save Training loss chart as PNG"]').click(),
+    ]);
     assert.match(png.suggestedFilename(), /-loss\.png$/);
     const bytes = readFileSync(await png.path());
     assert.deepEqual([...bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'a PNG file');
@@ -280,7 +362,9 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
   test('in a VS Code webview (acquireVsCodeApi): messages by postMessage, exports go to the host, state by setState', async () => {
     const key = srv.runs().find((r) => r.runId === runA.run_id)!.key;
     // A real snapshot of run A, as the host would send it.
-    const ws = new NodeWebSocket(`ws://127.0.0.1:${srv.port}/ws?token=${srv.token}&run=${key}`, { origin: `http://127.0.0.1:${srv.port}` });
+    const ws = new NodeWebSocket(`ws://127.0.0.1:${srv.port}/ws?token=${srv.token}&run=${key}`, {
+      origin: `http://127.0.0.1:${srv.port}`,
+    });
     const snapshot = await new Promise<unknown>((resolve, reject) => {
       ws.once('open', () => ws.send(JSON.stringify({ type: 'ready', width: 800 })));
       ws.on('message', (data) => {
@@ -307,14 +391,18 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
         };
       };`);
     await page.goto(`${srv.url}&run=${key}`);
-    await page.waitForFunction(() => (window as unknown as { posted: { type: string }[] }).posted.some((m) => m.type === 'ready'));
+    await page.waitForFunction(() =>
+      (window as unknown as { posted: { type: string }[] }).posted.some((m) => m.type === 'ready'),
+    );
     await page.evaluate((m) => window.postMessage(m, '*'), snapshot);
     await waitCompleted(page);
 
     await page.getByText('Export CSV').click();
     await page.locator('[aria-label="Save Training loss chart as PNG"]').click();
     const exports = await page.evaluate(() =>
-      (window as unknown as { posted: { type: string; format?: string; suggestedName?: string; data?: string }[] }).posted
+      (
+        window as unknown as { posted: { type: string; format?: string; suggestedName?: string; data?: string }[] }
+      ).posted
         .filter((m) => m.type === 'export')
         .map((m) => ({ format: m.format, name: m.suggestedName, head: m.data?.slice(0, 30) })),
     );
@@ -342,27 +430,49 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
     await page.keyboard.press('Enter');
     const ranges = () =>
       page.evaluate(() => {
-        const d = (window as unknown as { __ascendDashboard: { charts(): string[]; xRange(id: string): { min: number; max: number } | null } }).__ascendDashboard;
-        return d.charts().map((id) => d.xRange(id)).filter((r) => r !== null);
+        const d = (
+          window as unknown as {
+            __ascendDashboard: { charts(): string[]; xRange(id: string): { min: number; max: number } | null };
+          }
+        ).__ascendDashboard;
+        return d
+          .charts()
+          .map((id) => d.xRange(id))
+          .filter((r) => r !== null);
       });
-    await page.waitForFunction(() => {
-      const d = (window as unknown as { __ascendDashboard: { xRange(id: string): { min: number; max: number } | null } }).__ascendDashboard;
-      return d.xRange('loss')?.min === 3 && d.xRange('loss')?.max === 9;
-    }, null, { timeout: 10_000 });
+    await page.waitForFunction(
+      () => {
+        const d = (
+          window as unknown as { __ascendDashboard: { xRange(id: string): { min: number; max: number } | null } }
+        ).__ascendDashboard;
+        return d.xRange('loss')?.min === 3 && d.xRange('loss')?.max === 9;
+      },
+      null,
+      { timeout: 10_000 },
+    );
     const zoomed = await ranges();
     assert.ok(zoomed.length >= 5, 'the charts with data');
-    assert.deepEqual(zoomed, zoomed.map(() => ({ min: 3, max: 9 })), 'every chart shows steps 3 to 9');
+    assert.deepEqual(
+      zoomed,
+      zoomed.map(() => ({ min: 3, max: 9 })),
+      'every chart shows steps 3 to 9',
+    );
 
     // Tabs: focus the selected header, arrow right, Enter.
     await page.locator('[data-tab="training"]').focus();
     await page.keyboard.press('ArrowRight');
     await page.keyboard.press('Enter');
-    await page.locator('.per-class-wrap table.per-class th.class-name').first().waitFor({ state: 'visible', timeout: 10_000 });
+    await page
+      .locator('.per-class-wrap table.per-class th.class-name')
+      .first()
+      .waitFor({ state: 'visible', timeout: 10_000 });
 
     await page.reload();
     await waitCompleted(page);
     await page.locator('.per-class-wrap table.per-class').waitFor({ state: 'visible', timeout: 10_000 });
-    const state = await page.evaluate(() => (window as unknown as { __ascendDashboard: { state(): unknown } }).__ascendDashboard.state());
+    const state = await page.evaluate(() =>
+      (window as unknown as { __ascendDashboard: { state(): unknown } }).__ascendDashboard.state(),
+    );
     assert.deepEqual(state, { smoothing: 0.6, zoom: { min: 3, max: 9 }, tab: 1 });
     await page.close();
   });
@@ -371,7 +481,9 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
     const key = srv.runs().find((r) => r.runId === runA.run_id)!.key;
     const page = await openPage(`&run=${key}`);
     await waitCompleted(page);
-    const whole = await page.evaluate(() => (window as unknown as { __ascendDashboard: { xRange(id: string): unknown } }).__ascendDashboard.xRange('loss'));
+    const whole = await page.evaluate(() =>
+      (window as unknown as { __ascendDashboard: { xRange(id: string): unknown } }).__ascendDashboard.xRange('loss'),
+    );
     const over = (await page.locator('[data-chart="loss"] .u-over').boundingBox())!;
     await page.mouse.move(over.x + over.width / 2, over.y + over.height / 2);
     // Every step chart's legend shows the hovered step (the per-epoch accuracy chart snaps to its nearest eval).
@@ -380,10 +492,15 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
         Object.fromEntries(
           [...document.querySelectorAll('[data-chart]')]
             .filter((el) => el.querySelector('.u-legend'))
-            .map((el) => [(el as HTMLElement).dataset.chart, el.querySelector('.u-legend .u-series .u-value')?.textContent ?? '']),
+            .map((el) => [
+              (el as HTMLElement).dataset.chart,
+              el.querySelector('.u-legend .u-series .u-value')?.textContent ?? '',
+            ]),
         ),
       );
-    await page.waitForFunction(() => document.querySelector('[data-chart="lr"] .u-legend .u-series .u-value')?.textContent !== '--');
+    await page.waitForFunction(
+      () => document.querySelector('[data-chart="lr"] .u-legend .u-series .u-value')?.textContent !== '--',
+    );
     const hovered = await legends();
     assert.equal(hovered.lr, hovered.loss);
     assert.equal(hovered.lossScale, hovered.loss);
@@ -396,16 +513,29 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
     await page.mouse.up();
     const ranges = () =>
       page.evaluate(() => {
-        const d = (window as unknown as { __ascendDashboard: { charts(): string[]; xRange(id: string): { min: number; max: number } | null } }).__ascendDashboard;
-        return d.charts().map((id) => d.xRange(id)).filter((r) => r !== null);
+        const d = (
+          window as unknown as {
+            __ascendDashboard: { charts(): string[]; xRange(id: string): { min: number; max: number } | null };
+          }
+        ).__ascendDashboard;
+        return d
+          .charts()
+          .map((id) => d.xRange(id))
+          .filter((r) => r !== null);
       });
     const zoomed = await ranges();
     const steps = events(runA.run_dir).filter((e) => e.type === 'step').length;
     assert.ok(zoomed[0]!.min > 1 && zoomed[0]!.max < steps, JSON.stringify(zoomed[0]));
-    assert.deepEqual(zoomed, zoomed.map(() => zoomed[0]), 'one zoom for every chart');
+    assert.deepEqual(
+      zoomed,
+      zoomed.map(() => zoomed[0]),
+      'one zoom for every chart',
+    );
     await page.locator('[data-chart="lr"] .u-over').dblclick();
     await page.waitForFunction((w) => {
-      const d = (window as unknown as { __ascendDashboard: { xRange(id: string): { min: number; max: number } | null } }).__ascendDashboard;
+      const d = (
+        window as unknown as { __ascendDashboard: { xRange(id: string): { min: number; max: number } | null } }
+      ).__ascendDashboard;
       return JSON.stringify(d.xRange('loss')) === JSON.stringify(w);
     }, whole);
     await page.close();
@@ -418,7 +548,9 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
     writeFileSync(path.join(tmp, 'c.json'), JSON.stringify(spec('broken', one, 1)));
     const runC = await launchRun(runner, path.join(tmp, 'c.json'), runsRoot);
     await until('run C finished', () => events(runC.run_dir).some((e) => e.type === 'run_finished'), 120_000);
-    const finished = events(runC.run_dir).find((e) => e.type === 'run_finished') as RunEventLite & { error: { kind: string; message: string; path?: string; fix?: string } };
+    const finished = events(runC.run_dir).find((e) => e.type === 'run_finished') as RunEventLite & {
+      error: { kind: string; message: string; path?: string; fix?: string };
+    };
     assert.equal(finished.status, 'failed');
     await until('run C listed', () => srv.runs().some((r) => r.runId === runC.run_id), 10_000);
     const key = srv.runs().find((r) => r.runId === runC.run_id)!.key;
@@ -472,7 +604,13 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
       return marker !== null && getComputedStyle(marker).borderTopColor === 'rgb(0, 255, 0)';
     });
     const hc = await look();
-    assert.deepEqual(hc, { fg: 'rgb(255, 255, 255)', bg: 'rgb(0, 0, 0)', border: 'rgb(111, 195, 223)', charted: true, lossColor: 'rgb(0, 255, 0)' });
+    assert.deepEqual(hc, {
+      fg: 'rgb(255, 255, 255)',
+      bg: 'rgb(0, 0, 0)',
+      border: 'rgb(111, 195, 223)',
+      charted: true,
+      lossColor: 'rgb(0, 255, 0)',
+    });
     await page.screenshot({ path: path.join(OUT, 'vscode-high-contrast.png'), fullPage: true });
     await page.close();
   });
@@ -532,7 +670,9 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
     }
     // And a client that forges the Origin header gets an HTTP 403.
     const status = await new Promise<number>((resolve, reject) => {
-      const ws = new NodeWebSocket(`ws://127.0.0.1:${srv.port}/ws?token=${srv.token}`, { origin: 'http://evil.example' });
+      const ws = new NodeWebSocket(`ws://127.0.0.1:${srv.port}/ws?token=${srv.token}`, {
+        origin: 'http://evil.example',
+      });
       ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
       ws.once('open', () => reject(new Error('opened')));
       ws.once('error', reject);

@@ -7,7 +7,16 @@ import type { EvalBlock, StepBlock } from '../../src/shared/dashboardProtocol';
 import { SingleRunColumns } from '../../webview/dashboard/live';
 import { joinOnX, overflowMarkers, overflowsInWindow, smooth } from '../../webview/dashboard/series';
 
-const emptySteps = (): StepBlock => ({ steps: [], loss: [], lr: [], lossScale: [], overflow: [], imgPerS: [], stepMs: [], dataMs: [] });
+const emptySteps = (): StepBlock => ({
+  steps: [],
+  loss: [],
+  lr: [],
+  lossScale: [],
+  overflow: [],
+  imgPerS: [],
+  stepMs: [],
+  dataMs: [],
+});
 const emptyEvals = (): EvalBlock => ({ steps: [], epochs: [], valLoss: [], valAcc: [], perClassAcc: [] });
 
 function addSteps(s: StepBlock, from: number, to: number): void {

@@ -3,7 +3,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { DashboardHeader, EvalBlock, StepBlock } from '../../src/shared/dashboardProtocol';
-import { formatDuration, formatScale, joinOnX, overflowMarkers, overflowsInWindow, safeFileName, smooth, toCsv } from '../../webview/dashboard/series';
+import {
+  formatDuration,
+  formatScale,
+  joinOnX,
+  overflowMarkers,
+  overflowsInWindow,
+  safeFileName,
+  smooth,
+  toCsv,
+} from '../../webview/dashboard/series';
 
 test('smoothing 0 is the raw series; NaN losses stay gaps and do not poison later points', () => {
   assert.deepEqual(smooth([1, 2, 3], 0), [1, 2, 3]);
@@ -22,7 +31,11 @@ test('overflows per window count every overflowed step in (step - window, step]'
 });
 
 test('overflow markers sit on the loss scale of the overflowed steps only', () => {
-  assert.deepEqual(overflowMarkers({ lossScale: [1024, 512, 512], overflow: [1, 0, 1], loss: [1, 1, 1] }), [1024, null, 512]);
+  assert.deepEqual(overflowMarkers({ lossScale: [1024, 512, 512], overflow: [1, 0, 1], loss: [1, 1, 1] }), [
+    1024,
+    null,
+    512,
+  ]);
 });
 
 test('joinOnX aligns runs with different steps on their union', () => {
@@ -49,7 +62,9 @@ const steps: StepBlock = {
 const evals: EvalBlock = { steps: [2], epochs: [1], valLoss: [0.9], valAcc: [0.5], perClassAcc: [[0.5, 0.5]] };
 
 test('CSV: one row per step with eval columns on eval steps; a NaN loss is an empty cell', () => {
-  const csv = toCsv([{ header: header('a'), steps, evals }]).trim().split('\n');
+  const csv = toCsv([{ header: header('a'), steps, evals }])
+    .trim()
+    .split('\n');
   assert.deepEqual(csv, [
     'step,loss,lr,loss_scale,overflow,img_per_s,step_ms,data_ms,epoch,val_loss,val_acc',
     '1,1.5,0.01,1024,0,50,300,1,,,',
@@ -61,7 +76,9 @@ test('CSV of several runs names each row; a run name cannot become a spreadsheet
   const csv = toCsv([
     { header: header('=HYPERLINK("http://x")'), steps, evals },
     { header: header('b,c'), steps, evals },
-  ]).trim().split('\n');
+  ])
+    .trim()
+    .split('\n');
   assert.equal(csv[0].split(',')[0], 'run');
   assert.ok(csv[1].startsWith(`"'=HYPERLINK(""http://x"")",1,`), csv[1]);
   assert.ok(csv[3].startsWith('"b,c",1,'), csv[3]);

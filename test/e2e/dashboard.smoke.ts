@@ -21,13 +21,31 @@ function dashboard(s: Suite): FrameLocator {
 async function dashboardShows(s: Suite, runName: string): Promise<{ header: string; canvases: number; amp: string }> {
   const d = dashboard(s);
   let seen = { header: '', canvases: 0, amp: '' };
-  await waitUntil(`the dashboard of ${runName} with its charts`, async () => {
-    const header = (await d.locator('header, .header').first().innerText({ timeout: 2_000 }).catch(() => '')) ?? '';
-    const canvases = await d.locator('canvas').count().catch(() => 0);
-    const amp = (await d.locator('text=AMP health').first().innerText({ timeout: 2_000 }).catch(() => '')) ?? '';
-    seen = { header, canvases, amp };
-    return header.includes(runName) && canvases >= 4 && amp.length > 0;
-  }, MEDIUM, async () => JSON.stringify(seen));
+  await waitUntil(
+    `the dashboard of ${runName} with its charts`,
+    async () => {
+      const header =
+        (await d
+          .locator('header, .header')
+          .first()
+          .innerText({ timeout: 2_000 })
+          .catch(() => '')) ?? '';
+      const canvases = await d
+        .locator('canvas')
+        .count()
+        .catch(() => 0);
+      const amp =
+        (await d
+          .locator('text=AMP health')
+          .first()
+          .innerText({ timeout: 2_000 })
+          .catch(() => '')) ?? '';
+      seen = { header, canvases, amp };
+      return header.includes(runName) && canvases >= 4 && amp.length > 0;
+    },
+    MEDIUM,
+    async () => JSON.stringify(seen),
+  );
   return seen;
 }
 
@@ -38,7 +56,14 @@ test('the dashboard panel in a real VS Code: open, hide and show, reload', { tim
   try {
     await s.step(t, 'a-completed-run', async () => {
       await h.openViewContainer('Ascend', 60_000);
-      await startRunFromSpec(h, s.specFile, { target: TARGET, dataDir: s.dataDir, backbone: 'resnet18', epochs: 2, batchSize: 8, name: run });
+      await startRunFromSpec(h, s.specFile, {
+        target: TARGET,
+        dataDir: s.dataDir,
+        backbone: 'resnet18',
+        epochs: 2,
+        batchSize: 8,
+        name: run,
+      });
       await waitForRunState(h, run, 'completed', LONG);
     });
 
@@ -51,7 +76,13 @@ test('the dashboard panel in a real VS Code: open, hide and show, reload', { tim
     await s.step(t, 'hidden-then-shown', async () => {
       // a new editor in the same group hides the panel (VS Code drops its webview content), then back
       await h.runCommand('File: New Untitled Text File');
-      await waitUntil('the dashboard hidden', async () => (await h.page.locator('iframe.webview.ready').count()) === 0 || !(await h.page.locator('iframe.webview.ready').first().isVisible()), MEDIUM);
+      await waitUntil(
+        'the dashboard hidden',
+        async () =>
+          (await h.page.locator('iframe.webview.ready').count()) === 0 ||
+          !(await h.page.locator('iframe.webview.ready').first().isVisible()),
+        MEDIUM,
+      );
       await h.runCommand('View: Open Previous Editor');
       await dashboardShows(s, run);
     });

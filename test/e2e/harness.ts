@@ -5,7 +5,20 @@
 // Every wait here is on a condition (a log line, a selector, a process exit) with a deadline;
 // none is a fixed sleep. The polls in waitUntil() only decide how often a condition is re-checked.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, type WriteStream } from 'node:fs';
+import {
+  cpSync,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  type WriteStream,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -145,7 +158,9 @@ export interface Harness {
 /** Starts code-server with a fresh profile, opens the workspace in Chromium and waits for the workbench. */
 export async function startHarness(options: HarnessOptions): Promise<Harness> {
   const t0 = Date.now();
-  const log = options.log ?? ((line: string) => process.stderr.write(`[e2e ${((Date.now() - t0) / 1000).toFixed(1)}s] ${line}\n`));
+  const log =
+    options.log ??
+    ((line: string) => process.stderr.write(`[e2e ${((Date.now() - t0) / 1000).toFixed(1)}s] ${line}\n`));
   const bin = options.codeServerBin ?? CODE_SERVER_BIN;
   if (!existsSync(bin)) {
     throw new Error(`${bin} is missing: run \`bash scripts/install-code-server.sh\` first`);
@@ -165,12 +180,16 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true });
   options.prepareHome?.(dirs.home);
   mkdirSync(path.join(dirs.data, 'User'), { recursive: true });
-  writeFileSync(path.join(dirs.data, 'User', 'settings.json'), JSON.stringify({ ...DEFAULT_SETTINGS, ...options.settings }, null, 2));
+  writeFileSync(
+    path.join(dirs.data, 'User', 'settings.json'),
+    JSON.stringify({ ...DEFAULT_SETTINGS, ...options.settings }, null, 2),
+  );
   const config = path.join(tempDir, 'config.yaml');
   writeFileSync(config, 'bind-addr: 127.0.0.1:0\nauth: none\ncert: false\n');
 
   let extensionId: string | undefined;
-  if (options.extensionDir) extensionId = installExtensionFolder(options.extensionDir, dirs.ext, options.copyExtension ?? false);
+  if (options.extensionDir)
+    extensionId = installExtensionFolder(options.extensionDir, dirs.ext, options.copyExtension ?? false);
   const env = {
     ...process.env,
     ...options.env,
@@ -234,11 +253,16 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(path.resolve(options.workspace))}`;
     const args = [
-      '--bind-addr', `127.0.0.1:${port}`,
-      '--auth', 'none',
-      '--config', config,
-      '--user-data-dir', dirs.data,
-      '--extensions-dir', dirs.ext,
+      '--bind-addr',
+      `127.0.0.1:${port}`,
+      '--auth',
+      'none',
+      '--config',
+      config,
+      '--user-data-dir',
+      dirs.data,
+      '--extensions-dir',
+      dirs.ext,
       '--disable-telemetry',
       '--disable-update-check',
       '--disable-workspace-trust',
@@ -296,10 +320,14 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     const waitForExtensionsRegistered = async (timeoutMs = 30_000) => {
       // The workbench marks each start-up phase with performance.mark(); the palette and the activity
       // bar only know an extension's commands and view containers after this one.
-      await page.waitForFunction(() => performance.getEntriesByName('code/didHandleExtensionPoints').length > 0, undefined, {
-        timeout: timeoutMs,
-        polling: 100,
-      });
+      await page.waitForFunction(
+        () => performance.getEntriesByName('code/didHandleExtensionPoints').length > 0,
+        undefined,
+        {
+          timeout: timeoutMs,
+          polling: 100,
+        },
+      );
     };
     await waitForExtensionsRegistered(startTimeoutMs);
     const extensionsMs = Date.now() - t0;
@@ -314,12 +342,16 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     };
 
     const activityBarItems = async () =>
-      (await page.locator(`${SELECTORS.activityBar} .action-item a.action-label[aria-label]`).evaluateAll((els) =>
-        els.map((e) => e.getAttribute('aria-label') ?? ''),
-      )).filter((l) => l !== '');
+      (
+        await page
+          .locator(`${SELECTORS.activityBar} .action-item a.action-label[aria-label]`)
+          .evaluateAll((els) => els.map((e) => e.getAttribute('aria-label') ?? ''))
+      ).filter((l) => l !== '');
 
     const itemLocator = (ariaLabel: string) =>
-      page.locator(`${SELECTORS.activityBar} .action-item a.action-label[aria-label*=${JSON.stringify(ariaLabel)}]`).first();
+      page
+        .locator(`${SELECTORS.activityBar} .action-item a.action-label[aria-label*=${JSON.stringify(ariaLabel)}]`)
+        .first();
 
     const findActivityBarItem = async (ariaLabel: string) => {
       const item = itemLocator(ariaLabel);
@@ -352,7 +384,9 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     const viewPane = (title: string) =>
       page
         .locator('.part.sidebar .pane')
-        .filter({ has: page.locator('.pane-header .title', { hasText: new RegExp(`^\\s*${escapeRegExp(title)}\\s*$`, 'i') }) })
+        .filter({
+          has: page.locator('.pane-header .title', { hasText: new RegExp(`^\\s*${escapeRegExp(title)}\\s*$`, 'i') }),
+        })
         .first();
 
     const runCommand = async (title: string, timeoutMs = 30_000) => {
@@ -362,7 +396,10 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       for (let attempt = 1; ; attempt++) {
         // The palette lists the commands known when it opens: one opened before the extension's
         // contributions arrived never shows them, so close and reopen until the row is there.
-        await page.locator(SELECTORS.workbench).focus().catch(() => undefined);
+        await page
+          .locator(SELECTORS.workbench)
+          .focus()
+          .catch(() => undefined);
         await page.keyboard.press('F1');
         await box.waitFor({ state: 'visible', timeout: Math.max(1000, deadline - Date.now()) });
         await box.fill(`>${title}`);
@@ -370,7 +407,10 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
         const found = await row
           .first()
           .waitFor({ state: 'visible', timeout: wait })
-          .then(() => true, () => false);
+          .then(
+            () => true,
+            () => false,
+          );
         if (found) break;
         await page.keyboard.press('Escape');
         await box.waitFor({ state: 'hidden', timeout: 5000 });
@@ -401,7 +441,9 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
         els.map((el) => ({
           message: (el.querySelector('.notification-list-item-message')?.textContent ?? '').trim(),
           // The row's aria-label reads "MESSAGE, source: SOURCE, notification".
-          source: /, source: (.*), notification$/.exec(el.querySelector('[aria-label*=", source: "]')?.getAttribute('aria-label') ?? '')?.[1],
+          source: /, source: (.*), notification$/.exec(
+            el.querySelector('[aria-label*=", source: "]')?.getAttribute('aria-label') ?? '',
+          )?.[1],
         })),
       );
 
@@ -432,7 +474,10 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     };
 
     const outputChannelLog = (channel: string) => {
-      const files = findFiles(path.join(dirs.data, 'logs'), (f) => path.basename(f) === `${channel}.log` || path.basename(f).endsWith(`-${channel}.log`));
+      const files = findFiles(
+        path.join(dirs.data, 'logs'),
+        (f) => path.basename(f) === `${channel}.log` || path.basename(f).endsWith(`-${channel}.log`),
+      );
       files.sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs);
       return files.map((f) => readFileSync(f, 'utf8')).join('\n');
     };
@@ -443,7 +488,10 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       await runCommand('Developer: Reload Window');
       await waitUntil(
         'the window to reload',
-        () => page.evaluate(() => !(window as unknown as { __aftBeforeReload?: boolean }).__aftBeforeReload).catch(() => false),
+        () =>
+          page
+            .evaluate(() => !(window as unknown as { __aftBeforeReload?: boolean }).__aftBeforeReload)
+            .catch(() => false),
         timeoutMs,
       );
       await page.locator(SELECTORS.activityBar).waitFor({ state: 'visible', timeout: timeoutMs });
@@ -497,7 +545,11 @@ export function installExtensionFolder(extensionDir: string, extensionsDir: stri
   if (!publisher || !name || !version) {
     throw new Error(`${extensionDir}/package.json lacks publisher, name or version`);
   }
-  if (manifest.main && !existsSync(path.join(extensionDir, manifest.main)) && !existsSync(path.join(extensionDir, `${manifest.main}.js`))) {
+  if (
+    manifest.main &&
+    !existsSync(path.join(extensionDir, manifest.main)) &&
+    !existsSync(path.join(extensionDir, `${manifest.main}.js`))
+  ) {
     throw new Error(`${extensionDir}: main ${manifest.main} is missing; build the extension first (npm run build)`);
   }
   const target = path.join(extensionsDir, `${publisher}.${name}-${version}`);
@@ -512,8 +564,22 @@ export function installExtensionFolder(extensionDir: string, extensionsDir: stri
 }
 
 /** Installs a .vsix into the extensions dir with code-server's own CLI; returns `publisher.name`. */
-async function installVsix(bin: string, vsix: string, dirs: { config: string; data: string; ext: string }, env: NodeJS.ProcessEnv): Promise<string> {
-  const args = ['--config', dirs.config, '--user-data-dir', dirs.data, '--extensions-dir', dirs.ext, '--install-extension', path.resolve(vsix)];
+async function installVsix(
+  bin: string,
+  vsix: string,
+  dirs: { config: string; data: string; ext: string },
+  env: NodeJS.ProcessEnv,
+): Promise<string> {
+  const args = [
+    '--config',
+    dirs.config,
+    '--user-data-dir',
+    dirs.data,
+    '--extensions-dir',
+    dirs.ext,
+    '--install-extension',
+    path.resolve(vsix),
+  ];
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let text = '';
@@ -529,7 +595,8 @@ async function installVsix(bin: string, vsix: string, dirs: { config: string; da
   });
   // "Extension 'x.vsix' was successfully installed." and a folder publisher.name-version in ext/.
   const installed = readdirSync(dirs.ext).filter((d) => /^[^.].*\..*-\d/.test(d));
-  if (!/successfully installed/i.test(out) || installed.length === 0) throw new Error(`the .vsix did not install:\n${out}`);
+  if (!/successfully installed/i.test(out) || installed.length === 0)
+    throw new Error(`the .vsix did not install:\n${out}`);
   return installed[0].replace(/-\d[^-]*$/, '');
 }
 
@@ -562,7 +629,6 @@ export async function waitUntil(
     await sleep(pollMs);
   }
 }
-
 
 export function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -35,7 +35,11 @@ test('the .vsix on this machine: check, start, console, stop, reload mid-run', {
   try {
     await s.step(t, 'ascend-container-and-check-target', async () => {
       await h.openViewContainer('Ascend', 60_000);
-      await waitUntil('"This machine" in the Targets view', async () => (await targetRows(h)).some((r) => r.startsWith(TARGET)), MEDIUM);
+      await waitUntil(
+        '"This machine" in the Targets view',
+        async () => (await targetRows(h)).some((r) => r.startsWith(TARGET)),
+        MEDIUM,
+      );
       await commandOnTarget(h, 'Ascend: Check Target', TARGET);
       const { python, mindspore } = await waitForDoctorRows(h);
       assert.match(python, /^Python 3\.\d+/);
@@ -44,7 +48,14 @@ test('the .vsix on this machine: check, start, console, stop, reload mid-run', {
 
     const done = 'e2e-done';
     await s.step(t, 'wizard-run-completes', async () => {
-      await startRunFromSpec(h, s.specFile, { target: TARGET, dataDir: s.dataDir, backbone: 'resnet18', epochs: 2, batchSize: 8, name: done });
+      await startRunFromSpec(h, s.specFile, {
+        target: TARGET,
+        dataDir: s.dataDir,
+        backbone: 'resnet18',
+        epochs: 2,
+        batchSize: 8,
+        name: done,
+      });
       await notes.waitFor(new RegExp(`Started Ascend run "${done}" on ${TARGET}`), MEDIUM);
       await waitForRunState(h, done, 'running', MEDIUM);
       await h.screenshot('run-running');
@@ -58,19 +69,36 @@ test('the .vsix on this machine: check, start, console, stop, reload mid-run', {
       assert.ok(runDir, `no run folder for ${done} under ${s.runsRoot}`);
       const runId = runDir.split('/').pop()!;
       await commandOnRun(h, 'Ascend: Open Console', done);
-      await waitUntil(`a terminal named "Ascend: ${done}"`, async () => (await terminalNames(h)).some((n) => n.includes(`Ascend: ${done}`)), MEDIUM, async () => JSON.stringify(await terminalNames(h)));
+      await waitUntil(
+        `a terminal named "Ascend: ${done}"`,
+        async () => (await terminalNames(h)).some((n) => n.includes(`Ascend: ${done}`)),
+        MEDIUM,
+        async () => JSON.stringify(await terminalNames(h)),
+      );
       // console.log's last line is the runner's exit record, with the run folder.
       let text = '';
-      await waitUntil('the console to show the run output', async () => {
-        text = (await terminalText(h)).replace(/\s+/g, '');
-        return text.includes(`"exit_code":0`) && text.includes(runId);
-      }, MEDIUM, () => text);
+      await waitUntil(
+        'the console to show the run output',
+        async () => {
+          text = (await terminalText(h)).replace(/\s+/g, '');
+          return text.includes(`"exit_code":0`) && text.includes(runId);
+        },
+        MEDIUM,
+        () => text,
+      );
       assert.match(log(), /node-pty loaded from .*lib\/vscode\/node_modules/);
     });
 
     const stopped = 'e2e-stop';
     await s.step(t, 'stop-run', async () => {
-      await startRunFromSpec(h, s.specFile, { target: TARGET, dataDir: s.dataDir, backbone: 'resnet18', epochs: 200, batchSize: 8, name: stopped });
+      await startRunFromSpec(h, s.specFile, {
+        target: TARGET,
+        dataDir: s.dataDir,
+        backbone: 'resnet18',
+        epochs: 200,
+        batchSize: 8,
+        name: stopped,
+      });
       await waitForRunState(h, stopped, 'running', MEDIUM, (r) => /epoch \d+/.test(r.text));
       await commandOnRun(h, 'Ascend: Stop Run', stopped);
       await waitForRunState(h, stopped, 'stopped', LONG);
@@ -83,7 +111,14 @@ test('the .vsix on this machine: check, start, console, stop, reload mid-run', {
 
     const reloaded = 'e2e-reload';
     await s.step(t, 'reload-mid-run', async () => {
-      await startRunFromSpec(h, s.specFile, { target: TARGET, dataDir: s.dataDir, backbone: 'resnet18', epochs: 40, batchSize: 8, name: reloaded });
+      await startRunFromSpec(h, s.specFile, {
+        target: TARGET,
+        dataDir: s.dataDir,
+        backbone: 'resnet18',
+        epochs: 40,
+        batchSize: 8,
+        name: reloaded,
+      });
       await waitForRunState(h, reloaded, 'running', MEDIUM, (r) => /epoch \d+/.test(r.text));
       const runDir = runDirOf(s.runsRoot, reloaded)!;
       const runId = runDir.split('/').pop()!;
@@ -106,9 +141,18 @@ test('the .vsix on this machine: check, start, console, stop, reload mid-run', {
       await notes.waitFor(new RegExp(`Ascend run "${escapeRegExp(reloaded)}" completed`), MEDIUM);
       // No gap: the new stream delivered every event of the run exactly once, 1..N.
       const after = eventSeqs(runDir);
-      assert.deepEqual(after.seqs, Array.from({ length: after.seqs.length }, (_, i) => i + 1), 'events.jsonl itself has a gap');
+      assert.deepEqual(
+        after.seqs,
+        Array.from({ length: after.seqs.length }, (_, i) => i + 1),
+        'events.jsonl itself has a gap',
+      );
       let ends: ReturnType<typeof streamEnds> = [];
-      await waitUntil('the stream-end line in the extension log', () => (ends = streamEnds(log(), runId)).some((e) => e.phase === 'finished completed'), MEDIUM, log);
+      await waitUntil(
+        'the stream-end line in the extension log',
+        () => (ends = streamEnds(log(), runId)).some((e) => e.phase === 'finished completed'),
+        MEDIUM,
+        log,
+      );
       const last = ends.find((e) => e.phase === 'finished completed')!;
       assert.equal(last.seq, after.seqs.length, 'the stream ended before the last event');
       assert.equal(last.events, after.seqs.length, 'events were skipped or doubled');

@@ -47,14 +47,26 @@ async function main(): Promise<number> {
     findings.push(`activity bar: ${items.join(' | ')}`);
     if (await h.findActivityBarItem('Ascend')) {
       await h.openViewContainer('Ascend');
-      const title = (await page.locator('.part.sidebar .composite.title').innerText().catch(() => '')).trim();
+      const title = (
+        await page
+          .locator('.part.sidebar .composite.title')
+          .innerText()
+          .catch(() => '')
+      ).trim();
       const panes = await page.locator('.part.sidebar .pane-header .title').allInnerTexts();
       findings.push(`opened the Ascend view container: "${title}", views: ${panes.join(' | ') || '(none)'}`);
       for (const pane of panes) {
         const view = h.viewPane(pane);
         const rows = await view.locator('.monaco-list-row').allInnerTexts();
-        const welcome = (await view.locator('.welcome-view-content').innerText().catch(() => '')).split('\n')[0];
-        findings.push(`  view ${pane}: ${rows.length} rows${rows.length ? ` (${rows.map((r) => r.replace(/\s+/g, ' ')).join(' | ')})` : ''}${welcome ? `, welcome: "${welcome}"` : ''}`);
+        const welcome = (
+          await view
+            .locator('.welcome-view-content')
+            .innerText()
+            .catch(() => '')
+        ).split('\n')[0];
+        findings.push(
+          `  view ${pane}: ${rows.length} rows${rows.length ? ` (${rows.map((r) => r.replace(/\s+/g, ' ')).join(' | ')})` : ''}${welcome ? `, welcome: "${welcome}"` : ''}`,
+        );
       }
       await h.screenshot('ascend-view-container');
     } else {
@@ -67,22 +79,33 @@ async function main(): Promise<number> {
 
     // The placeholder answers with a notification; the real UI may open a quick input (wizard) or a
     // webview instead. Whatever comes first counts.
-    const toast = page.locator(SELECTORS.toastShown).filter({ hasNotText: new RegExp(before.map(escapeRegExp).join('|') || '^$^') });
+    const toast = page
+      .locator(SELECTORS.toastShown)
+      .filter({ hasNotText: new RegExp(before.map(escapeRegExp).join('|') || '^$^') });
     const quickInput = page.locator(SELECTORS.quickInputBox);
     const webview = page.locator('iframe.webview.ready');
     const outcome = await Promise.race([
-      toast.first().waitFor({ timeout: 15_000 }).then(() => 'notification'),
+      toast
+        .first()
+        .waitFor({ timeout: 15_000 })
+        .then(() => 'notification'),
       quickInput.waitFor({ state: 'visible', timeout: 15_000 }).then(() => 'quick input'),
-      webview.first().waitFor({ timeout: 15_000 }).then(() => 'webview'),
+      webview
+        .first()
+        .waitFor({ timeout: 15_000 })
+        .then(() => 'webview'),
     ]).catch(() => 'nothing');
     await h.screenshot('after-start-command');
 
     if (outcome === 'notification') {
-      for (const n of await h.notifications()) findings.push(`notification: "${n.message}"${n.source ? ` (${n.source})` : ''}`);
+      for (const n of await h.notifications())
+        findings.push(`notification: "${n.message}"${n.source ? ` (${n.source})` : ''}`);
     } else if (outcome === 'quick input') {
       const placeholder = await quickInput.getAttribute('placeholder');
       const rows = await page.locator(SELECTORS.quickInputRow).allInnerTexts();
-      findings.push(`quick input: "${placeholder ?? ''}", rows: ${rows.map((r) => r.replace(/\s+/g, ' ')).join(' | ')}`);
+      findings.push(
+        `quick input: "${placeholder ?? ''}", rows: ${rows.map((r) => r.replace(/\s+/g, ' ')).join(' | ')}`,
+      );
     } else if (outcome === 'webview') {
       findings.push('a webview opened');
     } else {

@@ -17,13 +17,25 @@ export interface SshHost {
 }
 
 /** The suite options that give the window those aliases: its PATH and a HOME preparer. */
-export function sshWindow(sideDir: string, dest: SshDestination, hosts: readonly SshHost[]): { env: { PATH: string }; prepareHome: (home: string) => void } {
+export function sshWindow(
+  sideDir: string,
+  dest: SshDestination,
+  hosts: readonly SshHost[],
+): { env: { PATH: string }; prepareHome: (home: string) => void } {
   const bin = path.join(sideDir, 'bin');
   mkdirSync(bin, { recursive: true });
   writeFileSync(path.join(bin, 'ssh'), '#!/bin/sh\nexec /usr/bin/ssh -F "$HOME/.ssh/config" "$@"\n');
   chmodSync(path.join(bin, 'ssh'), 0o755);
   const options = Object.entries(dest.options ?? {}).map(([k, v]) => `  ${k} ${v}`);
-  const block = (h: SshHost) => [`Host ${h.alias}`, `  HostName ${h.hostName ?? dest.host}`, `  Port ${dest.port}`, `  User ${dest.user}`, `  IdentityFile ${dest.identityFile}`, '  IdentitiesOnly yes', ...options];
+  const block = (h: SshHost) => [
+    `Host ${h.alias}`,
+    `  HostName ${h.hostName ?? dest.host}`,
+    `  Port ${dest.port}`,
+    `  User ${dest.user}`,
+    `  IdentityFile ${dest.identityFile}`,
+    '  IdentitiesOnly yes',
+    ...options,
+  ];
   return {
     env: { PATH: `${bin}:${process.env.PATH}` },
     prepareHome: (home) => {
@@ -42,11 +54,18 @@ export function sshWindow(sideDir: string, dest: SshDestination, hosts: readonly
  */
 export function exitSshMasters(home: string, tempDir: string, aliases: readonly string[]): void {
   const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
-  const dirs = [path.join(tempDir, 'data', 'User', 'globalStorage', 'ascend-finetune.ascend-finetune', 'ssh'), path.join(tmpdir(), `aft-ssh-${uid}`)];
+  const dirs = [
+    path.join(tempDir, 'data', 'User', 'globalStorage', 'ascend-finetune.ascend-finetune', 'ssh'),
+    path.join(tmpdir(), `aft-ssh-${uid}`),
+  ];
   for (const dir of dirs) {
     for (const alias of aliases) {
       // %C names this alias's host, port and user only: other sessions' sockets in the folder are untouched.
-      spawnSync('/usr/bin/ssh', ['-F', path.join(home, '.ssh', 'config'), '-o', `ControlPath=${dir}/%C`, '-O', 'exit', alias], { stdio: 'ignore', timeout: 15_000 });
+      spawnSync(
+        '/usr/bin/ssh',
+        ['-F', path.join(home, '.ssh', 'config'), '-o', `ControlPath=${dir}/%C`, '-O', 'exit', alias],
+        { stdio: 'ignore', timeout: 15_000 },
+      );
     }
   }
 }

@@ -74,7 +74,9 @@ export async function startSuite(t: TestContext, o: SuiteOptions): Promise<Suite
     rmSync(tmp, { recursive: true, force: true });
     throw e;
   }
-  t.diagnostic(`code-server listening after ${h.timings.listenMs} ms, workbench ${h.timings.workbenchMs} ms, extensions ${h.timings.extensionsMs} ms`);
+  t.diagnostic(
+    `code-server listening after ${h.timings.listenMs} ms, workbench ${h.timings.workbenchMs} ms, extensions ${h.timings.extensionsMs} ms`,
+  );
   const notes = new NotificationRecorder(h).start();
   let broken: string | undefined;
 
@@ -125,7 +127,10 @@ export function killLiveRuns(runsRoot: string): void {
   if (!existsSync(runsRoot)) return;
   for (const d of readdirSync(runsRoot)) {
     try {
-      const status = JSON.parse(readFileSync(path.join(runsRoot, d, 'status.json'), 'utf8')) as { state?: string; pid?: number };
+      const status = JSON.parse(readFileSync(path.join(runsRoot, d, 'status.json'), 'utf8')) as {
+        state?: string;
+        pid?: number;
+      };
       if (status.state === 'running' && typeof status.pid === 'number') process.kill(status.pid, 'SIGKILL');
     } catch {
       // no status yet, or the process is gone

@@ -16,10 +16,14 @@ export const MEDIUM = 3 * 60_000;
 
 /** A small ImageFolder (4 classes of coloured shapes, 32 px) made by the runner's own helper. */
 export function makeImages(dir: string, perClass: number): void {
-  execFileSync(PYTHON, ['-m', 'ascend_finetune', 'make-demo-data', dir, '--per-class', String(perClass), '--size', '32'], {
-    cwd: path.join(REPO_ROOT, 'runner'),
-    stdio: 'pipe',
-  });
+  execFileSync(
+    PYTHON,
+    ['-m', 'ascend_finetune', 'make-demo-data', dir, '--per-class', String(perClass), '--size', '32'],
+    {
+      cwd: path.join(REPO_ROOT, 'runner'),
+      stdio: 'pipe',
+    },
+  );
 }
 
 /**
@@ -41,9 +45,17 @@ function titleLocator(h: Harness) {
 export async function waitForStep(h: Harness, step: number, timeoutMs = MEDIUM): Promise<void> {
   await waitUntil(
     `wizard step ${step}/${WIZARD_STEPS}`,
-    async () => ((await titleLocator(h).textContent().catch(() => '')) ?? '').includes(`(${step}/${WIZARD_STEPS})`) && (await h.page.locator(SELECTORS.quickInputBox).isVisible()),
+    async () =>
+      (
+        (await titleLocator(h)
+          .textContent()
+          .catch(() => '')) ?? ''
+      ).includes(`(${step}/${WIZARD_STEPS})`) && (await h.page.locator(SELECTORS.quickInputBox).isVisible()),
     timeoutMs,
-    async () => `title now: ${await titleLocator(h).textContent().catch(() => '?')}`,
+    async () =>
+      `title now: ${await titleLocator(h)
+        .textContent()
+        .catch(() => '?')}`,
   );
 }
 
@@ -54,7 +66,9 @@ export async function waitForStep(h: Harness, step: number, timeoutMs = MEDIUM):
 function row(h: Harness, match: string | RegExp) {
   const rows = h.page.locator(SELECTORS.quickInputRow);
   if (match instanceof RegExp) return rows.filter({ hasText: match }).first();
-  return rows.filter({ has: h.page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRegExp(match)}\\s*$`) }) }).first();
+  return rows
+    .filter({ has: h.page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRegExp(match)}\\s*$`) }) })
+    .first();
 }
 
 /** Clicks a quick-pick row (a click accepts it in a single-select pick). */
@@ -68,7 +82,10 @@ export async function chooseRow(h: Harness, match: string | RegExp, timeoutMs = 
 export async function typeAndEnter(h: Harness, value: string): Promise<void> {
   const box = h.page.locator(SELECTORS.quickInputBox);
   await box.fill(value);
-  await h.page.waitForFunction((v) => (document.querySelector('.quick-input-widget input.input') as HTMLInputElement | null)?.value === v, value);
+  await h.page.waitForFunction(
+    (v) => (document.querySelector('.quick-input-widget input.input') as HTMLInputElement | null)?.value === v,
+    value,
+  );
   await box.press('Enter');
 }
 
@@ -77,7 +94,9 @@ export async function answerInput(h: Harness, prompt: string, value: string, tim
   const message = h.page.locator(`${SELECTORS.quickInput} .quick-input-message`);
   await waitUntil(
     `an input box asking "${prompt}"`,
-    async () => ((await message.textContent().catch(() => '')) ?? '').includes(prompt) && (await h.page.locator(SELECTORS.quickInputBox).isVisible()),
+    async () =>
+      ((await message.textContent().catch(() => '')) ?? '').includes(prompt) &&
+      (await h.page.locator(SELECTORS.quickInputBox).isVisible()),
     timeoutMs,
     async () => `message now: ${await message.textContent().catch(() => '?')}`,
   );
@@ -96,11 +115,30 @@ export async function openInDialog(h: Harness, file: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     await box.fill(file);
     const kept = await h.page
-      .waitForFunction((v) => (document.querySelector('.quick-input-widget input.input') as HTMLInputElement | null)?.value === v, file, { timeout: 5000 })
-      .then(() => true, () => false);
+      .waitForFunction(
+        (v) => (document.querySelector('.quick-input-widget input.input') as HTMLInputElement | null)?.value === v,
+        file,
+        { timeout: 5000 },
+      )
+      .then(
+        () => true,
+        () => false,
+      );
     if (kept) {
       await box.press('Enter');
-      const accepted = await waitUntil('the dialog to take the file', async () => ((await titleLocator(h).textContent().catch(() => '')) ?? '').includes(`(1/${WIZARD_STEPS})`), 15_000).then(() => true, () => false);
+      const accepted = await waitUntil(
+        'the dialog to take the file',
+        async () =>
+          (
+            (await titleLocator(h)
+              .textContent()
+              .catch(() => '')) ?? ''
+          ).includes(`(1/${WIZARD_STEPS})`),
+        15_000,
+      ).then(
+        () => true,
+        () => false,
+      );
       if (accepted) return;
     }
     if (Date.now() > deadline) throw new Error(`the open dialog did not take ${file} after ${attempt} tries`);
@@ -178,9 +216,15 @@ export async function commandOnItem(h: Harness, command: string, label: string, 
   for (let attempt = 1; ; attempt++) {
     await h.runCommand(command);
     const r = row(h, label);
-    const shown = await r.waitFor({ state: 'visible', timeout: 30_000 }).then(() => true, () => false);
+    const shown = await r.waitFor({ state: 'visible', timeout: 30_000 }).then(
+      () => true,
+      () => false,
+    );
     if (shown) {
-      const clicked = await r.click({ timeout: 10_000 }).then(() => true, () => false);
+      const clicked = await r.click({ timeout: 10_000 }).then(
+        () => true,
+        () => false,
+      );
       if (clicked) return;
     }
     if (Date.now() > deadline) throw new Error(`"${command}" offered no "${label}" to pick after ${attempt} tries`);
@@ -229,7 +273,13 @@ export async function runRow(h: Harness, runName: string): Promise<RunRow | unde
 }
 
 /** Waits until the run's row shows `state` (and `also`, if given); fails early on a final state that is not it. */
-export async function waitForRunState(h: Harness, runName: string, state: ShownState, timeoutMs: number, also?: (r: RunRow) => boolean): Promise<RunRow> {
+export async function waitForRunState(
+  h: Harness,
+  runName: string,
+  state: ShownState,
+  timeoutMs: number,
+  also?: (r: RunRow) => boolean,
+): Promise<RunRow> {
   let last: RunRow | undefined;
   const finals: ShownState[] = ['completed', 'stopped', 'failed', 'lost'];
   await waitUntil(
@@ -272,7 +322,10 @@ export async function targetRows(h: Harness): Promise<string[]> {
 }
 
 /** Waits for a checked target's Python and MindSpore rows (no problem icons). */
-export async function waitForDoctorRows(h: Harness, timeoutMs = MEDIUM): Promise<{ python: string; mindspore: string }> {
+export async function waitForDoctorRows(
+  h: Harness,
+  timeoutMs = MEDIUM,
+): Promise<{ python: string; mindspore: string }> {
   let rows: string[] = [];
   await waitUntil(
     'the Targets view to show Python and MindSpore',
@@ -329,7 +382,8 @@ export class NotificationRecorder {
     if (this.busy) return;
     this.busy = true;
     try {
-      for (const n of await this.h.notifications().catch(() => [])) if (!this.seen.includes(n.message)) this.seen.push(n.message);
+      for (const n of await this.h.notifications().catch(() => []))
+        if (!this.seen.includes(n.message)) this.seen.push(n.message);
     } finally {
       this.busy = false;
     }
@@ -366,7 +420,9 @@ export function runDirOf(runsRoot: string, runName: string): string | undefined 
 
 /** The seqs in a run's events.jsonl (the runner's durable record). */
 export function eventSeqs(runDir: string): { seqs: number[]; finished: boolean } {
-  const lines = readFileSync(path.join(runDir, 'events.jsonl'), 'utf8').split('\n').filter((l) => l.trim() !== '');
+  const lines = readFileSync(path.join(runDir, 'events.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   const events = lines.map((l) => JSON.parse(l) as { seq: number; type: string });
   return { seqs: events.map((e) => e.seq), finished: events.some((e) => e.type === 'run_finished') };
 }
@@ -410,7 +466,20 @@ export async function acceptPrefilledWizard(h: Harness, w: PrefilledWizard): Pro
     await waitUntil(
       `step ${step} to focus ${want}`,
       // Label and description only: a row also holds its separator's text.
-      async () => want.test((text = await focused.first().evaluate((el) => ['.label-name', '.label-description'].map((sel) => el.querySelector(sel)?.textContent?.trim() ?? '').join(''), undefined, { timeout: 1000 }).catch(() => ''))),
+      async () =>
+        want.test(
+          (text = await focused
+            .first()
+            .evaluate(
+              (el) =>
+                ['.label-name', '.label-description']
+                  .map((sel) => el.querySelector(sel)?.textContent?.trim() ?? '')
+                  .join(''),
+              undefined,
+              { timeout: 1000 },
+            )
+            .catch(() => '')),
+        ),
       MEDIUM,
       () => `focused row: ${text}`,
     );
@@ -419,7 +488,12 @@ export async function acceptPrefilledWizard(h: Harness, w: PrefilledWizard): Pro
   const inputStep = async (step: number, want: string) => {
     await waitForStep(h, step);
     let value = '';
-    await waitUntil(`step ${step} to offer "${want}"`, async () => (value = await box.inputValue().catch(() => '')) === want, MEDIUM, () => `value: ${value}`);
+    await waitUntil(
+      `step ${step} to offer "${want}"`,
+      async () => (value = await box.inputValue().catch(() => '')) === want,
+      MEDIUM,
+      () => `value: ${value}`,
+    );
     await box.press('Enter');
   };
   await pickStep(1, w.target);
@@ -440,7 +514,11 @@ export async function expandPane(h: Harness, view: string, timeoutMs = MEDIUM): 
   const header = h.viewPane(view).locator('.pane-header').first();
   await header.waitFor({ state: 'visible', timeout: timeoutMs });
   if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click();
-  await waitUntil(`the ${view} view to expand`, async () => (await header.getAttribute('aria-expanded')) === 'true', timeoutMs);
+  await waitUntil(
+    `the ${view} view to expand`,
+    async () => (await header.getAttribute('aria-expanded')) === 'true',
+    timeoutMs,
+  );
 }
 
 /** Collapses a view of the side bar (gives the others its height). */
@@ -448,7 +526,11 @@ export async function collapsePane(h: Harness, view: string, timeoutMs = MEDIUM)
   const header = h.viewPane(view).locator('.pane-header').first();
   await header.waitFor({ state: 'visible', timeout: timeoutMs });
   if ((await header.getAttribute('aria-expanded')) === 'true') await header.click();
-  await waitUntil(`the ${view} view to collapse`, async () => (await header.getAttribute('aria-expanded')) === 'false', timeoutMs);
+  await waitUntil(
+    `the ${view} view to collapse`,
+    async () => (await header.getAttribute('aria-expanded')) === 'false',
+    timeoutMs,
+  );
 }
 
 /** A tree row of a view by its whole label (icons aside). */
@@ -462,7 +544,12 @@ export function treeRow(h: Harness, view: string, label: string) {
 
 /** The codicon of a tree row ("star-full", "database", ...), from its icon's classes. */
 export async function treeRowIcon(h: Harness, view: string, label: string): Promise<string | undefined> {
-  const classes = (await treeRow(h, view, label).locator('.custom-view-tree-node-item-icon').first().getAttribute('class', { timeout: 5000 }).catch(() => null)) ?? '';
+  const classes =
+    (await treeRow(h, view, label)
+      .locator('.custom-view-tree-node-item-icon')
+      .first()
+      .getAttribute('class', { timeout: 5000 })
+      .catch(() => null)) ?? '';
   return /\bcodicon-([a-z0-9-]+)/.exec(classes)?.[1];
 }
 
@@ -471,25 +558,55 @@ export async function expandTreeRow(h: Harness, view: string, label: string, tim
   const r = treeRow(h, view, label);
   await r.waitFor({ state: 'visible', timeout: timeoutMs });
   if ((await r.getAttribute('aria-expanded')) === 'false') await r.click();
-  await waitUntil(`tree row "${label}" to expand`, async () => (await r.getAttribute('aria-expanded')) === 'true', timeoutMs);
+  await waitUntil(
+    `tree row "${label}" to expand`,
+    async () => (await r.getAttribute('aria-expanded')) === 'true',
+    timeoutMs,
+  );
 }
 
 /** Right-clicks a tree row and runs the context-menu entry with that title (menus are DOM in code-server). */
-export async function contextMenuOnRow(h: Harness, view: string, label: string, entry: string, timeoutMs = MEDIUM): Promise<void> {
+export async function contextMenuOnRow(
+  h: Harness,
+  view: string,
+  label: string,
+  entry: string,
+  timeoutMs = MEDIUM,
+): Promise<void> {
   const r = treeRow(h, view, label);
   await r.waitFor({ state: 'visible', timeout: timeoutMs });
-  const item = h.page.locator('.monaco-menu .action-item:not(.disabled) .action-label', { hasText: new RegExp(`^\\s*${escapeRegExp(entry)}\\s*$`) }).first();
+  const item = h.page
+    .locator('.monaco-menu .action-item:not(.disabled) .action-label', {
+      hasText: new RegExp(`^\\s*${escapeRegExp(entry)}\\s*$`),
+    })
+    .first();
   const deadline = Date.now() + timeoutMs;
   for (let attempt = 1; ; attempt++) {
     await r.click({ button: 'right' });
     // A menu that closed before the click (focus moved: a run started, a view refreshed) is opened again.
-    if (await item.waitFor({ state: 'visible', timeout: 10_000 }).then(() => true, () => false)) {
+    if (
+      await item.waitFor({ state: 'visible', timeout: 10_000 }).then(
+        () => true,
+        () => false,
+      )
+    ) {
       // A menu closes when an entry runs; one still open after the click took no action (seen once:
       // the entry highlighted, the menu left open), so it is closed and asked again, never twice run.
-      const clicked = await item.click({ timeout: 5000 }).then(() => true, () => false);
-      if (clicked && (await item.waitFor({ state: 'hidden', timeout: 3000 }).then(() => true, () => false))) return;
+      const clicked = await item.click({ timeout: 5000 }).then(
+        () => true,
+        () => false,
+      );
+      if (
+        clicked &&
+        (await item.waitFor({ state: 'hidden', timeout: 3000 }).then(
+          () => true,
+          () => false,
+        ))
+      )
+        return;
     }
-    if (Date.now() > deadline) throw new Error(`no "${entry}" in the context menu of "${label}" after ${attempt} tries`);
+    if (Date.now() > deadline)
+      throw new Error(`no "${entry}" in the context menu of "${label}" after ${attempt} tries`);
     await h.page.keyboard.press('Escape');
   }
 }
@@ -499,12 +616,20 @@ export async function answerDialog(h: Harness, message: RegExp, button: string, 
   const dialog = h.page.locator('.monaco-dialog-box').filter({ hasText: message }).first();
   await dialog.waitFor({ state: 'visible', timeout: timeoutMs });
   const text = ((await dialog.textContent()) ?? '').trim();
-  await dialog.locator('.monaco-button', { hasText: new RegExp(`^\\s*${escapeRegExp(button)}\\s*$`) }).first().click();
+  await dialog
+    .locator('.monaco-button', { hasText: new RegExp(`^\\s*${escapeRegExp(button)}\\s*$`) })
+    .first()
+    .click();
   await dialog.waitFor({ state: 'hidden', timeout: timeoutMs });
   return text;
 }
 
 /** The document of the webview panel shown now (a webview is two iframes deep). */
 export function activeWebview(h: Harness) {
-  return h.page.locator('iframe.webview.ready:visible').first().contentFrame().locator('iframe#active-frame').contentFrame();
+  return h.page
+    .locator('iframe.webview.ready:visible')
+    .first()
+    .contentFrame()
+    .locator('iframe#active-frame')
+    .contentFrame();
 }

@@ -5,13 +5,35 @@
 // in separate processes, and the second one reuses the first one's pack when nothing changed.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { REPO_ROOT } from './harness';
 
 // Top-level entries never copied: build output (made fresh), caches, outputs and other checkouts' tools.
-const SKIP_TOP = new Set(['.git', 'node_modules', '.venv', '.e2e', '.demo', 'dist', 'test-output', 'runs', 'test', 'bench', 'docs']);
+const SKIP_TOP = new Set([
+  '.git',
+  'node_modules',
+  '.venv',
+  '.e2e',
+  '.demo',
+  'dist',
+  'test-output',
+  'runs',
+  'test',
+  'bench',
+  'docs',
+]);
 const SKIP_ANY = new Set(['__pycache__', '.pytest_cache']);
 
 export interface BuiltVsix {
@@ -33,11 +55,18 @@ export function buildVsix(repoRoot = REPO_ROOT): BuiltVsix {
     if (existsSync(file)) return { file, reused: true, ms: Date.now() - t0 };
 
     // The bundles are built from the checkout itself (its node_modules), into the stage's dist/.
-    execFileSync(process.execPath, ['esbuild.mjs', '--production', `--outdir=${path.join(stage, 'dist')}`], { cwd: repoRoot, stdio: 'pipe' });
+    execFileSync(process.execPath, ['esbuild.mjs', '--production', `--outdir=${path.join(stage, 'dist')}`], {
+      cwd: repoRoot,
+      stdio: 'pipe',
+    });
     const vsceDir = path.dirname(require.resolve('@vscode/vsce/package.json', { paths: [repoRoot] }));
-    const vsceBin = (JSON.parse(readFileSync(path.join(vsceDir, 'package.json'), 'utf8')) as { bin: { vsce: string } }).bin.vsce;
+    const vsceBin = (JSON.parse(readFileSync(path.join(vsceDir, 'package.json'), 'utf8')) as { bin: { vsce: string } })
+      .bin.vsce;
     const packed = path.join(stage, 'out.vsix');
-    execFileSync(process.execPath, [path.join(vsceDir, vsceBin), 'package', '--no-dependencies', '--out', packed], { cwd: stage, stdio: 'pipe' });
+    execFileSync(process.execPath, [path.join(vsceDir, vsceBin), 'package', '--no-dependencies', '--out', packed], {
+      cwd: stage,
+      stdio: 'pipe',
+    });
     mkdirSync(outDir, { recursive: true });
     // Copy then rename: a concurrent reader never sees half a file.
     const partial = `${file}.${process.pid}.partial`;
@@ -61,16 +90,22 @@ export function buildVsix(repoRoot = REPO_ROOT): BuiltVsix {
 /** Copies the checkout's sources (sorted, so the hash is stable) and hashes names and contents. */
 function copyTree(from: string, to: string, rel: string, hash: ReturnType<typeof createHash>): void {
   mkdirSync(path.join(to, rel), { recursive: true });
-  const entries = readdirSync(path.join(from, rel), { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name));
+  const entries = readdirSync(path.join(from, rel), { withFileTypes: true }).sort((a, b) =>
+    a.name.localeCompare(b.name),
+  );
   for (const entry of entries) {
-    if ((rel === '' && (SKIP_TOP.has(entry.name) || entry.name.endsWith('.vsix'))) || SKIP_ANY.has(entry.name)) continue;
+    if ((rel === '' && (SKIP_TOP.has(entry.name) || entry.name.endsWith('.vsix'))) || SKIP_ANY.has(entry.name))
+      continue;
     const r = rel ? `${rel}/${entry.name}` : entry.name;
     try {
       if (entry.isDirectory()) {
         copyTree(from, to, r, hash);
       } else if (entry.isFile()) {
         copyFileSync(path.join(from, r), path.join(to, r));
-        hash.update(`${r}\0`).update(readFileSync(path.join(to, r))).update('\0');
+        hash
+          .update(`${r}\0`)
+          .update(readFileSync(path.join(to, r)))
+          .update('\0');
       }
     } catch (e) {
       // Another engineer's temp file, removed while we copy, is simply not part of the pack.

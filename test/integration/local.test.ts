@@ -7,7 +7,17 @@ import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { launchRun } from '../../src/core/targets/runnerCli';
 import { localTarget } from '../../src/core/targets/target';
-import { assertNoAttachLeft, followCleanAndKilled, makeData, PYTHON, requirePython, RUNNER_DIR, runStarted, waitForExit, writeSpec } from './realRun';
+import {
+  assertNoAttachLeft,
+  followCleanAndKilled,
+  makeData,
+  PYTHON,
+  requirePython,
+  RUNNER_DIR,
+  runStarted,
+  waitForExit,
+  writeSpec,
+} from './realRun';
 
 let tmp: string;
 before(() => {
@@ -16,18 +26,22 @@ before(() => {
 });
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-test('a real run, followed locally: every seq once and in order, also across killed attaches', { timeout: 180_000 }, async (t) => {
-  const target = localTarget({ python: PYTHON, runnerDir: RUNNER_DIR });
-  const train = await makeData(target, path.join(tmp, 'data'));
-  const spec = path.join(tmp, 'spec.json');
-  writeSpec(spec, train);
+test(
+  'a real run, followed locally: every seq once and in order, also across killed attaches',
+  { timeout: 180_000 },
+  async (t) => {
+    const target = localTarget({ python: PYTHON, runnerDir: RUNNER_DIR });
+    const train = await makeData(target, path.join(tmp, 'data'));
+    const spec = path.join(tmp, 'spec.json');
+    writeSpec(spec, train);
 
-  const run = await launchRun(target, spec, path.join(tmp, 'runs'));
-  try {
-    const clean = await followCleanAndKilled(target, run.run_dir, (m) => t.diagnostic(m));
-    assert.equal(runStarted(clean.events).spec.name, 'it');
-  } finally {
-    await waitForExit(run.pid);
-  }
-  await assertNoAttachLeft(run.run_dir);
-});
+    const run = await launchRun(target, spec, path.join(tmp, 'runs'));
+    try {
+      const clean = await followCleanAndKilled(target, run.run_dir, (m) => t.diagnostic(m));
+      assert.equal(runStarted(clean.events).spec.name, 'it');
+    } finally {
+      await waitForExit(run.pid);
+    }
+    await assertNoAttachLeft(run.run_dir);
+  },
+);

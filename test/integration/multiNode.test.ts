@@ -78,82 +78,114 @@ function processesOf(dir: string): string[] {
   return out;
 }
 
-test('two nodes over ssh train as one run: same run id, one port, rank 0 writes every step', { timeout: 600_000 }, async (t) => {
-  const spec = writeNodesSpec(path.join(tmp, 'nodes.json'), 2);
-  const sites: NodeSite[] = [
-    { label: '127.0.0.1', target: nodeA, specPath: spec, runsRoot: path.join(tmp, 'runs-a') },
-    { label: 'localhost', target: nodeB, specPath: spec, runsRoot: path.join(tmp, 'runs-b') },
-  ];
-  const steps: string[] = [];
-  const { runs, masterPort } = await launchNodes(sites, { report: (s) => steps.push(s) });
-  t.diagnostic(`master port ${masterPort}; ${steps.join(' / ')}`);
-  assert.deepEqual(runs.map((r) => [r.nodeRank, r.label, path.dirname(r.run_dir)]), [
-    [0, '127.0.0.1', sites[0].runsRoot],
-    [1, 'localhost', sites[1].runsRoot],
-  ]);
-  assert.equal(runs[1].run_id, runs[0].run_id, 'every node takes the master run id');
-  const [a, b] = runs.map((r) => r.run_dir);
-  await waitUntil('both nodes to end', () => !['running', 'starting'].includes(status(a).state) && !['running', 'starting'].includes(status(b).state), 500_000);
+test(
+  'two nodes over ssh train as one run: same run id, one port, rank 0 writes every step',
+  { timeout: 600_000 },
+  async (t) => {
+    const spec = writeNodesSpec(path.join(tmp, 'nodes.json'), 2);
+    const sites: NodeSite[] = [
+      { label: '127.0.0.1', target: nodeA, specPath: spec, runsRoot: path.join(tmp, 'runs-a') },
+      { label: 'localhost', target: nodeB, specPath: spec, runsRoot: path.join(tmp, 'runs-b') },
+    ];
+    const steps: string[] = [];
+    const { runs, masterPort } = await launchNodes(sites, { report: (s) => steps.push(s) });
+    t.diagnostic(`master port ${masterPort}; ${steps.join(' / ')}`);
+    assert.deepEqual(
+      runs.map((r) => [r.nodeRank, r.label, path.dirname(r.run_dir)]),
+      [
+        [0, '127.0.0.1', sites[0].runsRoot],
+        [1, 'localhost', sites[1].runsRoot],
+      ],
+    );
+    assert.equal(runs[1].run_id, runs[0].run_id, 'every node takes the master run id');
+    const [a, b] = runs.map((r) => r.run_dir);
+    await waitUntil(
+      'both nodes to end',
+      () => !['running', 'starting'].includes(status(a).state) && !['running', 'starting'].includes(status(b).state),
+      500_000,
+    );
 
-  assert.deepEqual([status(a).state, status(a).exit_code], ['completed', 0], JSON.stringify(fileEvents(a).slice(-1)));
-  assert.deepEqual([status(b).state, status(b).exit_code], ['completed', 0], JSON.stringify(fileEvents(b).slice(-1)));
-  const events = fileEvents(a);
-  const started = runStarted(events);
-  assert.equal((started as unknown as { global_batch: number }).global_batch, 16, 'batch 8 per device, 1 device, 2 nodes');
-  const stepNumbers = events.filter((e) => e.type === 'step').map((e) => (e as unknown as { step: number }).step);
-  assert.deepEqual(stepNumbers, Array.from({ length: started.total_steps }, (_, i) => i + 1));
-  // Node 1's rank was global rank 1 of the same cluster (one port): it trained every step with rank 0.
-  const verdict = JSON.parse(readFileSync(path.join(b, 'ranks', 'rank-1.json'), 'utf8')) as { status: string; step: number };
-  assert.deepEqual([verdict.status, verdict.step], ['completed', started.total_steps]);
-  await waitUntil('no process of either node left', () => processesOf(a).length + processesOf(b).length === 0, 30_000);
-});
+    assert.deepEqual([status(a).state, status(a).exit_code], ['completed', 0], JSON.stringify(fileEvents(a).slice(-1)));
+    assert.deepEqual([status(b).state, status(b).exit_code], ['completed', 0], JSON.stringify(fileEvents(b).slice(-1)));
+    const events = fileEvents(a);
+    const started = runStarted(events);
+    assert.equal(
+      (started as unknown as { global_batch: number }).global_batch,
+      16,
+      'batch 8 per device, 1 device, 2 nodes',
+    );
+    const stepNumbers = events.filter((e) => e.type === 'step').map((e) => (e as unknown as { step: number }).step);
+    assert.deepEqual(
+      stepNumbers,
+      Array.from({ length: started.total_steps }, (_, i) => i + 1),
+    );
+    // Node 1's rank was global rank 1 of the same cluster (one port): it trained every step with rank 0.
+    const verdict = JSON.parse(readFileSync(path.join(b, 'ranks', 'rank-1.json'), 'utf8')) as {
+      status: string;
+      step: number;
+    };
+    assert.deepEqual([verdict.status, verdict.step], ['completed', started.total_steps]);
+    await waitUntil(
+      'no process of either node left',
+      () => processesOf(a).length + processesOf(b).length === 0,
+      30_000,
+    );
+  },
+);
 
-test('a node that cannot start: the error names it, and the master already started is asked to stop', { timeout: 300_000 }, async (t) => {
-  const t0 = Date.now();
-  const spec = writeNodesSpec(path.join(tmp, 'fail.json'), 50);
-  const blocker = path.join(tmp, 'not-a-folder');
-  writeFileSync(blocker, 'a file where node 1 wants its runs folder\n');
-  const controls: string[][] = [];
-  const watching = (target: Target): Target => ({
-    ...target,
-    spawnRunner: (args, opts) => {
-      if (args[0] === 'control') controls.push([...args]);
-      return target.spawnRunner(args, opts);
-    },
-  });
-  const sites: NodeSite[] = [
-    { label: '127.0.0.1', target: watching(nodeA), specPath: spec, runsRoot: path.join(tmp, 'runs-f') },
-    { label: 'localhost', target: watching(nodeB), specPath: spec, runsRoot: path.join(blocker, 'runs') },
-  ];
-  let master = '';
-  try {
-    await assert.rejects(launchNodes(sites), (e: unknown) => {
-      assert.ok(e instanceof NodeLaunchError, String(e));
-      assert.equal(e.node, 'localhost');
-      assert.match(e.message, /^node 1 \(localhost\) did not start: .+; the 1 node\(s\) already started were asked to stop$/);
-      master = e.started[0].run_dir;
-      return true;
+test(
+  'a node that cannot start: the error names it, and the master already started is asked to stop',
+  { timeout: 300_000 },
+  async (t) => {
+    const t0 = Date.now();
+    const spec = writeNodesSpec(path.join(tmp, 'fail.json'), 50);
+    const blocker = path.join(tmp, 'not-a-folder');
+    writeFileSync(blocker, 'a file where node 1 wants its runs folder\n');
+    const controls: string[][] = [];
+    const watching = (target: Target): Target => ({
+      ...target,
+      spawnRunner: (args, opts) => {
+        if (args[0] === 'control') controls.push([...args]);
+        return target.spawnRunner(args, opts);
+      },
     });
-    t.diagnostic(`launchNodes failed after ${Date.now() - t0} ms`);
-    assert.deepEqual(controls, [['control', master, 'stop', '--timeout', '5']], 'the master run got a stop');
-    assert.ok(existsSync(path.join(master, 'status.json')));
-  } finally {
-    // Node 1 never came, so the master waits in msrun's cluster set-up (a stop is taken after it):
-    // end it now like a user's second Ctrl-C, which kills everything the launcher started.
-    if (master) {
-      for (let i = 0; i < 2; i++) {
-        const pid = status(master).pid;
-        if (pid) {
-          try {
-            process.kill(pid, 'SIGTERM');
-          } catch {
-            // already gone
+    const sites: NodeSite[] = [
+      { label: '127.0.0.1', target: watching(nodeA), specPath: spec, runsRoot: path.join(tmp, 'runs-f') },
+      { label: 'localhost', target: watching(nodeB), specPath: spec, runsRoot: path.join(blocker, 'runs') },
+    ];
+    let master = '';
+    try {
+      await assert.rejects(launchNodes(sites), (e: unknown) => {
+        assert.ok(e instanceof NodeLaunchError, String(e));
+        assert.equal(e.node, 'localhost');
+        assert.match(
+          e.message,
+          /^node 1 \(localhost\) did not start: .+; the 1 node\(s\) already started were asked to stop$/,
+        );
+        master = e.started[0].run_dir;
+        return true;
+      });
+      t.diagnostic(`launchNodes failed after ${Date.now() - t0} ms`);
+      assert.deepEqual(controls, [['control', master, 'stop', '--timeout', '5']], 'the master run got a stop');
+      assert.ok(existsSync(path.join(master, 'status.json')));
+    } finally {
+      // Node 1 never came, so the master waits in msrun's cluster set-up (a stop is taken after it):
+      // end it now like a user's second Ctrl-C, which kills everything the launcher started.
+      if (master) {
+        for (let i = 0; i < 2; i++) {
+          const pid = status(master).pid;
+          if (pid) {
+            try {
+              process.kill(pid, 'SIGTERM');
+            } catch {
+              // already gone
+            }
           }
+          await sleep(1000);
         }
-        await sleep(1000);
+        await waitUntil('no process of the master left', () => processesOf(master).length === 0, 60_000);
+        t.diagnostic(`master gone after ${Date.now() - t0} ms`);
       }
-      await waitUntil('no process of the master left', () => processesOf(master).length === 0, 60_000);
-      t.diagnostic(`master gone after ${Date.now() - t0} ms`);
     }
-  }
-});
+  },
+);

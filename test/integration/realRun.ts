@@ -39,7 +39,11 @@ export function writeSpec(file: string, train: string): void {
 
 export function fileEvents(runDir: string): RunEvent[] {
   const text = readFileSync(path.join(runDir, 'events.jsonl'), 'utf8');
-  return text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter(Boolean).map((l) => JSON.parse(l) as RunEvent);
+  return text
+    .slice(0, text.lastIndexOf('\n') + 1)
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as RunEvent);
 }
 
 export interface Followed {
@@ -53,7 +57,11 @@ export interface Followed {
  * Follows a run to run_finished. With `kill`, the attach (or ssh) process is SIGKILLed after
  * every `kill.every` new events, `kill.times` times, to force reconnects in mid-stream.
  */
-export async function follow(target: Target, runDir: string, kill?: { every: number; times: number }): Promise<Followed> {
+export async function follow(
+  target: Target,
+  runDir: string,
+  kill?: { every: number; times: number },
+): Promise<Followed> {
   const children: RunnerProcess[] = [];
   // Every process followRun starts goes through here, so the test can kill the current one.
   const recording: Target = {
@@ -106,7 +114,11 @@ export function assertComplete(got: Followed, runDir: string): void {
  * Follows one run twice at once, a clean follower and one whose attach (or ssh) is killed after
  * every 2 new events, 3 times; both must equal events.jsonl exactly. Returns the clean stream.
  */
-export async function followCleanAndKilled(target: Target, runDir: string, note: (msg: string) => void): Promise<Followed> {
+export async function followCleanAndKilled(
+  target: Target,
+  runDir: string,
+  note: (msg: string) => void,
+): Promise<Followed> {
   const [clean, killed] = await Promise.all([follow(target, runDir), follow(target, runDir, { every: 2, times: 3 })]);
   assertComplete(clean, runDir);
   assert.deepEqual(clean.reconnects, []);

@@ -21,7 +21,11 @@ before(async () => {
   requirePython();
   tmp = mkdtempSync(path.join(tmpdir(), 'aft-it-probe-'));
   sshd = await startSshd();
-  target = sshTarget(sshd.destination, { python: PYTHON, runnerDir: RUNNER_DIR, setup: ['cd /'] }, { controlDir: sshd.controlDir });
+  target = sshTarget(
+    sshd.destination,
+    { python: PYTHON, runnerDir: RUNNER_DIR, setup: ['cd /'] },
+    { controlDir: sshd.controlDir },
+  );
 });
 after(async () => {
   await target?.closeShared();
@@ -38,41 +42,55 @@ function counting(t: Target): { target: Target; spawns: () => number } {
   };
 }
 
-test('probe over ssh: the facts of odd paths, then the same question answered from the cache', { timeout: 120_000 }, async () => {
-  const marker = path.join(tmp, 'injected');
-  const data = path.join(tmp, `data $(touch ${marker}) it's; "q"`);
-  for (const c of ['cat', 'dog', '.cache']) mkdirSync(path.join(data, c), { recursive: true });
-  const one = path.join(tmp, 'one');
-  mkdirSync(path.join(one, 'only'), { recursive: true });
-  const weights = path.join(tmp, 'w.ckpt');
-  writeFileSync(weights, Buffer.alloc(2048));
-  const paths = [data, one, weights, path.join(tmp, 'missing')];
+test(
+  'probe over ssh: the facts of odd paths, then the same question answered from the cache',
+  { timeout: 120_000 },
+  async () => {
+    const marker = path.join(tmp, 'injected');
+    const data = path.join(tmp, `data $(touch ${marker}) it's; "q"`);
+    for (const c of ['cat', 'dog', '.cache']) mkdirSync(path.join(data, c), { recursive: true });
+    const one = path.join(tmp, 'one');
+    mkdirSync(path.join(one, 'only'), { recursive: true });
+    const weights = path.join(tmp, 'w.ckpt');
+    writeFileSync(weights, Buffer.alloc(2048));
+    const paths = [data, one, weights, path.join(tmp, 'missing')];
 
-  const c = counting(target);
-  const cache = new PathCache({ ttlMs: 60_000 });
-  const ask = (todo: string[]) => probePaths(c.target, todo, { timeoutMs: 60_000 });
-  const facts = await cache.get('ssh:loopback', paths, ask);
-  assert.equal(c.spawns(), 1, 'four paths, one ssh call');
-  assert.deepEqual(facts[0], { path: data, resolved: data, kind: 'folder', classes: ['cat', 'dog'], count: 2 });
-  assert.deepEqual(facts[1], { path: one, resolved: one, kind: 'folder', classes: ['only'], count: 1 });
-  assert.deepEqual(facts[2], { path: weights, resolved: weights, kind: 'file', bytes: 2048 });
-  assert.equal(facts[3].kind, 'missing');
-  assert.ok(!existsSync(marker) && !existsSync(path.join('/', 'injected')), 'the path ran nothing');
+    const c = counting(target);
+    const cache = new PathCache({ ttlMs: 60_000 });
+    const ask = (todo: string[]) => probePaths(c.target, todo, { timeoutMs: 60_000 });
+    const facts = await cache.get('ssh:loopback', paths, ask);
+    assert.equal(c.spawns(), 1, 'four paths, one ssh call');
+    assert.deepEqual(facts[0], { path: data, resolved: data, kind: 'folder', classes: ['cat', 'dog'], count: 2 });
+    assert.deepEqual(facts[1], { path: one, resolved: one, kind: 'folder', classes: ['only'], count: 1 });
+    assert.deepEqual(facts[2], { path: weights, resolved: weights, kind: 'file', bytes: 2048 });
+    assert.equal(facts[3].kind, 'missing');
+    assert.ok(!existsSync(marker) && !existsSync(path.join('/', 'injected')), 'the path ran nothing');
 
-  const again = await cache.get('ssh:loopback', [weights, data], ask);
-  assert.deepEqual(again, [facts[2], facts[0]]);
-  assert.equal(c.spawns(), 1, 'answered from the cache: no new ssh process');
+    const again = await cache.get('ssh:loopback', [weights, data], ask);
+    assert.deepEqual(again, [facts[2], facts[0]]);
+    assert.equal(c.spawns(), 1, 'answered from the cache: no new ssh process');
 
-  await cache.get('ssh:loopback', [data, path.join(tmp, 'new')], ask);
-  assert.equal(c.spawns(), 2, 'only the new path is asked about');
-});
+    await cache.get('ssh:loopback', [data, path.join(tmp, 'new')], ask);
+    assert.equal(c.spawns(), 2, 'only the new path is asked about');
+  },
+);
 
-test('probe over ssh to a port where nothing listens: an error naming ssh, and one attempt for several questions', { timeout: 120_000 }, async () => {
-  const port = await freePort();
-  const down = counting(sshTarget({ ...sshd.destination, port }, { python: PYTHON, runnerDir: RUNNER_DIR }, { controlDir: sshd.controlDir }));
-  const cache = new PathCache();
-  const ask = (todo: string[]) => probePaths(down.target, todo, { timeoutMs: 60_000 });
-  await assert.rejects(cache.get('ssh:down', ['/a'], ask), (e: Error) => /ssh|connect|refused/i.test(e.message));
-  await assert.rejects(cache.get('ssh:down', ['/b'], ask));
-  assert.equal(down.spawns(), 1);
-});
+test(
+  'probe over ssh to a port where nothing listens: an error naming ssh, and one attempt for several questions',
+  { timeout: 120_000 },
+  async () => {
+    const port = await freePort();
+    const down = counting(
+      sshTarget(
+        { ...sshd.destination, port },
+        { python: PYTHON, runnerDir: RUNNER_DIR },
+        { controlDir: sshd.controlDir },
+      ),
+    );
+    const cache = new PathCache();
+    const ask = (todo: string[]) => probePaths(down.target, todo, { timeoutMs: 60_000 });
+    await assert.rejects(cache.get('ssh:down', ['/a'], ask), (e: Error) => /ssh|connect|refused/i.test(e.message));
+    await assert.rejects(cache.get('ssh:down', ['/b'], ask));
+    assert.equal(down.spawns(), 1);
+  },
+);

@@ -7,7 +7,17 @@ import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { launchRun } from '../../src/core/targets/runnerCli';
 import { sshTarget, type SshTarget } from '../../src/core/targets/target';
-import { assertNoAttachLeft, followCleanAndKilled, makeData, PYTHON, requirePython, RUNNER_DIR, runStarted, waitForExit, writeSpec } from './realRun';
+import {
+  assertNoAttachLeft,
+  followCleanAndKilled,
+  makeData,
+  PYTHON,
+  requirePython,
+  RUNNER_DIR,
+  runStarted,
+  waitForExit,
+  writeSpec,
+} from './realRun';
 import { startSshd, type Sshd } from './sshd';
 
 let tmp: string;
@@ -23,7 +33,11 @@ before(async () => {
   tmp = mkdtempSync(path.join(tmpdir(), 'aft-it-ssh-'));
   sshd = await startSshd();
   // The "remote" runner is this checkout's, reached through sshd like a deployed one would be.
-  target = sshTarget(sshd.destination, { python: PYTHON, runnerDir: RUNNER_DIR, setup: ['cd /'] }, { controlDir: sshd.controlDir });
+  target = sshTarget(
+    sshd.destination,
+    { python: PYTHON, runnerDir: RUNNER_DIR, setup: ['cd /'] },
+    { controlDir: sshd.controlDir },
+  );
 });
 after(async () => {
   await target?.closeShared();
@@ -31,30 +45,35 @@ after(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-test('a real run over ssh: odd paths arrive unchanged, nothing runs, kills of ssh lose nothing', { timeout: 180_000 }, async (t) => {
-  const base = path.join(tmp, nasty);
-  mkdirSync(base);
-  const data = path.join(base, 'data');
-  const train = await makeData(target, data);
-  assert.equal(train, data, 'make-demo-data got the path unchanged');
-  const spec = path.join(base, 'spec.json');
-  writeSpec(spec, train);
+test(
+  'a real run over ssh: odd paths arrive unchanged, nothing runs, kills of ssh lose nothing',
+  { timeout: 180_000 },
+  async (t) => {
+    const base = path.join(tmp, nasty);
+    mkdirSync(base);
+    const data = path.join(base, 'data');
+    const train = await makeData(target, data);
+    assert.equal(train, data, 'make-demo-data got the path unchanged');
+    const spec = path.join(base, 'spec.json');
+    writeSpec(spec, train);
 
-  const run = await launchRun(target, spec, path.join(base, 'runs'));
-  assert.equal(path.dirname(run.run_dir), path.join(base, 'runs'));
-  try {
-    const clean = await followCleanAndKilled(target, run.run_dir, (m) => t.diagnostic(m));
+    const run = await launchRun(target, spec, path.join(base, 'runs'));
+    assert.equal(path.dirname(run.run_dir), path.join(base, 'runs'));
+    try {
+      const clean = await followCleanAndKilled(target, run.run_dir, (m) => t.diagnostic(m));
 
-    const spec0 = runStarted(clean.events).spec as { data: { train: string } };
-    assert.equal(spec0.data.train, data, 'run_started.spec.data.train is the path as written');
-  } finally {
-    await waitForExit(run.pid);
-  }
-  await assertNoAttachLeft(run.run_dir);
+      const spec0 = runStarted(clean.events).spec as { data: { train: string } };
+      assert.equal(spec0.data.train, data, 'run_started.spec.data.train is the path as written');
+    } finally {
+      await waitForExit(run.pid);
+    }
+    await assertNoAttachLeft(run.run_dir);
 
-  // `cd /` ran first, so a marker could land in /, the login home, here, or next to the data.
-  for (const dir of ['/', userInfo().homedir, process.cwd(), tmp, base, path.join(base, 'runs')]) {
-    for (const m of markers) assert.equal(existsSync(path.join(dir, m)), false, `${path.join(dir, m)} exists: the shell ran it`);
-  }
-  assert.deepEqual(readdirSync(tmp), [nasty], 'nothing else was created next to the data');
-});
+    // `cd /` ran first, so a marker could land in /, the login home, here, or next to the data.
+    for (const dir of ['/', userInfo().homedir, process.cwd(), tmp, base, path.join(base, 'runs')]) {
+      for (const m of markers)
+        assert.equal(existsSync(path.join(dir, m)), false, `${path.join(dir, m)} exists: the shell ran it`);
+    }
+    assert.deepEqual(readdirSync(tmp), [nasty], 'nothing else was created next to the data');
+  },
+);

@@ -24,10 +24,13 @@ export interface Sshd {
 
 export async function startSshd(): Promise<Sshd> {
   if (!existsSync(SSHD)) {
-    throw new Error(`${SSHD} is missing: install Debian's openssh-server (apt-get install openssh-server); .ci/run does this`);
+    throw new Error(
+      `${SSHD} is missing: install Debian's openssh-server (apt-get install openssh-server); .ci/run does this`,
+    );
   }
   const dir = mkdtempSync(path.join(tmpdir(), 'aft-sshd-'));
-  const keygen = (file: string) => execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'aft-test', '-f', file]);
+  const keygen = (file: string) =>
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'aft-test', '-f', file]);
   keygen(path.join(dir, 'host_key'));
   keygen(path.join(dir, 'user_key'));
   writeFileSync(path.join(dir, 'authorized_keys'), readFileSync(path.join(dir, 'user_key.pub')));
@@ -79,7 +82,11 @@ export async function startSshd(): Promise<Sshd> {
     async stop() {
       // The shared master (ControlPersist) would otherwise outlive the test by 10 minutes.
       await new Promise<void>((resolve) => {
-        const c = spawn('ssh', ['-F', '/dev/null', '-o', `ControlPath=${controlDir}/%C`, '-p', String(port), '-O', 'exit', '127.0.0.1'], { stdio: 'ignore' });
+        const c = spawn(
+          'ssh',
+          ['-F', '/dev/null', '-o', `ControlPath=${controlDir}/%C`, '-p', String(port), '-O', 'exit', '127.0.0.1'],
+          { stdio: 'ignore' },
+        );
         c.on('error', () => resolve());
         c.on('close', () => resolve());
       });
@@ -101,7 +108,6 @@ async function waitForPort(port: number, child: ChildProcess, log: () => string,
     await sleep(25);
   }
 }
-
 
 async function stopProcess(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;

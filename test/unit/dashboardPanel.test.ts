@@ -5,7 +5,16 @@
 // compare, reveal instead of a second panel, and restore after a reload.
 // Needs the project's .venv (npm test makes it).
 import assert from 'node:assert/strict';
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import Module from 'node:module';
 import { hostname, tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -92,7 +101,10 @@ const vscodeForTest = {
     },
     showSaveDialog: async () => saveAnswer,
   },
-  workspace: { ...fake.workspace, fs: { writeFile: async (u: { fsPath: string }, bytes: Uint8Array) => writeFileSync(u.fsPath, bytes) } },
+  workspace: {
+    ...fake.workspace,
+    fs: { writeFile: async (u: { fsPath: string }, bytes: Uint8Array) => writeFileSync(u.fsPath, bytes) },
+  },
 };
 const mod = Module as unknown as { _load: (request: string, ...rest: unknown[]) => unknown };
 const load = mod._load;
@@ -118,7 +130,18 @@ function makeRun(id: string, name: string, state: string, events: string): strin
   const dir = path.join(runsRoot, id);
   mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(dir, 'spec.json'), JSON.stringify({ name, model: { backbone: 'resnet18' } }));
-  writeFileSync(path.join(dir, 'status.json'), JSON.stringify({ run_id: id, state, pid: process.pid, host: hostname(), started_at: 100, ended_at: null, exit_code: null }));
+  writeFileSync(
+    path.join(dir, 'status.json'),
+    JSON.stringify({
+      run_id: id,
+      state,
+      pid: process.pid,
+      host: hostname(),
+      started_at: 100,
+      ended_at: null,
+      exit_code: null,
+    }),
+  );
   if (events.endsWith('.jsonl')) copyFileSync(events, path.join(dir, 'events.jsonl'));
   else writeFileSync(path.join(dir, 'events.jsonl'), events);
   return dir;
@@ -160,21 +183,32 @@ test('Open Dashboard: a locked-down HTML shell, then the run history as a snapsh
   assert.equal(p.title, 'Dashboard: burst');
   assert.equal(p.createOptions.retainContextWhenHidden, false);
   assert.equal(p.webview.options.enableScripts, true);
-  assert.deepEqual(p.webview.options.localResourceRoots?.map((u) => path.relative(root, u.fsPath)), [path.join('dist', 'webview'), 'media']);
+  assert.deepEqual(
+    p.webview.options.localResourceRoots?.map((u) => path.relative(root, u.fsPath)),
+    [path.join('dist', 'webview'), 'media'],
+  );
   const html = p.webview.html;
   const csp = /http-equiv="Content-Security-Policy" content="([^"]+)"/.exec(html)?.[1] ?? '';
   assert.match(csp, /^default-src 'none'; /);
   const nonce = /script-src 'nonce-([^']+)'/.exec(csp)?.[1];
   assert.ok(nonce && nonce.length >= 16, csp);
   assert.ok(!/unsafe-inline|unsafe-eval|\*/.test(csp), csp);
-  assert.match(html, new RegExp(`<script nonce="${nonce!.replace(/[+/]/g, '\\$&')}" src="vscode-webview://fake[^"]*/dist/webview/dashboard\\.js"></script>`));
+  assert.match(
+    html,
+    new RegExp(
+      `<script nonce="${nonce!.replace(/[+/]/g, '\\$&')}" src="vscode-webview://fake[^"]*/dist/webview/dashboard\\.js"></script>`,
+    ),
+  );
   assert.match(html, /<div id="app"><\/div>/);
   assert.equal((html.match(/<script/g) ?? []).length, 1, 'the bundle is the only script');
 
   assert.equal(p.posted.length, 0, 'nothing before the UI says ready');
   p.send({ type: 'ready', width: 700 });
   await waitFor('all 36 steps in the UI', () => p.rows().length === 36);
-  assert.deepEqual(p.rows(), Array.from({ length: 36 }, (_, i) => i + 1));
+  assert.deepEqual(
+    p.rows(),
+    Array.from({ length: 36 }, (_, i) => i + 1),
+  );
   const snap = p.lastSnapshot()!;
   assert.equal(snap.mode, 'single');
   assert.match(snap.restore ?? '', /^[0-9a-f]{24}$/);
@@ -197,7 +231,9 @@ test('the UI is untrusted: bad messages are refused and logged; export goes thro
   p.send({ type: 'openFile', path: '/etc/passwd' });
   p.send({ type: 'zoom', min: 'a', max: 3, width: 500 });
   assert.equal(p.posted.length, before, JSON.stringify(p.posted.slice(before)).slice(0, 500));
-  assert.ok(fake.recorded.log.some((l) => l.includes('refused a message from the webview: unknown message type "openFile"')));
+  assert.ok(
+    fake.recorded.log.some((l) => l.includes('refused a message from the webview: unknown message type "openFile"')),
+  );
   assert.ok(fake.recorded.log.some((l) => l.includes('zoom.min: must be a finite number or null')));
 
   const out = path.join(tmp, 'loss.csv');
@@ -207,7 +243,12 @@ test('the UI is untrusted: bad messages are refused and logged; export goes thro
   assert.equal(readFileSync(out, 'utf8'), 'step,loss\n1,1.5\n');
   const png = path.join(tmp, 'chart.png');
   saveAnswer = { fsPath: png };
-  p.send({ type: 'export', format: 'png', suggestedName: 'chart.png', data: `data:image/png;base64,${Buffer.from('\x89PNG fake', 'latin1').toString('base64')}` });
+  p.send({
+    type: 'export',
+    format: 'png',
+    suggestedName: 'chart.png',
+    data: `data:image/png;base64,${Buffer.from('\x89PNG fake', 'latin1').toString('base64')}`,
+  });
   await waitFor('the PNG file', () => existsSync(png));
   assert.equal(readFileSync(png, 'latin1'), '\x89PNG fake');
 });
@@ -219,17 +260,26 @@ test('a live run: history first, then rows from the Run Monitor stream; a hidden
   const p = panels.at(-1)!;
   p.send({ type: 'ready', width: 700 });
   const initial = await waitFor('the live run history', () => (p.rows().length >= 12 ? p.rows() : undefined));
-  assert.deepEqual(initial, Array.from({ length: initial.length }, (_, i) => i + 1));
+  assert.deepEqual(
+    initial,
+    Array.from({ length: initial.length }, (_, i) => i + 1),
+  );
   const lines = readFileSync(fixture('amp-startup-burst'), 'utf8').split('\n').filter(Boolean);
   appendFileSync(dir + '/events.jsonl', lines.slice(20, 30).join('\n') + '\n');
   await waitFor('new live rows', () => p.rows().length > initial.length);
   const rows = p.rows();
-  assert.deepEqual(rows, Array.from({ length: rows.length }, (_, i) => i + 1), 'no row twice, none missing');
+  assert.deepEqual(
+    rows,
+    Array.from({ length: rows.length }, (_, i) => i + 1),
+    'no row twice, none missing',
+  );
 
   p.setVisible(false);
   const n = p.posted.length;
   appendFileSync(dir + '/events.jsonl', lines.slice(30).join('\n') + '\n');
-  await waitFor('the monitor to see the end', () => fake.recorded.messages.some((m) => m.text.includes('"live" completed')));
+  await waitFor('the monitor to see the end', () =>
+    fake.recorded.messages.some((m) => m.text.includes('"live" completed')),
+  );
   assert.equal(p.posted.length, n, 'nothing posted to a hidden panel');
   // shown again: the webview was destroyed while hidden; it loads again and says ready
   p.setVisible(true);
@@ -237,7 +287,10 @@ test('a live run: history first, then rows from the Run Monitor stream; a hidden
   p.send({ type: 'ready', width: 700 });
   assert.equal(p.posted[n]?.type, 'snapshot', 'then a snapshot first');
   await waitFor('every step after the show', () => p.rows().length === 36);
-  assert.deepEqual(p.rows(), Array.from({ length: 36 }, (_, i) => i + 1));
+  assert.deepEqual(
+    p.rows(),
+    Array.from({ length: 36 }, (_, i) => i + 1),
+  );
 });
 
 test('Compare Runs with two selected runs: one compare panel with both', async () => {
@@ -250,7 +303,10 @@ test('Compare Runs with two selected runs: one compare panel with both', async (
   await waitFor('both runs', () => p.rows('r0').length === 36 && p.rows('r1').length === 6);
   const snap = p.lastSnapshot()!;
   assert.equal(snap.mode, 'compare');
-  assert.deepEqual(snap.runs.map((r) => r.header.name), ['burst', 'nan']);
+  assert.deepEqual(
+    snap.runs.map((r) => r.header.name),
+    ['burst', 'nan'],
+  );
 });
 
 test('after a reload the serializer reopens dashboards on the same runs (by token, or by title); unknown panels close', async () => {

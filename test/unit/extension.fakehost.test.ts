@@ -3,7 +3,16 @@
 // to the live one and streams it to its end (status bar, completion notice), and Delete Run
 // removes a finished run's directory through the target. Needs the project's .venv (npm test makes it).
 import assert from 'node:assert/strict';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import Module from 'node:module';
 import { hostname, tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -14,7 +23,8 @@ import * as fake from './fixtures/fakeVscode';
 
 const root = path.join(__dirname, '..', '..');
 const python = path.join(root, '.venv', 'bin', 'python');
-const needVenv = () => assert.ok(existsSync(python), `${python} is missing: run bash scripts/setup-python.sh (npm test does)`);
+const needVenv = () =>
+  assert.ok(existsSync(python), `${python} is missing: run bash scripts/setup-python.sh (npm test does)`);
 
 // `require('vscode')` from the extension gets the stand-in.
 const mod = Module as unknown as { _load: (request: string, ...rest: unknown[]) => unknown };
@@ -23,17 +33,67 @@ mod._load = (request, ...rest) => (request === 'vscode' ? fake : load(request, .
 
 let tmp: string;
 let runsRoot: string;
-const ev = (seq: number, type: string, extra: object) => JSON.stringify({ v: 1, seq, t: 1000 + seq, type, ...extra }) + '\n';
-const started = (seq: number) => ev(seq, 'run_started', { run_id: 'x', spec: { train: { epochs: 2 } }, classes: ['a', 'b'], num_train: 8, num_val: 2, steps_per_epoch: 2, total_steps: 4, versions: {}, device: {} });
-const step = (seq: number, n: number) => ev(seq, 'step', { epoch: Math.ceil(n / 2), step: n, loss: 1 / n, lr: 0.01, loss_scale: 1024, overflow: false, step_ms: 10, img_per_s: 100 });
-const evalAt = (seq: number) => ev(seq, 'eval', { epoch: 2, step: 4, val_loss: 0.5, val_acc: 0.75, per_class_acc: [1, 0.5], confusion: [[1, 0], [1, 1]] });
-const finished = (seq: number) => ev(seq, 'run_finished', { status: 'completed', error: null, best: { file: 'c', epoch: 2, step: 4, metrics: { val_acc: 0.75 } }, final: { epoch: 2, step: 4, total_steps: 4, loss: 0.25 } });
+const ev = (seq: number, type: string, extra: object) =>
+  JSON.stringify({ v: 1, seq, t: 1000 + seq, type, ...extra }) + '\n';
+const started = (seq: number) =>
+  ev(seq, 'run_started', {
+    run_id: 'x',
+    spec: { train: { epochs: 2 } },
+    classes: ['a', 'b'],
+    num_train: 8,
+    num_val: 2,
+    steps_per_epoch: 2,
+    total_steps: 4,
+    versions: {},
+    device: {},
+  });
+const step = (seq: number, n: number) =>
+  ev(seq, 'step', {
+    epoch: Math.ceil(n / 2),
+    step: n,
+    loss: 1 / n,
+    lr: 0.01,
+    loss_scale: 1024,
+    overflow: false,
+    step_ms: 10,
+    img_per_s: 100,
+  });
+const evalAt = (seq: number) =>
+  ev(seq, 'eval', {
+    epoch: 2,
+    step: 4,
+    val_loss: 0.5,
+    val_acc: 0.75,
+    per_class_acc: [1, 0.5],
+    confusion: [
+      [1, 0],
+      [1, 1],
+    ],
+  });
+const finished = (seq: number) =>
+  ev(seq, 'run_finished', {
+    status: 'completed',
+    error: null,
+    best: { file: 'c', epoch: 2, step: 4, metrics: { val_acc: 0.75 } },
+    final: { epoch: 2, step: 4, total_steps: 4, loss: 0.25 },
+  });
 
 function makeRun(id: string, name: string, state: string, startedAt: number, events: string): string {
   const dir = path.join(runsRoot, id);
   mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(dir, 'spec.json'), JSON.stringify({ name, model: { backbone: 'resnet18' } }));
-  writeFileSync(path.join(dir, 'status.json'), JSON.stringify({ run_id: id, state, pid: process.pid, host: hostname(), started_at: startedAt, ended_at: null, exit_code: null }));
+  writeFileSync(
+    path.join(dir, 'status.json'),
+    JSON.stringify({
+      run_id: id,
+      state,
+      pid: process.pid,
+      host: hostname(),
+      started_at: startedAt,
+      ended_at: null,
+      exit_code: null,
+    }),
+  );
   writeFileSync(path.join(dir, 'events.jsonl'), events);
   return dir;
 }
@@ -76,9 +136,16 @@ test('activation: commands, views, targets; runs listed; the live run streams to
   const [group] = runs.getChildren();
   assert.equal(runs.getTreeItem(group).label, 'This machine');
   const items = () => (runs.getChildren(group) as unknown[]).map((n) => runs.getTreeItem(n));
-  assert.deepEqual(items().map((i) => i.label), ['live', 'old']);
-  for (let i = 0; i < 100 && !fake.recorded.statusBar.some((s) => s.visible && /step|2\/4/.test(s.text)); i++) await sleep(50);
-  assert.ok(fake.recorded.statusBar.some((s) => s.visible && s.text.includes('live')), JSON.stringify(fake.recorded.statusBar));
+  assert.deepEqual(
+    items().map((i) => i.label),
+    ['live', 'old'],
+  );
+  for (let i = 0; i < 100 && !fake.recorded.statusBar.some((s) => s.visible && /step|2\/4/.test(s.text)); i++)
+    await sleep(50);
+  assert.ok(
+    fake.recorded.statusBar.some((s) => s.visible && s.text.includes('live')),
+    JSON.stringify(fake.recorded.statusBar),
+  );
   assert.equal(items()[0].contextValue, 'run.running.live');
   assert.equal(items()[1].contextValue, 'run.completed.done');
 
@@ -96,7 +163,10 @@ test('activation: commands, views, targets; runs listed; the live run streams to
   fake.answers.set('Delete run "old"', 'Delete');
   await fake.commands.executeCommand('ascend.deleteRun', { targetId: 'local', runId: '20261202-100000-old-aaaa' });
   assert.ok(!existsSync(doneDir));
-  assert.deepEqual(items().map((i) => i.label), ['live']);
+  assert.deepEqual(
+    items().map((i) => i.label),
+    ['live'],
+  );
   assert.ok(existsSync(liveDir));
   assert.ok(!fake.recorded.messages.some((m) => m.severity === 'error'), JSON.stringify(fake.recorded.messages));
   assert.ok(readFileSync(path.join(liveDir, 'events.jsonl'), 'utf8').includes('run_finished'));
@@ -112,8 +182,14 @@ test('the wizard: back navigation, recipe defaults, a folder browsed on the targ
     { pick: /^This machine$/ },
     // browse: type a path, go there, use it
     { type: data, pick: /^\$\(go-to-file\) Go to / },
-    { pick: /Use this folder/, check: (w) => assert.deepEqual(w.items.map((i) => i.label).slice(2), ['$(folder) cats', '$(folder) dogs']) },
-    { pick: /^resnet18$/, check: (w) => assert.equal(w.activeItems[0]?.label, 'resnet50', 'the recipe default is preselected') },
+    {
+      pick: /Use this folder/,
+      check: (w) => assert.deepEqual(w.items.map((i) => i.label).slice(2), ['$(folder) cats', '$(folder) dogs']),
+    },
+    {
+      pick: /^resnet18$/,
+      check: (w) => assert.equal(w.activeItems[0]?.label, 'resnet50', 'the recipe default is preselected'),
+    },
     { back: true }, // pretrained -> backbone again
     { pick: /^resnet34$/ },
     { pick: /None/ },
@@ -123,7 +199,13 @@ test('the wizard: back navigation, recipe defaults, a folder browsed on the targ
     { value: '4', check: (w) => assert.equal(w.value, '32') },
     { value: '0.005', check: (w) => assert.equal(w.value, '0.01') },
     // the data folder disappears before launch, so validate has a problem to show
-    { value: 'wiz test', check: (w) => { assert.equal(w.value, `${path.basename(data)}-resnet34`); rmSync(data, { recursive: true }); } },
+    {
+      value: 'wiz test',
+      check: (w) => {
+        assert.equal(w.value, `${path.basename(data)}-resnet34`);
+        rmSync(data, { recursive: true });
+      },
+    },
     { pick: /Launch on This machine/ },
     // 'Edit Choices' starts over with the same choices: the target is preselected; then dismiss
     { dismiss: true, check: (w) => assert.equal(w.activeItems[0]?.label, 'This machine') },
@@ -145,18 +227,28 @@ test('the wizard: back navigation, recipe defaults, a folder browsed on the targ
     checkpoint: { every_steps: 1000, keep_max: 5 },
     device: { ids: [0] },
   });
-  assert.deepEqual(fake.shownInputs.map((s) => s.step), [1, 2, 2, 3, 4, 3, 4, 5, 6, 7, 8, 9, 11, 12, 1]);
+  assert.deepEqual(
+    fake.shownInputs.map((s) => s.step),
+    [1, 2, 2, 3, 4, 3, 4, 5, 6, 7, 8, 9, 11, 12, 1],
+  );
 });
 
 test('a tasks.json task launches its spec; a bad spec ends the task with exit 2 and its problems', async () => {
   needVenv();
   const ws = path.join(tmp, 'ws');
   mkdirSync(ws);
-  writeFileSync(path.join(ws, 'bad.ascend.json'), JSON.stringify({ name: 'task run', data: { train: 'no such folder' }, train: { lr: 0 } }));
+  writeFileSync(
+    path.join(ws, 'bad.ascend.json'),
+    JSON.stringify({ name: 'task run', data: { train: 'no such folder' }, train: { lr: 0 } }),
+  );
   const provider = fake.recorded.taskProviders.get('ascend-finetune');
   assert.ok(provider);
   assert.equal(provider.resolveTask({ definition: { type: 'ascend-finetune' }, name: 'x' }), undefined);
-  const task = provider.resolveTask({ definition: { type: 'ascend-finetune', spec: 'bad.ascend.json' }, name: 'bad', scope: { uri: fake.Uri.file(ws) } });
+  const task = provider.resolveTask({
+    definition: { type: 'ascend-finetune', spec: 'bad.ascend.json' },
+    name: 'bad',
+    scope: { uri: fake.Uri.file(ws) },
+  });
   assert.ok(task);
   const term = await task.execution.callback({});
   let out = '';

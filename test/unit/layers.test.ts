@@ -36,18 +36,24 @@ test('webview code importing src/core, and src/core importing src/vscode, are li
     "import * as core from '../../src/core/dashboard/downsample';\nexport const c = core;\n",
     fileIn('webview/dashboard'),
   );
-  assert.ok(fromWebview.some((h) => h.startsWith('import-x/no-restricted-paths')), fromWebview.join('; '));
+  assert.ok(
+    fromWebview.some((h) => h.startsWith('import-x/no-restricted-paths')),
+    fromWebview.join('; '),
+  );
   const fromCore = await rulesHit(
     "import * as glue from '../../vscode/app';\nexport const g = glue;\n",
     fileIn('src/core/dashboard'),
   );
-  assert.ok(fromCore.some((h) => h.startsWith('import-x/no-restricted-paths')), fromCore.join('; '));
+  assert.ok(
+    fromCore.some((h) => h.startsWith('import-x/no-restricted-paths')),
+    fromCore.join('; '),
+  );
 });
 
 test('a promise left floating in extension code is a lint error', async () => {
-  const hits = await rulesHit(
-    'export function f(): void {\n  Promise.resolve(1);\n}\n',
-    fileIn('src/core/dashboard'),
+  const hits = await rulesHit('export function f(): void {\n  Promise.resolve(1);\n}\n', fileIn('src/core/dashboard'));
+  assert.ok(
+    hits.some((h) => h.startsWith('@typescript-eslint/no-floating-promises')),
+    hits.join('; '),
   );
-  assert.ok(hits.some((h) => h.startsWith('@typescript-eslint/no-floating-promises')), hits.join('; '));
 });

@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
@@ -129,7 +138,13 @@ test('the .vsix holds only the allow-listed files, all the runner, and stays und
     const outside = names.filter((n) => !ALLOWED.some((re) => re.test(n)));
     assert.deepEqual(outside, [], `files outside the allow-list in the .vsix:\n${outside.join('\n')}`);
 
-    for (const bundle of ['extension/dist/extension.js', 'extension/dist/cli.js', 'extension/dist/webview/dashboard.js', 'extension/dist/webview/dashboard.css', 'extension/dist/webview/checkpoints.js']) {
+    for (const bundle of [
+      'extension/dist/extension.js',
+      'extension/dist/cli.js',
+      'extension/dist/webview/dashboard.js',
+      'extension/dist/webview/dashboard.css',
+      'extension/dist/webview/checkpoints.js',
+    ]) {
       assert.ok(names.includes(bundle), `${bundle} missing`);
     }
     const expectedPy = runnerPyFiles(path.join(ROOT, 'runner', 'ascend_finetune'));
@@ -137,7 +152,15 @@ test('the .vsix holds only the allow-listed files, all the runner, and stays und
     const missing = expectedPy.filter((f) => !names.includes(`extension/runner/ascend_finetune/${f}`));
     assert.deepEqual(missing, [], 'runner files missing from the .vsix');
     // The spec language: its server bundle, the runner's schema (the runner validates with it), snippets, icon.
-    for (const f of ['extension/runner/pyproject.toml', 'extension/runner/requirements.txt', 'extension/package.json', 'extension/dist/server.js', 'extension/runner/ascend_finetune/spec.schema.json', 'extension/snippets/ascend-run.json', 'extension/media/ascend-run.svg']) {
+    for (const f of [
+      'extension/runner/pyproject.toml',
+      'extension/runner/requirements.txt',
+      'extension/package.json',
+      'extension/dist/server.js',
+      'extension/runner/ascend_finetune/spec.schema.json',
+      'extension/snippets/ascend-run.json',
+      'extension/media/ascend-run.svg',
+    ]) {
       assert.ok(names.includes(f), `${f} missing`);
     }
     // Production bundles: minified, no source-map reference.
@@ -153,6 +176,9 @@ test('the .vsix holds only the allow-listed files, all the runner, and stays und
 test('engines.vscode is the oldest version tested (code-server 4.99 ships VS Code 1.99)', () => {
   const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
   assert.equal(pkg.engines.vscode, '^1.99.0');
-  assert.ok(/^(\^|~)?1\.99\./.test(pkg.devDependencies['@types/vscode']), '@types/vscode must not be newer than engines');
+  assert.ok(
+    /^(\^|~)?1\.99\./.test(pkg.devDependencies['@types/vscode']),
+    '@types/vscode must not be newer than engines',
+  );
   assert.match(pkg.scripts.package, /vsce package --no-dependencies/);
 });

@@ -45,5 +45,8 @@ test('the defaults are the reference recipe, read from the schema', () => {
 test('without the source text a float cannot be told from an integer; with it, it can', () => {
   const spec = { data: { train: 'x', workers: 2 } };
   assert.deepEqual(checkSpec(spec), []);
-  assert.deepEqual(checkSpec(spec, { floatPaths: new Set(['data.workers']) }).map((p) => p.message), ['must be an integer, got 2.0']);
+  assert.deepEqual(
+    checkSpec(spec, { floatPaths: new Set(['data.workers']) }).map((p) => p.message),
+    ['must be an integer, got 2.0'],
+  );
 });

@@ -19,7 +19,13 @@ import {
   type PublishDiagnosticsParams,
   type TextEdit,
 } from 'vscode-languageserver/node';
-import { PROBE_REQUEST, SPEC_TARGETS_NOTIFICATION, type PathFact, type ProbeParams, type SpecTargets } from '../../src/shared/specProtocol';
+import {
+  PROBE_REQUEST,
+  SPEC_TARGETS_NOTIFICATION,
+  type PathFact,
+  type ProbeParams,
+  type SpecTargets,
+} from '../../src/shared/specProtocol';
 import { expectedOf } from '../spec-examples/expected';
 
 // The language server as the editor meets it: its bundle (built the way esbuild.mjs builds
@@ -40,7 +46,16 @@ const probes: ProbeParams[] = [];
 before(async () => {
   work = mkdtempSync(path.join(tmpdir(), 'spec-server-'));
   const outfile = path.join(work, 'server.js');
-  await esbuild.build({ entryPoints: [path.join(ROOT, 'src/server/server.ts')], bundle: true, platform: 'node', format: 'cjs', target: 'node20', mainFields: ['module', 'main'], outfile, logLevel: 'silent' });
+  await esbuild.build({
+    entryPoints: [path.join(ROOT, 'src/server/server.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    mainFields: ['module', 'main'],
+    outfile,
+    logLevel: 'silent',
+  });
   proc = spawn(process.execPath, [outfile, '--stdio'], { stdio: ['pipe', 'pipe', 'inherit'] });
   conn = createMessageConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
   conn.onNotification('textDocument/publishDiagnostics', (p: PublishDiagnosticsParams) => {
@@ -53,7 +68,11 @@ before(async () => {
     return answerProbe(p);
   });
   conn.listen();
-  await conn.sendRequest('initialize', { processId: process.pid, rootUri: null, capabilities: { workspace: { codeLens: { refreshSupport: true } } } });
+  await conn.sendRequest('initialize', {
+    processId: process.pid,
+    rootUri: null,
+    capabilities: { workspace: { codeLens: { refreshSupport: true } } },
+  });
   conn.sendNotification('initialized', {});
 });
 
@@ -88,9 +107,14 @@ async function open(uri: string, text: string, languageId = 'ascend-run'): Promi
 async function published_(uri: string, ok: (ds: Diagnostic[]) => boolean, version?: number): Promise<Diagnostic[]> {
   const deadline = Date.now() + 20_000;
   for (;;) {
-    const hit = (published.get(uri) ?? []).find((p) => (version === undefined || p.version === version) && ok(p.diagnostics));
+    const hit = (published.get(uri) ?? []).find(
+      (p) => (version === undefined || p.version === version) && ok(p.diagnostics),
+    );
     if (hit) return hit.diagnostics;
-    assert.ok(Date.now() < deadline, `no such diagnostics for ${uri}: ${JSON.stringify(published.get(uri)?.map((p) => p.diagnostics.map((d) => d.message)))}`);
+    assert.ok(
+      Date.now() < deadline,
+      `no such diagnostics for ${uri}: ${JSON.stringify(published.get(uri)?.map((p) => p.diagnostics.map((d) => d.message)))}`,
+    );
     assert.ok(alive(), 'the server is alive');
     await new Promise<void>((r) => {
       waiters.push(r);
@@ -115,25 +139,42 @@ function textAt(text: string, d: { range: Diagnostic['range'] }): string {
   const lines = text.split('\n');
   const { start, end } = d.range;
   if (start.line === end.line) return lines[start.line].slice(start.character, end.character);
-  return [lines[start.line].slice(start.character), ...lines.slice(start.line + 1, end.line), lines[end.line].slice(0, end.character)].join('\n');
+  return [
+    lines[start.line].slice(start.character),
+    ...lines.slice(start.line + 1, end.line),
+    lines[end.line].slice(0, end.character),
+  ].join('\n');
 }
 
 /** The position of the first `marker` in text, with the marker removed. */
 function cursor(textWithMarker: string, marker = '|'): { text: string; position: { line: number; character: number } } {
   const i = textWithMarker.indexOf(marker);
   const before = textWithMarker.slice(0, i).split('\n');
-  return { text: textWithMarker.slice(0, i) + textWithMarker.slice(i + 1), position: { line: before.length - 1, character: before[before.length - 1].length } };
+  return {
+    text: textWithMarker.slice(0, i) + textWithMarker.slice(i + 1),
+    position: { line: before.length - 1, character: before[before.length - 1].length },
+  };
 }
 
 function applyEdits(text: string, edits: TextEdit[]): string {
   const lines = text.split('\n');
-  const off = (p: { line: number; character: number }) => lines.slice(0, p.line).reduce((n, l) => n + l.length + 1, 0) + p.character;
-  return [...edits].sort((a, b) => off(b.range.start) - off(a.range.start)).reduce((t, e) => t.slice(0, off(e.range.start)) + e.newText + t.slice(off(e.range.end)), text);
+  const off = (p: { line: number; character: number }) =>
+    lines.slice(0, p.line).reduce((n, l) => n + l.length + 1, 0) + p.character;
+  return [...edits]
+    .sort((a, b) => off(b.range.start) - off(a.range.start))
+    .reduce((t, e) => t.slice(0, off(e.range.start)) + e.newText + t.slice(off(e.range.end)), text);
 }
 
 const files = readFileSync; // alias for readability below
 
-for (const file of ['typos.ascend.json', 'yaml-types.ascend.yaml', 'missing.ascend.json', 'nulls-and-numbers.ascend.json', 'paths.ascend.yaml', 'not-an-object.ascend.json']) {
+for (const file of [
+  'typos.ascend.json',
+  'yaml-types.ascend.yaml',
+  'missing.ascend.json',
+  'nulls-and-numbers.ascend.json',
+  'paths.ascend.yaml',
+  'not-an-object.ascend.json',
+]) {
   test(`diagnostics of ${file}: each expected problem, on its line, over its text`, async () => {
     const full = path.join(EXAMPLES, file);
     const text = files(full, 'utf8');
@@ -177,12 +218,20 @@ test('semantic checks on this machine: class folders, num_classes, O3 without sc
   const uri = uriOf(path.join(dir, 's.ascend.yaml'));
   const d1 = await open(uri, 'data:\n  train: data\nmodel:\n  num_classes: 5\n');
   const nc = d1.find((d) => d.code === 'model.num_classes');
-  assert.ok(nc && /num_classes is 5 but data.train has 3 class folders \(a, b, c\)/.test(msg(nc)) && nc.range.start.line === 3);
+  assert.ok(
+    nc && /num_classes is 5 but data.train has 3 class folders \(a, b, c\)/.test(msg(nc)) && nc.range.start.line === 3,
+  );
   const d2 = await open(uri, 'data:\n  train: one\n');
   assert.ok(d2.some((d) => /has 1 class folder \(only\)/.test(msg(d)) && d.range.start.line === 1));
-  const d3 = await open(uri, 'data:\n  train: data\n  batch_size: 30\namp:\n  level: O3\n  loss_scale: none\ndevice:\n  target: CPU\n  ids: [0, 1, 2, 3]\n');
+  const d3 = await open(
+    uri,
+    'data:\n  train: data\n  batch_size: 30\namp:\n  level: O3\n  loss_scale: none\ndevice:\n  target: CPU\n  ids: [0, 1, 2, 3]\n',
+  );
   const o3 = d3.find((d) => /O3 without loss scaling/.test(msg(d)));
-  assert.ok(o3 && o3.severity === 2 && /BatchNorm and the loss/.test(msg(o3)) && o3.range.start.line === 5, 'a warning with why, on loss_scale');
+  assert.ok(
+    o3 && o3.severity === 2 && /BatchNorm and the loss/.test(msg(o3)) && o3.range.start.line === 5,
+    'a warning with why, on loss_scale',
+  );
   assert.ok(d3.some((d) => /does not divide over 4 NPUs/.test(msg(d)) && d.range.start.line === 2));
   const d4 = await open(uri, 'data:\n  train: data\namp:\n  level: auto\ndevice:\n  target: CPU\n');
   assert.ok(d4.some((d) => /auto on CPU/.test(msg(d)) && d.range.start.line === 3));
@@ -200,7 +249,8 @@ async function completions(file: string, textWithMarker: string): Promise<{ item
   const { text, position } = cursor(textWithMarker);
   const uri = uriOf(file);
   await open(uri, text);
-  const res = (await conn.sendRequest('textDocument/completion', { textDocument: { uri }, position })) as CompletionItem[] | { items: CompletionItem[] };
+  const res = (await conn.sendRequest('textDocument/completion', { textDocument: { uri }, position })) as
+    CompletionItem[] | { items: CompletionItem[] };
   return { items: Array.isArray(res) ? res : res.items, text };
 }
 
@@ -219,36 +269,67 @@ test('completion: keys of a section, enum values with docs, folders and checkpoi
   assert.match(JSON.stringify(freeze.documentation), /default `\\"backbone\\"`/);
 
   const root = await completions(yamlFile, 'name: x\n|\n');
-  assert.ok(['data', 'model', 'train', 'amp', 'sink', 'checkpoint', 'device'].every((k) => root.items.some((i) => i.label === k)));
+  assert.ok(
+    ['data', 'model', 'train', 'amp', 'sink', 'checkpoint', 'device'].every((k) =>
+      root.items.some((i) => i.label === k),
+    ),
+  );
   assert.ok(!root.items.some((i) => i.label === 'name'), 'name is already there');
 
   const amp = await completions(yamlFile, 'amp:\n  level: |\n');
-  assert.deepEqual(amp.items.map((i) => i.label), ['O0', 'O1', 'O2', 'O3', 'auto']);
+  assert.deepEqual(
+    amp.items.map((i) => i.label),
+    ['O0', 'O1', 'O2', 'O3', 'auto'],
+  );
   const o2 = amp.items.find((i) => i.label === 'O2')!;
   assert.equal(o2.preselect, true, 'the default is preselected');
   assert.match(JSON.stringify(o2.documentation), /BatchNorm/);
 
-  for (const [field, want] of [['backbone', 'resnet101'], ['freeze', 'up_to:layer3']] as const) {
+  for (const [field, want] of [
+    ['backbone', 'resnet101'],
+    ['freeze', 'up_to:layer3'],
+  ] as const) {
     const r = await completions(yamlFile, `model:\n  ${field}: |\n`);
-    assert.ok(r.items.some((i) => i.label === want), `${field}: ${want}`);
+    assert.ok(
+      r.items.some((i) => i.label === want),
+      `${field}: ${want}`,
+    );
   }
   const opt = await completions(yamlFile, 'train:\n  optimizer: |\n  lr_schedule: cosine\n');
-  assert.deepEqual(opt.items.map((i) => i.label), ['momentum', 'sgd', 'adamw']);
+  assert.deepEqual(
+    opt.items.map((i) => i.label),
+    ['momentum', 'sgd', 'adamw'],
+  );
   const sched = await completions(yamlFile, 'train:\n  lr_schedule: c|\n');
-  assert.deepEqual(sched.items.map((i) => i.label), ['constant', 'cosine', 'step']);
+  assert.deepEqual(
+    sched.items.map((i) => i.label),
+    ['constant', 'cosine', 'step'],
+  );
   // The edit replaces what was typed.
   const cosine = sched.items.find((i) => i.label === 'cosine')!;
   assert.equal(applyEdits(sched.text, [cosine.textEdit as TextEdit]), 'train:\n  lr_schedule: cosine\n');
 
   const folders = await completions(yamlFile, 'data:\n  train: images/|\n');
-  assert.deepEqual(folders.items.map((i) => i.label), ['images/train']);
+  assert.deepEqual(
+    folders.items.map((i) => i.label),
+    ['images/train'],
+  );
   const ckpt = await completions(yamlFile, 'model:\n  pretrained: weights/|\n');
-  assert.deepEqual(ckpt.items.map((i) => i.label), ['weights/resnet50.ckpt', 'null'], 'checkpoints only, not notes.txt');
+  assert.deepEqual(
+    ckpt.items.map((i) => i.label),
+    ['weights/resnet50.ckpt', 'null'],
+    'checkpoints only, not notes.txt',
+  );
 
   // JSON: keys in quotes, values replace the string being typed.
   const jsonFile = path.join(dir, 'c.ascend.json');
   const jkeys = await completions(jsonFile, '{"amp": {"level": "O2", |}}');
-  assert.deepEqual(jkeys.items.map((i) => i.label).sort(), ['init_scale', 'loss_scale', 'scale_factor', 'scale_window']);
+  assert.deepEqual(jkeys.items.map((i) => i.label).sort(), [
+    'init_scale',
+    'loss_scale',
+    'scale_factor',
+    'scale_window',
+  ]);
   const jval = await completions(jsonFile, '{"amp": {"loss_scale": "dy|"}}');
   const dyn = jval.items.find((i) => i.label === 'dynamic')!;
   assert.equal(applyEdits(jval.text, [dyn.textEdit as TextEdit]), '{"amp": {"loss_scale": "dynamic"}}');
@@ -267,7 +348,10 @@ test('hover: what a field does, its default and what the chosen value does', asy
   assert.equal(h.range?.start.line, 1);
   const onValue = cursor('model:\n  freeze: backb|one\n');
   await open(uri, onValue.text);
-  const h2 = (await conn.sendRequest('textDocument/hover', { textDocument: { uri }, position: onValue.position })) as Hover;
+  const h2 = (await conn.sendRequest('textDocument/hover', {
+    textDocument: { uri },
+    position: onValue.position,
+  })) as Hover;
   assert.match((h2.contents as { value: string }).value, /only the new head trains/);
 });
 
@@ -275,7 +359,11 @@ async function fixes(uri: string, text: string, line: number): Promise<CodeActio
   const diags = await open(uri, text);
   const at = diags.filter((d) => d.range.start.line === line);
   assert.ok(at.length, `a diagnostic on line ${line}`);
-  return (await conn.sendRequest('textDocument/codeAction', { textDocument: { uri }, range: at[0].range, context: { diagnostics: at } })) as CodeAction[];
+  return (await conn.sendRequest('textDocument/codeAction', {
+    textDocument: { uri },
+    range: at[0].range,
+    context: { diagnostics: at },
+  })) as CodeAction[];
 }
 
 test('quick fixes: rename an unknown key, change an enum value, clamp an out-of-range value, default for a null', async () => {
@@ -289,12 +377,24 @@ test('quick fixes: rename an unknown key, change an enum value, clamp an out-of-
   assert.equal(applyEdits(`${base}amp:\n  level: O4\n`, enumFix[0].edit!.changes![uri]), `${base}amp:\n  level: O3\n`);
 
   const range = await fixes(uri, `${base}train:\n  momentum: 3\n`, 3);
-  assert.deepEqual(range.map((a) => a.title), ['Set to the maximum, 1', 'Set to the default, 0.9']);
-  assert.equal(applyEdits(`${base}train:\n  momentum: 3\n`, range[1].edit!.changes![uri]), `${base}train:\n  momentum: 0.9\n`);
+  assert.deepEqual(
+    range.map((a) => a.title),
+    ['Set to the maximum, 1', 'Set to the default, 0.9'],
+  );
+  assert.equal(
+    applyEdits(`${base}train:\n  momentum: 3\n`, range[1].edit!.changes![uri]),
+    `${base}train:\n  momentum: 0.9\n`,
+  );
 
   const nullFix = await fixes(uri, `${base}amp:\n  level: null\n`, 3);
-  assert.deepEqual(nullFix.map((a) => a.title), ['Set to the default, "O2"']);
-  assert.equal(applyEdits(`${base}amp:\n  level: null\n`, nullFix[0].edit!.changes![uri]), `${base}amp:\n  level: O2\n`);
+  assert.deepEqual(
+    nullFix.map((a) => a.title),
+    ['Set to the default, "O2"'],
+  );
+  assert.equal(
+    applyEdits(`${base}amp:\n  level: null\n`, nullFix[0].edit!.changes![uri]),
+    `${base}amp:\n  level: O2\n`,
+  );
 
   const juri = uriOf(path.join(work, 'q.ascend.json'));
   const jtext = '{"data": {"train": "x"},\n "modle": {}}';
@@ -307,7 +407,10 @@ test('frozen layers without pretrained weights: a warning once the spec validate
   const text = 'data:\n  train: x\nmodel:\n  backbone: resnet18\n  freeze: up_to:layer2\n';
   const diags = await open(uri, text);
   const w = diags.find((d) => d.code === 'frozen_random_backbone');
-  assert.ok(w && w.severity === 2 && w.range.start.line === 4 && /random initial weights/.test(msg(w)), JSON.stringify(diags));
+  assert.ok(
+    w && w.severity === 2 && w.range.start.line === 4 && /random initial weights/.test(msg(w)),
+    JSON.stringify(diags),
+  );
   const acts = await fixes(uri, text, 4);
   assert.equal(applyEdits(text, acts[0].edit!.changes![uri]), text.replace('up_to:layer2', '"none"'));
   // The default freeze (backbone) with no model.freeze written: the warning sits on `model`, no fix.
@@ -315,7 +418,11 @@ test('frozen layers without pretrained weights: a warning once the spec validate
   const d = dflt.find((x) => x.code === 'frozen_random_backbone');
   assert.ok(d && d.range.start.line === 2 && /\(the default\)/.test(msg(d)) && d.data === undefined);
   // With weights, or nothing frozen, or a spec that still has errors: no warning.
-  for (const ok of ['data:\n  train: x\nmodel:\n  pretrained: w.ckpt\n', 'data:\n  train: x\nmodel:\n  freeze: none\n', 'data:\n  train: x\n  batchsize: 8\nmodel:\n  backbone: resnet18\n']) {
+  for (const ok of [
+    'data:\n  train: x\nmodel:\n  pretrained: w.ckpt\n',
+    'data:\n  train: x\nmodel:\n  freeze: none\n',
+    'data:\n  train: x\n  batchsize: 8\nmodel:\n  backbone: resnet18\n',
+  ]) {
     assert.ok(!(await open(uri, ok)).some((x) => x.code === 'frozen_random_backbone'), ok);
   }
   close(uri);
@@ -324,9 +431,13 @@ test('frozen layers without pretrained weights: a warning once the spec validate
 test('code lenses: Start fine-tune always; Open last run once a run of this spec exists', async () => {
   const uri = uriOf(path.join(work, 'l.ascend.yaml'));
   await open(uri, 'name: flowers\ndata:\n  train: x\n');
-  const lenses = async () => ((await conn.sendRequest('textDocument/codeLens', { textDocument: { uri } })) as CodeLens[]).map((l) => l.command!);
+  const lenses = async () =>
+    ((await conn.sendRequest('textDocument/codeLens', { textDocument: { uri } })) as CodeLens[]).map((l) => l.command!);
   const first = await lenses();
-  assert.deepEqual(first.map((c) => c.command), ['ascend.startSpecFile', 'ascend.startSpecFile']);
+  assert.deepEqual(
+    first.map((c) => c.command),
+    ['ascend.startSpecFile', 'ascend.startSpecFile'],
+  );
   assert.match(first[0].title, /Start fine-tune/);
   assert.deepEqual(first[1].arguments, [uri, { pickTarget: true }]);
   conn.sendNotification('ascend/runs', [
@@ -344,23 +455,49 @@ test('code lenses: Start fine-tune always; Open last run once a run of this spec
 
 test('bad input: 5 MB, binary garbage, deep nesting, billion laughs: a diagnostic each, and the server lives', async () => {
   const lol = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
-  for (let i = 1; i < 10; i++) lol.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill(`*${String.fromCharCode(96 + i)}`).join(',')}]`);
+  for (let i = 1; i < 10; i++)
+    lol.push(
+      `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9)
+        .fill(`*${String.fromCharCode(96 + i)}`)
+        .join(',')}]`,
+    );
   const cases: [string, string, RegExp][] = [
-    ['big.ascend.yaml', `name: x\ndata:\n  train: ${'a'.repeat(5 * 1024 * 1024)}\n`, /5\.0 MB: a run spec is a few hundred bytes/],
+    [
+      'big.ascend.yaml',
+      `name: x\ndata:\n  train: ${'a'.repeat(5 * 1024 * 1024)}\n`,
+      /5\.0 MB: a run spec is a few hundred bytes/,
+    ],
     ['big.ascend.json', `{"name": "${'a'.repeat(5 * 1024 * 1024)}"}`, /5\.0 MB/],
-    ['garbage.ascend.yaml', Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 256)).toString('latin1'), /not a text file/],
+    [
+      'garbage.ascend.yaml',
+      Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 256)).toString('latin1'),
+      /not a text file/,
+    ],
     ['nested.ascend.yaml', `${'['.repeat(5_000)}${']'.repeat(5_000)}`, /nested more than 32 levels/],
     ['nested.ascend.json', `${'{"a":'.repeat(2_500)}1${'}'.repeat(2_500)}`, /nested more than 32 levels/],
-    ['indent.ascend.yaml', Array.from({ length: 100 }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n'), /nested more than 32 levels/],
+    [
+      'indent.ascend.yaml',
+      Array.from({ length: 100 }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n'),
+      /nested more than 32 levels/,
+    ],
     ['laughs.ascend.yaml', `${lol.join('\n')}\n`, /resource exhaustion|alias/i],
   ];
   for (const [name, text, want] of cases) {
     const diags = await open(uriOf(path.join(work, name)), text);
-    assert.ok(diags.some((d) => want.test(msg(d))), `${name}: ${diags.map((d) => msg(d)).join(' | ')}`);
+    assert.ok(
+      diags.some((d) => want.test(msg(d))),
+      `${name}: ${diags.map((d) => msg(d)).join(' | ')}`,
+    );
     assert.ok(alive(), `${name}: the server is alive`);
   }
   // And it still answers normally afterwards.
-  assert.deepEqual(await open(uriOf(path.join(EXAMPLES, 'minimal.ascend.json')), files(path.join(EXAMPLES, 'minimal.ascend.json'), 'utf8')), []);
+  assert.deepEqual(
+    await open(
+      uriOf(path.join(EXAMPLES, 'minimal.ascend.json')),
+      files(path.join(EXAMPLES, 'minimal.ascend.json'), 'utf8'),
+    ),
+    [],
+  );
 });
 
 // --- Specs meant for an SSH target: checked through the extension's `probe`, never blocking. ---
@@ -368,17 +505,24 @@ test('bad input: 5 MB, binary garbage, deep nesting, billion laughs: a diagnosti
 const GPU_BOX = { id: 'ssh:gpu-box', label: 'gpu-box', kind: 'ssh' } as const;
 
 function setTargets(files: SpecTargets['files']): void {
-  conn.sendNotification(SPEC_TARGETS_NOTIFICATION, { default: { id: 'local', label: 'this machine', kind: 'local' }, files } satisfies SpecTargets);
+  conn.sendNotification(SPEC_TARGETS_NOTIFICATION, {
+    default: { id: 'local', label: 'this machine', kind: 'local' },
+    files,
+  } satisfies SpecTargets);
 }
 
 /** A pretend file system on the target, answered as the runner's `probe` would. */
-function remoteFs(entries: Record<string, { classes?: string[]; bytes?: number }>): (p: ProbeParams) => Promise<unknown> {
+function remoteFs(
+  entries: Record<string, { classes?: string[]; bytes?: number }>,
+): (p: ProbeParams) => Promise<unknown> {
   return async (p) => ({
     ok: true,
     facts: p.paths.map((path): PathFact => {
       const e = entries[path];
       if (!e) return { path, resolved: path, kind: 'missing' };
-      return e.classes ? { path, resolved: path, kind: 'folder', classes: e.classes, count: e.classes.length } : { path, resolved: path, kind: 'file', bytes: e.bytes ?? 1 };
+      return e.classes
+        ? { path, resolved: path, kind: 'folder', classes: e.classes, count: e.classes.length }
+        : { path, resolved: path, kind: 'file', bytes: e.bytes ?? 1 };
     }),
   });
 }
@@ -391,7 +535,11 @@ test('SSH target: a missing data folder, a one-class folder, num_classes, a miss
   for (const c of ['a', 'b', 'c']) mkdirSync(path.join(dir, 'data', c), { recursive: true });
   const uri = uriOf(path.join(dir, 'r.ascend.yaml'));
   setTargets({ [uri]: GPU_BOX });
-  answerProbe = remoteFs({ '/srv/flowers': { classes: ['daisy', 'rose', 'tulip'] }, '/srv/one': { classes: ['only'] }, '/w/r50.ckpt': { bytes: 90e6 } });
+  answerProbe = remoteFs({
+    '/srv/flowers': { classes: ['daisy', 'rose', 'tulip'] },
+    '/srv/one': { classes: ['only'] },
+    '/w/r50.ckpt': { bytes: 90e6 },
+  });
   probes.length = 0;
 
   const v = version;
@@ -399,9 +547,16 @@ test('SSH target: a missing data folder, a one-class folder, num_classes, a miss
   assert.deepEqual(onBox(first), [], 'the first diagnostics come at once, without the facts from the target');
   assert.ok(!first.some((d) => /class folder/.test(msg(d))), 'no checks against this machine');
   const got = await published_(uri, (ds) => onBox(ds).length >= 2, v);
-  assert.deepEqual(probes.at(-1), { targetId: 'ssh:gpu-box', paths: [path.join(dir, 'data'), '/w/missing.ckpt'] }, 'relative paths as Start sends them');
+  assert.deepEqual(
+    probes.at(-1),
+    { targetId: 'ssh:gpu-box', paths: [path.join(dir, 'data'), '/w/missing.ckpt'] },
+    'relative paths as Start sends them',
+  );
   const train = got.find((d) => d.code === 'data.train')!;
-  assert.equal(msg(train), `data.train does not exist on gpu-box: ${path.join(dir, 'data')} (point data.train at an existing folder there)`);
+  assert.equal(
+    msg(train),
+    `data.train does not exist on gpu-box: ${path.join(dir, 'data')} (point data.train at an existing folder there)`,
+  );
   assert.equal(train.range.start.line, 1);
   assert.equal(train.severity, 2);
   const pre = got.find((d) => d.code === 'model.pretrained')!;
@@ -412,7 +567,15 @@ test('SSH target: a missing data folder, a one-class folder, num_classes, a miss
   const v2 = version;
   await open(uri, one);
   const oneDiags = await published_(uri, (ds) => onBox(ds).length > 0, v2);
-  assert.ok(oneDiags.some((d) => d.severity === 1 && /^data\.train has 1 class folder on gpu-box \(only\)/.test(msg(d)) && d.range.start.line === 1), oneDiags.map(msg).join(' | '));
+  assert.ok(
+    oneDiags.some(
+      (d) =>
+        d.severity === 1 &&
+        /^data\.train has 1 class folder on gpu-box \(only\)/.test(msg(d)) &&
+        d.range.start.line === 1,
+    ),
+    oneDiags.map(msg).join(' | '),
+  );
 
   const v3 = version;
   const text = 'data:\n  train: /srv/flowers\nmodel:\n  num_classes: 5\n  pretrained: /w/r50.ckpt\n';
@@ -420,10 +583,21 @@ test('SSH target: a missing data folder, a one-class folder, num_classes, a miss
   const ncDiags = await published_(uri, (ds) => onBox(ds).length > 0, v3);
   assert.equal(onBox(ncDiags).length, 1, onBox(ncDiags).map(msg).join(' | '));
   const nc = onBox(ncDiags)[0];
-  assert.match(msg(nc), /^model\.num_classes is 5 but data\.train has 3 class folders on gpu-box \(daisy, rose, tulip\)/);
+  assert.match(
+    msg(nc),
+    /^model\.num_classes is 5 but data\.train has 3 class folders on gpu-box \(daisy, rose, tulip\)/,
+  );
   assert.equal(textAt(text, nc), '5');
-  const acts = (await conn.sendRequest('textDocument/codeAction', { textDocument: { uri }, range: nc.range, context: { diagnostics: [nc] } })) as CodeAction[];
-  assert.equal(applyEdits(text, acts[0].edit!.changes![uri]), text.replace('num_classes: 5', 'num_classes: 3'), 'the same quick fix as on this machine');
+  const acts = (await conn.sendRequest('textDocument/codeAction', {
+    textDocument: { uri },
+    range: nc.range,
+    context: { diagnostics: [nc] },
+  })) as CodeAction[];
+  assert.equal(
+    applyEdits(text, acts[0].edit!.changes![uri]),
+    text.replace('num_classes: 5', 'num_classes: 3'),
+    'the same quick fix as on this machine',
+  );
 
   // An edit that leaves the paths alone asks nothing new: the server keeps the answer.
   const asked = probes.length;
@@ -471,7 +645,10 @@ test('SSH target: unreachable, unanswered or unknown gives one Information diagn
   setTargets({});
   const asked = probes.length;
   const local = await open(uri, text);
-  assert.ok(local.some((d) => /folder not found: \/srv\/a/.test(msg(d))), local.map(msg).join(' | '));
+  assert.ok(
+    local.some((d) => /folder not found: \/srv\/a/.test(msg(d))),
+    local.map(msg).join(' | '),
+  );
   assert.equal(probes.length, asked);
   await close(uri);
 });

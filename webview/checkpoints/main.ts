@@ -3,7 +3,15 @@
 // text from a run (names, classes, paths) goes in through textContent, never as HTML.
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
-import { isHostMessage, type CheckpointRow, type CompareView, type EvalView, type ExplorerState, type TensorsView, type UiMessage } from '../../src/shared/checkpointsProtocol';
+import {
+  isHostMessage,
+  type CheckpointRow,
+  type CompareView,
+  type EvalView,
+  type ExplorerState,
+  type TensorsView,
+  type UiMessage,
+} from '../../src/shared/checkpointsProtocol';
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void; getState(): unknown; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
@@ -16,21 +24,36 @@ interface UiState {
   picked: string[];
   keepNewest: number;
 }
-const ui: UiState = { sort: 'step', desc: true, picked: [], keepNewest: 2, ...((vscode.getState() as Partial<UiState> | null) ?? {}) };
+const ui: UiState = {
+  sort: 'step',
+  desc: true,
+  picked: [],
+  keepNewest: 2,
+  ...((vscode.getState() as Partial<UiState> | null) ?? {}),
+};
 const saveUi = () => vscode.setState(ui);
 let state: ExplorerState | null = null;
 
 type Child = Node | string | null | undefined | false;
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: { class?: string; title?: string; onclick?: (e: Event) => void } = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: { class?: string; title?: string; onclick?: (e: Event) => void } = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
   if (props.class) e.className = props.class;
   if (props.title) e.title = props.title;
   if (props.onclick) e.addEventListener('click', props.onclick);
-  for (const c of children) if (c !== null && c !== undefined && c !== false) e.append(typeof c === 'string' ? document.createTextNode(c) : c);
+  for (const c of children)
+    if (c !== null && c !== undefined && c !== false) e.append(typeof c === 'string' ? document.createTextNode(c) : c);
   return e;
 }
 
-function button(label: string, onClick: () => void, opts: { secondary?: boolean; disabled?: boolean; title?: string } = {}): HTMLElement {
+function button(
+  label: string,
+  onClick: () => void,
+  opts: { secondary?: boolean; disabled?: boolean; title?: string } = {},
+): HTMLElement {
   const b = document.createElement('vscode-button');
   b.textContent = label;
   if (opts.secondary) b.setAttribute('secondary', '');
@@ -58,7 +81,13 @@ const bytes = (n: number | null) => {
 const age = (t: number | null) => {
   if (t === null) return '';
   const s = Math.max(0, Date.now() / 1000 - t);
-  return s < 60 ? `${Math.round(s)} s` : s < 3600 ? `${Math.round(s / 60)} min` : s < 86400 ? `${Math.round(s / 3600)} h` : `${Math.round(s / 86400)} d`;
+  return s < 60
+    ? `${Math.round(s)} s`
+    : s < 3600
+      ? `${Math.round(s / 60)} min`
+      : s < 86400
+        ? `${Math.round(s / 3600)} h`
+        : `${Math.round(s / 86400)} d`;
 };
 
 function header(s: ExplorerState): HTMLElement {
@@ -67,7 +96,18 @@ function header(s: ExplorerState): HTMLElement {
     'div',
     {},
     el('h2', {}, `${r.name}`, el('span', { class: 'muted' }, `  ${r.runId} · ${r.target}${r.live ? ' · live' : ''}`)),
-    el('div', { class: 'muted' }, [r.backbone, r.pretrained ? `from ${r.pretrained}` : 'from random initialization', r.freeze ? `freeze ${r.freeze}` : '', r.classes.length ? `${r.classes.length} classes` : ''].filter(Boolean).join(' · ')),
+    el(
+      'div',
+      { class: 'muted' },
+      [
+        r.backbone,
+        r.pretrained ? `from ${r.pretrained}` : 'from random initialization',
+        r.freeze ? `freeze ${r.freeze}` : '',
+        r.classes.length ? `${r.classes.length} classes` : '',
+      ]
+        .filter(Boolean)
+        .join(' · '),
+    ),
     s.busy ? el('div', { class: 'busy' }, document.createElement('vscode-progress-ring'), ` ${s.busy}`) : null,
     s.error ? el('div', { class: 'error', title: 'The last action failed' }, s.error) : null,
     ...s.problems.map((p) => el('div', { class: 'bad' }, `⚠ ${p.label}: ${p.message}`)),
@@ -106,12 +146,20 @@ function checkpointsTable(s: ExplorerState): HTMLElement {
     el('th', { title: 'Pick two to compare' }, '⇄'),
     el('th', {}, ''),
     ...COLUMNS.map((c) =>
-      el('th', { class: c.num ? 'num' : undefined, title: 'Sort', onclick: () => {
-        ui.desc = ui.sort === c.key ? !ui.desc : c.key !== 'name';
-        ui.sort = c.key;
-        saveUi();
-        render();
-      } }, c.label + (ui.sort === c.key ? (ui.desc ? ' ▼' : ' ▲') : '')),
+      el(
+        'th',
+        {
+          class: c.num ? 'num' : undefined,
+          title: 'Sort',
+          onclick: () => {
+            ui.desc = ui.sort === c.key ? !ui.desc : c.key !== 'name';
+            ui.sort = c.key;
+            saveUi();
+            render();
+          },
+        },
+        c.label + (ui.sort === c.key ? (ui.desc ? ' ▼' : ' ▲') : ''),
+      ),
     ),
     el('th', {}, 'Status'),
   );
@@ -121,14 +169,25 @@ function checkpointsTable(s: ExplorerState): HTMLElement {
     box.checked = ui.picked.includes(r.file);
     box.addEventListener('click', (e) => {
       e.stopPropagation();
-      ui.picked = box.checked ? [...ui.picked.filter((f) => f !== r.file), r.file].slice(-2) : ui.picked.filter((f) => f !== r.file);
+      ui.picked = box.checked
+        ? [...ui.picked.filter((f) => f !== r.file), r.file].slice(-2)
+        : ui.picked.filter((f) => f !== r.file);
       saveUi();
       render();
     });
-    const status = r.problem ? el('span', { class: 'bad' }, `✖ ${r.problem}`) : el('span', { class: 'muted' }, [r.reason, ...r.exports.map((x) => x.format.toUpperCase())].filter(Boolean).join(' · '));
+    const status = r.problem
+      ? el('span', { class: 'bad' }, `✖ ${r.problem}`)
+      : el(
+          'span',
+          { class: 'muted' },
+          [r.reason, ...r.exports.map((x) => x.format.toUpperCase())].filter(Boolean).join(' · '),
+        );
     const tr = el(
       'tr',
-      { class: `row${s.selected === r.file ? ' selected' : ''}`, onclick: () => send({ type: 'select', file: r.file }) },
+      {
+        class: `row${s.selected === r.file ? ' selected' : ''}`,
+        onclick: () => send({ type: 'select', file: r.file }),
+      },
       el('td', {}, box),
       el('td', { class: 'star', title: r.best ? 'Best validation accuracy' : undefined }, r.best ? '★' : ''),
       ...COLUMNS.map((c) => el('td', { class: c.num ? 'num' : undefined }, c.cell(r))),
@@ -145,7 +204,11 @@ function checkpointsTable(s: ExplorerState): HTMLElement {
     el(
       'div',
       { class: 'bar' },
-      button(`Compare ${picked.length === 2 ? 'the two picked' : '(pick two)'}`, () => send({ type: 'compare', a: picked[0], b: picked[1] }), { disabled: picked.length !== 2 }),
+      button(
+        `Compare ${picked.length === 2 ? 'the two picked' : '(pick two)'}`,
+        () => send({ type: 'compare', a: picked[0], b: picked[1] }),
+        { disabled: picked.length !== 2 },
+      ),
       button('Refresh', () => send({ type: 'refresh' }), { secondary: true }),
       pruneControl(),
     ),
@@ -165,7 +228,16 @@ function pruneControl(): HTMLElement {
       saveUi();
     }
   });
-  return el('span', {}, button('Prune: keep best + newest', () => send({ type: 'prune', keepNewest: ui.keepNewest }), { secondary: true, title: 'Lists what goes and asks first; the best is always kept' }), ' ', n);
+  return el(
+    'span',
+    {},
+    button('Prune: keep best + newest', () => send({ type: 'prune', keepNewest: ui.keepNewest }), {
+      secondary: true,
+      title: 'Lists what goes and asks first; the best is always kept',
+    }),
+    ' ',
+    n,
+  );
 }
 
 function actions(s: ExplorerState, r: CheckpointRow): HTMLElement {
@@ -179,7 +251,9 @@ function actions(s: ExplorerState, r: CheckpointRow): HTMLElement {
     button('Export ONNX', () => send({ type: 'export', file: f, format: 'onnx' }), { secondary: true }),
     button('Resume from it', () => send({ type: 'action', action: 'resume', file: f }), { secondary: true }),
     button('Fine-tune from it', () => send({ type: 'action', action: 'fineTune', file: f }), { secondary: true }),
-    s.run.ssh ? button('Download', () => send({ type: 'action', action: 'download', file: f }), { secondary: true }) : button('Reveal', () => send({ type: 'action', action: 'reveal', file: f }), { secondary: true }),
+    s.run.ssh
+      ? button('Download', () => send({ type: 'action', action: 'download', file: f }), { secondary: true })
+      : button('Reveal', () => send({ type: 'action', action: 'reveal', file: f }), { secondary: true }),
     button('Copy path', () => send({ type: 'action', action: 'copyPath', file: f }), { secondary: true }),
     button('Delete…', () => send({ type: 'action', action: 'delete', file: f }), { secondary: true }),
   );
@@ -192,33 +266,90 @@ function tensorsSection(t: TensorsView, classes: string[]): HTMLElement {
   const head =
     t.headOut === null
       ? null
-      : el('div', { class: t.headMatchesClasses === false ? 'bad' : t.headMatchesClasses ? 'ok' : 'muted' },
+      : el(
+          'div',
+          { class: t.headMatchesClasses === false ? 'bad' : t.headMatchesClasses ? 'ok' : 'muted' },
           t.headMatchesClasses === false
             ? `✖ The head outputs ${t.headOut} classes, the run has ${classes.length}`
-            : `${t.headMatchesClasses ? '✔ ' : ''}The head outputs ${t.headOut} classes${classes.length ? ` (the run has ${classes.length})` : ''}`);
+            : `${t.headMatchesClasses ? '✔ ' : ''}The head outputs ${t.headOut} classes${classes.length ? ` (the run has ${classes.length})` : ''}`,
+        );
   const modules = [...groups].map(([m, list]) => {
     const els = list.reduce((a, x) => a + x.elements, 0);
     const kinds = new Set(list.map((x) => x.trainable));
     const summary = kinds.size === 1 ? mark(list[0].trainable) : 'mixed';
-    const rows = list.map((x) => el('tr', { class: x.trainable === false ? 'frozen' : undefined }, el('td', {}, x.name), el('td', {}, `[${x.shape.join(', ')}]`), el('td', {}, x.dtype), el('td', { class: 'num' }, x.elements.toLocaleString()), el('td', {}, mark(x.trainable))));
-    const d = el('details', {}, el('summary', {}, el('span', { class: 'module' }, m), ` ${list.length} tensors · ${els.toLocaleString()} values${summary ? ` · ${summary}` : ''}`), el('table', {}, el('tbody', {}, ...rows)));
+    const rows = list.map((x) =>
+      el(
+        'tr',
+        { class: x.trainable === false ? 'frozen' : undefined },
+        el('td', {}, x.name),
+        el('td', {}, `[${x.shape.join(', ')}]`),
+        el('td', {}, x.dtype),
+        el('td', { class: 'num' }, x.elements.toLocaleString()),
+        el('td', {}, mark(x.trainable)),
+      ),
+    );
+    const d = el(
+      'details',
+      {},
+      el(
+        'summary',
+        {},
+        el('span', { class: 'module' }, m),
+        ` ${list.length} tensors · ${els.toLocaleString()} values${summary ? ` · ${summary}` : ''}`,
+      ),
+      el('table', {}, el('tbody', {}, ...rows)),
+    );
     return d;
   });
-  return el('div', {}, el('h3', {}, `Tensors of ${t.file.split('/').pop()} (${t.tensors.length}, ${t.total.toLocaleString()} values)`), head, ...modules);
+  return el(
+    'div',
+    {},
+    el('h3', {}, `Tensors of ${t.file.split('/').pop()} (${t.tensors.length}, ${t.total.toLocaleString()} values)`),
+    head,
+    ...modules,
+  );
 }
 
 function evalSection(e: EvalView): HTMLElement {
   const per = el(
     'table',
     {},
-    el('thead', {}, el('tr', {}, el('th', {}, 'Class'), el('th', { class: 'num' }, 'Precision'), el('th', { class: 'num' }, 'Recall'), el('th', { class: 'num' }, 'Support'))),
-    el('tbody', {}, ...e.perClass.map((p) => el('tr', {}, el('td', {}, p.class), el('td', { class: 'num' }, pct(p.precision)), el('td', { class: 'num' }, pct(p.recall)), el('td', { class: 'num' }, String(p.support))))),
+    el(
+      'thead',
+      {},
+      el(
+        'tr',
+        {},
+        el('th', {}, 'Class'),
+        el('th', { class: 'num' }, 'Precision'),
+        el('th', { class: 'num' }, 'Recall'),
+        el('th', { class: 'num' }, 'Support'),
+      ),
+    ),
+    el(
+      'tbody',
+      {},
+      ...e.perClass.map((p) =>
+        el(
+          'tr',
+          {},
+          el('td', {}, p.class),
+          el('td', { class: 'num' }, pct(p.precision)),
+          el('td', { class: 'num' }, pct(p.recall)),
+          el('td', { class: 'num' }, String(p.support)),
+        ),
+      ),
+    ),
   );
   const max = Math.max(1, ...e.confusion.flat());
   const cm = el(
     'table',
     { class: 'cm' },
-    el('thead', {}, el('tr', {}, el('th', {}, 'true \\ predicted'), ...e.classes.map((c) => el('th', { title: c }, c)))),
+    el(
+      'thead',
+      {},
+      el('tr', {}, el('th', {}, 'true \\ predicted'), ...e.classes.map((c) => el('th', { title: c }, c))),
+    ),
     el(
       'tbody',
       {},
@@ -241,7 +372,11 @@ function evalSection(e: EvalView): HTMLElement {
     'div',
     {},
     el('h3', {}, `Evaluation of ${e.file.split('/').pop()}`),
-    el('div', {}, `Accuracy ${pct(e.accuracy)} · loss ${fix(e.loss)} · ${e.numImages} images in ${e.data}${e.skipped ? ` · ${e.skipped} skipped` : ''}${e.evaluatedAt ? ` · ${new Date(e.evaluatedAt * 1000).toLocaleString()}` : ''}`),
+    el(
+      'div',
+      {},
+      `Accuracy ${pct(e.accuracy)} · loss ${fix(e.loss)} · ${e.numImages} images in ${e.data}${e.skipped ? ` · ${e.skipped} skipped` : ''}${e.evaluatedAt ? ` · ${new Date(e.evaluatedAt * 1000).toLocaleString()}` : ''}`,
+    ),
     per,
     el('div', { class: 'muted' }, 'Confusion matrix (rows: true class, columns: predicted)'),
     cm,
@@ -254,13 +389,54 @@ function compareSection(c: CompareView): HTMLElement {
     'div',
     {},
     el('h3', {}, `${c.a.split('/').pop()} vs ${c.b.split('/').pop()}`),
-    el('div', {}, `${c.changed} changed, ${c.unchanged} unchanged`, c.onlyInA.length ? ` · only in A: ${c.onlyInA.length}` : '', c.onlyInB.length ? ` · only in B: ${c.onlyInB.length}` : '', c.shapeMismatch.length ? ` · shape differs: ${c.shapeMismatch.join(', ')}` : ''),
-    frozenOk === null ? null : el('div', { class: frozenOk ? 'ok' : 'bad' }, frozenOk ? '✔ The frozen part is unchanged (max L2 distance 0): freezing worked.' : `✖ The frozen part changed (max L2 distance ${c.frozenMaxL2}).`),
+    el(
+      'div',
+      {},
+      `${c.changed} changed, ${c.unchanged} unchanged`,
+      c.onlyInA.length ? ` · only in A: ${c.onlyInA.length}` : '',
+      c.onlyInB.length ? ` · only in B: ${c.onlyInB.length}` : '',
+      c.shapeMismatch.length ? ` · shape differs: ${c.shapeMismatch.join(', ')}` : '',
+    ),
+    frozenOk === null
+      ? null
+      : el(
+          'div',
+          { class: frozenOk ? 'ok' : 'bad' },
+          frozenOk
+            ? '✔ The frozen part is unchanged (max L2 distance 0): freezing worked.'
+            : `✖ The frozen part changed (max L2 distance ${c.frozenMaxL2}).`,
+        ),
     el(
       'table',
       {},
-      el('thead', {}, el('tr', {}, el('th', {}, 'Tensor'), el('th', {}, 'Shape'), el('th', { class: 'num' }, 'L2 of difference'), el('th', { class: 'num' }, 'Relative change'), el('th', {}, ''))),
-      el('tbody', {}, ...c.tensors.map((t) => el('tr', { class: t.frozen ? 'frozen' : undefined }, el('td', {}, t.name), el('td', {}, `[${t.shape.join(', ')}]`), el('td', { class: 'num' }, fix(t.l2)), el('td', { class: 'num' }, pct(t.rel)), el('td', {}, t.frozen ? 'frozen' : t.frozen === false ? 'trained' : '')))),
+      el(
+        'thead',
+        {},
+        el(
+          'tr',
+          {},
+          el('th', {}, 'Tensor'),
+          el('th', {}, 'Shape'),
+          el('th', { class: 'num' }, 'L2 of difference'),
+          el('th', { class: 'num' }, 'Relative change'),
+          el('th', {}, ''),
+        ),
+      ),
+      el(
+        'tbody',
+        {},
+        ...c.tensors.map((t) =>
+          el(
+            'tr',
+            { class: t.frozen ? 'frozen' : undefined },
+            el('td', {}, t.name),
+            el('td', {}, `[${t.shape.join(', ')}]`),
+            el('td', { class: 'num' }, fix(t.l2)),
+            el('td', { class: 'num' }, pct(t.rel)),
+            el('td', {}, t.frozen ? 'frozen' : t.frozen === false ? 'trained' : ''),
+          ),
+        ),
+      ),
     ),
   );
 }
@@ -273,7 +449,11 @@ function render(): void {
   const parts: Child[] = [
     header(s),
     s.rows.length ? checkpointsTable(s) : el('p', {}, s.busy ? '' : 'This run has no checkpoints yet.'),
-    sel ? el('div', {}, el('h3', {}, `Selected: ${sel.name}`), actions(s, sel)) : s.rows.length ? el('p', { class: 'muted' }, 'Click a checkpoint for its tensors and actions.') : null,
+    sel
+      ? el('div', {}, el('h3', {}, `Selected: ${sel.name}`), actions(s, sel))
+      : s.rows.length
+        ? el('p', { class: 'muted' }, 'Click a checkpoint for its tensors and actions.')
+        : null,
     s.comparison ? compareSection(s.comparison) : null,
     s.evaluation && s.evaluation.file === s.selected ? evalSection(s.evaluation) : null,
     s.tensors && s.tensors.file === s.selected ? tensorsSection(s.tensors, s.run.classes) : null,

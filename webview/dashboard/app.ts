@@ -2,10 +2,28 @@
 // animation frame, and keeps the user's smoothing, zoom and tab across reloads.
 import type uPlot from 'uplot';
 import type { DeviceBlock, EvalBlock, HostMessage, RunData, StepBlock } from '../../src/shared/dashboardProtocol';
-import { axis, ChartPanel, line, markers, readTheme, stepAxis, type ChartContext, type ChartDef, type Theme } from './charts';
+import {
+  axis,
+  ChartPanel,
+  line,
+  markers,
+  readTheme,
+  stepAxis,
+  type ChartContext,
+  type ChartDef,
+  type Theme,
+} from './charts';
 import { fill, h, setText } from './dom';
 import { SingleRunColumns } from './live';
-import { elapsedS, renderAmp, renderCompareHeader, renderFinal, renderHeader, renderNotices, renderPerClass } from './panels';
+import {
+  elapsedS,
+  renderAmp,
+  renderCompareHeader,
+  renderFinal,
+  renderHeader,
+  renderNotices,
+  renderPerClass,
+} from './panels';
 import { formatDuration, joinOnX, overflowMarkers, safeFileName, smooth, toCsv } from './series';
 import type { Transport, UiState } from './transport';
 
@@ -74,8 +92,22 @@ export class DashboardApp {
   private readonly tabs: HTMLElement;
   private readonly smoothingInput: HTMLInputElement;
   private readonly smoothingOut = h('output', { for: 'smoothing' });
-  private readonly zoomFrom = h('input', { type: 'number', id: 'zoom-from', min: 0, step: 1, 'aria-label': 'Zoom from step', class: 'num' });
-  private readonly zoomTo = h('input', { type: 'number', id: 'zoom-to', min: 0, step: 1, 'aria-label': 'Zoom to step', class: 'num' });
+  private readonly zoomFrom = h('input', {
+    type: 'number',
+    id: 'zoom-from',
+    min: 0,
+    step: 1,
+    'aria-label': 'Zoom from step',
+    class: 'num',
+  });
+  private readonly zoomTo = h('input', {
+    type: 'number',
+    id: 'zoom-to',
+    min: 0,
+    step: 1,
+    'aria-label': 'Zoom to step',
+    class: 'num',
+  });
 
   constructor(
     mount: HTMLElement,
@@ -110,7 +142,11 @@ export class DashboardApp {
       const max = Number(this.zoomTo.value);
       if (this.zoomFrom.value !== '' && this.zoomTo.value !== '' && max > min) this.setZoom({ min, max });
     });
-    const reset = h('vscode-button', { secondary: true, title: 'Show every step (double-click a chart does the same)' }, 'Reset zoom');
+    const reset = h(
+      'vscode-button',
+      { secondary: true, title: 'Show every step (double-click a chart does the same)' },
+      'Reset zoom',
+    );
     reset.addEventListener('click', () => this.setZoom(null));
     const csv = h('vscode-button', { title: 'Export the series shown as CSV' }, 'Export CSV');
     csv.addEventListener('click', () => this.exportCsv());
@@ -159,14 +195,20 @@ export class DashboardApp {
     setInterval(() => this.tickElapsed(), 1000);
 
     transport.onMessage((m) => this.receive(m));
-    transport.onConnection((s) => this.showBanner(s === 'closed' ? 'warning' : null, 'Connection to the dashboard server lost; reconnecting…'));
+    transport.onConnection((s) =>
+      this.showBanner(s === 'closed' ? 'warning' : null, 'Connection to the dashboard server lost; reconnecting…'),
+    );
     transport.post({ type: 'ready', width: this.plotWidth() });
-    if (this.state.zoom) transport.post({ type: 'zoom', min: this.state.zoom.min, max: this.state.zoom.max, width: this.plotWidth() });
+    if (this.state.zoom)
+      transport.post({ type: 'zoom', min: this.state.zoom.min, max: this.state.zoom.max, width: this.plotWidth() });
     this.exposeForTests();
   }
 
   /** The browser's runs root: a picker for one run or a comparison. */
-  showPicker(runs: { key: string; name: string; runId: string; state: string | null }[], current: URLSearchParams): void {
+  showPicker(
+    runs: { key: string; name: string; runId: string; state: string | null }[],
+    current: URLSearchParams,
+  ): void {
     if (runs.length === 0) return;
     this.picker.hidden = false;
     const select = h('select', { id: 'run-picker', 'aria-label': 'Run' });
@@ -181,7 +223,9 @@ export class DashboardApp {
     const compareBoxes = runs.map((r) => h('vscode-checkbox', { value: r.key, label: `${r.name} (${r.runId})` }));
     const compare = h('vscode-button', { secondary: true }, 'Compare selected');
     compare.addEventListener('click', () => {
-      const keys = compareBoxes.filter((b) => (b as unknown as { checked: boolean }).checked).map((b) => b.getAttribute('value')!);
+      const keys = compareBoxes
+        .filter((b) => (b as unknown as { checked: boolean }).checked)
+        .map((b) => b.getAttribute('value')!);
       if (keys.length >= 2) this.navigate({ compare: keys.join(',') });
     });
     fill(
@@ -189,7 +233,9 @@ export class DashboardApp {
       h('label', { for: 'run-picker' }, 'Run '),
       select,
       open,
-      runs.length > 1 ? h('details', { class: 'compare-pick' }, h('summary', {}, 'Compare runs…'), ...compareBoxes, compare) : null,
+      runs.length > 1
+        ? h('details', { class: 'compare-pick' }, h('summary', {}, 'Compare runs…'), ...compareBoxes, compare)
+        : null,
     );
   }
 
@@ -309,13 +355,19 @@ export class DashboardApp {
         {
           id: 'loss',
           title: 'Training loss (smoothed)',
-          options: () => ({ series: [{ label: 'step' }, ...runNames.map((n, i) => line(n, c[i % c.length]))], axes: [stepAxis(t), axis(t, { size: 60 })] }),
+          options: () => ({
+            series: [{ label: 'step' }, ...runNames.map((n, i) => line(n, c[i % c.length]))],
+            axes: [stepAxis(t), axis(t, { size: 60 })],
+          }),
         },
         {
           id: 'accuracy',
           title: 'Validation accuracy (%)',
           options: () => ({
-            series: [{ label: 'step' }, ...runNames.map((n, i) => line(n, c[i % c.length], { points: { show: true, size: 6 } }))],
+            series: [
+              { label: 'step' },
+              ...runNames.map((n, i) => line(n, c[i % c.length], { points: { show: true, size: 6 } })),
+            ],
             scales: { y: { range: [0, 100] } },
             axes: [stepAxis(t), axis(t, { size: 60 })],
           }),
@@ -374,7 +426,11 @@ export class DashboardApp {
             { label: 'step' },
             line('loss scale', c[4], { scale: 'ls', width: 2 }),
             markers('overflow', t.red, { scale: 'ls' }),
-            line(`overflows / ${run?.amp.window || LOSS_SCALE_WINDOW_FALLBACK} steps`, c[6], { scale: 'count', width: 1, dash: [4, 3] }),
+            line(`overflows / ${run?.amp.window || LOSS_SCALE_WINDOW_FALLBACK} steps`, c[6], {
+              scale: 'count',
+              width: 1,
+              dash: [4, 3],
+            }),
           ],
           scales: { ls: { distr: 3, log: 2 }, count: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
           axes: [stepAxis(t), log2Axis(), axis(t, { scale: 'count', side: 1, size: 40, grid: { show: false } })],
@@ -390,7 +446,11 @@ export class DashboardApp {
             line('step ms', c[1], { scale: 'ms' }),
             line('data wait ms', c[3], { scale: 'ms', dash: [4, 3] }),
           ],
-          axes: [stepAxis(t), axis(t, { scale: 'ips', size: 60 }), axis(t, { scale: 'ms', side: 1, size: 60, grid: { show: false } })],
+          axes: [
+            stepAxis(t),
+            axis(t, { scale: 'ips', size: 60 }),
+            axis(t, { scale: 'ms', side: 1, size: 60, grid: { show: false } }),
+          ],
         }),
       },
       {
@@ -399,7 +459,10 @@ export class DashboardApp {
         options: () => ({
           series: [
             { label: 'step' },
-            ...deviceIds.flatMap((id, i) => [line(`NPU ${id} util %`, c[i % c.length]), line(`NPU ${id} °C`, c[i % c.length], { dash: [4, 3] })]),
+            ...deviceIds.flatMap((id, i) => [
+              line(`NPU ${id} util %`, c[i % c.length]),
+              line(`NPU ${id} °C`, c[i % c.length], { dash: [4, 3] }),
+            ]),
           ],
           axes: [stepAxis(t), axis(t, { size: 50 })],
         }),
@@ -416,14 +479,19 @@ export class DashboardApp {
               line(`NPU ${id} W`, c[i % c.length], { scale: 'w', dash: [6, 3] }),
             ]),
           ],
-          axes: [stepAxis(t), axis(t, { scale: 'gb', size: 50 }), axis(t, { scale: 'w', side: 1, size: 50, grid: { show: false } })],
+          axes: [
+            stepAxis(t),
+            axis(t, { scale: 'gb', size: 50 }),
+            axis(t, { scale: 'w', side: 1, size: 50, grid: { show: false } }),
+          ],
         }),
       },
     ];
   }
 
   private structure(): string {
-    const devices = this.mode === 'single' && this.runs[0] ? Object.keys(this.runs[0].devices.devices).sort().join(',') : '';
+    const devices =
+      this.mode === 'single' && this.runs[0] ? Object.keys(this.runs[0].devices.devices).sort().join(',') : '';
     return `${this.mode}|${this.runs.map((r) => r.header.key).join(',')}|${devices}`;
   }
 
@@ -434,7 +502,8 @@ export class DashboardApp {
     for (const p of this.panels.values()) p.destroy();
     this.panels.clear();
     const ctx = this.chartContext();
-    for (const def of this.chartDefs()) this.panels.set(def.id, new ChartPanel(def, ctx, this.theme, (p) => this.exportPng(p)));
+    for (const def of this.chartDefs())
+      this.panels.set(def.id, new ChartPanel(def, ctx, this.theme, (p) => this.exportPng(p)));
     fill(this.chartsEl, ...[...this.panels.values()].map((p) => p.box));
     this.panels.get(this.mode === 'compare' ? 'loss' : 'accuracy')?.extra.replaceChildren();
     const width = this.chartsEl.clientWidth;
@@ -473,7 +542,10 @@ export class DashboardApp {
     const count = renderNotices(this.notices, runs);
     setText(this.noticeTab, count ? `Warnings & errors (${count})` : 'Warnings & errors');
     if (runs.length === 0) {
-      fill(this.header, h('p', { class: 'empty' }, this.everSnapshot ? 'No run to show yet.' : 'Connecting to the run…'));
+      fill(
+        this.header,
+        h('p', { class: 'empty' }, this.everSnapshot ? 'No run to show yet.' : 'Connecting to the run…'),
+      );
       return;
     }
     const now = Date.now() / 1000;
@@ -552,12 +624,19 @@ export class DashboardApp {
       else p(id).update(data, note);
     };
     if (follow('loss', stepsNew || evalsNew)) {
-      give('loss', hasSteps || e.steps.length ? (live.loss as unknown as uPlot.AlignedData) : null, waiting, appended && !evalsNew);
+      give(
+        'loss',
+        hasSteps || e.steps.length ? (live.loss as unknown as uPlot.AlignedData) : null,
+        waiting,
+        appended && !evalsNew,
+      );
     }
     if (follow('accuracy', evalsNew)) {
       p('accuracy').update(
         e.steps.length ? ([e.steps, live.accPercent] as uPlot.AlignedData) : null,
-        e.steps.length ? undefined : 'Validation accuracy appears after the first epoch (none when the run has no validation set).',
+        e.steps.length
+          ? undefined
+          : 'Validation accuracy appears after the first epoch (none when the run has no validation set).',
       );
     }
     renderPerClass(p('accuracy').extra, run.header.classes, e, 3);
@@ -568,21 +647,34 @@ export class DashboardApp {
       give(
         'lossScale',
         scaled ? ([s.steps, s.lossScale, live.markers, live.overflowCounts] as uPlot.AlignedData) : null,
-        !hasSteps ? waiting : scaled ? undefined : 'This run has no loss scaling (amp.loss_scale none), so there is no scale to chart.',
+        !hasSteps
+          ? waiting
+          : scaled
+            ? undefined
+            : 'This run has no loss scaling (amp.loss_scale none), so there is no scale to chart.',
       );
     }
-    if (follow('throughput', stepsNew)) give('throughput', hasSteps ? ([s.steps, s.imgPerS, s.stepMs, s.dataMs] as uPlot.AlignedData) : null, waiting);
+    if (follow('throughput', stepsNew))
+      give('throughput', hasSteps ? ([s.steps, s.imgPerS, s.stepMs, s.dataMs] as uPlot.AlignedData) : null, waiting);
 
     const npuNew = follow('npu', devicesNew);
     if (!follow('hbm', devicesNew) || !npuNew) return;
     const ids = Object.keys(d.devices).sort((a, b) => Number(a) - Number(b));
-    const noDevices = 'No NPU telemetry in this run (the runner reports it from device events on Ascend; a CPU run has none).';
+    const noDevices =
+      'No NPU telemetry in this run (the runner reports it from device events on Ascend; a CPU run has none).';
     if (d.steps.length && ids.length) {
       const mb2gb = (v: number | null) => (v === null ? null : v / 1024);
-      p('npu').update([d.steps, ...ids.flatMap((id) => [d.devices[id].util, d.devices[id].tempC])] as uPlot.AlignedData);
+      p('npu').update([
+        d.steps,
+        ...ids.flatMap((id) => [d.devices[id].util, d.devices[id].tempC]),
+      ] as uPlot.AlignedData);
       p('hbm').update([
         d.steps,
-        ...ids.flatMap((id) => [d.devices[id].hbmUsedMb.map(mb2gb), d.devices[id].hbmTotalMb.map(mb2gb), d.devices[id].powerW]),
+        ...ids.flatMap((id) => [
+          d.devices[id].hbmUsedMb.map(mb2gb),
+          d.devices[id].hbmTotalMb.map(mb2gb),
+          d.devices[id].powerW,
+        ]),
       ] as uPlot.AlignedData);
     } else {
       p('npu').update(null, noDevices);
@@ -604,13 +696,19 @@ export class DashboardApp {
     this.compareRuns = runs;
     const any = runs.some((r) => r.steps.steps.length > 0);
     p('loss').update(
-      any ? (joinOnX(runs.map((r) => ({ x: r.steps.steps, ys: [smooth(r.steps.loss, this.state.smoothing)] }))) as uPlot.AlignedData) : null,
+      any
+        ? (joinOnX(
+            runs.map((r) => ({ x: r.steps.steps, ys: [smooth(r.steps.loss, this.state.smoothing)] })),
+          ) as uPlot.AlignedData)
+        : null,
       any ? undefined : 'Waiting for the first step…',
     );
     const evals = runs.some((r) => r.evals.steps.length > 0);
     p('accuracy').update(
       evals
-        ? (joinOnX(runs.map((r) => ({ x: r.evals.steps, ys: [r.evals.valAcc.map((v) => (v === null ? null : v * 100))] }))) as uPlot.AlignedData)
+        ? (joinOnX(
+            runs.map((r) => ({ x: r.evals.steps, ys: [r.evals.valAcc.map((v) => (v === null ? null : v * 100))] })),
+          ) as uPlot.AlignedData)
         : null,
       evals ? undefined : 'No evaluation yet.',
     );
@@ -618,7 +716,10 @@ export class DashboardApp {
     const joined = joinOnX(runs.map((r) => ({ x: r.steps.steps, ys: [r.steps.lossScale as Cols] })));
     const marks = joinOnX(runs.map((r) => ({ x: r.steps.steps, ys: [overflowMarkers(r.steps)] })));
     // Both joins share one x (the union of the same step columns).
-    p('lossScale').update(scaled ? ([joined[0], ...joined.slice(1), ...marks.slice(1)] as uPlot.AlignedData) : null, scaled ? undefined : 'No run here uses loss scaling.');
+    p('lossScale').update(
+      scaled ? ([joined[0], ...joined.slice(1), ...marks.slice(1)] as uPlot.AlignedData) : null,
+      scaled ? undefined : 'No run here uses loss scaling.',
+    );
   }
 
   // ---- export -----------------------------------------------------------------------------------

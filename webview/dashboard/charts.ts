@@ -205,7 +205,7 @@ export function drawDenseColumns(u: uPlot, seriesIdx: number): void {
   ctx.fillStyle = d.color;
   const { lo, hi, half, left, bucket } = d;
   // Neighbouring columns within half a pixel of each other are one rectangle (a flat stretch).
-  for (let c = 0; c < lo.length; ) {
+  for (let c = 0; c < lo.length;) {
     if (lo[c] === Infinity) {
       c++;
       continue;
@@ -213,7 +213,12 @@ export function drawDenseColumns(u: uPlot, seriesIdx: number): void {
     let top = lo[c];
     let bottom = hi[c];
     let end = c + 1;
-    while (end < lo.length && lo[end] !== Infinity && Math.abs(lo[end] - top) < 0.5 && Math.abs(hi[end] - bottom) < 0.5) {
+    while (
+      end < lo.length &&
+      lo[end] !== Infinity &&
+      Math.abs(lo[end] - top) < 0.5 &&
+      Math.abs(hi[end] - bottom) < 0.5
+    ) {
       top = Math.min(top, lo[end]);
       bottom = Math.max(bottom, hi[end]);
       end++;
@@ -227,7 +232,15 @@ export function drawDenseColumns(u: uPlot, seriesIdx: number): void {
 
 /** Points only, no line: overflow markers and sparse per-epoch values. */
 export function markers(label: string, color: string, extra: Partial<uPlot.Series> = {}): uPlot.Series {
-  return { label, stroke: color, fill: color, width: 1, paths: () => null, points: { show: true, size: 7, stroke: color, fill: color, filter: spacedMarkers }, ...extra };
+  return {
+    label,
+    stroke: color,
+    fill: color,
+    width: 1,
+    paths: () => null,
+    points: { show: true, size: 7, stroke: color, fill: color, filter: spacedMarkers },
+    ...extra,
+  };
 }
 
 /**
@@ -276,7 +289,11 @@ export class ChartPanel {
     private theme: Theme,
     onPng: (panel: ChartPanel) => void,
   ) {
-    const png = h('vscode-button', { secondary: true, title: `Save the ${def.title} chart as PNG`, 'aria-label': `Save ${def.title} chart as PNG` }, 'PNG');
+    const png = h(
+      'vscode-button',
+      { secondary: true, title: `Save the ${def.title} chart as PNG`, 'aria-label': `Save ${def.title} chart as PNG` },
+      'PNG',
+    );
     png.addEventListener('click', () => onPng(this));
     this.body = h('div', { class: 'chart-body', 'data-chart': def.id });
     this.note = h('p', { class: 'chart-note', hidden: true });
@@ -312,7 +329,8 @@ export class ChartPanel {
    */
   append(data: uPlot.AlignedData): void {
     const u = this.u;
-    if (!u || this.data === null || !this.sameColumns(u, data) || !this.pictureUnchanged(u, data[0].length)) return this.update(data);
+    if (!u || this.data === null || !this.sameColumns(u, data) || !this.pictureUnchanged(u, data[0].length))
+      return this.update(data);
     this.data = data;
   }
 

@@ -7,8 +7,16 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   attrs?: Record<string, string | number | boolean | undefined>,
   ...children: Child[]
 ): HTMLElementTagNameMap[K];
-export function h(tag: string, attrs?: Record<string, string | number | boolean | undefined>, ...children: Child[]): HTMLElement;
-export function h(tag: string, attrs: Record<string, string | number | boolean | undefined> = {}, ...children: Child[]): HTMLElement {
+export function h(
+  tag: string,
+  attrs?: Record<string, string | number | boolean | undefined>,
+  ...children: Child[]
+): HTMLElement;
+export function h(
+  tag: string,
+  attrs: Record<string, string | number | boolean | undefined> = {},
+  ...children: Child[]
+): HTMLElement {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === false) continue;

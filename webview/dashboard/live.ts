@@ -51,7 +51,14 @@ export class SingleRunColumns {
    * changed: the step-derived columns, the eval-derived ones.
    */
   update(s: StepBlock, e: EvalBlock, weight: number, window: number): { steps: boolean; evals: boolean } {
-    if (s !== this.steps || e !== this.evals || weight !== this.weight || window !== this.window || s.steps.length < this.stepRows || e.steps.length < this.evalRows) {
+    if (
+      s !== this.steps ||
+      e !== this.evals ||
+      weight !== this.weight ||
+      window !== this.window ||
+      s.steps.length < this.stepRows ||
+      e.steps.length < this.evalRows
+    ) {
       this.rebuild(s, e, weight, window);
       this.rebuilt = true;
       return { steps: true, evals: true };
@@ -105,7 +112,8 @@ export class SingleRunColumns {
   private extend(s: StepBlock, e: EvalBlock): boolean {
     const [x, loss, sm, evalLoss] = this.loss;
     const lastStep = this.stepRows ? s.steps[this.stepRows - 1] : -Infinity;
-    for (let i = this.stepRows; i < s.steps.length; i++) if (s.steps[i] <= (i > this.stepRows ? s.steps[i - 1] : lastStep)) return false;
+    for (let i = this.stepRows; i < s.steps.length; i++)
+      if (s.steps[i] <= (i > this.stepRows ? s.steps[i - 1] : lastStep)) return false;
     for (let i = this.evalRows + 1; i < e.steps.length; i++) if (e.steps[i] <= e.steps[i - 1]) return false;
     // Evals at a step the x axis already has (the eval of a step row that came earlier) go in
     // place; one between existing x values would need an insertion: rebuild.

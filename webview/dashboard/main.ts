@@ -20,8 +20,10 @@ const app = new DashboardApp(mount, transport);
 if (transport.kind === 'browser') {
   fetch(`/api/runs${location.search}`, { headers: { accept: 'application/json' } })
     .then((r) => (r.ok ? r.json() : null))
-    .then((body: { kind: string; runs: { key: string; name: string; runId: string; state: string | null }[] } | null) => {
-      if (body?.kind === 'root') app.showPicker(body.runs, new URLSearchParams(location.search));
-    })
+    .then(
+      (body: { kind: string; runs: { key: string; name: string; runId: string; state: string | null }[] } | null) => {
+        if (body?.kind === 'root') app.showPicker(body.runs, new URLSearchParams(location.search));
+      },
+    )
     .catch(() => {});
 }

@@ -11,7 +11,8 @@ function stateOf(header: DashboardHeader): string {
 /** Seconds since the run started, to its last event once it is over. */
 export function elapsedS(header: DashboardHeader, nowS: number): number | null {
   if (header.startedAt === undefined) return null;
-  const end = header.status || header.phase === 'finished' || header.phase === 'lost' ? (header.lastEventAt ?? nowS) : nowS;
+  const end =
+    header.status || header.phase === 'finished' || header.phase === 'lost' ? (header.lastEventAt ?? nowS) : nowS;
   return Math.max(0, end - header.startedAt);
 }
 
@@ -31,7 +32,16 @@ export function renderHeader(el: HTMLElement, header: DashboardHeader, nowS: num
     const built: HeaderView = {
       name: h('h1', { class: 'run-name' }),
       state: h('span', { class: 'state', role: 'status' }),
-      values: { target: value(), backbone: value(), amp: value(), epoch: value(), step: value(), elapsed: value(), eta: value(), best: value() },
+      values: {
+        target: value(),
+        backbone: value(),
+        amp: value(),
+        epoch: value(),
+        step: value(),
+        elapsed: value(),
+        eta: value(),
+        best: value(),
+      },
       progress: h('vscode-progress-bar', { 'aria-label': 'training progress' }),
     };
     const f = (label: string, key: keyof HeaderView['values'], extra: Record<string, string> = {}) =>
@@ -59,7 +69,9 @@ export function renderHeader(el: HTMLElement, header: DashboardHeader, nowS: num
   const state = stateOf(header);
   const step = header.step ?? 0;
   const total = header.totalSteps ?? 0;
-  const amp = [header.ampLevel, header.lossScaleMode ? `loss scale ${header.lossScaleMode}` : undefined].filter(Boolean).join(', ');
+  const amp = [header.ampLevel, header.lossScaleMode ? `loss scale ${header.lossScaleMode}` : undefined]
+    .filter(Boolean)
+    .join(', ');
   const best =
     header.bestValAcc === null || header.bestValAcc === undefined
       ? '–'
@@ -71,7 +83,10 @@ export function renderHeader(el: HTMLElement, header: DashboardHeader, nowS: num
   setText(v.values.target, header.target);
   setText(v.values.backbone, header.backbone ?? '–');
   setText(v.values.amp, amp || '–');
-  setText(v.values.epoch, header.epoch !== undefined ? `${header.epoch}${header.totalEpochs ? ` / ${header.totalEpochs}` : ''}` : '–');
+  setText(
+    v.values.epoch,
+    header.epoch !== undefined ? `${header.epoch}${header.totalEpochs ? ` / ${header.totalEpochs}` : ''}` : '–',
+  );
   setText(v.values.step, header.step !== undefined ? `${header.step}${total ? ` / ${total}` : ''}` : '–');
   setText(v.values.elapsed, formatDuration(elapsedS(header, nowS)));
   setText(v.values.eta, header.status ? '–' : formatDuration(header.etaS ?? null));
@@ -102,7 +117,9 @@ export function renderFinal(el: HTMLElement, header: DashboardHeader): void {
   fill(
     el,
     h('strong', {}, headline),
-    header.bestValAcc !== null && header.bestValAcc !== undefined ? h('span', { class: 'final-acc' }, ` Best val accuracy ${formatPercent(header.bestValAcc)}.`) : null,
+    header.bestValAcc !== null && header.bestValAcc !== undefined
+      ? h('span', { class: 'final-acc' }, ` Best val accuracy ${formatPercent(header.bestValAcc)}.`)
+      : null,
     err ? h('p', { class: 'error-summary' }, h('code', {}, err.kind), ': ', err.message) : null,
     err?.fix ? h('p', { class: 'error-fix' }, 'Fix', err.path ? ` (${err.path})` : '', ': ', err.fix) : null,
     err?.traceTail ? h('details', {}, h('summary', {}, 'Traceback (last lines)'), h('pre', {}, err.traceTail)) : null,
@@ -121,9 +138,18 @@ export function renderAmp(el: HTMLElement, amp: AmpHealth, mode: string | undefi
   let v = ampViews.get(el);
   if (!v || !el.contains(v.diagnosis)) {
     const values = Array.from({ length: 5 }, () => h('span', { class: 'field-value' }));
-    const built: AmpView = { values, recentLabel: h('span', { class: 'field-label' }), diagnosis: h('ul', { class: 'diagnosis' }) };
+    const built: AmpView = {
+      values,
+      recentLabel: h('span', { class: 'field-label' }),
+      diagnosis: h('ul', { class: 'diagnosis' }),
+    };
     const f = (label: string | HTMLElement, i: number, extra: Record<string, string> = {}) =>
-      h('div', { class: 'field', ...extra }, typeof label === 'string' ? h('span', { class: 'field-label' }, label) : label, values[i]);
+      h(
+        'div',
+        { class: 'field', ...extra },
+        typeof label === 'string' ? h('span', { class: 'field-label' }, label) : label,
+        values[i],
+      );
     fill(
       el,
       h('h3', {}, 'AMP health'),
@@ -168,10 +194,14 @@ export function renderAmp(el: HTMLElement, amp: AmpHealth, mode: string | undefi
 export function renderNotices(el: HTMLElement, runs: readonly RunData[]): number {
   // Notices only grow between snapshots: rebuild the list when a run's count or last one differs.
   const count = runs.reduce((n, r) => n + r.notices.length, 0);
-  const drawn = runs.map((r) => `${r.header.key}:${r.header.name}:${r.notices.length}:${r.notices.at(-1)?.seq ?? ''}`).join('|');
+  const drawn = runs
+    .map((r) => `${r.header.key}:${r.header.name}:${r.notices.length}:${r.notices.at(-1)?.seq ?? ''}`)
+    .join('|');
   if (el.dataset.drawn === drawn) return count;
   el.dataset.drawn = drawn;
-  const all: (RunNotice & { run: string })[] = runs.flatMap((r) => r.notices.map((n) => ({ ...n, run: r.header.name })));
+  const all: (RunNotice & { run: string })[] = runs.flatMap((r) =>
+    r.notices.map((n) => ({ ...n, run: r.header.name })),
+  );
   all.sort((a, b) => a.t - b.t);
   if (all.length === 0) {
     fill(el, h('p', { class: 'empty' }, 'No warnings or errors.'));
@@ -211,21 +241,36 @@ export function renderPerClass(el: HTMLElement, classes: readonly string[], eval
     return;
   }
   const cols = Array.from({ length: Math.min(n, maxEpochs) }, (_, i) => n - 1 - i);
-  const rows = classes.slice(0, 2000).map((name, c) =>
-    h(
-      'tr',
-      {},
-      h('th', { scope: 'row', class: 'class-name' }, name),
-      ...cols.map((r) => h('td', {}, formatPercent(evals.perClassAcc[r]?.[c] ?? null))),
-    ),
-  );
+  const rows = classes
+    .slice(0, 2000)
+    .map((name, c) =>
+      h(
+        'tr',
+        {},
+        h('th', { scope: 'row', class: 'class-name' }, name),
+        ...cols.map((r) => h('td', {}, formatPercent(evals.perClassAcc[r]?.[c] ?? null))),
+      ),
+    );
   fill(
     el,
     h(
       'table',
       { class: 'per-class' },
-      h('caption', {}, `Per-class validation accuracy (recall), epochs ${evals.epochs[cols.at(-1)!]}–${evals.epochs[cols[0]]}`),
-      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Class'), ...cols.map((r) => h('th', { scope: 'col' }, `Epoch ${evals.epochs[r]}`)))),
+      h(
+        'caption',
+        {},
+        `Per-class validation accuracy (recall), epochs ${evals.epochs[cols.at(-1)!]}–${evals.epochs[cols[0]]}`,
+      ),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          h('th', { scope: 'col' }, 'Class'),
+          ...cols.map((r) => h('th', { scope: 'col' }, `Epoch ${evals.epochs[r]}`)),
+        ),
+      ),
       h('tbody', {}, ...rows),
     ),
     classes.length > 2000 ? h('p', { class: 'empty' }, `First 2000 of ${classes.length} classes.`) : null,
@@ -248,16 +293,12 @@ export function renderCompareHeader(el: HTMLElement, runs: readonly RunData[], c
       'ul',
       { class: 'compare-runs' },
       ...runs.map((r, i) =>
-        h(
-          'li',
-          {},
-          h('span', { class: 'swatch', 'data-color': String(i) }),
-          h('strong', {}, r.header.name),
-          lines[i],
-        ),
+        h('li', {}, h('span', { class: 'swatch', 'data-color': String(i) }), h('strong', {}, r.header.name), lines[i]),
       ),
     ),
   );
   // Colours through CSSOM, not a style attribute (the page's CSP allows no inline styles).
-  el.querySelectorAll<HTMLElement>('.swatch').forEach((s) => (s.style.background = colors[Number(s.dataset.color) % colors.length]));
+  el.querySelectorAll<HTMLElement>('.swatch').forEach(
+    (s) => (s.style.background = colors[Number(s.dataset.color) % colors.length]),
+  );
 }

@@ -53,7 +53,9 @@ export function overflowMarkers(block: Pick<StepBlock, 'lossScale' | 'overflow' 
  * Aligns several (x ascending, ys) tables on the union of their x values, like uPlot.join, with
  * null where a table has no row for that x.
  */
-export function joinOnX(tables: { x: readonly number[]; ys: readonly (readonly (number | null)[])[] }[]): [number[], ...(number | null)[][]] {
+export function joinOnX(
+  tables: { x: readonly number[]; ys: readonly (readonly (number | null)[])[] }[],
+): [number[], ...(number | null)[][]] {
   const xs = [...new Set(tables.flatMap((t) => t.x))].sort((a, b) => a - b);
   const index = new Map(xs.map((x, i) => [x, i]));
   const cols: (number | null)[][] = [];
@@ -67,7 +69,19 @@ export function joinOnX(tables: { x: readonly number[]; ys: readonly (readonly (
   return [xs, ...cols];
 }
 
-const CSV_COLUMNS = ['step', 'loss', 'lr', 'loss_scale', 'overflow', 'img_per_s', 'step_ms', 'data_ms', 'epoch', 'val_loss', 'val_acc'] as const;
+const CSV_COLUMNS = [
+  'step',
+  'loss',
+  'lr',
+  'loss_scale',
+  'overflow',
+  'img_per_s',
+  'step_ms',
+  'data_ms',
+  'epoch',
+  'val_loss',
+  'val_acc',
+] as const;
 
 function csvCell(v: string | number | null | undefined): string {
   if (v === null || v === undefined) return '';
@@ -144,6 +158,11 @@ export function formatDuration(seconds: number | null | undefined): string {
 
 /** A file name from a run name: letters, digits, dot, dash and underscore only. */
 export function safeFileName(name: string, ext: string): string {
-  const base = name.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/-{2,}/g, '-').replace(/^[-.]+|[-.]+$/g, '').slice(0, 60) || 'run';
+  const base =
+    name
+      .replace(/[^A-Za-z0-9_.-]+/g, '-')
+      .replace(/-{2,}/g, '-')
+      .replace(/^[-.]+|[-.]+$/g, '')
+      .slice(0, 60) || 'run';
   return `${base}.${ext}`;
 }

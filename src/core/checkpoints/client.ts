@@ -17,7 +17,11 @@ function operand(p: string): string {
 export type ExportFormat = 'mindir' | 'onnx';
 
 export const checkpointArgs = {
-  inspect: (ckpt: string, runDir?: string) => ['inspect', operand(ckpt), ...(runDir === undefined ? [] : ['--run', operand(runDir)])],
+  inspect: (ckpt: string, runDir?: string) => [
+    'inspect',
+    operand(ckpt),
+    ...(runDir === undefined ? [] : ['--run', operand(runDir)]),
+  ],
   eval: (runDir: string, ckpt: string, opts: { data?: string; batchSize?: number } = {}) => [
     'eval',
     '--run',
@@ -37,7 +41,12 @@ export const checkpointArgs = {
     format,
     ...(out === undefined ? [] : ['--out', operand(out)]),
   ],
-  compare: (a: string, b: string, runDir?: string) => ['compare', operand(a), operand(b), ...(runDir === undefined ? [] : ['--run', operand(runDir)])],
+  compare: (a: string, b: string, runDir?: string) => [
+    'compare',
+    operand(a),
+    operand(b),
+    ...(runDir === undefined ? [] : ['--run', operand(runDir)]),
+  ],
   deleteCheckpoints: (runDir: string, files: readonly string[], allowBest = false) => [
     'delete-checkpoints',
     '--run',
@@ -145,7 +154,9 @@ export interface VerifyEntry {
 /** Raised when a runner's output does not have the promised shape (another runner version). */
 export class RunnerOutputError extends Error {
   constructor(command: string, detail: string) {
-    super(`runner ${command} printed an unexpected result (${detail}); is the runner on the target the extension's version?`);
+    super(
+      `runner ${command} printed an unexpected result (${detail}); is the runner on the target the extension's version?`,
+    );
     this.name = 'RunnerOutputError';
   }
 }
@@ -154,7 +165,8 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object
 const numOrNull = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const boolOrNull = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
 const strList = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
-const shapeOf = (v: unknown): number[] => (Array.isArray(v) ? v.filter((x): x is number => typeof x === 'number' && Number.isInteger(x)) : []);
+const shapeOf = (v: unknown): number[] =>
+  Array.isArray(v) ? v.filter((x): x is number => typeof x === 'number' && Number.isInteger(x)) : [];
 
 function need<T>(cmd: string, out: unknown, field: string, check: (v: unknown) => v is T): T {
   if (!isObj(out)) throw new RunnerOutputError(cmd, 'not a JSON object');
@@ -167,19 +179,21 @@ const isStr = (v: unknown): v is string => typeof v === 'string';
 
 /** Normalizes `inspect`'s output; throws RunnerOutputError when it lacks its tensors. */
 export function toInspectResult(out: unknown): InspectResult {
-  const tensors = need('inspect', out, 'tensors', isArr).filter(isObj).map((t): TensorInfo => {
-    const name = typeof t.name === 'string' ? t.name : '?';
-    const shape = shapeOf(t.shape);
-    return {
-      name,
-      shape,
-      dtype: typeof t.dtype === 'string' ? t.dtype : '?',
-      elements: numOrNull(t.elements) ?? shape.reduce((a, b) => a * b, 1),
-      module: typeof t.module === 'string' ? t.module : '',
-      group: groupOf(name, typeof t.kind === 'string' ? t.kind : undefined),
-      trainable: boolOrNull(t.trainable),
-    };
-  });
+  const tensors = need('inspect', out, 'tensors', isArr)
+    .filter(isObj)
+    .map((t): TensorInfo => {
+      const name = typeof t.name === 'string' ? t.name : '?';
+      const shape = shapeOf(t.shape);
+      return {
+        name,
+        shape,
+        dtype: typeof t.dtype === 'string' ? t.dtype : '?',
+        elements: numOrNull(t.elements) ?? shape.reduce((a, b) => a * b, 1),
+        module: typeof t.module === 'string' ? t.module : '',
+        group: groupOf(name, typeof t.kind === 'string' ? t.kind : undefined),
+        trainable: boolOrNull(t.trainable),
+      };
+    });
   const o = out as Record<string, unknown>;
   return {
     file: typeof o.file === 'string' ? o.file : '',
@@ -212,7 +226,9 @@ export function groupOf(name: string, kind?: string): string {
 export function toEvalResult(out: unknown): EvalResult {
   const classes = strList(need('eval', out, 'classes', isArr));
   const o = out as Record<string, unknown>;
-  const confusion = Array.isArray(o.confusion) ? o.confusion.map((row) => (Array.isArray(row) ? row.map((c) => (typeof c === 'number' ? c : 0)) : [])) : [];
+  const confusion = Array.isArray(o.confusion)
+    ? o.confusion.map((row) => (Array.isArray(row) ? row.map((c) => (typeof c === 'number' ? c : 0)) : []))
+    : [];
   return {
     ckpt: typeof o.ckpt === 'string' ? o.ckpt : '',
     data: typeof o.data === 'string' ? o.data : '',
@@ -227,7 +243,9 @@ export function toEvalResult(out: unknown): EvalResult {
       support: numOrNull(p.support) ?? 0,
     })),
     confusion,
-    skipped: (Array.isArray(o.skipped) ? o.skipped : []).filter(isObj).map((s) => ({ file: String(s.file ?? ''), reason: String(s.reason ?? '') })),
+    skipped: (Array.isArray(o.skipped) ? o.skipped : [])
+      .filter(isObj)
+      .map((s) => ({ file: String(s.file ?? ''), reason: String(s.reason ?? '') })),
     evaluated_at: numOrNull(o.evaluated_at),
   };
 }
@@ -235,7 +253,12 @@ export function toEvalResult(out: unknown): EvalResult {
 export function toExportResult(out: unknown): ExportResult {
   const file = need('export', out, 'file', isStr);
   const o = out as Record<string, unknown>;
-  return { file, format: o.format === 'onnx' ? 'onnx' : 'mindir', bytes: numOrNull(o.bytes), input_shape: shapeOf(o.input_shape) };
+  return {
+    file,
+    format: o.format === 'onnx' ? 'onnx' : 'mindir',
+    bytes: numOrNull(o.bytes),
+    input_shape: shapeOf(o.input_shape),
+  };
 }
 
 /** `compare`'s shape_mismatch entries ({name, shape_a, shape_b}) as "name: [3,512] vs [2,512]". */
@@ -250,13 +273,15 @@ function shapeMismatches(v: unknown): string[] {
 }
 
 export function toCompareResult(out: unknown): CompareResult {
-  const tensors = need('compare', out, 'tensors', isArr).filter(isObj).map((t) => ({
-    name: typeof t.name === 'string' ? t.name : '?',
-    shape: shapeOf(t.shape),
-    l2_diff: numOrNull(t.l2_diff),
-    rel_change: numOrNull(t.rel_change),
-    frozen: boolOrNull(t.frozen),
-  }));
+  const tensors = need('compare', out, 'tensors', isArr)
+    .filter(isObj)
+    .map((t) => ({
+      name: typeof t.name === 'string' ? t.name : '?',
+      shape: shapeOf(t.shape),
+      l2_diff: numOrNull(t.l2_diff),
+      rel_change: numOrNull(t.rel_change),
+      frozen: boolOrNull(t.frozen),
+    }));
   const o = out as Record<string, unknown>;
   const s = isObj(o.summary) ? o.summary : {};
   const changed = tensors.filter((t) => (t.l2_diff ?? 0) > 0).length;
@@ -283,7 +308,11 @@ export function toVerifyEntries(out: unknown): VerifyEntry[] {
     exists: e.exists === true,
     bytes_ok: boolOrNull(e.bytes_ok),
     sha256_ok: boolOrNull(e.sha256_ok),
-    ...(typeof e.problem === 'string' ? { reason: e.problem } : typeof e.reason === 'string' ? { reason: e.reason } : {}),
+    ...(typeof e.problem === 'string'
+      ? { reason: e.problem }
+      : typeof e.reason === 'string'
+        ? { reason: e.reason }
+        : {}),
   }));
 }
 
@@ -298,25 +327,58 @@ export function verifyProblem(v: VerifyEntry): string | undefined {
 
 // ---- the commands ----
 
-export async function inspectCheckpoint(runner: Runner, ckpt: string, runDir?: string, opts?: RunOptions): Promise<InspectResult> {
+export async function inspectCheckpoint(
+  runner: Runner,
+  ckpt: string,
+  runDir?: string,
+  opts?: RunOptions,
+): Promise<InspectResult> {
   return toInspectResult(await runRunner(runner, checkpointArgs.inspect(ckpt, runDir), opts));
 }
 
-export async function evaluateCheckpoint(runner: Runner, runDir: string, ckpt: string, o: { data?: string; batchSize?: number } = {}, opts?: RunOptions): Promise<EvalResult> {
+export async function evaluateCheckpoint(
+  runner: Runner,
+  runDir: string,
+  ckpt: string,
+  o: { data?: string; batchSize?: number } = {},
+  opts?: RunOptions,
+): Promise<EvalResult> {
   return toEvalResult(await runRunner(runner, checkpointArgs.eval(runDir, ckpt, o), opts));
 }
 
-export async function exportCheckpoint(runner: Runner, runDir: string, ckpt: string, format: ExportFormat, out?: string, opts?: RunOptions): Promise<ExportResult> {
+export async function exportCheckpoint(
+  runner: Runner,
+  runDir: string,
+  ckpt: string,
+  format: ExportFormat,
+  out?: string,
+  opts?: RunOptions,
+): Promise<ExportResult> {
   return toExportResult(await runRunner(runner, checkpointArgs.export(runDir, ckpt, format, out), opts));
 }
 
-export async function compareCheckpoints(runner: Runner, a: string, b: string, runDir?: string, opts?: RunOptions): Promise<CompareResult> {
+export async function compareCheckpoints(
+  runner: Runner,
+  a: string,
+  b: string,
+  runDir?: string,
+  opts?: RunOptions,
+): Promise<CompareResult> {
   return toCompareResult(await runRunner(runner, checkpointArgs.compare(a, b, runDir), opts));
 }
 
-export async function deleteCheckpoints(runner: Runner, runDir: string, files: readonly string[], allowBest = false, opts?: RunOptions): Promise<DeleteResult> {
+export async function deleteCheckpoints(
+  runner: Runner,
+  runDir: string,
+  files: readonly string[],
+  allowBest = false,
+  opts?: RunOptions,
+): Promise<DeleteResult> {
   const out = await runRunner(runner, checkpointArgs.deleteCheckpoints(runDir, files, allowBest), opts);
-  return { deleted: strList(need('delete-checkpoints', out, 'deleted', isArr)), kept: strList((out as Record<string, unknown>).kept) };
+  return {
+    deleted: strList(need('delete-checkpoints', out, 'deleted', isArr)),
+    kept: strList((out as Record<string, unknown>).kept),
+  };
 }
 
 export async function verifyCheckpoints(runner: Runner, runDir: string, opts?: RunOptions): Promise<VerifyEntry[]> {

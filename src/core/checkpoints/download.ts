@@ -63,7 +63,13 @@ export class IntegrityError extends Error {
 const short = (h: string) => `${h.slice(0, 12)}…`;
 
 /** Downloads `remoteFile` (a path on the target) to `localFile`, verifying it against `expected`. */
-export async function downloadCheckpoint(target: PythonTargetFactory, remoteFile: string, localFile: string, expected: Expected, opts: DownloadOptions = {}): Promise<DownloadResult> {
+export async function downloadCheckpoint(
+  target: PythonTargetFactory,
+  remoteFile: string,
+  localFile: string,
+  expected: Expected,
+  opts: DownloadOptions = {},
+): Promise<DownloadResult> {
   mkdirSync(path.dirname(localFile), { recursive: true });
   const part = `${localFile}.part-${process.pid}`;
   const hash = createHash('sha256');
@@ -99,8 +105,13 @@ export async function downloadCheckpoint(target: PythonTargetFactory, remoteFile
     const shaBad = expected.sha256 !== null && sha256 !== expected.sha256.toLowerCase();
     if (sizeBad || shaBad) {
       rmSync(part, { force: true });
-      const what = sizeBad ? `${done} bytes arrived, checkpoints.json says ${expected.bytes}` : `sha256 ${short(sha256)} does not match checkpoints.json's ${short(expected.sha256!)}`;
-      throw new IntegrityError(`${path.basename(remoteFile)}: ${what}; the partial download was deleted`, expected, { bytes: done, sha256 });
+      const what = sizeBad
+        ? `${done} bytes arrived, checkpoints.json says ${expected.bytes}`
+        : `sha256 ${short(sha256)} does not match checkpoints.json's ${short(expected.sha256!)}`;
+      throw new IntegrityError(`${path.basename(remoteFile)}: ${what}; the partial download was deleted`, expected, {
+        bytes: done,
+        sha256,
+      });
     }
     renameSync(part, localFile);
     opts.onProgress?.(done, expected.bytes);

@@ -56,7 +56,8 @@ function int(v: unknown): number | null {
  */
 export function unsafeFileReason(file: string): string | undefined {
   if (file.trim() === '') return 'empty file name';
-  if (file.startsWith('/') || /^[A-Za-z]:[\\/]/.test(file) || file.startsWith('\\')) return 'absolute path (must be relative to the run directory)';
+  if (file.startsWith('/') || /^[A-Za-z]:[\\/]/.test(file) || file.startsWith('\\'))
+    return 'absolute path (must be relative to the run directory)';
   if (file.split(/[\\/]/).includes('..')) return "path leaves the run directory ('..')";
   if (file.includes('\0')) return 'NUL in the file name';
   return undefined;
@@ -73,13 +74,21 @@ function shortText(v: unknown): string {
 }
 
 /** One entry (a manifest element or a checkpoint event), or the reason it is unusable. */
-export function parseEntry(raw: unknown, order: number, source: CheckpointEntry['source']): CheckpointEntry | { problem: string; label: string } {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { problem: 'not an object', label: shortText(raw) };
+export function parseEntry(
+  raw: unknown,
+  order: number,
+  source: CheckpointEntry['source'],
+): CheckpointEntry | { problem: string; label: string } {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    return { problem: 'not an object', label: shortText(raw) };
   const o = raw as Record<string, unknown>;
   if (typeof o.file !== 'string') return { problem: 'no "file" string', label: shortText(raw) };
   const unsafe = unsafeFileReason(o.file);
   if (unsafe) return { problem: unsafe, label: o.file };
-  const metrics = typeof o.metrics === 'object' && o.metrics !== null && !Array.isArray(o.metrics) ? (o.metrics as Record<string, unknown>) : {};
+  const metrics =
+    typeof o.metrics === 'object' && o.metrics !== null && !Array.isArray(o.metrics)
+      ? (o.metrics as Record<string, unknown>)
+      : {};
   const sha = typeof o.sha256 === 'string' && SHA256.test(o.sha256.toLowerCase()) ? o.sha256.toLowerCase() : null;
   return {
     file: o.file,
@@ -110,9 +119,19 @@ export function parseManifest(text: string | undefined): ParsedManifest {
   try {
     data = JSON.parse(text);
   } catch (e) {
-    return { entries: [], problems: [{ index: -1, label: 'checkpoints.json', message: `not valid JSON: ${e instanceof Error ? e.message : String(e)}` }] };
+    return {
+      entries: [],
+      problems: [
+        {
+          index: -1,
+          label: 'checkpoints.json',
+          message: `not valid JSON: ${e instanceof Error ? e.message : String(e)}`,
+        },
+      ],
+    };
   }
-  if (!Array.isArray(data)) return { entries: [], problems: [{ index: -1, label: 'checkpoints.json', message: 'not a JSON array' }] };
+  if (!Array.isArray(data))
+    return { entries: [], problems: [{ index: -1, label: 'checkpoints.json', message: 'not a JSON array' }] };
   const byFile = new Map<string, CheckpointEntry>();
   const problems: ManifestProblem[] = [];
   data.forEach((raw, index) => {
@@ -135,7 +154,11 @@ export function parseManifest(text: string | undefined): ParsedManifest {
  * the events stand in for it (last event per file; `best` recomputed: highest val_acc, ties to the
  * later step), marked `source: 'events'`, because nothing else says which checkpoints exist.
  */
-export function mergeCheckpointEvents(manifest: ParsedManifest, events: readonly unknown[], manifestReadable: boolean): ParsedManifest {
+export function mergeCheckpointEvents(
+  manifest: ParsedManifest,
+  events: readonly unknown[],
+  manifestReadable: boolean,
+): ParsedManifest {
   const fromEvents = new Map<string, CheckpointEntry>();
   let order = 0;
   for (const ev of events) {

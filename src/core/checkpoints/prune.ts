@@ -17,13 +17,17 @@ export interface PrunePlan {
  * (the run may still be writing after it), which `keepNewest >= 1` already does.
  */
 export function prunePlan(entries: readonly CheckpointEntry[], keepNewest: number): PrunePlan {
-  if (!Number.isInteger(keepNewest) || keepNewest < 0) throw new Error(`keep newest must be a whole number >= 0, got ${keepNewest}`);
+  if (!Number.isInteger(keepNewest) || keepNewest < 0)
+    throw new Error(`keep newest must be a whole number >= 0, got ${keepNewest}`);
   const newestFirst = [...entries].sort((a, b) => b.order - a.order);
   const keep = new Set(newestFirst.slice(0, keepNewest).map((e) => e.file));
   for (const e of entries) if (e.best) keep.add(e.file);
   return {
     keep: newestFirst.filter((e) => keep.has(e.file)).map((e) => e.file),
-    drop: newestFirst.filter((e) => !keep.has(e.file)).reverse().map((e) => e.file),
+    drop: newestFirst
+      .filter((e) => !keep.has(e.file))
+      .reverse()
+      .map((e) => e.file),
   };
 }
 
@@ -37,7 +41,11 @@ export interface DeletePlan {
 }
 
 /** Splits a user's selection for Delete: the best needs a second yes; a live run's newest is refused. */
-export function deletePlan(entries: readonly CheckpointEntry[], selected: readonly string[], live: boolean): DeletePlan {
+export function deletePlan(
+  entries: readonly CheckpointEntry[],
+  selected: readonly string[],
+  live: boolean,
+): DeletePlan {
   const byFile = new Map(entries.map((e) => [e.file, e]));
   let newest: CheckpointEntry | undefined;
   for (const e of entries) if (!newest || e.order > newest.order) newest = e;
@@ -45,7 +53,8 @@ export function deletePlan(entries: readonly CheckpointEntry[], selected: readon
   for (const file of new Set(selected)) {
     const e = byFile.get(file);
     if (!e) plan.refused.push({ file, reason: 'not in checkpoints.json (refresh the view)' });
-    else if (live && e === newest) plan.refused.push({ file, reason: 'the newest checkpoint of a live run (stop the run first)' });
+    else if (live && e === newest)
+      plan.refused.push({ file, reason: 'the newest checkpoint of a live run (stop the run first)' });
     else if (e.best) plan.best = file;
     else plan.plain.push(file);
   }
@@ -59,7 +68,12 @@ export function listForConfirmation(entries: readonly CheckpointEntry[], files: 
     const e = byFile.get(f);
     const base = f.split('/').pop() ?? f;
     if (!e) return base;
-    const bits = [e.epoch !== null ? `epoch ${e.epoch}` : '', e.step !== null ? `step ${e.step}` : '', e.valAcc !== null ? `val acc ${(e.valAcc * 100).toFixed(1)}%` : '', e.best ? 'BEST' : ''].filter(Boolean);
+    const bits = [
+      e.epoch !== null ? `epoch ${e.epoch}` : '',
+      e.step !== null ? `step ${e.step}` : '',
+      e.valAcc !== null ? `val acc ${(e.valAcc * 100).toFixed(1)}%` : '',
+      e.best ? 'BEST' : '',
+    ].filter(Boolean);
     return bits.length ? `${base} (${bits.join(', ')})` : base;
   });
 }

@@ -123,7 +123,9 @@ export function toRunCheckpoints(out: unknown): RunCheckpoints {
   const model = isObj(spec.model) ? spec.model : {};
   const data = isObj(spec.data) ? spec.data : {};
   const files = (Array.isArray(o.files) ? o.files : []).filter(isObj).filter((f) => typeof f.name === 'string');
-  const fileBytes = new Map(files.map((f) => [`checkpoints/${f.name as string}`, typeof f.bytes === 'number' ? f.bytes : 0]));
+  const fileBytes = new Map(
+    files.map((f) => [`checkpoints/${f.name as string}`, typeof f.bytes === 'number' ? f.bytes : 0]),
+  );
   const evals = isObj(o.evals) ? o.evals : {};
   const claimed = new Set<string>();
   const checkpoints = merged.entries.map((e): CheckpointDetail => {
@@ -170,6 +172,10 @@ export function toRunCheckpoints(out: unknown): RunCheckpoints {
 }
 
 /** Reads one run's checkpoints on its target. */
-export async function readRunCheckpoints(target: PythonTargetFactory, runDir: string, opts?: RunOptions): Promise<RunCheckpoints> {
+export async function readRunCheckpoints(
+  target: PythonTargetFactory,
+  runDir: string,
+  opts?: RunOptions,
+): Promise<RunCheckpoints> {
   return toRunCheckpoints(await runRunner(target(['-c', READ_RUN]), [runDir, String(MAX_EVENTS_BYTES)], opts));
 }

@@ -68,7 +68,9 @@ export function ampHealth(store: RunSeriesStore, window = AMP_WINDOW): AmpHealth
           : '. Without loss scaling the gradients are not checked, so this is a diverging loss, not a loss-scale overflow. Those updates were skipped.'),
       fix:
         'Lower train.lr (or add train.warmup_steps), and check the training images and labels for broken or extreme values.' +
-        (fp16 && !scaled ? ` If it only happens at ${level}, retry with amp.level O0 to tell fp16 range from divergence.` : ''),
+        (fp16 && !scaled
+          ? ` If it only happens at ${level}, retry with amp.level O0 to tell fp16 range from divergence.`
+          : ''),
     });
   }
 
@@ -102,7 +104,9 @@ export function ampHealth(store: RunSeriesStore, window = AMP_WINDOW): AmpHealth
       severity: 'info',
       message: settled
         ? `Normal start-up: the dynamic loss scale started at ${fmtScale(startScale)} and overflowed on ${burst} of the first ${burstEnd - seg} steps, halving each time down to ${endScale}; ` +
-          (later === 0 ? 'no overflow since.' : `since then only ${later} isolated overflow${plural(later)} (the scale probing upward).`) +
+          (later === 0
+            ? 'no overflow since.'
+            : `since then only ${later} isolated overflow${plural(later)} (the scale probing upward).`) +
           ` Those ${burst} skipped update${plural(burst)} are the price of starting high.`
         : `Start-up: the dynamic loss scale started at ${fmtScale(startScale)} and is halving on each overflow (${burst} so far, now ${endScale}) until the gradients fit in fp16. This is expected for the first steps.`,
       fix: burst > 12 ? `Optional: start lower (amp.init_scale ${endScale}) to skip fewer steps.` : undefined,
@@ -123,7 +127,12 @@ export function ampHealth(store: RunSeriesStore, window = AMP_WINDOW): AmpHealth
     diagnosis.push({
       code: 'ok',
       severity: 'info',
-      message: n === 0 ? 'No steps yet.' : mode === 'none' || !fp16 ? `Full precision (${level ?? 'O0'}): no loss scaling needed.` : 'No loss-scale problem: recent steps are not overflowing.',
+      message:
+        n === 0
+          ? 'No steps yet.'
+          : mode === 'none' || !fp16
+            ? `Full precision (${level ?? 'O0'}): no loss scaling needed.`
+            : 'No loss-scale problem: recent steps are not overflowing.',
     });
   }
   return {

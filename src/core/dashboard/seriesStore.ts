@@ -2,9 +2,23 @@
 // tens of MB and a snapshot can scan it in milliseconds. Fed by RunEvents in seq order; events at
 // or below the last seq seen are ignored, so a re-attach that replays the log doubles nothing.
 // NaN stands for null in the float columns (the runner writes NaN/Inf losses as null anyway).
-import type { CheckpointEvent, EvalEvent, RunEvent, RunFinishedEvent, RunStartedEvent, StepEvent } from '../../shared/eventsProtocol';
+import type {
+  CheckpointEvent,
+  EvalEvent,
+  RunEvent,
+  RunFinishedEvent,
+  RunStartedEvent,
+  StepEvent,
+} from '../../shared/eventsProtocol';
 import { isKnownEvent } from '../../shared/eventsProtocol';
-import type { DashboardHeader, DeviceBlock, EvalBlock, RunKey, RunNotice, StepBlock } from '../../shared/dashboardProtocol';
+import type {
+  DashboardHeader,
+  DeviceBlock,
+  EvalBlock,
+  RunKey,
+  RunNotice,
+  StepBlock,
+} from '../../shared/dashboardProtocol';
 import { applyEvent, applySignal, initialView, type RunView, type TransportSignal } from '../runs/state';
 
 /** A float column that grows by doubling; `length` rows are valid. */
@@ -45,7 +59,17 @@ export class StepColumns {
     return this.step.length;
   }
   all(): Column[] {
-    return [this.step, this.loss, this.lr, this.lossScale, this.imgPerS, this.stepMs, this.dataMs, this.overflow, this.skipped];
+    return [
+      this.step,
+      this.loss,
+      this.lr,
+      this.lossScale,
+      this.imgPerS,
+      this.stepMs,
+      this.dataMs,
+      this.overflow,
+      this.skipped,
+    ];
   }
   series(name: StepSeries): Column {
     return this[name];
@@ -72,14 +96,33 @@ interface StartInfo {
 
 export class RunSeriesStore {
   readonly steps = new StepColumns();
-  readonly evals: { steps: number[]; epochs: number[]; valLoss: (number | null)[]; valAcc: (number | null)[]; perClassAcc: (number | null)[][] } = {
+  readonly evals: {
+    steps: number[];
+    epochs: number[];
+    valLoss: (number | null)[];
+    valAcc: (number | null)[];
+    perClassAcc: (number | null)[][];
+  } = {
     steps: [],
     epochs: [],
     valLoss: [],
     valAcc: [],
     perClassAcc: [],
   };
-  readonly devices: { steps: number[]; t: number[]; byId: Map<string, { util: (number | null)[]; hbmUsedMb: (number | null)[]; hbmTotalMb: (number | null)[]; tempC: (number | null)[]; powerW: (number | null)[] }> } = {
+  readonly devices: {
+    steps: number[];
+    t: number[];
+    byId: Map<
+      string,
+      {
+        util: (number | null)[];
+        hbmUsedMb: (number | null)[];
+        hbmTotalMb: (number | null)[];
+        tempC: (number | null)[];
+        powerW: (number | null)[];
+      }
+    >;
+  } = {
     steps: [],
     t: [],
     byId: new Map(),
@@ -154,7 +197,8 @@ export class RunSeriesStore {
             cols.powerW.push(orNull(num(d.power_w)));
           }
           // devices missing from this sample get a gap, so every column keeps the row count
-          for (const cols of this.devices.byId.values()) for (const c of Object.values(cols)) if (c.length === row) c.push(null);
+          for (const cols of this.devices.byId.values())
+            for (const c of Object.values(cols)) if (c.length === row) c.push(null);
           break;
         }
         case 'checkpoint':
@@ -166,7 +210,14 @@ export class RunSeriesStore {
         case 'run_finished':
           this.finished = e;
           if (e.best?.file) this.bestCheckpoint = { file: e.best.file, valAcc: orNull(num(e.best.metrics?.val_acc)) };
-          if (e.error) this.notices.push({ seq: e.seq, t: e.t, level: 'error', code: String(e.error.kind), message: String(e.error.message) });
+          if (e.error)
+            this.notices.push({
+              seq: e.seq,
+              t: e.t,
+              level: 'error',
+              code: String(e.error.kind),
+              message: String(e.error.message),
+            });
           break;
       }
     }
@@ -234,7 +285,10 @@ export class RunSeriesStore {
   }
 
   private started(e: RunStartedEvent): void {
-    const spec = (e.spec ?? {}) as { model?: { backbone?: unknown }; amp?: { level?: unknown; loss_scale?: unknown; init_scale?: unknown } };
+    const spec = (e.spec ?? {}) as {
+      model?: { backbone?: unknown };
+      amp?: { level?: unknown; loss_scale?: unknown; init_scale?: unknown };
+    };
     this.start = {
       runId: String(e.run_id),
       backbone: typeof spec.model?.backbone === 'string' ? spec.model.backbone : undefined,
@@ -358,7 +412,13 @@ export class RunSeriesStore {
     const d = this.devices;
     const devices: DeviceBlock['devices'] = {};
     for (const [id, c] of d.byId) {
-      devices[id] = { util: c.util.slice(from), hbmUsedMb: c.hbmUsedMb.slice(from), hbmTotalMb: c.hbmTotalMb.slice(from), tempC: c.tempC.slice(from), powerW: c.powerW.slice(from) };
+      devices[id] = {
+        util: c.util.slice(from),
+        hbmUsedMb: c.hbmUsedMb.slice(from),
+        hbmTotalMb: c.hbmTotalMb.slice(from),
+        tempC: c.tempC.slice(from),
+        powerW: c.powerW.slice(from),
+      };
     }
     return { steps: d.steps.slice(from), t: d.t.slice(from), devices };
   }

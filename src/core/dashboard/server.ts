@@ -64,7 +64,12 @@ const READ_CHUNK = 4 << 20;
  * the envelope-valid events of each chunk. Returns the offset it read to; a torn last line stays in
  * `reader` until its newline arrives.
  */
-async function readEvents(file: string, reader: JsonlReader, from: number, onBatch: (events: RunEvent[]) => void): Promise<number> {
+async function readEvents(
+  file: string,
+  reader: JsonlReader,
+  from: number,
+  onBatch: (events: RunEvent[]) => void,
+): Promise<number> {
   let fh;
   try {
     fh = await open(file, 'r');
@@ -223,7 +228,9 @@ function shell(token: string, nonce: string): string {
 export async function startDashboardServer(opts: DashboardServerOptions): Promise<DashboardServer> {
   const target = path.resolve(opts.path);
   if (!existsSync(target) || !statSync(target).isDirectory()) {
-    throw new DashboardServerError(`${opts.path}: no such folder; pass a run directory (with events.jsonl) or a runs root`);
+    throw new DashboardServerError(
+      `${opts.path}: no such folder; pass a run directory (with events.jsonl) or a runs root`,
+    );
   }
   for (const f of ['dashboard.js', 'dashboard.css']) {
     if (!existsSync(path.join(opts.assetsDir, f))) {
@@ -278,7 +285,8 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
   /** Why a request must be refused, or null. The same checks guard HTTP and the socket upgrade. */
   const refusal = (req: http.IncomingMessage, url: URL, requireOrigin: boolean): string | null => {
     const hostHeader = req.headers.host ?? '';
-    if (LOOPBACK.has(host) && !allowedHosts().has(hostHeader)) return `unexpected Host header ${JSON.stringify(hostHeader)}`;
+    if (LOOPBACK.has(host) && !allowedHosts().has(hostHeader))
+      return `unexpected Host header ${JSON.stringify(hostHeader)}`;
     const origin = req.headers.origin;
     if (origin === undefined ? requireOrigin : origin !== `http://${hostHeader}`) return 'cross-origin request';
     if (!sameToken(url.searchParams.get('token'), token)) return 'missing or wrong token';
@@ -287,7 +295,12 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
 
   const serveFile = (res: http.ServerResponse, name: string, type: string, head: boolean) => {
     const body = readFileSync(path.join(opts.assetsDir, name));
-    res.writeHead(200, { 'content-type': type, 'content-length': body.length, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
+    res.writeHead(200, {
+      'content-type': type,
+      'content-length': body.length,
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+    });
     res.end(head ? undefined : body);
   };
 
@@ -396,7 +409,14 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
       else pending.push(value);
     });
     if (keys.length === 0) {
-      ws.send(JSON.stringify({ type: 'status', key: null, level: 'info', message: 'No runs in this folder yet.' } satisfies HostMessage));
+      ws.send(
+        JSON.stringify({
+          type: 'status',
+          key: null,
+          level: 'info',
+          message: 'No runs in this folder yet.',
+        } satisfies HostMessage),
+      );
     }
     void (async () => {
       for (const key of keys) {
@@ -408,7 +428,10 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
         unsubscribe.push(tail.subscribe((events) => (held ? held.push(events) : session.ingest(key, events))));
         // A tail that has read nothing yet brings the whole file to its listeners; otherwise this
         // tab reads the part the tail is past by itself.
-        if (!tail.atStart) await readEvents(path.join(tail.dir, 'events.jsonl'), new JsonlReader(), 0, (batch) => session.ingest(key, batch));
+        if (!tail.atStart)
+          await readEvents(path.join(tail.dir, 'events.jsonl'), new JsonlReader(), 0, (batch) =>
+            session.ingest(key, batch),
+          );
         await tail.poll();
         if (closed) return;
         for (const batch of held) session.ingest(key, batch);
@@ -426,7 +449,11 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(new DashboardServerError(`cannot listen on ${host}:${opts.port ?? 0}: ${err.code ?? err.message}; pick another --port or --host`)),
+      reject(
+        new DashboardServerError(
+          `cannot listen on ${host}:${opts.port ?? 0}: ${err.code ?? err.message}; pick another --port or --host`,
+        ),
+      ),
     );
     server.listen(opts.port ?? 0, host, () => resolve());
   });
@@ -475,7 +502,8 @@ export function parseDashboardArgs(args: string[]): DashboardCommandArgs {
       out.host = h;
     } else if (a === '--port') {
       const n = Number(args[++i]);
-      if (!Number.isInteger(n) || n < 0 || n > 65535) throw new DashboardServerError(`--port needs a whole number from 0 to 65535\n\n${DASHBOARD_USAGE}`);
+      if (!Number.isInteger(n) || n < 0 || n > 65535)
+        throw new DashboardServerError(`--port needs a whole number from 0 to 65535\n\n${DASHBOARD_USAGE}`);
       out.port = n;
     } else if (a.startsWith('-')) {
       throw new DashboardServerError(`unknown dashboard option: ${a}\n\n${DASHBOARD_USAGE}`);
@@ -485,7 +513,8 @@ export function parseDashboardArgs(args: string[]): DashboardCommandArgs {
       throw new DashboardServerError(`dashboard takes one folder, got a second: ${a}\n\n${DASHBOARD_USAGE}`);
     }
   }
-  if (out.path === undefined) throw new DashboardServerError(`dashboard needs a run directory or a runs root\n\n${DASHBOARD_USAGE}`);
+  if (out.path === undefined)
+    throw new DashboardServerError(`dashboard needs a run directory or a runs root\n\n${DASHBOARD_USAGE}`);
   return out as DashboardCommandArgs;
 }
 
@@ -493,7 +522,10 @@ export function parseDashboardArgs(args: string[]): DashboardCommandArgs {
 export async function runDashboardCommand(args: string[], assetsDir: string): Promise<number> {
   const parsed = parseDashboardArgs(args);
   const srv = await startDashboardServer({ ...parsed, assetsDir });
-  const what = srv.kind === 'run' ? `run ${path.basename(path.resolve(parsed.path))}` : `${srv.runs().length} run(s) in ${path.resolve(parsed.path)}`;
+  const what =
+    srv.kind === 'run'
+      ? `run ${path.basename(path.resolve(parsed.path))}`
+      : `${srv.runs().length} run(s) in ${path.resolve(parsed.path)}`;
   console.log(`dashboard for ${what}: ${srv.url}`);
   console.log('Ctrl+C to stop serving (the runs go on)');
   await new Promise<void>((resolve) => {

@@ -99,8 +99,20 @@ export class DashboardSession {
       this.markDirty(existing);
       return;
     }
-    if (this.options.mode === 'single' && this.runs.size > 0) throw new Error(`a single-run dashboard already shows run ${[...this.runs.keys()][0]}; open a compare dashboard for several runs`);
-    this.runs.set(key, { store: store ?? new RunSeriesStore(key, { ...meta }), sentRows: 0, sentEvals: 0, sentDevices: 0, sentNotices: 0, sentRewinds: 0, appendedSinceSnapshot: 0, dirty: false });
+    if (this.options.mode === 'single' && this.runs.size > 0)
+      throw new Error(
+        `a single-run dashboard already shows run ${[...this.runs.keys()][0]}; open a compare dashboard for several runs`,
+      );
+    this.runs.set(key, {
+      store: store ?? new RunSeriesStore(key, { ...meta }),
+      sentRows: 0,
+      sentEvals: 0,
+      sentDevices: 0,
+      sentNotices: 0,
+      sentRewinds: 0,
+      appendedSinceSnapshot: 0,
+      dirty: false,
+    });
     // a run added to an open compare dashboard: the UI needs its whole block
     if (this.canPost()) this.snapshot();
   }
@@ -193,7 +205,8 @@ export class DashboardSession {
       if (
         e.store.rewinds !== e.sentRewinds ||
         rows < e.sentRows ||
-        (this.range.max === null && e.appendedSinceSnapshot + rows - e.sentRows > this.width * RESNAPSHOT_ROWS_PER_PIXEL)
+        (this.range.max === null &&
+          e.appendedSinceSnapshot + rows - e.sentRows > this.width * RESNAPSHOT_ROWS_PER_PIXEL)
       ) {
         snapshotDue = true;
         break;
@@ -241,7 +254,13 @@ export class DashboardSession {
 
   private runData(e: Entry): RunData {
     const s = e.store;
-    const sel = selectRows(s.steps.step, STEP_SERIES.map((n) => s.steps.series(n)), s.steps.overflow, this.range, this.width);
+    const sel = selectRows(
+      s.steps.step,
+      STEP_SERIES.map((n) => s.steps.series(n)),
+      s.steps.overflow,
+      this.range,
+      this.width,
+    );
     e.sentRows = s.steps.length;
     e.sentEvals = s.evals.steps.length;
     e.sentDevices = s.devices.steps.length;
@@ -282,7 +301,13 @@ export class DashboardSession {
       this.timer = undefined;
     }
     const runs = [...this.runs.values()].map((e) => this.runData(e));
-    const m: Extract<HostMessage, { type: 'snapshot' }> = { type: 'snapshot', mode: this.options.mode, runs, range: { ...this.range }, revision: ++this.revision };
+    const m: Extract<HostMessage, { type: 'snapshot' }> = {
+      type: 'snapshot',
+      mode: this.options.mode,
+      runs,
+      range: { ...this.range },
+      revision: ++this.revision,
+    };
     if (this.options.restoreToken !== undefined) m.restore = this.options.restoreToken;
     this.options.post(m);
     for (const b of this.banners.values()) this.options.post(b);

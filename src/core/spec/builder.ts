@@ -54,7 +54,13 @@ export const RECIPE_DEFAULTS: Omit<WizardChoices, 'name' | 'dataTrain'> = {
 function numberField(label: string, dotted: string) {
   const rule = fieldSchema(dotted.split('.'))!;
   const types = ([] as string[]).concat(rule.type ?? []);
-  return { label, integer: types.includes('integer'), min: rule.exclusiveMinimum ?? rule.minimum ?? -Infinity, max: rule.maximum ?? Infinity, minExclusive: rule.exclusiveMinimum !== undefined };
+  return {
+    label,
+    integer: types.includes('integer'),
+    min: rule.exclusiveMinimum ?? rule.minimum ?? -Infinity,
+    max: rule.maximum ?? Infinity,
+    minExclusive: rule.exclusiveMinimum !== undefined,
+  };
 }
 
 /** What a numeric wizard field accepts: the spec's own ranges, so validate rarely has news. */
@@ -73,7 +79,10 @@ export function parseNumberField(field: NumberField, text: string): { value: num
   if (!Number.isFinite(value)) return { error: `${f.label} must be a number` };
   if (f.integer && !Number.isInteger(value)) return { error: `${f.label} must be a whole number` };
   const low = f.minExclusive ? value <= f.min : value < f.min;
-  if (low || value > f.max) return { error: `${f.label} must be ${f.minExclusive ? 'greater than' : 'at least'} ${f.min} and at most ${f.max}` };
+  if (low || value > f.max)
+    return {
+      error: `${f.label} must be ${f.minExclusive ? 'greater than' : 'at least'} ${f.min} and at most ${f.max}`,
+    };
   return { value };
 }
 
@@ -84,7 +93,11 @@ export function checkName(name: string): string | undefined {
 
 /** A default run name from the data folder, e.g. `/data/flowers/` -> `flowers-resnet50`. */
 export function defaultName(dataTrain: string, backbone: Backbone): string {
-  const base = dataTrain.replace(/[\\/]+$/, '').split(/[\\/]/).pop() || 'run';
+  const base =
+    dataTrain
+      .replace(/[\\/]+$/, '')
+      .split(/[\\/]/)
+      .pop() || 'run';
   return `${base}-${backbone}`;
 }
 
@@ -108,7 +121,10 @@ export function buildSpec(c: WizardChoices): RunSpec {
     train: { epochs: c.epochs, optimizer: 'momentum', lr: c.lr, momentum: specDefault('train.momentum') as number },
     amp: { level: c.ampLevel, loss_scale: 'dynamic' },
     sink: { enabled: specDefault('sink.enabled') as boolean },
-    checkpoint: { every_steps: specDefault('checkpoint.every_steps') as number, keep_max: specDefault('checkpoint.keep_max') as number },
+    checkpoint: {
+      every_steps: specDefault('checkpoint.every_steps') as number,
+      keep_max: specDefault('checkpoint.keep_max') as number,
+    },
     device: {
       ids: c.deviceIds?.length ? [...c.deviceIds] : Array.from({ length: Math.max(1, c.devices) }, (_, i) => i),
       ...(c.nodes && c.nodes.length > 1 ? { nodes: [...c.nodes] } : {}),
@@ -146,14 +162,22 @@ export function choicesFromSpec(spec: unknown): Partial<WizardChoices> {
     out.devices = device.ids.length;
     if (device.ids.every((i) => Number.isInteger(i) && (i as number) >= 0)) out.deviceIds = device.ids as number[];
   }
-  if (Array.isArray(device.nodes) && device.nodes.length > 1 && device.nodes.every((n) => typeof n === 'string')) out.nodes = device.nodes as string[];
+  if (Array.isArray(device.nodes) && device.nodes.length > 1 && device.nodes.every((n) => typeof n === 'string'))
+    out.nodes = device.nodes as string[];
   return out;
 }
 
 /** One line for a tooltip, e.g. `resnet50 · freeze backbone · O2 · 10 epochs · batch 32 · lr 0.01`. */
 export function summarizeSpec(spec: unknown): string {
   const c = { ...RECIPE_DEFAULTS, ...choicesFromSpec(spec) };
-  return [c.backbone, `freeze ${c.freeze}`, c.ampLevel, `${c.epochs} epochs`, `batch ${c.batchSize}`, `lr ${c.lr}`].join(' · ');
+  return [
+    c.backbone,
+    `freeze ${c.freeze}`,
+    c.ampLevel,
+    `${c.epochs} epochs`,
+    `batch ${c.batchSize}`,
+    `lr ${c.lr}`,
+  ].join(' · ');
 }
 
 function obj(x: unknown): Record<string, unknown> {
@@ -183,12 +207,21 @@ export function mergeSpec(base: unknown, built: RunSpec): Record<string, unknown
 
 /** The slug the runner makes of a name (docs/protocol.md, section 1), for file names. */
 export function slugOf(name: string): string {
-  return name.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^[-.]+|[-.]+$/g, '').slice(0, 40) || 'run';
+  return (
+    name
+      .replace(/[^A-Za-z0-9_.-]+/g, '-')
+      .replace(/^[-.]+|[-.]+$/g, '')
+      .slice(0, 40) || 'run'
+  );
 }
 
 /** Where the wizard puts a spec on the target before `validate` and `launch` (`~` is expanded there). */
 export function targetSpecPath(name: string, now: Date): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, '').replace('T', '-');
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, '')
+    .replace('T', '-');
   return `~/.ascend-finetune/specs/${stamp}-${slugOf(name)}.json`;
 }
 
@@ -212,12 +245,25 @@ export function problemLines(output: unknown): string[] {
 export function absolutizeSpecPaths(spec: unknown, baseDir: string, join: (a: string, b: string) => string): unknown {
   const o = obj(spec);
   if (Object.keys(o).length === 0) return spec;
-  const fix = (p: unknown) => (typeof p === 'string' && p !== '' && !p.startsWith('/') && !p.startsWith('~') && !/^[A-Za-z]:[\\/]/.test(p) ? join(baseDir, p) : p);
+  const fix = (p: unknown) =>
+    typeof p === 'string' && p !== '' && !p.startsWith('/') && !p.startsWith('~') && !/^[A-Za-z]:[\\/]/.test(p)
+      ? join(baseDir, p)
+      : p;
   const data = obj(o.data);
   const model = obj(o.model);
   return {
     ...o,
-    ...(o.data !== undefined ? { data: { ...data, ...('train' in data ? { train: fix(data.train) } : {}), ...('val' in data ? { val: fix(data.val) } : {}) } } : {}),
-    ...(o.model !== undefined ? { model: { ...model, ...('pretrained' in model ? { pretrained: fix(model.pretrained) } : {}) } } : {}),
+    ...(o.data !== undefined
+      ? {
+          data: {
+            ...data,
+            ...('train' in data ? { train: fix(data.train) } : {}),
+            ...('val' in data ? { val: fix(data.val) } : {}),
+          },
+        }
+      : {}),
+    ...(o.model !== undefined
+      ? { model: { ...model, ...('pretrained' in model ? { pretrained: fix(model.pretrained) } : {}) } }
+      : {}),
   };
 }

@@ -51,7 +51,12 @@ export function fieldSchema(segments: readonly string[]): SchemaNode | undefined
 /** Every default, section by section: the reference recipe's (the runner's DEFAULTS). */
 export function specDefaults(): Record<string, unknown> {
   const of = (rule: SchemaNode): Record<string, unknown> =>
-    Object.fromEntries(Object.entries(rule.properties ?? {}).map(([k, sub]) => [k, isSection(sub) ? of(sub) : structuredClone(sub.default ?? null)]));
+    Object.fromEntries(
+      Object.entries(rule.properties ?? {}).map(([k, sub]) => [
+        k,
+        isSection(sub) ? of(sub) : structuredClone(sub.default ?? null),
+      ]),
+    );
   return of(SPEC_SCHEMA);
 }
 
@@ -79,7 +84,8 @@ export function rangeText(rule: SchemaNode): string {
 export function pathFields(): { path: string; kind: 'folder' | 'file' }[] {
   const out: { path: string; kind: 'folder' | 'file' }[] = [];
   for (const [sec, s] of Object.entries(SPEC_SCHEMA.properties ?? {})) {
-    for (const [k, f] of Object.entries(s.properties ?? {})) if (f['x-path']) out.push({ path: `${sec}.${k}`, kind: f['x-path'] });
+    for (const [k, f] of Object.entries(s.properties ?? {}))
+      if (f['x-path']) out.push({ path: `${sec}.${k}`, kind: f['x-path'] });
   }
   return out.sort((a, b) => (a.path < b.path ? -1 : 1));
 }

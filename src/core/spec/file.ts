@@ -6,7 +6,11 @@ import { parse as parseYaml, YAMLParseError } from 'yaml';
 export const SPEC_EXTENSIONS = ['json', 'yaml', 'yml'] as const;
 
 export class SpecFileError extends Error {
-  constructor(message: string, readonly line?: number, readonly column?: number) {
+  constructor(
+    message: string,
+    readonly line?: number,
+    readonly column?: number,
+  ) {
     super(message);
     this.name = 'SpecFileError';
   }
@@ -25,7 +29,11 @@ export function parseSpecText(text: string, fileName: string): unknown {
     } catch (e) {
       if (e instanceof YAMLParseError) {
         const pos = e.linePos?.[0];
-        throw new SpecFileError(`not valid YAML${pos ? ` at line ${pos.line} column ${pos.col}` : ''}: ${e.message.split('\n')[0]}`, pos?.line, pos?.col);
+        throw new SpecFileError(
+          `not valid YAML${pos ? ` at line ${pos.line} column ${pos.col}` : ''}: ${e.message.split('\n')[0]}`,
+          pos?.line,
+          pos?.col,
+        );
       }
       throw e;
     }
@@ -40,6 +48,10 @@ export function parseSpecText(text: string, fileName: string): unknown {
     const before = text.slice(0, errors[0].offset).split('\n');
     const line = before.length;
     const column = before[before.length - 1].length + 1;
-    throw new SpecFileError(`not valid JSON at line ${line} column ${column}: ${printParseErrorCode(errors[0].error)}`, line, column);
+    throw new SpecFileError(
+      `not valid JSON at line ${line} column ${column}: ${printParseErrorCode(errors[0].error)}`,
+      line,
+      column,
+    );
   }
 }

@@ -11,7 +11,11 @@ export function probeArgs(paths: readonly string[], maxClasses?: number): string
 }
 
 /** Runs `probe` on a target: one fact per path, in order. */
-export async function probePaths(target: Target, paths: readonly string[], opts: RunOptions & { maxClasses?: number } = {}): Promise<PathFact[]> {
+export async function probePaths(
+  target: Target,
+  paths: readonly string[],
+  opts: RunOptions & { maxClasses?: number } = {},
+): Promise<PathFact[]> {
   if (paths.length === 0) return [];
   const out = await runRunner<{ paths?: unknown }>(target, probeArgs(paths, opts.maxClasses), opts);
   const list = out && Array.isArray(out.paths) ? out.paths : [];

@@ -20,10 +20,15 @@ export function pyNumber(v: number, isFloat: boolean): string {
 export function pyDumps(v: unknown, isFloat = false): string {
   if (v === null || v === undefined) return 'null';
   if (typeof v === 'boolean') return v ? 'true' : 'false';
-  if (typeof v === 'number') return Number.isFinite(v) ? pyNumber(v, isFloat) : Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
-  if (typeof v === 'string') return JSON.stringify(v).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  if (typeof v === 'number')
+    return Number.isFinite(v) ? pyNumber(v, isFloat) : Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
+  if (typeof v === 'string')
+    return JSON.stringify(v).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   if (Array.isArray(v)) return `[${v.map((x) => pyDumps(x)).join(', ')}]`;
-  if (typeof v === 'object') return `{${Object.entries(v as Record<string, unknown>).map(([k, x]) => `${pyDumps(k)}: ${pyDumps(x)}`).join(', ')}}`;
+  if (typeof v === 'object')
+    return `{${Object.entries(v as Record<string, unknown>)
+      .map(([k, x]) => `${pyDumps(k)}: ${pyDumps(x)}`)
+      .join(', ')}}`;
   return String(v);
 }
 
@@ -54,7 +59,11 @@ function matches(a: string, b: string, alo: number, ahi: number, blo: number, bh
     prev = next;
   }
   if (size === 0) return 0;
-  return size + (alo < bi && blo < bj ? matches(a, b, alo, bi, blo, bj) : 0) + (bi + size < ahi && bj + size < bhi ? matches(a, b, bi + size, ahi, bj + size, bhi) : 0);
+  return (
+    size +
+    (alo < bi && blo < bj ? matches(a, b, alo, bi, blo, bj) : 0) +
+    (bi + size < ahi && bj + size < bhi ? matches(a, b, bi + size, ahi, bj + size, bhi) : 0)
+  );
 }
 
 /** difflib.get_close_matches(word, choices, n=1, cutoff)[0]: the best score, ties to the greater string. */

@@ -4,7 +4,16 @@
 // examples in test/spec-examples run through both, so the two cannot drift.
 import Ajv, { type ErrorObject } from 'ajv';
 import { existsSync, statSync } from 'node:fs';
-import { fieldSchema, isSection, pathFields, rangeText, resolveSpecPath, SPEC_SCHEMA, typesOf, type SchemaNode } from './fields';
+import {
+  fieldSchema,
+  isSection,
+  pathFields,
+  rangeText,
+  resolveSpecPath,
+  SPEC_SCHEMA,
+  typesOf,
+  type SchemaNode,
+} from './fields';
 import { closeMatch, pyDumps, pyNumber } from './py';
 
 export * from './fields';
@@ -34,14 +43,18 @@ export interface CheckOptions {
 
 /** Every problem in a spec, as the runner's `validate` reports them. */
 export function checkSpec(raw: unknown, opts: CheckOptions = {}): SpecProblem[] {
-  if (!isObject(raw)) return [{ path: '', message: 'a run spec must be a JSON object', fix: SPEC_SCHEMA['x-fix'] ?? '' }];
+  if (!isObject(raw))
+    return [{ path: '', message: 'a run spec must be a JSON object', fix: SPEC_SCHEMA['x-fix'] ?? '' }];
   const floats = opts.floatPaths ?? new Set<string>();
   validate(raw);
   // ajv says which fields fail; the message is worded from the field's rule, as the runner words it.
   const failing = new Set<string>();
   const problems: SpecProblem[] = [];
   for (const e of (validate.errors ?? []) as ErrorObject[]) {
-    const segs = e.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const segs = e.instancePath
+      .split('/')
+      .slice(1)
+      .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
     if (e.keyword === 'additionalProperties') {
       const key = String((e.params as { additionalProperty: string }).additionalProperty);
       const known = Object.keys(fieldSchema(segs)?.properties ?? {});
@@ -52,7 +65,9 @@ export function checkSpec(raw: unknown, opts: CheckOptions = {}): SpecProblem[] 
     failing.add(fieldOf(segs).join('.'));
   }
   // What JSON.parse cannot tell ajv: `2.0` is a float to the runner.
-  for (const p of floats) if (typeof valueAt(raw, p.split('.')) === 'number' && typesOf(fieldSchema(p.split('.')) ?? {}).includes('integer')) failing.add(p);
+  for (const p of floats)
+    if (typeof valueAt(raw, p.split('.')) === 'number' && typesOf(fieldSchema(p.split('.')) ?? {}).includes('integer'))
+      failing.add(p);
   for (const dotted of failing) {
     const segs = dotted.split('.');
     const rule = fieldSchema(segs);
@@ -62,12 +77,22 @@ export function checkSpec(raw: unknown, opts: CheckOptions = {}): SpecProblem[] 
     const key = segs[segs.length - 1];
     const required = parent.required?.includes(key) ?? false;
     if (isSection(rule)) {
-      if (!(value === null && required)) problems.push({ path: dotted, message: `must be an object, got ${pyDumps(value)}`, fix: `write "${key}": {...}` });
+      if (!(value === null && required))
+        problems.push({
+          path: dotted,
+          message: `must be an object, got ${pyDumps(value)}`,
+          fix: `write "${key}": {...}`,
+        });
       continue;
     }
     if (required && (value === null || value === '')) continue;
     if (value === null) {
-      if (!typesOf(rule).includes('null')) problems.push({ path: dotted, message: 'must not be null', fix: `remove ${dotted} to use the default (${pyDumps(rule.default ?? null)})` });
+      if (!typesOf(rule).includes('null'))
+        problems.push({
+          path: dotted,
+          message: 'must not be null',
+          fix: `remove ${dotted} to use the default (${pyDumps(rule.default ?? null)})`,
+        });
       continue;
     }
     const p = describe(dotted, value, rule, floats.has(dotted));
@@ -109,22 +134,41 @@ function describe(dotted: string, value: unknown, rule: SchemaNode, isFloat: boo
   const got = pyDumps(value, isFloat);
   if (rule.enum) {
     const hint = closeMatch(pyStr(value, isFloat), rule.enum, 0.5);
-    return { path: dotted, message: `unknown value ${got}`, fix: `${hint !== undefined ? `did you mean "${hint}"? ` : ''}one of: ${rule.enum.join(', ')}` };
+    return {
+      path: dotted,
+      message: `unknown value ${got}`,
+      fix: `${hint !== undefined ? `did you mean "${hint}"? ` : ''}one of: ${rule.enum.join(', ')}`,
+    };
   }
   if (types.includes('integer') || types.includes('number')) {
     const integer = types.includes('integer');
     if (typeof value !== 'number' || !Number.isFinite(value) || (integer && (isFloat || !Number.isInteger(value)))) {
-      return { path: dotted, message: `must be ${integer ? 'an integer' : 'a number'}, got ${got}`, fix: `set ${dotted} to ${integer ? 'a whole number' : 'a number'}` };
+      return {
+        path: dotted,
+        message: `must be ${integer ? 'an integer' : 'a number'}, got ${got}`,
+        fix: `set ${dotted} to ${integer ? 'a whole number' : 'a number'}`,
+      };
     }
     const rng = rangeText(rule);
-    return { path: dotted, message: `must be ${rng}, got ${pyNumber(value, isFloat)}`, fix: `set ${dotted} to a value ${rng}` };
+    return {
+      path: dotted,
+      message: `must be ${rng}, got ${pyNumber(value, isFloat)}`,
+      fix: `set ${dotted} to a value ${rng}`,
+    };
   }
-  if (types.includes('boolean')) return { path: dotted, message: `must be true or false, got ${got}`, fix: `set ${dotted} to true or false` };
+  if (types.includes('boolean'))
+    return { path: dotted, message: `must be true or false, got ${got}`, fix: `set ${dotted} to true or false` };
   if (types.includes('string')) {
-    if (rule['x-path']) return { path: dotted, message: `must be a path, got ${got}`, fix: `set ${dotted} to a path on the target` };
-    return { path: dotted, message: `must be ${rule['x-expect'] ?? 'a string'}, got ${got}`, fix: rule['x-fix'] ?? `set ${dotted} to a string` };
+    if (rule['x-path'])
+      return { path: dotted, message: `must be a path, got ${got}`, fix: `set ${dotted} to a path on the target` };
+    return {
+      path: dotted,
+      message: `must be ${rule['x-expect'] ?? 'a string'}, got ${got}`,
+      fix: rule['x-fix'] ?? `set ${dotted} to a string`,
+    };
   }
-  if (types.includes('array')) return { path: dotted, message: `must be ${rule['x-expect'] ?? 'a list'}, got ${got}`, fix: rule['x-fix'] ?? '' };
+  if (types.includes('array'))
+    return { path: dotted, message: `must be ${rule['x-expect'] ?? 'a list'}, got ${got}`, fix: rule['x-fix'] ?? '' };
   return undefined;
 }
 
@@ -143,7 +187,8 @@ function missing(obj: Record<string, unknown>, rule: SchemaNode, prefix: string[
   for (const key of rule.required ?? []) {
     const v = obj[key];
     if (v !== undefined && v !== null && v !== '') {
-      if (isObject(v) && isSection(rule.properties?.[key])) out.push(...missing(v, rule.properties![key], [...prefix, key]));
+      if (isObject(v) && isSection(rule.properties?.[key]))
+        out.push(...missing(v, rule.properties![key], [...prefix, key]));
       continue;
     }
     out.push(...missingField([...prefix, key], rule.properties![key]));
@@ -152,9 +197,11 @@ function missing(obj: Record<string, unknown>, rule: SchemaNode, prefix: string[
 }
 
 function missingField(segs: string[], rule: SchemaNode): SpecProblem[] {
-  if (isSection(rule) && rule.required?.length) return rule.required.flatMap((k) => missingField([...segs, k], rule.properties![k]));
+  if (isSection(rule) && rule.required?.length)
+    return rule.required.flatMap((k) => missingField([...segs, k], rule.properties![k]));
   const dotted = segs.join('.');
-  const fix = dotted === 'data.train' ? 'set data.train to an ImageFolder root (one folder per class)' : `set ${dotted}`;
+  const fix =
+    dotted === 'data.train' ? 'set data.train to an ImageFolder root (one folder per class)' : `set ${dotted}`;
   return [{ path: dotted, message: 'is required', fix }];
 }
 
@@ -165,7 +212,12 @@ function fileProblems(raw: Record<string, unknown>, baseDir: string, bad: Set<st
     if (typeof v !== 'string' || v === '' || bad.has(dotted)) continue;
     const full = resolveSpecPath(v, baseDir);
     const ok = existsSync(full) && (kind === 'folder' ? statSync(full).isDirectory() : statSync(full).isFile());
-    if (!ok) out.push({ path: dotted, message: `${kind} not found: ${v}`, fix: `point ${dotted} at an existing ${kind} on the target` });
+    if (!ok)
+      out.push({
+        path: dotted,
+        message: `${kind} not found: ${v}`,
+        fix: `point ${dotted} at an existing ${kind} on the target`,
+      });
   }
   return out;
 }
@@ -184,6 +236,12 @@ function sortLikeRunner(problems: SpecProblem[], raw: Record<string, unknown>): 
     order.set(k, i++);
     if (isObject(v)) for (const sub of Object.keys(v)) order.set(`${k}.${sub}`, i++);
   }
-  const rank = (p: SpecProblem) => (p.message === 'is required' || / not found: /.test(p.message) || p.message.startsWith('more than one device') ? Infinity : (order.get(p.path) ?? Infinity));
-  return problems.map((p, idx) => ({ p, idx })).sort((a, b) => rank(a.p) - rank(b.p) || a.idx - b.idx).map((x) => x.p);
+  const rank = (p: SpecProblem) =>
+    p.message === 'is required' || / not found: /.test(p.message) || p.message.startsWith('more than one device')
+      ? Infinity
+      : (order.get(p.path) ?? Infinity);
+  return problems
+    .map((p, idx) => ({ p, idx }))
+    .sort((a, b) => rank(a.p) - rank(b.p) || a.idx - b.idx)
+    .map((x) => x.p);
 }

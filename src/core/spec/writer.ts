@@ -11,7 +11,10 @@ export function formatOf(fileName: string): SpecFormat {
 
 /** A YAML scalar: plain when it reads back as the same string, else double-quoted. */
 export function yamlScalar(v: string): string {
-  const plain = /^[A-Za-z0-9_./~][A-Za-z0-9_./~:+-]*$/.test(v) && !/^(true|false|null|yes|no|on|off|~|[-+]?(\d|\.\d)|\.(inf|nan))/i.test(v) && !/:$/.test(v);
+  const plain =
+    /^[A-Za-z0-9_./~][A-Za-z0-9_./~:+-]*$/.test(v) &&
+    !/^(true|false|null|yes|no|on|off|~|[-+]?(\d|\.\d)|\.(inf|nan))/i.test(v) &&
+    !/:$/.test(v);
   return plain ? v : JSON.stringify(v);
 }
 
@@ -35,7 +38,11 @@ function isObject(x: unknown): x is Record<string, unknown> {
  * A spec as file text. YAML gets a comment above each field; JSON (no comments) is the object as
  * it is. With `allFields`, every field of the schema is written, defaults filling what `spec` lacks.
  */
-export function writeSpec(spec: Record<string, unknown>, format: SpecFormat, opts: { allFields?: boolean; header?: string } = {}): string {
+export function writeSpec(
+  spec: Record<string, unknown>,
+  format: SpecFormat,
+  opts: { allFields?: boolean; header?: string } = {},
+): string {
   const full: Record<string, unknown> = opts.allFields ? mergeDeep(specDefaults(), spec) : spec;
   if (format === 'json') return JSON.stringify(full, null, 2) + '\n';
   const lines: string[] = [];
@@ -65,7 +72,8 @@ export function writeSpec(spec: Record<string, unknown>, format: SpecFormat, opt
 
 function mergeDeep(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...base };
-  for (const [k, v] of Object.entries(over)) out[k] = isObject(v) && isObject(out[k]) ? { ...(out[k] as Record<string, unknown>), ...v } : v;
+  for (const [k, v] of Object.entries(over))
+    out[k] = isObject(v) && isObject(out[k]) ? { ...(out[k] as Record<string, unknown>), ...v } : v;
   return out;
 }
 
@@ -73,6 +81,7 @@ function mergeDeep(base: Record<string, unknown>, over: Record<string, unknown>)
 export function newSpecText(name: string, format: SpecFormat, dataTrain = 'data/train'): string {
   return writeSpec({ name, data: { train: dataTrain } }, format, {
     allFields: true,
-    header: 'An Ascend Fine-Tune run spec: the reference recipe (pretrained ResNet-50, frozen backbone, new head,\nO2 mixed precision with dynamic loss scaling, Momentum, checkpoints). Hover a field for what it does.\nPaths are relative to this file. Start it with the "Start fine-tune" lens above.',
+    header:
+      'An Ascend Fine-Tune run spec: the reference recipe (pretrained ResNet-50, frozen backbone, new head,\nO2 mixed precision with dynamic loss scaling, Momentum, checkpoints). Hover a field for what it does.\nPaths are relative to this file. Start it with the "Start fine-tune" lens above.',
   });
 }

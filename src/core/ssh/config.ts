@@ -162,11 +162,19 @@ export function splitLine(line: string): string[] {
 }
 
 /** An Include argument as files: `~` expanded, relative to ~/.ssh, globs matched and sorted (glob(3)). */
-export function expandInclude(pattern: string, home: string, files: ConfigFiles, paths: path.PlatformPath = path): string[] {
+export function expandInclude(
+  pattern: string,
+  home: string,
+  files: ConfigFiles,
+  paths: path.PlatformPath = path,
+): string[] {
   let p = /^~([\\/]|$)/.test(pattern) ? paths.join(home, pattern.slice(1)) : pattern;
   if (!paths.isAbsolute(p)) p = paths.join(home, '.ssh', p);
   const root = paths.parse(p).root;
-  const parts = p.slice(root.length).split(paths.sep === '\\' ? /[\\/]+/ : /\/+/).filter((part) => part !== '');
+  const parts = p
+    .slice(root.length)
+    .split(paths.sep === '\\' ? /[\\/]+/ : /\/+/)
+    .filter((part) => part !== '');
   let found = [root];
   for (const part of parts) {
     if (!/[*?[]/.test(part)) {

@@ -67,7 +67,8 @@ export function sshOptions(dest: SshDestination, settings: SshSettings = {}): st
     ...o('ServerAliveInterval', String(settings.serverAliveIntervalS ?? 15)),
     ...o('ServerAliveCountMax', '3'),
   ];
-  const path = settings.controlDir === undefined ? undefined : controlPath(settings.controlDir, settings.shortControlDir);
+  const path =
+    settings.controlDir === undefined ? undefined : controlPath(settings.controlDir, settings.shortControlDir);
   if (path !== undefined && canShareConnections(settings.platform)) {
     args.push(...o('ControlMaster', 'auto'), ...o('ControlPath', path), ...o('ControlPersist', '10m'));
   }
@@ -90,6 +91,10 @@ export function remoteCommand(argv: readonly string[], setup: readonly string[] 
 }
 
 /** The full argv (after `ssh`) to run `argv` on `dest`; `--` ends ssh's options. */
-export function sshArgv(dest: SshDestination, argv: readonly string[], opts: SshSettings & { setup?: readonly string[] } = {}): string[] {
+export function sshArgv(
+  dest: SshDestination,
+  argv: readonly string[],
+  opts: SshSettings & { setup?: readonly string[] } = {},
+): string[] {
   return [...sshOptions(dest, opts), '--', dest.host, remoteCommand(argv, opts.setup)];
 }

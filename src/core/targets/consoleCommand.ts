@@ -35,7 +35,11 @@ export function consoleFile(def: TargetDef, runDir: string): string {
 }
 
 /** `tail -n +1 -F <runDir>/console.log` there; `tty` asks ssh for a terminal (Ctrl+C then ends the remote tail). */
-export function tailCommand(def: TargetDef, runDir: string, opts: SshFolders & { tty: boolean; sshPath?: string }): Command {
+export function tailCommand(
+  def: TargetDef,
+  runDir: string,
+  opts: SshFolders & { tty: boolean; sshPath?: string },
+): Command {
   const tail = ['tail', '-n', '+1', '-F', consoleFile(def, runDir)];
   if (def.kind === 'local') return { file: tail[0], args: tail.slice(1) };
   if (!def.ssh) throw new Error(`target ${def.id} has no ssh settings`);
@@ -54,5 +58,8 @@ export function loginCommand(def: TargetDef, opts: SshFolders & { sshPath?: stri
   const first = ['-o', 'BatchMode=no', ...(dir === undefined ? [] : ['-o', 'ControlMaster=auto'])];
   const rest = sshOptions(def.ssh.dest, { controlDir: dir });
   const message = `Logged in to ${def.label}. Ascend Fine-Tune reuses this connection; you can close this terminal.`;
-  return { file: opts.sshPath ?? 'ssh', args: [...first, ...rest, '--', def.ssh.dest.host, shellJoin(['echo', message])] };
+  return {
+    file: opts.sshPath ?? 'ssh',
+    args: [...first, ...rest, '--', def.ssh.dest.host, shellJoin(['echo', message])],
+  };
 }

@@ -31,7 +31,8 @@ export function runnerFiles(runnerRoot: string): RunnerFile[] {
   const walk = (dir: string, rel: string) => {
     for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       if (e.isDirectory() && e.name !== '__pycache__') walk(path.join(dir, e.name), `${rel}/${e.name}`);
-      else if (e.isFile() && (e.name.endsWith('.py') || (rel === 'ascend_finetune' && e.name.endsWith('.json')))) files.push({ rel: `${rel}/${e.name}`, text: readFileSync(path.join(dir, e.name), 'utf8') });
+      else if (e.isFile() && (e.name.endsWith('.py') || (rel === 'ascend_finetune' && e.name.endsWith('.json'))))
+        files.push({ rel: `${rel}/${e.name}`, text: readFileSync(path.join(dir, e.name), 'utf8') });
     }
   };
   walk(path.join(runnerRoot, 'ascend_finetune'), 'ascend_finetune');
@@ -91,7 +92,11 @@ export function deployDir(def: TargetDef): string | undefined {
 }
 
 /** Copies the runner if the target's copy differs; 'current' when it was already there. */
-export async function deployRunner(def: TargetDef, files: readonly RunnerFile[], opts: DeployOptions = {}): Promise<'current' | 'deployed'> {
+export async function deployRunner(
+  def: TargetDef,
+  files: readonly RunnerFile[],
+  opts: DeployOptions = {},
+): Promise<'current' | 'deployed'> {
   const dir = deployDir(def);
   if (dir === undefined || !def.ssh) throw new Error(`${def.label} does not take a deployed runner`);
   const hash = contentHash(files);
@@ -99,7 +104,10 @@ export async function deployRunner(def: TargetDef, files: readonly RunnerFile[],
   const have = await runRunner<{ hash: string | null }>(check, [dir], { timeoutMs: opts.timeoutMs });
   if (have.hash === hash) return 'current';
 
-  const argv = sshArgv(def.ssh.dest, [def.ssh.runner.python, '-c', UNPACK, dir], { controlDir: socketDir(opts), setup: remoteSetup(def.ssh.runner) });
+  const argv = sshArgv(def.ssh.dest, [def.ssh.runner.python, '-c', UNPACK, dir], {
+    controlDir: socketDir(opts),
+    setup: remoteSetup(def.ssh.runner),
+  });
   const payload = JSON.stringify({ hash, files: files.map((f) => [f.rel, f.text]) });
   await new Promise<void>((resolve, reject) => {
     const child = spawn(opts.sshPath ?? 'ssh', argv, { stdio: ['pipe', 'pipe', 'pipe'], timeout: opts.timeoutMs });

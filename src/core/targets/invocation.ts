@@ -32,4 +32,3 @@ export function invocation(runner: RunnerConfig, args: readonly string[]): Invoc
   }
   return { file: runner.python, args: [...(runner.launcher ?? ['-m', 'ascend_finetune']), ...args], env };
 }
-

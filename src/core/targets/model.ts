@@ -78,7 +78,12 @@ export function expandHome(p: string, home: string): string {
  * The local Python: the setting if set; else the extension checkout's own `.venv` (a development
  * install has MindSpore there) if it exists; else `python3` on PATH.
  */
-export function localPython(setting: string | undefined, extensionRoot: string, home: string, exists: (p: string) => boolean): string {
+export function localPython(
+  setting: string | undefined,
+  extensionRoot: string,
+  home: string,
+  exists: (p: string) => boolean,
+): string {
   if (setting && setting.trim() !== '') return expandHome(setting.trim(), home);
   const venv = path.join(extensionRoot, '.venv', 'bin', 'python');
   return exists(venv) ? venv : 'python3';
@@ -115,17 +120,42 @@ export function buildTargets(inputs: TargetInputs): TargetDef[] {
     const host = s.host?.trim();
     if (!host || seen.has(host)) continue;
     seen.add(host);
-    targets.push(sshDef(host, s, inputs.remoteDefaults, 'settings', fromConfig.has(host) ? 'settings, ~/.ssh/config' : 'settings', fromConfig.get(host)?.hostName));
+    targets.push(
+      sshDef(
+        host,
+        s,
+        inputs.remoteDefaults,
+        'settings',
+        fromConfig.has(host) ? 'settings, ~/.ssh/config' : 'settings',
+        fromConfig.get(host)?.hostName,
+      ),
+    );
   }
   for (const h of [...inputs.sshConfigHosts].sort((a, b) => a.alias.localeCompare(b.alias))) {
     if (seen.has(h.alias)) continue;
     seen.add(h.alias);
-    targets.push(sshDef(h.alias, {}, inputs.remoteDefaults, 'sshConfig', h.hostName ? `~/.ssh/config → ${h.hostName}` : '~/.ssh/config', h.hostName));
+    targets.push(
+      sshDef(
+        h.alias,
+        {},
+        inputs.remoteDefaults,
+        'sshConfig',
+        h.hostName ? `~/.ssh/config → ${h.hostName}` : '~/.ssh/config',
+        h.hostName,
+      ),
+    );
   }
   return targets;
 }
 
-function sshDef(host: string, s: Omit<SshTargetSetting, 'host'>, d: RemoteDefaults, source: TargetDef['source'], from: string, hostName?: string): TargetDef {
+function sshDef(
+  host: string,
+  s: Omit<SshTargetSetting, 'host'>,
+  d: RemoteDefaults,
+  source: TargetDef['source'],
+  from: string,
+  hostName?: string,
+): TargetDef {
   // Only what the setting gives: an alias's own User/Port/IdentityFile are applied by ssh itself.
   const dest: SshDestination = { host };
   if (s.user) dest.user = s.user;
@@ -142,7 +172,16 @@ function sshDef(host: string, s: Omit<SshTargetSetting, 'host'>, d: RemoteDefaul
   const runsRoot = remotePath(s.runsRoot || d.runsRoot);
   // `%h` in a HostName is the alias itself (ssh_config(5)); other tokens are left to ssh.
   const address = hostName ? hostName.replace(/%h/g, host) : host;
-  return { id: `ssh:${host}`, kind: 'ssh', label: host, source, description: from, runsRoot, address, ssh: { dest, runner, deploy } };
+  return {
+    id: `ssh:${host}`,
+    kind: 'ssh',
+    label: host,
+    source,
+    description: from,
+    runsRoot,
+    address,
+    ssh: { dest, runner, deploy },
+  };
 }
 
 /**
@@ -182,7 +221,11 @@ export function makeTarget(def: TargetDef, opts: TargetOptions = {}): Target {
   }
   if (def.kind === 'ssh' && def.ssh) {
     const runner = opts.launcher ? { ...def.ssh.runner, launcher: opts.launcher } : def.ssh.runner;
-    return sshTarget(def.ssh.dest, runner, { controlDir: opts.controlDir, shortControlDir: opts.shortControlDir, sshPath: opts.sshPath });
+    return sshTarget(def.ssh.dest, runner, {
+      controlDir: opts.controlDir,
+      shortControlDir: opts.shortControlDir,
+      sshPath: opts.sshPath,
+    });
   }
   throw new Error(`target ${def.id} has no ${def.kind} settings`);
 }
@@ -215,34 +258,63 @@ export function doctorRows(output: unknown): DoctorRow[] {
     label: 'Python',
     description: py ? `${py.version ?? '?'} (${py.executable ?? '?'})` : 'not reported',
     problem: py?.ok === false,
-    fix: py?.ok === false ? 'use Python 3.9 to 3.11 with MindSpore: set the target\'s Python path' : undefined,
+    fix: py?.ok === false ? "use Python 3.9 to 3.11 with MindSpore: set the target's Python path" : undefined,
   });
   const ms = d.mindspore;
   if (ms?.ok) {
     const backends = Object.entries(ms.backends ?? {})
       .filter(([, on]) => on)
       .map(([b]) => b);
-    rows.push({ label: 'MindSpore', description: `${ms.version ?? '?'}${backends.length ? ` · ${backends.join(', ')}` : ''}`, problem: false });
+    rows.push({
+      label: 'MindSpore',
+      description: `${ms.version ?? '?'}${backends.length ? ` · ${backends.join(', ')}` : ''}`,
+      problem: false,
+    });
   } else {
-    rows.push({ label: 'MindSpore', description: ms?.error ?? 'not found', problem: true, fix: ms?.fix ?? 'pip install mindspore into the target\'s Python' });
+    rows.push({
+      label: 'MindSpore',
+      description: ms?.error ?? 'not found',
+      problem: true,
+      fix: ms?.fix ?? "pip install mindspore into the target's Python",
+    });
   }
   const cann = d.cann;
   rows.push({
     label: 'CANN',
-    description: cann?.found ? `${cann.home ?? 'found'}${cann.env_loaded ? '' : ' (environment not loaded)'}` : 'not found (CPU only)',
+    description: cann?.found
+      ? `${cann.home ?? 'found'}${cann.env_loaded ? '' : ' (environment not loaded)'}`
+      : 'not found (CPU only)',
     problem: false,
-    fix: cann?.found && !cann.env_loaded && cann.set_env ? `add "source ${cann.set_env}" as the target's set-up line` : undefined,
+    fix:
+      cann?.found && !cann.env_loaded && cann.set_env
+        ? `add "source ${cann.set_env}" as the target's set-up line`
+        : undefined,
   });
   const devices = d.npu?.devices ?? [];
-  if (d.npu?.error) rows.push({ label: 'NPU', description: d.npu.error, problem: true, fix: 'check npu-smi and the driver on the target' });
-  else if (devices.length === 0) rows.push({ label: 'NPU', description: d.npu?.npu_smi ? 'none listed by npu-smi' : 'no npu-smi (no NPU)', problem: false });
+  if (d.npu?.error)
+    rows.push({
+      label: 'NPU',
+      description: d.npu.error,
+      problem: true,
+      fix: 'check npu-smi and the driver on the target',
+    });
+  else if (devices.length === 0)
+    rows.push({
+      label: 'NPU',
+      description: d.npu?.npu_smi ? 'none listed by npu-smi' : 'no npu-smi (no NPU)',
+      problem: false,
+    });
   // 310P Duo and Atlas A3 cards list one device per chip under the same NPU id
   const ids = devices.map((dev) => (dev as { id?: unknown })?.id);
   const multiChip = new Set(ids).size < ids.length;
   const procs = Array.isArray(d.npu?.processes) ? d.npu.processes : [];
   devices.forEach((dev, i) => rows.push(npuRow(dev, i, multiChip, procs)));
   if (d.host !== undefined || d.cpu_count !== undefined) {
-    rows.push({ label: 'Host', description: `${d.host ?? '?'}${d.cpu_count ? ` · ${d.cpu_count} CPUs` : ''}`, problem: false });
+    rows.push({
+      label: 'Host',
+      description: `${d.host ?? '?'}${d.cpu_count ? ` · ${d.cpu_count} CPUs` : ''}`,
+      problem: false,
+    });
   }
   return rows;
 }
@@ -277,7 +349,9 @@ function npuRow(dev: unknown, i: number, multiChip = false, procs: unknown[] = [
   const model = typeof o.name === 'string' ? o.name : typeof o.model === 'string' ? o.model : 'NPU';
   const parts = [model];
   // 910-class cards report HBM; 310P cards only their DDR "Memory"
-  const [kind, used, total] = num('hbm_total_mb') ? ['HBM', num('hbm_used_mb'), num('hbm_total_mb')] : ['memory', num('memory_used_mb'), num('memory_total_mb')];
+  const [kind, used, total] = num('hbm_total_mb')
+    ? ['HBM', num('hbm_used_mb'), num('hbm_total_mb')]
+    : ['memory', num('memory_used_mb'), num('memory_total_mb')];
   if (used !== undefined && total) parts.push(`${kind} ${(used / 1024).toFixed(1)}/${(total / 1024).toFixed(1)} GiB`);
   const util = num('util');
   if (util !== undefined) parts.push(`${util}% AI Core`);
@@ -313,7 +387,12 @@ export function npuChoices(output: unknown): NpuChoice[] {
     const int = (k: string) => (typeof o[k] === 'number' && Number.isInteger(o[k]) ? (o[k] as number) : undefined);
     const logical = int('device_id') ?? int('phy_id') ?? int('id') ?? i;
     const row = npuRow(dev, i, multiChip, procs);
-    out.push({ id: logical, label: `device ${logical}`, description: `${row.label} · ${row.description}`, busy: row.busy === true });
+    out.push({
+      id: logical,
+      label: `device ${logical}`,
+      description: `${row.label} · ${row.description}`,
+      busy: row.busy === true,
+    });
   });
   return out;
 }
@@ -322,22 +401,55 @@ export function npuChoices(output: unknown): NpuChoice[] {
  * Why `doctor` itself could not run, as one problem row with its fix: a Python that does not
  * start, a runner that is not on the target, an SSH login that needs a terminal.
  */
-export function doctorFailureRow(target: TargetDef, err: { message: string; exitCode: number | null; stderrTail?: string }): DoctorRow {
+export function doctorFailureRow(
+  target: TargetDef,
+  err: { message: string; exitCode: number | null; stderrTail?: string },
+): DoctorRow {
   const text = `${err.message}\n${err.stderrTail ?? ''}`;
-  const where = target.kind === 'local' ? 'ascendFinetune.pythonPath' : `the python of "${target.label}" in ascendFinetune.sshTargets`;
+  const where =
+    target.kind === 'local'
+      ? 'ascendFinetune.pythonPath'
+      : `the python of "${target.label}" in ascendFinetune.sshTargets`;
   if (/No module named ascend_finetune/.test(text)) {
-    return { label: 'Runner', description: 'ascend_finetune is not installed there', problem: true, fix: target.kind === 'local' ? 'reinstall the extension' : `copy the runner to the host and set its runnerDir in ascendFinetune.sshTargets` };
+    return {
+      label: 'Runner',
+      description: 'ascend_finetune is not installed there',
+      problem: true,
+      fix:
+        target.kind === 'local'
+          ? 'reinstall the extension'
+          : `copy the runner to the host and set its runnerDir in ascendFinetune.sshTargets`,
+    };
   }
-  if (target.kind === 'ssh' && (err.exitCode === 255 || /Permission denied|Host key verification failed|Could not resolve hostname|Connection refused|timed out/i.test(text))) {
-    return { label: 'SSH', description: lastLine(text), problem: true, fix: `log in once (Log In to SSH Target: password, one-time code or host key), then check again` };
+  if (
+    target.kind === 'ssh' &&
+    (err.exitCode === 255 ||
+      /Permission denied|Host key verification failed|Could not resolve hostname|Connection refused|timed out/i.test(
+        text,
+      ))
+  ) {
+    return {
+      label: 'SSH',
+      description: lastLine(text),
+      problem: true,
+      fix: `log in once (Log In to SSH Target: password, one-time code or host key), then check again`,
+    };
   }
   if (err.exitCode === null || err.exitCode === 127 || /not found|ENOENT/.test(text)) {
     return { label: 'Python', description: 'not found', problem: true, fix: `set ${where} to a Python with MindSpore` };
   }
-  return { label: 'Doctor', description: lastLine(text), problem: true, fix: 'see the Ascend Fine-Tune output channel' };
+  return {
+    label: 'Doctor',
+    description: lastLine(text),
+    problem: true,
+    fix: 'see the Ascend Fine-Tune output channel',
+  };
 }
 
 function lastLine(text: string): string {
-  const lines = text.trim().split('\n').filter((l) => l.trim() !== '');
+  const lines = text
+    .trim()
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   return lines[lines.length - 1] ?? text;
 }

@@ -82,12 +82,22 @@ export interface FolderListing {
 }
 
 /** Lists `dir` on the target (`''` or `~`: the home folder), with files that end in `exts`. */
-export function listFolder(target: PythonTargetFactory, dir: string, exts: readonly string[] = [], opts?: RunOptions): Promise<FolderListing> {
+export function listFolder(
+  target: PythonTargetFactory,
+  dir: string,
+  exts: readonly string[] = [],
+  opts?: RunOptions,
+): Promise<FolderListing> {
   return runRunner<FolderListing>(target(['-c', LIST_DIRS]), [dir, ...exts], opts);
 }
 
 /** Writes `text` to `file` on the target (parent folders created, atomic); resolves to its absolute path. */
-export async function writeTargetFile(target: PythonTargetFactory, file: string, text: string, opts?: RunOptions): Promise<string> {
+export async function writeTargetFile(
+  target: PythonTargetFactory,
+  file: string,
+  text: string,
+  opts?: RunOptions,
+): Promise<string> {
   return (await runRunner<{ path: string }>(target(['-c', WRITE_FILE]), [file, text], opts)).path;
 }
 

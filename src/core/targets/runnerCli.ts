@@ -63,7 +63,12 @@ export const runnerArgs = {
     ...(opts.follow === false ? ['--no-follow'] : []),
   ],
   /** `waitS`: how long the runner waits for the run to act (its default: 120 s); a stop not taken yet stays asked. */
-  control: (runDir: string, action: ControlAction, waitS?: number) => ['control', operand(runDir), action, ...(waitS === undefined ? [] : ['--timeout', String(waitS)])],
+  control: (runDir: string, action: ControlAction, waitS?: number) => [
+    'control',
+    operand(runDir),
+    action,
+    ...(waitS === undefined ? [] : ['--timeout', String(waitS)]),
+  ],
   ls: (root: string) => ['ls', operand(root)],
   doctor: () => ['doctor'],
 };
@@ -102,7 +107,11 @@ export interface RunOptions {
 }
 
 /** Runs one runner command to completion, here or on an SSH target, and returns its parsed JSON stdout. */
-export function runRunner<T = unknown>(runner: RunnerConfig | Target, args: readonly string[], opts: RunOptions = {}): Promise<T> {
+export function runRunner<T = unknown>(
+  runner: RunnerConfig | Target,
+  args: readonly string[],
+  opts: RunOptions = {},
+): Promise<T> {
   const target = asTarget(runner);
   const what = `runner ${args[0] ?? ''}`.trim();
   return new Promise<T>((resolve, reject) => {
@@ -137,11 +146,21 @@ export function runRunner<T = unknown>(runner: RunnerConfig | Target, args: read
   });
 }
 
-export function launchRun(runner: RunnerConfig | Target, spec: string, runsRoot: string, opts?: RunOptions & LaunchArgs): Promise<LaunchResult> {
+export function launchRun(
+  runner: RunnerConfig | Target,
+  spec: string,
+  runsRoot: string,
+  opts?: RunOptions & LaunchArgs,
+): Promise<LaunchResult> {
   return runRunner<LaunchResult>(runner, runnerArgs.launch(spec, runsRoot, opts), opts);
 }
 
-export function controlRun(runner: RunnerConfig | Target, runDir: string, action: ControlAction, opts?: RunOptions & { waitS?: number }): Promise<unknown> {
+export function controlRun(
+  runner: RunnerConfig | Target,
+  runDir: string,
+  action: ControlAction,
+  opts?: RunOptions & { waitS?: number },
+): Promise<unknown> {
   return runRunner(runner, runnerArgs.control(runDir, action, opts?.waitS), opts);
 }
 

@@ -6,7 +6,14 @@ import { lstatSync, mkdirSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { invocation, type RunnerConfig } from './invocation';
 import { shellQuote } from '../ssh/shellQuote';
-import { canShareConnections, controlPath, sshArgv, sshOptions, type SshDestination, type SshSettings } from '../ssh/ssh';
+import {
+  canShareConnections,
+  controlPath,
+  sshArgv,
+  sshOptions,
+  type SshDestination,
+  type SshSettings,
+} from '../ssh/ssh';
 
 export type RunnerProcess = ChildProcessByStdio<null, Readable, Readable>;
 
@@ -112,7 +119,9 @@ export function sshTarget(dest: SshDestination, runner: RemoteRunner, opts: SshT
       if (settings.controlDir === undefined) return Promise.resolve();
       // -O exit finds the master through the same ControlPath.
       return new Promise((resolve) => {
-        const child = spawn(program, ['-O', 'exit', ...sshOptions(dest, settings), '--', dest.host], { stdio: 'ignore' });
+        const child = spawn(program, ['-O', 'exit', ...sshOptions(dest, settings), '--', dest.host], {
+          stdio: 'ignore',
+        });
         child.on('error', () => resolve());
         child.on('close', () => resolve());
       });

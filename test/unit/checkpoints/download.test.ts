@@ -29,7 +29,13 @@ afterEach(() => rmSync(tmp, { recursive: true, force: true }));
 test('a matching file arrives byte for byte, with progress up to its size', async () => {
   const dest = path.join(tmp, 'ws', 'run1', 'w-e1-s3.ckpt');
   const seen: number[] = [];
-  const r = await downloadCheckpoint(py, src, dest, { bytes: data.length, sha256: sha }, { onProgress: (d) => seen.push(d) });
+  const r = await downloadCheckpoint(
+    py,
+    src,
+    dest,
+    { bytes: data.length, sha256: sha },
+    { onProgress: (d) => seen.push(d) },
+  );
   assert.deepEqual([r.bytes, r.sha256, r.verified], [data.length, sha, true]);
   assert.ok(readFileSync(dest).equals(data));
   assert.equal(seen.at(-1), data.length);
@@ -54,13 +60,19 @@ test('a sha256 mismatch deletes the partial file and says so', async () => {
 test('a truncated file (size differs from the manifest) is refused the same way', async () => {
   writeFileSync(src, data.subarray(0, 1000));
   const dest = path.join(tmp, 'ws', 'w.ckpt');
-  await assert.rejects(downloadCheckpoint(py, src, dest, { bytes: data.length, sha256: sha }), /1000 bytes arrived, checkpoints\.json says/);
+  await assert.rejects(
+    downloadCheckpoint(py, src, dest, { bytes: data.length, sha256: sha }),
+    /1000 bytes arrived, checkpoints\.json says/,
+  );
   assert.deepEqual(readdirSync(path.dirname(dest)), []);
 });
 
 test('a missing remote file is a clear error, and no file appears', async () => {
   const dest = path.join(tmp, 'ws', 'w.ckpt');
-  await assert.rejects(downloadCheckpoint(py, path.join(tmp, 'nope.ckpt'), dest, { bytes: 1, sha256: sha }), /could not read .*nope\.ckpt.*No such file/);
+  await assert.rejects(
+    downloadCheckpoint(py, path.join(tmp, 'nope.ckpt'), dest, { bytes: 1, sha256: sha }),
+    /could not read .*nope\.ckpt.*No such file/,
+  );
   assert.deepEqual(readdirSync(path.dirname(dest)), []);
 });
 
@@ -73,5 +85,8 @@ test('without a sha256 in the manifest the file is kept but reported unverified'
 
 test('download path: run id made safe, file name kept', () => {
   assert.equal(downloadPath('/ws/ckpts', '../../etc', 'checkpoints/a.ckpt'), '/ws/ckpts/etc/a.ckpt');
-  assert.equal(downloadPath('/ws', '20261202-1-it-ab12', 'checkpoints/it-e1-s3.ckpt'), '/ws/20261202-1-it-ab12/it-e1-s3.ckpt');
+  assert.equal(
+    downloadPath('/ws', '20261202-1-it-ab12', 'checkpoints/it-e1-s3.ckpt'),
+    '/ws/20261202-1-it-ab12/it-e1-s3.ckpt',
+  );
 });

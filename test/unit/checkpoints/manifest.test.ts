@@ -3,7 +3,15 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { bestEntry, describeEntry, formatBytes, mergeCheckpointEvents, newestEntry, parseManifest, unsafeFileReason } from '../../../src/core/checkpoints/manifest';
+import {
+  bestEntry,
+  describeEntry,
+  formatBytes,
+  mergeCheckpointEvents,
+  newestEntry,
+  parseManifest,
+  unsafeFileReason,
+} from '../../../src/core/checkpoints/manifest';
 import { readRunCheckpoints, toRunCheckpoints } from '../../../src/core/checkpoints/runInfo';
 import { localTarget } from '../../../src/core/targets/target';
 
@@ -21,13 +29,19 @@ const good = (file: string, step: number, extra: object = {}) => ({
 });
 
 test('a clean manifest: entries in saving order, fields normalized, one best', () => {
-  const text = JSON.stringify([good('checkpoints/it-e1-s3.ckpt', 3), good('checkpoints/it-e2-s6.ckpt', 6, { best: true })]);
+  const text = JSON.stringify([
+    good('checkpoints/it-e1-s3.ckpt', 3),
+    good('checkpoints/it-e2-s6.ckpt', 6, { best: true }),
+  ]);
   const m = parseManifest(text);
   assert.deepEqual(m.problems, []);
-  assert.deepEqual(m.entries.map((e) => [e.file, e.epoch, e.step, e.valAcc, e.best, e.order]), [
-    ['checkpoints/it-e1-s3.ckpt', 1, 3, 0.3, false, 0],
-    ['checkpoints/it-e2-s6.ckpt', 2, 6, 0.6, true, 1],
-  ]);
+  assert.deepEqual(
+    m.entries.map((e) => [e.file, e.epoch, e.step, e.valAcc, e.best, e.order]),
+    [
+      ['checkpoints/it-e1-s3.ckpt', 1, 3, 0.3, false, 0],
+      ['checkpoints/it-e2-s6.ckpt', 2, 6, 0.6, true, 1],
+    ],
+  );
   assert.equal(bestEntry(m.entries)?.file, 'checkpoints/it-e2-s6.ckpt');
   assert.equal(newestEntry(m.entries)?.step, 6);
 });
@@ -45,23 +59,35 @@ test('junk entries become problems with a reason; the good ones are still listed
     { file: 'checkpoints/partial.ckpt', metrics: 'nope', bytes: -5, sha256: 'xyz', epoch: 1.5, step: '7', best: 'yes' },
   ]);
   const m = parseManifest(text);
-  assert.deepEqual(m.problems.map((p) => [p.index, p.message]), [
-    [0, 'not an object'],
-    [1, 'not an object'],
-    [2, 'not an object'],
-    [3, 'no "file" string'],
-    [4, 'absolute path (must be relative to the run directory)'],
-    [5, "path leaves the run directory ('..')"],
-    [6, 'empty file name'],
-  ]);
-  assert.deepEqual(m.entries.map((e) => e.file), ['checkpoints/ok-e1-s3.ckpt', 'checkpoints/partial.ckpt']);
+  assert.deepEqual(
+    m.problems.map((p) => [p.index, p.message]),
+    [
+      [0, 'not an object'],
+      [1, 'not an object'],
+      [2, 'not an object'],
+      [3, 'no "file" string'],
+      [4, 'absolute path (must be relative to the run directory)'],
+      [5, "path leaves the run directory ('..')"],
+      [6, 'empty file name'],
+    ],
+  );
+  assert.deepEqual(
+    m.entries.map((e) => e.file),
+    ['checkpoints/ok-e1-s3.ckpt', 'checkpoints/partial.ckpt'],
+  );
   const partial = m.entries[1];
-  assert.deepEqual([partial.epoch, partial.step, partial.bytes, partial.sha256, partial.loss, partial.best], [null, null, null, null, null, false]);
+  assert.deepEqual(
+    [partial.epoch, partial.step, partial.bytes, partial.sha256, partial.loss, partial.best],
+    [null, null, null, null, null, false],
+  );
   assert.match(describeEntry(partial, 0), /\?/); // unknown size shown as such
 });
 
 test('a file that is not JSON, or not an array, is one whole-file problem; no file is no problem', () => {
-  assert.deepEqual(parseManifest('{"torn": ').problems.map((p) => p.index), [-1]);
+  assert.deepEqual(
+    parseManifest('{"torn": ').problems.map((p) => p.index),
+    [-1],
+  );
   assert.match(parseManifest('{"a": 1}').problems[0].message, /not a JSON array/);
   assert.deepEqual(parseManifest(undefined), { entries: [], problems: [] });
   // NaN written by a foreign tool is not JSON either
@@ -69,13 +95,28 @@ test('a file that is not JSON, or not an array, is one whole-file problem; no fi
 });
 
 test('a re-saved name keeps its last entry; at most one best survives', () => {
-  const text = JSON.stringify([good('checkpoints/a.ckpt', 3, { best: true }), good('checkpoints/b.ckpt', 6, { best: true }), good('checkpoints/a.ckpt', 9)]);
+  const text = JSON.stringify([
+    good('checkpoints/a.ckpt', 3, { best: true }),
+    good('checkpoints/b.ckpt', 6, { best: true }),
+    good('checkpoints/a.ckpt', 9),
+  ]);
   const m = parseManifest(text);
-  assert.deepEqual(m.entries.map((e) => [e.file, e.step, e.best]), [['checkpoints/b.ckpt', 6, true], ['checkpoints/a.ckpt', 9, false]]);
+  assert.deepEqual(
+    m.entries.map((e) => [e.file, e.step, e.best]),
+    [
+      ['checkpoints/b.ckpt', 6, true],
+      ['checkpoints/a.ckpt', 9, false],
+    ],
+  );
 });
 
 test('checkpoint events fill what an entry lacks, only for the same step', () => {
-  const m = parseManifest(JSON.stringify([{ file: 'checkpoints/a.ckpt', step: 3 }, { file: 'checkpoints/b.ckpt', step: 6 }]));
+  const m = parseManifest(
+    JSON.stringify([
+      { file: 'checkpoints/a.ckpt', step: 3 },
+      { file: 'checkpoints/b.ckpt', step: 6 },
+    ]),
+  );
   const events = [
     { v: 1, seq: 5, type: 'step', step: 3 },
     { v: 1, seq: 6, type: 'checkpoint', ...good('checkpoints/a.ckpt', 3) },
@@ -95,20 +136,30 @@ test('without a readable manifest the events stand in, with best recomputed (tie
     { type: 'checkpoint', ...good('checkpoints/c.ckpt', 7, { metrics: { loss: 1, reason: 'stopped' } }) },
   ];
   const merged = mergeCheckpointEvents(parseManifest('garbage'), events, false);
-  assert.deepEqual(merged.entries.map((e) => [e.file, e.best, e.source]), [
-    ['checkpoints/a.ckpt', false, 'events'],
-    ['checkpoints/b.ckpt', true, 'events'],
-    ['checkpoints/c.ckpt', false, 'events'],
-  ]);
+  assert.deepEqual(
+    merged.entries.map((e) => [e.file, e.best, e.source]),
+    [
+      ['checkpoints/a.ckpt', false, 'events'],
+      ['checkpoints/b.ckpt', true, 'events'],
+      ['checkpoints/c.ckpt', false, 'events'],
+    ],
+  );
   assert.equal(merged.problems.length, 1, 'the unreadable manifest is still reported');
 });
 
 test('run info: exports and kept eval results attach to their checkpoint; unlisted files are reported', () => {
   const out = {
     run_dir: '/runs/r1',
-    manifest: JSON.stringify([good('checkpoints/it-e1-s3.ckpt', 3), good('checkpoints/it-e2-s6.ckpt', 6, { best: true })]),
+    manifest: JSON.stringify([
+      good('checkpoints/it-e1-s3.ckpt', 3),
+      good('checkpoints/it-e2-s6.ckpt', 6, { best: true }),
+    ]),
     events: [],
-    spec: { name: 'it', model: { backbone: 'resnet18', pretrained: '/w/r18.ckpt', freeze: 'backbone' }, data: { train: '/d', val: null, image_size: 32 } },
+    spec: {
+      name: 'it',
+      model: { backbone: 'resnet18', pretrained: '/w/r18.ckpt', freeze: 'backbone' },
+      data: { train: '/d', val: null, image_size: 32 },
+    },
     classes: ['a', 'b'],
     files: [
       { name: 'it-e1-s3.ckpt', bytes: 10 },
@@ -117,7 +168,23 @@ test('run info: exports and kept eval results attach to their checkpoint; unlist
       { name: 'it-e2-s6.ckpt.eval.json', bytes: 100 },
       { name: 'stray-e9-s99.ckpt', bytes: 3 },
     ],
-    evals: { 'it-e2-s6.ckpt.eval.json': { ckpt: '/runs/r1/checkpoints/it-e2-s6.ckpt', data: '/d', num_images: 8, accuracy: 0.75, loss: 0.5, classes: ['a', 'b'], per_class: [], confusion: [[3, 1], [1, 3]], skipped: [], evaluated_at: 1 } },
+    evals: {
+      'it-e2-s6.ckpt.eval.json': {
+        ckpt: '/runs/r1/checkpoints/it-e2-s6.ckpt',
+        data: '/d',
+        num_images: 8,
+        accuracy: 0.75,
+        loss: 0.5,
+        classes: ['a', 'b'],
+        per_class: [],
+        confusion: [
+          [3, 1],
+          [1, 3],
+        ],
+        skipped: [],
+        evaluated_at: 1,
+      },
+    },
   };
   const r = toRunCheckpoints(out);
   assert.equal(r.pretrained, '/w/r18.ckpt');
@@ -146,15 +213,37 @@ test('the helper on disk: gaps in the manifest filled from events.jsonl; an unre
   try {
     mkdirSync(path.join(dir, 'checkpoints'));
     for (const f of ['a.ckpt', 'b.ckpt']) writeFileSync(path.join(dir, 'checkpoints', f), 'x');
-    const ev = (seq: number, extra: object) => JSON.stringify({ v: 1, seq, t: seq, type: 'checkpoint', ...extra }) + '\n';
-    writeFileSync(path.join(dir, 'events.jsonl'), ev(1, good('checkpoints/a.ckpt', 3)) + '{"torn\n' + ev(3, good('checkpoints/b.ckpt', 6)) + '{"v": 1, "seq": 4, "type": "checkp');
-    writeFileSync(path.join(dir, 'checkpoints.json'), JSON.stringify([{ file: 'checkpoints/a.ckpt', step: 3 }, good('checkpoints/b.ckpt', 6, { best: true })]));
+    const ev = (seq: number, extra: object) =>
+      JSON.stringify({ v: 1, seq, t: seq, type: 'checkpoint', ...extra }) + '\n';
+    writeFileSync(
+      path.join(dir, 'events.jsonl'),
+      ev(1, good('checkpoints/a.ckpt', 3)) +
+        '{"torn\n' +
+        ev(3, good('checkpoints/b.ckpt', 6)) +
+        '{"v": 1, "seq": 4, "type": "checkp',
+    );
+    writeFileSync(
+      path.join(dir, 'checkpoints.json'),
+      JSON.stringify([{ file: 'checkpoints/a.ckpt', step: 3 }, good('checkpoints/b.ckpt', 6, { best: true })]),
+    );
     const r = await readRunCheckpoints(py, dir);
-    assert.deepEqual(r.checkpoints.map((c) => [c.file, c.valAcc, c.best]), [['checkpoints/a.ckpt', 0.3, false], ['checkpoints/b.ckpt', 0.6, true]]);
+    assert.deepEqual(
+      r.checkpoints.map((c) => [c.file, c.valAcc, c.best]),
+      [
+        ['checkpoints/a.ckpt', 0.3, false],
+        ['checkpoints/b.ckpt', 0.6, true],
+      ],
+    );
 
     writeFileSync(path.join(dir, 'checkpoints.json'), '[{"file": "checkpoints/a.ck');
     const torn = await readRunCheckpoints(py, dir);
-    assert.deepEqual(torn.checkpoints.map((c) => [c.file, c.source]), [['checkpoints/a.ckpt', 'events'], ['checkpoints/b.ckpt', 'events']]);
+    assert.deepEqual(
+      torn.checkpoints.map((c) => [c.file, c.source]),
+      [
+        ['checkpoints/a.ckpt', 'events'],
+        ['checkpoints/b.ckpt', 'events'],
+      ],
+    );
     assert.equal(torn.problems.length, 1);
     await assert.rejects(readRunCheckpoints(py, path.join(dir, 'nope')), /no such run directory/);
   } finally {

@@ -4,7 +4,13 @@ import { parseManifest, type CheckpointEntry } from '../../../src/core/checkpoin
 import { deletePlan, listForConfirmation, prunePlan } from '../../../src/core/checkpoints/prune';
 
 function entries(n: number, bestAt?: number): CheckpointEntry[] {
-  const list = Array.from({ length: n }, (_, i) => ({ file: `checkpoints/r-e${i + 1}-s${3 * (i + 1)}.ckpt`, epoch: i + 1, step: 3 * (i + 1), metrics: { val_acc: i / 10 }, best: i === bestAt }));
+  const list = Array.from({ length: n }, (_, i) => ({
+    file: `checkpoints/r-e${i + 1}-s${3 * (i + 1)}.ckpt`,
+    epoch: i + 1,
+    step: 3 * (i + 1),
+    metrics: { val_acc: i / 10 },
+    best: i === bestAt,
+  }));
   return parseManifest(JSON.stringify(list)).entries;
 }
 const names = (files: string[]) => files.map((f) => f.replace(/^checkpoints\/r-/, '').replace(/\.ckpt$/, ''));
@@ -30,17 +36,33 @@ test('nothing to drop when N covers every checkpoint; no best means only the new
 });
 
 test('newest is saving order, not the step number (a resume can re-save an older step later)', () => {
-  const list = parseManifest(JSON.stringify([{ file: 'checkpoints/b.ckpt', step: 9 }, { file: 'checkpoints/a.ckpt', step: 3 }])).entries;
+  const list = parseManifest(
+    JSON.stringify([
+      { file: 'checkpoints/b.ckpt', step: 9 },
+      { file: 'checkpoints/a.ckpt', step: 3 },
+    ]),
+  ).entries;
   assert.deepEqual(prunePlan(list, 1).keep, ['checkpoints/a.ckpt']);
 });
 
 test('delete: the best needs its own confirmation; a live run keeps its newest; unknown names are refused', () => {
   const list = entries(4, 1);
-  const plan = deletePlan(list, [list[0].file, list[1].file, list[3].file, 'checkpoints/other.ckpt', list[0].file], true);
+  const plan = deletePlan(
+    list,
+    [list[0].file, list[1].file, list[3].file, 'checkpoints/other.ckpt', list[0].file],
+    true,
+  );
   assert.deepEqual(names(plan.plain), ['e1-s3']);
   assert.equal(plan.best, list[1].file);
-  assert.deepEqual(plan.refused.map((r) => names([r.file])[0]), ['e4-s12', 'checkpoints/other']);
-  assert.deepEqual(names(deletePlan(list, [list[3].file], false).plain), ['e4-s12'], 'a finished run may lose its newest');
+  assert.deepEqual(
+    plan.refused.map((r) => names([r.file])[0]),
+    ['e4-s12', 'checkpoints/other'],
+  );
+  assert.deepEqual(
+    names(deletePlan(list, [list[3].file], false).plain),
+    ['e4-s12'],
+    'a finished run may lose its newest',
+  );
 });
 
 test('the confirmation lists what goes with epoch, step and accuracy', () => {

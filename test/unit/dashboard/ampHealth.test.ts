@@ -30,7 +30,10 @@ test('start-up burst with the 2^24 default (recorded): info, with the halving ex
 
 test('start-up burst while it is still going (the first 5 recorded steps): expected, not an alarm', () => {
   const events = recorded('amp-startup-burst');
-  const upToStep5 = events.slice(0, events.findIndex((e) => e.type === 'step' && (e as { step: number }).step === 5) + 1);
+  const upToStep5 = events.slice(
+    0,
+    events.findIndex((e) => e.type === 'step' && (e as { step: number }).step === 5) + 1,
+  );
   const h = health(upToStep5);
   assert.deepEqual(codes(h), ['startup_burst']);
   assert.match(h.diagnosis[0].message, /is halving on each overflow \(5 so far, now 2\^19\)/);

@@ -36,7 +36,10 @@ test('a recorded run becomes aligned columns, header and notices', () => {
   assert.deepEqual(h.classes, ['blue triangle', 'green square', 'red circle', 'yellow cross']);
   assert.match(h.bestCheckpoint ?? '', /^checkpoints\/burst-e\d-s\d+\.ckpt$/);
   assert.equal(typeof h.bestValAcc, 'number');
-  assert.deepEqual(s.notices.map((n) => n.code), ['sink_unavailable']);
+  assert.deepEqual(
+    s.notices.map((n) => n.code),
+    ['sink_unavailable'],
+  );
 });
 
 test('a failed run carries its error into the header and the notices; NaN losses become null', () => {
@@ -48,9 +51,34 @@ test('a failed run carries its error into the header and the notices; NaN losses
   assert.equal(h.error?.fix, undefined, 'only bad input carries a field and a fix');
   const bad = newStore();
   const m = new EventMaker();
-  bad.ingest([m.ev('run_finished', { status: 'failed', error: { kind: 'bad_input', message: 'one class', trace_tail: null, path: 'data.train', fix: 'add a class folder' }, best: null, final: null })]);
-  assert.deepEqual(bad.header().error, { kind: 'bad_input', message: 'one class', traceTail: null, path: 'data.train', fix: 'add a class folder' });
-  assert.deepEqual(s.notices.map((n) => [n.level, n.code]), [['warning', 'sink_unavailable'], ['error', 'nonfinite_loss']]);
+  bad.ingest([
+    m.ev('run_finished', {
+      status: 'failed',
+      error: {
+        kind: 'bad_input',
+        message: 'one class',
+        trace_tail: null,
+        path: 'data.train',
+        fix: 'add a class folder',
+      },
+      best: null,
+      final: null,
+    }),
+  ]);
+  assert.deepEqual(bad.header().error, {
+    kind: 'bad_input',
+    message: 'one class',
+    traceTail: null,
+    path: 'data.train',
+    fix: 'add a class folder',
+  });
+  assert.deepEqual(
+    s.notices.map((n) => [n.level, n.code]),
+    [
+      ['warning', 'sink_unavailable'],
+      ['error', 'nonfinite_loss'],
+    ],
+  );
   const b = s.stepRange(0, s.steps.length);
   assert.deepEqual(b.loss.slice(2), [null, null, null, null]);
   assert.deepEqual(b.lossScale, [null, null, null, null, null, null]);
@@ -94,7 +122,10 @@ test('a live run: phase and latest step from the run state, ETA from the recent 
   s.ingest([m.started({ totalSteps: 20 })]);
   assert.equal(s.header().phase, 'running');
   assert.equal(s.header().etaS, null, 'no pace before the first step');
-  const steps = [m.step(1, { step_ms: 5000 }), ...Array.from({ length: 59 }, (_, i) => m.step(i + 2, { step_ms: 250 }))].slice(0, 10);
+  const steps = [
+    m.step(1, { step_ms: 5000 }),
+    ...Array.from({ length: 59 }, (_, i) => m.step(i + 2, { step_ms: 250 })),
+  ].slice(0, 10);
   s.ingest(steps);
   const h = s.header();
   assert.equal(h.step, 10);
@@ -114,7 +145,17 @@ test('a live run: phase and latest step from the run state, ETA from the recent 
 test('device samples: one row per event, per-device columns padded where a device is missing', () => {
   const m = new EventMaker();
   const s = newStore();
-  const dev = (ids: number[]) => m.ev('device', { devices: ids.map((id) => ({ id, util: 50 + id, hbm_used_mb: 1000, hbm_total_mb: 65536, temp_c: 40, power_w: null })) });
+  const dev = (ids: number[]) =>
+    m.ev('device', {
+      devices: ids.map((id) => ({
+        id,
+        util: 50 + id,
+        hbm_used_mb: 1000,
+        hbm_total_mb: 65536,
+        temp_c: 40,
+        power_w: null,
+      })),
+    });
   s.ingest([m.started(), m.step(1), dev([0]), m.step(2), dev([0, 1]), dev([1])]);
   const d = s.deviceBlock();
   assert.deepEqual(d.steps, [1, 2, 2]);
@@ -145,10 +186,21 @@ function bigStore(n: number, spikes: { loss?: number; lossScale?: number; imgPer
 }
 
 const select = (s: RunSeriesStore, width: number, range = { min: null as number | null, max: null as number | null }) =>
-  selectRows(s.steps.step, STEP_SERIES.map((k) => s.steps.series(k)), s.steps.overflow, range, width);
+  selectRows(
+    s.steps.step,
+    STEP_SERIES.map((k) => s.steps.series(k)),
+    s.steps.overflow,
+    range,
+    width,
+  );
 
 test('downsampling keeps the extremes of every series and every overflowed step, on real steps', () => {
-  const s = bigStore(100_000, { loss: 31_337, lossScale: 77_777, imgPerS: 5_001, overflow: [10, 11, 12, 50_000, 99_999] });
+  const s = bigStore(100_000, {
+    loss: 31_337,
+    lossScale: 77_777,
+    imgPerS: 5_001,
+    overflow: [10, 11, 12, 50_000, 99_999],
+  });
   const sel = select(s, 500);
   assert.ok(sel.downsampled);
   assert.equal(sel.inRange, 100_000);
@@ -156,11 +208,16 @@ test('downsampling keeps the extremes of every series and every overflowed step,
   assert.ok(sel.rows.length >= 500, 'at least first and last of each 2-pixel bucket');
   const b = s.stepBlock(sel.rows);
   const kept = new Set(b.steps);
-  for (const st of [31_337, 77_777, 5_001, 10, 11, 12, 50_000, 99_999, 1, 100_000]) assert.ok(kept.has(st), `step ${st} kept`);
+  for (const st of [31_337, 77_777, 5_001, 10, 11, 12, 50_000, 99_999, 1, 100_000])
+    assert.ok(kept.has(st), `step ${st} kept`);
   assert.equal(Math.max(...(b.loss as number[])), 50);
   assert.equal(Math.min(...(b.lossScale as number[])), 2);
   assert.equal(Math.min(...(b.imgPerS as number[])), 1);
-  assert.equal(b.overflow.reduce<number>((a, v) => a + v, 0), 5, 'every overflow marker');
+  assert.equal(
+    b.overflow.reduce<number>((a, v) => a + v, 0),
+    5,
+    'every overflow marker',
+  );
   // rows are real steps, ascending, each column taken from the same row
   for (let i = 1; i < b.steps.length; i++) assert.ok(b.steps[i] > b.steps[i - 1]);
   const i = b.steps.indexOf(31_337);

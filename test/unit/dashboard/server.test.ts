@@ -10,22 +10,52 @@ import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
 import type { HostMessage } from '../../../src/shared/dashboardProtocol';
-import { DashboardServerError, parseDashboardArgs, startDashboardServer, type DashboardServer } from '../../../src/core/dashboard/server';
+import {
+  DashboardServerError,
+  parseDashboardArgs,
+  startDashboardServer,
+  type DashboardServer,
+} from '../../../src/core/dashboard/server';
 
 const T0 = 1796204881;
 
 function started(seq: number, name: string, classes: string[]): object {
   return {
-    v: 1, seq, t: T0, type: 'run_started', run_id: name, spec: { name, model: { backbone: 'resnet18' }, train: { epochs: 2 } },
-    classes, num_train: 64, num_val: 8, steps_per_epoch: 3, total_steps: 6, versions: {}, device: { target: 'CPU' },
-    global_batch: 16, amp: { level: 'O2', loss_scale: 'dynamic' }, resumed_from: null,
+    v: 1,
+    seq,
+    t: T0,
+    type: 'run_started',
+    run_id: name,
+    spec: { name, model: { backbone: 'resnet18' }, train: { epochs: 2 } },
+    classes,
+    num_train: 64,
+    num_val: 8,
+    steps_per_epoch: 3,
+    total_steps: 6,
+    versions: {},
+    device: { target: 'CPU' },
+    global_batch: 16,
+    amp: { level: 'O2', loss_scale: 'dynamic' },
+    resumed_from: null,
   };
 }
 
 function step(seq: number, n: number, overflow = false): object {
   return {
-    v: 1, seq, t: T0 + n, type: 'step', epoch: Math.ceil(n / 3), step: n, loss: 1.5 - n * 0.1, lr: 0.01,
-    loss_scale: 1024, overflow, skipped: overflow, step_ms: 300, data_ms: 10, img_per_s: 53,
+    v: 1,
+    seq,
+    t: T0 + n,
+    type: 'step',
+    epoch: Math.ceil(n / 3),
+    step: n,
+    loss: 1.5 - n * 0.1,
+    lr: 0.01,
+    loss_scale: 1024,
+    overflow,
+    skipped: overflow,
+    step_ms: 300,
+    data_ms: 10,
+    img_per_s: 53,
   };
 }
 
@@ -36,7 +66,10 @@ function lines(events: object[]): string {
 function writeRun(dir: string, name: string, events: object[]): void {
   mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(dir, 'spec.json'), JSON.stringify({ name, model: { backbone: 'resnet18' } }));
-  writeFileSync(path.join(dir, 'status.json'), JSON.stringify({ run_id: path.basename(dir), state: 'running', host: 'testhost', started_at: T0 }));
+  writeFileSync(
+    path.join(dir, 'status.json'),
+    JSON.stringify({ run_id: path.basename(dir), state: 'running', host: 'testhost', started_at: T0 }),
+  );
   writeFileSync(path.join(dir, 'events.jsonl'), lines(events));
 }
 
@@ -46,21 +79,32 @@ interface Reply {
   body: string;
 }
 
-function request(srv: DashboardServer, pathAndQuery: string, opts: { method?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
+function request(
+  srv: DashboardServer,
+  pathAndQuery: string,
+  opts: { method?: string; headers?: Record<string, string> } = {},
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: srv.port, path: pathAndQuery, method: opts.method ?? 'GET', headers: opts.headers }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port: srv.port, path: pathAndQuery, method: opts.method ?? 'GET', headers: opts.headers },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
 }
 
 /** Opens a socket; resolves with it once open, or rejects with the HTTP status that refused it. */
-function openSocket(srv: DashboardServer, query: string, origin: string | null = `http://127.0.0.1:${srv.port}`): Promise<WebSocket> {
+function openSocket(
+  srv: DashboardServer,
+  query: string,
+  origin: string | null = `http://127.0.0.1:${srv.port}`,
+): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(`ws://127.0.0.1:${srv.port}/ws${query}`, origin === null ? {} : { origin });
     ws.once('open', () => resolve(ws));
@@ -87,7 +131,10 @@ function inbox(ws: WebSocket) {
       const seen = got.find(pred);
       if (seen) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no matching message; got ${got.map((m) => m.type).join(',')}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`no matching message; got ${got.map((m) => m.type).join(',')}`)),
+          timeoutMs,
+        );
         waiters.push({ pred, resolve: (m) => (clearTimeout(timer), resolve(m)) });
       });
     },
@@ -126,7 +173,11 @@ describe('dashboard server, one run', () => {
   test('every HTTP request needs the token', async () => {
     for (const p of ['/', '/dashboard.js', '/dashboard.css', '/api/runs', '/favicon.ico']) {
       assert.equal((await request(srv, p)).status, 403, `${p} without token`);
-      assert.equal((await request(srv, `${p}?token=${'x'.repeat(srv.token.length)}`)).status, 403, `${p} with a wrong token`);
+      assert.equal(
+        (await request(srv, `${p}?token=${'x'.repeat(srv.token.length)}`)).status,
+        403,
+        `${p} with a wrong token`,
+      );
     }
     const ok = await request(srv, `/dashboard.js?token=${srv.token}`);
     assert.equal(ok.status, 200);
@@ -143,11 +194,16 @@ describe('dashboard server, one run', () => {
     assert.ok(page.body.includes(`<script nonce="${nonce}" src="/dashboard.js?token=${srv.token}">`));
     assert.ok(!page.body.includes(tmp), 'no file path in the page');
     assert.equal(page.headers['referrer-policy'], 'no-referrer');
-    assert.notEqual((await request(srv, `/?token=${srv.token}`)).headers['content-security-policy'], csp, 'a fresh nonce per page');
+    assert.notEqual(
+      (await request(srv, `/?token=${srv.token}`)).headers['content-security-policy'],
+      csp,
+      'a fresh nonce per page',
+    );
   });
 
   test('read-only: anything but GET or HEAD is 405', async () => {
-    for (const method of ['POST', 'PUT', 'DELETE']) assert.equal((await request(srv, `/?token=${srv.token}`, { method })).status, 405);
+    for (const method of ['POST', 'PUT', 'DELETE'])
+      assert.equal((await request(srv, `/?token=${srv.token}`, { method })).status, 405);
     assert.equal((await request(srv, `/?token=${srv.token}`, { method: 'HEAD' })).status, 200);
   });
 
@@ -202,7 +258,12 @@ describe('dashboard server, one run', () => {
     assert.deepEqual(snap2.runs[0].steps.steps, [1, 2, 3, 4]);
     appendFileSync(path.join(runA, 'events.jsonl'), lines([step(6, 5)]));
     for (const b of [box, box2]) {
-      await b.next((m) => (m.type === 'append' && m.steps?.steps.includes(5)) || (m.type === 'snapshot' && m.runs[0].steps.steps.includes(5)) || false);
+      await b.next(
+        (m) =>
+          (m.type === 'append' && m.steps?.steps.includes(5)) ||
+          (m.type === 'snapshot' && m.runs[0].steps.steps.includes(5)) ||
+          false,
+      );
     }
     const rows2 = new Set<number>();
     for (const m of box2.got) {
@@ -233,7 +294,10 @@ describe('dashboard server, a runs root', () => {
     assert.equal(r.status, 200);
     const body = JSON.parse(r.body) as { kind: string; runs: { key: string; name: string; runId: string }[] };
     assert.equal(body.kind, 'root');
-    assert.deepEqual(body.runs.map((x) => x.name), ['beta', 'alpha']);
+    assert.deepEqual(
+      body.runs.map((x) => x.name),
+      ['beta', 'alpha'],
+    );
     assert.ok(body.runs.every((x) => /^r\d+$/.test(x.key)));
     assert.ok(!r.body.includes(tmp));
   });
@@ -253,7 +317,11 @@ describe('dashboard server, a runs root', () => {
     ws2.send(JSON.stringify({ type: 'ready', width: 500 }));
     const snap2 = await box2.next((m) => m.type === 'snapshot');
     assert.ok(snap2.type === 'snapshot');
-    assert.deepEqual(snap2.runs.map((r) => r.header.name), ['beta'], 'an unknown key falls back to the newest run');
+    assert.deepEqual(
+      snap2.runs.map((r) => r.header.name),
+      ['beta'],
+      'an unknown key falls back to the newest run',
+    );
     ws2.close();
   });
 
@@ -274,7 +342,11 @@ describe('dashboard arguments', () => {
     assert.throws(() => parseDashboardArgs(['x', '--host']), /--host needs an address/);
     assert.throws(() => parseDashboardArgs(['x', '--bogus']), /unknown dashboard option: --bogus/);
     assert.throws(() => parseDashboardArgs(['x', 'y']), /one folder/);
-    assert.deepEqual(parseDashboardArgs(['runs', '--port', '8080', '--host', '0.0.0.0']), { path: 'runs', port: 8080, host: '0.0.0.0' });
+    assert.deepEqual(parseDashboardArgs(['runs', '--port', '8080', '--host', '0.0.0.0']), {
+      path: 'runs',
+      port: 8080,
+      host: '0.0.0.0',
+    });
   });
 
   test('a folder that does not exist is a clear error', async () => {

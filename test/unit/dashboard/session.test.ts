@@ -14,7 +14,12 @@ type Append = Extract<HostMessage, { type: 'append' }>;
 function session(opts: { mode?: 'single' | 'compare'; appendIntervalMs?: number } = {}) {
   const posted: HostMessage[] = [];
   const invalid: string[] = [];
-  const s = new DashboardSession({ mode: opts.mode ?? 'single', post: (m) => posted.push(m), appendIntervalMs: opts.appendIntervalMs ?? 0, onInvalid: (e) => invalid.push(e) });
+  const s = new DashboardSession({
+    mode: opts.mode ?? 'single',
+    post: (m) => posted.push(m),
+    appendIntervalMs: opts.appendIntervalMs ?? 0,
+    onInvalid: (e) => invalid.push(e),
+  });
   return { s, posted, invalid, last: () => posted[posted.length - 1] };
 }
 
@@ -48,7 +53,10 @@ test('live events become appends of the new rows only, with header and AMP healt
   s.addRun('r1', { name: 'burst', target: 'This machine' });
   s.ingest('r1', events.slice(0, 10));
   s.receive({ type: 'ready', width: 800 });
-  const newSteps = events.slice(10, 16).filter((e) => e.type === 'step').map((e) => (e as { step: number }).step);
+  const newSteps = events
+    .slice(10, 16)
+    .filter((e) => e.type === 'step')
+    .map((e) => (e as { step: number }).step);
   assert.ok(newSteps.length >= 2);
   s.ingest('r1', events.slice(10, 16));
   const a = posted[1] as Append;
@@ -84,7 +92,10 @@ test('appends are batched: many ingests inside the interval become one append', 
   assert.equal(posted.length, 1, 'nothing until the interval passes');
   await appended;
   assert.equal(posted.length, 2);
-  assert.deepEqual((posted[1] as Append).steps?.steps, Array.from({ length: 50 }, (_, i) => i + 1));
+  assert.deepEqual(
+    (posted[1] as Append).steps?.steps,
+    Array.from({ length: 50 }, (_, i) => i + 1),
+  );
   s.dispose();
 });
 
@@ -104,9 +115,16 @@ test('hidden: nothing is posted; shown again: one snapshot with everything that 
   const snap = posted[n] as Snapshot;
   assert.equal(snap.type, 'snapshot');
   assert.deepEqual(snap.range, { min: 1, max: 10 }, 'the zoom made while hidden is kept');
-  assert.deepEqual(snap.runs[0].steps.steps, Array.from({ length: 10 }, (_, i) => i + 1));
+  assert.deepEqual(
+    snap.runs[0].steps.steps,
+    Array.from({ length: 10 }, (_, i) => i + 1),
+  );
   assert.equal(snap.runs[0].totalStepRows, 30);
-  assert.deepEqual(posted[n + 1], { type: 'status', key: 'r1', level: 'warning', message: 'reconnecting' }, 'banners follow the snapshot');
+  assert.deepEqual(
+    posted[n + 1],
+    { type: 'status', key: 'r1', level: 'warning', message: 'reconnecting' },
+    'banners follow the snapshot',
+  );
   // a webview that reloads on show sends ready again: another full snapshot
   s.receive({ type: 'ready', width: 500 });
   assert.equal(posted.filter((p) => p.type === 'snapshot').length, 3);
@@ -114,7 +132,12 @@ test('hidden: nothing is posted; shown again: one snapshot with everything that 
 
 test('a UI that reloads when shown (a VS Code webview): the snapshot waits for its new ready', () => {
   const posted: HostMessage[] = [];
-  const s = new DashboardSession({ mode: 'single', post: (m) => posted.push(m), appendIntervalMs: 0, uiReloadsWhenShown: true });
+  const s = new DashboardSession({
+    mode: 'single',
+    post: (m) => posted.push(m),
+    appendIntervalMs: 0,
+    uiReloadsWhenShown: true,
+  });
   const m = new EventMaker();
   s.addRun('r1', { name: 'r', target: 't' });
   s.ingest('r1', [m.started(), m.step(1)]);
@@ -123,9 +146,16 @@ test('a UI that reloads when shown (a VS Code webview): the snapshot waits for i
   s.ingest('r1', [m.step(2)]);
   s.setVisible(true);
   s.ingest('r1', [m.step(3)]);
-  assert.deepEqual(posted.map((p) => p.type), ['snapshot'], 'nothing into a page that is still loading');
+  assert.deepEqual(
+    posted.map((p) => p.type),
+    ['snapshot'],
+    'nothing into a page that is still loading',
+  );
   s.receive({ type: 'ready', width: 500 });
-  assert.deepEqual(posted.map((p) => p.type), ['snapshot', 'snapshot']);
+  assert.deepEqual(
+    posted.map((p) => p.type),
+    ['snapshot', 'snapshot'],
+  );
   assert.deepEqual((posted[1] as Snapshot).runs[0].steps.steps, [1, 2, 3]);
 });
 
@@ -177,7 +207,10 @@ test('resize re-snapshots only when the downsampling changes', () => {
   s.receive({ type: 'ready', width: 400 });
   s.receive({ type: 'resize', width: 300 });
   assert.equal(posted.length, 1, '100 rows fit either width');
-  s.ingest('r1', Array.from({ length: 2000 }, (_, i) => m.step(i + 101)));
+  s.ingest(
+    'r1',
+    Array.from({ length: 2000 }, (_, i) => m.step(i + 101)),
+  );
   const n = posted.length;
   s.receive({ type: 'resize', width: 200 });
   assert.equal(posted[n].type, 'snapshot');
@@ -195,7 +228,13 @@ test('compare mode: one snapshot with every run, appends keyed by run; single mo
   s.receive({ type: 'ready', width: 600 });
   const snap = posted[0] as Snapshot;
   assert.equal(snap.mode, 'compare');
-  assert.deepEqual(snap.runs.map((r) => [r.header.name, r.header.target, r.steps.steps.length]), [['run A', 'This machine', 2], ['run B', 'ssh:box', 1]]);
+  assert.deepEqual(
+    snap.runs.map((r) => [r.header.name, r.header.target, r.steps.steps.length]),
+    [
+      ['run A', 'This machine', 2],
+      ['run B', 'ssh:box', 1],
+    ],
+  );
   s.ingest('b', [b.step(2, { loss_scale: null })]);
   assert.equal((posted[1] as Append).key, 'b');
   assert.deepEqual((posted[1] as Append).steps?.steps, [2]);
@@ -244,7 +283,12 @@ test('invalid UI messages are refused, reported, and change nothing; export goes
   assert.match(invalid[1], /unknown message type "openFile"/);
   s.receive({ type: 'ready', width: 500 });
   s.receive({ type: 'export', format: 'csv', suggestedName: 'x.csv', data: 'a,b' });
-  assert.deepEqual(posted[posted.length - 1], { type: 'status', key: null, level: 'info', message: 'Export is not available here: the browser saves the file itself.' });
+  assert.deepEqual(posted[posted.length - 1], {
+    type: 'status',
+    key: null,
+    level: 'info',
+    message: 'Export is not available here: the browser saves the file itself.',
+  });
 
   const exported: unknown[] = [];
   const withExport = new DashboardSession({ mode: 'single', post: () => {}, onExport: (m) => exported.push(m) });
@@ -279,7 +323,10 @@ test('one shared store for several sessions (browser tabs): ingested once, each 
   a.s.touched('r');
   b.s.touched('r');
   b.s.receive({ type: 'ready', width: 500 });
-  assert.deepEqual(a.posted.map((p) => p.type), ['snapshot', 'append']);
+  assert.deepEqual(
+    a.posted.map((p) => p.type),
+    ['snapshot', 'append'],
+  );
   assert.deepEqual((a.posted[1] as Append).steps?.steps, [3]);
   assert.deepEqual((b.posted[0] as Snapshot).runs[0].steps.steps, [1, 2, 3]);
   assert.equal(store.steps.length, 3, 'one copy of the series');

@@ -21,7 +21,11 @@ test('well-formed messages pass through as typed messages, extra fields dropped'
   assert.deepEqual(ok({ type: 'evaluate', file: A, data: 'pick' }), { type: 'evaluate', file: A, data: 'pick' });
   assert.deepEqual(ok({ type: 'export', file: B, format: 'onnx' }), { type: 'export', file: B, format: 'onnx' });
   assert.deepEqual(ok({ type: 'compare', a: A, b: B }), { type: 'compare', a: A, b: B });
-  assert.deepEqual(ok({ type: 'action', action: 'download', file: B }), { type: 'action', action: 'download', file: B });
+  assert.deepEqual(ok({ type: 'action', action: 'download', file: B }), {
+    type: 'action',
+    action: 'download',
+    file: B,
+  });
   assert.deepEqual(ok({ type: 'prune', keepNewest: 2 }), { type: 'prune', keepNewest: 2 });
 });
 

@@ -13,7 +13,10 @@ test('package.json contributes exactly the commands of src/shared/commands.ts', 
     pkg.contributes.commands,
     COMMANDS.map((c) => ({ command: c.id, title: c.title, category: COMMAND_CATEGORY, icon: c.icon })),
   );
-  assert.ok(COMMANDS.some((c) => c.title === 'Start Ascend fine-tune'), 'the exact title the issue asks for');
+  assert.ok(
+    COMMANDS.some((c) => c.title === 'Start Ascend fine-tune'),
+    'the exact title the issue asks for',
+  );
 });
 
 test('menus, welcome links and activation events name only known commands; every command activates', () => {
@@ -31,11 +34,20 @@ test('menus, welcome links and activation events name only known commands; every
 });
 
 test('the view container and views match VIEWS; icons exist; workspace-only and no untrusted workspaces', () => {
-  assert.deepEqual(pkg.contributes.viewsContainers.activitybar.map((c: { id: string }) => c.id), [VIEWS.container]);
-  assert.deepEqual(pkg.contributes.views[VIEWS.container].map((v: { id: string }) => v.id), [VIEWS.targets, VIEWS.runs, VIEWS.checkpoints]);
+  assert.deepEqual(
+    pkg.contributes.viewsContainers.activitybar.map((c: { id: string }) => c.id),
+    [VIEWS.container],
+  );
+  assert.deepEqual(
+    pkg.contributes.views[VIEWS.container].map((v: { id: string }) => v.id),
+    [VIEWS.targets, VIEWS.runs, VIEWS.checkpoints],
+  );
   for (const v of [VIEWS.targets, VIEWS.runs, VIEWS.checkpoints]) {
     assert.ok(pkg.activationEvents.includes(`onView:${v}`), v);
-    assert.ok(pkg.contributes.viewsWelcome.some((w: { view: string }) => w.view === v), `welcome for ${v}`);
+    assert.ok(
+      pkg.contributes.viewsWelcome.some((w: { view: string }) => w.view === v),
+      `welcome for ${v}`,
+    );
   }
   assert.ok(existsSync(path.join(root, pkg.contributes.viewsContainers.activitybar[0].icon)));
   assert.deepEqual(pkg.extensionKind, ['workspace']);
@@ -46,7 +58,11 @@ test('the walkthrough: every step has a command button, a completion event and m
   const [walk] = pkg.contributes.walkthroughs;
   assert.equal(walk.steps.length, 5);
   const ids = new Set<string>(pkg.contributes.commands.map((c: { command: string }) => c.command));
-  const views = new Set<string>(Object.values(pkg.contributes.views).flat().map((v) => (v as { id: string }).id));
+  const views = new Set<string>(
+    Object.values(pkg.contributes.views)
+      .flat()
+      .map((v) => (v as { id: string }).id),
+  );
   for (const step of walk.steps) {
     const button = /\(command:([\w.]+)\)/.exec(step.description)?.[1];
     assert.ok(button, `${step.id} has a button`);

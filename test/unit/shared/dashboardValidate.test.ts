@@ -18,15 +18,32 @@ const bad = (raw: unknown, reason: RegExp) => {
 test('the four message types pass, with only their own fields', () => {
   assert.deepEqual(ok({ type: 'ready', width: 812.4 }), { type: 'ready', width: 812 });
   assert.deepEqual(ok({ type: 'resize', width: 300 }), { type: 'resize', width: 300 });
-  assert.deepEqual(ok({ type: 'zoom', min: 10, max: 500.5, width: 640 }), { type: 'zoom', min: 10, max: 500.5, width: 640 });
-  assert.deepEqual(ok({ type: 'zoom', min: null, max: null, width: 640 }), { type: 'zoom', min: null, max: null, width: 640 });
+  assert.deepEqual(ok({ type: 'zoom', min: 10, max: 500.5, width: 640 }), {
+    type: 'zoom',
+    min: 10,
+    max: 500.5,
+    width: 640,
+  });
+  assert.deepEqual(ok({ type: 'zoom', min: null, max: null, width: 640 }), {
+    type: 'zoom',
+    min: null,
+    max: null,
+    width: 640,
+  });
   assert.deepEqual(ok({ type: 'export', format: 'csv', suggestedName: 'run 1 loss', data: 'step,loss\n1,0.5\n' }), {
     type: 'export',
     format: 'csv',
     suggestedName: 'run 1 loss.csv',
     data: 'step,loss\n1,0.5\n',
   });
-  assert.equal((ok({ type: 'export', format: 'png', suggestedName: 'loss.png', data: 'data:image/png;base64,iVBORw0KGgo=' }) as { suggestedName: string }).suggestedName, 'loss.png');
+  assert.equal(
+    (
+      ok({ type: 'export', format: 'png', suggestedName: 'loss.png', data: 'data:image/png;base64,iVBORw0KGgo=' }) as {
+        suggestedName: string;
+      }
+    ).suggestedName,
+    'loss.png',
+  );
   const extra = ok({ type: 'ready', width: 100, path: '/etc/passwd', command: 'rm -rf /' });
   assert.deepEqual(Object.keys(extra), ['type', 'width'], 'unknown fields are dropped');
 });
@@ -47,7 +64,7 @@ test('widths must be finite numbers within bounds', () => {
   bad({ type: 'resize', width: Infinity }, /finite/);
   bad({ type: 'resize', width: 0 }, /between 16 and 8192/);
   bad({ type: 'resize', width: -5 }, /between/);
-  bad({ type: 'ready', width: 1e9 }, /between/, );
+  bad({ type: 'ready', width: 1e9 }, /between/);
 });
 
 test('zoom bounds: finite numbers or null, min not above max', () => {
@@ -60,7 +77,13 @@ test('zoom bounds: finite numbers or null, min not above max', () => {
 });
 
 test('exports: a plain file name, the right format, bounded data', () => {
-  const csv = (over: Record<string, unknown>) => ({ type: 'export', format: 'csv', suggestedName: 'a.csv', data: 'x', ...over });
+  const csv = (over: Record<string, unknown>) => ({
+    type: 'export',
+    format: 'csv',
+    suggestedName: 'a.csv',
+    data: 'x',
+    ...over,
+  });
   bad(csv({ format: 'exe' }), /export\.format/);
   bad(csv({ suggestedName: '../../.bashrc' }), /export\.suggestedName: must be a plain file name/);
   bad(csv({ suggestedName: '/etc/passwd' }), /plain file name/);
@@ -72,7 +95,13 @@ test('exports: a plain file name, the right format, bounded data', () => {
   bad(csv({ suggestedName: 7 }), /non-empty string/);
   bad(csv({ data: 5 }), /export\.data: must be a string/);
   bad(csv({ data: 'x'.repeat(MAX_EXPORT_CHARS + 1) }), /export\.data: larger than/);
-  bad({ type: 'export', format: 'png', suggestedName: 'a.png', data: 'data:text/html;base64,PHNjcmlwdD4=' }, /data:image\/png;base64/);
-  bad({ type: 'export', format: 'png', suggestedName: 'a.png', data: 'data:image/png;base64,<script>' }, /data:image\/png;base64/);
+  bad(
+    { type: 'export', format: 'png', suggestedName: 'a.png', data: 'data:text/html;base64,PHNjcmlwdD4=' },
+    /data:image\/png;base64/,
+  );
+  bad(
+    { type: 'export', format: 'png', suggestedName: 'a.png', data: 'data:image/png;base64,<script>' },
+    /data:image\/png;base64/,
+  );
   assert.equal((ok(csv({ suggestedName: 'loss.CSV' })) as { suggestedName: string }).suggestedName, 'loss.CSV');
 });

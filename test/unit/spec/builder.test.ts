@@ -35,8 +35,16 @@ test('the recipe defaults: resnet50, frozen backbone, O2 dynamic, Momentum 0.01/
 test('choices go where the runner reads them; a path with odd characters is kept as it is', () => {
   const odd = "/d/it's $(x) `y`; ü";
   const spec = buildSpec({
-    name: 'r', dataTrain: odd, backbone: 'resnet18', pretrained: '/w/r18.ckpt', freeze: 'up_to:layer2',
-    ampLevel: 'O0', epochs: 3, batchSize: 8, lr: 0.5, devices: 1,
+    name: 'r',
+    dataTrain: odd,
+    backbone: 'resnet18',
+    pretrained: '/w/r18.ckpt',
+    freeze: 'up_to:layer2',
+    ampLevel: 'O0',
+    epochs: 3,
+    batchSize: 8,
+    lr: 0.5,
+    devices: 1,
   });
   assert.equal(spec.data.train, odd);
   assert.equal(spec.model.pretrained, '/w/r18.ckpt');
@@ -67,7 +75,16 @@ test('names: empty is refused; the default comes from the data folder', () => {
 test('a spec file back to choices: known values kept, wrong types and unknown enums dropped', () => {
   const spec = buildSpec({ ...RECIPE_DEFAULTS, name: 'a', dataTrain: '/d', backbone: 'resnet34', epochs: 4 });
   assert.deepEqual(choicesFromSpec(JSON.parse(specText(spec))), {
-    name: 'a', dataTrain: '/d', backbone: 'resnet34', freeze: 'backbone', ampLevel: 'O2', epochs: 4, batchSize: 32, lr: 0.01, devices: 1, deviceIds: [0],
+    name: 'a',
+    dataTrain: '/d',
+    backbone: 'resnet34',
+    freeze: 'backbone',
+    ampLevel: 'O2',
+    epochs: 4,
+    batchSize: 32,
+    lr: 0.01,
+    devices: 1,
+    deviceIds: [0],
   });
   // picked devices survive the round trip (msrun trains on exactly these)
   const picked = buildSpec({ ...RECIPE_DEFAULTS, name: 'b', dataTrain: '/d', devices: 2, deviceIds: [2, 5] });
@@ -79,12 +96,23 @@ test('a spec file back to choices: known values kept, wrong types and unknown en
 });
 
 test('the tooltip summary fills what a spec leaves out with the recipe defaults', () => {
-  assert.equal(summarizeSpec({ model: { backbone: 'resnet18' }, train: { epochs: 3 } }), 'resnet18 · freeze backbone · O2 · 3 epochs · batch 32 · lr 0.01');
+  assert.equal(
+    summarizeSpec({ model: { backbone: 'resnet18' }, train: { epochs: 3 } }),
+    'resnet18 · freeze backbone · O2 · 3 epochs · batch 32 · lr 0.01',
+  );
 });
 
 test('starting from a spec file keeps the fields the wizard does not ask about', () => {
-  const file = { name: 'old', data: { train: '/d', image_size: 32, val_split: 0.2 }, train: { lr_schedule: 'cosine', epochs: 2 }, extra: 1 };
-  const merged = mergeSpec(file, buildSpec({ ...RECIPE_DEFAULTS, ...choicesFromSpec(file), name: 'new', dataTrain: '/d' }));
+  const file = {
+    name: 'old',
+    data: { train: '/d', image_size: 32, val_split: 0.2 },
+    train: { lr_schedule: 'cosine', epochs: 2 },
+    extra: 1,
+  };
+  const merged = mergeSpec(
+    file,
+    buildSpec({ ...RECIPE_DEFAULTS, ...choicesFromSpec(file), name: 'new', dataTrain: '/d' }),
+  );
   assert.deepEqual(merged.data, { train: '/d', image_size: 32, val_split: 0.2, batch_size: 32 });
   assert.deepEqual(merged.train, { lr_schedule: 'cosine', epochs: 2, optimizer: 'momentum', lr: 0.01, momentum: 0.9 });
   assert.equal(merged.name, 'new');
@@ -94,20 +122,38 @@ test('starting from a spec file keeps the fields the wizard does not ask about',
 test('spec paths on the target and validate problems as lines', () => {
   assert.equal(slugOf(' -my run: ü/x. '), 'my-run-x');
   assert.equal(slugOf('...'), 'run');
-  assert.equal(targetSpecPath('flowers 1', new Date('2026-12-02T10:30:05.123Z')), '~/.ascend-finetune/specs/20261202-103005-flowers-1.json');
-  assert.deepEqual(problemLines({ ok: false, problems: [
-    { path: 'data.train', message: 'folder not found: /x', fix: 'pick an existing folder' },
-    { path: '', message: 'bad JSON' },
-  ] }), ['data.train: folder not found: /x (pick an existing folder)', 'bad JSON']);
+  assert.equal(
+    targetSpecPath('flowers 1', new Date('2026-12-02T10:30:05.123Z')),
+    '~/.ascend-finetune/specs/20261202-103005-flowers-1.json',
+  );
+  assert.deepEqual(
+    problemLines({
+      ok: false,
+      problems: [
+        { path: 'data.train', message: 'folder not found: /x', fix: 'pick an existing folder' },
+        { path: '', message: 'bad JSON' },
+      ],
+    }),
+    ['data.train: folder not found: /x (pick an existing folder)', 'bad JSON'],
+  );
   assert.deepEqual(problemLines(undefined), []);
 });
 
 test('a spec file started from elsewhere keeps pointing at its own data', () => {
-  const spec = { name: 'x', data: { train: 'data/flowers', val: null, image_size: 32 }, model: { pretrained: '../w.ckpt', backbone: 'resnet18' } };
+  const spec = {
+    name: 'x',
+    data: { train: 'data/flowers', val: null, image_size: 32 },
+    model: { pretrained: '../w.ckpt', backbone: 'resnet18' },
+  };
   assert.deepEqual(absolutizeSpecPaths(spec, '/ws/specs', path.posix.join), {
-    name: 'x', data: { train: '/ws/specs/data/flowers', val: null, image_size: 32 }, model: { pretrained: '/ws/w.ckpt', backbone: 'resnet18' },
+    name: 'x',
+    data: { train: '/ws/specs/data/flowers', val: null, image_size: 32 },
+    model: { pretrained: '/ws/w.ckpt', backbone: 'resnet18' },
   });
-  assert.deepEqual(absolutizeSpecPaths({ data: { train: '/abs' }, model: { pretrained: '~/w.ckpt' } }, '/ws', path.posix.join), { data: { train: '/abs' }, model: { pretrained: '~/w.ckpt' } });
+  assert.deepEqual(
+    absolutizeSpecPaths({ data: { train: '/abs' }, model: { pretrained: '~/w.ckpt' } }, '/ws', path.posix.join),
+    { data: { train: '/abs' }, model: { pretrained: '~/w.ckpt' } },
+  );
   assert.deepEqual(absolutizeSpecPaths({ name: 'n' }, '/ws', path.posix.join), { name: 'n' });
   assert.equal(absolutizeSpecPaths(null, '/ws', path.posix.join), null);
 });

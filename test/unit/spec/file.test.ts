@@ -13,7 +13,8 @@ amp:
   level: O2
   init_scale: 16777216
 `;
-  const json = '{"name":"cats vs dogs","data":{"train":"./data/train","image_size":224},' +
+  const json =
+    '{"name":"cats vs dogs","data":{"train":"./data/train","image_size":224},' +
     '"model":{"backbone":"resnet50","freeze":"backbone","pretrained":null},"amp":{"level":"O2","init_scale":16777216}}';
   assert.deepEqual(parseSpecText(yaml, 'probe.ascend.yaml'), parseSpecText(json, 'probe.ascend.json'));
 });
@@ -25,9 +26,17 @@ test('YAML 1.1 surprises stay strings under the core schema: O2 and "no" are not
 });
 
 test('syntax errors say where, for YAML and JSON', () => {
-  assert.throws(() => parseSpecText('data:\n  train: [unclosed\n', 'x.ascend.yaml'), (e: unknown) =>
-    e instanceof SpecFileError && /not valid YAML at line \d+ column \d+/.test(e.message));
-  assert.throws(() => parseSpecText('name: a\nname: b\n', 'x.ascend.yaml'), SpecFileError, 'duplicate keys are an error');
-  assert.throws(() => parseSpecText('{"name": "x",\n "data": {"train": }}', 'x.ascend.json'), (e: unknown) =>
-    e instanceof SpecFileError && e.line === 2 && /line 2 column/.test(e.message));
+  assert.throws(
+    () => parseSpecText('data:\n  train: [unclosed\n', 'x.ascend.yaml'),
+    (e: unknown) => e instanceof SpecFileError && /not valid YAML at line \d+ column \d+/.test(e.message),
+  );
+  assert.throws(
+    () => parseSpecText('name: a\nname: b\n', 'x.ascend.yaml'),
+    SpecFileError,
+    'duplicate keys are an error',
+  );
+  assert.throws(
+    () => parseSpecText('{"name": "x",\n "data": {"train": }}', 'x.ascend.json'),
+    (e: unknown) => e instanceof SpecFileError && e.line === 2 && /line 2 column/.test(e.message),
+  );
 });

@@ -34,7 +34,10 @@ test('probePaths: the real runner says missing, file and folder with its classes
   const target = localTarget({ python, runnerDir: path.join(root, 'runner') });
   const paths = [data, path.join(tmp, 'w.ckpt'), path.join(tmp, 'nope'), '-dash'];
   const facts = await probePaths(target, paths, { cwd: tmp });
-  assert.deepEqual(facts.map((f) => f.path), paths);
+  assert.deepEqual(
+    facts.map((f) => f.path),
+    paths,
+  );
   assert.deepEqual(facts[0], { path: data, resolved: data, kind: 'folder', classes: ['ant', 'zebra'], count: 2 });
   assert.deepEqual(facts[1], { path: paths[1], resolved: paths[1], kind: 'file', bytes: 321 });
   assert.equal(facts[2].kind, 'missing');
@@ -47,10 +50,16 @@ test('probePaths: a runner without probe is an error that says so, not a wrong a
   const old = path.join(tmp, 'old-runner');
   mkdirSync(path.join(old, 'ascend_finetune'), { recursive: true });
   writeFileSync(path.join(old, 'ascend_finetune', '__init__.py'), '');
-  writeFileSync(path.join(old, 'ascend_finetune', '__main__.py'), 'import sys\nsys.stderr.write("usage: error: invalid choice: \'probe\'\\n")\nsys.exit(2)\n');
+  writeFileSync(
+    path.join(old, 'ascend_finetune', '__main__.py'),
+    'import sys\nsys.stderr.write("usage: error: invalid choice: \'probe\'\\n")\nsys.exit(2)\n',
+  );
   await assert.rejects(probePaths(localTarget({ python, runnerDir: old }), ['/x']), /invalid choice: 'probe'/);
   writeFileSync(path.join(old, 'ascend_finetune', '__main__.py'), 'print(\'{"paths": []}\')\n');
-  await assert.rejects(probePaths(localTarget({ python, runnerDir: old }), ['/x']), /answered probe with something else/);
+  await assert.rejects(
+    probePaths(localTarget({ python, runnerDir: old }), ['/x']),
+    /answered probe with something else/,
+  );
 });
 
 /** A counting prober over a pretend target: every call and the paths it was asked. */
@@ -73,9 +82,15 @@ test('cache: a fresh answer is not asked again; only the paths without one are, 
   let now = 1000;
   const cache = new PathCache({ ttlMs: 5000, now: () => now });
   const p = prober();
-  assert.deepEqual((await cache.get('ssh:a', ['/x', '/y'], p.fn)).map((f) => f.path), ['/x', '/y']);
+  assert.deepEqual(
+    (await cache.get('ssh:a', ['/x', '/y'], p.fn)).map((f) => f.path),
+    ['/x', '/y'],
+  );
   now += 4000;
-  assert.deepEqual((await cache.get('ssh:a', ['/y', '/z', '/x', '/z'], p.fn)).map((f) => f.path), ['/y', '/z', '/x', '/z']);
+  assert.deepEqual(
+    (await cache.get('ssh:a', ['/y', '/z', '/x', '/z'], p.fn)).map((f) => f.path),
+    ['/y', '/z', '/x', '/z'],
+  );
   assert.deepEqual(p.calls, [['/x', '/y'], ['/z']]);
   // Another target is another file system.
   await cache.get('ssh:b', ['/x'], p.fn);
@@ -98,7 +113,10 @@ test('cache: questions while one is on its way share it', async () => {
   await new Promise((r) => setImmediate(r));
   p.release();
   const [ra, rb, rc] = await Promise.all([a, b, c]);
-  assert.deepEqual([ra, rb, rc].map((r) => r.map((f) => f.path)), [['/x', '/y'], ['/y'], ['/x', '/w']]);
+  assert.deepEqual(
+    [ra, rb, rc].map((r) => r.map((f) => f.path)),
+    [['/x', '/y'], ['/y'], ['/x', '/w']],
+  );
   assert.deepEqual(p.calls, [['/x', '/y'], ['/w']]);
 });
 
@@ -167,11 +185,18 @@ test('server side: one question per document at a time, the answer kept for its 
   assert.deepEqual(store.factsFor('u', box, w('/ab')).facts, { 'data.train': fact('/ab') });
   assert.equal(asked.length, 2, 'a kept answer asks nothing');
   now += 1000;
-  assert.deepEqual(store.factsFor('u', box, w('/ab')).facts, { 'data.train': fact('/ab') }, 'an old answer still shows');
+  assert.deepEqual(
+    store.factsFor('u', box, w('/ab')).facts,
+    { 'data.train': fact('/ab') },
+    'an old answer still shows',
+  );
   assert.equal(asked.length, 3, 'and is asked again');
   store.forget('u');
   asked[2].answer({ ok: false, message: 'late' });
   await new Promise((r) => setImmediate(r));
   assert.deepEqual(arrived, ['u', 'u'], 'an answer for a closed document is dropped');
-  assert.match(store.factsFor('v', { id: 'x', label: 'x', kind: 'unknown' }, w('/a')).unavailable!, /not a configured target/);
+  assert.match(
+    store.factsFor('v', { id: 'x', label: 'x', kind: 'unknown' }, w('/a')).unavailable!,
+    /not a configured target/,
+  );
 });

@@ -15,7 +15,8 @@ test('New Run Spec: every field at the recipe default, a comment on each, and it
   // A comment above every field: the file explains itself.
   const lines = text.split('\n');
   const fields = lines.filter((l) => /^ {2}\w+:/.test(l));
-  const schemaFields = Object.values(defaults).filter((v) => typeof v === 'object' && v !== null && !Array.isArray(v))
+  const schemaFields = Object.values(defaults)
+    .filter((v) => typeof v === 'object' && v !== null && !Array.isArray(v))
     .reduce((n, section) => n + Object.keys(section).length, 0);
   assert.ok(schemaFields >= 35);
   assert.equal(fields.length, schemaFields, 'every field of every section is written');
@@ -25,7 +26,7 @@ test('New Run Spec: every field at the recipe default, a comment on each, and it
   assert.deepEqual(JSON.parse(newSpecText('flowers', 'json')), spec);
 });
 
-test('the wizard\'s spec written as YAML reads back as the same object, tricky strings included', () => {
+test("the wizard's spec written as YAML reads back as the same object, tricky strings included", () => {
   const spec = {
     name: 'no',
     data: { train: '/data/a: b #1', batch_size: 16, val: '123' },
@@ -37,16 +38,28 @@ test('the wizard\'s spec written as YAML reads back as the same object, tricky s
   for (const format of ['yaml', 'json'] as const) {
     assert.deepEqual(parseSpecText(writeSpec(spec, format), `x.ascend.${format}`), spec, format);
   }
-  for (const s of ['true', 'null', 'yes', '1e3', '.5', '~', 'a:', ' x', 'é']) assert.equal(parseSpecText(`v: ${yamlScalar(s)}\n`, 'x.yaml') && (parseSpecText(`v: ${yamlScalar(s)}\n`, 'x.yaml') as { v: unknown }).v, s, s);
+  for (const s of ['true', 'null', 'yes', '1e3', '.5', '~', 'a:', ' x', 'é'])
+    assert.equal(
+      parseSpecText(`v: ${yamlScalar(s)}\n`, 'x.yaml') &&
+        (parseSpecText(`v: ${yamlScalar(s)}\n`, 'x.yaml') as { v: unknown }).v,
+      s,
+      s,
+    );
 });
 
 /** A snippet body with every placeholder at its default (the first choice of a choice list). */
 function expand(body: string[]): string {
-  return body.join('\n').replace(/\$\{\d+\|([^,|]*)[^}]*\}/g, '$1').replace(/\$\{\d+:([^}]*)\}/g, '$1').replace(/\$\d+/g, '');
+  return body
+    .join('\n')
+    .replace(/\$\{\d+\|([^,|]*)[^}]*\}/g, '$1')
+    .replace(/\$\{\d+:([^}]*)\}/g, '$1')
+    .replace(/\$\d+/g, '');
 }
 
 test('snippets expand to specs the schema accepts', () => {
-  const snippets = JSON.parse(readFileSync(path.join(__dirname, '..', '..', '..', 'snippets', 'ascend-run.json'), 'utf8')) as Record<string, { prefix: string[]; body: string[]; description: string }>;
+  const snippets = JSON.parse(
+    readFileSync(path.join(__dirname, '..', '..', '..', 'snippets', 'ascend-run.json'), 'utf8'),
+  ) as Record<string, { prefix: string[]; body: string[]; description: string }>;
   const got: Record<string, string[]> = {};
   for (const [name, s] of Object.entries(snippets)) {
     const spec = parseSpecText(expand(s.body), 'x.ascend.yaml') as Record<string, Record<string, unknown>>;
@@ -58,9 +71,14 @@ test('snippets expand to specs the schema accepts', () => {
     'Full fine-tune (cosine schedule)': [],
     'Multi-NPU': [],
   });
-  const probe = parseSpecText(expand(snippets['Linear probe (frozen backbone)'].body), 'x.yaml') as { model: { freeze: string } };
+  const probe = parseSpecText(expand(snippets['Linear probe (frozen backbone)'].body), 'x.yaml') as {
+    model: { freeze: string };
+  };
   assert.equal(probe.model.freeze, 'backbone');
-  const full = parseSpecText(expand(snippets['Full fine-tune (cosine schedule)'].body), 'x.yaml') as { model: { freeze: string }; train: { lr_schedule: string } };
+  const full = parseSpecText(expand(snippets['Full fine-tune (cosine schedule)'].body), 'x.yaml') as {
+    model: { freeze: string };
+    train: { lr_schedule: string };
+  };
   assert.equal(full.model.freeze, 'none');
   assert.equal(full.train.lr_schedule, 'cosine');
 });

@@ -23,7 +23,8 @@ function memFiles(tree: Record<string, string>): ConfigFiles & { reads: string[]
   };
 }
 
-const parse = (tree: Record<string, string>) => readSshHosts(`${HOME}/.ssh/config`, { home: HOME, files: memFiles(tree), paths: path.posix });
+const parse = (tree: Record<string, string>) =>
+  readSshHosts(`${HOME}/.ssh/config`, { home: HOME, files: memFiles(tree), paths: path.posix });
 
 test('hosts with their settings; wildcard-only patterns are skipped', () => {
   const hosts = parse({
@@ -47,8 +48,26 @@ test('hosts with their settings; wildcard-only patterns are skipped', () => {
     ].join('\n'),
   });
   assert.deepEqual(hosts, [
-    { alias: 'atlas', hostName: '10.0.0.5', user: 'ops', port: 2222, identityFile: '~/.ssh/id ascend', proxyJump: 'bastion', file: `${HOME}/.ssh/config`, line: 4 },
-    { alias: 'atlas-2', hostName: '10.0.0.5', user: 'ops', port: 2222, identityFile: '~/.ssh/id ascend', proxyJump: 'bastion', file: `${HOME}/.ssh/config`, line: 4 },
+    {
+      alias: 'atlas',
+      hostName: '10.0.0.5',
+      user: 'ops',
+      port: 2222,
+      identityFile: '~/.ssh/id ascend',
+      proxyJump: 'bastion',
+      file: `${HOME}/.ssh/config`,
+      line: 4,
+    },
+    {
+      alias: 'atlas-2',
+      hostName: '10.0.0.5',
+      user: 'ops',
+      port: 2222,
+      identityFile: '~/.ssh/id ascend',
+      proxyJump: 'bastion',
+      file: `${HOME}/.ssh/config`,
+      line: 4,
+    },
     { alias: 'plain', hostName: 'plain.example', file: `${HOME}/.ssh/config`, line: 13 },
   ]);
 });
@@ -150,7 +169,9 @@ test('expandInclude: character classes and ?', () => {
 
 test('parseSshConfig takes text directly', () => {
   assert.deepEqual(
-    parseSshConfig('Host x\n HostName y\n', '/virtual', { home: HOME, files: memFiles({}), paths: path.posix }).map((h) => h.hostName),
+    parseSshConfig('Host x\n HostName y\n', '/virtual', { home: HOME, files: memFiles({}), paths: path.posix }).map(
+      (h) => h.hostName,
+    ),
     ['y'],
   );
 });
@@ -166,7 +187,9 @@ test('Windows paths: ~ and relative Includes under %USERPROFILE%\\.ssh, either s
     read: (f) => tree[f],
     list: (dir) => {
       const prefix = dir.endsWith('\\') ? dir : dir + '\\';
-      const names = Object.keys(tree).filter((f) => f.startsWith(prefix)).map((f) => f.slice(prefix.length).split('\\')[0]);
+      const names = Object.keys(tree)
+        .filter((f) => f.startsWith(prefix))
+        .map((f) => f.slice(prefix.length).split('\\')[0]);
       return names.length ? [...new Set(names)] : undefined;
     },
   };

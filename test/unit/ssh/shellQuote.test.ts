@@ -51,7 +51,7 @@ const nasty = [
   'ünïcødé 日本語 🚀',
   '-n',
   "''''",
-  '\\\'',
+  "\\'",
 ];
 
 // The real test: what a POSIX shell reads back is exactly what went in, and nothing runs.

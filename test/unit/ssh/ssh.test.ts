@@ -2,7 +2,16 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { canShareConnections, controlPath, remoteCommand, sshArgv, sshOptions } from '../../../src/core/ssh/ssh';
 
-const BASE = ['-o', 'BatchMode=yes', '-o', 'ConnectTimeout=15', '-o', 'ServerAliveInterval=15', '-o', 'ServerAliveCountMax=3'];
+const BASE = [
+  '-o',
+  'BatchMode=yes',
+  '-o',
+  'ConnectTimeout=15',
+  '-o',
+  'ServerAliveInterval=15',
+  '-o',
+  'ServerAliveCountMax=3',
+];
 
 test('the plainest call: batch mode, timeouts, --, host, one command string', () => {
   assert.deepEqual(sshArgv({ host: 'box' }, ['python3', '-m', 'ascend_finetune', 'doctor']), [
@@ -15,18 +24,41 @@ test('the plainest call: batch mode, timeouts, --, host, one command string', ()
 
 test('user, port, identity, options and extra args, in that order, before --', () => {
   const argv = sshArgv(
-    { host: 'gpu-1', user: 'me@corp', port: 2222, identityFile: '/k/id', options: { ProxyJump: 'bastion' }, extraArgs: ['-F', '/dev/null'] },
+    {
+      host: 'gpu-1',
+      user: 'me@corp',
+      port: 2222,
+      identityFile: '/k/id',
+      options: { ProxyJump: 'bastion' },
+      extraArgs: ['-F', '/dev/null'],
+    },
     ['ls'],
     { connectTimeoutS: 5, serverAliveIntervalS: 30 },
   );
   assert.deepEqual(argv, [
-    '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=5', '-o', 'ServerAliveInterval=30', '-o', 'ServerAliveCountMax=3',
-    '-p', '2222',
-    '-l', 'me@corp',
-    '-i', '/k/id', '-o', 'IdentitiesOnly=yes',
-    '-o', 'ProxyJump=bastion',
-    '-F', '/dev/null',
-    '--', 'gpu-1', 'ls',
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    'ConnectTimeout=5',
+    '-o',
+    'ServerAliveInterval=30',
+    '-o',
+    'ServerAliveCountMax=3',
+    '-p',
+    '2222',
+    '-l',
+    'me@corp',
+    '-i',
+    '/k/id',
+    '-o',
+    'IdentitiesOnly=yes',
+    '-o',
+    'ProxyJump=bastion',
+    '-F',
+    '/dev/null',
+    '--',
+    'gpu-1',
+    'ls',
   ]);
 });
 
@@ -37,8 +69,14 @@ test('a host that looks like an option stays the destination', () => {
 
 test('connection sharing where the platform has it, with the socket folder passed in', () => {
   const share = ['-o', 'ControlMaster=auto', '-o', 'ControlPath=/home/u/.cache/aft/%C', '-o', 'ControlPersist=10m'];
-  assert.deepEqual(sshOptions({ host: 'h' }, { controlDir: '/home/u/.cache/aft', platform: 'linux' }), [...BASE, ...share]);
-  assert.deepEqual(sshOptions({ host: 'h' }, { controlDir: '/home/u/.cache/aft/', platform: 'darwin' }), [...BASE, ...share]);
+  assert.deepEqual(sshOptions({ host: 'h' }, { controlDir: '/home/u/.cache/aft', platform: 'linux' }), [
+    ...BASE,
+    ...share,
+  ]);
+  assert.deepEqual(sshOptions({ host: 'h' }, { controlDir: '/home/u/.cache/aft/', platform: 'darwin' }), [
+    ...BASE,
+    ...share,
+  ]);
   assert.deepEqual(sshOptions({ host: 'h' }, { controlDir: 'C:\\aft', platform: 'win32' }), BASE);
   assert.deepEqual(sshOptions({ host: 'h' }, { platform: 'linux' }), BASE, 'no folder, no sharing');
   assert.equal(canShareConnections('win32'), false);
@@ -58,7 +96,10 @@ test('a socket folder too long for a Unix socket path falls back to the short on
 });
 
 test('an option value with spaces is double-quoted, as ssh reads -o like a config line', () => {
-  const argv = sshOptions({ host: 'h', options: { UserKnownHostsFile: '/my dir/known' } }, { controlDir: '/a b', platform: 'linux' });
+  const argv = sshOptions(
+    { host: 'h', options: { UserKnownHostsFile: '/my dir/known' } },
+    { controlDir: '/a b', platform: 'linux' },
+  );
   assert.ok(argv.includes('ControlPath="/a b/%C"'));
   assert.ok(argv.includes('UserKnownHostsFile="/my dir/known"'));
 });
@@ -66,7 +107,10 @@ test('an option value with spaces is double-quoted, as ssh reads -o like a confi
 test('remote command: set-up lines joined with && before the quoted argv', () => {
   const setup = 'source /usr/local/Ascend/ascend-toolkit/set_env.sh';
   assert.equal(
-    remoteCommand(['/opt/py/bin/python', '-m', 'ascend_finetune', 'attach', "/runs/it's a run", '--since', '7'], [setup, '  ']),
+    remoteCommand(
+      ['/opt/py/bin/python', '-m', 'ascend_finetune', 'attach', "/runs/it's a run", '--since', '7'],
+      [setup, '  '],
+    ),
     `${setup} && /opt/py/bin/python -m ascend_finetune attach '/runs/it'\\''s a run' --since 7`,
   );
   assert.equal(remoteCommand(['ls', '$(x)']), "ls '$(x)'");

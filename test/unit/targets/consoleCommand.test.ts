@@ -8,8 +8,12 @@ import { makeTarget, buildTargets } from '../../../src/core/targets/model';
 import type { SshTarget } from '../../../src/core/targets/target';
 
 const [local, box] = buildTargets({
-  localRunner: { python: 'python3' }, localRunsRoot: '/r', hostname: 'h', sshConfigHosts: [],
-  sshSettings: [{ host: 'box', port: 2222, setup: 'source /x/set_env.sh' }], remoteDefaults: { python: 'python3', runsRoot: 'runs' },
+  localRunner: { python: 'python3' },
+  localRunsRoot: '/r',
+  hostname: 'h',
+  sshConfigHosts: [],
+  sshSettings: [{ host: 'box', port: 2222, setup: 'source /x/set_env.sh' }],
+  remoteDefaults: { python: 'python3', runsRoot: 'runs' },
 });
 
 let dir: string;
@@ -17,7 +21,10 @@ beforeEach(() => (dir = mkdtempSync(path.join(tmpdir(), 'aft-cc-'))));
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 test('local console: tail argv, no shell', () => {
-  assert.deepEqual(tailCommand(local, '/runs/a b', { tty: true }), { file: 'tail', args: ['-n', '+1', '-F', '/runs/a b/console.log'] });
+  assert.deepEqual(tailCommand(local, '/runs/a b', { tty: true }), {
+    file: 'tail',
+    args: ['-n', '+1', '-F', '/runs/a b/console.log'],
+  });
 });
 
 test('ssh console: -t before the options, the path quoted once, no set-up line needed', () => {

@@ -17,7 +17,10 @@ afterEach(() => rmSync(tmp, { recursive: true, force: true }));
 
 const targets = (deployRunnerDir: string, runnerDir?: string) =>
   buildTargets({
-    localRunner: { python: 'python3' }, localRunsRoot: '/r', hostname: 'h', sshConfigHosts: [],
+    localRunner: { python: 'python3' },
+    localRunsRoot: '/r',
+    hostname: 'h',
+    sshConfigHosts: [],
     sshSettings: [{ host: 'box' }, { host: 'own', runnerDir: '/opt/runner' }],
     remoteDefaults: { python: 'python3', runsRoot: 'runs', deployRunnerDir, runnerDir },
   });
@@ -36,7 +39,15 @@ test('the runner files: the package .py files and pyproject, no caches; the hash
   const rels = files.map((f) => f.rel);
   assert.ok(rels.includes('pyproject.toml'));
   assert.ok(rels.includes('ascend_finetune/cli.py'));
-  assert.ok(rels.every((r) => r === 'pyproject.toml' || r === 'requirements.txt' || (r.startsWith('ascend_finetune/') && r.endsWith('.py')) || r === 'ascend_finetune/spec.schema.json'));
+  assert.ok(
+    rels.every(
+      (r) =>
+        r === 'pyproject.toml' ||
+        r === 'requirements.txt' ||
+        (r.startsWith('ascend_finetune/') && r.endsWith('.py')) ||
+        r === 'ascend_finetune/spec.schema.json',
+    ),
+  );
   assert.ok(rels.includes('ascend_finetune/spec.schema.json'), 'the runner validates with the schema');
   assert.ok(!rels.some((r) => r.includes('__pycache__')));
   const h = contentHash(files);
@@ -50,7 +61,10 @@ test('deploy over ssh: copied once, skipped while current, replaced when it chan
   const files = runnerFiles(RUNNER);
   const opts = { sshPath: FAKE_SSH, timeoutMs: 30_000 };
   assert.equal(await deployRunner(box, files, opts), 'deployed');
-  assert.equal(readFileSync(path.join(dir, 'ascend_finetune', 'cli.py'), 'utf8'), files.find((f) => f.rel === 'ascend_finetune/cli.py')?.text);
+  assert.equal(
+    readFileSync(path.join(dir, 'ascend_finetune', 'cli.py'), 'utf8'),
+    files.find((f) => f.rel === 'ascend_finetune/cli.py')?.text,
+  );
   assert.equal(readFileSync(path.join(dir, '.content-hash'), 'utf8'), contentHash(files));
   assert.equal(await deployRunner(box, files, opts), 'current');
   const changed = files.map((f) => (f.rel === 'ascend_finetune/cli.py' ? { ...f, text: f.text + '\n# changed\n' } : f));

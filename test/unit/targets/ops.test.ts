@@ -9,7 +9,7 @@ import { deleteRunDir, listFolder, writeTargetFile, type PythonTargetFactory } f
 
 // The helpers run in a real Python, as they do on a target.
 const py: PythonTargetFactory = (launcher) => localTarget({ python: 'python3', launcher });
-const nasty = "it's \"q\" $(touch MARKER) `touch MARKER`; ü 日本";
+const nasty = 'it\'s "q" $(touch MARKER) `touch MARKER`; ü 日本';
 
 let tmp: string;
 beforeEach(() => (tmp = mkdtempSync(path.join(tmpdir(), 'aft-ops-'))));

@@ -3,23 +3,59 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { invocation, RunnerError, runnerArgs, runRunner, type RunnerConfig } from '../../../src/core/targets/runnerCli';
 
-const nasty = "/data/my runs/it's \"quoted\" $(rm -rf ~) `id`;&|*";
+const nasty = '/data/my runs/it\'s "quoted" $(rm -rf ~) `id`;&|*';
 
 test('argv for every command is an array with one element per operand', () => {
   assert.deepEqual(runnerArgs.validate('/s.json'), ['validate', '/s.json']);
   assert.deepEqual(runnerArgs.train('/s.json', '/r'), ['train', '/s.json', '--run-dir', '/r']);
-  assert.deepEqual(runnerArgs.train('/s.json', '/r', '/c.ckpt'), ['train', '/s.json', '--run-dir', '/r', '--resume', '/c.ckpt']);
+  assert.deepEqual(runnerArgs.train('/s.json', '/r', '/c.ckpt'), [
+    'train',
+    '/s.json',
+    '--run-dir',
+    '/r',
+    '--resume',
+    '/c.ckpt',
+  ]);
   assert.deepEqual(runnerArgs.launch('/s.json', '/root'), ['launch', '/s.json', '--runs-root', '/root']);
-  assert.deepEqual(runnerArgs.launch('/s.json', '/root', { resume: '/c.ckpt' }), ['launch', '/s.json', '--runs-root', '/root', '--resume', '/c.ckpt']);
+  assert.deepEqual(runnerArgs.launch('/s.json', '/root', { resume: '/c.ckpt' }), [
+    'launch',
+    '/s.json',
+    '--runs-root',
+    '/root',
+    '--resume',
+    '/c.ckpt',
+  ]);
   // A multi-node run: node 0 gets the port only (its run id is new), the others the master's run id too.
-  assert.deepEqual(runnerArgs.launch('/s.json', '/root', { nodeRank: 0, masterPort: 29500 }), ['launch', '/s.json', '--runs-root', '/root', '--master-port', '29500']);
+  assert.deepEqual(runnerArgs.launch('/s.json', '/root', { nodeRank: 0, masterPort: 29500 }), [
+    'launch',
+    '/s.json',
+    '--runs-root',
+    '/root',
+    '--master-port',
+    '29500',
+  ]);
   assert.deepEqual(runnerArgs.launch('/s.json', '/root', { nodeRank: 2, masterPort: 29500, runId: 'r1' }), [
-    'launch', '/s.json', '--runs-root', '/root', '--node-rank', '2', '--master-port', '29500', '--run-id', 'r1',
+    'launch',
+    '/s.json',
+    '--runs-root',
+    '/root',
+    '--node-rank',
+    '2',
+    '--master-port',
+    '29500',
+    '--run-id',
+    'r1',
   ]);
   assert.deepEqual(runnerArgs.nodes('/s.json', '/r'), ['nodes', '/s.json', '--run-dir', '/r']);
   assert.deepEqual(runnerArgs.attach('/r'), ['attach', '/r']);
   assert.deepEqual(runnerArgs.attach('/r', { since: 0 }), ['attach', '/r', '--since', '0']);
-  assert.deepEqual(runnerArgs.attach('/r', { since: 42, follow: false }), ['attach', '/r', '--since', '42', '--no-follow']);
+  assert.deepEqual(runnerArgs.attach('/r', { since: 42, follow: false }), [
+    'attach',
+    '/r',
+    '--since',
+    '42',
+    '--no-follow',
+  ]);
   assert.deepEqual(runnerArgs.control('/r', 'stop'), ['control', '/r', 'stop']);
   assert.deepEqual(runnerArgs.control('/r', 'checkpoint'), ['control', '/r', 'checkpoint']);
   assert.deepEqual(runnerArgs.control('/r', 'stop', 5), ['control', '/r', 'stop', '--timeout', '5']);
@@ -37,7 +73,9 @@ test('a relative path that looks like an option is not read as one', () => {
 });
 
 test('invocation adds the launcher, PYTHONPATH and unbuffered output', () => {
-  const inv = invocation({ python: '/venv/bin/python', runnerDir: '/ext/runner', env: { PYTHONPATH: '/x', A: '1' } }, ['doctor']);
+  const inv = invocation({ python: '/venv/bin/python', runnerDir: '/ext/runner', env: { PYTHONPATH: '/x', A: '1' } }, [
+    'doctor',
+  ]);
   assert.equal(inv.file, '/venv/bin/python');
   assert.deepEqual(inv.args, ['-m', 'ascend_finetune', 'doctor']);
   assert.equal(inv.env.PYTHONPATH, `/ext/runner${path.delimiter}/x`);
@@ -56,7 +94,7 @@ test('runRunner returns the parsed stdout, and argv reaches the process unchange
   assert.deepEqual(out.argv, ['launch', nasty, '--runs-root', '/root']);
 });
 
-test('a reported error becomes a RunnerError with the runner\'s fields', async () => {
+test("a reported error becomes a RunnerError with the runner's fields", async () => {
   const script = `console.log(JSON.stringify({ error: { kind: 'bad_spec', message: 'data.train: no such folder', path: 'data.train' } })); process.exit(2)`;
   await assert.rejects(runRunner(nodeRunner(script), ['validate', 's.json']), (err: unknown) => {
     assert.ok(err instanceof RunnerError);

@@ -12,7 +12,7 @@ const FAKE_RUNNER = path.join(__dirname, '..', 'fixtures', 'fake-runner.mjs');
 // A fake `ssh` that runs the command string here with `sh -c`: the quoting meets a real shell.
 const FAKE_SSH = path.join(__dirname, '..', 'fixtures', 'fake-ssh.mjs');
 chmodSync(FAKE_SSH, 0o755); // a checkout may have lost the executable bit
-const nasty = "it's \"quoted\" $(touch MARKER) `touch MARKER`; ü 日本";
+const nasty = 'it\'s "quoted" $(touch MARKER) `touch MARKER`; ü 日本';
 
 let tmp: string;
 beforeEach(() => (tmp = mkdtempSync(path.join(tmpdir(), 'aft-target-'))));
@@ -22,16 +22,36 @@ test('the ssh argv: options, --, host, set-up lines and the quoted runner argv',
   const control = path.join(tmp, 'ctl');
   const t = sshTarget(
     { host: 'atlas', user: 'me', port: 2222 },
-    { python: '/opt/py/bin/python3', runnerDir: '.ascend-finetune/runner/0.1.0', setup: ['source /usr/local/Ascend/ascend-toolkit/set_env.sh'] },
+    {
+      python: '/opt/py/bin/python3',
+      runnerDir: '.ascend-finetune/runner/0.1.0',
+      setup: ['source /usr/local/Ascend/ascend-toolkit/set_env.sh'],
+    },
     { controlDir: control, platform: 'linux' },
   );
   assert.deepEqual(t.argv(['attach', '/runs/my run', '--since', '4']), [
-    '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=15', '-o', 'ServerAliveInterval=15', '-o', 'ServerAliveCountMax=3',
-    '-o', 'ControlMaster=auto', '-o', `ControlPath=${control}/%C`, '-o', 'ControlPersist=10m',
-    '-p', '2222', '-l', 'me',
-    '--', 'atlas',
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    'ConnectTimeout=15',
+    '-o',
+    'ServerAliveInterval=15',
+    '-o',
+    'ServerAliveCountMax=3',
+    '-o',
+    'ControlMaster=auto',
+    '-o',
+    `ControlPath=${control}/%C`,
+    '-o',
+    'ControlPersist=10m',
+    '-p',
+    '2222',
+    '-l',
+    'me',
+    '--',
+    'atlas',
     'source /usr/local/Ascend/ascend-toolkit/set_env.sh' +
-      " && export PYTHONUNBUFFERED=1 PYTHONPATH=.ascend-finetune/runner/0.1.0${PYTHONPATH:+:$PYTHONPATH}" +
+      ' && export PYTHONUNBUFFERED=1 PYTHONPATH=.ascend-finetune/runner/0.1.0${PYTHONPATH:+:$PYTHONPATH}' +
       " && /opt/py/bin/python3 -m ascend_finetune attach '/runs/my run' --since 4",
   ]);
   assert.equal(statSync(control).mode & 0o777, 0o700, 'the socket folder is created private');
@@ -63,11 +83,20 @@ test('asTarget keeps a Target and wraps a RunnerConfig as this machine', () => {
 });
 
 test('through a real shell: argv and PYTHONPATH reach the runner unchanged, nothing runs', async () => {
-  const script = 'console.log(JSON.stringify({ argv: process.argv.slice(1), pp: process.env.PYTHONPATH, unbuf: process.env.PYTHONUNBUFFERED }))';
-  const t = sshTarget({ host: 'box' }, { python: process.execPath, launcher: ['-e', script], runnerDir: `${tmp}/${nasty}` }, { sshPath: FAKE_SSH });
-  const out = await runRunner<{ argv: string[]; pp: string; unbuf: string }>(t, ['launch', `${tmp}/${nasty}/spec.json`, '--runs-root', nasty], {
-    cwd: tmp,
-  });
+  const script =
+    'console.log(JSON.stringify({ argv: process.argv.slice(1), pp: process.env.PYTHONPATH, unbuf: process.env.PYTHONUNBUFFERED }))';
+  const t = sshTarget(
+    { host: 'box' },
+    { python: process.execPath, launcher: ['-e', script], runnerDir: `${tmp}/${nasty}` },
+    { sshPath: FAKE_SSH },
+  );
+  const out = await runRunner<{ argv: string[]; pp: string; unbuf: string }>(
+    t,
+    ['launch', `${tmp}/${nasty}/spec.json`, '--runs-root', nasty],
+    {
+      cwd: tmp,
+    },
+  );
   assert.deepEqual(out.argv, ['launch', `${tmp}/${nasty}/spec.json`, '--runs-root', nasty]);
   assert.equal(out.pp.split(':')[0], `${tmp}/${nasty}`);
   assert.equal(out.unbuf, '1');
@@ -82,19 +111,32 @@ test('followRun over an ssh target reconnects with --since after a drop', async 
   try {
     // The set-up line is how the scenario reaches the runner, as CANN's set_env.sh would.
     const setup = ['export FAKE_SCENARIO=drop-once'];
-    const t = sshTarget({ host: 'box' }, { python: process.execPath, launcher: [FAKE_RUNNER], setup }, { sshPath: FAKE_SSH });
+    const t = sshTarget(
+      { host: 'box' },
+      { python: process.execPath, launcher: [FAKE_RUNNER], setup },
+      { sshPath: FAKE_SSH },
+    );
     const events: RunEvent[] = [];
     for await (const e of followRun({ runner: t, runDir, backoffMs: 10 })) events.push(e);
     assert.deepEqual(
       events.map((e) => e.seq),
       Array.from({ length: 12 }, (_, i) => i + 1),
     );
-    const calls = readFileSync(path.join(runDir, 'calls.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const calls = readFileSync(path.join(runDir, 'calls.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.deepEqual(
       calls.map((c: { args: string[] }) => c.args),
-      [['--since', '0'], ['--since', '5']],
+      [
+        ['--since', '0'],
+        ['--since', '5'],
+      ],
     );
-    const sshCalls = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[]);
+    const sshCalls = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as string[]);
     assert.equal(sshCalls.length, 2);
     assert.ok(sshCalls.every((a) => a.at(-3) === '--' && a.at(-2) === 'box'));
   } finally {
