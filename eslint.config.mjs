@@ -28,6 +28,7 @@ export default tseslint.config(
       '**/*.mjs',
     ],
   },
+  { linterOptions: { reportUnusedDisableDirectives: 'error' } },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

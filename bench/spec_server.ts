@@ -49,7 +49,7 @@ async function main(): Promise<void> {
   );
   conn.listen();
   await conn.sendRequest('initialize', { processId: process.pid, rootUri: null, capabilities: {} });
-  conn.sendNotification('initialized', {});
+  await conn.sendNotification('initialized', {});
 
   let version = 0;
   const diagnostics = (uri: string, text: string) =>
@@ -61,11 +61,11 @@ async function main(): Promise<void> {
         resolve(performance.now() - t0 + 0 * p.diagnostics.length);
       });
       if (v === 1 || !opened.has(uri))
-        conn.sendNotification('textDocument/didOpen', {
+        void conn.sendNotification('textDocument/didOpen', {
           textDocument: { uri, languageId: 'ascend-run', version: v, text },
         });
       else
-        conn.sendNotification('textDocument/didChange', {
+        void conn.sendNotification('textDocument/didChange', {
           textDocument: { uri, version: v },
           contentChanges: [{ text }],
         });

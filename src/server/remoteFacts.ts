@@ -85,7 +85,9 @@ export class RemoteFactsStore {
 
   private request(uri: string, s: DocState, key: string, params: ProbeParams): void {
     s.inFlight = true;
-    this.ask(params)
+    // Not awaited: the answer arrives later and is announced through arrived(); the first handler
+    // turns any failure into a ProbeResult, so nothing can reject here.
+    void this.ask(params)
       .then(
         (answer) => asProbeResult(answer, params.paths.length),
         (e: unknown): ProbeResult => ({ ok: false, message: e instanceof Error ? e.message : String(e) }),

@@ -51,6 +51,7 @@ export function parseSpecDocument(text: string, fileName: string): SpecDocument 
       `this file is ${size}: a run spec is a few hundred bytes (limit ${LIMITS.maxChars / 1024} KB), so it is not read`,
     );
   }
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what this looks for
   const nul = text.search(/[\u0000-\u0008\u000e-\u001f]/);
   if (nul >= 0)
     return refuse(

@@ -69,15 +69,13 @@ export const COMMAND_FACTORIES: Record<CommandId, (app: App) => Handler> = {
       (n): n is RunRef => typeof (n as RunRef)?.targetId === 'string' && typeof (n as RunRef)?.runId === 'string',
     );
     if (refs.length < 2) {
-      const items = app.ctx.index
-        .all()
-        .map((r) => ({
-          label: r.name ?? r.runId,
-          description: `${app.runs.state(r)} · ${app.ctx.target(r.targetId)?.label ?? r.targetId}`,
-          detail: r.runId,
-          picked: refs.some((x) => x.targetId === r.targetId && x.runId === r.runId),
-          ref: { targetId: r.targetId, runId: r.runId },
-        }));
+      const items = app.ctx.index.all().map((r) => ({
+        label: r.name ?? r.runId,
+        description: `${app.runs.state(r)} · ${app.ctx.target(r.targetId)?.label ?? r.targetId}`,
+        detail: r.runId,
+        picked: refs.some((x) => x.targetId === r.targetId && x.runId === r.runId),
+        ref: { targetId: r.targetId, runId: r.runId },
+      }));
       if (items.length < 2) {
         void vscode.window.showInformationMessage('Compare needs at least two Ascend runs.');
         return;

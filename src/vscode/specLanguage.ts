@@ -48,6 +48,7 @@ export class SpecLanguage implements vscode.Disposable {
     // loads, and a host without them (the unit tests' fake) keeps every other command working.
     let lsp: typeof import('vscode-languageclient/node');
     try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose, see above
       lsp = require('vscode-languageclient/node');
     } catch (e) {
       app.ctx.log.warn(`run-spec language features are off: ${errorText(e)}`);
@@ -147,15 +148,13 @@ export class SpecLanguage implements vscode.Disposable {
 
   private sendRuns(): void {
     if (!this.client?.isRunning()) return;
-    const runs = this.app.ctx.index
-      .all()
-      .map((r) => ({
-        name: r.name ?? 'run',
-        targetId: r.targetId,
-        runId: r.runId,
-        state: this.app.runs.state(r),
-        startedAt: r.startedAt,
-      }));
+    const runs = this.app.ctx.index.all().map((r) => ({
+      name: r.name ?? 'run',
+      targetId: r.targetId,
+      runId: r.runId,
+      state: this.app.runs.state(r),
+      startedAt: r.startedAt,
+    }));
     void this.client.sendNotification(RUNS_NOTIFICATION, runs);
   }
 

@@ -38,8 +38,8 @@ before(async () => {
     outfile: bundle,
     logLevel: 'error',
   });
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { html } =
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- after esbuild above has written the bundle
     require('../../src/vscode/checkpointExplorer') as typeof import('../../src/vscode/checkpointExplorer');
   server = http.createServer((req, res) => {
     if (req.url === '/checkpoints.js') {

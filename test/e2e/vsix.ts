@@ -81,7 +81,7 @@ export function buildVsix(repoRoot = REPO_ROOT): BuiltVsix {
     return { file, reused: false, ms: Date.now() - t0 };
   } catch (e) {
     const err = e as { stderr?: Buffer; message: string };
-    throw new Error(`could not pack the .vsix: ${err.message}\n${err.stderr?.toString() ?? ''}`);
+    throw new Error(`could not pack the .vsix: ${err.message}\n${err.stderr?.toString() ?? ''}`, { cause: e });
   } finally {
     rmSync(stage, { recursive: true, force: true });
   }

@@ -73,7 +73,7 @@ before(async () => {
     rootUri: null,
     capabilities: { workspace: { codeLens: { refreshSupport: true } } },
   });
-  conn.sendNotification('initialized', {});
+  await conn.sendNotification('initialized', {});
 });
 
 after(() => {
@@ -90,7 +90,7 @@ function alive(): boolean {
 async function open(uri: string, text: string, languageId = 'ascend-run'): Promise<Diagnostic[]> {
   const v = version++;
   published.delete(uri);
-  conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId, version: v, text } });
+  await conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId, version: v, text } });
   const deadline = Date.now() + 20_000;
   while (!published.get(uri)?.some((p) => p.version === v)) {
     assert.ok(Date.now() < deadline, `no diagnostics for ${uri}`);
@@ -189,7 +189,7 @@ for (const file of [
       if (e.text !== undefined) assert.equal(textAt(text, d), e.text, `${e.path} range`);
     }
     assert.equal(diags.length, expected.length, `no other diagnostics: ${diags.map((x) => msg(x)).join(' | ')}`);
-    close(uriOf(full));
+    await close(uriOf(full));
   });
 }
 
@@ -242,7 +242,7 @@ test('semantic checks on this machine: class folders, num_classes, O3 without sc
   assert.ok(fc && fc.severity === 1 && /needs model.freeze "backbone"/.test(msg(fc)) && fc.range.start.line === 5);
   const d7 = await open(uri, 'data:\n  train: data\ntrain:\n  cache_features: true\n');
   assert.ok(!d7.some((d) => d.code === 'train.cache_features'), 'the default freeze is backbone');
-  close(uri);
+  await close(uri);
 });
 
 async function completions(file: string, textWithMarker: string): Promise<{ items: CompletionItem[]; text: string }> {
@@ -425,7 +425,7 @@ test('frozen layers without pretrained weights: a warning once the spec validate
   ]) {
     assert.ok(!(await open(uri, ok)).some((x) => x.code === 'frozen_random_backbone'), ok);
   }
-  close(uri);
+  await close(uri);
 });
 
 test('code lenses: Start fine-tune always; Open last run once a run of this spec exists', async () => {
@@ -440,7 +440,7 @@ test('code lenses: Start fine-tune always; Open last run once a run of this spec
   );
   assert.match(first[0].title, /Start fine-tune/);
   assert.deepEqual(first[1].arguments, [uri, { pickTarget: true }]);
-  conn.sendNotification('ascend/runs', [
+  await conn.sendNotification('ascend/runs', [
     { name: 'other', targetId: 'local', runId: 'r-other', state: 'completed', startedAt: 30 },
     { name: 'flowers', targetId: 'local', runId: 'r-old', state: 'completed', startedAt: 10 },
     { name: 'flowers', targetId: 'ssh:box', runId: 'r-new', state: 'running', startedAt: 20 },
@@ -504,8 +504,8 @@ test('bad input: 5 MB, binary garbage, deep nesting, billion laughs: a diagnosti
 
 const GPU_BOX = { id: 'ssh:gpu-box', label: 'gpu-box', kind: 'ssh' } as const;
 
-function setTargets(files: SpecTargets['files']): void {
-  conn.sendNotification(SPEC_TARGETS_NOTIFICATION, {
+async function setTargets(files: SpecTargets['files']): Promise<void> {
+  await conn.sendNotification(SPEC_TARGETS_NOTIFICATION, {
     default: { id: 'local', label: 'this machine', kind: 'local' },
     files,
   } satisfies SpecTargets);
@@ -534,7 +534,7 @@ test('SSH target: a missing data folder, a one-class folder, num_classes, a miss
   // Here, data/ has 3 classes: the checks must use the target's folders, not this machine's.
   for (const c of ['a', 'b', 'c']) mkdirSync(path.join(dir, 'data', c), { recursive: true });
   const uri = uriOf(path.join(dir, 'r.ascend.yaml'));
-  setTargets({ [uri]: GPU_BOX });
+  await setTargets({ [uri]: GPU_BOX });
   answerProbe = remoteFs({
     '/srv/flowers': { classes: ['daisy', 'rose', 'tulip'] },
     '/srv/one': { classes: ['only'] },
@@ -607,12 +607,12 @@ test('SSH target: a missing data folder, a one-class folder, num_classes, a miss
   assert.equal(probes.length, asked);
   const lens = ((await conn.sendRequest('textDocument/codeLens', { textDocument: { uri } })) as CodeLens[])[0].command!;
   assert.equal(lens.title, '$(rocket) Start fine-tune on gpu-box', 'the lens says where it starts');
-  close(uri);
+  await close(uri);
 });
 
 test('SSH target: unreachable, unanswered or unknown gives one Information diagnostic, never a flood or a hang', async () => {
   const uri = uriOf(path.join(work, 'down.ascend.yaml'));
-  setTargets({ [uri]: GPU_BOX });
+  await setTargets({ [uri]: GPU_BOX });
   const text = 'data:\n  train: /srv/a\n  val: /srv/b\nmodel:\n  pretrained: /w/x.ckpt\n';
   answerProbe = async () => ({ ok: false, message: 'ssh: connect to host gpu-box port 22: Connection refused' });
   const v = version;
@@ -622,7 +622,7 @@ test('SSH target: unreachable, unanswered or unknown gives one Information diagn
   assert.equal(down[0].severity, 3);
   assert.equal(msg(down[0]), 'paths not checked on gpu-box: ssh: connect to host gpu-box port 22: Connection refused');
   assert.equal(down[0].range.start.line, 1);
-  close(uri);
+  await close(uri);
 
   // An extension that never answers: the spec still gets its (schema) diagnostics, at once.
   let answerLate: (r: unknown) => void = () => undefined;
@@ -630,19 +630,19 @@ test('SSH target: unreachable, unanswered or unknown gives one Information diagn
   const hung = await open(uri, 'data:\n  train: /srv/a\n  batch_size: -1\n');
   assert.ok(hung.some((d) => d.code === 'data.batch_size'));
   assert.deepEqual(onBox(hung), []);
-  close(uri);
+  await close(uri);
   answerLate({ ok: false, message: 'too late' }); // for a closed document: dropped
 
   // A target id that is not configured (a setting from another machine).
-  setTargets({ [uri]: { id: 'ssh:gone', label: 'ssh:gone', kind: 'unknown' } });
+  await setTargets({ [uri]: { id: 'ssh:gone', label: 'ssh:gone', kind: 'unknown' } });
   const unknown = await open(uri, text);
   assert.equal(unknown.length, 1);
   assert.equal(unknown[0].severity, 3);
   assert.match(msg(unknown[0]), /^paths not checked on ssh:gone: "ssh:gone" is not a configured target/);
-  close(uri);
+  await close(uri);
 
   // Back to this machine: today's local checks, no question to the extension.
-  setTargets({});
+  await setTargets({});
   const asked = probes.length;
   const local = await open(uri, text);
   assert.ok(

@@ -30,7 +30,9 @@ export interface SchemaNode {
   'x-fix'?: string;
 }
 
-// esbuild bundles the JSON into the extension and the server; tests read it in place.
+// esbuild bundles the JSON into the extension and the server; tests read it in place. A require, not
+// an import: node16 module resolution would need an import attribute that esbuild and tsx treat apart.
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- see above
 export const SPEC_SCHEMA: SchemaNode = require('../../../runner/ascend_finetune/spec.schema.json');
 
 export function typesOf(rule: SchemaNode): string[] {

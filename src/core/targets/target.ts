@@ -81,7 +81,7 @@ export interface SshTargetOptions extends SshSettings {
  */
 export function remoteSetup(runner: RemoteRunner): string[] {
   const env = ['PYTHONUNBUFFERED=1']; // Python block-buffers a pipe; events must arrive as written.
-  if (runner.runnerDir) env.push(`PYTHONPATH=${shellQuote(runner.runnerDir)}\${PYTHONPATH:+:\$PYTHONPATH}`);
+  if (runner.runnerDir) env.push(`PYTHONPATH=${shellQuote(runner.runnerDir)}\${PYTHONPATH:+:$PYTHONPATH}`);
   return [...(runner.setup ?? []), `export ${env.join(' ')}`];
 }
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, test } from 'node:test';
@@ -21,7 +21,7 @@ beforeEach(() => {
   data = randomBytes(3 * 1024 * 1024 + 17); // several chunks, not a multiple of the chunk size
   sha = createHash('sha256').update(data).digest('hex');
   const dir = path.dirname(src);
-  require('node:fs').mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true });
   writeFileSync(src, data);
 });
 afterEach(() => rmSync(tmp, { recursive: true, force: true }));

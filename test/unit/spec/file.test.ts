@@ -20,7 +20,10 @@ amp:
 });
 
 test('YAML 1.1 surprises stay strings under the core schema: O2 and "no" are not numbers or booleans', () => {
-  const spec = parseSpecText('amp: {level: O2}\nname: no\n', 'x.ascend.yml') as Record<string, any>;
+  const spec = parseSpecText('amp: {level: O2}\nname: no\n', 'x.ascend.yml') as {
+    amp: { level: unknown };
+    name: unknown;
+  };
   assert.equal(spec.amp.level, 'O2');
   assert.equal(spec.name, 'no');
 });
