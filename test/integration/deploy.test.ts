@@ -55,13 +55,17 @@ test(
     assert.equal(await deployRunner(def, files, opts), 'current', 'same content: nothing copied');
 
     // A newer extension ships a changed runner: the copy is replaced whole, no stale file stays.
+    assert.ok(
+      files.some((f) => f.rel === 'ascend_finetune/data/demo.py'),
+      'the file dropped below is shipped today',
+    );
     const changed = [
-      ...files.filter((f) => f.rel !== 'ascend_finetune/demo_data.py'),
+      ...files.filter((f) => f.rel !== 'ascend_finetune/data/demo.py'),
       { rel: 'ascend_finetune/extra.py', text: '# new\n' },
     ];
     assert.equal(await deployRunner(def, changed, opts), 'deployed');
     assert.ok(existsSync(path.join(dir, 'ascend_finetune', 'extra.py')));
-    assert.ok(!existsSync(path.join(dir, 'ascend_finetune', 'demo_data.py')));
+    assert.ok(!existsSync(path.join(dir, 'ascend_finetune', 'data', 'demo.py')));
     assert.deepEqual(
       readdirSync(path.dirname(dir)).filter((n) => n.startsWith('.deploy-') || n.includes('.old-')),
       [],

@@ -20,7 +20,7 @@ export interface LaunchArgs {
   runId?: string;
 }
 
-/** `nodes` output: what each node of a multi-node run starts (runner/ascend_finetune/distributed.py). */
+/** `nodes` output: what each node of a multi-node run starts (runner/ascend_finetune/distributed/world.py). */
 export interface NodePlan {
   world_size: number;
   master_addr: string;
