@@ -1,6 +1,6 @@
 // A real VS Code for end-to-end tests: code-server 4.99.4 (VS Code 1.99.3) on 127.0.0.1, driven
 // through its web workbench by playwright-core and Debian's Chromium. Recipe and measurements:
-// ../shared/notes/real-vscode-e2e.md. Install both with `bash scripts/install-code-server.sh`.
+// docs/e2e.md. Install both with `bash scripts/install-code-server.sh`.
 //
 // Every wait here is on a condition (a log line, a selector, a process exit) with a deadline;
 // none is a fixed sleep. The polls in waitUntil() only decide how often a condition is re-checked.
