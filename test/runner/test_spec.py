@@ -20,23 +20,14 @@ from conftest import ROOT, runner, write_spec
 from ascend_finetune.spec import DEFAULTS, SCHEMA, check
 
 EXAMPLES = ROOT / "test" / "spec-examples"
-FILES = sorted(
-    p
-    for p in EXAMPLES.iterdir()
-    if p.name.endswith((".ascend.json", ".ascend.yaml", ".ascend.yml"))
-)
+FILES = sorted(p for p in EXAMPLES.iterdir() if p.name.endswith((".ascend.json", ".ascend.yaml", ".ascend.yml")))
 
 
 def _expected(spec_file: Path) -> list[dict[str, str]]:
-    sidecar = spec_file.parent / (
-        spec_file.name.split(".ascend.")[0] + ".expected.json"
-    )
+    sidecar = spec_file.parent / (spec_file.name.split(".ascend.")[0] + ".expected.json")
     if not sidecar.exists():
         return []
-    return [
-        {k: p[k] for k in ("path", "message", "fix")}
-        for p in json.loads(sidecar.read_text())["problems"]
-    ]
+    return [{k: p[k] for k in ("path", "message", "fix")} for p in json.loads(sidecar.read_text())["problems"]]
 
 
 @pytest.fixture(scope="module")
@@ -54,32 +45,21 @@ def yaml_as_json() -> dict[str, object]:
 
 
 def _raw(p: Path, yaml_as_json: dict[str, object]) -> object:
-    return (
-        yaml_as_json[str(p)]
-        if p.suffix in (".yaml", ".yml")
-        else json.loads(p.read_text())
-    )
+    return yaml_as_json[str(p)] if p.suffix in (".yaml", ".yml") else json.loads(p.read_text())
 
 
 def test_there_are_valid_and_invalid_examples_of_both_kinds():
     assert {p.suffix for p in FILES} >= {".json", ".yaml"}
-    assert (
-        any(not _expected(p) for p in FILES)
-        and sum(bool(_expected(p)) for p in FILES) >= 5
-    )
+    assert any(not _expected(p) for p in FILES) and sum(bool(_expected(p)) for p in FILES) >= 5
 
 
 @pytest.mark.parametrize("spec_file", FILES, ids=[p.name for p in FILES])
 def test_example_gives_exactly_its_expected_problems(spec_file: Path, yaml_as_json):
-    got = [
-        p.as_dict() for p in check(_raw(spec_file, yaml_as_json), str(spec_file.parent))
-    ]
+    got = [p.as_dict() for p in check(_raw(spec_file, yaml_as_json), str(spec_file.parent))]
     assert sorted(got, key=json.dumps) == sorted(_expected(spec_file), key=json.dumps)
 
 
-@pytest.mark.parametrize(
-    "spec_file", [p for p in FILES if p.suffix == ".json"], ids=lambda p: p.name
-)
+@pytest.mark.parametrize("spec_file", [p for p in FILES if p.suffix == ".json"], ids=lambda p: p.name)
 def test_the_validate_command_reports_the_same(spec_file: Path):
     code, out = runner("validate", str(spec_file))
     want = _expected(spec_file)
@@ -88,28 +68,14 @@ def test_the_validate_command_reports_the_same(spec_file: Path):
 
 
 def test_defaults_come_from_the_schema_and_are_the_recipes():
-    assert DEFAULTS["model"] == {
-        "backbone": "resnet50",
-        "pretrained": None,
-        "freeze": "backbone",
-        "num_classes": None,
-    }
-    assert (
-        DEFAULTS["amp"]["level"] == "O2" and DEFAULTS["amp"]["loss_scale"] == "dynamic"
-    )
-    assert (
-        DEFAULTS["train"]["optimizer"],
-        DEFAULTS["train"]["lr"],
-        DEFAULTS["train"]["momentum"],
-    ) == (
+    assert DEFAULTS["model"] == {"backbone": "resnet50", "pretrained": None, "freeze": "backbone", "num_classes": None}
+    assert DEFAULTS["amp"]["level"] == "O2" and DEFAULTS["amp"]["loss_scale"] == "dynamic"
+    assert (DEFAULTS["train"]["optimizer"], DEFAULTS["train"]["lr"], DEFAULTS["train"]["momentum"]) == (
         "momentum",
         0.01,
         0.9,
     )
-    assert (
-        DEFAULTS["checkpoint"]["every_steps"] == 1000
-        and DEFAULTS["checkpoint"]["keep_max"] == 5
-    )
+    assert DEFAULTS["checkpoint"]["every_steps"] == 1000 and DEFAULTS["checkpoint"]["keep_max"] == 5
     # Every field documents itself (hover text in the editor).
     for sec, s in SCHEMA["properties"].items():
         for k, f in s.get("properties", {}).items():
@@ -121,9 +87,7 @@ def test_the_schema_knows_every_backbone_and_stage_the_model_builds():
 
     model = SCHEMA["properties"]["model"]["properties"]
     assert model["backbone"]["enum"] == list(BACKBONES)
-    assert model["freeze"]["enum"] == ["none", "backbone"] + [
-        f"up_to:{s}" for s in STAGES
-    ]
+    assert model["freeze"]["enum"] == ["none", "backbone"] + [f"up_to:{s}" for s in STAGES]
     for field in (model["backbone"], model["freeze"]):
         assert len(field["x-enumDescriptions"]) == len(field["enum"])
 
@@ -165,24 +129,13 @@ def _validate_file(path):
             b'{"name": "caf\xe9", "data": {"train": "d"}}',
             "not a UTF-8 text file: invalid byte 0xe9 at offset 13 (line 1)",
         ),
-        (
-            b'{"name": "x\x00", "data": {"train": "d"}}',
-            "not a text file: control character U+0000 at line 1",
-        ),
-        (
-            b"[" * 100_000 + b"]" * 100_000,
-            "nested more than 32 levels deep at line 1 column 33",
-        ),
-        (
-            b'{"data": {"train": "d", "x": ' + b"[" * 5000 + b"]" * 5000 + b"}}",
-            "nested more than 32 levels",
-        ),
+        (b'{"name": "x\x00", "data": {"train": "d"}}', "not a text file: control character U+0000 at line 1"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested more than 32 levels deep at line 1 column 33"),
+        (b'{"data": {"train": "d", "x": ' + b"[" * 5000 + b"]" * 5000 + b"}}", "nested more than 32 levels"),
     ],
     ids=["binary", "utf16-bom", "latin1-byte", "nul", "deep-100k", "deep-in-a-field"],
 )
-def test_a_spec_file_that_is_not_utf8_json_text_is_a_problem_not_a_traceback(
-    tmp_path, content, message
-):
+def test_a_spec_file_that_is_not_utf8_json_text_is_a_problem_not_a_traceback(tmp_path, content, message):
     p = tmp_path / "s.ascend.json"
     p.write_bytes(content)
     code, out = _validate_file(p)
@@ -196,44 +149,27 @@ def test_a_spec_file_that_is_not_utf8_json_text_is_a_problem_not_a_traceback(
 def test_a_key_written_twice_is_refused_naming_the_key_and_its_path(tmp_path, data_a):
     p = tmp_path / "dup.ascend.json"
     p.write_text(
-        '{"name": "a", "data": {"train": "%s", "batch_size": 8, "batch_size": 64},\n'
-        ' "train": {"lr": 0.1, "epochs": 2, "lr": 100}, "name": "b"}' % data_a
+        '{"name": "a", "data": {"train": "DATA", "batch_size": 8, "batch_size": 64},\n'
+        ' "train": {"lr": 0.1, "epochs": 2, "lr": 100}, "name": "b"}'.replace("DATA", str(data_a))
     )
     code, out = _validate_file(p)
     assert code == 2 and out["ok"] is False
     got = {pr["path"]: pr for pr in out["problems"]}
     assert set(got) == {"name", "data.batch_size", "train.lr"}
-    assert (
-        got["data.batch_size"]["message"]
-        == 'duplicate key "batch_size" in data: it is written more than once'
-    )
-    assert (
-        got["data.batch_size"]["fix"]
-        == 'keep one "batch_size" in data and delete the others'
-    )
-    assert (
-        got["name"]["message"]
-        == 'duplicate key "name" in the top level: it is written more than once'
-    )
+    assert got["data.batch_size"]["message"] == 'duplicate key "batch_size" in data: it is written more than once'
+    assert got["data.batch_size"]["fix"] == 'keep one "batch_size" in data and delete the others'
+    assert got["name"]["message"] == 'duplicate key "name" in the top level: it is written more than once'
     # train refuses it the same way, before anything trains
     code, doc = runner("train", str(p), "--run-dir", str(tmp_path / "run"))
     assert code == 2 and doc["error"]["kind"] == "bad_spec"
-    assert {pr["path"] for pr in doc["error"]["problems"]} == {
-        "name",
-        "data.batch_size",
-        "train.lr",
-    }
+    assert {pr["path"] for pr in doc["error"]["problems"]} == {"name", "data.batch_size", "train.lr"}
     # a key written once in each of two objects is no duplicate
-    p.write_text(
-        '{"data": {"train": "%s", "val_split": 0.2}, "train": {"seed": 3}}' % data_a
-    )
+    p.write_text('{"data": {"train": "DATA", "val_split": 0.2}, "train": {"seed": 3}}'.replace("DATA", str(data_a)))
     assert _validate_file(p) == (0, {"ok": True, "problems": []})
 
 
 @pytest.mark.parametrize("layout", ["images-only", "empty"])
-def test_a_data_folder_without_class_folders_is_a_problem_with_the_fix(
-    tmp_path, layout
-):
+def test_a_data_folder_without_class_folders_is_a_problem_with_the_fix(tmp_path, layout):
     flat = tmp_path / "flat"
     flat.mkdir()
     if layout == "images-only":
@@ -247,19 +183,9 @@ def test_a_data_folder_without_class_folders_is_a_problem_with_the_fix(
     assert code == 2
     [problem] = out["problems"]
     assert problem["path"] == "data.train"
-    held = (
-        "it holds 4 image file(s) directly"
-        if layout == "images-only"
-        else "it is empty"
-    )
-    assert (
-        problem["message"]
-        == f"no class folders in flat ({held}): an ImageFolder root has one sub-folder per class"
-    )
-    assert (
-        problem["fix"]
-        == "put the images in one folder per class under flat (e.g. flat/cat/, flat/dog/)"
-    )
+    held = "it holds 4 image file(s) directly" if layout == "images-only" else "it is empty"
+    assert problem["message"] == f"no class folders in flat ({held}): an ImageFolder root has one sub-folder per class"
+    assert problem["fix"] == "put the images in one folder per class under flat (e.g. flat/cat/, flat/dog/)"
     # a data.val folder gets the same check; a root with class folders passes
     (tmp_path / "ok" / "a").mkdir(parents=True)
     (tmp_path / "ok" / "b").mkdir()

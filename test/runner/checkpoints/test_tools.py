@@ -27,16 +27,10 @@ def cli(*args: str, timeout: float = 300) -> tuple[int, dict, str]:
     """(exit code, the one JSON object on stdout, stderr)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "runner"))
     r = subprocess.run(
-        [sys.executable, "-m", "ascend_finetune", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
+        [sys.executable, "-m", "ascend_finetune", *args], capture_output=True, text=True, timeout=timeout, env=env
     )
     lines = [ln for ln in r.stdout.splitlines() if ln.strip()]
-    assert len(lines) == 1, (
-        f"one JSON object expected on stdout, got {r.stdout!r} (stderr {r.stderr[-2000:]!r})"
-    )
+    assert len(lines) == 1, f"one JSON object expected on stdout, got {r.stdout!r} (stderr {r.stderr[-2000:]!r})"
     return r.returncode, json.loads(lines[0]), r.stderr
 
 
@@ -51,16 +45,8 @@ def data2(tmp_path_factory) -> Path:
 def frozen_run(tmp_path_factory, data2) -> Path:
     """resnet18 at 32 px, 2 classes, frozen backbone, 2 epochs of 2 steps: two checkpoints."""
     d = tmp_path_factory.mktemp("ckrun")
-    s = spec(
-        data2,
-        name="ck",
-        model={"freeze": "backbone"},
-        data={"val_split": 0.25},
-        train={"epochs": 2, "lr": 0.001},
-    )
-    code, out, _ = cli(
-        "train", str(write_spec(d / "s.json", s)), "--run-dir", str(d / "run")
-    )
+    s = spec(data2, name="ck", model={"freeze": "backbone"}, data={"val_split": 0.25}, train={"epochs": 2, "lr": 0.001})
+    code, out, _ = cli("train", str(write_spec(d / "s.json", s)), "--run-dir", str(d / "run"))
     assert code == 0, out
     return d / "run"
 
@@ -94,9 +80,7 @@ def copy_run(run: Path, tmp_path: Path) -> Path:
 
 def test_inspect_marks_frozen_and_trained_tensors_and_checks_the_head(frozen_run):
     entry = manifest(frozen_run)[-1]
-    code, out, _ = cli(
-        "inspect", str(frozen_run / entry["file"]), "--run", str(frozen_run)
-    )
+    code, out, _ = cli("inspect", str(frozen_run / entry["file"]), "--run", str(frozen_run))
     assert code == 0, out
     assert out["bytes"] == entry["bytes"] and out["sha256"] == entry["sha256"]
     assert out["manifest"]["sha256_ok"] is True and out["manifest"]["bytes_ok"] is True
@@ -110,42 +94,23 @@ def test_inspect_marks_frozen_and_trained_tensors_and_checks_the_head(frozen_run
         "trainable": False,
         "kind": "param",
     }
-    assert (
-        t["head.weight"]["shape"] == [2, 512] and t["head.weight"]["trainable"] is True
-    )
+    assert t["head.weight"]["shape"] == [2, 512] and t["head.weight"]["trainable"] is True
     assert t["backbone.bn1.moving_mean"]["trainable"] is False
-    assert (
-        t["moments.head.weight"]["trainable"] is None
-        and t["step_num"]["trainable"] is None
-    )
-    assert all(
-        x["trainable"] is False
-        for x in out["tensors"]
-        if x["name"].startswith("backbone.")
-    )
+    assert t["moments.head.weight"]["trainable"] is None and t["step_num"]["trainable"] is None
+    assert all(x["trainable"] is False for x in out["tensors"] if x["name"].startswith("backbone."))
     assert out["total_elements"] == sum(x["elements"] for x in out["tensors"])
     assert out["trainable_elements"] == 512 * 2 + 2
-    assert (
-        out["head_out"] == 2
-        and out["num_classes"] == 2
-        and out["head_matches_classes"] is True
-    )
+    assert out["head_out"] == 2 and out["num_classes"] == 2 and out["head_matches_classes"] is True
     # without the run there is nothing to say about freezing or the classes
     code, bare, _ = cli("inspect", str(frozen_run / entry["file"]))
     assert code == 0 and bare["head_matches_classes"] is None
     assert {x["trainable"] for x in bare["tensors"]} == {None}
 
 
-def test_inspect_another_architecture_shows_a_head_that_does_not_fit(
-    frozen_run, resnet34_ckpt
-):
+def test_inspect_another_architecture_shows_a_head_that_does_not_fit(frozen_run, resnet34_ckpt):
     code, out, _ = cli("inspect", str(resnet34_ckpt), "--run", str(frozen_run))
     assert code == 0, out
-    assert (
-        out["head_out"] == 3
-        and out["head_matches_classes"] is False
-        and out["manifest"] is None
-    )
+    assert out["head_out"] == 3 and out["head_matches_classes"] is False and out["manifest"] is None
 
 
 def _entry_bytes(name: bytes, dims: list[int], dtype: bytes, content: bytes) -> bytes:
@@ -162,11 +127,7 @@ def _entry_bytes(name: bytes, dims: list[int], dtype: bytes, content: bytes) -> 
     def field(num, payload):
         return varint((num << 3) | 2) + varint(len(payload)) + payload
 
-    tensor = (
-        b"".join(varint(1 << 3) + varint(d) for d in dims)
-        + field(2, dtype)
-        + field(3, content)
-    )
+    tensor = b"".join(varint(1 << 3) + varint(d) for d in dims) + field(2, dtype) + field(3, content)
     return field(1, field(1, name) + field(2, tensor))
 
 
@@ -181,9 +142,7 @@ def _entry_bytes(name: bytes, dims: list[int], dtype: bytes, content: bytes) -> 
         ("missing", "file not found"),
     ],
 )
-def test_damaged_checkpoints_are_bad_checkpoint_errors_not_crashes(
-    frozen_run, tmp_path, damage, reason
-):
+def test_damaged_checkpoints_are_bad_checkpoint_errors_not_crashes(frozen_run, tmp_path, damage, reason):
     src = (frozen_run / manifest(frozen_run)[0]["file"]).read_bytes()
     f = tmp_path / "x.ckpt"
     if damage == "truncated":
@@ -194,9 +153,7 @@ def test_damaged_checkpoints_are_bad_checkpoint_errors_not_crashes(
         f.write_bytes(b"")
     elif damage == "json":
         f.write_text('{"not": "a checkpoint"}')
-    elif (
-        damage == "lies"
-    ):  # 4 bytes for a 100000-element tensor: MindSpore's loader accepts this
+    elif damage == "lies":  # 4 bytes for a 100000-element tensor: MindSpore's loader accepts this
         f.write_bytes(_entry_bytes(b"w", [100000], b"Float32", b"\0\0\0\0"))
     for args in (
         ["inspect", str(f)],
@@ -246,16 +203,10 @@ def _refused(path: Path, reason: str, max_s: float = 30) -> None:
     for args in (["inspect", str(path)], ["compare", str(path), str(path)]):
         t0 = time.monotonic()
         code, out, err = cli(*args)
-        assert code == 2 and out["error"]["kind"] == "bad_checkpoint", (
-            args,
-            out,
-            err[-2000:],
-        )
+        assert code == 2 and out["error"]["kind"] == "bad_checkpoint", (args, out, err[-2000:])
         assert reason in out["error"]["message"], out
         assert "Traceback" not in err
-        assert time.monotonic() - t0 < max_s, (
-            f"{args[0]} took {time.monotonic() - t0:.1f}s"
-        )
+        assert time.monotonic() - t0 < max_s, f"{args[0]} took {time.monotonic() - t0:.1f}s"
 
 
 @pytest.mark.parametrize(
@@ -272,52 +223,30 @@ def _refused(path: Path, reason: str, max_s: float = 30) -> None:
 def test_checkpoints_with_impossible_shapes_are_bad_checkpoint(tmp_path, kind, reason):
     """Shapes that pass the byte count (negative dims whose product is positive, a zero next to 1e20)
     made compare raise from numpy: they are refused as bad_checkpoint by every tool."""
-    if (
-        kind == "st-negative"
-    ):  # (-1) x (-4) = 4 elements, 16 bytes: the byte count agrees
+    if kind == "st-negative":  # (-1) x (-4) = 4 elements, 16 bytes: the byte count agrees
         f = _safetensors(
-            tmp_path / "x.safetensors",
-            {"w": {"dtype": "F32", "shape": [-1, -4], "data_offsets": [0, 16]}},
-            b"\0" * 16,
+            tmp_path / "x.safetensors", {"w": {"dtype": "F32", "shape": [-1, -4], "data_offsets": [0, 16]}}, b"\0" * 16
         )
     elif kind == "st-huge-zero":
         f = _safetensors(
-            tmp_path / "x.safetensors",
-            {"w": {"dtype": "F32", "shape": [0, 10**20], "data_offsets": [0, 0]}},
+            tmp_path / "x.safetensors", {"w": {"dtype": "F32", "shape": [0, 10**20], "data_offsets": [0, 0]}}
         )
     elif kind == "st-float-dim":
         f = _safetensors(
-            tmp_path / "x.safetensors",
-            '{"w": {"dtype": "F32", "shape": [0, 1e20], "data_offsets": [0, 0]}}',
+            tmp_path / "x.safetensors", '{"w": {"dtype": "F32", "shape": [0, 1e20], "data_offsets": [0, 0]}}'
         )
     elif kind == "st-too-many-dims":
         f = _safetensors(
-            tmp_path / "x.safetensors",
-            {"w": {"dtype": "F32", "shape": [1] * 40, "data_offsets": [0, 4]}},
-            b"\0" * 4,
+            tmp_path / "x.safetensors", {"w": {"dtype": "F32", "shape": [1] * 40, "data_offsets": [0, 4]}}, b"\0" * 4
         )
     elif kind == "ckpt-huge-zero":
         f = tmp_path / "x.ckpt"
         f.write_bytes(_entry_head(b"w", [0, 1 << 40], b"Float32", 0))
     else:  # packed dims (how protobuf writes repeated int64): -1 and -4 as 10-byte varints, 16 bytes of data
         dims = _varint(2**64 - 1) + _varint(2**64 - 4)
-        tensor = (
-            _varint(10)
-            + _varint(len(dims))
-            + dims
-            + _varint(18)
-            + _varint(7)
-            + b"Float32"
-        )
+        tensor = _varint(10) + _varint(len(dims)) + dims + _varint(18) + _varint(7) + b"Float32"
         tensor += _varint(26) + _varint(16) + b"\0" * 16
-        value = (
-            _varint(10)
-            + _varint(1)
-            + b"w"
-            + _varint(18)
-            + _varint(len(tensor))
-            + tensor
-        )
+        value = _varint(10) + _varint(1) + b"w" + _varint(18) + _varint(len(tensor)) + tensor
         f = tmp_path / "x.ckpt"
         f.write_bytes(_varint(10) + _varint(len(value)) + value)
     _refused(f, reason)
@@ -334,16 +263,10 @@ def test_a_sparse_checkpoint_is_refused_without_reading_its_holes(tmp_path, fmt)
         f.write_bytes(head)
         os.truncate(f, len(head) + n)
     else:
-        _safetensors(
-            f, {"w": {"dtype": "F32", "shape": [n // 4], "data_offsets": [0, n]}}
-        )
+        _safetensors(f, {"w": {"dtype": "F32", "shape": [n // 4], "data_offsets": [0, n]}})
         os.truncate(f, f.stat().st_size + n)
-    assert f.stat().st_blocks * 512 < 1 << 20, (
-        "the test needs a file system with sparse files"
-    )
-    _refused(
-        f, "are stored on disk (a sparse file: its size is not its data)", max_s=15
-    )
+    assert f.stat().st_blocks * 512 < 1 << 20, "the test needs a file system with sparse files"
+    _refused(f, "are stored on disk (a sparse file: its size is not its data)", max_s=15)
 
 
 def test_a_ckpt_that_declares_more_bytes_than_it_has_is_truncated(tmp_path):
@@ -357,10 +280,7 @@ def test_inspect_skips_the_hash_above_its_limit_and_says_so(frozen_run, monkeypa
 
     ckpt = frozen_run / manifest(frozen_run)[-1]["file"]
     out = tools.inspect(str(ckpt), str(frozen_run))
-    assert (
-        out["sha256"] == manifest(frozen_run)[-1]["sha256"]
-        and out["sha256_skipped"] is None
-    )
+    assert out["sha256"] == manifest(frozen_run)[-1]["sha256"] and out["sha256_skipped"] is None
     monkeypatch.setattr(tools, "INSPECT_HASH_MAX_BYTES", 1000)
     out = tools.inspect(str(ckpt), str(frozen_run))
     assert out["sha256"] is None and "verify --run" in out["sha256_skipped"]
@@ -373,33 +293,18 @@ def test_compare_in_small_blocks_gives_the_same_distances(frozen_run, monkeypatc
 
     first, last = (str(frozen_run / e["file"]) for e in manifest(frozen_run))
     whole = {r["name"]: r for r in tools.compare(first, last, None)["tensors"]}
-    monkeypatch.setattr(
-        tools, "COMPARE_BLOCK", 1000
-    )  # head.weight (2 x 512) spans two blocks
+    monkeypatch.setattr(tools, "COMPARE_BLOCK", 1000)  # head.weight (2 x 512) spans two blocks
     blocked = {r["name"]: r for r in tools.compare(first, last, None)["tensors"]}
     assert whole.keys() == blocked.keys()
     for k, r in whole.items():
-        assert blocked[k]["l2_diff"] == pytest.approx(
-            r["l2_diff"], rel=1e-12, abs=1e-300
-        ), k
+        assert blocked[k]["l2_diff"] == pytest.approx(r["l2_diff"], rel=1e-12, abs=1e-300), k
     assert whole["head.weight"]["l2_diff"] > 0
 
 
-def test_resume_from_a_damaged_checkpoint_is_bad_input_with_the_reason(
-    frozen_run, tmp_path
-):
+def test_resume_from_a_damaged_checkpoint_is_bad_input_with_the_reason(frozen_run, tmp_path):
     cut = tmp_path / "cut.ckpt"
-    cut.write_bytes(
-        (frozen_run / manifest(frozen_run)[-1]["file"]).read_bytes()[:300_000]
-    )
-    code, out, err = cli(
-        "train",
-        str(frozen_run / "spec.json"),
-        "--run-dir",
-        str(tmp_path / "r"),
-        "--resume",
-        str(cut),
-    )
+    cut.write_bytes((frozen_run / manifest(frozen_run)[-1]["file"]).read_bytes()[:300_000])
+    code, out, err = cli("train", str(frozen_run / "spec.json"), "--run-dir", str(tmp_path / "r"), "--resume", str(cut))
     assert code == 2 and "Traceback" not in err, out
     assert out["error"]["kind"] == "bad_input" and "--resume" in out["error"]["message"]
     assert "truncated" in out["error"]["message"]
@@ -417,22 +322,11 @@ def test_safetensors_and_crc_checkpoints_read_the_same_tensors(frozen_run, tmp_p
     for other in (st, crc):
         code, out, _ = cli("compare", str(ckpt), str(other))
         assert code == 0, out
-        assert out["summary"] == {
-            "tensors": len(params),
-            "changed": 0,
-            "unchanged": len(params),
-            "frozen_max_l2": None,
-        }
+        assert out["summary"] == {"tensors": len(params), "changed": 0, "unchanged": len(params), "frozen_max_l2": None}
     code, out, _ = cli("inspect", str(st), "--run", str(frozen_run))
-    assert (
-        code == 0
-        and out["format"] == "safetensors"
-        and out["head_matches_classes"] is True
-    )
+    assert code == 0 and out["format"] == "safetensors" and out["head_matches_classes"] is True
     code, out, _ = cli("eval", "--run", str(frozen_run), "--ckpt", str(st))
-    assert code == 0 and out["accuracy"] == pytest.approx(
-        manifest(frozen_run)[-1]["metrics"]["val_acc"]
-    )
+    assert code == 0 and out["accuracy"] == pytest.approx(manifest(frozen_run)[-1]["metrics"]["val_acc"])
 
 
 # -- eval -----------------------------------------------------------------------------------------
@@ -449,20 +343,14 @@ def test_eval_on_the_runs_val_set_matches_the_runs_own_evaluation(frozen_run):
     # the same checkpoint, data split, preprocessing and AMP level as the run's epoch-end eval
     assert out["accuracy"] == pytest.approx(entry["metrics"]["val_acc"])
     assert out["loss"] == pytest.approx(entry["metrics"]["val_loss"], rel=1e-4)
-    assert [p["support"] for p in out["per_class"]] == [
-        sum(r) for r in out["confusion"]
-    ]
+    assert [p["support"] for p in out["per_class"]] == [sum(r) for r in out["confusion"]]
     for i, p in enumerate(out["per_class"]):
         col = sum(r[i] for r in out["confusion"])
         assert p["recall"] == pytest.approx(out["confusion"][i][i] / p["support"])
-        assert p["precision"] == (
-            pytest.approx(out["confusion"][i][i] / col) if col else None
-        )
+        assert p["precision"] == (pytest.approx(out["confusion"][i][i] / col) if col else None)
     saved = json.loads((Path(str(ckpt) + ".eval.json")).read_text())
     assert (
-        saved["accuracy"] == out["accuracy"]
-        and saved["evaluated_at"] > 0
-        and saved["ckpt_sha256"] == entry["sha256"]
+        saved["accuracy"] == out["accuracy"] and saved["evaluated_at"] > 0 and saved["ckpt_sha256"] == entry["sha256"]
     )
 
 
@@ -489,9 +377,7 @@ def test_eval_on_a_folder_skips_and_lists_broken_images(frozen_run, data2, tmp_p
     assert set(skipped) == {"cut.png", "notes.txt"} and all(skipped.values())
 
 
-def test_eval_on_a_folder_with_other_classes_names_missing_and_extra(
-    frozen_run, tmp_path
-):
+def test_eval_on_a_folder_with_other_classes_names_missing_and_extra(frozen_run, tmp_path):
     make_shapes(
         str(tmp_path / "other"),
         per_class=2,
@@ -510,31 +396,17 @@ def test_eval_on_a_folder_with_other_classes_names_missing_and_extra(
     )
     assert code == 2 and "Traceback" not in err
     e = out["error"]
-    assert (
-        e["kind"] == "bad_input"
-        and e["missing"] == ["red circle"]
-        and e["extra"] == ["blue triangle"]
-    )
+    assert e["kind"] == "bad_input" and e["missing"] == ["red circle"] and e["extra"] == ["blue triangle"]
     assert "red circle" in e["message"] and "blue triangle" in e["message"]
 
 
-def test_eval_and_export_refuse_a_checkpoint_of_another_architecture(
-    frozen_run, resnet34_ckpt
-):
+def test_eval_and_export_refuse_a_checkpoint_of_another_architecture(frozen_run, resnet34_ckpt):
     for args in (["eval"], ["export", "--format", "onnx"]):
-        code, out, err = cli(
-            *args, "--run", str(frozen_run), "--ckpt", str(resnet34_ckpt)
-        )
+        code, out, err = cli(*args, "--run", str(frozen_run), "--ckpt", str(resnet34_ckpt))
         assert code == 2 and "Traceback" not in err, out
         e = out["error"]
-        assert (
-            e["kind"] == "bad_checkpoint"
-            and "does not fit this run's model (resnet18, 2 classes)" in e["message"]
-        )
-        assert (
-            "head.weight: [3, 512] in the file, [2, 512] in the model"
-            in e["mismatched"]
-        )
+        assert e["kind"] == "bad_checkpoint" and "does not fit this run's model (resnet18, 2 classes)" in e["message"]
+        assert "head.weight: [3, 512] in the file, [2, 512] in the model" in e["mismatched"]
     assert not resnet34_ckpt.with_suffix(".onnx").exists()
 
 
@@ -569,26 +441,15 @@ def test_export_mindir_loads_back_with_the_checkpoints_logits(frozen_run, tmp_pa
     import mindspore as ms
 
     ckpt = copy_run(frozen_run, tmp_path) / manifest(frozen_run)[-1]["file"]
-    code, out, _ = cli(
-        "export", "--run", str(frozen_run), "--ckpt", str(ckpt), "--format", "mindir"
-    )
+    code, out, _ = cli("export", "--run", str(frozen_run), "--ckpt", str(ckpt), "--format", "mindir")
     assert code == 0, out
-    assert out["file"] == str(ckpt.with_suffix(".mindir")) and out["input_shape"] == [
-        1,
-        3,
-        32,
-        32,
-    ]
+    assert out["file"] == str(ckpt.with_suffix(".mindir")) and out["input_shape"] == [1, 3, 32, 32]
     assert out["bytes"] == os.path.getsize(out["file"]) > 1_000_000
     x = np.random.default_rng(1).standard_normal((1, 3, 32, 32)).astype(np.float32)
     with graph_mode():
         loaded = ms.nn.GraphCell(ms.load(out["file"]))(ms.Tensor(x)).asnumpy()
-    np.testing.assert_allclose(
-        loaded, _checkpoint_logits(frozen_run, ckpt, x), rtol=1e-5, atol=1e-5
-    )
-    assert not [p for p in ckpt.parent.iterdir() if p.name.startswith(".export-")], (
-        "no temporary folder left"
-    )
+    np.testing.assert_allclose(loaded, _checkpoint_logits(frozen_run, ckpt, x), rtol=1e-5, atol=1e-5)
+    assert not [p for p in ckpt.parent.iterdir() if p.name.startswith(".export-")], "no temporary folder left"
 
 
 def test_export_into_a_folder_whose_name_mindspore_refuses(frozen_run, tmp_path):
@@ -596,61 +457,32 @@ def test_export_into_a_folder_whose_name_mindspore_refuses(frozen_run, tmp_path)
     ckpt = copy_run(frozen_run, tmp_path) / manifest(frozen_run)[-1]["file"]
     target = tmp_path / "it's my run" / "model.onnx"
     code, out, _ = cli(
-        "export",
-        "--run",
-        str(frozen_run),
-        "--ckpt",
-        str(ckpt),
-        "--format",
-        "onnx",
-        "--out",
-        str(target),
+        "export", "--run", str(frozen_run), "--ckpt", str(ckpt), "--format", "onnx", "--out", str(target)
     )
     assert code == 0, out
-    assert (
-        out["file"] == str(target) and target.stat().st_size == out["bytes"] > 1_000_000
-    )
-    assert [p.name for p in target.parent.iterdir()] == ["model.onnx"], (
-        "only the file, no temporary folder"
-    )
+    assert out["file"] == str(target) and target.stat().st_size == out["bytes"] > 1_000_000
+    assert [p.name for p in target.parent.iterdir()] == ["model.onnx"], "only the file, no temporary folder"
 
 
-def test_export_onnx_passes_the_checker_and_runs_with_the_same_logits(
-    frozen_run, tmp_path
-):
+def test_export_onnx_passes_the_checker_and_runs_with_the_same_logits(frozen_run, tmp_path):
     import onnx
     import onnxruntime
 
     ckpt = frozen_run / manifest(frozen_run)[0]["file"]
     target = tmp_path / "out" / "model.onnx"
     code, out, _ = cli(
-        "export",
-        "--run",
-        str(frozen_run),
-        "--ckpt",
-        str(ckpt),
-        "--format",
-        "onnx",
-        "--out",
-        str(target),
+        "export", "--run", str(frozen_run), "--ckpt", str(ckpt), "--format", "onnx", "--out", str(target)
     )
     assert code == 0, out
     assert out["file"] == str(target) and out["format"] == "onnx"
     model = onnx.load(str(target))
     onnx.checker.check_model(model)
-    assert [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim] == [
-        1,
-        3,
-        32,
-        32,
-    ]
+    assert [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim] == [1, 3, 32, 32]
     x = np.random.default_rng(2).standard_normal((1, 3, 32, 32)).astype(np.float32)
     sess = onnxruntime.InferenceSession(str(target), providers=["CPUExecutionProvider"])
     got = sess.run(None, {sess.get_inputs()[0].name: x})[0]
     want = _checkpoint_logits(frozen_run, ckpt, x)
-    np.testing.assert_allclose(
-        got, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max())
-    )
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
     code, out, _ = cli(
         "export",
         "--run",
@@ -662,19 +494,13 @@ def test_export_onnx_passes_the_checker_and_runs_with_the_same_logits(
         "--out",
         str(tmp_path / "model.mindir"),
     )
-    assert (
-        code == 2
-        and out["error"]["kind"] == "bad_input"
-        and ".onnx" in out["error"]["message"]
-    )
+    assert code == 2 and out["error"]["kind"] == "bad_input" and ".onnx" in out["error"]["message"]
 
 
 # -- compare --------------------------------------------------------------------------------------
 
 
-def test_compare_on_a_frozen_backbone_run_shows_the_backbone_unchanged(
-    frozen_run, resnet34_ckpt
-):
+def test_compare_on_a_frozen_backbone_run_shows_the_backbone_unchanged(frozen_run, resnet34_ckpt):
     import mindspore as ms
 
     first, last = (frozen_run / e["file"] for e in manifest(frozen_run))
@@ -687,31 +513,18 @@ def test_compare_on_a_frozen_backbone_run_shows_the_backbone_unchanged(
     assert all(r["frozen"] is True and r["l2_diff"] == 0.0 for r in backbone)
     assert rows["head.weight"]["frozen"] is False and rows["head.weight"]["l2_diff"] > 0
     assert out["summary"]["frozen_max_l2"] == 0.0
-    assert (
-        out["summary"]["tensors"]
-        == len(rows)
-        == out["summary"]["changed"] + out["summary"]["unchanged"]
-    )
+    assert out["summary"]["tensors"] == len(rows) == out["summary"]["changed"] + out["summary"]["unchanged"]
     assert out["only_in_a"] == out["only_in_b"] == out["shape_mismatch"] == []
     rel = [r["rel_change"] for r in out["tensors"] if r["rel_change"] is not None]
     assert rel == sorted(rel, reverse=True), "largest relative change first"
-    want = np.linalg.norm(
-        a["head.weight"].asnumpy().astype(np.float64) - b["head.weight"].asnumpy()
-    )
+    want = np.linalg.norm(a["head.weight"].asnumpy().astype(np.float64) - b["head.weight"].asnumpy())
     assert rows["head.weight"]["l2_diff"] == pytest.approx(want)
-    assert rows["head.weight"]["rel_change"] == pytest.approx(
-        want / np.linalg.norm(a["head.weight"].asnumpy())
-    )
+    assert rows["head.weight"]["rel_change"] == pytest.approx(want / np.linalg.norm(a["head.weight"].asnumpy()))
     # another architecture: what exists in one only, and what changed shape
     code, out, _ = cli("compare", str(last), str(resnet34_ckpt))
     assert code == 0
-    assert {"name": "head.weight", "shape_a": [2, 512], "shape_b": [3, 512]} in out[
-        "shape_mismatch"
-    ]
-    assert (
-        "backbone.layer3.5.conv1.weight" in out["only_in_b"]
-        and "moments.head.weight" in out["only_in_a"]
-    )
+    assert {"name": "head.weight", "shape_a": [2, 512], "shape_b": [3, 512]} in out["shape_mismatch"]
+    assert "backbone.layer3.5.conv1.weight" in out["only_in_b"] and "moments.head.weight" in out["only_in_a"]
     assert {r["frozen"] for r in out["tensors"]} == {None}
 
 
@@ -722,9 +535,7 @@ def test_verify_reports_changed_truncated_and_missing_files(frozen_run, tmp_path
     run = copy_run(frozen_run, tmp_path)
     code, out, _ = cli("verify", "--run", str(run))
     assert code == 0 and out["ok"] is True
-    assert [
-        (r["exists"], r["bytes_ok"], r["sha256_ok"]) for r in out["checkpoints"]
-    ] == [(True, True, True)] * 2
+    assert [(r["exists"], r["bytes_ok"], r["sha256_ok"]) for r in out["checkpoints"]] == [(True, True, True)] * 2
     first, second = (run / e["file"] for e in manifest(run))
     data = bytearray(first.read_bytes())
     data[len(data) // 2] ^= 0xFF
@@ -733,23 +544,11 @@ def test_verify_reports_changed_truncated_and_missing_files(frozen_run, tmp_path
     out = cli("verify", "--run", str(run))[1]
     assert out["ok"] is False
     a, b = out["checkpoints"]
-    assert (a["exists"], a["bytes_ok"], a["sha256_ok"]) == (
-        True,
-        True,
-        False,
-    ) and "sha256" in a["problem"]
-    assert (b["exists"], b["bytes_ok"], b["sha256_ok"]) == (
-        True,
-        False,
-        False,
-    ) and "truncated" in b["problem"]
+    assert (a["exists"], a["bytes_ok"], a["sha256_ok"]) == (True, True, False) and "sha256" in a["problem"]
+    assert (b["exists"], b["bytes_ok"], b["sha256_ok"]) == (True, False, False) and "truncated" in b["problem"]
     second.unlink()
     b = cli("verify", "--run", str(run))[1]["checkpoints"][1]
-    assert (b["exists"], b["bytes_ok"], b["sha256_ok"]) == (
-        False,
-        False,
-        False,
-    ) and "missing" in b["problem"]
+    assert (b["exists"], b["bytes_ok"], b["sha256_ok"]) == (False, False, False) and "missing" in b["problem"]
     # a manifest edited by hand to point elsewhere is reported, and nothing outside is read
     entries = manifest(run)
     entries[0]["file"] = "../../etc/hostname"
@@ -763,9 +562,7 @@ def test_verify_reports_changed_truncated_and_missing_files(frozen_run, tmp_path
 # -- delete-checkpoints ---------------------------------------------------------------------------
 
 
-def test_delete_refuses_paths_outside_the_run_unlisted_files_and_the_best(
-    frozen_run, tmp_path
-):
+def test_delete_refuses_paths_outside_the_run_unlisted_files_and_the_best(frozen_run, tmp_path):
     run = copy_run(frozen_run, tmp_path)
     outside = tmp_path / "precious.ckpt"
     outside.write_bytes(b"keep me")
@@ -789,13 +586,9 @@ def test_delete_refuses_paths_outside_the_run_unlisted_files_and_the_best(
         assert "Traceback" not in err
     # a refusal in the list refuses the whole call
     other = next(e["file"] for e in manifest(run) if not e["best"])
-    code, out, _ = cli(
-        "delete-checkpoints", "--run", str(run), other, "../precious.ckpt"
-    )
+    code, out, _ = cli("delete-checkpoints", "--run", str(run), other, "../precious.ckpt")
     assert code == 2
-    assert (
-        run / "checkpoints.json"
-    ).read_bytes() == before and outside.read_bytes() == b"keep me"
+    assert (run / "checkpoints.json").read_bytes() == before and outside.read_bytes() == b"keep me"
     assert all((run / e["file"]).exists() for e in manifest(run))
 
 
@@ -805,24 +598,13 @@ def test_delete_removes_files_and_rewrites_the_manifest(frozen_run, tmp_path):
     best = next(e["file"] for e in entries if e["best"])
     other = next(e["file"] for e in entries if not e["best"])
     Path(str(run / other) + ".eval.json").write_text("{}")
-    code, out, _ = cli(
-        "delete-checkpoints", "--run", str(run), str(run / other)
-    )  # an absolute path inside works
+    code, out, _ = cli("delete-checkpoints", "--run", str(run), str(run / other))  # an absolute path inside works
     assert code == 0, out
     assert out["deleted"] == [other] and out["kept"] == [best]
-    assert (
-        not (run / other).exists()
-        and not Path(str(run / other) + ".eval.json").exists()
-    )
-    assert [e["file"] for e in manifest(run)] == [best] and manifest(run)[0][
-        "best"
-    ] is True
-    assert not [p for p in run.iterdir() if ".tmp-" in p.name], (
-        "the manifest was replaced atomically"
-    )
-    code, out, _ = cli(
-        "delete-checkpoints", "--run", str(run), "--allow-best", "--", best
-    )  # the extension's argv
+    assert not (run / other).exists() and not Path(str(run / other) + ".eval.json").exists()
+    assert [e["file"] for e in manifest(run)] == [best] and manifest(run)[0]["best"] is True
+    assert not [p for p in run.iterdir() if ".tmp-" in p.name], "the manifest was replaced atomically"
+    code, out, _ = cli("delete-checkpoints", "--run", str(run), "--allow-best", "--", best)  # the extension's argv
     assert code == 0 and out == {"run_dir": str(run), "deleted": [best], "kept": []}
     assert manifest(run) == [] and not (run / best).exists()
 
@@ -830,17 +612,11 @@ def test_delete_removes_files_and_rewrites_the_manifest(frozen_run, tmp_path):
 def test_delete_while_the_run_trains_spares_only_the_newest(frozen_run, tmp_path):
     run = copy_run(frozen_run, tmp_path)
     first, newest = (e["file"] for e in manifest(run))
-    with open(
-        run / ".lock", "w"
-    ) as lock:  # what a live train process holds for its lifetime
+    with open(run / ".lock", "w") as lock:  # what a live train process holds for its lifetime
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        code, out, _ = cli(
-            "delete-checkpoints", "--run", str(run), newest, "--allow-best"
-        )
+        code, out, _ = cli("delete-checkpoints", "--run", str(run), newest, "--allow-best")
         assert code == 2 and out["error"]["kind"] == "run_live"
-        code, out, _ = cli(
-            "delete-checkpoints", "--run", str(run), first, "--allow-best"
-        )
+        code, out, _ = cli("delete-checkpoints", "--run", str(run), first, "--allow-best")
         assert code == 0 and out["deleted"] == [first]
     assert [e["file"] for e in manifest(run)] == [newest]
 
@@ -856,12 +632,7 @@ def test_a_training_save_keeps_what_delete_removed(tmp_path):
     store = CheckpointStore(str(tmp_path), "live", "ckpt", keep_max=5, keep_best=True)
     for i in (1, 2):
         store.save(entries, epoch=i, step=i, metrics={"val_acc": 0.1 * i})
-    code, out, _ = cli(
-        "delete-checkpoints", "--run", str(tmp_path), "checkpoints/live-e1-s1.ckpt"
-    )
+    code, out, _ = cli("delete-checkpoints", "--run", str(tmp_path), "checkpoints/live-e1-s1.ckpt")
     assert code == 0, out
     store.save(entries, epoch=3, step=3, metrics={"val_acc": 0.05})
-    assert [e["file"] for e in manifest(tmp_path)] == [
-        "checkpoints/live-e2-s2.ckpt",
-        "checkpoints/live-e3-s3.ckpt",
-    ]
+    assert [e["file"] for e in manifest(tmp_path)] == ["checkpoints/live-e2-s2.ckpt", "checkpoints/live-e3-s3.ckpt"]
