@@ -18,6 +18,8 @@ import os
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from .data.folder import IMAGE_EXTENSIONS
+
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spec.schema.json")
 with open(SCHEMA_FILE, encoding="utf-8") as _f:
     SCHEMA: dict[str, Any] = json.load(_f)
@@ -225,7 +227,34 @@ def check(raw: Any, base_dir: str = ".", check_files: bool = True) -> list[Probl
                             f"point {path} at an existing {'folder' if want_dir else 'file'} on the target",
                         )
                     )
+                elif want_dir:
+                    p = _no_class_folders(path, v, full)
+                    if p:
+                        problems.append(p)
     return problems
+
+
+def _no_class_folders(path: str, value: str, full: str) -> Problem | None:
+    """An ImageFolder root without any class sub-folder (images straight in it, or nothing): a run
+    would fail at its start, so validation says so. One listing, stopped at the first class folder."""
+    images = 0
+    try:
+        with os.scandir(full) as it:
+            for e in it:
+                if e.name.startswith("."):
+                    continue
+                if e.is_dir():  # follows symlinks, as the data scan does
+                    return None
+                if os.path.splitext(e.name)[1].lower() in IMAGE_EXTENSIONS:
+                    images += 1
+    except OSError as e:
+        return Problem(path, f"cannot list {value}: {e.strerror or e}", f"make {path} a folder this user can read")
+    held = f"it holds {images} image file(s) directly" if images else "it is empty"
+    return Problem(
+        path,
+        f"no class folders in {value} ({held}): an ImageFolder root has one sub-folder per class",
+        f"put the images in one folder per class under {value} (e.g. {value}/cat/, {value}/dog/)",
+    )
 
 
 def resolve(raw: dict[str, Any], base_dir: str = ".") -> dict[str, Any]:
@@ -250,14 +279,159 @@ def _no_constants(name: str) -> NoReturn:
     raise json.JSONDecodeError(f"{name} is not valid JSON (use a number)", name, 0)
 
 
-def load_file(path: str) -> dict[str, Any]:
-    """Read a JSON spec; a syntax error becomes a Problem with the line and column."""
+MAX_DEPTH = 32  # nesting the reader accepts; a spec has 2 (section, field), the editor refuses past 32 too
+MAX_BYTES = 1 << 20  # a spec is a few KB; the editor reads 16 KB at most
+
+
+class _Keys(dict[str, Any]):
+    """A JSON object that remembers the keys it saw more than once (the JSON reader's object_pairs_hook)."""
+
+    duplicates: list[str]
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> _Keys:
+    obj, seen = _Keys(), []
+    for k, v in pairs:
+        if k in obj and k not in seen:
+            seen.append(k)
+        obj[k] = v
+    obj.duplicates = seen
+    return obj
+
+
+def _duplicate_problems(value: Any, prefix: str = "") -> list[Problem]:
+    """Every key written twice in one object, by its field path: JSON readers disagree on which one
+    counts (Python's and the extension's take the last, silently), so the spec is refused, as a
+    YAML spec is."""
+    out: list[Problem] = []
+    if isinstance(value, dict):
+        where = prefix.rstrip(".") or "the top level"
+        for k in getattr(value, "duplicates", []):
+            out.append(
+                Problem(
+                    f"{prefix}{k}",
+                    f'duplicate key "{k}" in {where}: it is written more than once',
+                    f'keep one "{k}" in {where} and delete the others',
+                )
+            )
+        for k, v in value.items():
+            out += _duplicate_problems(v, f"{prefix}{k}.")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _duplicate_problems(v, f"{prefix.rstrip('.')}[{i}].")
+    return out
+
+
+def _too_deep(text: str) -> tuple[int, int] | None:
+    """(line, column) where bracket nesting passes MAX_DEPTH outside strings, else None: Python's JSON
+    reader recurses once per level and would raise RecursionError on deep input."""
+    depth, in_str, esc, line, col = 0, False, False, 1, 0
+    for c in text:
+        col += 1
+        if c == "\n":
+            line, col = line + 1, 0
+        if in_str:
+            if esc:
+                esc = False
+            elif c == "\\":
+                esc = True
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return line, col
+        elif c in "]}":
+            depth -= 1
+    return None
+
+
+def _decode(data: bytes) -> str:
+    """The file's text; a file that is not UTF-8 is a Problem saying what it is instead."""
+    fix = "save the spec as UTF-8 text (a JSON run spec)"
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise SpecError([Problem("", "the spec file is UTF-16 (it starts with a UTF-16 byte-order mark)", fix)])
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f, parse_constant=_no_constants)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise SpecError(
+            [
+                Problem(
+                    "",
+                    f"not a UTF-8 text file: invalid byte 0x{data[e.start]:02x} at offset {e.start} (line {line})",
+                    fix,
+                )
+            ]
+        ) from None
+    bad = next((i for i, c in enumerate(text) if c < " " and c not in "\t\n\r"), None)
+    if bad is not None:
+        line = text.count("\n", 0, bad) + 1
+        raise SpecError([Problem("", f"not a text file: control character U+{ord(text[bad]):04X} at line {line}", fix)])
+    return text
+
+
+def load_file(path: str) -> dict[str, Any]:
+    """Read a JSON spec; a syntax error becomes a Problem with the line and column. So do a file that
+    is not UTF-8 text, nesting deeper than MAX_DEPTH, and a key written twice in one object."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
     except FileNotFoundError:
         raise SpecError([Problem("", f"spec file not found: {path}", "pass the path of a JSON run spec")]) from None
+    except OSError as e:
+        raise SpecError(
+            [
+                Problem(
+                    "",
+                    f"cannot read the spec file {path}: {e.strerror or e}",
+                    "pass the path of a readable JSON run spec",
+                )
+            ]
+        ) from None
+    if len(data) > MAX_BYTES:
+        raise SpecError(
+            [
+                Problem(
+                    "",
+                    f"the spec file is larger than {MAX_BYTES >> 20} MB: a run spec is a few KB",
+                    "pass a JSON run spec",
+                )
+            ]
+        )
+    text = _decode(data)
+    deep = _too_deep(text)
+    if deep:
+        raise SpecError(
+            [
+                Problem(
+                    "",
+                    f"nested more than {MAX_DEPTH} levels deep at line {deep[0]} column {deep[1]}: "
+                    "a run spec has 2 levels (section, field)",
+                    'write the spec as sections of fields, e.g. {"data": {"train": "DIR"}}',
+                )
+            ]
+        )
+    try:
+        raw = json.loads(text, parse_constant=_no_constants, object_pairs_hook=_pairs)
     except json.JSONDecodeError as e:
         raise SpecError(
             [Problem("", f"not valid JSON at line {e.lineno} column {e.colno}: {e.msg}", "fix the JSON syntax there")]
         ) from e
+    except RecursionError:  # _too_deep stops this first; kept so that no input gives a traceback
+        raise SpecError([Problem("", "nested too deeply to read", "write the spec as sections of fields")]) from None
+    dups = _duplicate_problems(raw)
+    if dups:
+        raise SpecError(dups)
+    return _plain(raw)
+
+
+def _plain(value: Any) -> Any:
+    """The parsed spec with plain dicts (the reader's _Keys carry only the duplicate bookkeeping)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value

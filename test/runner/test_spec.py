@@ -9,11 +9,13 @@ extension's own converter (src/core/spec/file.ts), as they do before a launch.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, runner
+from conftest import ROOT, runner, write_spec
 
 from ascend_finetune.spec import DEFAULTS, SCHEMA, check
 
@@ -99,3 +101,94 @@ def test_nan_and_infinity_in_a_spec_are_refused(tmp_path, data_a):
 
     problems = check({"data": {"train": str(data_a)}, "train": {"lr": float("inf")}})
     assert [p.path for p in problems] == ["train.lr"]
+
+
+def _validate_file(path):
+    r = subprocess.run(
+        [sys.executable, "-m", "ascend_finetune", "validate", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, PYTHONPATH=str(ROOT / "runner")),
+    )
+    assert "Traceback" not in r.stderr, r.stderr
+    lines = [ln for ln in r.stdout.splitlines() if ln.strip()]
+    assert len(lines) == 1, r.stdout
+    return r.returncode, json.loads(lines[0])
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (
+            b"\x00\x01\x02\xff\xfe binary \x89PNG\r\n\x1a\n",
+            "not a UTF-8 text file: invalid byte 0xff at offset 3 (line 1)",
+        ),
+        ('{"data": {"train": "d"}}'.encode("utf-16"), "UTF-16"),
+        (
+            b'{"name": "caf\xe9", "data": {"train": "d"}}',
+            "not a UTF-8 text file: invalid byte 0xe9 at offset 13 (line 1)",
+        ),
+        (b'{"name": "x\x00", "data": {"train": "d"}}', "not a text file: control character U+0000 at line 1"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested more than 32 levels deep at line 1 column 33"),
+        (b'{"data": {"train": "d", "x": ' + b"[" * 5000 + b"]" * 5000 + b"}}", "nested more than 32 levels"),
+    ],
+    ids=["binary", "utf16-bom", "latin1-byte", "nul", "deep-100k", "deep-in-a-field"],
+)
+def test_a_spec_file_that_is_not_utf8_json_text_is_a_problem_not_a_traceback(tmp_path, content, message):
+    p = tmp_path / "s.ascend.json"
+    p.write_bytes(content)
+    code, out = _validate_file(p)
+    assert code == 2 and out["ok"] is False
+    [problem] = out["problems"]
+    assert set(problem) == {"path", "message", "fix"} and problem["path"] == ""
+    assert message in problem["message"], problem
+    assert problem["fix"]
+
+
+def test_a_key_written_twice_is_refused_naming_the_key_and_its_path(tmp_path, data_a):
+    p = tmp_path / "dup.ascend.json"
+    p.write_text(
+        '{"name": "a", "data": {"train": "DATA", "batch_size": 8, "batch_size": 64},\n'
+        ' "train": {"lr": 0.1, "epochs": 2, "lr": 100}, "name": "b"}'.replace("DATA", str(data_a))
+    )
+    code, out = _validate_file(p)
+    assert code == 2 and out["ok"] is False
+    got = {pr["path"]: pr for pr in out["problems"]}
+    assert set(got) == {"name", "data.batch_size", "train.lr"}
+    assert got["data.batch_size"]["message"] == 'duplicate key "batch_size" in data: it is written more than once'
+    assert got["data.batch_size"]["fix"] == 'keep one "batch_size" in data and delete the others'
+    assert got["name"]["message"] == 'duplicate key "name" in the top level: it is written more than once'
+    # train refuses it the same way, before anything trains
+    code, doc = runner("train", str(p), "--run-dir", str(tmp_path / "run"))
+    assert code == 2 and doc["error"]["kind"] == "bad_spec"
+    assert {pr["path"] for pr in doc["error"]["problems"]} == {"name", "data.batch_size", "train.lr"}
+    # a key written once in each of two objects is no duplicate
+    p.write_text('{"data": {"train": "DATA", "val_split": 0.2}, "train": {"seed": 3}}'.replace("DATA", str(data_a)))
+    assert _validate_file(p) == (0, {"ok": True, "problems": []})
+
+
+@pytest.mark.parametrize("layout", ["images-only", "empty"])
+def test_a_data_folder_without_class_folders_is_a_problem_with_the_fix(tmp_path, layout):
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    if layout == "images-only":
+        from PIL import Image
+
+        for i in range(4):
+            Image.new("RGB", (8, 8), (i * 40, 0, 0)).save(flat / f"{i}.png")
+        (flat / ".hidden").mkdir()  # dot-folders are not classes, as in the data scan
+    p = write_spec(tmp_path / "s.ascend.json", {"data": {"train": "flat"}})
+    code, out = _validate_file(p)
+    assert code == 2
+    [problem] = out["problems"]
+    assert problem["path"] == "data.train"
+    held = "it holds 4 image file(s) directly" if layout == "images-only" else "it is empty"
+    assert problem["message"] == f"no class folders in flat ({held}): an ImageFolder root has one sub-folder per class"
+    assert problem["fix"] == "put the images in one folder per class under flat (e.g. flat/cat/, flat/dog/)"
+    # a data.val folder gets the same check; a root with class folders passes
+    (tmp_path / "ok" / "a").mkdir(parents=True)
+    (tmp_path / "ok" / "b").mkdir()
+    p = write_spec(tmp_path / "s.ascend.json", {"data": {"train": "ok", "val": "flat"}})
+    code, out = _validate_file(p)
+    assert code == 2 and [pr["path"] for pr in out["problems"]] == ["data.val"]

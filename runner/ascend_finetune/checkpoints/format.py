@@ -20,6 +20,7 @@ import json
 import math
 import os
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -91,6 +92,28 @@ class CheckpointIndex:
     size: int
     tensors: dict[str, TensorEntry]
 
+    def blocks(self, name: str, max_elements: int) -> Iterator[np.ndarray]:
+        """A numeric tensor as flat runs of consecutive elements, at most `max_elements` each (BFloat16
+        widened to float32): two tensors of one shape give aligned runs, and memory stays bounded
+        however large the tensor is."""
+        e = self.tensors[name]
+        want = max(1, max_elements) * np.dtype(CKPT_DTYPES[e.dtype]).itemsize
+        buf = bytearray()
+        with open(self.path, "rb") as f:
+            for off, n in e.chunks:
+                f.seek(off)
+                while n:
+                    part = f.read(min(n, want - len(buf)))
+                    if not part:
+                        raise bad_checkpoint(self.path, f"{name}: the file ended while it was read (it shrank?)")
+                    buf += part
+                    n -= len(part)
+                    if len(buf) == want:
+                        yield _as_array(bytes(buf), e.dtype)
+                        buf.clear()
+        if buf:
+            yield _as_array(bytes(buf), e.dtype)
+
     def read(self, name: str) -> np.ndarray:
         """One tensor as a numpy array (BFloat16 widened to float32); strings come back as 0-d str arrays."""
         e = self.tensors[name]
@@ -100,12 +123,43 @@ class CheckpointIndex:
                 f.seek(off)
                 parts.append(f.read(n))
         raw = b"".join(parts)
+        if len(raw) != e.nbytes:
+            raise bad_checkpoint(self.path, f"{name}: the file ended while it was read (it shrank?)")
         if e.dtype == "str":
             return np.array(raw.decode("utf-32-le", errors="replace").rstrip("\x00"))
         arr = np.frombuffer(raw, dtype=CKPT_DTYPES[e.dtype]).reshape(e.shape)
         if e.dtype == "BFloat16":
             arr = (arr.astype(np.uint32) << 16).view(np.float32)
         return arr
+
+
+def _as_array(raw: bytes, dtype: str) -> np.ndarray:
+    arr = np.frombuffer(raw, dtype=CKPT_DTYPES[dtype])
+    return (arr.astype(np.uint32) << 16).view(np.float32) if dtype == "BFloat16" else arr
+
+
+MAX_DIMS = 32  # numpy's limit (1.x)
+MAX_NAME_BYTES = 1 << 16  # a tensor name or type string longer than this is not a checkpoint's
+
+
+def check_dims(name: str, shape: list[int]) -> None:
+    """At most MAX_DIMS dimensions, none negative (checked before any product is taken)."""
+    if len(shape) > MAX_DIMS:
+        raise ValueError(f"{name}: {len(shape)} dimensions (at most {MAX_DIMS})")
+    if any(d < 0 for d in shape):
+        raise ValueError(f"{name}: impossible shape {shape} (a negative dimension)")
+
+
+def check_shape(name: str, shape: list[int], dtype: str, size: int) -> None:
+    """A shape no file of `size` bytes can hold is a damaged or hostile one: besides check_dims, one
+    whose dimensions (the zeros left out, so that [0, 10**20] counts too) need more bytes than the
+    whole file. numpy could not even build such an array."""
+    check_dims(name, shape)
+    item = np.dtype(CKPT_DTYPES[dtype]).itemsize if dtype != "str" else 1
+    if math.prod(d for d in shape if d) * item > size:
+        raise ValueError(
+            f"{name}: impossible shape {shape} {dtype}: its dimensions need more bytes than the whole {size}-byte file"
+        )
 
 
 def _varint(buf: bytes, pos: int) -> tuple[int, int]:
@@ -178,6 +232,8 @@ def _index_ckpt(path: str, size: int) -> dict[str, TensorEntry]:
                     if fstart + n > vstart + vlen:
                         raise ValueError(f"byte {fstart}: a field runs past its entry")
                     if k >> 3 == 1:
+                        if n > MAX_NAME_BYTES:
+                            raise ValueError(f"byte {fstart}: a {n}-byte tensor name")
                         name = f.read(n).decode("utf-8")
                     elif k >> 3 == 2:
                         tensor = _tensor_header(f, fstart, n)
@@ -208,10 +264,12 @@ def _index_ckpt(path: str, size: int) -> dict[str, TensorEntry]:
     for e in tensors.values():
         if e.shape == [0] and e.nbytes:  # MindSpore writes a scalar's dims as [0]
             e.shape = []
+        check_dims(e.name, e.shape)
         if e.dtype != "str":
             want = e.elements * np.dtype(CKPT_DTYPES[e.dtype]).itemsize
-            if e.nbytes != want or any(d < 0 for d in e.shape):
+            if e.nbytes != want:
                 raise ValueError(f"{e.name}: {e.nbytes} bytes of data for shape {e.shape} {e.dtype} ({want} expected)")
+        check_shape(e.name, e.shape, e.dtype, size)
     return tensors
 
 
@@ -228,6 +286,8 @@ def _tensor_header(f: BinaryIO, start: int, length: int) -> tuple[list[int], str
         if fnum == 1 and wtype == 0:
             v = r.varint()
             dims.append(v - (1 << 64) if v >= 1 << 63 else v)
+            if len(dims) > MAX_DIMS:
+                raise ValueError(f"byte {f.tell()}: more than {MAX_DIMS} dimensions")
             continue
         if wtype != 2:
             raise ValueError(f"byte {f.tell()}: unexpected wire type {wtype} in a tensor")
@@ -236,11 +296,15 @@ def _tensor_header(f: BinaryIO, start: int, length: int) -> tuple[list[int], str
         if pos + n > end:
             raise ValueError(f"byte {pos}: a tensor field runs past its tensor")
         if fnum == 1:
+            if n > MAX_DIMS * 10:
+                raise ValueError(f"byte {pos}: {n} bytes of dimensions (at most {MAX_DIMS} dimensions)")
             buf, p = f.read(n), 0
             while p < n:
                 v, p = _varint(buf, p)
-                dims.append(v)
+                dims.append(v - (1 << 64) if v >= 1 << 63 else v)  # int64, as in the unpacked form
         elif fnum == 2:
+            if n > MAX_NAME_BYTES:
+                raise ValueError(f"byte {pos}: a {n}-byte tensor type")
             ttype = f.read(n).decode("utf-8")
         elif fnum == 3:
             content = (pos, n)
@@ -273,15 +337,19 @@ def _index_safetensors(path: str, size: int) -> dict[str, TensorEntry]:
             continue
         try:
             dtype = SAFETENSORS_DTYPES[info["dtype"]]
-            shape = [int(d) for d in info["shape"]]
-            s, e = (int(x) for x in info["data_offsets"])
+            shape, offsets = list(info["shape"]), list(info["data_offsets"])
+            if not all(isinstance(x, int) and not isinstance(x, bool) for x in shape + offsets) or len(offsets) != 2:
+                raise ValueError
+            s, e = offsets
         except (KeyError, TypeError, ValueError):
             raise ValueError(f"{name}: bad header entry {str(info)[:80]}") from None
+        check_dims(name, shape)
         if not 0 <= s <= e or base + e > size:
             raise ValueError(f"{name}: data at bytes {base + s}-{base + e} past the end ({size} bytes; truncated?)")
         want = math.prod(shape) * np.dtype(CKPT_DTYPES[dtype]).itemsize
         if e - s != want:
             raise ValueError(f"{name}: {e - s} bytes of data for shape {shape} {dtype} ({want} expected)")
+        check_shape(name, shape, dtype, size)
         tensors[name] = TensorEntry(name, shape, dtype, [(base + s, e - s)])
     return tensors
 
@@ -304,4 +372,28 @@ def read_index(path: str) -> CheckpointIndex:
         raise bad_checkpoint(path, f"not a MindSpore {fmt} file, or a damaged one: {e}") from e
     if not tensors:
         raise bad_checkpoint(path, "it holds no tensors")
+    declared = sum(e.nbytes for e in tensors.values())
+    stored = stored_bytes(path)
+    if stored is not None and declared > SPARSE_FACTOR * stored + SPARSE_SLACK:
+        raise bad_checkpoint(
+            path,
+            f"its tensors declare {declared} bytes of data but only {stored} bytes of the {size}-byte file "
+            "are stored on disk (a sparse file: its size is not its data)",
+        )
     return CheckpointIndex(os.path.abspath(path), fmt, size, tensors)
+
+
+# A file whose tensors declare more than SPARSE_FACTOR times the bytes its file system stores for it
+# (plus SPARSE_SLACK) is refused: a sparse file (`truncate -s 20G`) has the size the index checks
+# want without the data, and would cost a full read of zeros (compare, inspect's hash).
+# Compressing file systems (ZFS, btrfs) store less than the size too; weights compress far less
+# than 2x, so only a file that is mostly zeros trips this there.
+SPARSE_FACTOR = 2
+SPARSE_SLACK = 1 << 20
+
+
+def stored_bytes(path: str) -> int | None:
+    """The bytes the file system stores for the file (st_blocks), or None where it does not say."""
+    st = os.stat(path)
+    blocks = getattr(st, "st_blocks", None)
+    return blocks * 512 if blocks else None

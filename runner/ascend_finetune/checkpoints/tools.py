@@ -24,6 +24,8 @@ COUNTERS = {"epoch_num", "step_num", "steps_per_epoch", "total_steps"}
 META_NAMES = {"scale_sense", "current_iterator_step", "last_overflow_iterator_step"}
 OPTIMIZER_PREFIXES = ("moments.", "adam_m.", "adam_v.", "moment1.", "moment2.", "accum.", "ema.")
 OPTIMIZER_NAMES = {"global_step", "learning_rate", "momentum", "beta1_power", "beta2_power", "updates"}
+INSPECT_HASH_MAX_BYTES = 1 << 30  # inspect hashes files up to 1 GiB (a resnet101 with its moments is ~0.5 GB)
+COMPARE_BLOCK = 1 << 22  # compare holds 4M elements (32 MB in float64) of each tensor at a time
 HEAD_WEIGHTS = ("head.weight", "fc.weight", "classifier.weight", "end_point.weight")
 
 
@@ -107,7 +109,17 @@ def manifest_check(run_dir: str, path: str, sha: str | None) -> dict[str, Any] |
 def inspect(ckpt: str, run_dir: str | None) -> dict[str, Any]:
     run = load_run(run_dir) if run_dir else None
     index = read_index(ckpt)
-    sha = sha256_file(ckpt)
+    # Hashing reads the whole file (about 0.3-2 GB/s, CPU-bound): above INSPECT_HASH_MAX_BYTES inspect
+    # leaves it to `verify`, which a user runs knowing it reads everything, and says so.
+    skipped = None
+    if index.size > INSPECT_HASH_MAX_BYTES:
+        sha = None
+        skipped = (
+            f"the file is {index.size} bytes, above inspect's {INSPECT_HASH_MAX_BYTES >> 20} MiB hashing "
+            "limit: `verify --run RUN_DIR` checks it against checkpoints.json, or hash it with sha256sum"
+        )
+    else:
+        sha = sha256_file(ckpt)
     tensors = []
     for t in index.tensors.values():
         tensors.append(
@@ -126,6 +138,7 @@ def inspect(ckpt: str, run_dir: str | None) -> dict[str, Any]:
         "format": index.format,
         "bytes": index.size,
         "sha256": sha,
+        "sha256_skipped": skipped,
         "tensors": tensors,
         "total_elements": sum(t["elements"] for t in tensors),
         "param_elements": sum(t["elements"] for t in tensors if t["kind"] == "param"),
@@ -168,11 +181,15 @@ def compare(ckpt_a: str, ckpt_b: str, run_dir: str | None) -> dict[str, Any]:
             continue
         if "str" in (ta.dtype, tb.dtype):
             continue
-        # One tensor of each file in memory at a time, in float64 so that tiny fp32 updates still count.
-        xa = a.read(name).astype(np.float64)
-        d = xa - b.read(name).astype(np.float64)
-        l2 = float(np.sqrt(np.sum(d * d)))
-        norm_a = float(np.sqrt(np.sum(xa * xa)))
+        # In float64, so that tiny fp32 updates still count; a block of COMPARE_BLOCK elements of each
+        # file at a time, so that memory stays bounded however large a tensor is.
+        sq_d = sq_a = 0.0
+        for ba, bb in zip(a.blocks(name, COMPARE_BLOCK), b.blocks(name, COMPARE_BLOCK)):
+            xa = ba.astype(np.float64)
+            d = xa - bb.astype(np.float64)
+            sq_d += float(np.sum(d * d))
+            sq_a += float(np.sum(xa * xa))
+        l2, norm_a = math.sqrt(sq_d), math.sqrt(sq_a)
         t = trainable(name, run)
         rows.append(
             {

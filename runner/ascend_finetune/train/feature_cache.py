@@ -17,6 +17,15 @@ path, size and modification time, and its label), the backbone's weights (a hash
 tensors, so the pretrained file and the seed both count), the transforms (image size, augmentation,
 views, seed, normalisation) and the AMP level. A later run finds a cache with the same key in its
 own directory (resume) or in a sibling run directory under the same runs root, and reuses it.
+
+Runs roots are shared: a sibling run directory may be another user's, and a cache is only numbers
+that nothing can check against the images without recomputing them. So a sibling's cache is reused
+only when this user owns it, every part of its path from the sibling run directory down (not
+through a symlink, not group- or world-writable); and every cache, the run's own included, must
+match the run: array names, dtypes and shapes (images per split, views, the backbone's feature
+width), finite features, and labels equal to the run's own labels of those images. A cache that
+fails is not used: the run says why in a `feature_cache_rejected` warning naming its path, and
+computes its own features.
 """
 
 from __future__ import annotations
@@ -25,7 +34,9 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import time
+import zipfile
 from collections.abc import Iterator
 from typing import Any
 
@@ -81,6 +92,70 @@ def cache_key(
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 
+META_MAX_BYTES = 1 << 16  # meta.json is a few hundred bytes
+NPY_HEADER_MAX = 1 << 16  # an .npy member's header, beyond its data
+
+
+def _open_regular(path: str, check_owner: bool) -> int:
+    """A read-only descriptor of a regular file, not opened through a symlink (nor blocked on a
+    FIFO); with check_owner, also this user's and not group- or world-writable (checked on the open
+    file, so the file cannot be swapped between the check and the read)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"{os.path.basename(path)} is not a regular file")
+        why = _not_mine(st) if check_owner else None
+        if why:
+            raise ValueError(f"{os.path.basename(path)} {why}")
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _read_capped(path: str, cap: int, check_owner: bool) -> bytes:
+    """A small regular file's bytes, at most `cap` (a local helper: the run-directory readers are in
+    rundir.py, and this module needs only this one)."""
+    with os.fdopen(_open_regular(path, check_owner), "rb") as f:
+        data = f.read(cap + 1)
+    if len(data) > cap:
+        raise ValueError(f"{os.path.basename(path)} is larger than {cap} bytes")
+    return data
+
+
+def _not_mine(st: os.stat_result) -> str | None:
+    if st.st_uid != os.getuid():
+        return f"is owned by uid {st.st_uid}, not by this user (uid {os.getuid()})"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        who = "every user" if st.st_mode & stat.S_IWOTH else "its group"
+        return f"is writable by {who} (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def untrusted(run_dir: str, folder: str) -> str | None:
+    """Why a cache `folder` inside another run directory may hold what someone else wrote, or None:
+    the run directory, its feature-cache/ and the folder must each be a real directory (no symlink),
+    owned by this user and not writable by its group or by others. (Its files are checked when
+    they are opened.)"""
+    path = run_dir
+    for part in [None, DIRNAME, os.path.basename(folder)]:
+        if part is not None:
+            path = os.path.join(path, part)
+        try:
+            st = os.lstat(path)
+        except OSError as e:
+            return f"cannot check {path} ({e.strerror or e})"
+        if stat.S_ISLNK(st.st_mode):
+            return f"{path} is a symlink"
+        if not stat.S_ISDIR(st.st_mode):
+            return f"{path} is not a directory"
+        why = _not_mine(st)
+        if why:
+            return f"{path} {why}"
+    return None
+
+
 class _Indices:
     def __init__(self, n: int):
         self.n = n
@@ -126,6 +201,7 @@ class FeatureCache:
         )
         self.dir = os.path.join(trainer.run_dir, DIRNAME, self.key[:16])
         self.reused_from: str | None = None
+        self.rejected: list[dict[str, str]] = []  # caches found and not used: {path, reason}
         self.reported = False  # described once, in the epoch_end of the epoch that built or found it
         self.compute_s: float | None = None
         self._train: Any = None  # (views, n, dim) float32
@@ -134,13 +210,6 @@ class FeatureCache:
         self._val_labels: Any = None
 
     # -- finding or computing ---------------------------------------------------------------
-    def _complete(self, folder: str) -> bool:
-        try:
-            with open(os.path.join(folder, "meta.json"), encoding="utf-8") as f:
-                return json.load(f).get("key") == self.key
-        except (OSError, ValueError):
-            return False
-
     def _candidates(self) -> list[str]:
         """This run's own cache first (a resume), then its siblings' under the same runs root."""
         own = self.dir
@@ -160,20 +229,96 @@ class FeatureCache:
         if self._train is not None:
             return
         for folder in self._candidates():
-            if self._complete(folder):
-                self._load(folder)
-                if folder != self.dir:
+            own = folder == self.dir
+            if not os.path.lexists(folder):
+                continue
+            reason = None if own else untrusted(os.path.dirname(os.path.dirname(folder)), folder)
+            if reason is None:
+                try:
+                    arrays = self._read(folder, check_owner=not own)
+                    reason = arrays if isinstance(arrays, str) else self._mismatch(arrays)
+                except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
+                    reason = f"cannot read it ({type(e).__name__}: {e})"
+            if reason is None:
+                assert not isinstance(arrays, str)
+                self._train, self._train_labels = arrays["train"], arrays["train_labels"]
+                self._val, self._val_labels = arrays["val"], arrays["val_labels"]
+                if not own:
                     self.reused_from = os.path.dirname(os.path.dirname(folder))
                 return
+            self.rejected.append({"path": folder, "reason": reason})
+            self.tr.warn(
+                "feature_cache_rejected",
+                f"not reusing the feature cache at {folder}: {reason}; this run computes its own features",
+                {"path": folder, "reason": reason},
+            )
         t0 = time.perf_counter()
         self._compute()
         self.compute_s = round(time.perf_counter() - t0, 3)
         self._save()
 
-    def _load(self, folder: str) -> None:
-        z = np.load(os.path.join(folder, "features.npz"))
-        self._train, self._train_labels = z["train"], z["train_labels"]
-        self._val, self._val_labels = z["val"], z["val_labels"]
+    def _expected(self) -> dict[str, tuple[tuple[int, ...], Any]]:
+        """Each array's shape and dtype, as this run computes them."""
+        tr = self.tr
+        n, m, dim = len(tr.train_samples), len(tr.val_samples), int(tr.net.backbone.num_features)
+        return {
+            "train": ((self.views, n, dim), np.float32),
+            "train_labels": ((self.views, n), np.int32),
+            "val": ((m, dim) if m else (0, 0), np.float32),
+            "val_labels": ((m,), np.int32),
+        }
+
+    def _read(self, folder: str, check_owner: bool) -> dict[str, np.ndarray] | str:
+        """The cache's arrays, or why it cannot be one of this run's: meta.json with this key, then
+        features.npz whose members are no larger than this run's arrays (read without pickles)."""
+        meta_raw = _read_capped(os.path.join(folder, "meta.json"), META_MAX_BYTES, check_owner)
+        try:
+            meta = json.loads(meta_raw)
+        except ValueError:
+            return "meta.json is not JSON"
+        if not isinstance(meta, dict) or meta.get("key") != self.key:
+            return "meta.json does not hold this run's cache key"
+        want = self._expected()
+        fd = _open_regular(os.path.join(folder, "features.npz"), check_owner)
+        with os.fdopen(fd, "rb") as f:
+            with zipfile.ZipFile(f) as z:
+                members = {i.filename: i for i in z.infolist()}
+                if sorted(members) != sorted(f"{k}.npy" for k in want):
+                    return f"features.npz holds {sorted(members)}, not the 4 arrays of a feature cache"
+                for k, (shape, dtype) in want.items():
+                    cap = int(np.prod(shape)) * np.dtype(dtype).itemsize + NPY_HEADER_MAX
+                    if members[f"{k}.npy"].file_size > cap:
+                        return (
+                            f"{k} in features.npz is {members[f'{k}.npy'].file_size} bytes, more than this run's {cap}"
+                        )
+            f.seek(0)
+            z2 = np.load(f, allow_pickle=False)
+            return {k: z2[k] for k in want}
+
+    def _mismatch(self, arrays: dict[str, np.ndarray]) -> str | None:
+        """Why the arrays are not this run's features, or None."""
+        tr = self.tr
+        for k, (shape, dtype) in self._expected().items():
+            a = arrays[k]
+            if a.dtype != dtype or tuple(a.shape) != shape:
+                return (
+                    f"{k} is {a.dtype} {list(a.shape)}, this run's is {np.dtype(dtype)} {list(shape)} "
+                    f"({len(tr.train_samples)} train and {len(tr.val_samples)} val images, {self.views} view(s), "
+                    f"{tr.net.backbone.num_features} features)"
+                )
+        for k in ("train", "val"):
+            if not np.isfinite(arrays[k]).all():
+                return f"{k} holds NaN or infinite features"
+        n_classes = len(tr.classes)
+        for k, samples in (("train_labels", tr.train_samples), ("val_labels", tr.val_samples)):
+            labels = arrays[k]
+            if labels.size and (labels.min() < 0 or labels.max() >= n_classes):
+                return f"{k} holds labels outside 0..{n_classes - 1}"
+            mine = np.array([label for _, label in samples], np.int32)
+            if not np.array_equal(labels, np.broadcast_to(mine, labels.shape)):
+                bad = int(np.count_nonzero(labels != np.broadcast_to(mine, labels.shape)))
+                return f"{k} differs from this run's labels of the same images ({bad} of {labels.size})"
+        return None
 
     def _extract(
         self, samples: list[tuple[str, int]], train: bool, augment: bool, seed: int
@@ -256,6 +401,7 @@ class FeatureCache:
             "views": self.views,
             "reused_from": self.reused_from,
             "compute_s": self.compute_s,
+            "rejected": self.rejected,
         }
 
     # -- batches ----------------------------------------------------------------------------

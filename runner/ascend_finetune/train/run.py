@@ -258,6 +258,11 @@ class Run:
         )
         if tr.features:
             tr.features.ensure()  # before the first step's clock: compute_s reports its cost, not step 1
+            self._flush_warnings()  # feature_cache_rejected: caches found and not trusted
+            fc = tr.features.describe()
+            self.log.emit("feature_cache", **fc)
+            if self.holds_dir:  # `ls` shows where this run's features came from
+                write_status(self.run_dir, feature_cache={k: fc[k] for k in ("key", "reused_from", "rejected")})
         # Ranks run in lock-step (the gradient AllReduce), so the run's throughput is rank 0's times the ranks.
         batch = d["batch_size"] * tr.world
         max_bad = spec["train"]["max_nonfinite_steps"]

@@ -8,8 +8,10 @@ import fcntl
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -167,6 +169,136 @@ def test_damaged_checkpoints_are_bad_checkpoint_errors_not_crashes(frozen_run, t
         assert reason in out["error"]["message"], out
         assert "Traceback" not in err
     assert not list(tmp_path.glob("*.mindir")), "nothing exported from a damaged file"
+
+
+def _varint(n: int) -> bytes:
+    out = b""
+    while True:
+        b, n = n & 0x7F, n >> 7
+        if not n:
+            return out + bytes([b])
+        out += bytes([b | 0x80])
+
+
+def _entry_head(name: bytes, dims: list[int], dtype: bytes, content_len: int) -> bytes:
+    """A protobuf Checkpoint.value whose tensor_content declares content_len bytes, up to where those
+    bytes would start (they are left to the caller: written, missing, or a sparse hole)."""
+
+    def field(num, payload, extra=0):
+        return _varint((num << 3) | 2) + _varint(len(payload) + extra) + payload
+
+    tensor = b"".join(_varint(1 << 3) + _varint(d) for d in dims) + field(2, dtype)
+    tensor += _varint((3 << 3) | 2) + _varint(content_len)
+    value = field(1, name) + field(2, tensor, content_len)
+    return field(1, value, content_len)
+
+
+def _safetensors(path: Path, header: dict | str, data: bytes = b"") -> Path:
+    raw = (header if isinstance(header, str) else json.dumps(header)).encode()
+    path.write_bytes(struct.pack("<Q", len(raw)) + raw + data)
+    return path
+
+
+def _refused(path: Path, reason: str, max_s: float = 30) -> None:
+    for args in (["inspect", str(path)], ["compare", str(path), str(path)]):
+        t0 = time.monotonic()
+        code, out, err = cli(*args)
+        assert code == 2 and out["error"]["kind"] == "bad_checkpoint", (args, out, err[-2000:])
+        assert reason in out["error"]["message"], out
+        assert "Traceback" not in err
+        assert time.monotonic() - t0 < max_s, f"{args[0]} took {time.monotonic() - t0:.1f}s"
+
+
+@pytest.mark.parametrize(
+    "kind, reason",
+    [
+        ("st-negative", "impossible shape [-1, -4] (a negative dimension)"),
+        ("st-huge-zero", "impossible shape [0, 100000000000000000000] Float32"),
+        ("st-float-dim", "bad header entry"),
+        ("st-too-many-dims", "40 dimensions (at most 32)"),
+        ("ckpt-huge-zero", "impossible shape [0, 1099511627776] Float32"),
+        ("ckpt-negative-packed", "(a negative dimension)"),
+    ],
+)
+def test_checkpoints_with_impossible_shapes_are_bad_checkpoint(tmp_path, kind, reason):
+    """Shapes that pass the byte count (negative dims whose product is positive, a zero next to 1e20)
+    made compare raise from numpy: they are refused as bad_checkpoint by every tool."""
+    if kind == "st-negative":  # (-1) x (-4) = 4 elements, 16 bytes: the byte count agrees
+        f = _safetensors(
+            tmp_path / "x.safetensors", {"w": {"dtype": "F32", "shape": [-1, -4], "data_offsets": [0, 16]}}, b"\0" * 16
+        )
+    elif kind == "st-huge-zero":
+        f = _safetensors(
+            tmp_path / "x.safetensors", {"w": {"dtype": "F32", "shape": [0, 10**20], "data_offsets": [0, 0]}}
+        )
+    elif kind == "st-float-dim":
+        f = _safetensors(
+            tmp_path / "x.safetensors", '{"w": {"dtype": "F32", "shape": [0, 1e20], "data_offsets": [0, 0]}}'
+        )
+    elif kind == "st-too-many-dims":
+        f = _safetensors(
+            tmp_path / "x.safetensors", {"w": {"dtype": "F32", "shape": [1] * 40, "data_offsets": [0, 4]}}, b"\0" * 4
+        )
+    elif kind == "ckpt-huge-zero":
+        f = tmp_path / "x.ckpt"
+        f.write_bytes(_entry_head(b"w", [0, 1 << 40], b"Float32", 0))
+    else:  # packed dims (how protobuf writes repeated int64): -1 and -4 as 10-byte varints, 16 bytes of data
+        dims = _varint(2**64 - 1) + _varint(2**64 - 4)
+        tensor = _varint(10) + _varint(len(dims)) + dims + _varint(18) + _varint(7) + b"Float32"
+        tensor += _varint(26) + _varint(16) + b"\0" * 16
+        value = _varint(10) + _varint(1) + b"w" + _varint(18) + _varint(len(tensor)) + tensor
+        f = tmp_path / "x.ckpt"
+        f.write_bytes(_varint(10) + _varint(len(value)) + value)
+    _refused(f, reason)
+
+
+@pytest.mark.parametrize("fmt", ["ckpt", "safetensors"])
+def test_a_sparse_checkpoint_is_refused_without_reading_its_holes(tmp_path, fmt):
+    """A 2 GiB tensor whose bytes are a hole (`truncate`): the index checks pass on the file's size,
+    but the file stores a few bytes. Refused at once, before inspect hashes or compare reads it."""
+    n = 2 << 30
+    f = tmp_path / f"sparse.{fmt}"
+    if fmt == "ckpt":
+        head = _entry_head(b"backbone.w", [n // 4], b"Float32", n)
+        f.write_bytes(head)
+        os.truncate(f, len(head) + n)
+    else:
+        _safetensors(f, {"w": {"dtype": "F32", "shape": [n // 4], "data_offsets": [0, n]}})
+        os.truncate(f, f.stat().st_size + n)
+    assert f.stat().st_blocks * 512 < 1 << 20, "the test needs a file system with sparse files"
+    _refused(f, "are stored on disk (a sparse file: its size is not its data)", max_s=15)
+
+
+def test_a_ckpt_that_declares_more_bytes_than_it_has_is_truncated(tmp_path):
+    f = tmp_path / "short.ckpt"
+    f.write_bytes(_entry_head(b"w", [1 << 20], b"Float32", 4 << 20) + b"\0" * 1000)
+    _refused(f, "runs past the end (truncated?)")
+
+
+def test_inspect_skips_the_hash_above_its_limit_and_says_so(frozen_run, monkeypatch):
+    from ascend_finetune.checkpoints import tools
+
+    ckpt = frozen_run / manifest(frozen_run)[-1]["file"]
+    out = tools.inspect(str(ckpt), str(frozen_run))
+    assert out["sha256"] == manifest(frozen_run)[-1]["sha256"] and out["sha256_skipped"] is None
+    monkeypatch.setattr(tools, "INSPECT_HASH_MAX_BYTES", 1000)
+    out = tools.inspect(str(ckpt), str(frozen_run))
+    assert out["sha256"] is None and "verify --run" in out["sha256_skipped"]
+    assert f"the file is {ckpt.stat().st_size} bytes" in out["sha256_skipped"]
+    assert out["manifest"]["bytes_ok"] is True and out["manifest"]["sha256_ok"] is None
+
+
+def test_compare_in_small_blocks_gives_the_same_distances(frozen_run, monkeypatch):
+    from ascend_finetune.checkpoints import tools
+
+    first, last = (str(frozen_run / e["file"]) for e in manifest(frozen_run))
+    whole = {r["name"]: r for r in tools.compare(first, last, None)["tensors"]}
+    monkeypatch.setattr(tools, "COMPARE_BLOCK", 1000)  # head.weight (2 x 512) spans two blocks
+    blocked = {r["name"]: r for r in tools.compare(first, last, None)["tensors"]}
+    assert whole.keys() == blocked.keys()
+    for k, r in whole.items():
+        assert blocked[k]["l2_diff"] == pytest.approx(r["l2_diff"], rel=1e-12, abs=1e-300), k
+    assert whole["head.weight"]["l2_diff"] > 0
 
 
 def test_resume_from_a_damaged_checkpoint_is_bad_input_with_the_reason(frozen_run, tmp_path):

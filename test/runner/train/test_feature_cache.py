@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 
 import mindspore as ms
@@ -83,6 +84,101 @@ def test_a_second_run_with_the_same_key_reuses_the_cache(cached_runs):
     assert fc2["key"] == fc1["key"]
     assert fc2["reused_from"] == str(first) and fc2["compute_s"] is None
     assert not (second / "feature-cache").exists(), "found in the sibling run, not computed again"
+    # where the features came from is recorded before the first step, and in status.json (so in `ls`)
+    evs = events(second)
+    [setup] = of_type(evs, "feature_cache")
+    assert setup["reused_from"] == str(first) and setup["rejected"] == []
+    assert setup["seq"] < of_type(evs, "step")[0]["seq"]
+    status = json.loads((second / "status.json").read_text())
+    assert status["feature_cache"] == {"key": fc1["key"], "reused_from": str(first), "rejected": []}
+    assert not of_type(evs, "warning") or all(w["code"] != "feature_cache_rejected" for w in of_type(evs, "warning"))
+
+
+def _poison(src, dst, uid=None, **change):
+    """A copy of the cache folder src at dst with some arrays changed; chowned to uid (as root)."""
+    shutil.copytree(src, dst)
+    z = dict(np.load(dst / "features.npz"))
+    for k, fn in change.items():
+        z[k] = fn(z[k])
+    np.savez(dst / "features.npz", **z)
+    if uid is not None:
+        run_dir = dst.parent.parent
+        for p in (run_dir, dst.parent, dst, dst / "meta.json", dst / "features.npz"):
+            os.chown(p, uid, uid)
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="planting another user's run needs root (chown)")
+def test_a_poisoned_or_mismatched_sibling_cache_is_not_reused(run_a, data_b, cached_runs, tmp_path):
+    """Another user's run directory holds this run's cache key with every label set to 0 (reused, it
+    made a run report val_acc 1.0); one of ours holds it one image short. Neither is used, each is
+    named in a warning, and the run's metrics are the ones of a run that computed its own features."""
+    first, _ = cached_runs
+    key = of_type(events(first), "epoch_end")[0]["feature_cache"]["key"]
+    src = first / "feature-cache" / key[:16]
+    root = tmp_path / "runs"
+    evil = root / "a-other-user" / "feature-cache" / key[:16]
+    _poison(src, evil, uid=12345, train_labels=np.zeros_like, val_labels=np.zeros_like)
+    short = root / "b-mine" / "feature-cache" / key[:16]
+    _poison(src, short, train=lambda a: a[:, :-1], train_labels=lambda a: a[:, :-1])
+    victim = root / "c-victim"
+    s = _probe(data_b, _pretrained(run_a), "probe", cache_views=2)
+    code, out = runner("train", str(write_spec(tmp_path / "s.json", s)), "--run-dir", str(victim))
+    assert code == 0, out
+    evs = events(victim)
+    warns = [w for w in of_type(evs, "warning") if w["code"] == "feature_cache_rejected"]
+    assert [w["details"]["path"] for w in warns] == [str(evil), str(short)]
+    assert all(w["message"].startswith(f"not reusing the feature cache at {w['details']['path']}: ") for w in warns)
+    assert f"{root / 'a-other-user'} is owned by uid 12345, not by this user" in warns[0]["details"]["reason"]
+    n = of_type(evs, "run_started")[0]["num_train"]
+    assert f"train is float32 [2, {n - 1}, 512], this run's is float32 [2, {n}, 512]" in warns[1]["details"]["reason"]
+    [setup] = of_type(evs, "feature_cache")
+    assert setup["reused_from"] is None and setup["compute_s"] > 0
+    assert [r["path"] for r in setup["rejected"]] == [str(evil), str(short)]
+    assert (victim / "feature-cache" / key[:16] / "features.npz").exists(), "computed its own"
+    status = json.loads((victim / "status.json").read_text())
+    assert status["feature_cache"]["reused_from"] is None and len(status["feature_cache"]["rejected"]) == 2
+    real = of_type(events(first), "eval")
+    got = of_type(evs, "eval")
+    assert [e["val_acc"] for e in got] == [e["val_acc"] for e in real]
+    np.testing.assert_allclose([e["val_loss"] for e in got], [e["val_loss"] for e in real], rtol=1e-3)
+    assert got[-1]["val_loss"] > 0.01, "not the poisoned cache's perfect score"
+
+
+def test_a_cache_with_other_labels_in_our_own_sibling_is_not_reused(tmp_path):
+    """The label check without a run: labels that differ from the run's own labels of the same images
+    are refused even in this user's own directory."""
+    from types import SimpleNamespace
+
+    from ascend_finetune.train.feature_cache import FeatureCache, untrusted
+
+    fc = FeatureCache.__new__(FeatureCache)
+    fc.views = 1
+    fc.tr = SimpleNamespace(
+        train_samples=[("a", 0), ("b", 1), ("c", 2)],
+        val_samples=[("d", 1)],
+        classes=["x", "y", "z"],
+        net=SimpleNamespace(backbone=SimpleNamespace(num_features=4)),
+    )
+    good = {
+        "train": np.zeros((1, 3, 4), np.float32),
+        "train_labels": np.array([[0, 1, 2]], np.int32),
+        "val": np.zeros((1, 4), np.float32),
+        "val_labels": np.array([1], np.int32),
+    }
+    assert fc._mismatch(good) is None
+    assert "differs from this run's labels" in fc._mismatch({**good, "train_labels": np.array([[0, 0, 0]], np.int32)})
+    assert "outside 0..2" in fc._mismatch({**good, "val_labels": np.array([7], np.int32)})
+    assert "NaN" in fc._mismatch({**good, "val": np.full((1, 4), np.nan, np.float32)})
+    assert "float64" in fc._mismatch({**good, "train": good["train"].astype(np.float64)})
+    # the path rules: a symlink anywhere, a group- or world-writable directory
+    run = tmp_path / "other"
+    (run / "feature-cache" / "k").mkdir(parents=True)
+    assert untrusted(str(run), str(run / "feature-cache" / "k")) is None
+    (run / "feature-cache").chmod(0o777)
+    assert "is writable by every user (mode 777)" in untrusted(str(run), str(run / "feature-cache" / "k"))
+    (run / "feature-cache").chmod(0o755)
+    os.symlink(run, tmp_path / "link")
+    assert "is a symlink" in untrusted(str(tmp_path / "link"), str(tmp_path / "link" / "feature-cache" / "k"))
 
 
 def test_without_augmentation_the_cached_run_is_the_same_training(run_a, data_b, tmp_path):
