@@ -132,11 +132,15 @@ function readJson(doc: SpecDocument): void {
     if (node.type === 'number' && /[.eE]/.test(doc.text.slice(node.offset, node.offset + node.length)))
       doc.floatPaths.add(path);
     if (node.type !== 'object') return;
+    const seen = new Set<string>();
     for (const prop of node.children ?? []) {
       const [k, v] = prop.children ?? [];
       if (!k || typeof k.value !== 'string') continue;
       const childPath = path ? `${path}.${k.value}` : k.value;
       const ks = { start: k.offset, end: k.offset + k.length };
+      // JSON.parse keeps the last of two equal keys without a word; the runner refuses them, so here too.
+      if (seen.has(k.value)) doc.errors.push({ message: duplicateKeyMessage(k.value, path), span: ks });
+      seen.add(k.value);
       if (v) walk(v, childPath, ks);
       else
         doc.nodes.set(childPath, {
@@ -148,6 +152,12 @@ function readJson(doc: SpecDocument): void {
     }
   };
   walk(root, '');
+}
+
+/** The runner's words for a key written twice (spec.py's duplicate-key problem). */
+export function duplicateKeyMessage(key: string, parentPath: string): string {
+  const where = parentPath || 'the spec';
+  return `duplicate key "${key}" in ${where}: it is written more than once; keep one "${key}" in ${where} and delete the others`;
 }
 
 function describeJsonError(code: string): string {

@@ -209,6 +209,13 @@ test('syntax errors: JSON and YAML, with their position', async () => {
   assert.ok(yaml.length >= 1 && /not valid YAML/.test(msg(yaml[0])), yaml.map((d) => msg(d)).join());
   const dup = await open(uriOf(path.join(work, 'dup.ascend.yaml')), 'name: a\nname: b\ndata: {train: x}\n');
   assert.ok(dup.some((d) => /"name" appears twice/.test(msg(d)) && d.range.start.line === 1));
+  // JSON too: the runner refuses a key written twice, so the editor says so where the second one is.
+  const jsonDup = await open(
+    uriOf(path.join(work, 'dup.ascend.json')),
+    '{"name": "a",\n "train": {"lr": 0.1,\n   "lr": 5}, "data": {"train": "x"}}',
+  );
+  const hit = jsonDup.find((d) => /duplicate key "lr" in train/.test(msg(d)));
+  assert.ok(hit && hit.range.start.line === 2, jsonDup.map((d) => msg(d)).join());
 });
 
 test('semantic checks on this machine: class folders, num_classes, O3 without scaling, auto on CPU, batch over NPUs', async () => {

@@ -1,6 +1,6 @@
 // Run-spec files as the user keeps them: `*.ascend.json`, or `*.ascend.yaml`/`*.ascend.yml`, which
 // become JSON here, before anything reaches the runner (the runner reads JSON only).
-import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import { parse as parseJsonc, printParseErrorCode, visit, type ParseError } from 'jsonc-parser';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 
 export const SPEC_EXTENSIONS = ['json', 'yaml', 'yml'] as const;
@@ -38,8 +38,9 @@ export function parseSpecText(text: string, fileName: string): unknown {
       throw e;
     }
   }
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (e) {
     // Node 20's JSON.parse names no position; jsonc-parser (VS Code's own) reports an offset.
     const errors: ParseError[] = [];
@@ -54,4 +55,42 @@ export function parseSpecText(text: string, fileName: string): unknown {
       column,
     );
   }
+  // JSON.parse keeps the last of two equal keys without a word, and the spec written for the runner
+  // would lose the first: refuse them, as YAML specs and the runner do.
+  const dup = firstDuplicateKey(text);
+  if (dup) {
+    const before = text.slice(0, dup.offset).split('\n');
+    const where = dup.parent || 'the spec';
+    throw new SpecFileError(
+      `duplicate key "${dup.key}" in ${where} at line ${before.length}: keep one "${dup.key}" and delete the others`,
+      before.length,
+      before[before.length - 1].length + 1,
+    );
+  }
+  return value;
+}
+
+/** The first key written twice in one JSON object, with its offset and the dotted path of its object. */
+export function firstDuplicateKey(text: string): { key: string; parent: string; offset: number } | undefined {
+  const stack: { keys: Set<string>; path: string }[] = [];
+  let pendingKey = '';
+  let found: { key: string; parent: string; offset: number } | undefined;
+  visit(text, {
+    onObjectBegin: () => {
+      const parent = stack[stack.length - 1];
+      const path = parent ? (parent.path ? `${parent.path}.${pendingKey}` : pendingKey) : '';
+      stack.push({ keys: new Set(), path });
+    },
+    onObjectEnd: () => void stack.pop(),
+    onArrayBegin: () => void stack.push({ keys: new Set(), path: '' }),
+    onArrayEnd: () => void stack.pop(),
+    onObjectProperty: (key, offset) => {
+      pendingKey = key;
+      const top = stack[stack.length - 1];
+      if (!top) return;
+      if (top.keys.has(key) && !found) found = { key, parent: top.path, offset };
+      top.keys.add(key);
+    },
+  });
+  return found;
 }

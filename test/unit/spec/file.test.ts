@@ -43,3 +43,23 @@ test('syntax errors say where, for YAML and JSON', () => {
     (e: unknown) => e instanceof SpecFileError && e.line === 2 && /line 2 column/.test(e.message),
   );
 });
+
+test('a JSON key written twice is refused, naming the key, its object and its line (JSON.parse would keep the last)', () => {
+  const text = '{\n  "train": {"lr": 0.1, "epochs": 2},\n  "data": {"train": "d"},\n  "train": {"lr": 5}\n}\n';
+  assert.throws(
+    () => parseSpecText(text, 'x.ascend.json'),
+    (e: SpecFileError) =>
+      e.message === 'duplicate key "train" in the spec at line 4: keep one "train" and delete the others' &&
+      e.line === 4,
+  );
+  assert.throws(
+    () => parseSpecText('{"train": {"lr": 0.1,\n "lr": 9}}', 'x.ascend.json'),
+    /duplicate key "lr" in train at line 2/,
+  );
+  // Equal keys in different objects, or in objects inside a list, are not duplicates.
+  assert.deepEqual(parseSpecText('{"a": {"x": 1}, "b": {"x": 2}, "c": [{"x": 1}, {"x": 2}]}', 'x.ascend.json'), {
+    a: { x: 1 },
+    b: { x: 2 },
+    c: [{ x: 1 }, { x: 2 }],
+  });
+});
