@@ -2,6 +2,11 @@
 
 Polling (20 ms by default) rather than inotify: it works on every filesystem (NFS on clusters too)
 and keeps write-to-stdout latency well under 100 ms (bench/attach_latency.py).
+
+The log may hold lines that are not events (another user can write to a shared run directory):
+such a line is not printed; a `{"warning": ...}` line on stderr says which one, and the good lines
+after it are streamed as usual. A log or status.json that is not a regular file ends attach with an
+`{"error": {"kind": "bad_run", ...}}` line, exit 1.
 """
 
 from __future__ import annotations
@@ -10,31 +15,88 @@ import json
 import os
 import sys
 import time
+from typing import Any
 
-from .events import Tail
-from .rundir import effective_state, read_json, status_path
+from .events import MAX_LINE_BYTES, SkippedLine, Tail, is_event
+from .rundir import STATUS_MAX_BYTES, UnsafeFile, effective_state, load_json, read_json, status_path
 
 LIVENESS_EVERY_S = 1.0
 
 
+def _error(kind: str, message: str) -> bytes:
+    return json.dumps({"error": {"kind": kind, "message": message}}, ensure_ascii=False).encode() + b"\n"
+
+
+def _warn(line: int, message: str) -> None:
+    w = {"warning": {"kind": "bad_line", "line": line, "message": f"events.jsonl line {line} skipped: {message}"}}
+    sys.stderr.write(json.dumps(w, ensure_ascii=False) + "\n")
+    sys.stderr.flush()
+
+
+def _status_problem(run_dir: str) -> str | None:
+    """Why status.json cannot be read (not a regular file, too large, not JSON); None when it can,
+    or when it is missing (a run that is not launched yet)."""
+    try:
+        status = load_json(status_path(run_dir), STATUS_MAX_BYTES)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:
+        return str(e) if isinstance(e, (UnsafeFile, ValueError)) else f"status.json: {e.strerror}"
+    return None if isinstance(status, dict) else "status.json is not a JSON object"
+
+
+class _Reader:
+    """The lines of the log as events: a line that is not an event object is skipped with a warning."""
+
+    def __init__(self, tail: Tail):
+        self.tail = tail
+
+    def events(self) -> list[tuple[bytes, dict[str, Any]]]:
+        out = []
+        for line in self.tail.poll():
+            if isinstance(line, SkippedLine):
+                _warn(line.number, f"longer than {MAX_LINE_BYTES} bytes ({line.length})")
+                continue
+            try:
+                ev = json.loads(line)
+            except (ValueError, RecursionError):
+                # a torn line is held back until its newline, so this is damage (NUL bytes of a
+                # power loss) or junk: say so, keep going
+                _warn(self.tail.lines, "not JSON")
+                continue
+            if not is_event(ev):
+                _warn(self.tail.lines, "not an event (a JSON object with an integer seq)")
+                continue
+            out.append((line, ev))
+        return out
+
+
 def attach(run_dir: str, since: int, follow: bool = True, poll_s: float = 0.02) -> int:
     tail = Tail(os.path.join(run_dir, "events.jsonl"))
+    reader = _Reader(tail)
     out = sys.stdout.buffer
     last_check = time.monotonic()
     finished = False  # the log so far ends with run_finished (a resume in place appends a new run_started)
     seen_dir = os.path.isdir(run_dir)
     try:
+        problem = _status_problem(run_dir)
+        if problem:
+            out.write(_error("bad_run", f"{problem}: {run_dir} is not a usable run directory"))
+            out.flush()
+            return 1
         while True:
             wrote = got = False
-            for line in tail.poll():
+            try:
+                batch = reader.events()
+            except UnsafeFile as e:
+                out.write(_error("bad_run", f"{e}: {run_dir} is not a usable run directory"))
+                out.flush()
+                return 1
+            for line, ev in batch:
                 got = True
-                try:
-                    ev = json.loads(line)
-                except ValueError:
-                    continue  # a line is only complete once its newline is written; this should not happen
                 if ev.get("type") in ("run_finished", "run_started"):
                     finished = ev["type"] == "run_finished"
-                if ev.get("seq", 0) <= since:
+                if ev["seq"] <= since:
                     continue
                 out.write(line + b"\n")
                 wrote = True
@@ -51,36 +113,22 @@ def attach(run_dir: str, since: int, follow: bool = True, poll_s: float = 0.02) 
                 if os.path.isdir(run_dir):
                     seen_dir = True
                 elif seen_dir:
-                    out.write(
-                        json.dumps(
-                            {"error": {"kind": "gone", "message": f"the run directory {run_dir} no longer exists"}}
-                        ).encode()
-                        + b"\n"
-                    )
+                    out.write(_error("gone", f"the run directory {run_dir} no longer exists"))
+                    out.flush()
+                    return 1
+                problem = _status_problem(run_dir)
+                if problem:
+                    out.write(_error("bad_run", f"{problem}: {run_dir} is not a usable run directory"))
                     out.flush()
                     return 1
                 # A run whose process is gone without run_finished will never finish: say so and stop.
                 if os.path.isfile(status_path(run_dir)) and effective_state(run_dir) == "lost":
-                    for line in tail.poll():  # anything written just before it died
-                        try:
-                            ev = json.loads(line)
-                        except ValueError:
-                            continue
-                        if ev.get("seq", 0) > since:
+                    for line, ev in reader.events():  # anything written just before it died
+                        if ev["seq"] > since:
                             out.write(line + b"\n")
-                    status = read_json(status_path(run_dir), {}) or {}
-                    out.write(
-                        json.dumps(
-                            {
-                                "error": {
-                                    "kind": "lost",
-                                    "message": "the training process "
-                                    f"(pid {status.get('pid')}) is gone without finishing the run",
-                                }
-                            }
-                        ).encode()
-                        + b"\n"
-                    )
+                    status = read_json(status_path(run_dir), {}, STATUS_MAX_BYTES)
+                    pid = status.get("pid") if isinstance(status, dict) else None
+                    out.write(_error("lost", f"the training process (pid {pid}) is gone without finishing the run"))
                     out.flush()
                     return 1
             time.sleep(poll_s)

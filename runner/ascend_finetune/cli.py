@@ -15,6 +15,7 @@ from typing import Any
 
 from . import spec as specmod
 from .checkpoints.errors import ToolError
+from .rundir import UnsafeFile
 
 
 class CliError(Exception):
@@ -106,7 +107,7 @@ def cmd_nodes(a: argparse.Namespace) -> int:
 
 def cmd_launch(a: argparse.Namespace) -> int:
     from .distributed.world import node_count
-    from .rundir import initial_status, new_run_id
+    from .rundir import atomic_write_json, initial_status, new_run_id, open_append
 
     spec = _load_spec(a.spec)  # bad input fails here, before anything is detached
     # Every node of a multi-node run takes the master's run id, so its pieces are easy to pair.
@@ -126,8 +127,7 @@ def cmd_launch(a: argparse.Namespace) -> int:
     except FileExistsError:
         raise CliError(2, "busy", f"{run_dir} already exists: a run id names one run") from None
     spec_path = os.path.join(run_dir, "spec.json")
-    with open(spec_path, "w", encoding="utf-8") as f:
-        json.dump(spec, f, ensure_ascii=False, indent=1)
+    atomic_write_json(spec_path, spec)
     argv = [sys.executable, "-m", "ascend_finetune", "train", spec_path, "--run-dir", run_dir]
     if a.resume:
         argv += ["--resume", os.path.abspath(a.resume)]
@@ -141,7 +141,7 @@ def cmd_launch(a: argparse.Namespace) -> int:
     # Written before the child exists (pid null until it writes its own), so `ls` sees the run at
     # once and nothing here can overwrite what the child writes.
     initial_status(run_dir, None)
-    with open(os.path.join(run_dir, "console.log"), "ab") as log:
+    with os.fdopen(open_append(os.path.join(run_dir, "console.log")), "ab") as log:  # never through a symlink
         proc = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
@@ -374,5 +374,8 @@ def main(argv: list[str] | None = None) -> int:
     except ToolError as e:
         out({"error": {"kind": e.kind, "message": str(e), **e.extra}})
         return e.code
+    except UnsafeFile as e:  # a symlink, FIFO or device where the runner reads or writes a run's file
+        out({"error": {"kind": "unsafe_file", "message": f"{e}: {e.path}", "path": e.path}})
+        return 2
     except KeyboardInterrupt:
         return 130

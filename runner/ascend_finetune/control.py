@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 import time
+
+from .rundir import UnsafeFile, open_regular
 
 ACTIONS = ("stop", "checkpoint")
 
@@ -18,12 +21,25 @@ def control_dir(run_dir: str) -> str:
     return os.path.join(run_dir, "control")
 
 
-def request(run_dir: str, action: str) -> str:
+def ensure_control_dir(run_dir: str) -> str:
+    """control/, created if missing; a symlink or a file there is refused (UnsafeFile): the train
+    process deletes the request files it finds in it, and must never do that in another folder."""
     d = control_dir(run_dir)
-    os.makedirs(d, exist_ok=True)
-    name = f"{action}-{time.time_ns()}-{secrets.token_hex(2)}"
+    try:
+        os.mkdir(d)
+    except FileExistsError:
+        pass
+    if not stat.S_ISDIR(os.lstat(d).st_mode):
+        raise UnsafeFile("control is not a folder (a symlink or a file): refusing to use it", d)
+    return d
+
+
+def request(run_dir: str, action: str) -> str:
+    d = ensure_control_dir(run_dir)
+    name = f"{action}-{time.time_ns()}-{secrets.token_hex(8)}"
     tmp = os.path.join(d, f".{name}")
-    with open(tmp, "w") as f:
+    fd = open_regular(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    with os.fdopen(fd, "w") as f:
         f.write(action)
     os.replace(tmp, os.path.join(d, name))
     return os.path.join(d, name)
@@ -31,8 +47,7 @@ def request(run_dir: str, action: str) -> str:
 
 class ControlInbox:
     def __init__(self, run_dir: str):
-        self.dir = control_dir(run_dir)
-        os.makedirs(self.dir, exist_ok=True)
+        self.dir = ensure_control_dir(run_dir)
         self._mtime = 0
 
     def poll(self) -> list[tuple[str, str]]:
@@ -59,6 +74,6 @@ class ControlInbox:
     @staticmethod
     def done(path: str) -> None:
         try:
-            os.remove(path)
-        except FileNotFoundError:
+            os.remove(path)  # a symlink is removed itself, never its target
+        except (FileNotFoundError, IsADirectoryError):
             pass

@@ -1,25 +1,154 @@
-"""The run directory: status.json (atomic), run ids, liveness, and listing runs with `lost` detection."""
+"""The run directory: status.json (atomic), run ids, liveness, and listing runs with `lost` detection.
+
+A run directory may be writable by other users of a shared machine, so every file here is handled
+as untrusted: the runner opens no symlink it did not make (O_NOFOLLOW), reads regular files only
+(O_NONBLOCK, so a FIFO cannot hang the open, then fstat), caps every read, checks the type of every
+field it uses, and creates temporary files exclusively under names nobody can guess.
+"""
 
 from __future__ import annotations
 
+import errno
 import json
+import math
 import os
 import re
 import secrets
 import socket
+import stat
 import time
 from typing import Any
 
+# Read caps per kind of file: far above what the runner writes, far below what hurts a reader.
+STATUS_MAX_BYTES = 1 << 20
+JSON_MAX_BYTES = 4 << 20  # spec.json, rank verdicts, eval results
+MANIFEST_MAX_BYTES = 16 << 20  # checkpoints.json (keep_max has no upper bound)
+CLASSES_MAX_BYTES = 64 << 20  # classes.json of a run with up to a million classes
+
+_NOFOLLOW = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+class UnsafeFile(OSError):
+    """A file of a run directory that is not a regular file the runner could have written: a
+    symlink, a FIFO, a device, a directory, or one larger than its kind's cap. An OSError, so a
+    reader that passes over unreadable files passes over this one too."""
+
+    def __init__(self, message: str, path: str = ""):
+        super().__init__(message)
+        self.path = path
+
+
+def _name(path: str) -> str:
+    parent = os.path.basename(os.path.dirname(path))
+    base = os.path.basename(path)
+    return f"{parent}/{base}" if parent in ("checkpoints", "control", "ranks", "eval") else base
+
+
+def open_regular(path: str, flags: int = os.O_RDONLY, mode: int = 0o666) -> int:
+    """os.open without following a symlink in the last component and without blocking on a FIFO;
+    the descriptor of a regular file, or UnsafeFile. FileNotFoundError passes through."""
+    try:
+        fd = os.open(path, flags | _NOFOLLOW, mode)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise UnsafeFile(f"{_name(path)} is a symlink: refusing to follow it", path) from None
+        if e.errno in (errno.ENXIO, errno.EISDIR, errno.EWOULDBLOCK):  # a socket or FIFO; a directory
+            raise UnsafeFile(f"{_name(path)} is not a regular file", path) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafeFile(f"{_name(path)} is not a regular file", path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_bytes(path: str, limit: int) -> bytes:
+    """A regular file's content, at most `limit` bytes (UnsafeFile when larger)."""
+    fd = open_regular(path)
+    try:
+        if os.fstat(fd).st_size > limit:
+            raise UnsafeFile(f"{_name(path)} is larger than {limit} bytes", path)
+        chunks, size = [], 0
+        while True:  # the size may change while we read: the cap holds whatever it does
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise UnsafeFile(f"{_name(path)} is larger than {limit} bytes", path)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def load_json(path: str, limit: int = JSON_MAX_BYTES) -> Any:
+    """A JSON file's value. FileNotFoundError when missing, UnsafeFile (an OSError) for a file that
+    is not a regular one or too large, ValueError (with the file's name) when it does not decode."""
+    data = read_bytes(path, limit)
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError) as e:  # RecursionError: [[[[... nested too deep
+        raise ValueError(f"{_name(path)} is not valid JSON") from e
+
+
+def read_json(path: str, default: Any = None, limit: int = JSON_MAX_BYTES) -> Any:
+    try:
+        return load_json(path, limit)
+    except (OSError, ValueError):  # missing, unreadable, not a regular file, too large, not UTF-8, not JSON
+        return default
+
 
 def atomic_write_json(path: str, obj: Any) -> None:
-    """Write to a temporary name, fsync, rename: readers see the old or the new file, never half."""
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(obj, f, ensure_ascii=False, indent=1)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    """Write to a temporary name, fsync, rename: readers see the old or the new file, never half.
+
+    The temporary file is created exclusively (O_EXCL|O_NOFOLLOW) under a random name, so a file or
+    symlink planted in the directory is never written through; the rename replaces a symlink at
+    `path` itself, not its target. A failed write (a full disk) removes the temporary file."""
+    text = json.dumps(obj, ensure_ascii=False, indent=1)
+    fd, tmp = create_temp(path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
     fsync_dir(os.path.dirname(path) or ".")
+
+
+def create_temp(path: str, suffix: str = "") -> tuple[int, str]:
+    """(fd, name) of a new empty file `NAME.tmp-<random>SUFFIX` next to `path`, created exclusively."""
+    for _ in range(100):
+        tmp = f"{path}.tmp-{secrets.token_hex(8)}{suffix}"
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, f"no free temporary name next to {path}")
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def open_append(path: str) -> int:
+    """An O_APPEND descriptor of a regular file (created if missing); never through a symlink."""
+    return open_regular(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+
+
+def open_lock(path: str) -> int:
+    """A descriptor to flock of a lock file (created if missing, never truncated, never a symlink or
+    a FIFO: a FIFO planted there would block an open for writing forever)."""
+    return open_regular(path, os.O_RDWR | os.O_CREAT)
 
 
 def fsync_dir(path: str) -> None:
@@ -32,14 +161,6 @@ def fsync_dir(path: str) -> None:
             os.close(dfd)
     except OSError:
         pass
-
-
-def read_json(path: str, default: Any = None) -> Any:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError):  # missing, unreadable, not UTF-8, not JSON
-        return default
 
 
 def slug(name: str) -> str:
@@ -56,13 +177,52 @@ def status_path(run_dir: str) -> str:
 
 
 def write_status(run_dir: str, **fields: Any) -> dict[str, Any]:
-    status = read_json(status_path(run_dir), {}) or {}
+    status = read_json(status_path(run_dir), {}, STATUS_MAX_BYTES)
+    if not isinstance(status, dict):
+        status = {}
     status.update(fields)
     atomic_write_json(status_path(run_dir), status)
     return status
 
 
+# A full disk must not keep a run from recording how it ended. Each train process that holds its run
+# directory keeps RESERVE_BYTES allocated in RESERVE from its start, and frees them just before it
+# writes its end (run_finished, status.json, its result line in console.log): those few KiB then fit
+# even when checkpoints or events filled the disk. A file rather than a pre-sized status.json,
+# because writing status.json in place would give up its atomic rename.
+RESERVE = ".reserve"
+RESERVE_BYTES = 256 << 10
+
+
+def make_reserve(run_dir: str) -> None:
+    """Allocate RESERVE (best effort: a disk already too full for it gets no reserve)."""
+    path = os.path.join(run_dir, RESERVE)
+    try:
+        fd = open_regular(path, os.O_WRONLY | os.O_CREAT)
+    except OSError:
+        return
+    try:
+        try:
+            os.posix_fallocate(fd, 0, RESERVE_BYTES)
+        except OSError as e:
+            if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+                raise
+            os.ftruncate(fd, 0)  # a file system without fallocate (some NFS): real zeros
+            os.write(fd, b"\0" * RESERVE_BYTES)
+        os.fsync(fd)
+    except OSError:
+        os.close(fd)
+        _unlink_quietly(path)
+        return
+    os.close(fd)
+
+
+def release_reserve(run_dir: str) -> None:
+    _unlink_quietly(os.path.join(run_dir, RESERVE))
+
+
 LAUNCH_GRACE_S = 120  # a launched run has this long to start Python and write its own pid
+MAX_PID = 1 << 22  # Linux's pid_max ceiling (PID_MAX_LIMIT)
 
 
 def initial_status(run_dir: str, pid: int | None) -> dict[str, Any]:
@@ -89,7 +249,7 @@ def process_start(pid: int) -> int | None:
 
 
 def pid_alive(pid: int | None) -> bool:
-    if not pid:
+    if not isinstance(pid, int) or isinstance(pid, bool) or not 0 < pid < MAX_PID:
         return False
     try:
         os.kill(pid, 0)
@@ -104,13 +264,58 @@ def pid_alive(pid: int | None) -> bool:
         return True
 
 
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_time(v: Any) -> bool:
+    return (isinstance(v, (int, float)) and not isinstance(v, bool)) and math.isfinite(v)
+
+
+# status.json's fields and the values each may hold (null is always allowed).
+_STATUS_FIELDS: dict[str, tuple[str, Any]] = {
+    "run_id": ("a string", lambda v: isinstance(v, str)),
+    "state": ("a string", lambda v: isinstance(v, str)),
+    "pid": (f"an integer from 1 to {MAX_PID - 1}", lambda v: _is_int(v) and 0 < v < MAX_PID),
+    "pid_start": ("a non-negative integer", lambda v: _is_int(v) and v >= 0),
+    "node_rank": ("a non-negative integer", lambda v: _is_int(v) and v >= 0),
+    "host": ("a string", lambda v: isinstance(v, str)),
+    "started_at": ("a number (unix seconds)", _is_time),
+    "ended_at": ("a number (unix seconds)", _is_time),
+    "exit_code": ("an integer", _is_int),
+}
+
+
+def _short(v: Any) -> str:
+    text = json.dumps(v, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def check_status(status: Any) -> tuple[dict[str, Any], list[str]]:
+    """status.json's value with every field of the wrong type set to null, and what was wrong."""
+    if not isinstance(status, dict):
+        return {}, ["status.json is not a JSON object"]
+    clean, problems = dict(status), []
+    for key, (want, ok) in _STATUS_FIELDS.items():
+        v = status.get(key)
+        if v is not None and not ok(v):
+            problems.append(f"status.json: {key} must be {want} or null, got {_short(v)}")
+            clean[key] = None
+    return clean, problems
+
+
 def effective_state(run_dir: str, status: dict[str, Any] | None = None) -> str:
     """status.json's state, except a `running` run whose process is gone on this host is `lost`
-    (a launched run still starting, with no pid of its own yet, gets LAUNCH_GRACE_S)."""
-    status = status if status is not None else read_json(status_path(run_dir), {}) or {}
-    state = status.get("state", "lost")
+    (a launched run still starting, with no pid of its own yet, gets LAUNCH_GRACE_S). A status.json
+    that cannot be read, or whose fields have the wrong types, names no live process: `lost`."""
+    if status is None:
+        status = read_json(status_path(run_dir), {}, STATUS_MAX_BYTES)
+    status, problems = check_status(status)
+    state = status.get("state") or "lost"
     if state != "running" or status.get("host") not in (None, socket.gethostname()):
         return state
+    if problems:
+        return "lost"
     pid = status.get("pid")
     if pid is None:
         return "running" if time.time() - (status.get("started_at") or 0) < LAUNCH_GRACE_S else "lost"
@@ -122,53 +327,144 @@ def effective_state(run_dir: str, status: dict[str, Any] | None = None) -> str:
     return state
 
 
-def summarize(run_dir: str) -> dict[str, Any] | None:
-    status = read_json(status_path(run_dir))
-    if not isinstance(status, dict):
+def _problem(e: Exception) -> str:
+    if isinstance(e, UnsafeFile) or isinstance(e, ValueError):
+        return str(e)
+    return f"{e.strerror or type(e).__name__}" if isinstance(e, OSError) else str(e)
+
+
+def _spec_fields(run_dir: str, problems: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": None, "backbone": None, "epochs": None}
+    try:
+        spec = load_json(os.path.join(run_dir, "spec.json"), JSON_MAX_BYTES)
+    except FileNotFoundError:
+        return out
+    except (OSError, ValueError) as e:
+        problems.append(_problem(e))
+        return out
+    if not isinstance(spec, dict):
+        problems.append("spec.json is not a JSON object")
+        return out
+    for key, section, field, want, ok in (
+        ("name", None, "name", "a string", lambda v: isinstance(v, str)),
+        ("backbone", "model", "backbone", "a string", lambda v: isinstance(v, str)),
+        ("epochs", "train", "epochs", "an integer", _is_int),
+    ):
+        holder = spec if section is None else spec.get(section)
+        if holder is None:
+            continue
+        if not isinstance(holder, dict):
+            problems.append(f"spec.json: {section} must be an object, got {_short(holder)}")
+            continue
+        v = holder.get(field)
+        where = field if section is None else f"{section}.{field}"
+        if v is not None and not ok(v):
+            problems.append(f"spec.json: {where} must be {want}, got {_short(v)}")
+        elif v is not None:
+            out[key] = v
+    return out
+
+
+def _best_of(run_dir: str, problems: list[str]) -> dict[str, Any] | None:
+    try:
+        manifest = load_json(os.path.join(run_dir, "checkpoints.json"), MANIFEST_MAX_BYTES)
+    except FileNotFoundError:
         return None
-    spec = read_json(os.path.join(run_dir, "spec.json"), {}) or {}
-    last_step = last_event_of(os.path.join(run_dir, "events.jsonl"), "step")
-    manifest = read_json(os.path.join(run_dir, "checkpoints.json"), []) or []
-    best = next(
+    except (OSError, ValueError) as e:
+        problems.append(_problem(e))
+        return None
+    if not isinstance(manifest, list):
+        problems.append("checkpoints.json is not a JSON array")
+        return None
+    return next(
         (
             {k: e.get(k) for k in ("file", "epoch", "step", "metrics")}
             for e in manifest
-            if isinstance(e, dict) and e.get("best")
+            if isinstance(e, dict) and e.get("best") is True and isinstance(e.get("file"), str)
         ),
         None,
     )
+
+
+def _bad_run(run_dir: str, problem: str) -> dict[str, Any]:
+    """The entry of a run whose status.json is unusable: its name, `lost` and the problem."""
+    return {
+        "run_id": os.path.basename(run_dir),
+        "state": "lost",
+        "pid": None,
+        "host": None,
+        "started_at": None,
+        "ended_at": None,
+        "exit_code": None,
+        "run_dir": os.path.abspath(run_dir),
+        "name": None,
+        "backbone": None,
+        "epochs": None,
+        "epoch": None,
+        "step": None,
+        "loss": None,
+        "best": None,
+        "problem": problem,
+    }
+
+
+def summarize(run_dir: str) -> dict[str, Any] | None:
+    """A run's `ls` entry; None for a folder with no status.json (not a run). A run with unusable
+    files gets `problem` (one sentence per problem, joined by "; ") and nulls where it could not
+    read, never an exception."""
+    try:
+        raw = load_json(status_path(run_dir), STATUS_MAX_BYTES)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:
+        return _bad_run(run_dir, _problem(e))
+    status, problems = check_status(raw)
+    if not isinstance(raw, dict):
+        return _bad_run(run_dir, problems[0])
+    fields = _spec_fields(run_dir, problems)
+    last_step: dict[str, Any] | None = None
+    try:
+        last_step = last_event_of(os.path.join(run_dir, "events.jsonl"), "step")
+    except FileNotFoundError:
+        pass
+    except OSError as e:
+        problems.append(_problem(e))
+    best = _best_of(run_dir, problems)
+
+    def num(key: str, want: Any) -> Any:
+        v = last_step.get(key) if last_step else None
+        return v if isinstance(v, want) and not isinstance(v, bool) else None
+
     return {
         **status,
-        "state": effective_state(run_dir, status),
+        "state": effective_state(run_dir, raw),
         "run_dir": os.path.abspath(run_dir),
-        "name": spec.get("name"),
-        "backbone": spec.get("model", {}).get("backbone"),
-        "epochs": (spec.get("train") or {}).get("epochs"),
-        "epoch": last_step and last_step.get("epoch"),
-        "step": last_step and last_step.get("step"),
-        "loss": last_step and last_step.get("loss"),
+        **fields,
+        "epoch": num("epoch", int),
+        "step": num("step", int),
+        "loss": num("loss", (int, float)),
         "best": best,
+        "problem": "; ".join(problems) or None,
     }
 
 
 def last_event_of(path: str, type_: str, window: int = 1 << 16) -> dict[str, Any] | None:
     """The last complete event of a type, read from the end of the log: `ls` must not parse the
-    whole history of a million-step run."""
+    whole history of a million-step run. FileNotFoundError for no log, UnsafeFile for one that is
+    not a regular file."""
+    fd = open_regular(path)
     try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            end = f.tell()
-            f.seek(max(0, end - window))
-            data = f.read()
-    except OSError:
-        return None
+        end = os.fstat(fd).st_size
+        data = os.pread(fd, window, max(0, end - window))
+    finally:
+        os.close(fd)
     lines = data[: data.rfind(b"\n") + 1].splitlines()
     if end > window:
         lines = lines[1:]  # the first one may be cut
     for line in reversed(lines):
         try:
             ev = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(ev, dict) and ev.get("type") == type_:
             return ev
@@ -176,18 +472,19 @@ def last_event_of(path: str, type_: str, window: int = 1 << 16) -> dict[str, Any
 
 
 def list_runs(root: str) -> list[dict[str, Any]]:
-    """Every run directory under ROOT; other entries and unreadable runs are passed over."""
+    """Every run directory under ROOT (a folder with a status.json); other entries are passed over.
+    A run whose files cannot be used is listed with its `problem`."""
     runs = []
     if os.path.isdir(root):
-        for name in os.listdir(root):
+        for name in sorted(os.listdir(root)):
             path = os.path.join(root, name)
             if not os.path.isdir(path):
                 continue
             try:
                 info = summarize(path)
-            except (OSError, ValueError):
-                continue
+            except (OSError, ValueError) as e:  # e.g. the folder went away meanwhile
+                info = _bad_run(path, _problem(e)) if os.path.lexists(status_path(path)) else None
             if info:
                 runs.append(info)
-    runs.sort(key=lambda r: r.get("started_at") or 0, reverse=True)
+    runs.sort(key=lambda r: r["started_at"] if _is_time(r.get("started_at")) else 0, reverse=True)
     return runs

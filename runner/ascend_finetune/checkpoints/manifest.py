@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from ..rundir import read_json
+from ..rundir import MANIFEST_MAX_BYTES, open_lock, read_json
 
 MANIFEST = "checkpoints.json"
 MANIFEST_LOCK = ".checkpoints.lock"
@@ -35,7 +35,7 @@ def manifest_path(run_dir: str) -> str:
 
 def read_manifest(run_dir: str) -> list[dict[str, Any]]:
     """The manifest's entries (dicts with a string `file`); a missing or unreadable manifest is empty."""
-    entries = read_json(manifest_path(run_dir), []) or []
+    entries = read_json(manifest_path(run_dir), [], MANIFEST_MAX_BYTES) or []
     if not isinstance(entries, list):
         return []
     return [e for e in entries if isinstance(e, dict) and isinstance(e.get("file"), str)]
@@ -44,18 +44,36 @@ def read_manifest(run_dir: str) -> list[dict[str, Any]]:
 @contextlib.contextmanager
 def manifest_lock(run_dir: str) -> Iterator[None]:
     """Exclusive while checkpoints.json is read, changed and rewritten (blocks; held for milliseconds)."""
-    with open(os.path.join(run_dir, MANIFEST_LOCK), "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+    fd = open_lock(os.path.join(run_dir, MANIFEST_LOCK))  # never a symlink, never a FIFO (UnsafeFile)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             yield
         finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v
+
+
+def _val_acc(e: dict[str, Any]) -> Any:
+    """metrics.val_acc, or None when `metrics` is not an object (a hand-edited or foreign manifest)."""
+    m = e.get("metrics")
+    return m.get("val_acc") if isinstance(m, dict) else None
+
+
+def _step(e: dict[str, Any]) -> float:
+    s = e.get("step")
+    return float(s) if isinstance(s, (int, float)) and _number(s) else 0.0
 
 
 def mark_best(entries: list[dict[str, Any]], keep_best: bool) -> None:
     """At most one `best`: the highest numeric metrics.val_acc, ties to the later step."""
-    scored = [e for e in entries if isinstance((e.get("metrics") or {}).get("val_acc"), (int, float))]
-    best = max(scored, key=lambda e: (e["metrics"]["val_acc"], e.get("step") or 0), default=None) if keep_best else None
+    scored = [e for e in entries if _number(_val_acc(e))]
+    best = max(scored, key=lambda e: (_val_acc(e), _step(e)), default=None) if keep_best else None
     for e in entries:
         e["best"] = e is best
 

@@ -8,13 +8,15 @@ scale (a partly done epoch re-draws its shuffle and takes as many batches as the
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import time
 from typing import Any
 
 import mindspore as ms
 
 from ..events import sanitize
-from ..rundir import atomic_write_json, fsync_dir, read_json, slug
+from ..rundir import MANIFEST_MAX_BYTES, atomic_write_json, fsync_dir, open_regular, read_json, slug
 from .manifest import manifest_lock, mark_best, read_manifest, sha256_file
 
 
@@ -41,7 +43,12 @@ class CheckpointStore:
         self.dir = os.path.join(run_dir, "checkpoints")
         self.manifest_path = os.path.join(run_dir, "checkpoints.json")
         os.makedirs(self.dir, exist_ok=True)
-        self.entries: list[dict[str, Any]] = read_json(self.manifest_path, []) or []
+        entries = read_json(self.manifest_path, [], MANIFEST_MAX_BYTES)
+        self.entries: list[dict[str, Any]] = (
+            [e for e in entries if isinstance(e, dict) and isinstance(e.get("file"), str)]
+            if isinstance(entries, list)
+            else []
+        )
 
     def best(self) -> dict[str, Any] | None:
         return next((e for e in self.entries if e.get("best")), None)
@@ -57,13 +64,23 @@ class CheckpointStore:
         ext = "safetensors" if self.fmt == "safetensors" else "ckpt"
         name = f"{self.prefix}-e{epoch}-s{step}.{ext}"
         final = os.path.join(self.dir, name)
-        tmp = os.path.join(self.dir, f".{name}.tmp-{os.getpid()}.{ext}")
-        ms.save_checkpoint(
-            entries, tmp, append_dict={"epoch_num": epoch, "step_num": step, **(counters or {})}, format=self.fmt
-        )
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, final)
+        # MindSpore writes to a path, not a descriptor: give it one inside a folder of our own (mkdtemp:
+        # a random name, mode 0700), where nobody else can plant a symlink for it to write through.
+        # A failed save (a full disk) leaves no partial file behind.
+        tmpdir = tempfile.mkdtemp(prefix=f".{name}.tmp-", dir=self.dir)
+        try:
+            tmp = os.path.join(tmpdir, name)
+            ms.save_checkpoint(
+                entries, tmp, append_dict={"epoch_num": epoch, "step_num": step, **(counters or {})}, format=self.fmt
+            )
+            fd = open_regular(tmp)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, final)
+        finally:
+            shutil.rmtree(tmpdir, ignore_errors=True)
         fsync_dir(self.dir)  # the rename itself survives a power loss
         entry = {
             "file": f"checkpoints/{name}",

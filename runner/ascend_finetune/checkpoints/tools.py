@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..models.backbones import STAGES
-from ..rundir import atomic_write_json, effective_state, read_json
+from ..rundir import CLASSES_MAX_BYTES, atomic_write_json, effective_state, open_regular, read_json
 from .errors import ToolError
 from .format import CheckpointIndex, read_index
 from .manifest import entry_for, inside, manifest_lock, manifest_path, mark_best, read_manifest, sha256_file
@@ -60,7 +60,7 @@ def load_run(run_dir: str) -> RunInfo:
     freeze = (spec.get("model") or {}).get("freeze") or "none"
     if freeze not in ("none", "backbone") and not (freeze.startswith("up_to:") and freeze[6:] in STAGES):
         raise ToolError("bad_input", f"{run_dir}/spec.json has an unknown model.freeze {freeze!r}", run_dir=run_dir)
-    classes = read_json(os.path.join(run_dir, "classes.json"))
+    classes = read_json(os.path.join(run_dir, "classes.json"), None, CLASSES_MAX_BYTES)
     return RunInfo(os.path.abspath(run_dir), spec, classes if isinstance(classes, list) else None)
 
 
@@ -265,14 +265,16 @@ def verify(run_dir: str) -> dict[str, Any]:
 def _train_lock_held(run_dir: str) -> bool:
     """Whether a train process holds the run's .lock (train/run.py takes it, exclusive, for its lifetime)."""
     path = os.path.join(run_dir, ".lock")
-    if not os.path.exists(path):
+    try:
+        fd = open_regular(path)  # a FIFO planted here would block a plain open forever
+    except FileNotFoundError:
         return False
-    with open(path, "a") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        fcntl.flock(f, fcntl.LOCK_UN)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # also releases the lock taken just now
     return False
 
 

@@ -5,7 +5,6 @@ forwards SIGTERM/SIGINT to them, watches them, cleans up every process msrun lef
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -17,7 +16,7 @@ from typing import Any, Protocol
 
 from ..control import ControlInbox
 from ..events import EventLog, read_events
-from ..rundir import write_status
+from ..rundir import MANIFEST_MAX_BYTES, open_append, read_json, write_status
 from .strategy import NullLog
 from .world import RANKS_DIR, free_port, local_ranks, msrun_argv, node_count
 
@@ -42,11 +41,7 @@ def _log_tail(path: str, lines: int = LOG_TAIL_LINES) -> list[str]:
 
 
 def _read_json(path: str) -> Any:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
+    return read_json(path, None, MANIFEST_MAX_BYTES)  # regular files only, capped (rundir.py)
 
 
 def _kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
@@ -187,7 +182,7 @@ class Launcher:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         # msrun starts `python` from PATH: make that this interpreter (the venv with MindSpore).
         env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
-        with open(os.path.join(self.ranks_dir, "msrun.log"), "ab") as log:
+        with os.fdopen(open_append(os.path.join(self.ranks_dir, "msrun.log")), "ab") as log:
             self.proc = subprocess.Popen(
                 argv,
                 stdin=subprocess.DEVNULL,

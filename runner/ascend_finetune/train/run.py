@@ -10,6 +10,7 @@ launcher (distributed/launcher.py) instead of calling `execute`.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import math
 import os
@@ -31,12 +32,26 @@ from ..data.folder import DataError
 from ..device.telemetry import DEFAULT_INTERVAL_S, DeviceSampler
 from ..distributed.strategy import NullLog, RankStrategy
 from ..events import EventLog
-from ..rundir import atomic_write_json, process_start, write_status
+from ..rundir import atomic_write_json, make_reserve, open_lock, process_start, release_reserve, write_status
 from ..spec import SpecError
 from .trainer import NonFiniteLoss, Trainer
 
 if TYPE_CHECKING:  # MindSpore at import: the module itself imports it when the run starts
     from ..checkpoints.store import CheckpointStore
+
+
+def _disk_full(e: BaseException) -> bool:
+    """ENOSPC or EDQUOT, raised directly or wrapped (MindSpore re-raises some as RuntimeError)."""
+    seen: BaseException | None = e
+    for _ in range(5):
+        if seen is None:
+            return False
+        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if "No space left on device" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 class RunBusy(Exception):
@@ -75,10 +90,14 @@ class Run:
             # One process per run directory: a second writer would interleave seq numbers and cut the
             # first one's half-written line as "torn". The lock dies with the process. (msrun's ranks
             # run inside their launcher's hold.)
-            self._lock = open(os.path.join(run_dir, ".lock"), "w")
+            # Opened without truncating or following a symlink, and never a FIFO (UnsafeFile). A file
+            # object, as before: the lock goes when the Run does, not only at the end of MindSpore's
+            # slow interpreter teardown.
+            self._lock = os.fdopen(open_lock(os.path.join(run_dir, ".lock")), "rb", buffering=0)
             try:
                 fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
+                self._lock.close()
                 raise RunBusy(f"another process is writing to {run_dir}") from None
         # MindSpore writes files into the working directory (O1's rewritten_network/, graph dumps,
         # kernel caches): keep them in the run directory, not wherever the runner was started.
@@ -125,8 +144,10 @@ class Run:
                 started_at=time.time(),
                 ended_at=None,
                 exit_code=None,
+                error=None,
             )
             atomic_write_json(os.path.join(self.run_dir, "spec.json"), self.spec)
+            make_reserve(self.run_dir)  # the room its end needs on a disk that fills up (rundir.RESERVE)
         for s in (signal.SIGTERM, signal.SIGINT):
             signal.signal(s, self.on_signal)
 
@@ -150,6 +171,18 @@ class Run:
             )
         except Exception as e:
             tail = traceback.format_exc().strip().splitlines()[-15:]
+            if _disk_full(e):
+                message = (
+                    f"the disk holding {self.run_dir} is full ({e}): free some space, then resume from "
+                    "the last checkpoint"
+                )
+                return self.finish(
+                    "failed",
+                    {"kind": "disk_full", "message": message[:500], "trace_tail": "\n".join(tail)},
+                    None,
+                    None,
+                    1,
+                )
             return self.finish(
                 "failed",
                 {
@@ -170,19 +203,30 @@ class Run:
         final: dict[str, Any] | None,
         code: int,
     ) -> int:
-        """Write the run's end: run_finished, status.json (when held here), this rank's verdict."""
+        """Write the run's end: run_finished, status.json (when held here), this rank's verdict.
+
+        On a full disk the end still gets written: the reserve is freed first, and a log that cannot
+        take run_finished does not keep status.json from saying how the run ended."""
         store_best = self.store.best() if self.store else None
         if self.sampler:
             self.sampler.stop()  # no device event after run_finished
-        self._flush_warnings()  # found during a set-up that then failed
+        if self.holds_dir:
+            release_reserve(self.run_dir)
         if not best and store_best:
             best = {k: store_best[k] for k in ("file", "epoch", "step", "metrics")}
-        self.log.emit("run_finished", status=status, error=error, best=best, final=final)
-        self.log.close()
+        try:
+            self._flush_warnings()  # found during a set-up that then failed
+            self.log.emit("run_finished", status=status, error=error, best=best, final=final)
+        except OSError:
+            pass  # status.json below still records the end
+        try:
+            self.log.close()
+        except OSError:
+            pass
         self.inbox.clear()  # a request that came too late must not reach a later resume
         self.error = error
         if self.holds_dir:
-            write_status(self.run_dir, state=status, ended_at=time.time(), exit_code=code)
+            write_status(self.run_dir, state=status, ended_at=time.time(), exit_code=code, error=error)
         if self.rank:
             tr = self.trainer
             self.rank.write_verdict(status, error, code, tr.step if tr else None, tr.net if tr else None)
