@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from ..data.pipeline import MEAN, STD, make_dataset
+from ..rundir import open_regular
 
 FORMAT = 2  # bump when what is cached or how it is computed changes
 DIRNAME = "feature-cache"
@@ -97,15 +98,12 @@ NPY_HEADER_MAX = 1 << 16  # an .npy member's header, beyond its data
 
 
 def _open_regular(path: str, check_owner: bool) -> int:
-    """A read-only descriptor of a regular file, not opened through a symlink (nor blocked on a
-    FIFO); with check_owner, also this user's and not group- or world-writable (checked on the open
-    file, so the file cannot be swapped between the check and the read)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    """A read-only descriptor of a regular file (rundir's rules: no symlink, no FIFO); with
+    check_owner, also this user's and not group- or world-writable (checked on the open file, so the
+    file cannot be swapped between the check and the read)."""
+    fd = open_regular(path)
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ValueError(f"{os.path.basename(path)} is not a regular file")
-        why = _not_mine(st) if check_owner else None
+        why = _not_mine(os.fstat(fd)) if check_owner else None
         if why:
             raise ValueError(f"{os.path.basename(path)} {why}")
         return fd
@@ -115,8 +113,7 @@ def _open_regular(path: str, check_owner: bool) -> int:
 
 
 def _read_capped(path: str, cap: int, check_owner: bool) -> bytes:
-    """A small regular file's bytes, at most `cap` (a local helper: the run-directory readers are in
-    rundir.py, and this module needs only this one)."""
+    """A small regular file's bytes, at most `cap`, with the owner check of _open_regular."""
     with os.fdopen(_open_regular(path, check_owner), "rb") as f:
         data = f.read(cap + 1)
     if len(data) > cap:
