@@ -1,7 +1,7 @@
 // Entry point: builds the lifetime owner, the views and the commands, then lists the targets' runs
 // and re-attaches to the live ones. All decisions live in src/core; this is wiring.
 import * as vscode from 'vscode';
-import type { NoticeAction } from './core/runs/presentation';
+import type { NoticeAction } from './core/runs/notices';
 import { VIEWS } from './shared/commands';
 import type { App } from './vscode/app';
 import { CheckpointsView } from './vscode/checkpoints';
