@@ -40,7 +40,7 @@ before(async () => {
   });
   const { html } =
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- after esbuild above has written the bundle
-    require('../../src/vscode/checkpointExplorer') as typeof import('../../src/vscode/checkpointExplorer');
+    require('../../src/vscode/checkpoints/explorer') as typeof import('../../src/vscode/checkpoints/explorer');
   server = http.createServer((req, res) => {
     if (req.url === '/checkpoints.js') {
       res.writeHead(200, { 'content-type': 'text/javascript' }).end(readFileSync(bundle));

@@ -6,8 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { CompareResult, EvalResult, ExportFormat, InspectResult } from '../core/checkpoints/client';
-import type { CheckpointDetail } from '../core/checkpoints/runInfo';
+import type { CompareResult, EvalResult, ExportFormat, InspectResult } from '../../core/checkpoints/client';
+import type { CheckpointDetail } from '../../core/checkpoints/runInfo';
 import {
   validateUiMessage,
   type CheckpointRow,
@@ -17,14 +17,14 @@ import {
   type HostMessage,
   type RowAction,
   type TensorsView,
-} from '../shared/checkpointsProtocol';
-import type { CheckpointsView, CkptRef } from './checkpoints';
-import { errorText } from './context';
-import { runKey, type RunRef } from './runMonitor';
+} from '../../shared/checkpointsProtocol';
+import { errorText } from '../context';
+import { runKey, type RunRef } from '../runMonitor';
+import type { CheckpointSource, CkptRef } from './types';
 
-/** What the explorer needs from the extension: the view's data and the actions (checkpoints.ts). */
+/** What the explorer needs from the extension: the view's data and the actions (commands.ts builds it). */
 export interface ExplorerHost {
-  view: CheckpointsView;
+  view: CheckpointSource;
   targetLabel(targetId: string): string;
   isSsh(targetId: string): boolean;
   isLive(ref: RunRef): boolean;
