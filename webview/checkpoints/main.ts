@@ -1,6 +1,7 @@
-// The checkpoint explorer UI (dist/webview/checkpoints.js), in a VS Code webview. It draws the
+// The checkpoint explorer UI (dist/webview/checkpoints.js + .css), in a VS Code webview. It draws the
 // host's snapshot (src/shared/checkpointsProtocol.ts) and sends back what the user asks for. Every
 // text from a run (names, classes, paths) goes in through textContent, never as HTML.
+import './explorer.css'; // esbuild bundles it into dist/webview/checkpoints.css
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
 import {
