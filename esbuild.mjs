@@ -48,7 +48,7 @@ const bundles = [
   { ...node, entryPoints: ['src/server/server.ts'], outfile: path.join(outdir, 'server.js') },
   // The dashboard UI: the same bundle in a VS Code webview and in the browser dashboard.
   { ...browser, entryPoints: ['webview/dashboard/main.ts'], outfile: path.join(outdir, 'webview', 'dashboard.js') },
-  // The checkpoint explorer UI.
+  // The checkpoint explorer UI (its CSS import becomes checkpoints.css beside it, as the dashboard's does).
   { ...browser, entryPoints: ['webview/checkpoints/main.ts'], outfile: path.join(outdir, 'webview', 'checkpoints.js') },
 ].filter((b) => existsSync(b.entryPoints[0])); // parts not written yet are skipped
 

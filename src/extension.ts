@@ -1,10 +1,10 @@
 // Entry point: builds the lifetime owner, the views and the commands, then lists the targets' runs
 // and re-attaches to the live ones. All decisions live in src/core; this is wiring.
 import * as vscode from 'vscode';
-import type { NoticeAction } from './core/runs/presentation';
+import type { NoticeAction } from './core/runs/notices';
 import { VIEWS } from './shared/commands';
 import type { App } from './vscode/app';
-import { CheckpointsView } from './vscode/checkpoints';
+import { CheckpointsView } from './vscode/checkpoints/view';
 import { listRuns, registerCommands } from './vscode/commands';
 import { Ctx } from './vscode/context';
 import { RunMonitor, type RunRef } from './vscode/runMonitor';
@@ -36,10 +36,9 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.window.createTreeView(VIEWS.runs, { treeDataProvider: runs, canSelectMany: true }),
   );
   const checkpoints = c.register(new CheckpointsView(app));
-  app.checkpoints = checkpoints;
   checkpoints.followSelection(runsTree); // the run selected in Runs comes first in Checkpoints
   c.register(vscode.window.createTreeView(VIEWS.checkpoints, { treeDataProvider: checkpoints, canSelectMany: true }));
-  registerCommands(app);
+  registerCommands(app, checkpoints);
   c.register(registerTasks(app));
   c.log.info(`activated; targets: ${c.targets.map((t) => t.id).join(', ')}`);
 

@@ -1,5 +1,6 @@
-// What commands and the wizard work with: the lifetime owner and the live parts.
-import type { CheckpointsView } from './checkpoints';
+// What the general commands, the wizard, launches, tasks, dashboards and the spec language work
+// with: the lifetime owner and the live parts, all made before it. The Checkpoints view is not in
+// it: its commands get their own host (checkpoints/commands.ts), so nothing here is optional.
 import type { Ctx } from './context';
 import type { RunMonitor } from './runMonitor';
 import type { RunsView } from './runs';
@@ -10,6 +11,4 @@ export interface App {
   targets: TargetsView;
   runs: RunsView;
   monitor: RunMonitor;
-  /** The Checkpoints view, once created (its commands need it). */
-  checkpoints?: CheckpointsView;
 }

@@ -1,5 +1,6 @@
-// Command handlers as factories `(app) => handler`, one per id of src/shared/commands.ts: the
-// Record type makes a missing or misspelled command a compile error.
+// Command handlers as factories `(app) => handler`, one per id of src/shared/commands.ts that is
+// not a checkpoint command (those are in checkpoints/commands.ts): the Record types make a missing
+// or misspelled command a compile error.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RunRecord } from '../core/runs/runIndex';
@@ -11,7 +12,13 @@ import { deleteRunDir } from '../core/targets/ops';
 import { targetsToList, type SshTargetSetting, type TargetDef } from '../core/targets/model';
 import { COMMANDS, VIEWS, type CommandId } from '../shared/commands';
 import type { App } from './app';
-import { CHECKPOINT_COMMAND_FACTORIES } from './checkpoints';
+import {
+  CHECKPOINT_COMMAND_FACTORIES,
+  checkpointsHost,
+  isCheckpointCommand,
+  type CheckpointCommandId,
+} from './checkpoints/commands';
+import type { CheckpointsView } from './checkpoints/view';
 import { openConsole, openLogin } from './console';
 import { errorText } from './context';
 import { registerDashboards } from './dashboardPanel';
@@ -22,7 +29,7 @@ import { startWizard } from './startWizard';
 
 type Handler = (...args: unknown[]) => unknown;
 
-export const COMMAND_FACTORIES: Record<CommandId, (app: App) => Handler> = {
+export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, (app: App) => Handler> = {
   'ascend.startFineTune': (app) => (node) => startWizard(app, { targetId: targetIdOf(node) }),
   'ascend.startFromSpec': (app) => async (uri) => {
     const file =
@@ -227,13 +234,13 @@ export const COMMAND_FACTORIES: Record<CommandId, (app: App) => Handler> = {
     return (uri, opts) => lang.start(uri, opts);
   },
   'ascend.openLastRun': (app) => (ref) => specLanguage(app).openLastRun(ref),
-  ...CHECKPOINT_COMMAND_FACTORIES,
 };
 
-export function registerCommands(app: App): void {
+export function registerCommands(app: App, checkpoints: CheckpointsView): void {
   registerDashboards(app); // its serializer reopens dashboards after a reload
+  const cp = checkpointsHost(app, checkpoints);
   for (const { id } of COMMANDS) {
-    const handler = COMMAND_FACTORIES[id](app);
+    const handler = isCheckpointCommand(id) ? CHECKPOINT_COMMAND_FACTORIES[id](cp) : COMMAND_FACTORIES[id](app);
     app.ctx.register(
       vscode.commands.registerCommand(id, async (...args: unknown[]) => {
         try {

@@ -5,7 +5,6 @@
 // (retainContextWhenHidden false: no memory held by hidden panels) and gets a snapshot on `ready`;
 // after a window reload the serializer reopens each panel on the same runs.
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import * as vscode from 'vscode';
 import { followRun } from '../core/runs/attach';
 import { dashboardShell } from '../core/dashboard/html';
@@ -16,6 +15,7 @@ import type { RunEvent } from '../shared/eventsProtocol';
 import type { App } from './app';
 import { errorText } from './context';
 import { runKey, type RunRef, type StreamActivity } from './runMonitor';
+import { bundleAssets, webviewOptions } from './webviewAssets';
 
 export const DASHBOARD_VIEW_TYPE = 'ascend.dashboard';
 /** workspaceState key: the open dashboards, so a reload can reopen them. */
@@ -263,30 +263,12 @@ export class Dashboards implements vscode.Disposable {
   }
 }
 
-function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions {
-  return {
-    enableScripts: true,
-    localResourceRoots: [
-      vscode.Uri.joinPath(extensionUri, 'dist', 'webview'),
-      vscode.Uri.joinPath(extensionUri, 'media'),
-    ],
-  };
-}
-
 /** The HTML shell (src/core/dashboard/html.ts) with this extension's bundle. */
 export function dashboardHtml(
   webview: Pick<vscode.Webview, 'asWebviewUri' | 'cspSource'>,
   extensionUri: vscode.Uri,
 ): string {
-  const file = (name: string) => vscode.Uri.joinPath(extensionUri, 'dist', 'webview', name);
-  return dashboardShell({
-    cspSource: webview.cspSource,
-    scriptUri: webview.asWebviewUri(file('dashboard.js')).toString(),
-    styleUri: existsSync(file('dashboard.css').fsPath)
-      ? webview.asWebviewUri(file('dashboard.css')).toString()
-      : undefined,
-    nonce: randomBytes(16).toString('base64'),
-  });
+  return dashboardShell(bundleAssets(webview, extensionUri, 'dashboard'));
 }
 
 const registry = new WeakMap<App, Dashboards>();

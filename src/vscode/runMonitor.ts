@@ -5,19 +5,11 @@
 import * as vscode from 'vscode';
 import { FollowError, followRun } from '../core/runs/attach';
 import type { RunRecord } from '../core/runs/runIndex';
-import {
-  finishNotice,
-  lostNotice,
-  OverflowStorm,
-  OVERFLOW_STORM_STEPS,
-  statusBarText,
-  warningNotice,
-  type Notice,
-  type NoticeAction,
-} from '../core/runs/presentation';
+import { lostNotice, RunNotices, streamStoppedNotice, type Notice, type NoticeAction } from '../core/runs/notices';
+import { statusBarText } from '../core/runs/presentation';
 import { applyEvent, applySignal, describe, initialView, type RunView, type TransportSignal } from '../core/runs/state';
 import type { CommandId } from '../shared/commands';
-import { isKnownEvent, type RunEvent, type RunState } from '../shared/eventsProtocol';
+import type { RunEvent, RunState } from '../shared/eventsProtocol';
 import { errorText, type Ctx } from './context';
 
 /** Names one run: the key of the index and of live streams. */
@@ -39,8 +31,7 @@ interface Live {
   abort: AbortController;
   /** Events up to this seq were seen before this attach: no notifications for them. */
   notifyAfter: number;
-  storm: OverflowStorm;
-  nanWarned: boolean;
+  notices: RunNotices;
   lastPersist: number;
 }
 
@@ -64,7 +55,7 @@ export class RunMonitor implements vscode.Disposable {
   constructor(
     private readonly ctx: Ctx,
     /** Runs a notification action for a run (Show Console, Show Checkpoints). */
-    private readonly onAction: (action: NoticeAction, ref: RunRef) => void,
+    private readonly onAction: (action: Exclude<NoticeAction, 'Open Dashboard' | 'Reattach'>, ref: RunRef) => void,
   ) {
     this.statusBar = vscode.window.createStatusBarItem('ascend.liveRun', vscode.StatusBarAlignment.Left, 50);
     this.statusBar.name = 'Ascend Fine-Tune run';
@@ -90,8 +81,7 @@ export class RunMonitor implements vscode.Disposable {
       view: initialView(),
       abort: new AbortController(),
       notifyAfter: opts.launched ? 0 : record.lastSeq,
-      storm: new OverflowStorm(),
-      nanWarned: false,
+      notices: new RunNotices(record.name ?? record.runId),
       lastPersist: 0,
     };
     this.live.set(key, live);
@@ -139,7 +129,8 @@ export class RunMonitor implements vscode.Disposable {
         received++;
         this.update(live, applyEvent(live.view, event));
         this.activity.fire({ ref: live.ref, event });
-        if (event.seq > live.notifyAfter) this.notifyEvent(live, event);
+        if (event.seq > live.notifyAfter)
+          for (const n of live.notices.event(event, this.ctx.settings.notifyWarnings)) this.notify(n, live.ref);
       }
     } catch (e) {
       if (e instanceof FollowError && e.info?.kind === 'lost') {
@@ -150,11 +141,7 @@ export class RunMonitor implements vscode.Disposable {
         log.error(
           `run ${key}: stopped streaming: ${errorText(e)}${e instanceof FollowError && e.stderrTail ? `\n${e.stderrTail}` : ''}`,
         );
-        void vscode.window
-          .showWarningMessage(`Stopped following Ascend run "${live.name}": ${errorText(e)}`, 'Reattach')
-          .then((a) => {
-            if (a) void vscode.commands.executeCommand('ascend.reattach' satisfies CommandId, live.ref);
-          });
+        this.notify(streamStoppedNotice(live.name, errorText(e)), live.ref);
       }
     } finally {
       if (this.live.get(key) === live) this.live.delete(key);
@@ -190,41 +177,6 @@ export class RunMonitor implements vscode.Disposable {
     }
   }
 
-  private notifyEvent(live: Live, event: RunEvent): void {
-    if (!isKnownEvent(event)) return;
-    switch (event.type) {
-      case 'run_finished':
-        this.notify(finishNotice(live.name, event), live.ref);
-        break;
-      case 'warning':
-        if (this.ctx.settings.notifyWarnings) this.notify(warningNotice(live.name, event), live.ref);
-        break;
-      case 'step':
-        if (event.loss === null && !live.nanWarned) {
-          live.nanWarned = true;
-          this.notify(
-            {
-              severity: 'warning',
-              message: `Ascend run "${live.name}": the loss is NaN or Inf at step ${event.step}; the update was skipped.`,
-              actions: ['Show Console'],
-            },
-            live.ref,
-          );
-        }
-        if (live.storm.step(event.overflow) && this.ctx.settings.notifyWarnings) {
-          this.notify(
-            {
-              severity: 'warning',
-              message: `Ascend run "${live.name}": ${OVERFLOW_STORM_STEPS} loss-scale overflows in a row (step ${event.step}); fp16 may not hold these gradients (try amp.level O0 or a lower learning rate).`,
-              actions: [],
-            },
-            live.ref,
-          );
-        }
-        break;
-    }
-  }
-
   private notify(n: Notice, ref: RunRef): void {
     const show =
       n.severity === 'error'
@@ -234,6 +186,7 @@ export class RunMonitor implements vscode.Disposable {
           : vscode.window.showInformationMessage;
     void show(n.message, ...n.actions).then((a) => {
       if (a === 'Open Dashboard') void vscode.commands.executeCommand('ascend.openDashboard' satisfies CommandId, ref);
+      else if (a === 'Reattach') void vscode.commands.executeCommand('ascend.reattach' satisfies CommandId, ref);
       else if (a) this.onAction(a, ref);
     });
   }

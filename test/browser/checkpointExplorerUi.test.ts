@@ -1,7 +1,8 @@
 // The checkpoint explorer UI (webview/checkpoints) in a real headless Chromium (playwright-core +
 // Debian's /usr/bin/chromium), behind the host's own page and Content-Security-Policy
-// (checkpointExplorer.html): the bundle must run under `default-src 'none'` with its nonce, draw
-// the host's snapshot with run text as text, sort, and send the messages the host validates.
+// (explorerHtml, src/vscode/checkpoints/explorer.ts): the bundle and its stylesheet must load under
+// `default-src 'none'` with its nonce, draw the host's snapshot with run text as text, sort, and
+// send the messages the host validates.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import * as http from 'node:http';
@@ -28,26 +29,36 @@ let browser: Browser;
 before(async () => {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium (.ci/run does this)`);
   tmp = mkdtempSync(path.join(tmpdir(), 'aft-ckui-'));
-  const bundle = path.join(tmp, 'checkpoints.js');
+  // Built as esbuild.mjs builds it: the CSS import becomes checkpoints.css beside the script.
+  const webRoot = path.join(tmp, 'dist', 'webview');
   await esbuild.build({
     entryPoints: [path.join(root, 'webview/checkpoints/main.ts')],
     bundle: true,
     platform: 'browser',
     format: 'iife',
     target: 'es2022',
-    outfile: bundle,
+    loader: { '.css': 'css' },
+    outfile: path.join(webRoot, 'checkpoints.js'),
     logLevel: 'error',
   });
-  const { html } =
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- after esbuild above has written the bundle
-    require('../../src/vscode/checkpointExplorer') as typeof import('../../src/vscode/checkpointExplorer');
+  const { explorerHtml } =
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- after the fake vscode above is in place
+    require('../../src/vscode/checkpoints/explorer') as typeof import('../../src/vscode/checkpoints/explorer');
+  const types: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css' };
   server = http.createServer((req, res) => {
-    if (req.url === '/checkpoints.js') {
-      res.writeHead(200, { 'content-type': 'text/javascript' }).end(readFileSync(bundle));
+    const file = /^\/(checkpoints\.(js|css))$/.exec(req.url ?? '')?.[1];
+    if (file) {
+      res.writeHead(200, { 'content-type': types[path.extname(file)] }).end(readFileSync(path.join(webRoot, file)));
       return;
     }
-    const webview = { cspSource: base, asWebviewUri: () => ({ toString: () => `${base}/checkpoints.js` }) };
-    res.writeHead(200, { 'content-type': 'text/html' }).end(html(webview as never, fake.Uri.file(bundle) as never));
+    // What a webview does: the extension's files under its own origin (cspSource).
+    const webview = {
+      cspSource: base,
+      asWebviewUri: (u: { fsPath: string }) => ({ toString: () => `${base}/${path.basename(u.fsPath)}` }),
+    };
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end(explorerHtml(webview as never, fake.Uri.file(tmp) as never));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -139,6 +150,14 @@ test(
     const page = await open();
     await post(page, state);
     await page.locator('tr.row').first().waitFor();
+    assert.equal(
+      await page
+        .locator('th')
+        .first()
+        .evaluate((th) => getComputedStyle(th).cursor),
+      'pointer',
+      "the explorer's stylesheet (webview/checkpoints/explorer.css) is applied",
+    );
     assert.equal(await page.locator('img').count(), 0, 'run text is never HTML');
     assert.equal(await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned), undefined);
     assert.match((await page.locator('h2').textContent()) ?? '', /<img src=x/);

@@ -11,6 +11,7 @@ import { hostname, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isLive, type ShownState } from '../../src/core/runs/presentation';
 import { RunIndex } from '../../src/core/runs/runIndex';
 import { makeTarget, type TargetDef } from '../../src/core/targets/model';
 import * as fake from './fixtures/fakeVscode';
@@ -25,9 +26,9 @@ mod._load = (request, ...rest) => (request === 'vscode' ? fake : load(request, .
 let tmp: string;
 let runDir: string;
 let provider: Provider;
-let commands: Record<string, (app: never) => (...a: unknown[]) => unknown>;
-let app: unknown;
-let prune: (app: never, run: { targetId: string; runId: string }, keepNewest?: number) => Promise<void>;
+let commands: Record<string, (host: never) => (...a: unknown[]) => unknown>;
+let host: unknown;
+let prune: (host: never, run: { targetId: string; runId: string }, keepNewest?: number) => Promise<void>;
 const RUN_ID = '20261202-120000-ck-cccc';
 
 function ckpt(name: string, step: number, valAcc: number, best: boolean, content: string, claimBytes?: number) {
@@ -85,7 +86,7 @@ before(() => {
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
 /**
- * The view and its commands over a small App: the real run index, this machine as the target with
+ * The view and its commands over small hosts: the real run index, this machine as the target with
  * the checkout's runner, and no live runs. (Not the whole extension: the view is what is tested.)
  */
 async function setUp(): Promise<void> {
@@ -120,24 +121,28 @@ async function setUp(): Promise<void> {
     onDidChangeTargets: never,
     extension: { extensionUri: fake.Uri.file(root) },
   };
-  const a = {
+  // The view gets the App's parts it uses; the commands and actions get their own host.
+  const viewHost = {
     ctx,
-    targets: {},
-    runs: { state: (r: { state: string }) => r.state, onDidChangeTreeData: runsChanged.event },
+    runs: { onDidChangeTreeData: runsChanged.event },
     monitor: { onDidChange: never, view: () => undefined },
-    checkpoints: undefined as unknown,
   };
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const m = require('../../src/vscode/checkpoints') as {
-    CheckpointsView: new (app: unknown) => Provider;
-    CHECKPOINT_COMMAND_FACTORIES: typeof commands;
-    prune: typeof prune;
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const v = require('../../src/vscode/checkpoints/view') as { CheckpointsView: new (host: unknown) => Provider };
+  const c = require('../../src/vscode/checkpoints/commands') as { CHECKPOINT_COMMAND_FACTORIES: typeof commands };
+  const a = require('../../src/vscode/checkpoints/actions') as { prune: typeof prune };
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  prune = a.prune;
+  provider = new v.CheckpointsView(viewHost);
+  host = {
+    ctx,
+    view: provider,
+    isLive: (r: { state: ShownState }) => isLive(r.state),
+    launch: () => Promise.reject(new Error('not in this test')),
+    fineTune: () => Promise.reject(new Error('not in this test')),
+    extensionUri: fake.Uri.file(root),
   };
-  prune = m.prune;
-  provider = new m.CheckpointsView(a);
-  a.checkpoints = provider;
-  app = a;
-  commands = m.CHECKPOINT_COMMAND_FACTORIES;
+  commands = c.CHECKPOINT_COMMAND_FACTORIES;
 
   // Runs arrive after the view exists (`ls` at activation): the Runs view's redraw brings them here.
   assert.deepEqual(provider.getChildren(), []);
@@ -207,7 +212,7 @@ test(
     // Delete of one, four and the best: the first confirmation lists all three, the best gets a
     // second one of its own; answering no to that one keeps the best.
     fake.answers.set('Delete 3 checkpoints of "ck"', 'Delete');
-    await commands['ascend.checkpoint.delete'](app as never)(one.n, [one.n, two.n, four.n]);
+    await commands['ascend.checkpoint.delete'](host as never)(one.n, [one.n, two.n, four.n]);
     const first = fake.recorded.messages.find((m) => m.text.startsWith('Delete 3 checkpoints'));
     assert.match(
       String((first?.items[0] as { detail: string }).detail),
@@ -248,7 +253,7 @@ test(
     );
     (provider as unknown as { refresh(): void }).refresh();
     fake.answers.set('Prune "ck"', 'Delete');
-    await prune(app as never, { targetId: 'local', runId: RUN_ID }, 1);
+    await prune(host as never, { targetId: 'local', runId: RUN_ID }, 1);
     const asked = fake.recorded.messages.find((m) => m.text.startsWith('Prune "ck": delete 2 checkpoints'));
     assert.match(
       String((asked?.items[0] as { detail: string }).detail),
@@ -269,7 +274,7 @@ test(
         /^(Delete 1 checkpoint of "ck"|Really delete the BEST checkpoint ck-e2-s2\.ckpt\?)/.test(m.text),
       ).length;
     fake.answers.set('Delete 1 checkpoint of "ck"', 'Delete');
-    await commands['ascend.checkpoint.delete'](app as never)(best.n, [best.n]);
+    await commands['ascend.checkpoint.delete'](host as never)(best.n, [best.n]);
     assert.equal(asks(), 2, 'a first and a second confirmation for the best alone');
     assert.equal(
       existsSync(path.join(runDir, 'checkpoints/ck-e2-s2.ckpt')),
@@ -277,7 +282,7 @@ test(
       'the best stays after a no to the second confirmation',
     );
     fake.answers.set('Really delete the BEST', 'Delete the Best Checkpoint');
-    await commands['ascend.checkpoint.delete'](app as never)(best.n, [best.n]);
+    await commands['ascend.checkpoint.delete'](host as never)(best.n, [best.n]);
     assert.equal(existsSync(path.join(runDir, 'checkpoints/ck-e2-s2.ckpt')), false, 'two yeses delete the best');
     assert.ok(!fake.recorded.messages.some((m) => m.severity === 'error'), JSON.stringify(fake.recorded.messages));
   },

@@ -1,17 +1,18 @@
-// The checkpoint explorer UI (dist/webview/checkpoints.js), in a VS Code webview. It draws the
+// The checkpoint explorer UI (dist/webview/checkpoints.js + .css), in a VS Code webview. It draws the
 // host's snapshot (src/shared/checkpointsProtocol.ts) and sends back what the user asks for. Every
-// text from a run (names, classes, paths) goes in through textContent, never as HTML.
+// text from a run (names, classes, paths) goes in through textContent, never as HTML. The tensors,
+// evaluation and comparison sections are in details.ts, the DOM helpers in dom.ts.
+import './explorer.css'; // esbuild bundles it into dist/webview/checkpoints.css
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
 import {
   isHostMessage,
   type CheckpointRow,
-  type CompareView,
-  type EvalView,
   type ExplorerState,
-  type TensorsView,
   type UiMessage,
 } from '../../src/shared/checkpointsProtocol';
+import { compareSection, evalSection, tensorsSection } from './details';
+import { age, button, bytes, el, fix, pct, type Child } from './dom';
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void; getState(): unknown; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
@@ -33,62 +34,6 @@ const ui: UiState = {
 };
 const saveUi = () => vscode.setState(ui);
 let state: ExplorerState | null = null;
-
-type Child = Node | string | null | undefined | false;
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  props: { class?: string; title?: string; onclick?: (e: Event) => void } = {},
-  ...children: Child[]
-): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (props.class) e.className = props.class;
-  if (props.title) e.title = props.title;
-  if (props.onclick) e.addEventListener('click', props.onclick);
-  for (const c of children)
-    if (c !== null && c !== undefined && c !== false) e.append(typeof c === 'string' ? document.createTextNode(c) : c);
-  return e;
-}
-
-function button(
-  label: string,
-  onClick: () => void,
-  opts: { secondary?: boolean; disabled?: boolean; title?: string } = {},
-): HTMLElement {
-  const b = document.createElement('vscode-button');
-  b.textContent = label;
-  if (opts.secondary) b.setAttribute('secondary', '');
-  if (opts.disabled) b.setAttribute('disabled', '');
-  if (opts.title) b.title = opts.title;
-  b.addEventListener('click', () => {
-    if (!b.hasAttribute('disabled')) onClick();
-  });
-  return b;
-}
-
-const pct = (v: number | null) => (v === null ? '' : `${(v * 100).toFixed(1)}%`);
-const fix = (v: number | null, d = 4) => (v === null ? '' : Number(v.toPrecision(d)).toString());
-const bytes = (n: number | null) => {
-  if (n === null) return '?';
-  const u = ['B', 'KB', 'MB', 'GB', 'TB'];
-  let v = n;
-  let i = 0;
-  while (v >= 1000 && i < u.length - 1) {
-    v /= 1000;
-    i++;
-  }
-  return i === 0 ? `${v} B` : `${v.toFixed(v >= 100 ? 0 : 1)} ${u[i]}`;
-};
-const age = (t: number | null) => {
-  if (t === null) return '';
-  const s = Math.max(0, Date.now() / 1000 - t);
-  return s < 60
-    ? `${Math.round(s)} s`
-    : s < 3600
-      ? `${Math.round(s / 60)} min`
-      : s < 86400
-        ? `${Math.round(s / 3600)} h`
-        : `${Math.round(s / 86400)} d`;
-};
 
 function header(s: ExplorerState): HTMLElement {
   const r = s.run;
@@ -256,188 +201,6 @@ function actions(s: ExplorerState, r: CheckpointRow): HTMLElement {
       : button('Reveal', () => send({ type: 'action', action: 'reveal', file: f }), { secondary: true }),
     button('Copy path', () => send({ type: 'action', action: 'copyPath', file: f }), { secondary: true }),
     button('Delete…', () => send({ type: 'action', action: 'delete', file: f }), { secondary: true }),
-  );
-}
-
-function tensorsSection(t: TensorsView, classes: string[]): HTMLElement {
-  const groups = new Map<string, TensorsView['tensors']>();
-  for (const x of t.tensors) groups.set(x.module, [...(groups.get(x.module) ?? []), x]);
-  const mark = (v: boolean | null) => (v === true ? 'trained' : v === false ? 'frozen' : '');
-  const head =
-    t.headOut === null
-      ? null
-      : el(
-          'div',
-          { class: t.headMatchesClasses === false ? 'bad' : t.headMatchesClasses ? 'ok' : 'muted' },
-          t.headMatchesClasses === false
-            ? `✖ The head outputs ${t.headOut} classes, the run has ${classes.length}`
-            : `${t.headMatchesClasses ? '✔ ' : ''}The head outputs ${t.headOut} classes${classes.length ? ` (the run has ${classes.length})` : ''}`,
-        );
-  const modules = [...groups].map(([m, list]) => {
-    const els = list.reduce((a, x) => a + x.elements, 0);
-    const kinds = new Set(list.map((x) => x.trainable));
-    const summary = kinds.size === 1 ? mark(list[0].trainable) : 'mixed';
-    const rows = list.map((x) =>
-      el(
-        'tr',
-        { class: x.trainable === false ? 'frozen' : undefined },
-        el('td', {}, x.name),
-        el('td', {}, `[${x.shape.join(', ')}]`),
-        el('td', {}, x.dtype),
-        el('td', { class: 'num' }, x.elements.toLocaleString()),
-        el('td', {}, mark(x.trainable)),
-      ),
-    );
-    const d = el(
-      'details',
-      {},
-      el(
-        'summary',
-        {},
-        el('span', { class: 'module' }, m),
-        ` ${list.length} tensors · ${els.toLocaleString()} values${summary ? ` · ${summary}` : ''}`,
-      ),
-      el('table', {}, el('tbody', {}, ...rows)),
-    );
-    return d;
-  });
-  return el(
-    'div',
-    {},
-    el('h3', {}, `Tensors of ${t.file.split('/').pop()} (${t.tensors.length}, ${t.total.toLocaleString()} values)`),
-    head,
-    ...modules,
-  );
-}
-
-function evalSection(e: EvalView): HTMLElement {
-  const per = el(
-    'table',
-    {},
-    el(
-      'thead',
-      {},
-      el(
-        'tr',
-        {},
-        el('th', {}, 'Class'),
-        el('th', { class: 'num' }, 'Precision'),
-        el('th', { class: 'num' }, 'Recall'),
-        el('th', { class: 'num' }, 'Support'),
-      ),
-    ),
-    el(
-      'tbody',
-      {},
-      ...e.perClass.map((p) =>
-        el(
-          'tr',
-          {},
-          el('td', {}, p.class),
-          el('td', { class: 'num' }, pct(p.precision)),
-          el('td', { class: 'num' }, pct(p.recall)),
-          el('td', { class: 'num' }, String(p.support)),
-        ),
-      ),
-    ),
-  );
-  const max = Math.max(1, ...e.confusion.flat());
-  const cm = el(
-    'table',
-    { class: 'cm' },
-    el(
-      'thead',
-      {},
-      el('tr', {}, el('th', {}, 'true \\ predicted'), ...e.classes.map((c) => el('th', { title: c }, c))),
-    ),
-    el(
-      'tbody',
-      {},
-      ...e.confusion.map((row, i) =>
-        el(
-          'tr',
-          {},
-          el('th', {}, e.classes[i] ?? String(i)),
-          ...row.map((v, j) => {
-            const td = el('td', { title: `${e.classes[i]} → ${e.classes[j]}: ${v}` }, String(v));
-            // CSSOM, not a style attribute: allowed under the page's CSP.
-            td.style.backgroundColor = `rgba(${i === j ? '60, 160, 90' : '200, 80, 60'}, ${(0.08 + 0.6 * (v / max)).toFixed(2)})`;
-            return td;
-          }),
-        ),
-      ),
-    ),
-  );
-  return el(
-    'div',
-    {},
-    el('h3', {}, `Evaluation of ${e.file.split('/').pop()}`),
-    el(
-      'div',
-      {},
-      `Accuracy ${pct(e.accuracy)} · loss ${fix(e.loss)} · ${e.numImages} images in ${e.data}${e.skipped ? ` · ${e.skipped} skipped` : ''}${e.evaluatedAt ? ` · ${new Date(e.evaluatedAt * 1000).toLocaleString()}` : ''}`,
-    ),
-    per,
-    el('div', { class: 'muted' }, 'Confusion matrix (rows: true class, columns: predicted)'),
-    cm,
-  );
-}
-
-function compareSection(c: CompareView): HTMLElement {
-  const frozenOk = c.frozenMaxL2 === null ? null : c.frozenMaxL2 === 0;
-  return el(
-    'div',
-    {},
-    el('h3', {}, `${c.a.split('/').pop()} vs ${c.b.split('/').pop()}`),
-    el(
-      'div',
-      {},
-      `${c.changed} changed, ${c.unchanged} unchanged`,
-      c.onlyInA.length ? ` · only in A: ${c.onlyInA.length}` : '',
-      c.onlyInB.length ? ` · only in B: ${c.onlyInB.length}` : '',
-      c.shapeMismatch.length ? ` · shape differs: ${c.shapeMismatch.join(', ')}` : '',
-    ),
-    frozenOk === null
-      ? null
-      : el(
-          'div',
-          { class: frozenOk ? 'ok' : 'bad' },
-          frozenOk
-            ? '✔ The frozen part is unchanged (max L2 distance 0): freezing worked.'
-            : `✖ The frozen part changed (max L2 distance ${c.frozenMaxL2}).`,
-        ),
-    el(
-      'table',
-      {},
-      el(
-        'thead',
-        {},
-        el(
-          'tr',
-          {},
-          el('th', {}, 'Tensor'),
-          el('th', {}, 'Shape'),
-          el('th', { class: 'num' }, 'L2 of difference'),
-          el('th', { class: 'num' }, 'Relative change'),
-          el('th', {}, ''),
-        ),
-      ),
-      el(
-        'tbody',
-        {},
-        ...c.tensors.map((t) =>
-          el(
-            'tr',
-            { class: t.frozen ? 'frozen' : undefined },
-            el('td', {}, t.name),
-            el('td', {}, `[${t.shape.join(', ')}]`),
-            el('td', { class: 'num' }, fix(t.l2)),
-            el('td', { class: 'num' }, pct(t.rel)),
-            el('td', {}, t.frozen ? 'frozen' : t.frozen === false ? 'trained' : ''),
-          ),
-        ),
-      ),
-    ),
   );
 }
 

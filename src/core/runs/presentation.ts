@@ -1,6 +1,6 @@
-// What the Runs view, the status bar and the notifications say about a run, decided without
-// vscode: icon names are codicon ids, texts are plain strings, actions are labels the glue maps.
-import type { RunFinishedEvent, RunState, WarningEvent } from '../../shared/eventsProtocol';
+// What the Runs view and the status bar say about a run, decided without vscode: icon names are
+// codicon ids, texts are plain strings. The notifications are decided in notices.ts.
+import type { RunState } from '../../shared/eventsProtocol';
 import type { ListedRun, RunRecord } from './runIndex';
 import { describe, etaSeconds, initialView, type RunView } from './state';
 
@@ -99,66 +99,6 @@ export function statusBarText(name: string, view: RunView): string {
   if (view.phase === 'launching') parts.push('starting…');
   if (view.phase === 'reconnecting') parts.push('reconnecting…');
   return parts.join(' · ');
-}
-
-export type NoticeAction = 'Open Dashboard' | 'Show Checkpoints' | 'Show Console';
-
-export interface Notice {
-  severity: 'info' | 'warning' | 'error';
-  message: string;
-  actions: NoticeAction[];
-}
-
-/** The notification for a run's end. */
-export function finishNotice(name: string, e: RunFinishedEvent): Notice {
-  const best = e.best?.metrics && typeof e.best.metrics.val_acc === 'number' ? `, best val_acc ${(e.best.metrics.val_acc * 100).toFixed(1)}%` : '';
-  if (e.status === 'completed') {
-    return { severity: 'info', message: `Ascend run "${name}" completed${best}.`, actions: ['Open Dashboard', 'Show Checkpoints'] };
-  }
-  if (e.status === 'stopped') {
-    return { severity: 'info', message: `Ascend run "${name}" stopped${best}.`, actions: ['Show Checkpoints'] };
-  }
-  const err = e.error;
-  let why = err ? `${err.kind}: ${err.message}` : 'no error reported';
-  if (err?.fix) why += ` (fix: ${err.fix})`;
-  return { severity: 'error', message: `Ascend run "${name}" failed: ${why}`, actions: ['Show Console'] };
-}
-
-/** A lost run: the process died without finishing. */
-export function lostNotice(name: string): Notice {
-  return { severity: 'error', message: `Ascend run "${name}" was lost: its training process is gone without finishing.`, actions: ['Show Console'] };
-}
-
-/** Runner warnings worth a notification: every one, with its code (unknown codes as they are). */
-export function warningNotice(name: string, e: WarningEvent): Notice {
-  return { severity: 'warning', message: `Ascend run "${name}": ${e.message} [${e.code}]`, actions: [] };
-}
-
-/**
- * Consecutive overflow steps that make an "overflow storm" notice (a dynamic loss scale that
- * keeps halving means fp16 cannot hold the gradients).
- */
-export const OVERFLOW_STORM_STEPS = 20;
-
-/** Tracks consecutive overflow steps; says once per storm when to warn. */
-export class OverflowStorm {
-  private run = 0;
-  private warned = false;
-
-  /** True exactly when this step makes the streak reach the threshold. */
-  step(overflow: boolean): boolean {
-    if (!overflow) {
-      this.run = 0;
-      this.warned = false;
-      return false;
-    }
-    this.run++;
-    if (this.run >= OVERFLOW_STORM_STEPS && !this.warned) {
-      this.warned = true;
-      return true;
-    }
-    return false;
-  }
 }
 
 /** A run as `ls` lists it, with the progress fields `ls` adds (docs/protocol.md, section 4). */

@@ -5,11 +5,8 @@ import {
   describeListed,
   runDescription,
   runTooltip,
-  finishNotice,
   formatDuration,
   isLive,
-  OVERFLOW_STORM_STEPS,
-  OverflowStorm,
   runContextValue,
   shownState,
   stateIcon,
@@ -52,27 +49,6 @@ test('status bar: epoch, step, loss, throughput and ETA at the smoothed pace', (
   assert.equal(statusBarText('x', initialView()), '$(loading~spin) x · starting…');
   assert.equal(formatDuration(3725), '1h 02m');
   assert.equal(formatDuration(12), '12s');
-});
-
-test('notices: completed with the best accuracy and actions, failed with the error and its fix', () => {
-  const ok = finishNotice('f', finished('completed', { best: { file: 'c', epoch: 1, step: 5, metrics: { val_acc: 0.913 } } }));
-  assert.deepEqual(ok, { severity: 'info', message: 'Ascend run "f" completed, best val_acc 91.3%.', actions: ['Open Dashboard', 'Show Checkpoints'] });
-  const bad = finishNotice('f', finished('failed', { error: { kind: 'bad_input', message: 'found 1 class folder(s)', fix: 'put one sub-folder per class', trace_tail: null } }));
-  assert.equal(bad.severity, 'error');
-  assert.equal(bad.message, 'Ascend run "f" failed: bad_input: found 1 class folder(s) (fix: put one sub-folder per class)');
-  assert.deepEqual(bad.actions, ['Show Console']);
-  assert.equal(finishNotice('f', finished('stopped')).message, 'Ascend run "f" stopped.');
-});
-
-test('an overflow storm is reported once per streak', () => {
-  const s = new OverflowStorm();
-  const hits = [];
-  for (let i = 0; i < OVERFLOW_STORM_STEPS * 2; i++) hits.push(s.step(true));
-  assert.equal(hits.filter(Boolean).length, 1);
-  assert.equal(hits.indexOf(true), OVERFLOW_STORM_STEPS - 1);
-  s.step(false);
-  for (let i = 0; i < OVERFLOW_STORM_STEPS; i++) if (s.step(true)) hits.push('again');
-  assert.ok(hits.includes('again'));
 });
 
 test('a listed run (ls) is described like a streamed one', () => {

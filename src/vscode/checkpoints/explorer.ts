@@ -3,11 +3,11 @@
 // sends it as one snapshot after each change and whenever the panel becomes visible again (a hidden
 // webview drops messages). Messages from the webview are validated against the files this run
 // lists (src/shared/checkpointsProtocol.ts) before anything runs.
-import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { CompareResult, EvalResult, ExportFormat, InspectResult } from '../core/checkpoints/client';
-import type { CheckpointDetail } from '../core/checkpoints/runInfo';
+import type { CompareResult, EvalResult, ExportFormat, InspectResult } from '../../core/checkpoints/client';
+import type { CheckpointDetail } from '../../core/checkpoints/runInfo';
+import { webviewPage } from '../../core/webviewPage';
 import {
   validateUiMessage,
   type CheckpointRow,
@@ -17,14 +17,15 @@ import {
   type HostMessage,
   type RowAction,
   type TensorsView,
-} from '../shared/checkpointsProtocol';
-import type { CheckpointsView, CkptRef } from './checkpoints';
-import { errorText } from './context';
-import { runKey, type RunRef } from './runMonitor';
+} from '../../shared/checkpointsProtocol';
+import { errorText } from '../context';
+import { runKey, type RunRef } from '../runMonitor';
+import { bundleAssets, webviewOptions } from '../webviewAssets';
+import type { CheckpointSource, CkptRef } from './types';
 
-/** What the explorer needs from the extension: the view's data and the actions (checkpoints.ts). */
+/** What the explorer needs from the extension: the view's data and the actions (commands.ts builds it). */
 export interface ExplorerHost {
-  view: CheckpointsView;
+  view: CheckpointSource;
   targetLabel(targetId: string): string;
   isSsh(targetId: string): boolean;
   isLive(ref: RunRef): boolean;
@@ -69,11 +70,12 @@ export class CheckpointExplorer {
   ) {
     const record = host.view.record(run);
     const name = record?.name ?? run.runId;
-    const webRoot = vscode.Uri.joinPath(host.extensionUri, 'dist', 'webview');
-    this.panel = vscode.window.createWebviewPanel(VIEW_TYPE, `Checkpoints: ${name}`, vscode.ViewColumn.Active, {
-      enableScripts: true,
-      localResourceRoots: [webRoot, vscode.Uri.joinPath(host.extensionUri, 'media')],
-    });
+    this.panel = vscode.window.createWebviewPanel(
+      VIEW_TYPE,
+      `Checkpoints: ${name}`,
+      vscode.ViewColumn.Active,
+      webviewOptions(host.extensionUri),
+    );
     this.state = {
       run: {
         name,
@@ -95,7 +97,7 @@ export class CheckpointExplorer {
       busy: 'Reading checkpoints…',
       error: null,
     };
-    this.panel.webview.html = html(this.panel.webview, vscode.Uri.joinPath(webRoot, 'checkpoints.js'));
+    this.panel.webview.html = explorerHtml(this.panel.webview, host.extensionUri);
     this.subs.push(
       this.panel.webview.onDidReceiveMessage((m) => void this.onMessage(m)),
       this.panel.onDidChangeViewState(() => this.panel.visible && this.post()),
@@ -309,46 +311,14 @@ function toCompareView(a: string, b: string, r: CompareResult): CompareView {
   };
 }
 
-/** The page: CSP `default-src 'none'`, the one bundle by nonce, styles by nonce (and lit's adopted sheets). */
-export function html(webview: vscode.Webview, script: vscode.Uri): string {
-  const nonce = randomBytes(16).toString('base64');
-  const csp = [
-    `default-src 'none'`,
-    `script-src 'nonce-${nonce}'`,
-    `style-src ${webview.cspSource} 'nonce-${nonce}'`,
-    `font-src ${webview.cspSource}`,
-    `img-src ${webview.cspSource} data:`,
-  ].join('; ');
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<title>Checkpoints</title>
-<style nonce="${nonce}">${STYLE}</style>
-</head>
-<body>
-<div id="app">Loading…</div>
-<script nonce="${nonce}" src="${webview.asWebviewUri(script).toString()}"></script>
-</body>
-</html>`;
+/** The page (src/core/webviewPage.ts) with the explorer's bundle (webview/checkpoints: script and stylesheet). */
+export function explorerHtml(
+  webview: Pick<vscode.Webview, 'asWebviewUri' | 'cspSource'>,
+  extensionUri: vscode.Uri,
+): string {
+  return webviewPage({
+    ...bundleAssets(webview, extensionUri, 'checkpoints'),
+    title: 'Checkpoints',
+    placeholder: 'Loading…',
+  });
 }
-
-const STYLE = `
-body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-foreground); padding: 0 12px 24px; }
-h2 { font-size: 1.15em; margin: 18px 0 6px; } h3 { font-size: 1em; margin: 14px 0 4px; }
-table { border-collapse: collapse; width: 100%; margin: 4px 0 8px; }
-th, td { text-align: left; padding: 3px 8px; border-bottom: 1px solid var(--vscode-widget-border, rgba(128,128,128,.25)); white-space: nowrap; }
-th { cursor: pointer; user-select: none; font-weight: 600; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-tr.row { cursor: pointer; } tr.row:hover { background: var(--vscode-list-hoverBackground); }
-tr.selected { background: var(--vscode-list-activeSelectionBackground); color: var(--vscode-list-activeSelectionForeground); }
-.bad { color: var(--vscode-errorForeground); } .ok { color: var(--vscode-testing-iconPassed, #3c3); }
-.muted { opacity: .7; } .star { color: var(--vscode-charts-yellow, #cc3); }
-.bar { display: flex; gap: 6px; flex-wrap: wrap; align-items: center; margin: 6px 0; }
-.busy { margin: 6px 0; } .error { color: var(--vscode-errorForeground); margin: 6px 0; white-space: pre-wrap; }
-.module { font-weight: 600; }
-.cm td { text-align: center; min-width: 28px; } .cm th { cursor: default; }
-.frozen { opacity: .75; }
-`;

@@ -1,0 +1,187 @@
+// The read-only sections of the checkpoint explorer UI: the selected checkpoint's tensors by
+// module, its last evaluation (accuracy, per-class table, confusion matrix) and a comparison of two
+// checkpoints. They draw what the host sent; the controls are in main.ts.
+import type { CompareView, EvalView, TensorsView } from '../../src/shared/checkpointsProtocol';
+import { el, fix, pct } from './dom';
+
+export function tensorsSection(t: TensorsView, classes: string[]): HTMLElement {
+  const groups = new Map<string, TensorsView['tensors']>();
+  for (const x of t.tensors) groups.set(x.module, [...(groups.get(x.module) ?? []), x]);
+  const mark = (v: boolean | null) => (v === true ? 'trained' : v === false ? 'frozen' : '');
+  const head =
+    t.headOut === null
+      ? null
+      : el(
+          'div',
+          { class: t.headMatchesClasses === false ? 'bad' : t.headMatchesClasses ? 'ok' : 'muted' },
+          t.headMatchesClasses === false
+            ? `✖ The head outputs ${t.headOut} classes, the run has ${classes.length}`
+            : `${t.headMatchesClasses ? '✔ ' : ''}The head outputs ${t.headOut} classes${classes.length ? ` (the run has ${classes.length})` : ''}`,
+        );
+  const modules = [...groups].map(([m, list]) => {
+    const els = list.reduce((a, x) => a + x.elements, 0);
+    const kinds = new Set(list.map((x) => x.trainable));
+    const summary = kinds.size === 1 ? mark(list[0].trainable) : 'mixed';
+    const rows = list.map((x) =>
+      el(
+        'tr',
+        { class: x.trainable === false ? 'frozen' : undefined },
+        el('td', {}, x.name),
+        el('td', {}, `[${x.shape.join(', ')}]`),
+        el('td', {}, x.dtype),
+        el('td', { class: 'num' }, x.elements.toLocaleString()),
+        el('td', {}, mark(x.trainable)),
+      ),
+    );
+    const d = el(
+      'details',
+      {},
+      el(
+        'summary',
+        {},
+        el('span', { class: 'module' }, m),
+        ` ${list.length} tensors · ${els.toLocaleString()} values${summary ? ` · ${summary}` : ''}`,
+      ),
+      el('table', {}, el('tbody', {}, ...rows)),
+    );
+    return d;
+  });
+  return el(
+    'div',
+    {},
+    el('h3', {}, `Tensors of ${t.file.split('/').pop()} (${t.tensors.length}, ${t.total.toLocaleString()} values)`),
+    head,
+    ...modules,
+  );
+}
+
+export function evalSection(e: EvalView): HTMLElement {
+  const per = el(
+    'table',
+    {},
+    el(
+      'thead',
+      {},
+      el(
+        'tr',
+        {},
+        el('th', {}, 'Class'),
+        el('th', { class: 'num' }, 'Precision'),
+        el('th', { class: 'num' }, 'Recall'),
+        el('th', { class: 'num' }, 'Support'),
+      ),
+    ),
+    el(
+      'tbody',
+      {},
+      ...e.perClass.map((p) =>
+        el(
+          'tr',
+          {},
+          el('td', {}, p.class),
+          el('td', { class: 'num' }, pct(p.precision)),
+          el('td', { class: 'num' }, pct(p.recall)),
+          el('td', { class: 'num' }, String(p.support)),
+        ),
+      ),
+    ),
+  );
+  const max = Math.max(1, ...e.confusion.flat());
+  const cm = el(
+    'table',
+    { class: 'cm' },
+    el(
+      'thead',
+      {},
+      el('tr', {}, el('th', {}, 'true \\ predicted'), ...e.classes.map((c) => el('th', { title: c }, c))),
+    ),
+    el(
+      'tbody',
+      {},
+      ...e.confusion.map((row, i) =>
+        el(
+          'tr',
+          {},
+          el('th', {}, e.classes[i] ?? String(i)),
+          ...row.map((v, j) => {
+            const td = el('td', { title: `${e.classes[i]} → ${e.classes[j]}: ${v}` }, String(v));
+            // CSSOM, not a style attribute: allowed under the page's CSP.
+            td.style.backgroundColor = `rgba(${i === j ? '60, 160, 90' : '200, 80, 60'}, ${(0.08 + 0.6 * (v / max)).toFixed(2)})`;
+            return td;
+          }),
+        ),
+      ),
+    ),
+  );
+  return el(
+    'div',
+    {},
+    el('h3', {}, `Evaluation of ${e.file.split('/').pop()}`),
+    el(
+      'div',
+      {},
+      `Accuracy ${pct(e.accuracy)} · loss ${fix(e.loss)} · ${e.numImages} images in ${e.data}${e.skipped ? ` · ${e.skipped} skipped` : ''}${e.evaluatedAt ? ` · ${new Date(e.evaluatedAt * 1000).toLocaleString()}` : ''}`,
+    ),
+    per,
+    el('div', { class: 'muted' }, 'Confusion matrix (rows: true class, columns: predicted)'),
+    cm,
+  );
+}
+
+export function compareSection(c: CompareView): HTMLElement {
+  const frozenOk = c.frozenMaxL2 === null ? null : c.frozenMaxL2 === 0;
+  return el(
+    'div',
+    {},
+    el('h3', {}, `${c.a.split('/').pop()} vs ${c.b.split('/').pop()}`),
+    el(
+      'div',
+      {},
+      `${c.changed} changed, ${c.unchanged} unchanged`,
+      c.onlyInA.length ? ` · only in A: ${c.onlyInA.length}` : '',
+      c.onlyInB.length ? ` · only in B: ${c.onlyInB.length}` : '',
+      c.shapeMismatch.length ? ` · shape differs: ${c.shapeMismatch.join(', ')}` : '',
+    ),
+    frozenOk === null
+      ? null
+      : el(
+          'div',
+          { class: frozenOk ? 'ok' : 'bad' },
+          frozenOk
+            ? '✔ The frozen part is unchanged (max L2 distance 0): freezing worked.'
+            : `✖ The frozen part changed (max L2 distance ${c.frozenMaxL2}).`,
+        ),
+    el(
+      'table',
+      {},
+      el(
+        'thead',
+        {},
+        el(
+          'tr',
+          {},
+          el('th', {}, 'Tensor'),
+          el('th', {}, 'Shape'),
+          el('th', { class: 'num' }, 'L2 of difference'),
+          el('th', { class: 'num' }, 'Relative change'),
+          el('th', {}, ''),
+        ),
+      ),
+      el(
+        'tbody',
+        {},
+        ...c.tensors.map((t) =>
+          el(
+            'tr',
+            { class: t.frozen ? 'frozen' : undefined },
+            el('td', {}, t.name),
+            el('td', {}, `[${t.shape.join(', ')}]`),
+            el('td', { class: 'num' }, fix(t.l2)),
+            el('td', { class: 'num' }, pct(t.rel)),
+            el('td', {}, t.frozen ? 'frozen' : t.frozen === false ? 'trained' : ''),
+          ),
+        ),
+      ),
+    ),
+  );
+}
