@@ -64,7 +64,9 @@ export async function* followRun(opts: FollowOptions): AsyncGenerator<RunEvent, 
   let failures = 0;
 
   for (;;) {
-    const child = target.spawnRunner(runnerArgs.attach(opts.runDir, { since: sequencer.lastSeq, follow }), { signal: opts.signal });
+    const child = target.spawnRunner(runnerArgs.attach(opts.runDir, { since: sequencer.lastSeq, follow }), {
+      signal: opts.signal,
+    });
     let stderr = '';
     child.stderr.on('data', (b: Buffer) => {
       stderr = (stderr + b.toString('utf8')).slice(-STDERR_TAIL);
@@ -113,10 +115,17 @@ export async function* followRun(opts: FollowOptions): AsyncGenerator<RunEvent, 
     if (opts.signal?.aborted) return;
     if (!follow && exit.code === 0) return;
     if (reported) {
-      throw new FollowError(reported.message ?? `attach failed (${reported.kind ?? 'error'})`, exit.code, reported, stderr);
+      throw new FollowError(
+        reported.message ?? `attach failed (${reported.kind ?? 'error'})`,
+        exit.code,
+        reported,
+        stderr,
+      );
     }
-    if (exit.error) throw new FollowError(`could not run ${target.program}: ${exit.error.message}`, null, undefined, stderr);
-    if (exit.code === 2) throw new FollowError(`attach refused its input: ${stderr.trim() || '(no output)'}`, 2, undefined, stderr);
+    if (exit.error)
+      throw new FollowError(`could not run ${target.program}: ${exit.error.message}`, null, undefined, stderr);
+    if (exit.code === 2)
+      throw new FollowError(`attach refused its input: ${stderr.trim() || '(no output)'}`, 2, undefined, stderr);
 
     // Only attaches that bring nothing new count towards giving up: a long run may drop often.
     failures = progressed ? 1 : failures + 1;

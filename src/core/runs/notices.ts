@@ -13,9 +13,16 @@ export interface Notice {
 
 /** The notification for a run's end. */
 export function finishNotice(name: string, e: RunFinishedEvent): Notice {
-  const best = e.best?.metrics && typeof e.best.metrics.val_acc === 'number' ? `, best val_acc ${(e.best.metrics.val_acc * 100).toFixed(1)}%` : '';
+  const best =
+    e.best?.metrics && typeof e.best.metrics.val_acc === 'number'
+      ? `, best val_acc ${(e.best.metrics.val_acc * 100).toFixed(1)}%`
+      : '';
   if (e.status === 'completed') {
-    return { severity: 'info', message: `Ascend run "${name}" completed${best}.`, actions: ['Open Dashboard', 'Show Checkpoints'] };
+    return {
+      severity: 'info',
+      message: `Ascend run "${name}" completed${best}.`,
+      actions: ['Open Dashboard', 'Show Checkpoints'],
+    };
   }
   if (e.status === 'stopped') {
     return { severity: 'info', message: `Ascend run "${name}" stopped${best}.`, actions: ['Show Checkpoints'] };
@@ -28,7 +35,11 @@ export function finishNotice(name: string, e: RunFinishedEvent): Notice {
 
 /** A lost run: the process died without finishing. */
 export function lostNotice(name: string): Notice {
-  return { severity: 'error', message: `Ascend run "${name}" was lost: its training process is gone without finishing.`, actions: ['Show Console'] };
+  return {
+    severity: 'error',
+    message: `Ascend run "${name}" was lost: its training process is gone without finishing.`,
+    actions: ['Show Console'],
+  };
 }
 
 /** The stream stopped for another reason than a lost run (the run itself may go on): offer to re-attach. */
@@ -43,7 +54,11 @@ export function warningNotice(name: string, e: WarningEvent): Notice {
 
 /** A step whose loss is NaN or Inf (the runner skipped its update). */
 export function nanLossNotice(name: string, step: number): Notice {
-  return { severity: 'warning', message: `Ascend run "${name}": the loss is NaN or Inf at step ${step}; the update was skipped.`, actions: ['Show Console'] };
+  return {
+    severity: 'warning',
+    message: `Ascend run "${name}": the loss is NaN or Inf at step ${step}; the update was skipped.`,
+    actions: ['Show Console'],
+  };
 }
 
 /** A streak of OVERFLOW_STORM_STEPS loss-scale overflows, ending at `step`. */

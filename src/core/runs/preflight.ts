@@ -4,7 +4,12 @@
 // job is using, not for notes such as "CPU cannot sink" that every CPU run would repeat.
 
 /** Warning codes worth a question before launch (docs/protocol.md, section 3). */
-export const ASK_BEFORE_LAUNCH: ReadonlySet<string> = new Set(['npu_busy', 'npu_low_hbm', 'cann_mismatch', 'ascend_unavailable']);
+export const ASK_BEFORE_LAUNCH: ReadonlySet<string> = new Set([
+  'npu_busy',
+  'npu_low_hbm',
+  'cann_mismatch',
+  'ascend_unavailable',
+]);
 
 export interface PreflightWarning {
   code: string;
@@ -13,7 +18,8 @@ export interface PreflightWarning {
 
 /** The warnings of `validate --preflight`'s output, tolerant of junk (an older runner prints none). */
 export function preflightWarnings(output: unknown): PreflightWarning[] {
-  const w = (typeof output === 'object' && output !== null ? (output as { warnings?: unknown }).warnings : undefined) ?? [];
+  const w =
+    (typeof output === 'object' && output !== null ? (output as { warnings?: unknown }).warnings : undefined) ?? [];
   if (!Array.isArray(w)) return [];
   return w.flatMap((x) => {
     const o = (typeof x === 'object' && x !== null ? x : {}) as Record<string, unknown>;

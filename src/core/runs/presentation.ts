@@ -67,13 +67,16 @@ export function runTooltip(record: RunRecord, targetLabel: string, state: ShownS
   if (record.resumedFrom) lines.push(`resumed from ${record.resumedFrom}`);
   lines.push(record.runDir);
   // A multi-node run: its other nodes' run directories (target ids are `ssh:<host>`).
-  for (const [i, n] of (record.nodes ?? []).entries()) lines.push(`node ${i + 1}: ${n.targetId.replace(/^ssh:/, '')} ${n.runDir}`);
+  for (const [i, n] of (record.nodes ?? []).entries())
+    lines.push(`node ${i + 1}: ${n.targetId.replace(/^ssh:/, '')} ${n.runDir}`);
   return lines.join('\n');
 }
 
 /** A Runs-view description with what tells a resumed run from the run it continues (same name). */
 export function runDescription(progress: string, record: Pick<RunRecord, 'resumedFrom'>): string {
-  return record.resumedFrom ? `${progress} · resumed from ${record.resumedFrom.replace(/\.(ckpt|safetensors)$/, '')}` : progress;
+  return record.resumedFrom
+    ? `${progress} · resumed from ${record.resumedFrom.replace(/\.(ckpt|safetensors)$/, '')}`
+    : progress;
 }
 
 /** `1h 02m`, `4m 05s`, `12s`. */
@@ -88,7 +91,12 @@ export function formatDuration(seconds: number): string {
 
 /** The status bar text for a live run, e.g. `$(sync~spin) flowers 2/10 · 340/1700 · loss 0.412 · 812 img/s · ETA 4m 05s`. */
 export function statusBarText(name: string, view: RunView): string {
-  const icon = view.phase === 'reconnecting' ? '$(debug-disconnect)' : view.phase === 'launching' ? '$(loading~spin)' : '$(sync~spin)';
+  const icon =
+    view.phase === 'reconnecting'
+      ? '$(debug-disconnect)'
+      : view.phase === 'launching'
+        ? '$(loading~spin)'
+        : '$(sync~spin)';
   const parts = [`${icon} ${name}`];
   if (view.epoch !== undefined) parts[0] += ` ${view.epoch}${view.totalEpochs ? `/${view.totalEpochs}` : ''}`;
   if (view.step !== undefined) parts.push(`${view.step}${view.totalSteps ? `/${view.totalSteps}` : ''}`);

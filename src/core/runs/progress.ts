@@ -94,7 +94,9 @@ export function formatSummary(e: RunFinishedEvent, tracker?: ProgressTracker): s
   if (final) lines.push(`  final: ${final}`);
   if (e.best) {
     const metrics = formatMetrics(e.best.metrics);
-    lines.push(`  best: ${baseName(e.best.file)} (epoch ${e.best.epoch} step ${e.best.step}${metrics ? `, ${metrics}` : ''})`);
+    lines.push(
+      `  best: ${baseName(e.best.file)} (epoch ${e.best.epoch} step ${e.best.step}${metrics ? `, ${metrics}` : ''})`,
+    );
   }
   if (e.error) lines.push(`  error: ${e.error.kind}: ${e.error.message}`);
   return lines.join('\n');

@@ -51,7 +51,8 @@ export class RunIndex {
 
   constructor(private readonly store: KeyValueStore) {
     for (const r of store.get<RunRecord[]>(KEY) ?? []) {
-      if (r && typeof r.runId === 'string' && typeof r.targetId === 'string') this.records.set(key(r.targetId, r.runId), r);
+      if (r && typeof r.runId === 'string' && typeof r.targetId === 'string')
+        this.records.set(key(r.targetId, r.runId), r);
     }
   }
 
@@ -79,7 +80,11 @@ export class RunIndex {
   upsert(record: RunRecord): Promise<void> {
     const old = this.get(record.targetId, record.runId);
     // a stream never goes backwards: keep the higher seq whichever side reports it
-    this.records.set(key(record.targetId, record.runId), { ...old, ...record, lastSeq: Math.max(old?.lastSeq ?? 0, record.lastSeq) });
+    this.records.set(key(record.targetId, record.runId), {
+      ...old,
+      ...record,
+      lastSeq: Math.max(old?.lastSeq ?? 0, record.lastSeq),
+    });
     return this.save();
   }
 

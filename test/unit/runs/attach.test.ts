@@ -22,7 +22,10 @@ function options(scenario: string, extra: Partial<FollowOptions> = {}): FollowOp
 }
 
 function calls(): Array<{ command: string; since: number; args: string[]; pid: number }> {
-  return readFileSync(path.join(runDir, 'calls.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  return readFileSync(path.join(runDir, 'calls.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 }
 
 async function collect(events: AsyncIterable<RunEvent>): Promise<RunEvent[]> {
@@ -55,7 +58,10 @@ test('a stream that dies mid-line is resumed with --since: no gap, no duplicate'
   assert.equal(torn.length, 1, 'the half-written sixth event is reported once');
   assert.deepEqual(
     calls().map((c) => c.args),
-    [['--since', '0'], ['--since', '5']],
+    [
+      ['--since', '0'],
+      ['--since', '5'],
+    ],
   );
   assert.equal(reconnects.length, 1);
   assert.equal(reconnects[0].since, 5);
@@ -89,7 +95,10 @@ test('retries are bounded when attaching keeps failing', async () => {
   const reconnects: ReconnectInfo[] = [];
   await assert.rejects(
     collect(followRun(options('always-drop', { maxRetries: 3, onReconnect: (r) => reconnects.push(r) }))),
-    (err: unknown) => err instanceof FollowError && /gave up after 3 retries/.test(err.message) && /connection closed/.test(err.stderrTail),
+    (err: unknown) =>
+      err instanceof FollowError &&
+      /gave up after 3 retries/.test(err.message) &&
+      /connection closed/.test(err.stderrTail),
   );
   assert.equal(calls().length, 4);
   assert.deepEqual(

@@ -4,7 +4,11 @@ import { EventSequencer } from '../../../src/core/runs/eventStream';
 import type { RunEvent } from '../../../src/shared/eventsProtocol';
 
 const ev = (seq: number): RunEvent => ({ v: 1, seq, t: seq, type: 'step' }) as RunEvent;
-const seqs = (s: EventSequencer, input: number[]) => input.map(ev).filter((e) => s.accept(e)).map((e) => e.seq);
+const seqs = (s: EventSequencer, input: number[]) =>
+  input
+    .map(ev)
+    .filter((e) => s.accept(e))
+    .map((e) => e.seq);
 
 test('in-order events pass and lastSeq follows them', () => {
   const s = new EventSequencer();

@@ -34,19 +34,35 @@ test("a spec's nodes map to targets by address or alias, the first being the tar
   const master = byId('ssh:npu-a');
   const found = nodeTargets(['10.0.0.1', 'npu-b', 'npu-c'], master, targets);
   assert.ok('found' in found);
-  assert.deepEqual(found.found.map((t) => t.id), ['ssh:npu-a', 'ssh:npu-b', 'ssh:npu-c']);
+  assert.deepEqual(
+    found.found.map((t) => t.id),
+    ['ssh:npu-a', 'ssh:npu-b', 'ssh:npu-c'],
+  );
   // A name no SSH target has, and the master named again, are missing (this machine is never a joiner).
-  assert.deepEqual(nodeTargets(['10.0.0.1', '10.9.9.9', 'atlas-01', '10.0.0.1'], master, targets), { missing: ['10.9.9.9', 'atlas-01', '10.0.0.1'] });
+  assert.deepEqual(nodeTargets(['10.0.0.1', '10.9.9.9', 'atlas-01', '10.0.0.1'], master, targets), {
+    missing: ['10.9.9.9', 'atlas-01', '10.0.0.1'],
+  });
   assert.deepEqual(specNodes({ device: { nodes: ['a', 'b'] } }), ['a', 'b']);
   assert.deepEqual(specNodes({ device: { ids: [0] } }), []);
   assert.deepEqual(specNodes(null), []);
 });
 
 test("the wizard's machines go into device.nodes, and one machine drops a spec file's nodes", () => {
-  const choices = { ...RECIPE_DEFAULTS, name: 'r', dataTrain: '/d', deviceIds: [0, 1], devices: 2, nodes: ['10.0.0.1', '10.0.0.2'] };
+  const choices = {
+    ...RECIPE_DEFAULTS,
+    name: 'r',
+    dataTrain: '/d',
+    deviceIds: [0, 1],
+    devices: 2,
+    nodes: ['10.0.0.1', '10.0.0.2'],
+  };
   const built = buildSpec(choices);
   assert.deepEqual(built.device, { ids: [0, 1], nodes: ['10.0.0.1', '10.0.0.2'] });
-  assert.deepEqual(choicesFromSpec(built).nodes, ['10.0.0.1', '10.0.0.2'], 'a spec file starts the wizard with its machines');
+  assert.deepEqual(
+    choicesFromSpec(built).nodes,
+    ['10.0.0.1', '10.0.0.2'],
+    'a spec file starts the wizard with its machines',
+  );
   assert.deepEqual(buildSpec({ ...choices, nodes: ['10.0.0.1'] }).device, { ids: [0, 1] }, 'one name is one machine');
 
   const file = { name: 'r', device: { ids: [0], nodes: ['10.0.0.1', '10.0.0.2'], master_port: 29500 } };

@@ -1,17 +1,51 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formatCheckpoint, formatEval, formatSummary, formatWarning, ProgressTracker } from '../../../src/core/runs/progress';
-import type { CheckpointEvent, EvalEvent, RunFinishedEvent, RunStartedEvent, StepEvent } from '../../../src/shared/eventsProtocol';
+import {
+  formatCheckpoint,
+  formatEval,
+  formatSummary,
+  formatWarning,
+  ProgressTracker,
+} from '../../../src/core/runs/progress';
+import type {
+  CheckpointEvent,
+  EvalEvent,
+  RunFinishedEvent,
+  RunStartedEvent,
+  StepEvent,
+} from '../../../src/shared/eventsProtocol';
 
 const started: RunStartedEvent = {
-  v: 1, seq: 1, t: 1000, type: 'run_started', run_id: 'r1', spec: {}, classes: ['cat', 'dog'], num_train: 640,
-  num_val: 64, steps_per_epoch: 20, total_steps: 40, versions: {}, device: 'CPU',
+  v: 1,
+  seq: 1,
+  t: 1000,
+  type: 'run_started',
+  run_id: 'r1',
+  spec: {},
+  classes: ['cat', 'dog'],
+  num_train: 640,
+  num_val: 64,
+  steps_per_epoch: 20,
+  total_steps: 40,
+  versions: {},
+  device: 'CPU',
 };
 
 function step(n: number, loss: number, extra: Partial<StepEvent> = {}): StepEvent {
   return {
-    v: 1, seq: n + 1, t: 1000 + n, type: 'step', epoch: Math.ceil(n / 20), step: n, loss, lr: 0.01,
-    loss_scale: 65536, overflow: false, step_ms: 38.8, img_per_s: 412.3, ...extra,
+    v: 1,
+    seq: n + 1,
+    t: 1000 + n,
+    type: 'step',
+    epoch: Math.ceil(n / 20),
+    step: n,
+    loss,
+    lr: 0.01,
+    loss_scale: 65536,
+    overflow: false,
+    step_ms: 38.8,
+    img_per_s: 412.3,
+    ...extra,
   };
 }
 
@@ -42,17 +76,45 @@ test('unknown events are ignored', () => {
 
 test('eval, checkpoint and warning lines', () => {
   const ev: EvalEvent = {
-    v: 1, seq: 22, t: 1, type: 'eval', epoch: 1, step: 20, val_loss: 0.3125, val_acc: 0.875,
-    per_class_acc: [0.75, 1], confusion: [[3, 1], [0, 4]],
+    v: 1,
+    seq: 22,
+    t: 1,
+    type: 'eval',
+    epoch: 1,
+    step: 20,
+    val_loss: 0.3125,
+    val_acc: 0.875,
+    per_class_acc: [0.75, 1],
+    confusion: [
+      [3, 1],
+      [0, 4],
+    ],
   };
   assert.equal(formatEval(ev), 'eval epoch 1: val_acc 0.875 val_loss 0.31');
   const ck: CheckpointEvent = {
-    v: 1, seq: 23, t: 1, type: 'checkpoint', file: 'checkpoints/demo-1_20.ckpt', epoch: 1, step: 20,
-    metrics: { val_acc: 0.875, val_loss: null }, bytes: 44_700_000, sha256: 'ab', best: true,
+    v: 1,
+    seq: 23,
+    t: 1,
+    type: 'checkpoint',
+    file: 'checkpoints/demo-1_20.ckpt',
+    epoch: 1,
+    step: 20,
+    metrics: { val_acc: 0.875, val_loss: null },
+    bytes: 44_700_000,
+    sha256: 'ab',
+    best: true,
   };
   assert.equal(formatCheckpoint(ck), 'checkpoint epoch 1 step 20: demo-1_20.ckpt 44.7 MB val_acc 0.875 (best)');
   assert.equal(
-    formatWarning({ v: 1, seq: 2, t: 1, type: 'warning', code: 'no_sink', message: 'CPU does not sink', details: null }),
+    formatWarning({
+      v: 1,
+      seq: 2,
+      t: 1,
+      type: 'warning',
+      code: 'no_sink',
+      message: 'CPU does not sink',
+      details: null,
+    }),
     'warning no_sink: CPU does not sink',
   );
 });
@@ -62,7 +124,12 @@ test('the summary says how it ended, how long, final and best metrics, and any e
   p.apply(started);
   p.apply(step(40, 0.2, { overflow: true }));
   const done: RunFinishedEvent = {
-    v: 1, seq: 50, t: 1083, type: 'run_finished', status: 'completed', error: null,
+    v: 1,
+    seq: 50,
+    t: 1083,
+    type: 'run_finished',
+    status: 'completed',
+    error: null,
     best: { file: '/runs/r1/checkpoints/demo-2_40.ckpt', epoch: 2, step: 40, metrics: { val_acc: 0.9375 } },
     final: { val_acc: 0.9375, train_loss: 0.21 },
   };
@@ -76,7 +143,10 @@ test('the summary says how it ended, how long, final and best metrics, and any e
     ].join('\n'),
   );
   const failed: RunFinishedEvent = {
-    ...done, status: 'failed', best: null, final: null,
+    ...done,
+    status: 'failed',
+    best: null,
+    final: null,
     error: { kind: 'oom', message: 'Out of Memory', trace_tail: null },
   };
   assert.equal(formatSummary(failed), 'run failed\n  error: oom: Out of Memory');

@@ -15,7 +15,13 @@ class JsonStore implements KeyValueStore {
 }
 
 const rec = (runId: string, startedAt: number, extra: Partial<RunRecord> = {}): RunRecord => ({
-  targetId: 'local', runId, runDir: `/runs/${runId}`, state: 'running', startedAt, lastSeq: 0, ...extra,
+  targetId: 'local',
+  runId,
+  runDir: `/runs/${runId}`,
+  state: 'running',
+  startedAt,
+  lastSeq: 0,
+  ...extra,
 });
 
 test('records survive a reload (a new index over the same store), newest first', async () => {
@@ -25,9 +31,15 @@ test('records survive a reload (a new index over the same store), newest first',
   await a.upsert(rec('new', 200, { lastSeq: 42 }));
   await a.upsert(rec('gpu-box-run', 150, { targetId: 'ssh:box' }));
   const b = new RunIndex(store);
-  assert.deepEqual(b.all().map((r) => r.runId), ['new', 'gpu-box-run', 'old']);
+  assert.deepEqual(
+    b.all().map((r) => r.runId),
+    ['new', 'gpu-box-run', 'old'],
+  );
   assert.equal(b.get('local', 'new')?.lastSeq, 42);
-  assert.deepEqual(b.live().map((r) => r.runId), ['new', 'gpu-box-run']);
+  assert.deepEqual(
+    b.live().map((r) => r.runId),
+    ['new', 'gpu-box-run'],
+  );
   assert.deepEqual([...b.byTarget().keys()], ['local', 'ssh:box']);
 });
 
@@ -47,9 +59,19 @@ test("a target's ls is the truth for that target only", async () => {
   await idx.upsert(rec('elsewhere', 120, { targetId: 'ssh:box' }));
   await idx.mergeListing('local', [
     { run_id: 'kept', run_dir: '/runs/kept', state: 'lost', started_at: 100 },
-    { run_id: 'found', run_dir: '/runs/found', state: 'completed', started_at: 130, name: 'found', backbone: 'resnet50' },
+    {
+      run_id: 'found',
+      run_dir: '/runs/found',
+      state: 'completed',
+      started_at: 130,
+      name: 'found',
+      backbone: 'resnet50',
+    },
   ]);
-  assert.deepEqual(idx.all().map((r) => `${r.targetId}/${r.runId}/${r.state}`), ['local/found/completed', 'ssh:box/elsewhere/running', 'local/kept/lost']);
+  assert.deepEqual(
+    idx.all().map((r) => `${r.targetId}/${r.runId}/${r.state}`),
+    ['local/found/completed', 'ssh:box/elsewhere/running', 'local/kept/lost'],
+  );
   assert.equal(idx.get('local', 'kept')?.lastSeq, 7, 'the stream position is kept');
   assert.equal(idx.get('local', 'found')?.backbone, 'resnet50');
 });
@@ -63,7 +85,10 @@ test("a multi-node run: another node's part is not a run of that target, and ls 
     { run_id: 'r2', run_dir: '/runs/r2', state: 'completed', started_at: 101, node_rank: 1 },
     { run_id: 'own', run_dir: '/runs/own', state: 'completed', started_at: 90 },
   ]);
-  assert.deepEqual(idx.all().map((r) => `${r.targetId}/${r.runId}`), ['ssh:npu-a/r2', 'ssh:npu-b/own']);
+  assert.deepEqual(
+    idx.all().map((r) => `${r.targetId}/${r.runId}`),
+    ['ssh:npu-a/r2', 'ssh:npu-b/own'],
+  );
   assert.deepEqual(idx.get('ssh:npu-a', 'r2')?.nodes, nodes);
   assert.equal(idx.get('ssh:npu-a', 'r2')?.resumedFrom, 'r1-e1-s4.ckpt', 'what only the extension knows survives ls');
 });
@@ -71,5 +96,8 @@ test("a multi-node run: another node's part is not a run of that target, and ls 
 test('garbage in the store is dropped, not fatal', () => {
   const store = new JsonStore();
   store.data.set('ascend.runIndex.v1', JSON.stringify([null, { nope: 1 }, rec('ok', 1)]));
-  assert.deepEqual(new RunIndex(store).all().map((r) => r.runId), ['ok']);
+  assert.deepEqual(
+    new RunIndex(store).all().map((r) => r.runId),
+    ['ok'],
+  );
 });

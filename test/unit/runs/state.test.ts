@@ -9,7 +9,15 @@ const ev = (type: string, t: number, fields: Record<string, unknown> = {}): RunE
 const started = (t: number) =>
   ev('run_started', t, { total_steps: 20, steps_per_epoch: 10, spec: { train: { epochs: 2 } } });
 const step = (t: number, n: number, extra: Record<string, unknown> = {}) =>
-  ev('step', t, { epoch: Math.ceil(n / 10), step: n, loss: 1 / n, img_per_s: 50, loss_scale: 1024, overflow: false, ...extra });
+  ev('step', t, {
+    epoch: Math.ceil(n / 10),
+    step: n,
+    loss: 1 / n,
+    img_per_s: 50,
+    loss_scale: 1024,
+    overflow: false,
+    ...extra,
+  });
 const feed = (events: RunEvent[], view: RunView = initialView()) => events.reduce(applyEvent, view);
 
 test('launching becomes running at run_started, then finished with its status', () => {
@@ -57,7 +65,16 @@ test('a dropped stream is reconnecting until the next event or reattach; lost is
 
 test('a finished run ignores transport noise, but a resume (run_started) reopens it', () => {
   seq = 0;
-  let v = feed([started(100), step(101, 1), ev('run_finished', 102, { status: 'failed', error: { kind: 'x', message: 'boom', trace_tail: null }, best: null, final: null })]);
+  let v = feed([
+    started(100),
+    step(101, 1),
+    ev('run_finished', 102, {
+      status: 'failed',
+      error: { kind: 'x', message: 'boom', trace_tail: null },
+      best: null,
+      final: null,
+    }),
+  ]);
   assert.equal(applySignal(v, { kind: 'lost' }).phase, 'finished');
   assert.equal(v.error?.message, 'boom');
   v = applyEvent(v, started(200));
@@ -78,8 +95,12 @@ test('ETA follows the smoothed step time and ignores the downtime of a resume', 
 
 test('description: epoch of epochs, loss and best accuracy', () => {
   seq = 0;
-  const v = feed([started(100), step(101, 12), ev('eval', 102, { epoch: 1, step: 10, val_acc: 0.9133, val_loss: 0.3, per_class_acc: [], confusion: [] }),
-    ev('eval', 103, { epoch: 2, step: 20, val_acc: 0.8, val_loss: 0.3, per_class_acc: [], confusion: [] })]);
+  const v = feed([
+    started(100),
+    step(101, 12),
+    ev('eval', 102, { epoch: 1, step: 10, val_acc: 0.9133, val_loss: 0.3, per_class_acc: [], confusion: [] }),
+    ev('eval', 103, { epoch: 2, step: 20, val_acc: 0.8, val_loss: 0.3, per_class_acc: [], confusion: [] }),
+  ]);
   assert.equal(describe(v), 'epoch 2/2 · loss 0.0833 · best 91.3%');
 });
 
