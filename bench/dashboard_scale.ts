@@ -15,12 +15,20 @@
 // its first rAF callback, timed by wrapping requestAnimationFrame before the bundle loads, to a task
 // posted from the last one), but not the idle wait for that frame. --bundle PATH measures another build of the UI (e.g. an older one, for a before/after);
 // --profile prints a CPU profile and the browser's trace events over the appends.
+// --tabs N [--tabs-steps 200000] instead measures the browser dashboard's server (the `dashboard`
+// command's, src/core/dashboard/server.ts): one tab, then N tabs at once on one run of that many
+// steps; prints the time to every tab's snapshot and the server's memory growth, and each as a
+// ratio against one tab (with one shared store per run, N tabs cost about one tab's read).
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import WebSocket from 'ws';
 import { dashboardShell } from '../src/core/dashboard/html';
+import { startDashboardServer } from '../src/core/dashboard/server';
 import { DashboardSession } from '../src/core/dashboard/session';
 import type { HostMessage } from '../src/shared/dashboardProtocol';
 import type { RunEvent } from '../src/shared/eventsProtocol';
@@ -68,7 +76,69 @@ function makeEvents(from: number, count: number, seq0: number): RunEvent[] {
   return out;
 }
 
+const TABS = arg('tabs', 0);
+
+/** Opens `n` tabs at once on the server's default run; resolves when each has its snapshot. */
+function openTabs(port: number, token: string, n: number): Promise<WebSocket[]> {
+  return Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<WebSocket>((resolve, reject) => {
+          const ws = new WebSocket(`ws://127.0.0.1:${port}/ws?token=${token}`, { origin: `http://127.0.0.1:${port}` });
+          ws.once('open', () => ws.send(JSON.stringify({ type: 'ready', width: WIDTH })));
+          ws.on('message', (d) => {
+            if ((JSON.parse(String(d)) as HostMessage).type === 'snapshot') resolve(ws);
+          });
+          ws.once('error', reject);
+        }),
+    ),
+  );
+}
+
+async function tabsBench(): Promise<void> {
+  const steps = arg('tabs-steps', 200_000);
+  const tmp = mkdtempSync(path.join(tmpdir(), 'dash-tabs-'));
+  const runDir = path.join(tmp, 'run');
+  const assets = path.join(tmp, 'assets');
+  mkdirSync(runDir);
+  mkdirSync(assets);
+  writeFileSync(path.join(assets, 'dashboard.js'), '');
+  writeFileSync(path.join(assets, 'dashboard.css'), '');
+  const lines: string[] = [];
+  for (let from = 1; from <= steps; from += 10_000)
+    for (const e of makeEvents(from, Math.min(10_000, steps - from + 1), from)) lines.push(JSON.stringify(e));
+  writeFileSync(path.join(runDir, 'events.jsonl'), lines.join('\n') + '\n');
+  const mem = () => {
+    (globalThis as { gc?: () => void }).gc?.();
+    const m = process.memoryUsage();
+    return m.heapUsed + m.arrayBuffers;
+  };
+  const measure = async (n: number) => {
+    // a fresh server each time: nothing cached from the previous measurement
+    const srv = await startDashboardServer({ path: runDir, assetsDir: assets });
+    const m0 = mem();
+    const t0 = performance.now();
+    const tabs = await openTabs(srv.port, srv.token, n);
+    const ms = performance.now() - t0;
+    const grew = mem() - m0;
+    const reads = srv.stats().runs[0];
+    for (const ws of tabs) ws.terminate();
+    await srv.close();
+    return { ms, grew, loads: reads.loads };
+  };
+  const one = await measure(1);
+  const many = await measure(TABS);
+  console.log(
+    `server tabs: 1 tab on ${steps} steps: ${one.ms.toFixed(0)} ms, +${mb(one.grew)} MB; ` +
+      `${TABS} tabs: ${many.ms.toFixed(0)} ms (ratio ${(many.ms / one.ms).toFixed(2)}), ` +
+      `+${mb(many.grew)} MB (ratio ${(many.grew / Math.max(one.grew, 1)).toFixed(2)}), store loads ${many.loads}`,
+  );
+  rmSync(tmp, { recursive: true, force: true });
+}
+
 async function main(): Promise<void> {
+  if (TABS > 0) return tabsBench();
   // ---- host ----
   const started = {
     v: 1,

@@ -4,12 +4,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { followRun } from '../core/runs/attach';
-import {
-  DashboardServerError,
-  runDashboardCommand,
-  startDashboardServer,
-  type DashboardServer,
-} from '../core/dashboard/server';
+import { DashboardServerError, startDashboardServer, type DashboardServer } from '../core/dashboard/server';
+import { runDashboardCommand } from './dashboardCommand';
 import { formatCheckpoint, formatEval, formatSummary, formatWarning, ProgressTracker } from '../core/runs/progress';
 import { controlRun, launchRun, RunnerError, runRunner, type RunnerConfig } from '../core/targets/runnerCli';
 import { isKnownEvent, type RunStartedEvent } from '../shared/eventsProtocol';

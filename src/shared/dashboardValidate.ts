@@ -3,6 +3,7 @@
 // bounded size; the result is a fresh object holding only the known fields, so nothing extra the
 // sender attached (a __proto__, a path) reaches the host's code.
 import type { UiMessage } from './dashboardProtocol';
+import type { RunEvent } from './eventsProtocol';
 
 /** Plot widths in CSS pixels: wide enough for any monitor, small enough to bound a snapshot. */
 export const MIN_WIDTH = 16;
@@ -81,4 +82,146 @@ function fileName(v: unknown, format: 'csv' | 'png'): string {
   if (/[\u0000-\u001f\u007f/\\:*?"<>|]/.test(v)) return '!must be a plain file name (no folders or special characters)';
   if (v.startsWith('.') || v.includes('..')) return '!must not start with a dot or contain ".."';
   return v.toLowerCase().endsWith(`.${format}`) ? v : `${v}.${format}`;
+}
+
+// ---- events.jsonl lines, at the browser dashboard's boundary ----------------------------------
+// A run directory can hold anything. An event must have a sound envelope (else it is skipped);
+// the fields of the known types that the dashboard reads are checked too, and a wrong-typed one is
+// replaced by its "absent" value (null, [], {}), so that `"spec": null` or a `trace_tail` object
+// can neither break the host's state machine nor the page's renderer. `repaired` names the first
+// field replaced, for the run's problem report.
+
+export const MAX_EVENT_TYPE_CHARS = 64;
+
+export type CheckedEvent = { ok: true; event: RunEvent; repaired: string | null } | { ok: false; error: string };
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
+/** Field rules per known type: `num` a finite number or null, `str` a string, `bool`, `obj` an object, `arr` an array. */
+type Rule = 'num' | 'numOrNull' | 'str' | 'strOrNull' | 'bool' | 'obj' | 'objOrNull' | 'arr';
+const RULES: Record<string, Record<string, Rule>> = {
+  run_started: {
+    run_id: 'str',
+    spec: 'obj',
+    classes: 'arr',
+    total_steps: 'num',
+    steps_per_epoch: 'num',
+    global_batch: 'num',
+    amp: 'objOrNull',
+  },
+  step: {
+    epoch: 'num',
+    step: 'num',
+    loss: 'numOrNull',
+    lr: 'numOrNull',
+    loss_scale: 'numOrNull',
+    overflow: 'bool',
+    skipped: 'bool',
+    step_ms: 'numOrNull',
+    data_ms: 'numOrNull',
+    img_per_s: 'numOrNull',
+  },
+  eval: { epoch: 'num', step: 'num', val_loss: 'numOrNull', val_acc: 'numOrNull', per_class_acc: 'arr' },
+  checkpoint: { file: 'str', best: 'bool', metrics: 'objOrNull' },
+  device: { devices: 'arr' },
+  warning: { code: 'str', message: 'str' },
+  run_finished: { status: 'str', error: 'objOrNull', best: 'objOrNull', final: 'objOrNull' },
+};
+const ERROR_RULES: Record<string, Rule> = {
+  kind: 'str',
+  message: 'str',
+  trace_tail: 'strOrNull',
+  path: 'str',
+  fix: 'str',
+};
+
+function fits(v: unknown, rule: Rule): boolean {
+  switch (rule) {
+    case 'num':
+      return isNum(v);
+    case 'numOrNull':
+      return v === null || isNum(v);
+    case 'str':
+      return typeof v === 'string';
+    case 'strOrNull':
+      return v === null || typeof v === 'string';
+    case 'bool':
+      return typeof v === 'boolean';
+    case 'obj':
+      return isObj(v);
+    case 'objOrNull':
+      return v === null || isObj(v);
+    case 'arr':
+      return Array.isArray(v);
+  }
+}
+
+function absent(rule: Rule): unknown {
+  switch (rule) {
+    case 'obj':
+      return {};
+    case 'arr':
+      return [];
+    case 'str':
+      return '';
+    case 'num':
+    case 'bool':
+      return undefined;
+    default:
+      return null;
+  }
+}
+
+/** Copies `src` with each present field that breaks its rule replaced; returns the first field replaced. */
+function repair(
+  src: Record<string, unknown>,
+  rules: Record<string, Rule>,
+  prefix: string,
+): [Record<string, unknown>, string | null] {
+  let out = src;
+  let first: string | null = null;
+  for (const [field, rule] of Object.entries(rules)) {
+    if (!(field in src) || fits(src[field], rule)) continue;
+    if (out === src) out = { ...src };
+    const a = absent(rule);
+    if (a === undefined) delete out[field];
+    else out[field] = a;
+    first ??= `${prefix}${field}`;
+  }
+  return [out, first];
+}
+
+export function checkRunEvent(raw: unknown): CheckedEvent {
+  if (!isObj(raw)) return { ok: false, error: `not an event object (${raw === null ? 'null' : typeof raw})` };
+  const { v, seq, t, type } = raw;
+  if (!Number.isInteger(v)) return { ok: false, error: 'v must be an integer' };
+  if (!Number.isInteger(seq) || (seq as number) < 1) return { ok: false, error: 'seq must be an integer from 1' };
+  if (!isNum(t)) return { ok: false, error: 't must be a finite number' };
+  if (typeof type !== 'string' || type === '' || type.length > MAX_EVENT_TYPE_CHARS)
+    return { ok: false, error: 'type must be a short non-empty string' };
+  const rules = RULES[type];
+  if (!rules) return { ok: true, event: raw as unknown as RunEvent, repaired: null };
+  let [e, repaired] = repair(raw, rules, `${type}.`);
+  if (type === 'run_finished' && isObj(e.error)) {
+    const [err, r] = repair(e.error, ERROR_RULES, 'run_finished.error.');
+    if (err !== e.error) {
+      e = { ...e, error: err };
+      repaired ??= r;
+    }
+  }
+  if (type === 'device' && (e.devices as unknown[]).some((d) => !isObj(d))) {
+    e = { ...e, devices: (e.devices as unknown[]).filter(isObj) };
+    repaired ??= 'device.devices';
+  }
+  if (
+    type === 'run_started' &&
+    isObj(e.amp) &&
+    (typeof e.amp.level !== 'string' || typeof e.amp.loss_scale !== 'string')
+  ) {
+    e = { ...e, amp: null };
+    repaired ??= 'run_started.amp';
+  }
+  if (type === 'step' && !isNum(e.step)) return { ok: false, error: 'step.step must be a number' };
+  return { ok: true, event: e as unknown as RunEvent, repaired };
 }

@@ -128,7 +128,7 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
     const bin = path.join(tmp, 'bin');
     mkdirSync(bin);
     const recorded = readFileSync(
-      path.join(ROOT, 'test', 'runner', 'fixtures', 'npu-smi', 'info_910b3_8npu_processes.txt'),
+      path.join(ROOT, 'test', 'runner', 'device', 'fixtures', 'npu-smi', 'info_910b3_8npu_processes.txt'),
       'utf8',
     );
     writeFileSync(path.join(bin, 'npu-smi.txt'), recorded.replace(/^# source:.*\n/, ''));

@@ -195,8 +195,13 @@ export class DashboardApp {
     setInterval(() => this.tickElapsed(), 1000);
 
     transport.onMessage((m) => this.receive(m));
-    transport.onConnection((s) =>
-      this.showBanner(s === 'closed' ? 'warning' : null, 'Connection to the dashboard server lost; reconnecting…'),
+    transport.onConnection((s, reason) =>
+      this.showBanner(
+        s === 'closed' ? 'warning' : null,
+        reason
+          ? `The dashboard server closed the connection: ${reason}; retrying…`
+          : 'Connection to the dashboard server lost; reconnecting…',
+      ),
     );
     transport.post({ type: 'ready', width: this.plotWidth() });
     if (this.state.zoom)
@@ -206,7 +211,7 @@ export class DashboardApp {
 
   /** The browser's runs root: a picker for one run or a comparison. */
   showPicker(
-    runs: { key: string; name: string; runId: string; state: string | null }[],
+    runs: { key: string; name: string; runId: string; state: string | null; problem?: string | null }[],
     current: URLSearchParams,
   ): void {
     if (runs.length === 0) return;
@@ -214,7 +219,10 @@ export class DashboardApp {
     const select = h('select', { id: 'run-picker', 'aria-label': 'Run' });
     const selected = current.get('run');
     for (const r of runs) {
-      const o = h('option', { value: r.key }, `${r.name} · ${r.runId}${r.state ? ` · ${r.state}` : ''}`);
+      // A run whose files are bad is still listed, marked, with its problem as the tooltip.
+      const bad = typeof r.problem === 'string' && r.problem !== '';
+      const label = `${bad ? '⚠ ' : ''}${r.name} · ${r.runId}${r.state ? ` · ${r.state}` : ''}${bad ? ' · bad run' : ''}`;
+      const o = h('option', { value: r.key, title: bad ? String(r.problem) : undefined }, label);
       if (r.key === selected) o.selected = true;
       select.appendChild(o);
     }

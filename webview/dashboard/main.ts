@@ -21,7 +21,12 @@ if (transport.kind === 'browser') {
   fetch(`/api/runs${location.search}`, { headers: { accept: 'application/json' } })
     .then((r) => (r.ok ? r.json() : null))
     .then(
-      (body: { kind: string; runs: { key: string; name: string; runId: string; state: string | null }[] } | null) => {
+      (
+        body: {
+          kind: string;
+          runs: { key: string; name: string; runId: string; state: string | null; problem?: string | null }[];
+        } | null,
+      ) => {
         if (body?.kind === 'root') app.showPicker(body.runs, new URLSearchParams(location.search));
       },
     )

@@ -95,6 +95,16 @@ export function renderHeader(el: HTMLElement, header: DashboardHeader, nowS: num
   setAttr(v.progress, 'value', total ? String(step) : undefined);
 }
 
+/** A value shown as text: a string as it is, anything else as JSON (never handed to the DOM as a node). */
+function text(v: unknown): string {
+  if (typeof v === 'string') return v;
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
+}
+
 /** The finished run's outcome; a failure shows its error and trace. */
 export function renderFinal(el: HTMLElement, header: DashboardHeader): void {
   const hidden = !header.status && header.phase !== 'lost';
@@ -120,9 +130,14 @@ export function renderFinal(el: HTMLElement, header: DashboardHeader): void {
     header.bestValAcc !== null && header.bestValAcc !== undefined
       ? h('span', { class: 'final-acc' }, ` Best val accuracy ${formatPercent(header.bestValAcc)}.`)
       : null,
-    err ? h('p', { class: 'error-summary' }, h('code', {}, err.kind), ': ', err.message) : null,
-    err?.fix ? h('p', { class: 'error-fix' }, 'Fix', err.path ? ` (${err.path})` : '', ': ', err.fix) : null,
-    err?.traceTail ? h('details', {}, h('summary', {}, 'Traceback (last lines)'), h('pre', {}, err.traceTail)) : null,
+    // Text only, whatever the host sent: a run directory can hold anything (a trace_tail object).
+    err ? h('p', { class: 'error-summary' }, h('code', {}, text(err.kind)), ': ', text(err.message)) : null,
+    err?.fix
+      ? h('p', { class: 'error-fix' }, 'Fix', err.path ? ` (${text(err.path)})` : '', ': ', text(err.fix))
+      : null,
+    err?.traceTail
+      ? h('details', {}, h('summary', {}, 'Traceback (last lines)'), h('pre', {}, text(err.traceTail)))
+      : null,
   );
 }
 

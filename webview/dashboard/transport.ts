@@ -13,8 +13,8 @@ export interface Transport {
   readonly kind: 'vscode' | 'browser';
   post(message: UiMessage): void;
   onMessage(listener: (message: HostMessage) => void): void;
-  /** Connection changes (browser only): shown as a banner. */
-  onConnection(listener: (state: 'open' | 'closed') => void): void;
+  /** Connection changes (browser only): shown as a banner; `reason` is the server's close reason, if any. */
+  onConnection(listener: (state: 'open' | 'closed', reason?: string) => void): void;
   loadState(): Partial<UiState> | undefined;
   saveState(state: UiState): void;
 }
@@ -59,7 +59,7 @@ export function socketUrl(page: Location): string {
 
 function browserTransport(): Transport {
   const listeners: ((m: HostMessage) => void)[] = [];
-  const connListeners: ((s: 'open' | 'closed') => void)[] = [];
+  const connListeners: ((s: 'open' | 'closed', reason?: string) => void)[] = [];
   const queue: string[] = [];
   let ws: WebSocket | undefined;
   let lastReady: string | undefined;
@@ -83,8 +83,8 @@ function browserTransport(): Transport {
       }
       if (isHostMessage(v)) listeners.forEach((l) => l(v));
     });
-    ws.addEventListener('close', () => {
-      connListeners.forEach((l) => l('closed'));
+    ws.addEventListener('close', (ev: CloseEvent) => {
+      connListeners.forEach((l) => l('closed', ev.reason || undefined));
       setTimeout(connect, retryMs);
       retryMs = Math.min(retryMs * 2, 5000);
     });

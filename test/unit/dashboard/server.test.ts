@@ -10,12 +10,7 @@ import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
 import type { HostMessage } from '../../../src/shared/dashboardProtocol';
-import {
-  DashboardServerError,
-  parseDashboardArgs,
-  startDashboardServer,
-  type DashboardServer,
-} from '../../../src/core/dashboard/server';
+import { DashboardServerError, startDashboardServer, type DashboardServer } from '../../../src/core/dashboard/server';
 
 const T0 = 1796204881;
 
@@ -335,20 +330,7 @@ describe('dashboard server, a runs root', () => {
   });
 });
 
-describe('dashboard arguments', () => {
-  test('bad arguments name the option and the fix', () => {
-    assert.throws(() => parseDashboardArgs([]), /needs a run directory or a runs root/);
-    assert.throws(() => parseDashboardArgs(['x', '--port', 'abc']), /--port needs a whole number/);
-    assert.throws(() => parseDashboardArgs(['x', '--host']), /--host needs an address/);
-    assert.throws(() => parseDashboardArgs(['x', '--bogus']), /unknown dashboard option: --bogus/);
-    assert.throws(() => parseDashboardArgs(['x', 'y']), /one folder/);
-    assert.deepEqual(parseDashboardArgs(['runs', '--port', '8080', '--host', '0.0.0.0']), {
-      path: 'runs',
-      port: 8080,
-      host: '0.0.0.0',
-    });
-  });
-
+describe('dashboard server, bad input', () => {
   test('a folder that does not exist is a clear error', async () => {
     await assert.rejects(startDashboardServer({ path: path.join(tmp, 'nope'), assetsDir: assets }), (e: unknown) => {
       assert.ok(e instanceof DashboardServerError);

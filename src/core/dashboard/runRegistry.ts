@@ -1,0 +1,283 @@
+// The runs a browser dashboard serves: found once (a run directory) or re-listed (a runs root),
+// each under an opaque key that never changes while the server lives, and each with one RunFeed:
+// the run's series store, read from events.jsonl once and followed while any tab listens. Every
+// tab on a run shares that store (50 tabs on a 200k-step run cost one read and one copy).
+//
+// A run whose files are bad (not regular files, too big, wrong JSON, lines that are not events) is
+// still listed and served as far as it can be read; what is wrong is its `problem`, shown in the UI.
+import { readdirSync, statSync } from 'node:fs';
+import * as path from 'node:path';
+import type { RunKey } from '../../shared/dashboardProtocol';
+import { checkRunEvent } from '../../shared/dashboardValidate';
+import type { RunEvent } from '../../shared/eventsProtocol';
+import {
+  CappedLineSplitter,
+  exists,
+  MAX_EVENT_LINE_BYTES,
+  MAX_SPEC_BYTES,
+  MAX_STATUS_BYTES,
+  readAppended,
+  readJsonObject,
+  regularFileProblem,
+} from './runFiles';
+import { RunSeriesStore } from './seriesStore';
+
+export interface DashboardRunInfo {
+  key: RunKey;
+  runId: string;
+  name: string;
+  state: string | null;
+  startedAt: number | null;
+  backbone: string | null;
+  /** What is wrong with the run's files, or null for a sound run. */
+  problem: string | null;
+}
+
+const RUN_FILES = ['events.jsonl', 'status.json', 'spec.json'];
+
+export function isRunDir(dir: string): boolean {
+  return RUN_FILES.some((f) => exists(path.join(dir, f)));
+}
+
+/** What a tab listening to a feed is told. */
+export interface FeedListener {
+  /** New events went into the shared store. */
+  touched(): void;
+  /** The run's problem report changed (null: it has none). */
+  problem(text: string | null): void;
+}
+
+/** How long a run's store is kept after its last tab left (a reload reopens it without a re-read). */
+const KEEP_AFTER_LAST_TAB_MS = 30_000;
+
+/** One run: its files, its shared store while anyone needs it, and what is wrong with them. */
+export class RunFeed {
+  private readonly listeners = new Set<FeedListener>();
+  private store: RunSeriesStore | undefined;
+  private splitter = new CappedLineSplitter(MAX_EVENT_LINE_BYTES);
+  private offset = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private releaseTimer: NodeJS.Timeout | undefined;
+  private reading: Promise<void> | undefined;
+  private eventsProblem: string | null = null;
+  private skipped = 0;
+  private repaired = 0;
+  private firstBad: string | null = null;
+  /** Times the store was built from the start of events.jsonl, and bytes read from it in all. */
+  loads = 0;
+  bytesRead = 0;
+
+  constructor(
+    readonly key: RunKey,
+    readonly dir: string,
+    private readonly pollMs: number,
+  ) {}
+
+  get tabs(): number {
+    return this.listeners.size;
+  }
+
+  /** The shared store, with everything written so far. */
+  async load(): Promise<RunSeriesStore> {
+    if (this.releaseTimer) clearTimeout(this.releaseTimer);
+    this.releaseTimer = undefined;
+    if (!this.store) {
+      this.store = new RunSeriesStore(this.key, { name: '', target: '' });
+      this.offset = 0;
+      this.splitter = new CappedLineSplitter(MAX_EVENT_LINE_BYTES);
+      this.skipped = this.repaired = 0;
+      this.firstBad = this.eventsProblem = null;
+      this.loads++;
+    }
+    await this.poll();
+    return this.store;
+  }
+
+  /** Reads what was appended since the last read into the store; overlapping calls share one read. */
+  poll(): Promise<void> {
+    this.reading ??= this.readMore().finally(() => (this.reading = undefined));
+    return this.reading;
+  }
+
+  private async readMore(): Promise<void> {
+    const store = this.store;
+    if (!store) return;
+    const before = this.problemText();
+    let fresh = 0;
+    const res = await readAppended(path.join(this.dir, 'events.jsonl'), this.offset, (bytes) => {
+      this.bytesRead += bytes.length;
+      const batch: RunEvent[] = [];
+      this.splitter.feed(
+        bytes,
+        (line, n) => {
+          const text = line.trim();
+          if (text === '') return;
+          let value: unknown;
+          try {
+            value = JSON.parse(text);
+          } catch {
+            return this.bad(n, 'not JSON');
+          }
+          const c = checkRunEvent(value);
+          if (!c.ok) return this.bad(n, c.error);
+          if (c.repaired) {
+            this.repaired++;
+            this.firstBad ??= `line ${n}: ${c.repaired} has the wrong type`;
+          }
+          batch.push(c.event);
+        },
+        (n) => this.bad(n, `longer than ${MAX_EVENT_LINE_BYTES} bytes`),
+      );
+      if (batch.length > 0 && this.store === store) fresh += store.ingest(batch);
+    });
+    if (this.store !== store) return; // released meanwhile
+    this.offset = res.offset;
+    this.eventsProblem = res.problem ?? null;
+    if (fresh > 0) for (const l of this.listeners) l.touched();
+    const after = this.problemText();
+    if (after !== before) for (const l of this.listeners) l.problem(after);
+  }
+
+  private bad(lineNo: number, why: string): void {
+    this.skipped++;
+    this.firstBad ??= `line ${lineNo}: ${why}`;
+  }
+
+  /** What is wrong with events.jsonl as far as it was read, or null. */
+  problemText(): string | null {
+    if (this.eventsProblem) return this.eventsProblem;
+    if (!this.skipped && !this.repaired) return null;
+    const parts = [];
+    if (this.skipped) parts.push(`${this.skipped} line(s) skipped`);
+    if (this.repaired) parts.push(`${this.repaired} event(s) with wrong-typed fields`);
+    return `events.jsonl: ${parts.join(', ')} (first: ${this.firstBad})`;
+  }
+
+  /** Calls `listener` on every change; polls while anyone listens. */
+  subscribe(listener: FeedListener): () => void {
+    this.listeners.add(listener);
+    this.timer ??= setInterval(() => void this.poll().catch(() => {}), this.pollMs);
+    return () => {
+      this.listeners.delete(listener);
+      if (this.listeners.size > 0) return;
+      if (this.timer) clearInterval(this.timer);
+      this.timer = undefined;
+      this.releaseTimer = setTimeout(() => this.release(), KEEP_AFTER_LAST_TAB_MS);
+      this.releaseTimer.unref();
+    };
+  }
+
+  private release(): void {
+    if (this.listeners.size > 0) return;
+    this.store = undefined;
+    this.releaseTimer = undefined;
+  }
+
+  stop(): void {
+    this.listeners.clear();
+    if (this.timer) clearInterval(this.timer);
+    if (this.releaseTimer) clearTimeout(this.releaseTimer);
+    this.timer = this.releaseTimer = undefined;
+    this.store = undefined;
+  }
+}
+
+/** What the UI may know about a run: names, state and its problem, never its path. */
+export function describeRun(feed: RunFeed): DashboardRunInfo {
+  const dir = feed.dir;
+  const problems: string[] = [];
+  const status = readJsonObject(path.join(dir, 'status.json'), MAX_STATUS_BYTES);
+  const spec = readJsonObject(path.join(dir, 'spec.json'), MAX_SPEC_BYTES);
+  const st = status.ok === true ? status.value : null;
+  const sp = spec.ok === true ? spec.value : null;
+  if (status.ok === false) problems.push(status.problem);
+  if (spec.ok === false) problems.push(spec.problem);
+  if (st && 'state' in st && typeof st.state !== 'string') problems.push('status.json: state is not a string');
+  if (sp && 'name' in sp && typeof sp.name !== 'string') problems.push('spec.json: name is not a string');
+  const model = sp?.model;
+  if (sp && 'model' in sp && (typeof model !== 'object' || model === null || Array.isArray(model)))
+    problems.push('spec.json: model is not an object');
+  const backbone = (model as Record<string, unknown> | undefined)?.backbone;
+  const events = regularFileProblem(path.join(dir, 'events.jsonl'));
+  if (events) problems.push(events);
+  const fromEvents = feed.problemText();
+  if (fromEvents && !problems.includes(fromEvents)) problems.push(fromEvents);
+  return {
+    key: feed.key,
+    runId: path.basename(dir),
+    name: typeof sp?.name === 'string' ? sp.name : path.basename(dir),
+    state: typeof st?.state === 'string' ? st.state : null,
+    startedAt: typeof st?.started_at === 'number' ? st.started_at : null,
+    backbone: typeof backbone === 'string' ? backbone : null,
+    problem: problems.length ? problems.join('; ') : null,
+  };
+}
+
+export function targetOf(dir: string): string {
+  const status = readJsonObject(path.join(dir, 'status.json'), MAX_STATUS_BYTES);
+  const host = status.ok === true ? status.value.host : undefined;
+  return typeof host === 'string' && host ? `${host} (local files)` : 'local files';
+}
+
+/** The runs of a run directory (one) or a runs root (its sub-folders, re-listed on `rescan`). */
+export class RunRegistry {
+  private readonly feeds = new Map<RunKey, RunFeed>();
+  private readonly keyOfDir = new Map<string, RunKey>();
+
+  constructor(
+    readonly target: string,
+    readonly kind: 'run' | 'root',
+    private readonly pollMs: number,
+  ) {
+    this.rescan();
+  }
+
+  get(key: RunKey): RunFeed | undefined {
+    return this.feeds.get(key);
+  }
+
+  has(key: RunKey): boolean {
+    return this.feeds.has(key);
+  }
+
+  all(): RunFeed[] {
+    return [...this.feeds.values()];
+  }
+
+  /** Runs get keys in the order they are found; a key never changes while the server lives. */
+  private add(dir: string): void {
+    if (this.keyOfDir.has(dir)) return;
+    const key = `r${this.keyOfDir.size + 1}`;
+    this.keyOfDir.set(dir, key);
+    this.feeds.set(key, new RunFeed(key, dir, this.pollMs));
+  }
+
+  rescan(): void {
+    if (this.kind === 'run') return this.add(this.target);
+    let names: string[];
+    try {
+      names = readdirSync(this.target).sort();
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const dir = path.join(this.target, name);
+      try {
+        if (statSync(dir).isDirectory() && isRunDir(dir)) this.add(dir);
+      } catch {
+        // removed meanwhile
+      }
+    }
+  }
+
+  /** Every run, newest first. */
+  runs(): DashboardRunInfo[] {
+    return this.all()
+      .map((f) => describeRun(f))
+      .sort((a, b) => (b.startedAt ?? 0) - (a.startedAt ?? 0) || b.runId.localeCompare(a.runId));
+  }
+
+  stop(): void {
+    for (const f of this.feeds.values()) f.stop();
+  }
+}
