@@ -1,5 +1,5 @@
 // Messages between the checkpoint explorer UI (webview/checkpoints) and its host
-// (src/vscode/checkpointExplorer.ts). The host owns the state and sends the whole of it as a
+// (src/vscode/checkpoints/explorer.ts). The host owns the state and sends the whole of it as a
 // snapshot after every change (a hidden webview drops messages, so a snapshot on reveal is enough
 // to catch up). The UI is untrusted: every message it sends goes through `validateUiMessage`,
 // and it names checkpoints only by their manifest `file`, which must be one the host listed.

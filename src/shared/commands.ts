@@ -22,7 +22,7 @@ export const COMMANDS = [
   { id: 'ascend.newRunSpec', title: 'New Run Spec', icon: '$(new-file)' },
   { id: 'ascend.startSpecFile', title: 'Start Fine-Tune from This Spec', icon: '$(rocket)' },
   { id: 'ascend.openLastRun', title: 'Open Last Run of This Spec', icon: '$(history)' },
-  // The Checkpoints view and the checkpoint explorer (src/vscode/checkpoints.ts).
+  // The Checkpoints view and the checkpoint explorer (src/vscode/checkpoints/commands.ts).
   { id: 'ascend.checkpoints.refresh', title: 'Refresh Checkpoints', icon: '$(refresh)' },
   { id: 'ascend.checkpoints.openExplorer', title: 'Open Checkpoint Explorer', icon: '$(table)' },
   { id: 'ascend.checkpoint.evaluate', title: 'Evaluate Checkpoint', icon: '$(beaker)' },
