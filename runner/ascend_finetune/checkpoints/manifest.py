@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import math
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -52,10 +53,21 @@ def manifest_lock(run_dir: str) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+def _val_loss(e: dict[str, Any]) -> float:
+    """metrics.val_loss, with a missing, null or non-finite one as the worst (+inf)."""
+    v = e["metrics"].get("val_loss")
+    return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else math.inf
+
+
 def mark_best(entries: list[dict[str, Any]], keep_best: bool) -> None:
-    """At most one `best`: the highest numeric metrics.val_acc, ties to the later step."""
+    """At most one `best`: the highest numeric metrics.val_acc; on a tie the lower metrics.val_loss
+    (a missing or non-finite one counts as the highest), then the later step."""
     scored = [e for e in entries if isinstance((e.get("metrics") or {}).get("val_acc"), (int, float))]
-    best = max(scored, key=lambda e: (e["metrics"]["val_acc"], e.get("step") or 0), default=None) if keep_best else None
+    best = (
+        max(scored, key=lambda e: (e["metrics"]["val_acc"], -_val_loss(e), e.get("step") or 0), default=None)
+        if keep_best
+        else None
+    )
     for e in entries:
         e["best"] = e is best
 
