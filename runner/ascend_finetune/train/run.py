@@ -34,6 +34,7 @@ from ..events import EventLog
 from ..rundir import atomic_write_json, process_start, write_status
 from ..spec import SpecError
 from .trainer import NonFiniteLoss, Trainer
+from .verdict import judge_log
 
 if TYPE_CHECKING:  # MindSpore at import: the module itself imports it when the run starts
     from ..checkpoints.store import CheckpointStore
@@ -125,6 +126,7 @@ class Run:
                 started_at=time.time(),
                 ended_at=None,
                 exit_code=None,
+                health=None,  # an earlier process's verdict (before a resume) is not this one's
             )
             atomic_write_json(os.path.join(self.run_dir, "spec.json"), self.spec)
         for s in (signal.SIGTERM, signal.SIGINT):
@@ -177,12 +179,13 @@ class Run:
         self._flush_warnings()  # found during a set-up that then failed
         if not best and store_best:
             best = {k: store_best[k] for k in ("file", "epoch", "step", "metrics")}
-        self.log.emit("run_finished", status=status, error=error, best=best, final=final)
+        health = judge_log(self.log.path, self.spec, status, error) if isinstance(self.log, EventLog) else None
+        self.log.emit("run_finished", status=status, error=error, best=best, final=final, health=health)
         self.log.close()
         self.inbox.clear()  # a request that came too late must not reach a later resume
         self.error = error
         if self.holds_dir:
-            write_status(self.run_dir, state=status, ended_at=time.time(), exit_code=code)
+            write_status(self.run_dir, state=status, ended_at=time.time(), exit_code=code, health=health)
         if self.rank:
             tr = self.trainer
             self.rank.write_verdict(status, error, code, tr.step if tr else None, tr.net if tr else None)
