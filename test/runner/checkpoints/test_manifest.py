@@ -20,32 +20,24 @@ def _best(entries: list[dict]) -> list[int]:
 
 
 def test_the_highest_val_acc_wins_whatever_its_loss():
-    assert _best(
-        [_entry(4, 0.5, 0.1), _entry(8, 0.75, 3.0), _entry(12, 0.5, 0.01)]
-    ) == [8]
+    assert _best([_entry(4, 0.5, 0.1), _entry(8, 0.75, 3.0), _entry(12, 0.5, 0.01)]) == [8]
 
 
 def test_a_val_acc_tie_goes_to_the_lower_val_loss_not_the_later_step():
     # issue 17: three epochs at 25%, the last with the highest val loss
-    assert _best(
-        [_entry(4, 0.25, 1.40), _entry(8, 0.25, 1.30), _entry(12, 0.25, 1.47)]
-    ) == [8]
+    assert _best([_entry(4, 0.25, 1.40), _entry(8, 0.25, 1.30), _entry(12, 0.25, 1.47)]) == [8]
     assert _best([_entry(4, 0.25, 1.30), _entry(8, 0.25, 1.40)]) == [4]
 
 
 def test_equal_val_acc_and_val_loss_go_to_the_later_step():
-    assert _best(
-        [_entry(4, 0.25, 1.4), _entry(8, 0.25, 1.4), _entry(2, 0.25, 1.4)]
-    ) == [8]
+    assert _best([_entry(4, 0.25, 1.4), _entry(8, 0.25, 1.4), _entry(2, 0.25, 1.4)]) == [8]
 
 
 def test_a_missing_null_or_non_finite_val_loss_loses_a_tie():
     for worst in (None, float("nan"), float("inf"), "1.0"):
         entries = [_entry(4, 0.5, 2.0), _entry(8, 0.5, worst)]
         assert _best(entries) == [4], worst
-    assert _best([_entry(4, 0.5, None), _entry(8, 0.5, None)]) == [8], (
-        "both unknown: the later step"
-    )
+    assert _best([_entry(4, 0.5, None), _entry(8, 0.5, None)]) == [8], "both unknown: the later step"
 
 
 def test_no_val_acc_or_keep_best_false_marks_none():

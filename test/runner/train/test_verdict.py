@@ -28,9 +28,7 @@ def _started(num_val: int = 40, classes: int = 4, resumed: int | None = None) ->
         "type": "run_started",
         "classes": [f"c{i}" for i in range(classes)],
         "num_val": num_val,
-        "resumed_from": {"file": "x.ckpt", "step": resumed}
-        if resumed is not None
-        else None,
+        "resumed_from": {"file": "x.ckpt", "step": resumed} if resumed is not None else None,
     }
 
 
@@ -84,25 +82,12 @@ def test_loss_rose_compares_robust_windows():
     h = _judge([_started(), *_steps(rising)])
     (r,) = h["reasons"]
     assert h["verdict"] == "problems" and r["code"] == "loss_rose"
-    assert (
-        r["early_loss"] == 9.5
-        and r["late_loss"] == 300.0
-        and r["window"] == 3
-        and r["steps"] == 6
-    )
+    assert r["early_loss"] == 9.5 and r["late_loss"] == 300.0 and r["window"] == 3 and r["steps"] == 6
     assert r["message"] and r["fix"]
     # one spike at the end is not a rise (medians), nor is a small absolute change, nor too few steps
-    assert (
-        _judge([_started(), *_steps([1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 50.0])])["reasons"]
-        == []
-    )
-    assert (
-        _judge([_started(), *_steps([0.01, 0.01, 0.01, 0.05, 0.05, 0.05])])["reasons"]
-        == []
-    )
-    assert (
-        _judge([_started(), *_steps([1.0, 5.0, 50.0, 500.0, 5000.0])])["reasons"] == []
-    )
+    assert _judge([_started(), *_steps([1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 50.0])])["reasons"] == []
+    assert _judge([_started(), *_steps([0.01, 0.01, 0.01, 0.05, 0.05, 0.05])])["reasons"] == []
+    assert _judge([_started(), *_steps([1.0, 5.0, 50.0, 500.0, 5000.0])])["reasons"] == []
 
 
 def test_nonfinite_steps_are_counted():
@@ -111,49 +96,29 @@ def test_nonfinite_steps_are_counted():
 
 
 def test_most_updates_skipped_by_loss_scaling():
-    (r,) = _judge([_started(), *_steps([1.0] * 12, overflow=[True] * 7 + [False] * 5)])[
-        "reasons"
-    ]
+    (r,) = _judge([_started(), *_steps([1.0] * 12, overflow=[True] * 7 + [False] * 5)])["reasons"]
     assert (r["code"], r["skipped"], r["steps"]) == ("updates_skipped", 7, 12)
     assert r["share"] == pytest.approx(7 / 12)
-    assert (
-        _judge([_started(), *_steps([1.0] * 12, overflow=[True] * 6 + [False] * 6)])[
-            "reasons"
-        ]
-        == []
-    )
+    assert _judge([_started(), *_steps([1.0] * 12, overflow=[True] * 6 + [False] * 6)])["reasons"] == []
 
 
 def test_frozen_random_backbone_uses_the_preflight_rule():
     frozen = {"model": {"freeze": "up_to:layer2", "pretrained": None}}
     (r,) = _judge([], spec_=frozen)["reasons"]
     assert (r["code"], r["freeze"]) == ("frozen_random_backbone", "up_to:layer2")
-    assert (
-        _judge([], spec_={"model": {"freeze": "backbone", "pretrained": "/w/r.ckpt"}})[
-            "reasons"
-        ]
-        == []
-    )
-    assert _judge([], spec_={"name": "invalid"})["reasons"] == [], (
-        "a spec that never loaded"
-    )
+    assert _judge([], spec_={"model": {"freeze": "backbone", "pretrained": "/w/r.ckpt"}})["reasons"] == []
+    assert _judge([], spec_={"name": "invalid"})["reasons"] == [], "a spec that never loaded"
 
 
 def test_chance_level_takes_the_val_set_size_and_its_largest_class_into_account():
     even = [10, 10, 10, 10]
     (r,) = _judge([_started(), _eval(4, 0.25, even), _eval(8, 0.35, even)])["reasons"]
-    assert (
-        r["code"] == "chance_level"
-        and r["best_val_acc"] == 0.35
-        and r["chance"] == 0.25
-    )
+    assert r["code"] == "chance_level" and r["best_val_acc"] == 0.35 and r["chance"] == 0.25
     assert r["margin"] == pytest.approx(2 * (0.25 * 0.75 / 40) ** 0.5) and (
         r["num_classes"],
         r["num_val"],
     ) == (4, 40)
-    assert _judge([_started(), _eval(8, 0.40, even)])["reasons"] == [], (
-        "past 2 standard errors"
-    )
+    assert _judge([_started(), _eval(8, 0.40, even)])["reasons"] == [], "past 2 standard errors"
     # a model that always answers the largest class gets its share: that is chance here
     skewed = [34, 5, 5, 6]
     (r,) = _judge([_started(num_val=50), _eval(8, 0.80, skewed)])["reasons"]
@@ -161,9 +126,7 @@ def test_chance_level_takes_the_val_set_size_and_its_largest_class_into_account(
 
 
 def test_a_small_val_set_is_reported_and_not_judged_for_chance():
-    (r,) = _judge([_started(num_val=3, classes=3), _eval(4, 0.33, [1, 1, 1])])[
-        "reasons"
-    ]
+    (r,) = _judge([_started(num_val=3, classes=3), _eval(4, 0.33, [1, 1, 1])])["reasons"]
     assert (r["code"], r["num_val"], r["smallest_class"]) == ("val_too_small", 3, 1)
     assert (r["min_val"], r["min_per_class"]) == (V.MIN_VAL_IMAGES, V.MIN_VAL_PER_CLASS)
     (r,) = _judge([_started(num_val=40), _eval(4, 0.9, [25, 4, 6, 5])])["reasons"]
@@ -201,38 +164,24 @@ def test_a_resume_drops_the_steps_it_redid_and_a_new_run_starts_afresh():
         _started(resumed=3),
         *_steps([0.9, 0.8, 0.7], start=4),
     ]
-    assert _judge(resumed)["reasons"] == [], (
-        "the climbing steps 4-6 were redone after the resume"
-    )
-    assert (
-        _judge([_started(), *_steps([None] * 3), _started(), *_steps([1.0])])["reasons"]
-        == []
-    )
+    assert _judge(resumed)["reasons"] == [], "the climbing steps 4-6 were redone after the resume"
+    assert _judge([_started(), *_steps([None] * 3), _started(), *_steps([1.0])])["reasons"] == []
 
 
 def test_judge_log_reads_the_file_and_passes_over_torn_and_bad_lines(tmp_path):
     path = tmp_path / "events.jsonl"
     lines = [json.dumps(e) for e in [_started(), *_steps([1.0, None])]]
-    path.write_bytes(
-        (
-            "\n".join(lines[:2]) + "\n\x00\x00\n" + lines[2] + "\n" + '{"type": "st'
-        ).encode()
-    )
+    path.write_bytes(("\n".join(lines[:2]) + "\n\x00\x00\n" + lines[2] + "\n" + '{"type": "st').encode())
     h = V.judge_log(str(path), SPEC, "completed", None)
     assert _codes(h) == ["nonfinite_steps"] and h["reasons"][0]["steps"] == 2
-    assert (
-        V.judge_log(str(tmp_path / "missing.jsonl"), SPEC, "stopped", None)["verdict"]
-        == "healthy"
-    )
+    assert V.judge_log(str(tmp_path / "missing.jsonl"), SPEC, "stopped", None)["verdict"] == "healthy"
 
 
 # -- real runs -------------------------------------------------------------------------------------
 
 
 def _train(d: Path, s: dict) -> tuple[Path, dict]:
-    code, out = runner(
-        "train", str(write_spec(d / "s.json", s)), "--run-dir", str(d / "run")
-    )
+    code, out = runner("train", str(write_spec(d / "s.json", s)), "--run-dir", str(d / "run"))
     assert code == 0, out
     finished = of_type(events(d / "run"), "run_finished")[-1]
     return d / "run", finished
@@ -242,9 +191,7 @@ def _train(d: Path, s: dict) -> tuple[Path, dict]:
 def three_class(tmp_path_factory) -> tuple[Path, Path]:
     d = tmp_path_factory.mktemp("three")
     make_shapes(str(d / "train"), per_class=16, size=32, seed=3, classes=TASK_B)
-    make_shapes(
-        str(d / "val"), per_class=1, size=32, seed=4, classes=TASK_B
-    )  # a 3-image val set
+    make_shapes(str(d / "val"), per_class=1, size=32, seed=4, classes=TASK_B)  # a 3-image val set
     return d / "train", d / "val"
 
 
@@ -259,9 +206,7 @@ def _diverging(data: tuple[Path, Path], level: str) -> dict:
     )
 
 
-def test_a_diverging_run_reports_the_rising_loss_and_its_tiny_val_set(
-    three_class, tmp_path
-):
+def test_a_diverging_run_reports_the_rising_loss_and_its_tiny_val_set(three_class, tmp_path):
     run, finished = _train(tmp_path, _diverging(three_class, "O0"))
     assert finished["status"] == "completed"
     h = finished["health"]
@@ -269,9 +214,7 @@ def test_a_diverging_run_reports_the_rising_loss_and_its_tiny_val_set(
     rose, small = h["reasons"]
     assert rose["late_loss"] > 1000 * rose["early_loss"]
     assert (small["num_val"], small["smallest_class"]) == (3, 1)
-    assert json.loads((run / "status.json").read_text())["health"] == h, (
-        "status.json carries the same verdict"
-    )
+    assert json.loads((run / "status.json").read_text())["health"] == h, "status.json carries the same verdict"
 
 
 def test_a_run_whose_loss_turns_nan_counts_the_steps(three_class, tmp_path):
@@ -280,10 +223,7 @@ def test_a_run_whose_loss_turns_nan_counts_the_steps(three_class, tmp_path):
     assert _codes(h) == ["nonfinite_steps", "val_too_small"]
     nan = h["reasons"][0]
     steps = of_type(events(tmp_path / "run"), "step")
-    assert (
-        nan["count"] == sum(s["loss"] is None for s in steps) >= 6
-        and nan["steps"] == len(steps) == 12
-    )
+    assert nan["count"] == sum(s["loss"] is None for s in steps) >= 6 and nan["steps"] == len(steps) == 12
 
 
 @pytest.fixture(scope="module")
@@ -296,9 +236,7 @@ def stuck_run(tmp_path_factory) -> tuple[Path, dict]:
     for c in range(4):
         os.makedirs(d / "data" / f"class{c}")
         for i in range(24):
-            Image.new("RGB", (32, 32), (120, 120, 120)).save(
-                d / "data" / f"class{c}" / f"{i}.png"
-            )
+            Image.new("RGB", (32, 32), (120, 120, 120)).save(d / "data" / f"class{c}" / f"{i}.png")
     s = spec(
         d / "data",
         name="stuck",
@@ -319,16 +257,9 @@ def test_a_stuck_run_reports_chance_skipped_updates_and_the_frozen_random_backbo
     assert _codes(h) == ["updates_skipped", "frozen_random_backbone", "chance_level"]
     skipped, frozen, chance = h["reasons"]
     steps = of_type(events(run), "step")
-    assert (
-        skipped["skipped"] == sum(s["overflow"] for s in steps) > len(steps) / 2
-        and skipped["steps"] == 12
-    )
+    assert skipped["skipped"] == sum(s["overflow"] for s in steps) > len(steps) / 2 and skipped["steps"] == 12
     assert frozen["freeze"] == "backbone"
-    assert (
-        chance["best_val_acc"] == 0.25
-        and chance["chance"] == 0.25
-        and chance["num_val"] == 24
-    )
+    assert chance["best_val_acc"] == 0.25 and chance["chance"] == 0.25 and chance["num_val"] == 24
     # the ls view of the same run
     code, out = runner("ls", str(run.parent))
     assert code == 0 and out["runs"][0]["health"] == h
@@ -346,9 +277,7 @@ def test_a_val_acc_tie_on_a_real_run_goes_to_the_lowest_val_loss(stuck_run):
 
 
 def test_a_transfer_that_learns_is_healthy(run_a, data_b, tmp_path):
-    best = next(
-        e for e in json.loads((run_a / "checkpoints.json").read_text()) if e["best"]
-    )
+    best = next(e for e in json.loads((run_a / "checkpoints.json").read_text()) if e["best"])
     s = spec(
         data_b,
         name="healthy",
