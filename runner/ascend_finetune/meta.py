@@ -26,7 +26,8 @@ MAX_TAGS = 32
 MAX_TAG = 64  # characters
 # Control, format (bidi overrides, zero-width), line and paragraph separators, and lone surrogates
 # (undecodable bytes on the command line): in a one-line label they hide or reorder text.
-_REFUSED_IN_LABELS = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"}
+# (Not unassigned code points: an older Python's Unicode tables would refuse a newer emoji.)
+_REFUSED_IN_LABELS = {"Cc", "Cf", "Zl", "Zp", "Cs"}
 _ALLOWED_IN_NOTES = {"\n", "\t"}
 
 
