@@ -189,9 +189,25 @@ def cmd_control(a: argparse.Namespace) -> int:
 
 
 def cmd_ls(a: argparse.Namespace) -> int:
+    from .meta import annotate_runs
     from .rundir import list_runs
 
-    out({"root": os.path.abspath(a.root), "runs": list_runs(a.root)})
+    out({"root": os.path.abspath(a.root), "runs": annotate_runs(list_runs(a.root))})
+    return 0
+
+
+def cmd_meta(a: argparse.Namespace) -> int:
+    from .meta import MetaError, read_meta, update_meta
+    from .rundir import status_path
+
+    if not os.path.isfile(status_path(a.run_dir)):
+        raise CliError(2, "not_a_run", f"no run at {a.run_dir} (status.json missing)")
+    changes = a.name is not None or a.notes is not None or a.tag or a.untag
+    try:
+        meta = update_meta(a.run_dir, a.name, a.notes, a.tag, a.untag) if changes else read_meta(a.run_dir)
+    except MetaError as e:
+        raise CliError(2, "bad_input", str(e), field=e.field) from e
+    out({"run_dir": os.path.abspath(a.run_dir), "meta": meta})
     return 0
 
 
@@ -305,6 +321,13 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("ls", help="runs under ROOT with their states")
     s.add_argument("root")
     s.set_defaults(fn=cmd_ls)
+    s = sub.add_parser("meta", help="show or change a run's name, notes and tags (meta.json)")
+    s.add_argument("run_dir")
+    s.add_argument("--name", help='the name shown for the run ("" shows the spec\'s name again)')
+    s.add_argument("--notes", help="free text, replaces the notes")
+    s.add_argument("--tag", action="append", default=[], help="add a tag (repeatable)")
+    s.add_argument("--untag", action="append", default=[], help="remove a tag (repeatable)")
+    s.set_defaults(fn=cmd_meta)
     s = sub.add_parser("doctor", help="python, mindspore, backends, CANN, NPUs")
     s.set_defaults(fn=cmd_doctor)
     s = sub.add_parser("inspect", help="tensors of a checkpoint: name, shape, dtype, module, trainable")

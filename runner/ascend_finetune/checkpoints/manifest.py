@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import math
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -70,10 +71,18 @@ def _step(e: dict[str, Any]) -> float:
     return float(s) if isinstance(s, (int, float)) and _number(s) else 0.0
 
 
+def _val_loss(e: dict[str, Any]) -> float:
+    """metrics.val_loss, with a missing, null or non-finite one as the worst (+inf)."""
+    m = e.get("metrics")
+    v = m.get("val_loss") if isinstance(m, dict) else None
+    return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else math.inf
+
+
 def mark_best(entries: list[dict[str, Any]], keep_best: bool) -> None:
-    """At most one `best`: the highest numeric metrics.val_acc, ties to the later step."""
+    """At most one `best`: the highest numeric metrics.val_acc; on a tie the lower metrics.val_loss
+    (a missing or non-finite one counts as the highest), then the later step."""
     scored = [e for e in entries if _number(_val_acc(e))]
-    best = max(scored, key=lambda e: (_val_acc(e), _step(e)), default=None) if keep_best else None
+    best = max(scored, key=lambda e: (_val_acc(e), -_val_loss(e), _step(e)), default=None) if keep_best else None
     for e in entries:
         e["best"] = e is best
 

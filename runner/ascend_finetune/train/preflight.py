@@ -37,6 +37,12 @@ def _warning(code: str, message: str, details: dict[str, Any]) -> dict[str, Any]
     return {"code": code, "message": message, "details": details}
 
 
+def frozen_random_backbone(model: dict[str, Any]) -> bool:
+    """Frozen layers (model.freeze) with no pretrained weights: they keep their random initial weights.
+    The run's health verdict (verdict.py) reports the same rule after the run."""
+    return model.get("pretrained") is None and model.get("freeze", "none") != "none"
+
+
 def run_warnings(
     spec: dict[str, Any], total_steps: int, steps_per_epoch: int, target: str, cpu_count: int | None = None
 ) -> list[dict[str, Any]]:
@@ -67,7 +73,7 @@ def run_warnings(
             )
         )
     model = spec.get("model") or {}
-    if model.get("pretrained") is None and model.get("freeze", "none") != "none":
+    if frozen_random_backbone(model):
         out.append(
             _warning(
                 "frozen_random_backbone",

@@ -35,6 +35,7 @@ from ..events import EventLog
 from ..rundir import atomic_write_json, make_reserve, open_lock, process_start, release_reserve, write_status
 from ..spec import SpecError
 from .trainer import NonFiniteLoss, Trainer
+from .verdict import judge_log
 
 if TYPE_CHECKING:  # MindSpore at import: the module itself imports it when the run starts
     from ..checkpoints.store import CheckpointStore
@@ -145,6 +146,7 @@ class Run:
                 ended_at=None,
                 exit_code=None,
                 error=None,
+                health=None,  # an earlier process's verdict (before a resume) is not this one's
             )
             atomic_write_json(os.path.join(self.run_dir, "spec.json"), self.spec)
             make_reserve(self.run_dir)  # the room its end needs on a disk that fills up (rundir.RESERVE)
@@ -214,9 +216,15 @@ class Run:
             release_reserve(self.run_dir)
         if not best and store_best:
             best = {k: store_best[k] for k in ("file", "epoch", "step", "metrics")}
+        health = None
+        if isinstance(self.log, EventLog):
+            try:
+                health = judge_log(self.log.path, self.spec, status, error)
+            except OSError:
+                pass  # an unreadable log (a full disk) leaves the verdict out, never the end
         try:
             self._flush_warnings()  # found during a set-up that then failed
-            self.log.emit("run_finished", status=status, error=error, best=best, final=final)
+            self.log.emit("run_finished", status=status, error=error, best=best, final=final, health=health)
         except OSError:
             pass  # status.json below still records the end
         try:
@@ -226,7 +234,7 @@ class Run:
         self.inbox.clear()  # a request that came too late must not reach a later resume
         self.error = error
         if self.holds_dir:
-            write_status(self.run_dir, state=status, ended_at=time.time(), exit_code=code, error=error)
+            write_status(self.run_dir, state=status, ended_at=time.time(), exit_code=code, error=error, health=health)
         if self.rank:
             tr = self.trainer
             self.rank.write_verdict(status, error, code, tr.step if tr else None, tr.net if tr else None)

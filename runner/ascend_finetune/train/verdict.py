@@ -1,0 +1,274 @@
+"""The health verdict of a run: what its recorded events say about the training, beside its status.
+
+A run can complete and still have learned nothing: the loss climbed, most updates were skipped by
+loss scaling, the accuracy sits at chance. `run_finished` and status.json carry
+`health: {"verdict": "healthy" | "problems", "reasons": [...]}`; each reason has a stable `code`,
+an English `message` and `fix`, and named parameters (the numbers in the message), so a reader can
+word it in another language from the code and the parameters alone.
+
+Pure: `judge` looks only at a `RunRecord` (the spec, and the steps and evals the run recorded) and
+the run's status and error. `record_events` builds that record from the run's events.jsonl, which
+the run reads once at its end (`judge_log`). The log holds every process of the run: a resume
+continues it, and the record then drops the steps after the resumed checkpoint that the resume redid.
+
+The reasons and their thresholds (docs/protocol.md, `run_finished`):
+
+- `run_failed`: the run failed; its error says why.
+- `nonfinite_steps`: at least one step had a NaN or Inf loss.
+- `loss_rose`: the median train loss of the last window of steps is above LOSS_RISE_RATIO times (and
+  LOSS_RISE_MIN above) the median of the first window. The window is a fifth of the finite-loss
+  steps, from 3 to 50; medians, so a single spike does not count. Needs MIN_TREND_STEPS such steps.
+- `updates_skipped`: more than SKIPPED_SHARE of the steps overflowed under loss scaling (their
+  update was skipped). Needs MIN_SKIP_STEPS steps.
+- `frozen_random_backbone`: the pre-flight rule (frozen layers, no pretrained weights).
+- `chance_level`: the best val accuracy is at most chance + margin. Chance is 1/num_classes, or the
+  share of the validation set's largest class when that is larger (a model that always answers that
+  class gets it). The margin is CHANCE_SIGMAS standard errors of a guesser's accuracy on that many
+  images, sqrt(chance * (1 - chance) / num_val), and at least MIN_CHANCE_MARGIN. Not judged when
+  the validation set is too small (below), which says so instead.
+- `val_too_small`: fewer than MIN_VAL_IMAGES validation images, or fewer than MIN_VAL_PER_CLASS in
+  one class. At 20 images one image moves the accuracy by 5 points and the chance margin for 4
+  classes is +-19 points; a class with fewer than 5 images has a per-class accuracy in steps of 20
+  points or more.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .preflight import frozen_random_backbone
+
+MIN_TREND_STEPS = 6
+LOSS_RISE_RATIO = 1.5
+LOSS_RISE_MIN = 0.1
+SKIPPED_SHARE = 0.5
+MIN_SKIP_STEPS = 4
+CHANCE_SIGMAS = 2.0
+MIN_CHANCE_MARGIN = 0.02
+MIN_VAL_IMAGES = 20
+MIN_VAL_PER_CLASS = 5
+
+
+@dataclass
+class Step:
+    step: int
+    loss: float | None  # None: NaN or Inf
+    overflow_skipped: bool  # the update was skipped because loss scaling overflowed
+
+
+@dataclass
+class Eval:
+    step: int
+    val_acc: float
+    val_loss: float | None
+
+
+@dataclass
+class RunRecord:
+    """What the run recorded that the verdict looks at."""
+
+    spec: dict[str, Any]
+    num_classes: int | None = None
+    num_val: int | None = None
+    steps: list[Step] = field(default_factory=list)
+    evals: list[Eval] = field(default_factory=list)
+    # validation images per class: the row sums of an eval's confusion matrix with no NaN logits
+    # (an image with NaN logits is in no cell); the validation set is the same at every eval
+    class_counts: list[int] | None = None
+
+    def add(self, ev: dict[str, Any]) -> None:
+        t = ev.get("type")
+        if t == "run_started":
+            resumed = ev.get("resumed_from")
+            at = resumed.get("step") if isinstance(resumed, dict) else None
+            if isinstance(at, int):  # a resume redoes the steps after its checkpoint
+                self.steps = [s for s in self.steps if s.step <= at]
+                self.evals = [e for e in self.evals if e.step <= at]
+            else:  # a new run in a used directory: only this one counts
+                self.steps, self.evals, self.class_counts = [], [], None
+            classes, num_val = ev.get("classes"), ev.get("num_val")
+            self.num_classes = len(classes) if isinstance(classes, list) else None
+            self.num_val = num_val if isinstance(num_val, int) else None
+        elif t == "step" and isinstance(ev.get("step"), int):
+            loss = ev.get("loss")
+            value = float(loss) if isinstance(loss, (int, float)) and math.isfinite(loss) else None
+            self.steps.append(Step(ev["step"], value, bool(ev.get("overflow")) and bool(ev.get("skipped"))))
+        elif t == "eval" and isinstance(ev.get("val_acc"), (int, float)):
+            conf = ev.get("confusion")
+            if not ev.get("nonfinite") and isinstance(conf, list) and all(isinstance(r, list) for r in conf):
+                self.class_counts = [int(sum(x for x in r if isinstance(x, (int, float)))) for r in conf]
+            vl = ev.get("val_loss")
+            self.evals.append(
+                Eval(
+                    int(ev.get("step") or 0),
+                    float(ev["val_acc"]),
+                    float(vl) if isinstance(vl, (int, float)) and math.isfinite(vl) else None,
+                )
+            )
+
+
+def record_events(spec: dict[str, Any], events: Iterable[dict[str, Any]]) -> RunRecord:
+    rec = RunRecord(spec)
+    for ev in events:
+        if isinstance(ev, dict):
+            rec.add(ev)
+    return rec
+
+
+def _stream(path: str) -> Iterable[dict[str, Any]]:
+    """The log's complete lines, decoded one at a time (a long run's log is not held in memory);
+    a torn last line or one that does not decode is passed over."""
+    try:
+        f = open(path, "rb")
+    except OSError:
+        return
+    with f:
+        try:
+            for line in f:
+                if not line.endswith(b"\n"):
+                    break
+                try:
+                    yield json.loads(line)
+                except ValueError:
+                    continue
+        except OSError:  # a read error part-way: judge what was read
+            return
+
+
+def _reason(code: str, message: str, fix: str, **params: Any) -> dict[str, Any]:
+    return {"code": code, "message": message, "fix": fix, **params}
+
+
+def _median(xs: list[float]) -> float:
+    s = sorted(xs)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def _val_size(rec: RunRecord) -> tuple[int | None, int | None]:
+    """(validation images, images of its smallest class), each None when not recorded."""
+    counts = rec.class_counts
+    num_val = rec.num_val if rec.num_val is not None else (sum(counts) if counts else None)
+    return num_val, (min(counts) if counts else None)
+
+
+def judge(rec: RunRecord, status: str, error: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The verdict: `{"verdict": "healthy" | "problems", "reasons": [...]}` (order: most severe first)."""
+    reasons: list[dict[str, Any]] = []
+    if status == "failed":
+        err = error or {}
+        kind = str(err.get("kind") or "error")
+        reasons.append(
+            _reason(
+                "run_failed",
+                f"The run failed ({kind}): {err.get('message') or 'see its error'}",
+                str(err.get("fix") or "Read the run's error, fix its cause and start the run again."),
+                kind=kind,
+            )
+        )
+    steps = rec.steps
+    bad = sum(s.loss is None for s in steps)
+    if bad:
+        reasons.append(
+            _reason(
+                "nonfinite_steps",
+                f"{bad} of {len(steps)} steps had a NaN or Inf loss; their updates were skipped.",
+                "Lower train.lr (try a tenth), and check the data and model.pretrained.",
+                count=bad,
+                steps=len(steps),
+            )
+        )
+    losses = [s.loss for s in steps if s.loss is not None]
+    if len(losses) >= MIN_TREND_STEPS:
+        w = min(50, max(3, len(losses) // 5))
+        early, late = _median(losses[:w]), _median(losses[-w:])
+        if late > early * LOSS_RISE_RATIO and late - early > LOSS_RISE_MIN:
+            reasons.append(
+                _reason(
+                    "loss_rose",
+                    f"The training loss rose over the run: median {early:.4g} over the first {w} steps, "
+                    f"{late:.4g} over the last {w}.",
+                    "Lower train.lr (try a tenth) or add train.warmup_steps; the run diverged instead of learning.",
+                    early_loss=early,
+                    late_loss=late,
+                    window=w,
+                    steps=len(losses),
+                )
+            )
+    skipped = sum(s.overflow_skipped for s in steps)
+    if len(steps) >= MIN_SKIP_STEPS and skipped > SKIPPED_SHARE * len(steps):
+        reasons.append(
+            _reason(
+                "updates_skipped",
+                f"{skipped} of {len(steps)} updates were skipped because the scaled gradients overflowed "
+                f"({skipped / len(steps):.0%}): the model learned from the other steps only.",
+                "Lower amp.init_scale (for example to 1024); on CPU, set amp.level to O0, which needs no "
+                "loss scaling (fp16 is not faster there).",
+                skipped=skipped,
+                steps=len(steps),
+                share=skipped / len(steps),
+            )
+        )
+    model = rec.spec.get("model")
+    model = model if isinstance(model, dict) else {}
+    if frozen_random_backbone(model):
+        reasons.append(
+            _reason(
+                "frozen_random_backbone",
+                f"model.freeze is {model['freeze']!r} but model.pretrained is null: the frozen layers kept "
+                "their random initial weights, so only the head learned, on random features.",
+                'Set model.pretrained to a checkpoint, or model.freeze to "none" to train every layer.',
+                freeze=model["freeze"],
+            )
+        )
+    num_val, smallest = _val_size(rec)
+    too_small = num_val is not None and (
+        num_val < MIN_VAL_IMAGES or (smallest is not None and smallest < MIN_VAL_PER_CLASS)
+    )
+    k = rec.num_classes or len(rec.class_counts or [])
+    if rec.evals and not too_small and num_val and k >= 2:
+        best = max(e.val_acc for e in rec.evals)
+        counts = rec.class_counts
+        chance = max(1 / k, max(counts) / num_val if counts else 0.0)
+        margin = max(MIN_CHANCE_MARGIN, CHANCE_SIGMAS * math.sqrt(chance * (1 - chance) / num_val))
+        if best <= chance + margin:
+            reasons.append(
+                _reason(
+                    "chance_level",
+                    f"The best validation accuracy, {best:.1%}, is within {margin:.1%} of chance "
+                    f"({chance:.1%} for {k} classes on {num_val} images): the model did not learn to "
+                    "tell the classes apart.",
+                    "Check that each class folder holds only its own class's images, give a frozen backbone "
+                    "pretrained weights, or train longer or with another train.lr.",
+                    best_val_acc=best,
+                    chance=chance,
+                    margin=margin,
+                    num_classes=k,
+                    num_val=num_val,
+                )
+            )
+    if too_small:
+        assert num_val is not None
+        per = f", {smallest} in its smallest class" if smallest is not None else ""
+        reasons.append(
+            _reason(
+                "val_too_small",
+                f"The validation set has {num_val} images{per}: too few to judge the accuracy "
+                f"(at least {MIN_VAL_IMAGES}, and {MIN_VAL_PER_CLASS} per class).",
+                "Raise data.val_split (for example to 0.2), or point data.val at a folder with more images per class.",
+                num_val=num_val,
+                smallest_class=smallest,
+                min_val=MIN_VAL_IMAGES,
+                min_per_class=MIN_VAL_PER_CLASS,
+            )
+        )
+    return {"verdict": "problems" if reasons else "healthy", "reasons": reasons}
+
+
+def judge_log(path: str, spec: dict[str, Any], status: str, error: dict[str, Any] | None) -> dict[str, Any]:
+    """The verdict of the run whose events are at `path` (events.jsonl), read once, line by line."""
+    return judge(record_events(spec, _stream(path)), status, error)

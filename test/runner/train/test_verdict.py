@@ -1,0 +1,290 @@
+"""The health verdict beside a run's status (train/verdict.py): each reason on a recorded event list,
+then on real short CPU runs that produce it, and a healthy transfer run that gets none.
+
+Real runs (resnet18, 32 px, 12 steps each; about 45 s on 2 shared cores, plus the conftest's task-A
+run when nothing else made it): `diverged` (O0, lr 100: the loss climbs to 1e25; 3-image val set),
+`nan` (O2 without loss scaling, lr 100: fp16 overflows to NaN), `stuck` (identical images in 4
+classes, frozen random backbone, O2 with a dynamic scale from 2^28 on CPU) and `healthy`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import TASK_B, events, make_shapes, of_type, runner, spec, write_spec
+
+from ascend_finetune.train import verdict as V
+
+
+def _codes(health: dict) -> list[str]:
+    return [r["code"] for r in health["reasons"]]
+
+
+def _started(num_val: int = 40, classes: int = 4, resumed: int | None = None) -> dict:
+    return {
+        "type": "run_started",
+        "classes": [f"c{i}" for i in range(classes)],
+        "num_val": num_val,
+        "resumed_from": {"file": "x.ckpt", "step": resumed} if resumed is not None else None,
+    }
+
+
+def _steps(losses: list, start: int = 1, overflow: list | None = None) -> list[dict]:
+    return [
+        {
+            "type": "step",
+            "step": start + i,
+            "loss": loss,
+            "overflow": bool(overflow and overflow[i]),
+            "skipped": bool(overflow and overflow[i]) or loss is None,
+        }
+        for i, loss in enumerate(losses)
+    ]
+
+
+def _eval(step: int, acc: float, counts: list[int], loss: float = 1.0) -> dict:
+    return {
+        "type": "eval",
+        "step": step,
+        "val_acc": acc,
+        "val_loss": loss,
+        "confusion": [[c if j == 0 else 0 for j in range(len(counts))] for c in counts],
+        "nonfinite": 0,
+    }
+
+
+SPEC = {"model": {"freeze": "none", "pretrained": None}}
+
+
+def _judge(
+    evs: list[dict],
+    status: str = "completed",
+    spec_: dict = SPEC,
+    error: dict | None = None,
+) -> dict:
+    return V.judge(V.record_events(spec_, evs), status, error)
+
+
+def test_a_learning_run_is_healthy():
+    evs = [
+        _started(),
+        *_steps([1.4, 1.3, 1.2, 1.0, 0.8, 0.6, 0.5, 0.4]),
+        _eval(8, 0.9, [10, 10, 10, 10]),
+    ]
+    assert _judge(evs) == {"verdict": "healthy", "reasons": []}
+
+
+def test_loss_rose_compares_robust_windows():
+    rising = [9.0, 9.5, 10.0, 40.0, 300.0, 2000.0]
+    h = _judge([_started(), *_steps(rising)])
+    (r,) = h["reasons"]
+    assert h["verdict"] == "problems" and r["code"] == "loss_rose"
+    assert r["early_loss"] == 9.5 and r["late_loss"] == 300.0 and r["window"] == 3 and r["steps"] == 6
+    assert r["message"] and r["fix"]
+    # one spike at the end is not a rise (medians), nor is a small absolute change, nor too few steps
+    assert _judge([_started(), *_steps([1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 50.0])])["reasons"] == []
+    assert _judge([_started(), *_steps([0.01, 0.01, 0.01, 0.05, 0.05, 0.05])])["reasons"] == []
+    assert _judge([_started(), *_steps([1.0, 5.0, 50.0, 500.0, 5000.0])])["reasons"] == []
+
+
+def test_nonfinite_steps_are_counted():
+    (r,) = _judge([_started(), *_steps([1.0, None, 0.9, None])])["reasons"]
+    assert (r["code"], r["count"], r["steps"]) == ("nonfinite_steps", 2, 4)
+
+
+def test_most_updates_skipped_by_loss_scaling():
+    (r,) = _judge([_started(), *_steps([1.0] * 12, overflow=[True] * 7 + [False] * 5)])["reasons"]
+    assert (r["code"], r["skipped"], r["steps"]) == ("updates_skipped", 7, 12)
+    assert r["share"] == pytest.approx(7 / 12)
+    assert _judge([_started(), *_steps([1.0] * 12, overflow=[True] * 6 + [False] * 6)])["reasons"] == []
+
+
+def test_frozen_random_backbone_uses_the_preflight_rule():
+    frozen = {"model": {"freeze": "up_to:layer2", "pretrained": None}}
+    (r,) = _judge([], spec_=frozen)["reasons"]
+    assert (r["code"], r["freeze"]) == ("frozen_random_backbone", "up_to:layer2")
+    assert _judge([], spec_={"model": {"freeze": "backbone", "pretrained": "/w/r.ckpt"}})["reasons"] == []
+    assert _judge([], spec_={"name": "invalid"})["reasons"] == [], "a spec that never loaded"
+
+
+def test_chance_level_takes_the_val_set_size_and_its_largest_class_into_account():
+    even = [10, 10, 10, 10]
+    (r,) = _judge([_started(), _eval(4, 0.25, even), _eval(8, 0.35, even)])["reasons"]
+    assert r["code"] == "chance_level" and r["best_val_acc"] == 0.35 and r["chance"] == 0.25
+    assert r["margin"] == pytest.approx(2 * (0.25 * 0.75 / 40) ** 0.5) and (
+        r["num_classes"],
+        r["num_val"],
+    ) == (4, 40)
+    assert _judge([_started(), _eval(8, 0.40, even)])["reasons"] == [], "past 2 standard errors"
+    # a model that always answers the largest class gets its share: that is chance here
+    skewed = [34, 5, 5, 6]
+    (r,) = _judge([_started(num_val=50), _eval(8, 0.80, skewed)])["reasons"]
+    assert r["code"] == "chance_level" and r["chance"] == pytest.approx(34 / 50)
+
+
+def test_a_small_val_set_is_reported_and_not_judged_for_chance():
+    (r,) = _judge([_started(num_val=3, classes=3), _eval(4, 0.33, [1, 1, 1])])["reasons"]
+    assert (r["code"], r["num_val"], r["smallest_class"]) == ("val_too_small", 3, 1)
+    assert (r["min_val"], r["min_per_class"]) == (V.MIN_VAL_IMAGES, V.MIN_VAL_PER_CLASS)
+    (r,) = _judge([_started(num_val=40), _eval(4, 0.9, [25, 4, 6, 5])])["reasons"]
+    assert (r["code"], r["smallest_class"]) == ("val_too_small", 4), "a class under 5"
+    (r,) = _judge([_started(num_val=0)])["reasons"]
+    assert (r["code"], r["num_val"], r["smallest_class"]) == (
+        "val_too_small",
+        0,
+        None,
+    ), "no val set at all"
+
+
+def test_a_failed_run_has_problems_and_says_why():
+    h = _judge(
+        [],
+        "failed",
+        error={"kind": "bad_input", "message": "no classes", "fix": "add folders"},
+    )
+    assert h["verdict"] == "problems"
+    assert h["reasons"] == [
+        {
+            "code": "run_failed",
+            "message": "The run failed (bad_input): no classes",
+            "fix": "add folders",
+            "kind": "bad_input",
+        }
+    ]
+
+
+def test_a_resume_drops_the_steps_it_redid_and_a_new_run_starts_afresh():
+    rising = [*_steps([1.0, 1.0, 1.0, 50.0, 60.0, 70.0])]
+    resumed = [
+        _started(),
+        *rising[:3],
+        _started(resumed=3),
+        *_steps([0.9, 0.8, 0.7], start=4),
+    ]
+    assert _judge(resumed)["reasons"] == [], "the climbing steps 4-6 were redone after the resume"
+    assert _judge([_started(), *_steps([None] * 3), _started(), *_steps([1.0])])["reasons"] == []
+
+
+def test_judge_log_reads_the_file_and_passes_over_torn_and_bad_lines(tmp_path):
+    path = tmp_path / "events.jsonl"
+    lines = [json.dumps(e) for e in [_started(), *_steps([1.0, None])]]
+    path.write_bytes(("\n".join(lines[:2]) + "\n\x00\x00\n" + lines[2] + "\n" + '{"type": "st').encode())
+    h = V.judge_log(str(path), SPEC, "completed", None)
+    assert _codes(h) == ["nonfinite_steps"] and h["reasons"][0]["steps"] == 2
+    assert V.judge_log(str(tmp_path / "missing.jsonl"), SPEC, "stopped", None)["verdict"] == "healthy"
+
+
+# -- real runs -------------------------------------------------------------------------------------
+
+
+def _train(d: Path, s: dict) -> tuple[Path, dict]:
+    code, out = runner("train", str(write_spec(d / "s.json", s)), "--run-dir", str(d / "run"))
+    assert code == 0, out
+    finished = of_type(events(d / "run"), "run_finished")[-1]
+    return d / "run", finished
+
+
+@pytest.fixture(scope="module")
+def three_class(tmp_path_factory) -> tuple[Path, Path]:
+    d = tmp_path_factory.mktemp("three")
+    make_shapes(str(d / "train"), per_class=16, size=32, seed=3, classes=TASK_B)
+    make_shapes(str(d / "val"), per_class=1, size=32, seed=4, classes=TASK_B)  # a 3-image val set
+    return d / "train", d / "val"
+
+
+def _diverging(data: tuple[Path, Path], level: str) -> dict:
+    train, val = data
+    return spec(
+        train,
+        name=f"diverge-{level}",
+        data={"val": str(val), "batch_size": 8},
+        amp={"level": level, "loss_scale": "none"},
+        train={"epochs": 2, "lr": 100.0, "max_nonfinite_steps": 1000},
+    )
+
+
+def test_a_diverging_run_reports_the_rising_loss_and_its_tiny_val_set(three_class, tmp_path):
+    run, finished = _train(tmp_path, _diverging(three_class, "O0"))
+    assert finished["status"] == "completed"
+    h = finished["health"]
+    assert h["verdict"] == "problems" and _codes(h) == ["loss_rose", "val_too_small"]
+    rose, small = h["reasons"]
+    assert rose["late_loss"] > 1000 * rose["early_loss"]
+    assert (small["num_val"], small["smallest_class"]) == (3, 1)
+    assert json.loads((run / "status.json").read_text())["health"] == h, "status.json carries the same verdict"
+
+
+def test_a_run_whose_loss_turns_nan_counts_the_steps(three_class, tmp_path):
+    _, finished = _train(tmp_path, _diverging(three_class, "O2"))
+    h = finished["health"]
+    assert _codes(h) == ["nonfinite_steps", "val_too_small"]
+    nan = h["reasons"][0]
+    steps = of_type(events(tmp_path / "run"), "step")
+    assert nan["count"] == sum(s["loss"] is None for s in steps) >= 6 and nan["steps"] == len(steps) == 12
+
+
+@pytest.fixture(scope="module")
+def stuck_run(tmp_path_factory) -> tuple[Path, dict]:
+    """The same grey image in 4 class folders: nothing tells the classes apart, so every prediction is
+    one class and the accuracy is that class's share, 25%, at every eval (a tie)."""
+    from PIL import Image
+
+    d = tmp_path_factory.mktemp("stuck")
+    for c in range(4):
+        os.makedirs(d / "data" / f"class{c}")
+        for i in range(24):
+            Image.new("RGB", (32, 32), (120, 120, 120)).save(d / "data" / f"class{c}" / f"{i}.png")
+    s = spec(
+        d / "data",
+        name="stuck",
+        data={"val_split": 0.25},  # 24 val images, 6 per class: large enough to judge
+        model={"freeze": "backbone"},
+        amp={"level": "O2", "loss_scale": "dynamic", "init_scale": 2.0**28},
+        train={"epochs": 3, "lr": 0.05},
+    )
+    return _train(d, s)
+
+
+def test_a_stuck_run_reports_chance_skipped_updates_and_the_frozen_random_backbone(
+    stuck_run,
+):
+    run, finished = stuck_run
+    h = finished["health"]
+    assert finished["status"] == "completed"
+    assert _codes(h) == ["updates_skipped", "frozen_random_backbone", "chance_level"]
+    skipped, frozen, chance = h["reasons"]
+    steps = of_type(events(run), "step")
+    assert skipped["skipped"] == sum(s["overflow"] for s in steps) > len(steps) / 2 and skipped["steps"] == 12
+    assert frozen["freeze"] == "backbone"
+    assert chance["best_val_acc"] == 0.25 and chance["chance"] == 0.25 and chance["num_val"] == 24
+    # the ls view of the same run
+    code, out = runner("ls", str(run.parent))
+    assert code == 0 and out["runs"][0]["health"] == h
+
+
+def test_a_val_acc_tie_on_a_real_run_goes_to_the_lowest_val_loss(stuck_run):
+    run, finished = stuck_run
+    manifest = json.loads((run / "checkpoints.json").read_text())
+    assert len({e["metrics"]["val_acc"] for e in manifest}) == 1, "every epoch at 25%"
+    lowest = min(e["metrics"]["val_loss"] for e in manifest)
+    best = [e for e in manifest if e["best"]]
+    assert len(best) == 1 and best[0]["metrics"]["val_loss"] == lowest
+    tied = [e["step"] for e in manifest if e["metrics"]["val_loss"] == lowest]
+    assert best[0]["step"] == max(tied) and finished["best"]["step"] == best[0]["step"]
+
+
+def test_a_transfer_that_learns_is_healthy(run_a, data_b, tmp_path):
+    best = next(e for e in json.loads((run_a / "checkpoints.json").read_text()) if e["best"])
+    s = spec(
+        data_b,
+        name="healthy",
+        data={"val_split": 0.25},  # 24 val images, 8 per class
+        model={"pretrained": str(run_a / best["file"]), "freeze": "backbone"},
+        train={"epochs": 3, "optimizer": "adamw", "lr": 1e-3},
+    )
+    run, finished = _train(tmp_path, s)
+    assert finished["health"] == {"verdict": "healthy", "reasons": []}, finished
+    assert json.loads((run / "status.json").read_text())["health"] == finished["health"]
