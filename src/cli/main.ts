@@ -76,6 +76,9 @@ async function demo(opts: DemoOptions): Promise<number> {
   const data = await runRunner<{ train: string; classes: string[] }>(runner, [
     'make-demo-data',
     path.join(demoDir, 'data'),
+    // 60 a class: the 10% val split then holds 24 images, enough for the run's verdict to judge.
+    '--per-class',
+    '60',
   ]);
   console.log(`demo data: ${data.classes.length} classes (${data.classes.join(', ')}) in ${data.train}`);
 
