@@ -166,21 +166,143 @@ const KNOWN_TYPES: ReadonlySet<string> = new Set<KnownEventType>([
   'run_finished',
 ]);
 
-/**
- * Checks the envelope only: payloads come from our own runner and readers tolerate missing
- * fields, while a bad envelope would break sequencing.
- */
-export function isRunEvent(x: unknown): x is RunEvent {
+/** The envelope alone: what sequencing needs (seq, t) whatever the type and payload. */
+export function hasEventEnvelope(x: unknown): x is EventEnvelope {
   if (typeof x !== 'object' || x === null || Array.isArray(x)) return false;
   const e = x as Record<string, unknown>;
   return (
     Number.isInteger(e.v) &&
     Number.isInteger(e.seq) &&
     (e.seq as number) >= 1 &&
-    typeof e.t === 'number' &&
+    isNum(e.t) &&
     typeof e.type === 'string' &&
     e.type !== ''
   );
+}
+
+/** Field kinds a known event's payload is checked against; a `?` kind also allows null. */
+type Kind = 'num' | 'num?' | 'str' | 'bool' | 'obj' | 'obj?' | 'arr' | 'arr?';
+
+const PAYLOADS: Readonly<Record<KnownEventType, Readonly<Record<string, Kind>>>> = {
+  run_started: {
+    run_id: 'str',
+    spec: 'obj',
+    classes: 'arr',
+    num_train: 'num',
+    num_val: 'num',
+    steps_per_epoch: 'num',
+    total_steps: 'num',
+    versions: 'obj',
+    global_batch: 'num',
+    amp: 'obj',
+    resumed_from: 'obj?',
+  },
+  step: {
+    epoch: 'num',
+    step: 'num',
+    loss: 'num?',
+    lr: 'num',
+    loss_scale: 'num?',
+    overflow: 'bool',
+    skipped: 'bool',
+    step_ms: 'num',
+    data_ms: 'num',
+    img_per_s: 'num?',
+  },
+  eval: {
+    epoch: 'num',
+    step: 'num',
+    val_loss: 'num?',
+    val_acc: 'num',
+    per_class_acc: 'arr',
+    confusion: 'arr?',
+    confusion_file: 'str',
+    nonfinite: 'num',
+  },
+  epoch_end: { epoch: 'num', train_loss: 'num?', overflow_count: 'num', epoch_s: 'num' },
+  checkpoint: {
+    file: 'str',
+    epoch: 'num',
+    step: 'num',
+    metrics: 'obj',
+    bytes: 'num',
+    sha256: 'str',
+    created_at: 'num',
+    best: 'bool',
+  },
+  device: { devices: 'arr' },
+  warning: { code: 'str', message: 'str' },
+  run_finished: { status: 'str', error: 'obj?', best: 'obj?', final: 'obj?' },
+};
+
+const KIND_WORDS: Readonly<Record<Kind, string>> = {
+  num: 'a finite number',
+  'num?': 'a finite number or null',
+  str: 'a string',
+  bool: 'true or false',
+  obj: 'an object',
+  'obj?': 'an object or null',
+  arr: 'an array',
+  'arr?': 'an array or null',
+};
+
+const FINISH_STATUSES: ReadonlySet<string> = new Set<FinishStatus>(['completed', 'stopped', 'failed']);
+
+/** A finite number (JSON's 1e999 parses to Infinity). */
+function isNum(x: unknown): x is number {
+  return typeof x === 'number' && Number.isFinite(x);
+}
+
+function isObj(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+function hasKind(x: unknown, kind: Kind): boolean {
+  if (x === null && kind.endsWith('?')) return true;
+  switch (kind) {
+    case 'num':
+    case 'num?':
+      return isNum(x);
+    case 'str':
+      return typeof x === 'string';
+    case 'bool':
+      return typeof x === 'boolean';
+    case 'obj':
+    case 'obj?':
+      return isObj(x);
+    case 'arr':
+    case 'arr?':
+      return Array.isArray(x);
+  }
+}
+
+/**
+ * Why a value with a good envelope is still not an event readers can take: a known type with a
+ * field of the wrong type (`spec: null`, `epoch: "3"`, `loss: {}`). Missing fields are allowed
+ * (readers tolerate them); unknown types and unknown fields pass. Undefined when it is fine.
+ */
+export function eventProblem(x: EventEnvelope): string | undefined {
+  const e = x as unknown as Record<string, unknown>;
+  const fields = (PAYLOADS as Record<string, Readonly<Record<string, Kind>>>)[x.type];
+  if (fields === undefined) return undefined;
+  for (const [field, kind] of Object.entries(fields)) {
+    const value = e[field];
+    if (value === undefined || hasKind(value, kind)) continue;
+    const got = typeof value === 'number' ? String(value) : JSON.stringify(value).slice(0, 40);
+    return `${x.type} seq ${x.seq}: ${field} is ${got}, expected ${KIND_WORDS[kind]}`;
+  }
+  if (x.type === 'run_finished' && e.status !== undefined && !FINISH_STATUSES.has(e.status as string)) {
+    return `run_finished seq ${x.seq}: status ${JSON.stringify(e.status).slice(0, 40)} is not one of completed, stopped, failed`;
+  }
+  return undefined;
+}
+
+/**
+ * An event readers can take: a good envelope (a bad one would break sequencing) and, for a known
+ * type, payload fields of the right types where present (`eventProblem`). Readers skip the rest.
+ */
+export function isRunEvent(x: unknown): x is RunEvent {
+  return hasEventEnvelope(x) && eventProblem(x) === undefined;
 }
 
 /**

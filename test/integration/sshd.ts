@@ -19,6 +19,13 @@ export interface Sshd {
   controlDir: string;
   /** sshd's own log (-e), for failure messages. */
   log(): string;
+  /**
+   * A throwaway account whose login shell is `shell` (e.g. /usr/bin/fish), reached with the same
+   * key; removed again by `stop()`. It shares root's uid: this checkout and its .venv live under
+   * /root-owned folders another uid could not run, and sshd only takes the shell (and home) from
+   * the account's own passwd line, which is what is tested.
+   */
+  addLoginUser(shell: string): SshDestination;
   stop(): Promise<void>;
 }
 
@@ -63,6 +70,41 @@ export async function startSshd(): Promise<Sshd> {
   child.stderr.on('data', (b: Buffer) => (log = (log + b.toString()).slice(-20_000)));
   await waitForPort(port, child, () => log);
 
+  const users: string[] = [];
+  const addLoginUser = (shell: string): SshDestination => {
+    if (!existsSync(shell)) throw new Error(`${shell} is missing: apt-get install fish tcsh (.ci/run does this)`);
+    const name = `aft-${path.basename(shell)}${users.length}-${path.basename(dir).slice(-6)}`
+      .toLowerCase()
+      .replace(/[^a-z0-9-]/g, '');
+    const home = path.join(dir, `home-${name}`);
+    mkdirSync(home, { mode: 0o755 });
+    // -o -u 0: root's uid (see addLoginUser's comment); -M: the home is made above; -N -g 0: no group of its own.
+    // -p '*': no password, yet not locked (sshd without PAM refuses a locked account, even by key).
+    execFileSync('useradd', ['-o', '-u', '0', '-g', '0', '-N', '-M', '-p', '*', '-d', home, '-s', shell, name], {
+      stdio: 'ignore',
+    });
+    users.push(name);
+    // The AuthorizedKeysFile above is one absolute path, so the test key logs this account in too;
+    // ~/.ssh/authorized_keys is written as well for a server configured the usual way.
+    mkdirSync(path.join(home, '.ssh'), { mode: 0o700 });
+    writeFileSync(path.join(home, '.ssh', 'authorized_keys'), readFileSync(path.join(dir, 'user_key.pub')));
+    return { ...destination, user: name };
+  };
+  const removeUsers = () => {
+    for (const name of users.splice(0)) {
+      // -f: the uid is root's, which always has processes; without -r nothing but the passwd/shadow lines goes.
+      try {
+        execFileSync('userdel', ['-f', name], { stdio: 'ignore' });
+      } catch {
+        // Reported by the check below, which names the account.
+      }
+      const left = execFileSync('getent', ['passwd'], { encoding: 'utf8' })
+        .split('\n')
+        .some((l) => l.startsWith(`${name}:`));
+      if (left) throw new Error(`could not remove the test account ${name}: userdel -f ${name}`);
+    }
+  };
+
   const controlDir = path.join(dir, 'ctl');
   mkdirSync(controlDir, { mode: 0o700 });
   const destination: SshDestination = {
@@ -79,19 +121,29 @@ export async function startSshd(): Promise<Sshd> {
     destination,
     controlDir,
     log: () => log,
+    addLoginUser,
     async stop() {
-      // The shared master (ControlPersist) would otherwise outlive the test by 10 minutes.
-      await new Promise<void>((resolve) => {
-        const c = spawn(
-          'ssh',
-          ['-F', '/dev/null', '-o', `ControlPath=${controlDir}/%C`, '-p', String(port), '-O', 'exit', '127.0.0.1'],
-          { stdio: 'ignore' },
-        );
-        c.on('error', () => resolve());
-        c.on('close', () => resolve());
-      });
+      // The shared masters (ControlPersist) would otherwise outlive the test by 10 minutes.
+      for (const user of [userInfo().username, ...users]) {
+        await new Promise<void>((resolve) => {
+          const c = spawn(
+            'ssh',
+            [
+              ...['-F', '/dev/null', '-o', `ControlPath=${controlDir}/%C`, '-p', String(port), '-l', user],
+              ...['-O', 'exit', '127.0.0.1'],
+            ],
+            { stdio: 'ignore' },
+          );
+          c.on('error', () => resolve());
+          c.on('close', () => resolve());
+        });
+      }
       await stopProcess(child);
-      rmSync(dir, { recursive: true, force: true });
+      try {
+        removeUsers();
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     },
   };
 }

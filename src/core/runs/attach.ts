@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isRunEvent, type RunEvent } from '../../shared/eventsProtocol';
+import { eventProblem, hasEventEnvelope, isRunEvent, type RunEvent } from '../../shared/eventsProtocol';
 import { EventSequencer, type GapHandler } from './eventStream';
 import { JsonlReader, type BadLineHandler } from './jsonlReader';
 import { errorInfo, runnerArgs, type RunnerConfig, type RunnerErrorInfo } from '../targets/runnerCli';
@@ -20,6 +20,7 @@ export interface FollowOptions {
   backoffMs?: number;
   /** Stops following (the run itself keeps going). */
   signal?: AbortSignal;
+  /** A line that is not JSON, or an event whose fields have the wrong types (`spec: null`): skipped. */
   onBadLine?: BadLineHandler;
   onGap?: GapHandler;
   onReconnect?: (info: ReconnectInfo) => void;
@@ -89,6 +90,14 @@ export async function* followRun(opts: FollowOptions): AsyncGenerator<RunEvent, 
           progressed = true;
           finished = value.type === 'run_finished';
           yield value;
+        } else if (hasEventEnvelope(value)) {
+          // Valid JSON of the wrong types: skipped with a warning, the stream goes on. Its seq
+          // counts, so it is no gap and is not fetched again; a run_finished still ends the run.
+          const problem = eventProblem(value) ?? 'bad event';
+          opts.onBadLine?.(JSON.stringify(value).slice(0, 500), new Error(problem));
+          if (!sequencer.accept(value)) continue;
+          progressed = true;
+          finished = value.type === 'run_finished';
         } else {
           reported ??= errorInfo(value);
         }

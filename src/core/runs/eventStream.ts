@@ -29,8 +29,11 @@ export class EventSequencer {
     return this.gapCount;
   }
 
-  /** True when the event is new and should be delivered. */
-  accept(event: RunEvent): boolean {
+  /**
+   * True when the event is new and should be delivered. Also takes the envelope of an event that
+   * is then skipped (a payload of the wrong types), so that it is neither a gap nor fetched again.
+   */
+  accept(event: Pick<RunEvent, 'seq'>): boolean {
     if (event.seq <= this.last) return false;
     if (event.seq > this.last + 1) {
       this.gapCount++;

@@ -100,9 +100,10 @@ export class RunIndex {
    * listed state, and runs the target no longer has (deleted there) leave the index. Stream
    * positions are kept.
    */
-  mergeListing(targetId: string, listed: ListedRun[]): Promise<void> {
+  mergeListing(targetId: string, listed: readonly ListedRun[]): Promise<void> {
     const seen = new Set<string>();
-    for (const l of listed) {
+    // Checked again here (runRunner already checks `ls` output): the index outlives any one caller.
+    for (const l of parseListing({ runs: listed }).runs) {
       if (typeof l.node_rank === 'number' && l.node_rank > 0) continue; // listed under its master's target
       seen.add(l.run_id);
       const old = this.get(targetId, l.run_id);
@@ -134,4 +135,62 @@ export class RunIndex {
   private save(): Promise<void> {
     return Promise.resolve(this.store.update(KEY, this.all()));
   }
+}
+
+const STATES: ReadonlySet<string> = new Set<RunState>(['running', 'completed', 'stopped', 'failed', 'lost']);
+const finite = (x: unknown) => typeof x === 'number' && Number.isFinite(x);
+const obj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** Optional fields of a listed run (status.json's and `ls`'s progress ones) and the type each must have. */
+const OPTIONAL: Readonly<Record<string, (x: unknown) => boolean>> = {
+  started_at: finite,
+  ended_at: finite,
+  name: (x) => typeof x === 'string',
+  backbone: (x) => typeof x === 'string',
+  host: (x) => typeof x === 'string',
+  node_rank: (x) => Number.isSafeInteger(x),
+  pid: (x) => Number.isSafeInteger(x) && (x as number) > 0,
+  pid_start: (x) => Number.isSafeInteger(x),
+  exit_code: (x) => Number.isSafeInteger(x),
+  epochs: finite,
+  epoch: finite,
+  step: finite,
+  loss: finite,
+  best: (x) => obj(x) && (x.metrics == null || (obj(x.metrics) && (x.metrics.val_acc == null || finite(x.metrics.val_acc)))),
+};
+
+/**
+ * The runs of an `ls` output, checked at the boundary: a run without a usable run_id, run_dir
+ * or state is skipped; a field of the wrong type (pid "12" or 1e20, started_at "today", best 5)
+ * is dropped, so that nothing downstream (the index, the Runs view's descriptions) sees it.
+ * Each skip or drop is one warning.
+ */
+export function parseListing(output: unknown): { runs: ListedRun[]; warnings: string[] } {
+  const warnings: string[] = [];
+  const raw = obj(output) ? output.runs : undefined;
+  if (!Array.isArray(raw)) {
+    if (raw !== undefined) warnings.push(`ls: runs is ${JSON.stringify(raw).slice(0, 40)}, not a list`);
+    return { runs: [], warnings };
+  }
+  const runs: ListedRun[] = [];
+  raw.forEach((r: unknown, i) => {
+    if (!obj(r) || typeof r.run_id !== 'string' || r.run_id === '' || typeof r.run_dir !== 'string') {
+      warnings.push(`ls: run ${i} skipped: no run_id and run_dir strings (${JSON.stringify(r)?.slice(0, 80)})`);
+      return;
+    }
+    if (typeof r.state !== 'string' || !STATES.has(r.state)) {
+      warnings.push(`ls: run ${r.run_id} skipped: state ${JSON.stringify(r.state)?.slice(0, 40)} is unknown`);
+      return;
+    }
+    const run: Record<string, unknown> = { ...r };
+    for (const [field, ok] of Object.entries(OPTIONAL)) {
+      const v = run[field];
+      if (v === undefined || v === null || ok(v)) continue;
+      delete run[field];
+      const got = typeof v === 'number' ? String(v) : JSON.stringify(v).slice(0, 40);
+      warnings.push(`ls: run ${r.run_id}: ${field} ${got} ignored (wrong type)`);
+    }
+    runs.push(run as unknown as ListedRun);
+  });
+  return { runs, warnings };
 }

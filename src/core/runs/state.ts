@@ -63,8 +63,9 @@ export function applyEvent(view: RunView, event: RunEvent): RunView {
       v.lastStepT = undefined; // a resume: the time it was down is not a step
       v.totalSteps = event.total_steps;
       v.stepsPerEpoch = event.steps_per_epoch;
-      const spec = event.spec as { train?: { epochs?: number } };
-      v.totalEpochs = spec.train?.epochs;
+      // isRunEvent already refuses a spec that is not an object; `train` is the runner's own.
+      const train = (event.spec as { train?: unknown } | null)?.train as { epochs?: unknown } | null | undefined;
+      v.totalEpochs = num(train?.epochs);
       break;
     }
     case 'step': {
@@ -114,14 +115,27 @@ export function etaSeconds(view: RunView): number | undefined {
   return Math.max(0, (view.totalSteps - view.step) * view.secPerStep);
 }
 
-/** The one-line description a run gets in the Runs view, e.g. `epoch 2/10 · loss 0.412 · best 91.3%`. */
+/** A finite number, else undefined. */
+function num(x: unknown): number | undefined {
+  return typeof x === 'number' && Number.isFinite(x) ? x : undefined;
+}
+
+/**
+ * The one-line description a run gets in the Runs view, e.g. `epoch 2/10 · loss 0.412 · best 91.3%`.
+ * Numbers are checked again here: a view built from other sources (an `ls` listing) may hold
+ * anything, and a description must never throw (`${{ toString: 1 }}` does).
+ */
 export function describe(view: RunView): string {
   const parts: string[] = [];
-  if (view.epoch !== undefined) parts.push(`epoch ${view.epoch}${view.totalEpochs ? `/${view.totalEpochs}` : ''}`);
-  if (typeof view.loss === 'number') parts.push(`loss ${view.loss.toPrecision(3)}`);
-  if (view.bestValAcc !== undefined) parts.push(`best ${(view.bestValAcc * 100).toFixed(1)}%`);
+  const epoch = num(view.epoch);
+  const total = num(view.totalEpochs);
+  const loss = num(view.loss);
+  const best = num(view.bestValAcc);
+  if (epoch !== undefined) parts.push(`epoch ${epoch}${total ? `/${total}` : ''}`);
+  if (loss !== undefined) parts.push(`loss ${loss.toPrecision(3)}`);
+  if (best !== undefined) parts.push(`best ${(best * 100).toFixed(1)}%`);
   if (view.phase === 'reconnecting') parts.push('reconnecting…');
   if (view.phase === 'lost') parts.push('lost');
-  if (view.phase === 'finished' && view.status !== 'completed') parts.push(view.status ?? '');
+  if (view.phase === 'finished' && view.status !== 'completed') parts.push(typeof view.status === 'string' ? view.status : '');
   return parts.join(' · ');
 }

@@ -1,7 +1,7 @@
 // The argv for the system `ssh` client. We never implement SSH ourselves: the user's ssh already
 // knows their keys, agent, ~/.ssh/config, ProxyJump and bastions (DESIGN.md, "How the extension
 // reaches a run").
-import { shellJoin } from './shellQuote';
+import { anyShellCommand, shellJoin } from './shellQuote';
 
 /** Where to connect. `host` may be an alias from ~/.ssh/config; ssh resolves it. */
 export interface SshDestination {
@@ -82,19 +82,23 @@ export function sshOptions(dest: SshDestination, settings: SshSettings = {}): st
 }
 
 /**
- * The single command string the remote shell runs: `argv` quoted once per element, after the
- * set-up lines (the user's own, trusted shell text such as CANN's `source .../set_env.sh`), each
- * joined with `&&` so that a failing set-up stops the command.
+ * The POSIX shell script run on the remote host: `argv` quoted once per element for sh, after the
+ * set-up lines (the user's own, trusted shell text such as CANN's `source .../set_env.sh`, run by
+ * bash where the host has it, else by sh), each joined with `&&` so that a failing set-up stops
+ * the command.
  */
 export function remoteCommand(argv: readonly string[], setup: readonly string[] = []): string {
   return [...setup.filter((s) => s.trim() !== ''), shellJoin(argv)].join(' && ');
 }
 
-/** The full argv (after `ssh`) to run `argv` on `dest`; `--` ends ssh's options. */
+/**
+ * The full argv (after `ssh`) to run `argv` on `dest`; `--` ends ssh's options. The script goes
+ * through `anyShellCommand`, so the remote login shell (fish, tcsh, ...) never parses it.
+ */
 export function sshArgv(
   dest: SshDestination,
   argv: readonly string[],
   opts: SshSettings & { setup?: readonly string[] } = {},
 ): string[] {
-  return [...sshOptions(dest, opts), '--', dest.host, remoteCommand(argv, opts.setup)];
+  return [...sshOptions(dest, opts), '--', dest.host, anyShellCommand(remoteCommand(argv, opts.setup))];
 }

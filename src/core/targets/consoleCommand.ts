@@ -2,7 +2,7 @@
 // console.log`, here or over ssh) and an interactive ssh login that starts the shared connection
 // later batch-mode calls reuse. Remote commands are quoted once by the ssh layer.
 import * as path from 'node:path';
-import { shellJoin } from '../ssh/shellQuote';
+import { anyShellCommand, shellJoin } from '../ssh/shellQuote';
 import { controlPath, sshArgv, sshOptions } from '../ssh/ssh';
 import { privateDir } from './target';
 import type { TargetDef } from './model';
@@ -60,6 +60,6 @@ export function loginCommand(def: TargetDef, opts: SshFolders & { sshPath?: stri
   const message = `Logged in to ${def.label}. Ascend Fine-Tune reuses this connection; you can close this terminal.`;
   return {
     file: opts.sshPath ?? 'ssh',
-    args: [...first, ...rest, '--', def.ssh.dest.host, shellJoin(['echo', message])],
+    args: [...first, ...rest, '--', def.ssh.dest.host, anyShellCommand(shellJoin(['echo', message]))],
   };
 }

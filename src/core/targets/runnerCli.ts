@@ -1,3 +1,4 @@
+import { parseListing } from '../runs/runIndex';
 import type { RunnerConfig } from './invocation';
 import { asTarget, type Target } from './target';
 
@@ -134,7 +135,7 @@ export function runRunner<T = unknown>(
         parsed = false;
       }
       const info = errorInfo(output);
-      if (code === 0 && parsed && !info) return resolve(output as T);
+      if (code === 0 && parsed && !info) return resolve((args[0] === 'ls' ? checkedListing(output) : output) as T);
       let message: string;
       if (spawnError) message = `${what} could not run ${target.program}: ${spawnError.message}`;
       else if (info) message = info.message ?? `${what} failed (${info.kind ?? 'error'})`;
@@ -162,6 +163,16 @@ export function controlRun(
   opts?: RunOptions & { waitS?: number },
 ): Promise<unknown> {
   return runRunner(runner, runnerArgs.control(runDir, action, opts?.waitS), opts);
+}
+
+/**
+ * `ls` output with its runs checked (`parseListing`): runs of the wrong shape are left out and
+ * fields of the wrong type dropped, so callers that take `runs` as typed never see them; what was
+ * left out is in `skipped`, for the caller's log.
+ */
+export function checkedListing(output: unknown): unknown {
+  const { runs, warnings } = parseListing(output);
+  return { ...(typeof output === 'object' && output !== null ? output : {}), runs, skipped: warnings };
 }
 
 /** The runner's `error` object, if `output` is `{"error": {...}}`. */

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, test } from 'node:test';
 import { FollowError, followRun, type FollowOptions, type ReconnectInfo } from '../../../src/core/runs/attach';
+import { applyEvent, describe, initialView } from '../../../src/core/runs/state';
 import type { RunEvent } from '../../../src/shared/eventsProtocol';
 
 // The fake runner is a node script standing in for `python -m ascend_finetune`.
@@ -145,3 +146,49 @@ async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+test('events of the wrong types are skipped with a warning; the stream goes on and later events arrive', async () => {
+  const envelope = (seq: number, type: string) => ({ v: 1, seq, t: 1700000000 + seq, type });
+  const lines = [
+    { ...envelope(1, 'run_started'), run_id: 'r', spec: null },
+    { ...envelope(2, 'step'), epoch: '3', step: 1, loss: 0.9 },
+    { ...envelope(3, 'step'), epoch: { toString: 1, valueOf: 1 }, step: 2, loss: 0.8 },
+    { ...envelope(4, 'run_started'), run_id: 'r', spec: { train: { epochs: 2 } }, total_steps: 4 },
+    { ...envelope(5, 'step'), epoch: 1, step: 3, loss: 0.5, lr: 0.01, overflow: false },
+    { ...envelope(6, 'eval'), epoch: 1, step: 3, val_acc: 'high' },
+    { ...envelope(7, 'eval'), epoch: 1, step: 3, val_acc: 0.9, per_class_acc: [0.9], confusion: null },
+    { ...envelope(8, 'checkpoint'), file: 'a.ckpt', bytes: null }, // written as 1e999, which JSON.parse makes Infinity
+    { ...envelope(9, 'run_finished'), status: 'completed', error: null, best: null, final: null },
+  ];
+  // The JSONL file the runner would write, served by a stand-in for `attach` that prints it.
+  const file = path.join(runDir, 'events.jsonl');
+  writeFileSync(file, lines.map((l) => JSON.stringify(l).replace('"bytes":null', '"bytes":1e999')).join('\n') + '\n');
+  const script = `process.stdout.write(require('fs').readFileSync(${JSON.stringify(file)}))`;
+  const bad: string[] = [];
+  const gaps: number[][] = [];
+  const reconnects: ReconnectInfo[] = [];
+  const events = await collect(
+    followRun({
+      runner: { python: process.execPath, launcher: ['-e', script] },
+      runDir,
+      backoffMs: 10,
+      onBadLine: (_line, e) => bad.push(e.message),
+      onGap: (a, b) => gaps.push([a, b]),
+      onReconnect: (r) => reconnects.push(r),
+    }),
+  );
+  assert.deepEqual(
+    events.map((e) => e.seq),
+    [4, 5, 7, 9],
+  );
+  assert.deepEqual(gaps, [], 'a skipped event is no gap');
+  assert.deepEqual(reconnects, [], 'nor a reason to reconnect');
+  assert.equal(bad.length, 5);
+  assert.match(bad[0], /run_started seq 1: spec is null, expected an object/);
+  assert.match(bad[4], /checkpoint seq 8: bytes is Infinity, expected a finite number/);
+  // What the Runs view does with the stream: nothing throws, the good events count.
+  let view = initialView();
+  for (const e of events) view = applyEvent(view, e);
+  assert.equal(describe(view), 'epoch 1/2 · loss 0.500 · best 90.0%');
+  assert.equal(view.phase, 'finished');
+});

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { RunIndex, type KeyValueStore, type RunRecord } from '../../../src/core/runs/runIndex';
+import { describeListed } from '../../../src/core/runs/presentation';
+import { parseListing, RunIndex, type KeyValueStore, type ListedRun, type RunRecord } from '../../../src/core/runs/runIndex';
+import { runnerArgs, runRunner } from '../../../src/core/targets/runnerCli';
 
 /** A Memento stand-in that stores JSON, as VS Code's does, so nothing survives by reference. */
 class JsonStore implements KeyValueStore {
@@ -100,4 +102,62 @@ test('garbage in the store is dropped, not fatal', () => {
     new RunIndex(store).all().map((r) => r.runId),
     ['ok'],
   );
+});
+
+// `ls` output whose runs have fields of the wrong types, as a broken or hostile runner could print.
+const BAD_LS = {
+  root: '/runs',
+  runs: [
+    { run_id: 'ok', run_dir: '/runs/ok', state: 'completed', started_at: 5, epoch: 2, epochs: 3, loss: 0.25 },
+    { run_id: 'odd', run_dir: '/runs/odd', state: 'running', pid: '12', started_at: 'today', spec: [1] },
+    { run_id: 'big', run_dir: '/runs/big', state: 'lost', pid: 1e20, checkpoints: 5, best: 5 },
+    { run_id: 'num', run_dir: '/runs/num', state: 'failed', epoch: { toString: 1, valueOf: 1 }, loss: 'x' },
+    { run_id: 7, run_dir: '/runs/7', state: 'completed' },
+    { run_id: 'st', run_dir: '/runs/st', state: 'exploded' },
+    null,
+    [1],
+  ],
+};
+
+test('ls output of the wrong types: bad runs skipped, bad fields dropped, a warning for each', async () => {
+  const { runs, warnings } = parseListing(BAD_LS);
+  assert.deepEqual(
+    runs.map((r) => r.run_id),
+    ['ok', 'odd', 'big', 'num'],
+  );
+  const odd = runs[1] as ListedRun & Record<string, unknown>;
+  assert.equal(odd.pid, undefined);
+  assert.equal(odd.started_at, undefined);
+  assert.equal((runs[2] as ListedRun & Record<string, unknown>).pid, undefined, '1e20 is no pid');
+  assert.equal(warnings.length, 6 + 4, warnings.join('\n'));
+  // What the Runs view then does with them must not throw.
+  for (const r of runs) describeListed(r);
+  assert.equal(describeListed(runs[0]), 'epoch 2/3 · loss 0.250');
+  const index = new RunIndex(new JsonStore());
+  await index.mergeListing('box', BAD_LS.runs as unknown as ListedRun[]);
+  assert.deepEqual(
+    index.all().map((r) => [r.runId, r.startedAt]),
+    [
+      ['ok', 5],
+      ['big', 0],
+      ['num', 0],
+      ['odd', 0],
+    ],
+  );
+  assert.deepEqual(parseListing({ runs: 'x' }).runs, []);
+  assert.deepEqual(parseListing(null), { runs: [], warnings: [] });
+});
+
+test('runRunner checks ls output at the boundary: the caller gets only runs of the right types', async () => {
+  const script = `process.stdout.write(${JSON.stringify(JSON.stringify(BAD_LS))})`;
+  const out = await runRunner<{ runs: ListedRun[]; skipped: string[] }>(
+    { python: process.execPath, launcher: ['-e', script] },
+    runnerArgs.ls('/runs'),
+  );
+  assert.deepEqual(
+    out.runs.map((r) => r.run_id),
+    ['ok', 'odd', 'big', 'num'],
+  );
+  assert.equal(out.skipped.length, 10);
+  for (const r of out.runs) describeListed(r);
 });

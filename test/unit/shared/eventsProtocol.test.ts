@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isKnownEvent, isRunEvent } from '../../../src/shared/eventsProtocol';
+import { eventProblem, hasEventEnvelope, isKnownEvent, isRunEvent } from '../../../src/shared/eventsProtocol';
 
 test('isRunEvent accepts a valid envelope, known type or not', () => {
   assert.ok(isRunEvent({ v: 1, seq: 1, t: 1700000000.5, type: 'step', loss: 0.5 }));
@@ -29,4 +29,37 @@ test('isRunEvent rejects what cannot be sequenced', () => {
 test('isKnownEvent tells protocol types from newer ones', () => {
   assert.ok(isKnownEvent({ v: 1, seq: 1, t: 1, type: 'run_finished' }));
   assert.equal(isKnownEvent({ v: 1, seq: 1, t: 1, type: 'from_the_future' }), false);
+});
+
+test('isRunEvent rejects a known event whose fields have the wrong types; missing fields are fine', () => {
+  const env = { v: 1, seq: 3, t: 1 };
+  for (const bad of [
+    { ...env, type: 'run_started', spec: null },
+    { ...env, type: 'run_started', spec: [1] },
+    { ...env, type: 'run_started', classes: 'a,b' },
+    { ...env, type: 'step', epoch: '2' },
+    { ...env, type: 'step', epoch: { toString: 1 } },
+    { ...env, type: 'step', loss: Infinity },
+    { ...env, type: 'step', overflow: 'no' },
+    { ...env, type: 'eval', val_acc: null },
+    { ...env, type: 'eval', confusion: 5 },
+    { ...env, type: 'checkpoint', metrics: 5 },
+    { ...env, type: 'device', devices: {} },
+    { ...env, type: 'warning', message: 7 },
+    { ...env, type: 'run_finished', status: 'exploded' },
+    { ...env, type: 'run_finished', error: 'boom' },
+    { v: 1, seq: 1, t: Infinity, type: 'step' },
+  ]) {
+    assert.equal(isRunEvent(bad), false, JSON.stringify(bad));
+    if (hasEventEnvelope(bad)) assert.ok(eventProblem(bad), JSON.stringify(bad));
+  }
+  for (const good of [
+    { ...env, type: 'run_started' },
+    { ...env, type: 'step', loss: null, loss_scale: null, img_per_s: null, epoch: 1 },
+    { ...env, type: 'eval', val_loss: null, confusion: null },
+    { ...env, type: 'run_finished', status: 'failed', error: { kind: 'x', message: 'y' }, best: null, final: null },
+    { ...env, type: 'from_the_future', spec: null, epoch: 'any' },
+  ]) {
+    assert.ok(isRunEvent(good), JSON.stringify(good));
+  }
 });

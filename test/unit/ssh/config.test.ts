@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { expandInclude, parseSshConfig, readSshHosts, splitLine, type ConfigFiles } from '../../../src/core/ssh/config';
@@ -200,5 +203,101 @@ test('Windows paths: ~ and relative Includes under %USERPROFILE%\\.ssh, either s
       ['win-a', 'C:\\Users\\me\\.ssh\\conf.d\\a'],
       ['win-extra', 'C:\\Users\\me\\extra'],
     ],
+  );
+});
+
+// Configs built to make the parse slow or huge: each must finish fast, keep the hosts it can read
+// and say what it cut. Real files (nodeConfigFiles), as the extension host reads them.
+function realConfig(text: string | Buffer): { dir: string; file: string } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'aft-sshcfg-'));
+  const file = path.join(dir, 'config');
+  writeFileSync(file, text);
+  return { dir, file };
+}
+
+function timedRead(file: string, home: string): { hosts: string[]; warnings: string[]; ms: number } {
+  const warnings: string[] = [];
+  const t0 = performance.now();
+  const hosts = readSshHosts(file, { home, onWarning: (m) => warnings.push(m) }).map((h) => h.alias);
+  return { hosts, warnings, ms: performance.now() - t0 };
+}
+
+test('20 lines of Include /usr/*/*/* are cut short: fast, the hosts around them kept, a warning', () => {
+  const { dir, file } = realConfig(
+    ['Host before', '  HostName b.example', ...Array(20).fill('Include /usr/*/*/*'), 'Host after', ''].join('\n'),
+  );
+  try {
+    const r = timedRead(file, dir);
+    assert.ok(r.ms < 1000, `${r.ms.toFixed(0)} ms`);
+    assert.ok(r.hosts.includes('before') && r.hosts.includes('after'), r.hosts.join(' '));
+    assert.ok(
+      r.warnings.some((w) => /Include \/usr\/\*\/\*\/\*/.test(w)),
+      r.warnings.join('\n'),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a 50 MB word is not read whole: fast, the hosts before it kept, a warning', () => {
+  const { dir, file } = realConfig(
+    `Host first\n  HostName f.example\nHost big\n  HostName ${'x'.repeat(50e6)}\nHost last\n`,
+  );
+  try {
+    const r = timedRead(file, dir);
+    assert.ok(r.ms < 1000, `${r.ms.toFixed(0)} ms`);
+    assert.deepEqual(r.hosts.slice(0, 2), ['first', 'big']);
+    assert.match(r.warnings.join('\n'), /only the first 65536 bytes are read/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a long line is skipped, the lines after it still count; a FIFO or device include does not block', () => {
+  const { dir, file } = realConfig('');
+  try {
+    execFileSync('mkfifo', [path.join(dir, 'fifo')]);
+    writeFileSync(
+      file,
+      `Host a\n  User ${'u'.repeat(5000)}\n  HostName a.example\nInclude ${dir}/fifo /dev/zero\nHost b\n`,
+    );
+    const r = timedRead(file, dir);
+    assert.deepEqual(r.hosts, ['a', 'b']);
+    assert.match(r.warnings.join('\n'), /a line over 4096 characters was skipped/);
+    const a = readSshHosts(file, { home: dir }).find((h) => h.alias === 'a');
+    assert.equal(a?.user, undefined, 'the long User line was not taken');
+    assert.equal(a?.hostName, 'a.example');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('glob expansion: listings and matches are bounded across all Includes of a parse', () => {
+  const tree: Record<string, string> = {
+    [`${HOME}/.ssh/config`]: 'Host top\nInclude w/*/*\nInclude w/*/*\nHost end\n',
+  };
+  for (let i = 0; i < 100; i++) for (let j = 0; j < 5; j++) tree[`${HOME}/.ssh/w/d${i}/c${j}`] = `Host h${i}-${j}\n`;
+  const files = memFiles(tree);
+  let lists = 0;
+  const counting: ConfigFiles = { read: files.read, list: (d) => (lists++, files.list(d)) };
+  const warnings: string[] = [];
+  const hosts = readSshHosts(`${HOME}/.ssh/config`, {
+    home: HOME,
+    files: counting,
+    paths: path.posix,
+    onWarning: (m) => warnings.push(m),
+  });
+  assert.ok(lists <= 32, `${lists} listings`);
+  assert.ok(files.reads.length <= 65, `${files.reads.length} reads`);
+  assert.equal(hosts[0].alias, 'top');
+  assert.equal(hosts.at(-1)?.alias, 'end');
+  assert.ok(hosts.length > 2, 'what was listed in budget is read');
+  assert.deepEqual(
+    warnings.map((w) => w.replace(/:.*?: /, ': ')),
+    [
+      '/home/u/.ssh/config: Include w/*/*: more than 64 matches; only the first are read',
+      '/home/u/.ssh/config: no more than 64 included files are read',
+    ],
+    'one warning per kind of cut',
   );
 });

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
+import { scriptOf } from '../../../src/core/ssh/shellQuote';
 import {
   buildTargets,
   doctorFailureRow,
@@ -102,7 +103,7 @@ test('makeTarget: an ssh target quotes the helper launcher once, after the set-u
     const t = makeTarget(box, { controlDir: path.join(dir, 'ctl'), launcher: ['-c', 'print(1)'] }) as SshTarget;
     const argv = t.argv(['/a b']);
     assert.equal(
-      argv[argv.length - 1],
+      scriptOf(argv[argv.length - 1]),
       "source /x/set_env.sh && export PYTHONUNBUFFERED=1 && python3 -c 'print(1)' '/a b'",
     );
     assert.equal(makeTarget(buildTargets(inputs())[0]).label, 'this machine');

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, test } from 'node:test';
 import { followRun } from '../../../src/core/runs/attach';
+import { anyShellCommand } from '../../../src/core/ssh/shellQuote';
 import { runRunner } from '../../../src/core/targets/runnerCli';
 import { asTarget, localTarget, remoteSetup, sshTarget } from '../../../src/core/targets/target';
 import type { RunEvent } from '../../../src/shared/eventsProtocol';
@@ -50,9 +51,11 @@ test('the ssh argv: options, --, host, set-up lines and the quoted runner argv',
     'me',
     '--',
     'atlas',
-    'source /usr/local/Ascend/ascend-toolkit/set_env.sh' +
-      ' && export PYTHONUNBUFFERED=1 PYTHONPATH=.ascend-finetune/runner/0.1.0${PYTHONPATH:+:$PYTHONPATH}' +
-      " && /opt/py/bin/python3 -m ascend_finetune attach '/runs/my run' --since 4",
+    anyShellCommand(
+      'source /usr/local/Ascend/ascend-toolkit/set_env.sh' +
+        ' && export PYTHONUNBUFFERED=1 PYTHONPATH=.ascend-finetune/runner/0.1.0${PYTHONPATH:+:$PYTHONPATH}' +
+        " && /opt/py/bin/python3 -m ascend_finetune attach '/runs/my run' --since 4",
+    ),
   ]);
   assert.equal(statSync(control).mode & 0o777, 0o700, 'the socket folder is created private');
   assert.equal(t.label, 'ssh atlas');
