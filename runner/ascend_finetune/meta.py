@@ -160,7 +160,10 @@ def annotate_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if not isinstance(r.get("health"), dict):
             r["health"] = None
         if r["health"] is None and r.get("state") in ("completed", "stopped", "failed"):
-            ev = last_event_of(os.path.join(run_dir, "events.jsonl"), "run_finished")
+            try:
+                ev = last_event_of(os.path.join(run_dir, "events.jsonl"), "run_finished")
+            except OSError:  # no log, or one that is not a regular file: the run's `problem` says so
+                ev = None
             r["health"] = ev.get("health") if ev and isinstance(ev.get("health"), dict) else None
         base = r["meta"]["name"] or r.get("name") or r.get("run_id") or os.path.basename(run_dir)
         r["display_name"] = str(base)
