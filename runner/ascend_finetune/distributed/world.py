@@ -120,6 +120,14 @@ class RankInfo:
 
 
 def device_id(spec: dict[str, Any], target: str, rank: RankInfo | None) -> int:
-    """On Ascend each local rank uses ids[local_rank]; on CPU the id means nothing."""
+    """On Ascend each local rank uses ids[local_rank]; on CPU the id means nothing. The ids are
+    MindSpore's: under ASCEND_RT_VISIBLE_DEVICES, 0..n-1 over the visible devices (device/visible.py);
+    an id outside them is a ValueError that names the fix."""
     ids: list[int] = spec["device"]["ids"]
+    if target == "Ascend":
+        from ..device.visible import check_ids
+
+        problem = check_ids(ids)
+        if problem:
+            raise ValueError(problem)
     return ids[rank.local_rank] if (rank and target == "Ascend") else ids[0]
