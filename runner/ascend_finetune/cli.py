@@ -120,6 +120,12 @@ def cmd_launch(a: argparse.Namespace) -> int:
         raise CliError(
             2, "bad_input", f"--node-rank {a.node_rank} is outside the spec's {nodes} node(s) (device.nodes)"
         )
+    from .distributed.world import master_address
+
+    try:
+        master_address(spec)  # a multi-host run whose nodes resolve to loopback here would hang for 600 s
+    except ValueError as e:
+        raise CliError(2, "bad_input", str(e)) from e
     run_id = a.run_id or new_run_id(spec["name"])
     run_dir = os.path.abspath(os.path.join(a.runs_root, run_id))
     try:

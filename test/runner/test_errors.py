@@ -183,8 +183,7 @@ def test_sink_and_amp_fallbacks_are_said_not_silent():
     assert sink_notes({"enabled": True, "size": 1}, "Ascend") == []
     assert [c for c, _ in sink_notes({"enabled": True, "size": 8}, "Ascend")] == ["sink_size_ignored"]
     assert sink_notes({"enabled": False, "size": 8}, "CPU") == []
-    p = plan({"level": "auto", "loss_scale": "dynamic"}, "CPU")
-    assert p.level == "O0" and [c for c, _ in p.notes] == ["amp_auto_cpu"]
-    p = plan({"level": "auto", "loss_scale": "dynamic"}, "Ascend")
-    assert p.level == "O3" and not p.notes
+    for target in ("CPU", "Ascend"):  # MindSpore's own auto, passed through (test_amp.py trains with it on CPU)
+        p = plan({"level": "auto", "loss_scale": "dynamic"}, target)
+        assert p.level == "auto" and not p.notes
     assert plan({"level": "O2", "loss_scale": "fixed"}, "CPU").notes == []

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from .errors import ToolError
-from .format import read_index
+from .format import CheckpointIndex, read_index
+from .manifest import entry_for
 from .tools import RunInfo, head_out
 
 
@@ -38,8 +39,23 @@ def select_device(run: RunInfo, requested: str | None) -> str:
     return target
 
 
+def variant_of(run: RunInfo, ckpt: str, index: CheckpointIndex) -> str:
+    """The backbone layout the checkpoint was trained in: its own `backbone_variant` entry, else its
+    manifest entry's, else the default layout (what every run built before layouts were recorded)."""
+    from ..models.backbones import VARIANT_ENTRY, VARIANTS, variant_of_code
+
+    try:
+        if VARIANT_ENTRY in index.tensors:
+            return variant_of_code(int(index.read(VARIANT_ENTRY).reshape(-1)[0]))
+        named = (entry_for(run.run_dir, ckpt) or {}).get(VARIANT_ENTRY)
+    except ValueError as e:
+        raise ToolError("bad_checkpoint", f"{os.path.basename(ckpt)}: {e}", file=os.path.abspath(ckpt)) from e
+    return named if named in VARIANTS else "default"
+
+
 def load_net(run: RunInfo, ckpt: str) -> Any:
-    """TransferNet(run's backbone, run's classes) in inference mode with the checkpoint's parameters."""
+    """TransferNet(run's backbone, run's classes, the checkpoint's layout) in inference mode with the
+    checkpoint's parameters."""
     import mindspore as ms
 
     from ..models.net import TransferNet
@@ -54,7 +70,8 @@ def load_net(run: RunInfo, ckpt: str) -> Any:
             run_dir=run.run_dir,
         )
     backbone = m.get("backbone") or "resnet50"
-    net = TransferNet(backbone, n, 0)
+    variant = variant_of(run, ckpt, index)
+    net = TransferNet(backbone, n, 0, variant)
     params = {p.name: p for p in net.get_parameters()}
     missing = [k for k in params if k not in index.tensors]
     wrong = [

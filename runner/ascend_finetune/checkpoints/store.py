@@ -3,6 +3,11 @@
 A checkpoint holds the network, the optimizer state (moments, global_step), the loss-scaler state and
 the epoch/step counters, so `--resume` continues from that step with the same weights, optimizer and
 scale (a partly done epoch re-draws its shuffle and takes as many batches as the epoch has left).
+
+It also records the backbone's layout (`backbone_variant`, an integer entry; models/backbones.py):
+ModelZoo's and the runner's ResNets share parameter names but not padding and BatchNorm eps, so
+fine-tune-from, resume, eval and export rebuild the layout the weights were trained in. The
+manifest entry names it in words.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any
 import mindspore as ms
 
 from ..events import sanitize
+from ..models.backbones import VARIANT_CODES, VARIANT_ENTRY, variant_of_code
 from ..rundir import MANIFEST_MAX_BYTES, atomic_write_json, fsync_dir, open_regular, read_json, slug
 from .manifest import manifest_lock, mark_best, read_manifest, sha256_file
 
@@ -33,7 +39,18 @@ def state_entries(net: ms.nn.Cell, optimizer: ms.nn.Cell, extra: dict[str, Any])
             entries.append({"name": p.name, "data": p})
     for name, p in extra.items():
         entries.append({"name": name, "data": p})
+    variant = getattr(getattr(net, "backbone", None), "variant", None)
+    if variant is not None:
+        entries.append({"name": VARIANT_ENTRY, "data": ms.Tensor(VARIANT_CODES[variant], ms.int32)})
     return entries
+
+
+def entries_variant(entries: list[dict]) -> str | None:
+    """The backbone layout that state_entries recorded, if any."""
+    for e in entries:
+        if e["name"] == VARIANT_ENTRY:
+            return variant_of_code(int(e["data"].asnumpy()))
+    return None
 
 
 class CheckpointStore:
@@ -92,6 +109,9 @@ class CheckpointStore:
             "created_at": time.time(),
             "best": False,
         }
+        variant = entries_variant(entries)
+        if variant is not None:
+            entry[VARIANT_ENTRY] = variant
         with manifest_lock(self.run_dir):
             # From the file, not memory: `delete-checkpoints` may have dropped entries since the last save.
             current = read_manifest(self.run_dir) if os.path.exists(self.manifest_path) else self.entries

@@ -13,6 +13,23 @@ from typing import Any
 ASCEND_SIGNS = ("/usr/local/Ascend", "/usr/local/bin/npu-smi")
 
 
+def ascend_available(ms: Any) -> bool:
+    """MindSpore can use an NPU here. 2.10 deprecates `ms.hal.is_available` for
+    `mindspore.device_context.ascend.is_available()`; older releases have only the former."""
+    try:
+        from mindspore.device_context import ascend
+
+        return bool(ascend.is_available())
+    except ImportError:
+        pass
+    except Exception:  # no CANN, or a CANN this MindSpore cannot load
+        return False
+    try:
+        return bool(ms.hal.is_available("Ascend"))
+    except Exception:  # older MindSpore or no CANN: CPU
+        return False
+
+
 def resolve_target(requested: str) -> tuple[str, str | None]:
     """The backend to use, and a warning when `auto` falls back to CPU on a box that has an Ascend
     install (typically CANN's set_env.sh not sourced in a non-interactive SSH launch)."""
@@ -20,11 +37,8 @@ def resolve_target(requested: str) -> tuple[str, str | None]:
 
     if requested != "auto":
         return requested, None
-    try:
-        if ms.hal.is_available("Ascend"):
-            return "Ascend", None
-    except Exception:  # older MindSpore or no CANN: CPU
-        pass
+    if ascend_available(ms):
+        return "Ascend", None
     if any(os.path.exists(p) for p in ASCEND_SIGNS):
         return "CPU", (
             "device.target auto found an Ascend install but MindSpore cannot use it, so this run trains "

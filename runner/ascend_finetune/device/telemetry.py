@@ -6,7 +6,8 @@ so the training loop is not slowed (bench/telemetry_overhead.py measures it with
 `npu-smi`). Samples are sequential: the next one starts `interval_s` after the previous one ended,
 so a slow `npu-smi` lowers the rate instead of piling up processes.
 
-Device ids: a run's `device.ids` are MindSpore's logical device ids. `npu-smi info` prints, per chip,
+Device ids: a run's `device.ids` are MindSpore's device ids (under ASCEND_RT_VISIBLE_DEVICES, 0..n-1
+over the visible devices: device/visible.py maps them to npu-smi's). `npu-smi info` prints, per chip,
 the NPU id and, on cards with several chips, a second number: the `Phy-ID` (Atlas A3) or `Device`
 (310P). The logical id is that second number when present, else the NPU id (one chip per NPU).
 310P cards have no HBM: their on-card `Memory-Usage` is reported in the `hbm_*` fields instead.
@@ -17,10 +18,11 @@ from __future__ import annotations
 import shutil
 import subprocess
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Callable, cast
 
 from .npu_smi import UnknownFormat, parse_info
+from .visible import to_npu_smi
 
 DEFAULT_INTERVAL_S = 2.0
 NPU_SMI_TIMEOUT_S = 10.0
@@ -35,14 +37,15 @@ def logical_id(dev: dict[str, Any]) -> int:
     return int(dev["id"])
 
 
-def samples(parsed: dict[str, Any], ids: Sequence[int]) -> list[dict[str, Any]]:
-    """The `device` event's `devices` list for the run's logical ids, from `parse_info` output."""
-    wanted = set(int(i) for i in ids)
+def samples(parsed: dict[str, Any], ids: Sequence[int], env: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """The `device` event's `devices` list for the run's ids (MindSpore's: with ASCEND_RT_VISIBLE_DEVICES
+    set they are mapped to npu-smi's, device/visible.py), from `parse_info` output."""
+    wanted = to_npu_smi(ids, env)
     out = []
     for dev in parsed.get("devices", []):
-        lid = logical_id(dev)
-        if lid not in wanted:
+        if logical_id(dev) not in wanted:
             continue
+        lid = wanted[logical_id(dev)]
         used, total = dev.get("hbm_used_mb"), dev.get("hbm_total_mb")
         if used is None and total is None:  # 310/310P: no HBM, report the card's memory
             used, total = dev.get("memory_used_mb"), dev.get("memory_total_mb")

@@ -8,7 +8,7 @@ import os
 import socket
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 RANKS_DIR = "ranks"
 # The task script msrun starts once per rank: a file, as msrun wants (see rank_entry.py).
@@ -43,6 +43,52 @@ def master_addr(spec: dict[str, Any]) -> str:
     return nodes[0] if len(nodes) > 1 else "127.0.0.1"
 
 
+Resolver = Callable[[str], list[str]]
+
+
+def _resolve(name: str) -> list[str]:
+    """The addresses `name` resolves to on this host (as msrun's own lookup sees them)."""
+    try:
+        return sorted({str(info[4][0]) for info in socket.getaddrinfo(name, None, proto=socket.IPPROTO_TCP)})
+    except OSError:
+        return []
+
+
+def _loopback(addr: str) -> bool:
+    return addr.startswith("127.") or addr in ("::1", "0.0.0.0", "::")
+
+
+def master_address(spec: dict[str, Any], resolve: Resolver | None = None) -> str:
+    """The address msrun gets as `--master_addr`, checked on this host.
+
+    Where a host's /etc/hosts maps its own name to 127.0.1.1 (Debian and Ubuntu do), msrun's scheduler
+    on the master listens on loopback and the other nodes wait out `cluster_time_out` (600 s). So the
+    nodes are resolved first: when every node is this host (all loopback) loopback is right; when some
+    are other hosts, a node that resolves only to loopback is a ValueError naming the node and the fix,
+    and the master is given by its first non-loopback address."""
+    nodes = node_names(spec)
+    if len(nodes) <= 1:
+        return "127.0.0.1"
+    resolve = resolve or _resolve
+    addrs = {n: resolve(n) for n in nodes}
+    local = [n for n in nodes if addrs[n] and all(_loopback(a) for a in addrs[n])]
+    if len(local) == len(nodes):
+        return nodes[0]
+    if local:
+        n = local[0]
+        raise ValueError(
+            f"device.nodes: {n!r} resolves to {', '.join(addrs[n])} (loopback) on this host, but the run spans "
+            f"other hosts: msrun's scheduler would listen on loopback and the other nodes would wait 600 s for it. "
+            f"Put {n}'s network address (its IP on the cluster network) in device.nodes, or map its name to that "
+            "address in /etc/hosts instead of 127.0.1.1"
+        )
+    master = [a for a in addrs[nodes[0]] if not _loopback(a)]
+    if not master:  # unresolvable here: leave it to msrun, which fails with its own message
+        return nodes[0]
+    v4 = [a for a in master if ":" not in a]
+    return (v4 or master)[0]
+
+
 def free_port() -> int:
     """A TCP port free right now on this host (msrun wants 1024-65535)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -74,7 +120,7 @@ def msrun_argv(
     argv = msrun_program(python) + [
         f"--worker_num={world_size(spec)}",
         f"--local_worker_num={local_ranks(spec)}",
-        f"--master_addr={master_addr(spec)}",
+        f"--master_addr={master_address(spec)}",
         f"--master_port={int(master_port)}",
         f"--node_rank={node_rank}",
         f"--log_dir={os.path.join(run_dir, RANKS_DIR)}",
@@ -120,6 +166,14 @@ class RankInfo:
 
 
 def device_id(spec: dict[str, Any], target: str, rank: RankInfo | None) -> int:
-    """On Ascend each local rank uses ids[local_rank]; on CPU the id means nothing."""
+    """On Ascend each local rank uses ids[local_rank]; on CPU the id means nothing. The ids are
+    MindSpore's: under ASCEND_RT_VISIBLE_DEVICES, 0..n-1 over the visible devices (device/visible.py);
+    an id outside them is a ValueError that names the fix."""
     ids: list[int] = spec["device"]["ids"]
+    if target == "Ascend":
+        from ..device.visible import check_ids
+
+        problem = check_ids(ids)
+        if problem:
+            raise ValueError(problem)
     return ids[rank.local_rank] if (rank and target == "Ascend") else ids[0]

@@ -23,24 +23,15 @@ class AmpPlan:
 
 
 def plan(spec_amp: dict, target: str) -> AmpPlan:
-    level, scale, notes = spec_amp["level"], spec_amp["loss_scale"], []
-    if level == "auto":
-        if target == "Ascend":
-            level = "O3"  # MindSpore's own mapping for Ascend
-        else:
-            level = "O0"
-            notes.append(
-                (
-                    "amp_auto_cpu",
-                    "amp.level auto has no CPU mapping in MindSpore (it raises); using O0, "
-                    "because fp16 is slower than fp32 on CPU (measured: resnet18 step 290 ms at O2 vs 247 ms at O0)",
-                )
-            )
-    return AmpPlan(level, scale, notes)
+    """`auto` goes to MindSpore as it is: since 2.x `auto_mixed_precision(net, "auto")` casts op by op
+    from its white and black lists (BatchNorm, Softmax, Log stay float32) on every backend, CPU
+    included (measured on the 2.10 CPU wheel). Older releases mapped it per backend and raised on CPU."""
+    return AmpPlan(spec_amp["level"], spec_amp["loss_scale"], [])
 
 
 def apply_level(net: nn.Cell, level: str) -> nn.Cell:
-    """O1 casts the white-listed ops, O2 the whole net but BatchNorm, O3 everything, to float16."""
+    """O1 casts the white-listed ops, O2 the whole net but BatchNorm, O3 everything, to float16;
+    auto casts op by op (MindSpore's lists)."""
     return net if level == "O0" else amp.auto_mixed_precision(net, level)
 
 
@@ -83,6 +74,7 @@ class TrainStep(nn.Cell):
     # Set in __init__ (None unless distributed); annotated for mypy only, no class attribute.
     grad_reducer: Any
     loss_sum: Any
+    finite_sum: Any
 
     def __init__(
         self, net: nn.Cell, loss_fn: nn.Cell, optimizer: nn.Optimizer, scaler: Any, distributed: bool = False
@@ -100,13 +92,27 @@ class TrainStep(nn.Cell):
         # same update. The loss is averaged too, so every rank gates its update on the same value
         # (a rank skipping alone would drift from the others) and reports the global batch's loss.
         self.distributed = distributed
-        self.ranks, self.grad_reducer, self.loss_sum = 1, None, None
+        self.ranks, self.grad_reducer, self.loss_sum, self.finite_sum = 1, None, None, None
         if distributed:
             from mindspore.communication import get_group_size
 
             self.ranks = get_group_size()
             self.grad_reducer = nn.DistributedGradReducer(self.weights, mean=True, degree=self.ranks)
             self.loss_sum = ops.AllReduce()
+            self.finite_sum = ops.AllReduce()  # sum: the only reduction CPU supports
+
+    def local_finite(self, grads: Any) -> Any:
+        """Whether this rank's gradients are finite. In saturation mode (910A, or
+        MS_ASCEND_CHECK_OVERFLOW_MODE=SATURATION_MODE on 910B) `amp.all_finite` reads this device's
+        own overflow status, not the reduced gradients' values, so ranks can differ here."""
+        return amp.all_finite(grads)
+
+    def agree(self, finite: Any) -> Any:
+        """Finite on every rank, or on none: the flag summed over the ranks (as MindSpore's
+        TrainOneStepWithLossScaleCell does with its overflow status), so no rank skips a step alone."""
+        if self.distributed:
+            return self.finite_sum(finite.astype(ms.float32)) >= self.ranks - 0.5
+        return finite
 
     def construct(self, x: Any, y: Any) -> Any:
         loss = self.network(x, y)
@@ -119,7 +125,7 @@ class TrainStep(nn.Cell):
             grads = self.scaler.unscale(grads)
         loss_ok = ops.isfinite(loss)
         if self.scaled:
-            finite = amp.all_finite(grads)
+            finite = self.agree(self.local_finite(grads))
             adjusted = self.scaler.adjust(finite)
             loss = ops.depend(loss, adjusted)
             # the scale after this step's adjustment: what the next step will use

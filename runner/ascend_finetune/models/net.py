@@ -3,41 +3,73 @@
 Parameter names follow MindSpore ModelZoo's ResNet (`conv1`, `bn1`, `layerN.i.convK`,
 `layerN.i.down_sample_layer.{0,1}`), so ModelZoo checkpoints load by name; `pretrained.py` maps
 mindcv's names onto these.
+
+Two layouts (`variant`, see backbones.VARIANTS) with the same parameters: "default" (symmetric
+padding, BatchNorm eps 1e-5, max-pool "same"; mindcv's ResNet is this exactly) and "modelzoo", as
+ModelZoo's official/cv/ResNet/src/resnet.py builds it:
+- ResNet-50/101 (`res_base=False` there): every convolution `pad_mode="same"` (at stride 2 the extra
+  row and column of padding go to the bottom and right), every BatchNorm eps 1e-4, max-pool "same";
+- ResNet-18/34 (`res_base=True`): symmetric padding, the blocks' BatchNorms (`bn1d`, `bn2d`) eps 1e-4
+  but the stem's and the shortcuts' eps 1e-5, and the max-pool on an explicit 1-pixel zero pad
+  (`nn.Pad`) with `pad_mode="valid"`.
+Weights of one layout load into the other without a missing tensor, yet give other features.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from mindspore import nn, ops
 from mindspore.common.initializer import HeUniform, Normal
 
-from .backbones import BACKBONES, STAGES
+from .backbones import BACKBONES, STAGES, VARIANTS
 
 
-def _conv(cin: int, cout: int, k: int, stride: int = 1) -> nn.Conv2d:
-    pad = k // 2
+@dataclass(frozen=True)
+class Layout:
+    """What a variant changes: convolution padding, BatchNorm eps per place, the max-pool's padding."""
+
+    same_pad: bool = False  # pad_mode "same" (uneven at stride 2) instead of symmetric k//2
+    eps_stem: float = 1e-5
+    eps_block: float = 1e-5
+    eps_shortcut: float = 1e-5
+    pool_pad: bool = False  # nn.Pad(1) + "valid" max-pool instead of "same"
+
+
+def layout(name: str, variant: str) -> Layout:
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown backbone variant {variant!r} (known: {', '.join(VARIANTS)})")
+    if variant == "default":
+        return Layout()
+    if BACKBONES[name][0] == "basic":  # ModelZoo's res_base=True: resnet18, resnet34
+        return Layout(eps_block=1e-4, pool_pad=True)
+    return Layout(same_pad=True, eps_stem=1e-4, eps_block=1e-4, eps_shortcut=1e-4)
+
+
+def _conv(cin: int, cout: int, k: int, stride: int = 1, same: bool = False) -> nn.Conv2d:
+    pad = 0 if same else k // 2
     return nn.Conv2d(
         cin,
         cout,
         k,
         stride=stride,
-        pad_mode="pad" if pad else "valid",
+        pad_mode="same" if same else ("pad" if pad else "valid"),
         padding=pad,
         has_bias=False,
         weight_init=HeUniform(),
     )
 
 
-def _bn(c: int) -> nn.BatchNorm2d:
-    return nn.BatchNorm2d(c, eps=1e-5, momentum=0.9)
+def _bn(c: int, eps: float = 1e-5) -> nn.BatchNorm2d:
+    return nn.BatchNorm2d(c, eps=eps, momentum=0.9)
 
 
-def _shortcut(cin: int, cout: int, stride: int) -> nn.Cell | None:
+def _shortcut(cin: int, cout: int, stride: int, lay: Layout) -> nn.Cell | None:
     """The projection on the identity path (ModelZoo's `down_sample_layer`), where shapes change."""
     if stride == 1 and cin == cout:
         return None
-    return nn.SequentialCell([_conv(cin, cout, 1, stride), _bn(cout)])
+    return nn.SequentialCell([_conv(cin, cout, 1, stride, lay.same_pad), _bn(cout, lay.eps_shortcut)])
 
 
 class BasicBlock(nn.Cell):
@@ -45,13 +77,13 @@ class BasicBlock(nn.Cell):
 
     expansion = 1
 
-    def __init__(self, cin: int, width: int, stride: int):
+    def __init__(self, cin: int, width: int, stride: int, lay: Layout = Layout()):
         super().__init__()
         cout = width * self.expansion
-        self.conv1, self.bn1 = _conv(cin, width, 3, stride), _bn(width)
-        self.conv2, self.bn2 = _conv(width, cout, 3), _bn(cout)
+        self.conv1, self.bn1 = _conv(cin, width, 3, stride, lay.same_pad), _bn(width, lay.eps_block)
+        self.conv2, self.bn2 = _conv(width, cout, 3, 1, lay.same_pad), _bn(cout, lay.eps_block)
         self.relu = nn.ReLU()
-        self.down_sample_layer = _shortcut(cin, cout, stride)
+        self.down_sample_layer = _shortcut(cin, cout, stride, lay)
         self.down_sample = self.down_sample_layer is not None
 
     def construct(self, x: Any) -> Any:
@@ -68,14 +100,15 @@ class Bottleneck(nn.Cell):
 
     expansion = 4
 
-    def __init__(self, cin: int, width: int, stride: int):
+    def __init__(self, cin: int, width: int, stride: int, lay: Layout = Layout()):
         super().__init__()
         cout = width * self.expansion
-        self.conv1, self.bn1 = _conv(cin, width, 1), _bn(width)
-        self.conv2, self.bn2 = _conv(width, width, 3, stride), _bn(width)  # stride on the 3x3 (v1.5)
-        self.conv3, self.bn3 = _conv(width, cout, 1), _bn(cout)
+        same, eps = lay.same_pad, lay.eps_block
+        self.conv1, self.bn1 = _conv(cin, width, 1, 1, same), _bn(width, eps)
+        self.conv2, self.bn2 = _conv(width, width, 3, stride, same), _bn(width, eps)  # stride on the 3x3 (v1.5)
+        self.conv3, self.bn3 = _conv(width, cout, 1, 1, same), _bn(cout, eps)
         self.relu = nn.ReLU()
-        self.down_sample_layer = _shortcut(cin, cout, stride)
+        self.down_sample_layer = _shortcut(cin, cout, stride, lay)
         self.down_sample = self.down_sample_layer is not None
 
     def construct(self, x: Any) -> Any:
@@ -89,28 +122,37 @@ class Bottleneck(nn.Cell):
 
 
 class ResNetBackbone(nn.Cell):
-    """Stem and four stages; outputs globally pooled features of size `num_features`."""
+    """Stem and four stages; outputs globally pooled features of size `num_features`.
 
-    def __init__(self, name: str):
+    `variant`: the layout (see the module's docstring); the parameters are the same in every one."""
+
+    def __init__(self, name: str, variant: str = "default"):
         super().__init__()
         kind, depths = BACKBONES[name]
+        lay = layout(name, variant)
+        self.variant = variant
         block = BasicBlock if kind == "basic" else Bottleneck
-        self.conv1, self.bn1 = _conv(3, 64, 7, 2), _bn(64)
+        self.conv1, self.bn1 = _conv(3, 64, 7, 2, lay.same_pad), _bn(64, lay.eps_stem)
         self.relu = nn.ReLU()
-        self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, pad_mode="same")
+        if lay.pool_pad:
+            self.pad = nn.Pad(paddings=((0, 0), (0, 0), (1, 1), (1, 1)))
+            self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, pad_mode="valid")
+        else:
+            self.pad = nn.Identity()
+            self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, pad_mode="same")
         cin = 64
         for i, (stage, depth) in enumerate(zip(STAGES, depths)):
             width = 64 * 2**i
             blocks = []
             for j in range(depth):
-                blocks.append(block(cin, width, 2 if (j == 0 and i > 0) else 1))
+                blocks.append(block(cin, width, 2 if (j == 0 and i > 0) else 1, lay))
                 cin = width * block.expansion
             setattr(self, stage, nn.SequentialCell(blocks))
         self.num_features = cin
         self.mean = ops.ReduceMean(keep_dims=False)
 
     def stem(self, x: Any) -> Any:
-        return self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        return self.maxpool(self.pad(self.relu(self.bn1(self.conv1(x)))))
 
     def construct(self, x: Any) -> Any:
         x = self.stem(x)
@@ -125,9 +167,9 @@ class TransferNet(nn.Cell):
     gradient with stop_gradient, so autodiff computes nothing for them.
     """
 
-    def __init__(self, backbone: str, num_classes: int, frozen_upto: int = 0):
+    def __init__(self, backbone: str, num_classes: int, frozen_upto: int = 0, variant: str = "default"):
         super().__init__()
-        self.backbone = ResNetBackbone(backbone)
+        self.backbone = ResNetBackbone(backbone, variant)
         self.head = nn.Dense(self.backbone.num_features, num_classes, weight_init=Normal(0.02))
         self.frozen_upto = frozen_upto
 

@@ -3,23 +3,31 @@
 Names from MindSpore ModelZoo, mindcv and the MindSpore tutorial are mapped onto ours; the old
 head and optimizer state are never loaded. Problems come back as a report, not an exception,
 unless nothing at all loads.
+
+Where a checkpoint comes from also decides the backbone's layout (net.py's `variant`): ModelZoo's
+ResNet pads and normalises differently from mindcv's and the runner's, with the same parameter
+names, so loading by name alone computes other features without a warning. `detect_origin` reads
+the origin from the names (or, for the runner's own checkpoints, from their `backbone_variant`
+entry), and the trainer builds the backbone in that layout before loading.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import mindspore as ms
 
 from ..checkpoints.errors import PretrainedError
+from .backbones import VARIANT_ENTRY, variant_of_code
 
 # Checkpoint entries that are not network weights (optimizer and loss-scale state, counters).
 NON_WEIGHT = re.compile(
     r"^(moments\.|ema\.|accum\.|moment1\.|moment2\.|learning_rate|global_step$|momentum$|"
     r"epoch_num$|step_num$|steps_per_epoch$|total_steps$|scale_sense$|current_iterator_step$|last_overflow_iterator_step$|"
-    r"updates$|beta1_power$|beta2_power$|loss_scale\.)"
+    r"updates$|beta1_power$|beta2_power$|loss_scale\.|backbone_variant$)"
 )
 HEAD = re.compile(r"^(end_point|fc|classifier|head)\.")
 PREFIXES = ("backbone.", "network.", "resnet.", "net.", "model.", "_backbone.")
@@ -32,6 +40,63 @@ RENAMES = [  # (pattern, replacement) applied in order, after the prefixes are g
 ]
 
 
+# ModelZoo-only names: its resnet18/34 blocks' `bn1d`/`bn2d`, its older head `end_point`, and its
+# shortcut `down_sample_layer` (which the runner's own checkpoints share, under `backbone.`).
+_MODELZOO_SIGNS = re.compile(r"(^|\.)(bn1d|bn2d|end_point)\.")
+_MINDCV_SIGNS = re.compile(r"(\.down_sample\.\d\.|^classifier\.|^max_pool\.)")
+
+
+def detect_origin(names: Iterable[str], variant_code: int | None = None) -> tuple[str, str]:
+    """(origin, variant) of a checkpoint from its entry names: origin is runner, modelzoo, mindcv or
+    unknown; variant is the layout to build the backbone in (backbones.VARIANTS).
+
+    The runner's own files (a `backbone.` + `head.` network) say their variant in `backbone_variant`;
+    older ones without it were built in the default layout. Otherwise the names decide: `down_sample`
+    shortcuts or a `classifier` head are mindcv's (default layout), `down_sample_layer`, `bn1d` or
+    `end_point` are ModelZoo's. Names that match neither load in the default layout."""
+    names = list(names)
+    if variant_code is not None:
+        return "runner", variant_of_code(variant_code)
+    if any(n.startswith("backbone.") for n in names) and any(n.startswith("head.") for n in names):
+        return "runner", "default"
+    stripped = []
+    for n in names:
+        for prefix in PREFIXES:
+            if n.startswith(prefix):
+                n = n[len(prefix) :]
+                break
+        stripped.append(n)
+    if any(_MINDCV_SIGNS.search(n) for n in stripped):
+        return "mindcv", "default"
+    if any(_MODELZOO_SIGNS.search(n) or ".down_sample_layer." in n for n in stripped):
+        return "modelzoo", "modelzoo"
+    return "unknown", "default"
+
+
+def checkpoint_variant(params: dict) -> int | None:
+    """The `backbone_variant` entry of a loaded checkpoint, if it has one."""
+    v = params.get(VARIANT_ENTRY)
+    if v is None:
+        return None
+    return int(v.asnumpy().reshape(-1)[0]) if hasattr(v, "asnumpy") else int(v)
+
+
+def origin_of_file(path: str) -> tuple[str, str]:
+    """detect_origin for a checkpoint file, from its index (names, and the one small variant entry):
+    the weights are not read."""
+    from ..checkpoints.errors import ToolError
+    from ..checkpoints.format import read_index
+
+    if not os.path.isfile(path):
+        raise PretrainedError(f"file not found: {path}")
+    try:
+        index = read_index(path)
+        code = int(index.read(VARIANT_ENTRY).reshape(-1)[0]) if VARIANT_ENTRY in index.tensors else None
+    except ToolError as e:
+        raise PretrainedError(str(e)) from e
+    return detect_origin(index.tensors, code)
+
+
 @dataclass
 class LoadReport:
     loaded: list[str] = field(default_factory=list)
@@ -39,6 +104,8 @@ class LoadReport:
     unexpected: list[str] = field(default_factory=list)  # file entries with no backbone param
     mismatched: list[str] = field(default_factory=list)  # "name: file shape vs net shape"
     head_dropped: list[str] = field(default_factory=list)
+    origin: str = "unknown"  # runner | modelzoo | mindcv | unknown (detect_origin)
+    variant: str = "default"  # the layout the file's weights were trained in
 
 
 def map_name(name: str) -> str | None:
@@ -80,9 +147,18 @@ def read_checkpoint(path: str) -> dict:
 
 
 def load_backbone(backbone: ms.nn.Cell, path: str) -> LoadReport:
+    """Loads the file's backbone weights into `backbone`, which must be built in the file's layout
+    (see origin_of_file): a backbone of another layout is refused, not loaded into."""
     params = read_checkpoint(path)
+    origin, variant = detect_origin(params, checkpoint_variant(params))
+    built = getattr(backbone, "variant", "default")
+    if built != variant:
+        raise PretrainedError(
+            f"{os.path.basename(path)} holds a {origin} ResNet ({variant} layout) but the backbone was "
+            f"built in the {built} layout: its features would differ; build it with variant={variant!r}"
+        )
     ours = {name: p for name, p in backbone.parameters_and_names()}
-    report = LoadReport()
+    report = LoadReport(origin=origin, variant=variant)
     to_load = {}
     for name, value in params.items():
         mapped = map_name(name)

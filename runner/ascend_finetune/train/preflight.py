@@ -120,17 +120,21 @@ def device_warnings(
     if not npu.get("devices"):
         return []  # no npu-smi, or an output it could not read: doctor reports that, not a run
     from ..device.telemetry import logical_id
+    from ..device.visible import to_npu_smi
 
-    ids = set(spec["device"]["ids"])
+    # npu-smi's ids of the run's devices -> the run's (MindSpore's) ids: ASCEND_RT_VISIBLE_DEVICES renumbers
+    run_id = to_npu_smi(spec["device"]["ids"])
     own = _run_pids() if own_pids is None else own_pids
-    by_npu: dict[int, list[int]] = {}  # npu id -> logical ids of its chips
+    chips_of: dict[tuple[int, int | None], list[int]] = {}  # (npu, chip) and (npu, None) -> npu-smi ids
     for d in npu["devices"]:
-        by_npu.setdefault(d["id"], []).append(logical_id(d))
+        chips_of.setdefault((d["id"], d.get("chip")), []).append(logical_id(d))
+        chips_of.setdefault((d["id"], None), []).append(logical_id(d))
     out = []
     busy = []
     for p in npu.get("processes") or []:
-        chips = by_npu.get(p.get("npu"), [p.get("npu")])
-        hit = sorted(i for i in chips if i in ids)
+        # A process row names its chip (Atlas A3: one row per die): only that chip is busy.
+        chips = chips_of.get((p.get("npu"), p.get("chip"))) or chips_of.get((p.get("npu"), None)) or [p.get("npu")]
+        hit = sorted(run_id[i] for i in chips if i in run_id)
         if hit and p.get("pid") not in own:
             busy.append({"ids": hit, "pid": p.get("pid"), "name": p.get("name"), "memory_mb": p.get("memory_mb")})
     if busy:
@@ -145,11 +149,13 @@ def device_warnings(
         )
     low = []
     for d in npu["devices"]:
-        lid = logical_id(d)
+        if logical_id(d) not in run_id:
+            continue
+        lid = run_id[logical_id(d)]
         used, total = d.get("hbm_used_mb"), d.get("hbm_total_mb")
         if used is None or not total:
             used, total = d.get("memory_used_mb"), d.get("memory_total_mb")  # 310P: on-card memory, no HBM
-        if lid in ids and used is not None and total and (total - used) < LOW_HBM_FRACTION * total:
+        if used is not None and total and (total - used) < LOW_HBM_FRACTION * total:
             low.append({"id": lid, "free_mb": total - used, "total_mb": total})
     if low:
         desc = ", ".join(f"{ln['id']}: {ln['free_mb']:.0f} of {ln['total_mb']:.0f} MB free" for ln in low)

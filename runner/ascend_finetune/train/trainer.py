@@ -88,7 +88,14 @@ class Trainer:
 
         # Model
         self.frozen_upto = frozen_parts(m["freeze"])
-        self.net = TransferNet(m["backbone"], len(self.classes), self.frozen_upto)
+        # The backbone's layout follows the pretrained file's origin (ModelZoo pads and normalises
+        # otherwise than mindcv and the runner: models/net.py); checkpoints record it (store.py).
+        variant = "default"
+        if m["pretrained"]:
+            from ..models.pretrained import origin_of_file
+
+            _, variant = origin_of_file(m["pretrained"])
+        self.net = TransferNet(m["backbone"], len(self.classes), self.frozen_upto, variant)
         self.load_report = None
         if m["pretrained"]:
             from ..models.pretrained import load_backbone
@@ -197,6 +204,14 @@ class Trainer:
                 f"{os.path.basename(ckpt)} was saved by a run with other data, batch size or epochs "
                 f"({', '.join(f'{k} {a} then, {b} now' for k, (a, b) in changed.items())}): resume with "
                 "the run's own spec.json, or start a new run with model.pretrained set to this file"
+            )
+        from ..models.backbones import VARIANT_ENTRY, variant_of_code
+
+        saved_variant = variant_of_code(int(state[VARIANT_ENTRY].asnumpy())) if VARIANT_ENTRY in state else "default"
+        if saved_variant != self.net.backbone.variant:
+            raise PretrainedError(
+                f"{os.path.basename(ckpt)} was trained in the {saved_variant} backbone layout, this run builds "
+                f"the {self.net.backbone.variant} layout (from model.pretrained): resume with the run's own spec.json"
             )
         missing = [n for n in params if n not in state]
         wrong = [n for n, p in params.items() if n in state and tuple(state[n].shape) != tuple(p.shape)]

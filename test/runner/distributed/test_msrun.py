@@ -381,3 +381,17 @@ def test_one_device_is_not_distributed():
     assert not world.is_distributed(_spec([0]))
     assert world.is_distributed(_spec([0], nodes=["a", "b"]))
     assert world.master_addr(_spec([0, 1], nodes=["only"])) == "127.0.0.1"
+
+
+def test_multi_host_nodes_that_resolve_to_loopback_are_refused():
+    """A master whose /etc/hosts maps its own name to 127.0.1.1 (a hostile resolver here)."""
+    hosts = {"gpu-a": ["127.0.1.1"], "gpu-b": ["10.0.0.12"], "gpu-c": ["10.0.0.11", "fe80::1"]}
+    resolve = hosts.__getitem__
+    two_hosts = {"device": {"ids": [0], "nodes": ["gpu-a", "gpu-b"]}}
+    with pytest.raises(ValueError, match=r"'gpu-a' resolves to 127\.0\.1\.1 \(loopback\).*network address"):
+        world.master_address(two_hosts, resolve)
+    # a master that resolves to its network address is passed to msrun by that address
+    assert world.master_address({"device": {"ids": [0], "nodes": ["gpu-c", "gpu-b"]}}, resolve) == "10.0.0.11"
+    # every node on this host: loopback is right (the two-nodes-on-one-host test runs this way)
+    assert world.master_address({"device": {"ids": [0], "nodes": ["127.0.0.1", "localhost"]}}) == "127.0.0.1"
+    assert world.master_address({"device": {"ids": [0, 1]}}) == "127.0.0.1"

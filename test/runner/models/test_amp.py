@@ -48,3 +48,22 @@ def test_forced_overflow_halves_scale_and_skips_updates(data_a, tmp_path):
         assert same == st["overflow"], f"step {st['step']}: overflow={st['overflow']} but weights same={same}"
         checked += 1
     assert checked == len(steps) - 1
+
+
+def test_amp_auto_trains_on_cpu_as_mindspores_own_auto(tmp_path):
+    """`auto` goes to MindSpore as it is (per-op casting, which 2.10 does on CPU), no O0 fallback."""
+    from ascend_finetune.data.demo import CLASSES, make_shapes
+
+    data = tmp_path / "data"
+    make_shapes(
+        str(data), per_class=20, size=32, seed=5, classes={k: CLASSES[k] for k in ("red circle", "green square")}
+    )
+    s = spec(data, name="auto", data={"val_split": 0.2}, train={"epochs": 1}, amp={"level": "auto"})
+    run = tmp_path / "run"
+    code, out = runner("train", str(write_spec(tmp_path / "s.json", s)), "--run-dir", str(run))
+    assert code == 0, out
+    evs = events(run)
+    assert of_type(evs, "run_started")[0]["amp"]["level"] == "auto"
+    assert not [w for w in of_type(evs, "warning") if w["code"] == "amp_auto_cpu"]
+    steps = of_type(evs, "step")
+    assert len(steps) == 2 and all(st["loss"] is not None and not st["skipped"] for st in steps), steps
