@@ -286,7 +286,6 @@ function advice(doc: SpecDocument, range: (s: Span) => Diagnostic['range'], vali
   const out: Diagnostic[] = [];
   const level = str(doc, 'amp.level', String(specDefault('amp.level')));
   const scale = str(doc, 'amp.loss_scale', String(specDefault('amp.loss_scale')));
-  const target = str(doc, 'device.target', String(specDefault('device.target')));
   const warn = (
     node: FieldNode | undefined,
     message: string,
@@ -304,10 +303,12 @@ function advice(doc: SpecDocument, range: (s: Span) => Diagnostic['range'], vali
         ...(data ? { data } : {}),
       });
   };
-  if (scale === 'none' && (level === 'O3' || (level === 'auto' && target !== 'CPU'))) {
+  // amp.level auto is MindSpore's own per-op casting (BatchNorm and the loss stay float32) on every
+  // backend, so it gets neither the O3 warning nor a CPU note.
+  if (scale === 'none' && level === 'O3') {
     warn(
       at(doc, 'amp.loss_scale', 'amp.level'),
-      `${level === 'auto' ? 'amp.level auto is O3 on Ascend' : 'amp.level O3'} without loss scaling: O3 runs everything in float16, BatchNorm and the loss included, and float16 gradients smaller than about 6e-8 become 0, so small gradients are lost and training can stall (set amp.loss_scale to "dynamic", or use O2, which keeps BatchNorm and the loss in float32)`,
+      `amp.level O3 without loss scaling: O3 runs everything in float16, BatchNorm and the loss included, and float16 gradients smaller than about 6e-8 become 0, so small gradients are lost and training can stall (set amp.loss_scale to "dynamic", or use O2, which keeps BatchNorm and the loss in float32)`,
       'amp.loss_scale',
       DiagnosticSeverity.Warning,
       {
@@ -315,15 +316,6 @@ function advice(doc: SpecDocument, range: (s: Span) => Diagnostic['range'], vali
         path: 'amp.loss_scale',
         values: [{ label: 'Set amp.loss_scale to "dynamic"', value: 'dynamic' }],
       },
-    );
-  }
-  if (level === 'auto' && target === 'CPU') {
-    warn(
-      at(doc, 'amp.level'),
-      'amp.level auto on CPU: MindSpore has no CPU mapping for auto, so the runner trains in O0 (float32) and says so in an amp_auto_cpu warning (set amp.level to "O0" to say what happens)',
-      'amp.level',
-      DiagnosticSeverity.Information,
-      { kind: 'setValue', path: 'amp.level', values: [{ label: 'Set amp.level to "O0"', value: 'O0' }] },
     );
   }
   const freeze = str(doc, 'model.freeze', String(specDefault('model.freeze')));
