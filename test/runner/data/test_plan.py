@@ -23,7 +23,10 @@ def _cgroup(tmp_path, limits: dict[str, str]):
 
 
 def test_cgroup_v2_quota_is_the_tightest_of_the_hierarchy(tmp_path):
-    root, proc = _cgroup(tmp_path, {"": "max 100000", "kube/pod": "250000 100000", "kube/pod/ctr": "max 100000"})
+    root, proc = _cgroup(
+        tmp_path,
+        {"": "max 100000", "kube/pod": "250000 100000", "kube/pod/ctr": "max 100000"},
+    )
     assert planmod._cgroup_v2_cpus(root, proc) == 2.5
     assert planmod.available_cores(root, proc) == min(len(os.sched_getaffinity(0)), 3)
     root2, proc2 = _cgroup(tmp_path / "b", {"": "max 100000"})
@@ -41,7 +44,12 @@ def test_a_rank_reads_the_launchers_verified_plan_without_scanning(tmp_path, mon
     root = tmp_path / "shapes"
     make_shapes(str(root), per_class=6, size=32, seed=4)
     (root / sorted(os.listdir(root))[0] / "broken.jpg").write_bytes(b"not a jpeg")
-    spec = resolve({"data": {"train": str(root), "batch_size": 4, "workers": 1}, "device": {"ids": [0, 1]}})
+    spec = resolve(
+        {
+            "data": {"train": str(root), "batch_size": 4, "workers": 1},
+            "device": {"ids": [0, 1]},
+        }
+    )
     scans = []
     real_scan = planmod.scan
     monkeypatch.setattr(planmod, "scan", lambda *a, **k: scans.append(a[0]) or real_scan(*a, **k))
@@ -69,7 +77,10 @@ def test_a_rank_reads_the_launchers_verified_plan_without_scanning(tmp_path, mon
     assert len(scans) == 2
 
 
-@pytest.mark.parametrize("target,signs,supported,expect", [("Ascend", False, True, True), ("CPU", True, True, False)])
+@pytest.mark.parametrize(
+    "target,signs,supported,expect",
+    [("Ascend", False, True, True), ("CPU", True, True, False)],
+)
 def test_bind_core_only_for_ascend_and_a_msrun_that_has_it(tmp_path, target, signs, supported, expect):
     from ascend_finetune.distributed import launcher
     from ascend_finetune.distributed.world import ENTRY_SCRIPT, msrun_argv
