@@ -8,7 +8,6 @@ import os
 import numpy as np
 import pytest
 
-from ascend_finetune.spec import resolve
 from ascend_finetune.train.trainer import build_sink, sink_size_for
 
 
@@ -34,7 +33,6 @@ def test_build_sink_hands_the_step_and_dataset_to_data_sink():
     assert build_sink(step, ds, 8, data_sink=fake_sink)() == "sunk"
     assert seen["fn"] is step and seen["dataset"] is ds and seen["sink_size"] == 8
     assert isinstance(seen["jit_config"], ms.JitConfig)  # one compiled graph, not PyNative per step
-    ms.set_device("CPU")
     with pytest.raises(ValueError, match="ascend or gpu"):
         build_sink(
             lambda x, y: x,
@@ -104,14 +102,6 @@ def _spec(train_dir, workers, name, prefetch=None):
     }
 
 
-def _trainer(tmp_path, train_dir, workers, name):
-    from ascend_finetune.train.trainer import Trainer
-
-    run_dir = tmp_path / name
-    run_dir.mkdir()
-    return Trainer(resolve(_spec(train_dir, workers, name)), str(run_dir), [])
-
-
 # In a process of its own with oneDNN capped at AVX2, as the CLI runs: in this process oneDNN may
 # have picked its reference convolutions (bench/onednn_isa.py), whose steps would hide any pipeline.
 EPOCH = """
@@ -119,16 +109,21 @@ import json, sys, time
 from ascend_finetune.data import pipeline
 from ascend_finetune.spec import resolve
 from ascend_finetune.train.trainer import Trainer
-spec, run_dir, read_s = json.loads(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+spec, run_dir, read_s, stop_at = json.loads(sys.argv[1]), sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
 if read_s:  # a slow disk (a network filesystem, say): each file takes read_s to arrive
     get = pipeline._FileSource.__getitem__
     pipeline._FileSource.__getitem__ = lambda self, i: (time.sleep(read_s), get(self, i))[1]
 tr = Trainer(resolve(spec), run_dir, [])
-print(json.dumps({"steps_per_epoch": tr.steps_per_epoch, "recs": list(tr.epoch_steps(1, 0))}))
+calls = []
+def wants_stop():  # the inbox or a signal: a stop wanted from the stop_at-th call on
+    calls.append(1)
+    return 0 < stop_at <= len(calls)
+recs = list(tr.epoch_steps(1, 0, wants_stop))
+print(json.dumps({"steps_per_epoch": tr.steps_per_epoch, "step": tr.step, "recs": recs}))
 """
 
 
-def _epoch(tmp_path, train_dir, workers, name, prefetch=None, read_s=0.0):
+def _epoch(tmp_path, train_dir, workers, name, prefetch=None, read_s=0.0, stop_at=0):
     import json
     import subprocess
     import sys
@@ -144,6 +139,7 @@ def _epoch(tmp_path, train_dir, workers, name, prefetch=None, read_s=0.0):
         json.dumps(_spec(train_dir, workers, name, prefetch)),
         str(run_dir),
         str(read_s),
+        str(stop_at),
     ]
     r = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300, cwd=str(run_dir))
     assert r.returncode == 0, r.stderr[-3000:]
@@ -174,7 +170,5 @@ def test_slow_pipeline_gets_one_data_bound_warning_and_a_fast_one_none(tmp_path)
 def test_stop_is_read_between_calls(tmp_path):
     d = tmp_path / "d"
     _jpegs(str(d), 40, 32, 3)
-    tr = _trainer(tmp_path, d, 2, "stop")
-    calls = iter([False, False, True])
-    recs = list(tr.epoch_steps(1, 0, wants_stop=lambda: next(calls)))
-    assert [r["stop"] for r in recs] == [False, False, True] and tr.step == 3
+    doc = _epoch(tmp_path, d, 2, "stop", stop_at=3)
+    assert [r["stop"] for r in doc["recs"]] == [False, False, True] and doc["step"] == 3
