@@ -15,10 +15,12 @@ from types import FrameType
 from typing import Any, Protocol
 
 from ..control import ControlInbox
+from ..data.folder import DataError
+from ..data.plan import PLAN_FILE, plan_data, write_plan
 from ..events import EventLog, read_events
 from ..rundir import MANIFEST_MAX_BYTES, open_append, read_json, write_status
 from .strategy import NullLog
-from .world import RANKS_DIR, free_port, local_ranks, msrun_argv, node_count
+from .world import ENTRY_SCRIPT, RANKS_DIR, free_port, local_ranks, msrun_argv, node_count, world_size
 
 # After a rank failed, msrun kills the other local ranks at once but then waits for its
 # scheduler, which only gives up on the dead ranks after its node timeout (about 30 s here).
@@ -70,6 +72,46 @@ def _catches_sigterm(pid: int) -> bool:
     except (OSError, ValueError):
         pass
     return False
+
+
+def msrun_supports_bind_core() -> bool:
+    """Whether the installed msrun takes `--bind_core` (MindSpore 2.4+), read from its source
+    (mindspore/parallel/cluster/run.py) rather than by importing MindSpore or running `msrun --help`."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("mindspore")  # finds the package without importing it
+    if spec is None or not spec.origin:
+        return False
+    try:
+        with open(os.path.join(os.path.dirname(spec.origin), "parallel", "cluster", "run.py"), encoding="utf-8") as f:
+            return '"--bind_core"' in f.read()
+    except OSError:
+        return False
+
+
+def bind_core_argv(spec: dict[str, Any], argv: list[str], supported: bool | None = None) -> list[str]:
+    """msrun's argv with `--bind_core=True` (each rank on its own share of the cores, near its NPU,
+    as mindcv's and ModelZoo's Ascend scripts run) when the run may use Ascend and msrun has the flag.
+    Not on CPU: there the ranks' own compute threads need every core."""
+    from ..device.backend import ASCEND_SIGNS
+
+    target = spec["device"].get("target", "auto")
+    ascend = target == "Ascend" or (target == "auto" and any(os.path.exists(p) for p in ASCEND_SIGNS))
+    if not ascend or not (msrun_supports_bind_core() if supported is None else supported):
+        return argv
+    i = argv.index(ENTRY_SCRIPT)
+    return argv[:i] + ["--bind_core=True"] + argv[i:]
+
+
+def prepare_data(spec: dict[str, Any], run_dir: str) -> str:
+    """Scan and verify the data once, here, before msrun starts the ranks, and leave the plan in
+    ranks/data-plan.json for them (each would otherwise decode the whole data set after init()).
+    Raises DataError as a rank would."""
+    path = os.path.join(run_dir, RANKS_DIR, PLAN_FILE)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    world = world_size(spec)
+    write_plan(path, spec, world, plan_data(spec, world, [], num_classes=(spec.get("model") or {}).get("num_classes")))
+    return path
 
 
 class HeldRun(Protocol):
@@ -178,7 +220,9 @@ class Launcher:
                 os.remove(os.path.join(self.ranks_dir, name))
         events_path = os.path.join(self.run_dir, "events.jsonl")
         self.events_start = len(read_events(events_path))
-        argv = msrun_argv(self.spec, self.run_dir, self.node_rank, self.master_port, self.run.resume_from)
+        argv = bind_core_argv(
+            self.spec, msrun_argv(self.spec, self.run_dir, self.node_rank, self.master_port, self.run.resume_from)
+        )
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         # msrun starts `python` from PATH: make that this interpreter (the venv with MindSpore).
         env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
@@ -313,6 +357,16 @@ def launch(run: HeldRun, node_rank: int = 0, master_port: int | None = None) -> 
                 f"{local_ranks(spec)} device id(s) on {node_count(spec)} node(s)",
                 "fix": "use one device id on one machine, or set train.cache_features to false",
             },
+            None,
+            None,
+            2,
+        )
+    try:
+        prepare_data(spec, run.run_dir)
+    except DataError as e:  # what every rank would have failed with, before msrun starts any
+        return run.finish(
+            "failed",
+            {"kind": "bad_input", "path": e.path, "message": e.message, "fix": e.fix, "trace_tail": None},
             None,
             None,
             2,

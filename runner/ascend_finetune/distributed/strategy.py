@@ -5,6 +5,7 @@ trainer's Run calls (train/run.py is above this module and hands itself nothing 
   ranks write nothing but their msrun log and their verdict (`ranks/rank-<rank>.json`);
 - after each step (and once after set-up) every rank sums a stop flag with one AllReduce, so a stop
   that rank 0 took from the inbox, or a signal any rank got, ends them all after that same step.
+  StepStop carries that flag in the train step's own loss AllReduce instead (Trainer.epoch_steps).
 """
 
 from __future__ import annotations
@@ -88,6 +89,43 @@ class StopFlag:
 
         x = self._ms.Tensor(np.array([1.0 if wanted else 0.0], np.float32))
         return float(self._cell(x).asnumpy()[0]) > 0.5
+
+
+class StepStop:
+    """The stop flag carried by the train step's own loss AllReduce (amp.TrainStep.loss_sum, which
+    sums the loss over the ranks): that AllReduce sums [loss, this rank's stop wish] instead, and
+    keeps the sum of the wishes in `agreed`, so that agreeing on a stop costs no graph and no device
+    read of its own (StopFlag costs both, every step). The wish set before step k is agreed in step k:
+    a loop that uses this (Trainer.epoch_steps) stops every rank after the step whose `agreed` is
+    > 0, never on a rank's own wish alone. `reduce` replaces the AllReduce in single-process tests."""
+
+    def __init__(self, step: Any, reduce: Any = None) -> None:
+        import mindspore as ms
+        import numpy as np
+        from mindspore import Parameter, nn, ops
+
+        class LossAndStopSum(nn.Cell):
+            def __init__(self) -> None:
+                super().__init__(auto_prefix=False)
+                self.all_reduce = reduce if reduce is not None else ops.AllReduce()
+                zero = np.zeros(1, np.float32)
+                self.wish = Parameter(ms.Tensor(zero), name="stop_wish", requires_grad=False)
+                self.agreed = Parameter(ms.Tensor(zero), name="stop_agreed", requires_grad=False)
+
+            def construct(self, loss: Any) -> Any:
+                both = self.all_reduce(ops.concat([loss.astype(ms.float32).reshape(1), self.wish]))
+                return ops.depend(both[0].astype(loss.dtype), ops.assign(self.agreed, both[1:]))
+
+        self._ms, self._np = ms, np
+        self.cell = LossAndStopSum()
+        self._wanted = False
+        step.loss_sum = self.cell
+
+    def want(self, flag: bool) -> None:
+        """This rank's wish for the next step (written to the device only when it changes)."""
+        if flag != self._wanted:
+            self.cell.wish.set_data(self._ms.Tensor(self._np.array([1.0 if flag else 0.0], self._np.float32)))
+            self._wanted = flag
 
 
 class RankStrategy:

@@ -6,18 +6,19 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from ..checkpoints.errors import PretrainedError
 from ..data.folder import DataError
-from ..data.pipeline import make_dataset
-from ..data.plan import plan_data
+from ..data.pipeline import device_normalize, make_dataset
+from ..data.plan import PLAN_FILE, plan_data
 from ..device.backend import resolve_target, sink_notes
-from ..distributed.strategy import join
-from ..distributed.world import RankInfo, device_id
+from ..distributed.strategy import StepStop, join
+from ..distributed.world import RANKS_DIR, RankInfo, device_id, local_ranks
 from ..rundir import atomic_write_json
 from . import preflight
 
@@ -26,6 +27,73 @@ MAX_INLINE_CLASSES = 256  # above this, eval's confusion matrix goes to a file b
 
 class NonFiniteLoss(Exception):
     pass
+
+
+# The pipeline bounds the run when the step waits for its batch more than this share of the step
+# (median over DATA_WAIT_WINDOW steps, after DATA_WAIT_WARMUP steps of compile and queue fill).
+DATA_WAIT_SHARE = 0.25
+DATA_WAIT_WARMUP = 3
+DATA_WAIT_WINDOW = 8
+
+
+class DataWaitMonitor:
+    """Watches each step's data wait (`data_ms`) against its time (`step_ms`) and gives one
+    `data_bound` warning, once per run, when the input pipeline rather than the device sets the pace."""
+
+    def __init__(self, workers: int, image_size: int, cached: bool, share: float = DATA_WAIT_SHARE):
+        self.workers, self.image_size, self.cached, self.share = workers, image_size, cached, share
+        self.seen: list[tuple[float, float]] = []
+        self.warned = False
+
+    def observe(self, step_ms: float, data_ms: float) -> dict[str, Any] | None:
+        if self.warned:
+            return None
+        self.seen.append((step_ms, data_ms))
+        recent = self.seen[DATA_WAIT_WARMUP:][-DATA_WAIT_WINDOW:]
+        if len(recent) < DATA_WAIT_WINDOW:
+            return None
+        step = float(np.median([a for a, _ in recent]))
+        wait = float(np.median([b for _, b in recent]))
+        if step <= 0 or wait / step <= self.share:
+            return None
+        self.warned = True
+        fixes = [f"raise data.workers (now {self.workers} per rank)", "feed smaller images (resize the data set once)"]
+        if not self.cached:
+            fixes.append("with a frozen backbone, set train.cache_features to true")
+        return {
+            "code": "data_bound",
+            "message": f"the input pipeline bounds this run: each step waits {wait:.0f} ms of {step:.0f} ms "
+            f"({wait / step:.0%}) for its batch, so the device idles; " + ", or ".join(fixes),
+            "details": {
+                "data_ms": round(wait, 3),
+                "step_ms": round(step, 3),
+                "share": round(wait / step, 3),
+                "workers": self.workers,
+                "image_size": self.image_size,
+            },
+        }
+
+
+def sink_size_for(steps: int, size: int) -> int:
+    """Steps per sink for an epoch part of `steps` steps: the largest divisor of `steps` not above
+    `size`, so that every sink of the part is the same size (one device-queue set-up per epoch)."""
+    size = max(1, min(size, steps))
+    while steps % size:
+        size -= 1
+    return size
+
+
+def build_sink(step: Any, dataset: Any, size: int, data_sink: Callable[..., Any] | None = None) -> Callable[[], Any]:
+    """Ascend (and GPU) only: `step` fed through the device queue, `size` steps per call, the loop
+    over them run by MindSpore (the graph scheduler's loop-count actor, `GetLoopCount`, in
+    kernel-by-kernel mode; the whole graph under GE), the batches prefetched to the device. Each call
+    returns the last step's outputs. `mindspore.data_sink` raises on CPU; `data_sink` is for tests."""
+    import mindspore as ms
+
+    sink = data_sink or ms.data_sink
+    # A JitConfig compiles the sink function as one graph (without it, data_sink runs it step by step
+    # in PyNative). jit_level is left to MindSpore: O0 (kernel by kernel) on 910B, whole graph on 910A.
+    return sink(step, dataset, sink_size=size, jit_config=ms.JitConfig())
 
 
 def lr_per_step(t: dict, total_steps: int) -> list[float]:
@@ -79,7 +147,16 @@ class Trainer:
         ms.set_seed(t["seed"])
 
         # Data: the same plan (scan, split, steps, skipped files) as the pre-flight report's
-        plan = plan_data(spec, self.world, self.warnings, num_classes=m["num_classes"])
+        # A rank reads the scan its launcher verified before msrun started (distributed/launcher.py).
+        plan_file = os.path.join(run_dir, RANKS_DIR, PLAN_FILE) if rank else None
+        plan = plan_data(
+            spec,
+            self.world,
+            self.warnings,
+            num_classes=m["num_classes"],
+            plan_file=plan_file,
+            ranks_per_node=local_ranks(spec),
+        )
         self.workers = plan.workers
         self.classes = plan.classes
         self.train_samples, self.val_samples = plan.train_samples, plan.val_samples
@@ -155,15 +232,29 @@ class Trainer:
             self.backbone_features = ampmod.build_eval_step(BackboneFeatures(self.net))
             self.features = FeatureCache(self, t.get("cache_views", 1))
         stepped = self.net.head if self.features else self.model
-        self.train_step = ampmod.build_train_step(
-            stepped, loss_fn, self.optimizer, self.scaler, distributed=self.rank is not None
-        )
+        # Images come as uint8 and are normalised in the graph (data/pipeline.py, on_device): the
+        # feature cache's batches are features already.
+        self.normalize_on_device = not self.features
+        if self.normalize_on_device:
+            stepped = normalized(stepped)
+        core = ampmod.build_train_step(stepped, loss_fn, self.optimizer, self.scaler, distributed=self.rank is not None)
+        # Distributed: the stop flag rides in the step's loss AllReduce (strategy.StepStop).
+        self.step_stop = StepStop(core) if self.rank is not None else None
+        self.train_step = core  # [loss, finite, scale, updated] per call, one device read
+        self._core_step = core
+        self._run_step: Any = None  # RunStep around the same step, built by epoch_steps
         set_train_mode(self.net, True)  # the step's set_train(True) reached the frozen BatchNorms too
         self.eval_logits = ampmod.build_eval_step(stepped)
         self._set_train_mode = set_train_mode
         for code, msg in sink_notes(spec["sink"], self.target):
             self.warn(code=code, message=msg, details={"sink": spec["sink"], "target": self.target})
         self.warnings.extend(preflight.run_warnings(spec, self.total_steps, self.steps_per_epoch, self.target))
+        # Ascend feeds the step through the device queue (build_sink); CPU has none (data_sink raises
+        # there) and the feature cache's batches are host arrays: both loop in Python, step by step.
+        self.sinks = bool(spec["sink"]["enabled"]) and self.target == "Ascend" and not self.features
+        self.sink_size = int(spec["sink"]["size"]) if self.sinks else 1
+        self.prefetch = spec["data"].get("prefetch") or max(16, 2 * self.sink_size)
+        self.data_monitor = DataWaitMonitor(self.workers, spec["data"]["image_size"], bool(self.features))
         self.step = 0  # global steps done
         # Updates applied so far: the optimizer's schedule index, which skipped (overflow) steps do
         # not advance, as in MindSpore's own loss-scale cell.
@@ -245,8 +336,112 @@ class Trainer:
             drop_remainder=True,
             num_shards=self.rank.size if self.rank else None,
             shard_id=self.rank.rank if self.rank else None,
+            on_device=self.normalize_on_device,
+            prefetch=self.prefetch,
         )
         return ds.create_tuple_iterator(num_epochs=1)
+
+    def _train_dataset(self, epoch: int, steps: int) -> Any:
+        """The epoch's dataset, `steps` batches long, for the device queue."""
+        d = self.spec["data"]
+        return make_dataset(
+            self.train_samples,
+            d["image_size"],
+            d["batch_size"],
+            self.workers,
+            True,
+            d["augment"],
+            self.spec["train"]["seed"] + epoch,
+            drop_remainder=True,
+            num_shards=self.rank.size if self.rank else None,
+            shard_id=self.rank.rank if self.rank else None,
+            on_device=True,
+            prefetch=self.prefetch,
+        ).take(steps)
+
+    def run_step(self) -> Any:
+        """The train step with the loop's bookkeeping in the graph (RunStep), built once."""
+        if self._run_step is None:
+            self._run_step = _run_step_cell(self._core_step, self.step_stop)
+            self._set_train_mode(self.net, True)
+        return self._run_step
+
+    def epoch_steps(
+        self, epoch: int, skip: int, wants_stop: Callable[[], bool] = lambda: False
+    ) -> Iterator[dict[str, Any]]:
+        """Train the rest of `epoch` (its first `skip` steps are done), yielding one record per step,
+        or per sink on Ascend with sink.size N > 1: the step event's fields for the last step of the
+        call, with `first_step` and `mean_loss` (over the call's finite losses), `overflows`,
+        `nonfinite` (steps with a NaN/Inf loss), `stop` (the ranks agreed to stop after this call;
+        single process: `wants_stop()`) and `warning` (a data_bound warning, once per run).
+
+        `wants_stop` is read before each call (between sinks), as the control inbox and signals
+        are; distributed, the wish travels in the call's own AllReduce (strategy.StepStop)."""
+        steps = self.steps_per_epoch - skip
+        if steps <= 0:
+            return
+        batch = self.spec["data"]["batch_size"] * self.world
+        step_cell = self.run_step()
+        if self.sinks:
+            size = sink_size_for(steps, self.sink_size)
+            call = build_sink(step_cell, self._train_dataset(epoch, steps), size)
+            calls: Iterator[Any] = iter(lambda: None, 0)  # endless; counted below
+            measure_data = False
+        else:
+            size, measure_data = 1, True
+            calls = iter(self.train_batches(epoch))
+        done, t_prev = 0, time.perf_counter()
+        while done < steps:
+            stop_wish = wants_stop()
+            if self.step_stop is not None:
+                self.step_stop.want(stop_wish)
+            if size > 1:
+                step_cell.reset()  # the sink's sums start at 0 (one step needs none: its own values)
+            if measure_data:
+                try:
+                    x, y = next(calls)
+                except StopIteration:
+                    return
+                t_data = time.perf_counter()
+                out = step_cell(x, y).asnumpy()
+            else:
+                t_data = t_prev
+                out = call().asnumpy()
+            t_end = time.perf_counter()
+            loss, finite, scale, updated, agreed, loss_sum, finite_n, overflows, updates = out.tolist()
+            if size == 1:
+                ok = math.isfinite(loss)
+                loss_sum, finite_n, overflows, updates = (loss if ok else 0.0), float(ok), 1.0 - finite, updated
+            first = self.step + 1
+            self.step += size
+            done += size
+            lr_used = self.lrs[min(self.applied + int(updates) - int(updated > 0.5), len(self.lrs) - 1)]
+            self.applied += int(round(updates))
+            wall = t_end - t_prev
+            step_s, data_s, t_prev = wall / size, (t_data - t_prev if measure_data else None), t_end
+            rec: dict[str, Any] = {
+                "epoch": epoch,
+                "step": self.step,
+                "first_step": first,
+                "loss": loss,
+                "mean_loss": loss_sum / finite_n if finite_n else None,
+                "lr": lr_used,
+                "loss_scale": scale if self.scaler is not None else None,
+                "overflow": finite < 0.5,
+                "overflows": int(round(overflows)),
+                "nonfinite": size - int(round(finite_n)),
+                "skipped": updated < 0.5,
+                "step_ms": round(step_s * 1000, 3),
+                "data_ms": round(data_s * 1000, 3) if data_s is not None else None,
+                "img_per_s": round(batch / step_s, 2) if step_s > 0 else None,
+                "stop": agreed > 0.5 if self.step_stop is not None else stop_wish,
+                "warning": None,
+            }
+            if data_s is not None:
+                rec["warning"] = self.data_monitor.observe(step_s * 1000, data_s * 1000)
+            yield rec
+            if rec["stop"]:
+                return
 
     def evaluate(self) -> dict[str, Any] | None:
         if not self.val_samples or (self.rank and self.rank.rank):  # rank 0 evaluates; the others wait in the next step
@@ -256,7 +451,15 @@ class Trainer:
             batches = self.features.val_batches()
         else:
             batches = make_dataset(
-                self.val_samples, d["image_size"], d["batch_size"], self.workers, False, False, 0, drop_remainder=False
+                self.val_samples,
+                d["image_size"],
+                d["batch_size"],
+                self.workers,
+                False,
+                False,
+                0,
+                drop_remainder=False,
+                on_device=self.normalize_on_device,
             ).create_tuple_iterator(num_epochs=1)
         n = len(self.classes)
         confusion = np.zeros((n, n), np.int64)
@@ -295,3 +498,58 @@ class Trainer:
         os.makedirs(os.path.join(self.run_dir, "eval"), exist_ok=True)
         atomic_write_json(os.path.join(self.run_dir, rel), confusion.tolist())
         return rel
+
+
+def _normalized_cell() -> Any:
+    from mindspore import nn
+
+    class Normalized(nn.Cell):
+        """The network behind DeviceNormalize: uint8 NCHW in, the host pipeline's float32 inside.
+        No prefix, so the network's parameter names (and checkpoints) stay as they were."""
+
+        def __init__(self, net: Any) -> None:
+            super().__init__(auto_prefix=False)
+            self.normalize = device_normalize()
+            self.net = net
+
+        def construct(self, x: Any) -> Any:
+            return self.net(self.normalize(x))
+
+    return Normalized
+
+
+def normalized(net: Any) -> Any:
+    """`net` behind DeviceNormalize (the Cell class is built on first use: MindSpore loads late)."""
+    return _normalized_cell()(net)
+
+
+def _run_step_cell(core: Any, stop: StepStop | None) -> Any:
+    """The loop's step: the train step plus, in the graph, what a sink would otherwise hide: the sum
+    of the finite losses, their count, the overflows and the updates since `reset()` (Parameters
+    that accumulate across a sink's steps), and the ranks' agreed stop. Returns
+    [loss, finite, scale, updated, stop_agreed, loss_sum, finite_count, overflows, updates]."""
+    import mindspore as ms
+    from mindspore import Parameter, nn, ops
+
+    class RunStep(nn.Cell):
+        def __init__(self) -> None:
+            super().__init__(auto_prefix=False)
+            self.step = core
+            self.stop = stop.cell if stop is not None else None
+            self.acc = Parameter(ms.Tensor(np.zeros(4, np.float32)), name="run_step_acc", requires_grad=False)
+
+        def construct(self, x: Any, y: Any) -> Any:
+            out = self.step(x, y)
+            loss, finite, updated = out[0], out[1], out[3]
+            ok = ops.isfinite(loss)
+            inc = ops.stack([ops.select(ok, loss, ops.zeros_like(loss)), ok.astype(ms.float32), 1 - finite, updated])
+            acc = ops.assign_add(self.acc, inc)
+            agreed = self.stop.agreed if self.stop is not None else ops.zeros(1, ms.float32)
+            return ops.concat([out, agreed, ops.depend(self.acc, acc)])
+
+        def reset(self) -> None:
+            self.acc.set_data(ms.Tensor(np.zeros(4, np.float32)))
+
+    cell = RunStep()
+    cell.set_train(True)
+    return cell
