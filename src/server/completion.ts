@@ -1,6 +1,6 @@
 // Completion of keys (the section's fields not yet written) and values (enums with what each
 // does, booleans, the default, and folders/checkpoint files for the path fields), with docs.
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { CompletionItemKind, InsertTextFormat, MarkupKind, type CompletionItem } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
@@ -16,7 +16,56 @@ const MAX_LISTED = 200;
 export function complete(doc: SpecDocument, td: TextDocument, offset: number, baseDir: string): CompletionItem[] {
   const ctx = cursorContext(doc, offset);
   if (!ctx) return [];
-  return ctx.mode === 'key' ? keyItems(doc, td, ctx) : valueItems(td, ctx, baseDir);
+  if (ctx.mode !== 'key') return valueItems(td, ctx, baseDir);
+  // Whole-spec snippets only where a whole spec fits: a top-level key of a YAML file with no field yet.
+  const snippets =
+    doc.kind !== 'json' && ctx.path.length === 0 && [...doc.nodes.keys()].every((k) => k === '')
+      ? snippetItems(td, ctx)
+      : [];
+  return [...keyItems(doc, td, ctx), ...snippets];
+}
+
+interface Snippet {
+  prefix: string | string[];
+  description?: string;
+  body: string | string[];
+}
+
+let snippetCache: Record<string, Snippet> | undefined;
+
+/**
+ * The spec snippets (snippets/ascend-run.json), read once. They are offered by this server, not
+ * contributed to VS Code's snippet list, which would offer them on values too and list a snippet
+ * once per prefix.
+ */
+export function specSnippets(): Record<string, Snippet> {
+  if (snippetCache) return snippetCache;
+  // dist/server.js in the extension, src/server/completion.ts in the tests
+  for (const dir of [path.join(__dirname, '..'), path.join(__dirname, '..', '..')]) {
+    try {
+      return (snippetCache = JSON.parse(readFileSync(path.join(dir, 'snippets', 'ascend-run.json'), 'utf8')));
+    } catch {
+      // not here
+    }
+  }
+  return (snippetCache = {});
+}
+
+function snippetItems(td: TextDocument, ctx: CursorContext): CompletionItem[] {
+  const range = { start: td.positionAt(ctx.replace.start), end: td.positionAt(ctx.replace.end) };
+  return Object.entries(specSnippets()).map(([name, s], i) => {
+    const prefixes = ([] as string[]).concat(s.prefix);
+    return {
+      label: name,
+      kind: CompletionItemKind.Snippet,
+      detail: 'run spec snippet',
+      documentation: s.description ? { kind: MarkupKind.Markdown, value: s.description } : undefined,
+      filterText: [...prefixes, name].join(' '),
+      sortText: `z${String(i).padStart(3, '0')}`,
+      insertTextFormat: InsertTextFormat.Snippet,
+      textEdit: { range, newText: ([] as string[]).concat(s.body).join('\n') },
+    } satisfies CompletionItem;
+  });
 }
 
 function keyItems(doc: SpecDocument, td: TextDocument, ctx: CursorContext): CompletionItem[] {

@@ -18,6 +18,10 @@ export const COMMANDS = [
   { id: 'ascend.removeTarget', title: 'Remove Target', icon: '$(remove)' },
   { id: 'ascend.sshLogin', title: 'Log In to SSH Target', icon: '$(key)' },
   { id: 'ascend.showLog', title: 'Show Log', icon: '$(output)' },
+  // Health (src/vscode/wizard/health.ts): the wizard's first screen and the Targets view's hint rows.
+  { id: 'ascend.setPythonPath', title: 'Set Python Path…', icon: '$(file-directory)' },
+  { id: 'ascend.createPythonEnv', title: 'Create Python Environment with MindSpore', icon: '$(terminal)' },
+  { id: 'ascend.openTargetSettings', title: 'Open Target Settings', icon: '$(gear)' },
   // Run-spec files (src/vscode/specLanguage.ts): the language server's lenses and New Run Spec.
   { id: 'ascend.newRunSpec', title: 'New Run Spec', icon: '$(new-file)' },
   { id: 'ascend.startSpecFile', title: 'Start Fine-Tune from This Spec', icon: '$(rocket)' },

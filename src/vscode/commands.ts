@@ -26,11 +26,13 @@ import type { RunRef } from './runMonitor';
 import { saveSshTargets } from './settings';
 import { specLanguage } from './specLanguage';
 import { startWizard } from './startWizard';
+import { createPythonEnv, openTargetSettings, setPythonPath } from './wizard/health';
+import { startShortPath } from './wizard/short';
 
 type Handler = (...args: unknown[]) => unknown;
 
 export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, (app: App) => Handler> = {
-  'ascend.startFineTune': (app) => (node) => startWizard(app, { targetId: targetIdOf(node) }),
+  'ascend.startFineTune': (app) => (node) => startShortPath(app, { targetId: targetIdOf(node) }),
   'ascend.startFromSpec': (app) => async (uri) => {
     const file =
       uri instanceof vscode.Uri
@@ -227,6 +229,9 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
     openLogin(app.ctx, def);
   },
   'ascend.showLog': (app) => () => app.ctx.log.show(),
+  'ascend.setPythonPath': (app) => () => setPythonPath(app),
+  'ascend.createPythonEnv': (app) => () => createPythonEnv(app),
+  'ascend.openTargetSettings': () => (arg) => openTargetSettings(arg),
   // The spec language (its language server starts with these, once per extension lifetime).
   'ascend.newRunSpec': (app) => () => specLanguage(app).newRunSpec(),
   'ascend.startSpecFile': (app) => {

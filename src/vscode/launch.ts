@@ -167,6 +167,8 @@ async function track(
     ...(resumedFrom ? { resumedFrom } : {}),
   };
   await app.ctx.index.upsert(record);
+  // The walkthrough's "Start a fine-tune" step completes on this, however the run was started.
+  void vscode.commands.executeCommand('setContext', 'ascend.runLaunched', true);
   app.monitor.follow(record, { launched: true });
   app.runs.refresh();
   void vscode.commands.executeCommand(`${VIEWS.runs}.focus`);

@@ -25,6 +25,7 @@ import {
 import type { App } from './app';
 import { errorText } from './context';
 import { askPreflight, launchSpec } from './launch';
+import { workspaceImageFolders } from './wizard/data';
 import { SECTION } from './settings';
 
 export const LANGUAGE_ID = 'ascend-run';
@@ -262,7 +263,13 @@ export class SpecLanguage implements vscode.Disposable {
       ? uri
       : uri.with({ path: uri.path.replace(/(\.(ya?ml|json))?$/i, (ext) => `.ascend${ext || '.yaml'}`) });
     const base = path.basename(target.path).replace(/\.ascend\.(ya?ml|json)$/i, '');
-    await vscode.workspace.fs.writeFile(target, Buffer.from(newSpecText(base, formatOf(target.path)), 'utf8'));
+    // data.train: an image folder of the workspace when there is one (relative to the spec file, as the runner reads it).
+    const found = target.scheme === 'file' ? workspaceImageFolders()[0] : undefined;
+    const dataTrain = found ? path.relative(path.dirname(target.fsPath), found.path) || '.' : undefined;
+    await vscode.workspace.fs.writeFile(
+      target,
+      Buffer.from(newSpecText(base, formatOf(target.path), dataTrain), 'utf8'),
+    );
     const editor = await vscode.window.showTextDocument(target, { preview: false });
     // Put the cursor on data.train, the one field to fill in.
     const line = editor.document

@@ -1,40 +1,36 @@
-// "Start Ascend fine-tune": a multi-step quick pick with back navigation (target, data folder
-// browsed on the target, backbone, pretrained checkpoint, freeze, AMP, epochs, batch size, learning
-// rate, NPUs and other machines, name, then launch and/or save as a spec file). Defaults are the reference recipe's;
-// `validate` runs on the target before `launch`, and its problems are shown with their fixes.
+// The full Start wizard ("All settings…" from the short path's summary, Start from Spec File, Fine-tune
+// from a checkpoint): a multi-step quick pick with back navigation (target, data folder browsed on
+// the target, backbone, pretrained checkpoint, freeze, AMP, epochs, batch size, learning rate, NPUs
+// and other machines when there are any, name, then launch and/or save as a spec file). Defaults are
+// the reference recipe's, resolved for the target (src/core/wizard/defaults.ts); `validate` runs on
+// the target before `launch`, and its problems are shown with their fixes. The step counter counts
+// the steps this target shows (the NPU step only where there is a choice).
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { RunnerError } from '../core/targets/runnerCli';
 import {
   AMP_LEVELS,
   BACKBONES,
-  buildSpec,
   checkName,
   defaultName,
   FREEZE_MODES,
-  mergeSpec,
   parseNumberField,
   RECIPE_DEFAULTS,
-  slugOf,
-  type NumberField,
   type WizardChoices,
 } from '../core/spec/builder';
-import { formatOf, writeSpec } from '../core/spec/writer';
-import { listFolder } from '../core/targets/ops';
 import { nodeAddress, npuChoices, type TargetDef } from '../core/targets/model';
-import type { CommandId } from '../shared/commands';
+import { describeLocalData, resolvedFor } from './wizard/data';
+import { browse, browseStart, choose, execute, targetOf, type Action, type StepResult } from './wizard/common';
+import { ensureHealthy } from './wizard/health';
 import type { App } from './app';
-import { errorText } from './context';
-import { askPreflight, launchSpec } from './launch';
-import { BACK, input, pick, pickMany, type Back, type StepInfo } from './quickInput';
+import { BACK, input, pick, pickMany, type StepInfo } from './quickInput';
 
 const TITLE = 'Start Ascend fine-tune';
-
-type Action = 'launch' | 'saveAndLaunch' | 'save';
 
 interface State extends Partial<WizardChoices> {
   targetId?: string;
   action?: Action;
+  /** Fields a spec file or checkpoint gave: not replaced by what is resolved for the target. */
+  given?: ReadonlySet<string>;
 }
 
 export interface WizardStart {
@@ -46,23 +42,7 @@ export interface WizardStart {
   baseSpec?: unknown;
 }
 
-type StepResult = 'next' | Back | undefined;
 type Step = (app: App, s: State, info: StepInfo, direction: 'forward' | 'back') => Promise<StepResult>;
-
-const DESCRIPTIONS: Record<string, string> = {
-  resnet50: 'recipe default',
-  backbone: 'train only the new head (recipe default)',
-  none: 'train everything',
-  'up_to:layer1': 'freeze the stem and layer1',
-  'up_to:layer2': 'freeze the stem and layer1-2',
-  'up_to:layer3': 'freeze the stem and layer1-3',
-  'up_to:layer4': 'freeze the stem and layer1-4',
-  O2: 'fp16 except BatchNorm, dynamic loss scaling (recipe default)',
-  O0: 'fp32 (fastest on CPU)',
-  O1: 'fp16 for white-listed ops',
-  O3: 'everything fp16',
-  auto: 'O3 on Ascend, O0 on CPU',
-};
 
 const STEPS: Step[] = [
   // 1. target
@@ -81,14 +61,16 @@ const STEPS: Step[] = [
       s.dataTrain = s.pretrained = undefined; // paths of another machine
     }
     const def = app.ctx.target(r.id);
-    // NPUs for a later step; the check also fills the Targets view.
-    if (def && app.targets.doctorOutput(def.id) === undefined) void app.targets.check(def);
+    // Health before questions: doctor (if not run yet) says whether it can train, and the NPUs for a later step.
+    if (def && (await ensureHealthy(app, def, info)) === 'cancel') return undefined;
+    const h = def ? app.targets.health(def) : undefined;
+    if (h?.ok && !s.given?.has('ampLevel')) s.ampLevel = h.cpuOnly ? 'O0' : RECIPE_DEFAULTS.ampLevel;
     return 'next';
   },
   // 2. training data
   async (app, s, info) => {
     const def = targetOf(app, s);
-    const r = await browse(app, def, info, s.dataTrain ?? '~', 'folder');
+    const r = await browse(app, def, info, s.dataTrain ?? browseStart(def), 'folder');
     if (r === BACK || r === undefined) return r;
     s.dataTrain = r;
     return 'next';
@@ -211,10 +193,26 @@ const STEPS: Step[] = [
 
 export async function startWizard(app: App, start: WizardStart = {}): Promise<void> {
   const s: State = { ...RECIPE_DEFAULTS, ...start.choices, targetId: start.targetId };
+  const given = new Set(Object.keys(start.choices ?? {}));
+  s.given = given;
   for (;;) {
     if (!(await runSteps(app, s))) return;
+    // What the steps did not ask and no spec gave is resolved for the target and the data.
+    const r = resolvedFor(app, targetOf(app, s), s, describeLocalData(targetOf(app, s), s.dataTrain));
+    if (!given.has('imageSize') && !('image_size' in objOf(objOf(start.baseSpec).data))) s.imageSize = r.imageSize;
+    if (!given.has('workers')) s.workers = r.workers;
+    if (!given.has('sink')) s.sink = r.sink;
+    if (!given.has('lossScale')) s.lossScale = s.ampLevel === 'O0' ? 'none' : 'dynamic';
+    if (!given.has('checkpointEverySteps')) s.checkpointEverySteps = r.checkpointEverySteps;
     if ((await execute(app, s, start.baseSpec)) !== 'edit') return;
   }
+}
+
+/** The NPU/machines step (10) asks something only with several NPUs or other SSH machines. */
+const DEVICE_STEP = 9;
+
+function deviceStepShown(app: App, s: State): boolean {
+  return npuChoices(app.targets.doctorOutput(s.targetId ?? '')).length > 1 || otherMachines(app, s).length > 0;
 }
 
 /** Runs the steps from the first; true when the last one was answered. */
@@ -222,7 +220,14 @@ async function runSteps(app: App, s: State): Promise<boolean> {
   let i = 0;
   let direction: 'forward' | 'back' = 'forward';
   while (i < STEPS.length) {
-    const info: StepInfo = { title: TITLE, step: i + 1, totalSteps: STEPS.length, back: i > 0 };
+    // Numbered as shown: without the device step the name is 10/11, not 11/12.
+    const skip = s.targetId !== undefined && !deviceStepShown(app, s) ? 1 : 0;
+    const info: StepInfo = {
+      title: TITLE,
+      step: i + 1 - (i > DEVICE_STEP ? skip : 0),
+      totalSteps: STEPS.length - skip,
+      back: i > 0,
+    };
     const r = await STEPS[i](app, s, info, direction);
     if (r === undefined) return false;
     if (r === BACK) {
@@ -298,27 +303,16 @@ async function machinesStep(app: App, s: State, info: StepInfo): Promise<StepRes
   return 'next';
 }
 
-function targetOf(app: App, s: State): TargetDef {
-  const def = app.ctx.target(s.targetId ?? '');
-  if (!def) throw new Error('the chosen target is not configured any more');
-  return def;
+function objOf(x: unknown): Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x) ? (x as Record<string, unknown>) : {};
 }
 
-async function choose<T extends string>(
+async function numberStep(
   info: StepInfo,
-  values: readonly T[],
-  current: T,
-  placeholder: string,
-  set: (v: T) => void,
+  s: State,
+  field: 'epochs' | 'batchSize' | 'lr',
+  prompt: string,
 ): Promise<StepResult> {
-  const items = values.map((v) => ({ label: v, description: DESCRIPTIONS[v] }));
-  const r = await pick({ ...info, items, placeholder, active: current });
-  if (r === BACK || r === undefined) return r;
-  set(r.label as T);
-  return 'next';
-}
-
-async function numberStep(info: StepInfo, s: State, field: NumberField, prompt: string): Promise<StepResult> {
   const value = s[field] ?? RECIPE_DEFAULTS[field];
   const r = await input({
     ...info,
@@ -333,112 +327,4 @@ async function numberStep(info: StepInfo, s: State, field: NumberField, prompt: 
   const p = parseNumberField(field, r);
   if ('value' in p) s[field] = p.value;
   return 'next';
-}
-
-/** A folder (or, in `file` mode, a checkpoint file) picked by browsing the target's file system. */
-async function browse(
-  app: App,
-  def: TargetDef,
-  info: StepInfo,
-  start: string,
-  mode: 'folder' | 'file',
-): Promise<string | Back | undefined> {
-  const join = def.kind === 'local' ? path.join : path.posix.join;
-  type Item = vscode.QuickPickItem & { go?: string; use?: string };
-  let dir = start;
-  for (;;) {
-    const r = await pick<Item>({
-      ...info,
-      placeholder:
-        mode === 'folder'
-          ? `Training data on ${def.label}: an ImageFolder root (one sub-folder per class). Type a path to go there.`
-          : `Pretrained checkpoint on ${def.label} (.ckpt, .safetensors). Type a path to go there.`,
-      items: async () => {
-        try {
-          const l = await listFolder(app.ctx.python(def), dir, mode === 'file' ? ['.ckpt', '.safetensors'] : []);
-          const items: Item[] = [];
-          if (mode === 'folder') items.push({ label: '$(check) Use this folder', description: l.path, use: l.path });
-          if (l.parent !== l.path) items.push({ label: '$(arrow-up) ..', description: l.parent, go: l.parent });
-          for (const f of l.files) items.push({ label: `$(file-binary) ${f}`, use: join(l.path, f) });
-          for (const d of l.dirs) items.push({ label: `$(folder) ${d}`, go: join(l.path, d) });
-          return items;
-        } catch (e) {
-          app.ctx.log.warn(`listing ${dir} on ${def.label}: ${errorText(e)}`);
-          return [{ label: `$(error) ${errorText(e)}` }, { label: '$(home) Home folder', go: '~' }];
-        }
-      },
-      extraItems: (v) =>
-        /^[~/]/.test(v.trim()) ? [{ label: `$(go-to-file) Go to ${v.trim()}`, go: v.trim(), alwaysShow: true }] : [],
-    });
-    if (r === BACK || r === undefined) return r;
-    if (r.use) return r.use;
-    if (r.go) dir = r.go;
-  }
-}
-
-/** Saves and/or launches; 'edit' when validate found problems and the user wants to change the choices. */
-async function execute(app: App, s: State, baseSpec: unknown): Promise<'done' | 'edit'> {
-  const def = targetOf(app, s);
-  const choices: WizardChoices = { ...RECIPE_DEFAULTS, ...s, name: s.name ?? 'run', dataTrain: s.dataTrain ?? '' };
-  const built = buildSpec(choices);
-  const spec: Record<string, unknown> = baseSpec === undefined ? { ...built } : mergeSpec(baseSpec, built);
-
-  if (s.action === 'save' || s.action === 'saveAndLaunch') {
-    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
-    const uri = await vscode.window.showSaveDialog({
-      defaultUri: folder ? vscode.Uri.joinPath(folder, `${slugOf(choices.name)}.ascend.yaml`) : undefined,
-      filters: { 'Ascend run spec (YAML, commented)': ['yaml', 'yml'], 'Ascend run spec (JSON)': ['json'] },
-      saveLabel: 'Save Run Spec',
-      title: 'Save the run spec (*.ascend.yaml keeps comments; *.ascend.json also works)',
-    });
-    if (!uri) return 'done';
-    // The same writer as New Run Spec: YAML with a comment on each field, or plain JSON.
-    await vscode.workspace.fs.writeFile(uri, Buffer.from(writeSpec(spec, formatOf(uri.path)), 'utf8'));
-    void vscode.window.showTextDocument(uri, { preview: false });
-    if (s.action === 'save') return 'done';
-  }
-
-  try {
-    const outcome = await vscode.window.withProgress(
-      {
-        location: vscode.ProgressLocation.Notification,
-        title: `Ascend: ${choices.name} on ${def.label}`,
-        cancellable: false,
-      },
-      (progress) =>
-        launchSpec(app, def, spec, (message) => progress.report({ message }), {
-          confirmPreflight: (lines) => askPreflight(lines, true),
-        }),
-    );
-    if (outcome.kind === 'problems') {
-      const n = outcome.lines.length;
-      const a = await vscode.window.showErrorMessage(
-        `The run spec has ${n} problem${n === 1 ? '' : 's'}`,
-        { modal: true, detail: outcome.lines.join('\n') },
-        'Edit Choices',
-      );
-      return a === 'Edit Choices' ? 'edit' : 'done';
-    }
-    if (outcome.kind === 'held') return outcome.choice === 'edit' ? 'edit' : 'done';
-    const { runId } = outcome.record;
-    void vscode.window
-      .showInformationMessage(`Started Ascend run "${choices.name}" on ${def.label} (${runId}).`, 'Open Console')
-      .then((a) => {
-        if (a)
-          void vscode.commands.executeCommand('ascend.openConsole' satisfies CommandId, { targetId: def.id, runId });
-      });
-    return 'done';
-  } catch (e) {
-    app.ctx.log.error(
-      `start ${choices.name} on ${def.label}: ${errorText(e)}${e instanceof RunnerError ? `\n${e.stderrTail}` : ''}`,
-    );
-    const a = await vscode.window.showErrorMessage(
-      `Could not start the run on ${def.label}: ${errorText(e)}`,
-      'Show Log',
-      'Check Target',
-    );
-    if (a === 'Show Log') app.ctx.log.show();
-    if (a === 'Check Target') void app.targets.check(def);
-    return 'done';
-  }
 }

@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import { RunnerError, runnerArgs, runRunner } from '../core/targets/runnerCli';
 import { doctorFailureRow, doctorRows, type DoctorRow, type TargetDef } from '../core/targets/model';
+import { fixCommand, healthOf, type Health } from '../core/wizard/health';
 import type { CommandId } from '../shared/commands';
 import { errorText, type Ctx } from './context';
 
@@ -12,7 +13,9 @@ export type TargetsNode =
   | { kind: 'fix'; targetId: string; fix: string; index: number };
 
 /** `n` counts checks: a new result gets a new tree id, so VS Code shows it expanded (it keeps an old id's collapse state). */
-type Check = { state: 'checking'; n: number } | { state: 'done'; n: number; rows: DoctorRow[]; output?: unknown };
+type Check =
+  | { state: 'checking'; n: number }
+  | { state: 'done'; n: number; rows: DoctorRow[]; output?: unknown; failed?: boolean };
 
 const DOCTOR_TIMEOUT_MS = 180_000;
 
@@ -98,20 +101,31 @@ export class TargetsView implements vscode.TreeDataProvider<TargetsNode>, vscode
     item.id = `target/${node.targetId}#${this.checks.get(node.targetId)?.n ?? 0}/fix/${node.index}`;
     item.iconPath = new vscode.ThemeIcon('lightbulb');
     item.tooltip = node.fix;
+    // Every hint does what it says when clicked (src/core/wizard/health.ts fixCommand).
     const def = this.ctx.target(node.targetId);
-    if (def?.kind === 'ssh' && /log in/i.test(node.fix)) {
-      item.command = {
-        title: 'Log In to SSH Target',
-        command: 'ascend.sshLogin' satisfies CommandId,
-        arguments: [{ targetId: node.targetId }],
-      };
-      item.tooltip = `${node.fix}\nClick to open a login terminal.`;
+    const row = this.rowOf(node.targetId, node.index);
+    if (def && row) {
+      const fix = fixCommand(row, def.kind, def.id);
+      item.command = { title: fix.title, command: fix.command, arguments: fix.args };
+      item.tooltip = `${node.fix}\nClick: ${fix.title}`;
     }
     return item;
   }
 
   getParent(node: TargetsNode): TargetsNode | undefined {
     return node.kind === 'target' ? undefined : { kind: 'target', targetId: node.targetId };
+  }
+
+  private rowOf(targetId: string, index: number): DoctorRow | undefined {
+    const c = this.checks.get(targetId);
+    return c?.state === 'done' ? c.rows[index] : undefined;
+  }
+
+  /** What the last check says about the target (undefined: not checked, or being checked). */
+  health(def: TargetDef): Health | undefined {
+    const c = this.checks.get(def.id);
+    if (c?.state !== 'done') return undefined;
+    return healthOf(c.output, c.failed ? c.rows[0] : undefined, def.local?.python ?? def.ssh?.runner.python);
   }
 
   /** `doctor`'s last output for a target, if it was checked. */
@@ -133,12 +147,14 @@ export class TargetsView implements vscode.TreeDataProvider<TargetsNode>, vscode
         const output = await runRunner(this.ctx.transport(def), runnerArgs.doctor(), { timeoutMs: DOCTOR_TIMEOUT_MS });
         this.checks.set(def.id, { state: 'done', n, rows: doctorRows(output), output });
         this.ctx.log.info(`doctor on ${def.label}: ${JSON.stringify(output)}`);
+        this.setContexts(def);
         return output;
       } catch (e) {
         const err = e instanceof RunnerError ? e : { message: errorText(e), exitCode: null, stderrTail: '' };
         this.ctx.log.error(`doctor on ${def.label} failed: ${err.message}\n${err.stderrTail}`);
         const row = doctorFailureRow(def, err);
-        this.checks.set(def.id, { state: 'done', n, rows: [row] });
+        this.checks.set(def.id, { state: 'done', n, rows: [row], failed: true });
+        this.setContexts(def);
         if (def.kind === 'ssh' && row.label === 'SSH') {
           // A password, one-time code or host key: batch mode cannot answer, a terminal can.
           void vscode.window.showWarningMessage(`${def.label}: ${row.description}`, 'Log In').then((a) => {
@@ -153,6 +169,13 @@ export class TargetsView implements vscode.TreeDataProvider<TargetsNode>, vscode
     })();
     this.pending.set(def.id, p);
     return p;
+  }
+
+  /** Context keys for the walkthrough: a target was checked, and this machine can train. */
+  private setContexts(def: TargetDef): void {
+    void vscode.commands.executeCommand('setContext', 'ascend.targetChecked', true);
+    if (def.kind === 'local')
+      void vscode.commands.executeCommand('setContext', 'ascend.pythonReady', this.health(def)?.ok === true);
   }
 
   dispose(): void {

@@ -8,7 +8,6 @@ import { escapeRegExp, REPO_ROOT, SELECTORS, waitUntil, type Harness } from './h
 
 export const PYTHON = path.join(REPO_ROOT, '.venv', 'bin', 'python');
 export const LOG_CHANNEL = 'Ascend Fine-Tune';
-const WIZARD_STEPS = 12;
 
 /** Minutes, not seconds: other engineers train with MindSpore on the same 2 cores. */
 export const LONG = 8 * 60_000;
@@ -41,16 +40,20 @@ function titleLocator(h: Harness) {
   return h.page.locator(`${SELECTORS.quickInput} .quick-input-title`);
 }
 
-/** Waits for the quick input to show wizard step `step` (its title reads "... (step/12)"). */
+/**
+ * Waits for the quick input to show wizard step `step` (its title reads "... (step/N)": 12 steps with
+ * the NPU/machines step, 11 without it).
+ */
 export async function waitForStep(h: Harness, step: number, timeoutMs = MEDIUM): Promise<void> {
+  const counter = new RegExp(`\\(${step}/\\d+\\)`);
   await waitUntil(
-    `wizard step ${step}/${WIZARD_STEPS}`,
+    `wizard step ${step}`,
     async () =>
-      (
+      counter.test(
         (await titleLocator(h)
           .textContent()
-          .catch(() => '')) ?? ''
-      ).includes(`(${step}/${WIZARD_STEPS})`) && (await h.page.locator(SELECTORS.quickInputBox).isVisible()),
+          .catch(() => '')) ?? '',
+      ) && (await h.page.locator(SELECTORS.quickInputBox).isVisible()),
     timeoutMs,
     async () =>
       `title now: ${await titleLocator(h)
@@ -133,7 +136,7 @@ export async function openInDialog(h: Harness, file: string): Promise<void> {
             (await titleLocator(h)
               .textContent()
               .catch(() => '')) ?? ''
-          ).includes(`(1/${WIZARD_STEPS})`),
+          ).includes('(1/'),
         15_000,
       ).then(
         () => true,
@@ -199,10 +202,10 @@ export async function startRunFromSpec(h: Harness, specFile: string, c: WizardCh
   await typeAndEnter(h, String(c.batchSize));
   await waitForStep(h, 9);
   await typeAndEnter(h, '0.01');
-  // Step 10 (NPUs) is skipped on a target with fewer than two.
-  await waitForStep(h, 11);
+  // The NPU step is not shown on a target with fewer than two: the name is step 10 of 11.
+  await waitForStep(h, 10);
   await typeAndEnter(h, c.name);
-  await waitForStep(h, 12);
+  await waitForStep(h, 11);
   await chooseRow(h, `Launch on ${c.target}`);
 }
 
@@ -437,7 +440,7 @@ export function streamEnds(log: string, runId: string): { phase: string; seq: nu
 
 /** What each step of a pre-filled wizard must offer before Enter accepts it (Fine-tune from). */
 export interface PrefilledWizard {
-  /** Steps 1-6, 12: the focused row's label and description, run together. */
+  /** Steps 1-6, 11: the focused row's label and description, run together. */
   target: RegExp;
   dataFolder: RegExp;
   backbone: RegExp;
@@ -445,7 +448,7 @@ export interface PrefilledWizard {
   freeze: RegExp;
   amp: RegExp;
   launch: RegExp;
-  /** Steps 7-9, 11: the input box's pre-filled value. */
+  /** Steps 7-9, 10: the input box's pre-filled value. */
   epochs: string;
   batchSize: string;
   lr: string;
@@ -455,7 +458,7 @@ export interface PrefilledWizard {
 /**
  * Walks a wizard that opened with its choices filled in, pressing Enter on each step after checking
  * that the step shows the expected choice: the focused row of a pick, the value of an input box.
- * Step 10 (NPUs) is skipped by the wizard on a target with fewer than two.
+ * The NPU step is not shown on a target with fewer than two, so the name is step 10 of 11.
  */
 export async function acceptPrefilledWizard(h: Harness, w: PrefilledWizard): Promise<void> {
   const box = h.page.locator(SELECTORS.quickInputBox);
@@ -505,8 +508,8 @@ export async function acceptPrefilledWizard(h: Harness, w: PrefilledWizard): Pro
   await inputStep(7, w.epochs);
   await inputStep(8, w.batchSize);
   await inputStep(9, w.lr);
-  await inputStep(11, w.name);
-  await pickStep(12, w.launch);
+  await inputStep(10, w.name);
+  await pickStep(11, w.launch);
 }
 
 /** Expands a view of the side bar if it is collapsed (a click on its header toggles it). */

@@ -14,7 +14,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import Module from 'node:module';
-import { hostname, tmpdir } from 'node:os';
+import { cpus, hostname, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -172,7 +172,7 @@ test('activation: commands, views, targets; runs listed; the live run streams to
   assert.ok(readFileSync(path.join(liveDir, 'events.jsonl'), 'utf8').includes('run_finished'));
 });
 
-test('the wizard: back navigation, recipe defaults, a folder browsed on the target, validate problems shown', async () => {
+test('the full wizard: back navigation, recipe defaults fitted to the CPU target, a folder browsed on the target, validate problems shown', async () => {
   needVenv();
   const data = path.join(tmp, "data set's $(x)");
   mkdirSync(path.join(data, 'cats'), { recursive: true });
@@ -194,7 +194,8 @@ test('the wizard: back navigation, recipe defaults, a folder browsed on the targ
     { pick: /^resnet34$/ },
     { pick: /None/ },
     { pick: /^none$/, check: (w) => assert.equal(w.activeItems[0]?.label, 'backbone') },
-    { pick: /^O0$/, check: (w) => assert.equal(w.activeItems[0]?.label, 'O2') },
+    // a CPU-only target: fp32 preselected, not the recipe's O2
+    { pick: /^O0$/, check: (w) => assert.equal(w.activeItems[0]?.label, 'O0') },
     { value: '1', check: (w) => assert.equal(w.value, '10') },
     { value: '4', check: (w) => assert.equal(w.value, '32') },
     { value: '0.005', check: (w) => assert.equal(w.value, '0.01') },
@@ -211,7 +212,10 @@ test('the wizard: back navigation, recipe defaults, a folder browsed on the targ
     { dismiss: true, check: (w) => assert.equal(w.activeItems[0]?.label, 'This machine') },
   );
   fake.answers.set('The run spec has', 'Edit Choices');
-  await fake.commands.executeCommand('ascend.startFineTune');
+  // The full wizard from a spec file that sets nothing (the short path's "All settings…" opens the same).
+  const empty = path.join(tmp, 'empty.ascend.json');
+  writeFileSync(empty, '{}\n');
+  await fake.commands.executeCommand('ascend.startFromSpec', fake.Uri.file(empty));
   assert.deepEqual(fake.inputScript, [], 'every step was shown');
   const problem = await fake.waitForMessage(/The run spec has 1 problem/);
   assert.match(String((problem.items[0] as { detail: string }).detail), /data\.train: folder not found/);
@@ -219,17 +223,19 @@ test('the wizard: back navigation, recipe defaults, a folder browsed on the targ
   const spec = JSON.parse(readFileSync(path.join(specs, file), 'utf8'));
   assert.deepEqual(spec, {
     name: 'wiz test',
-    data: { train: data, batch_size: 4 },
+    // resolved for this CPU-only machine: no loss scaling with fp32, no sink, loader threads within its cores
+    data: { train: data, batch_size: 4, image_size: 224, workers: Math.min(8, cpus().length) },
     model: { backbone: 'resnet34', pretrained: null, freeze: 'none' },
     train: { epochs: 1, optimizer: 'momentum', lr: 0.005, momentum: 0.9 },
-    amp: { level: 'O0', loss_scale: 'dynamic' },
-    sink: { enabled: true },
+    amp: { level: 'O0', loss_scale: 'none' },
+    sink: { enabled: false },
     checkpoint: { every_steps: 1000, keep_max: 5 },
     device: { ids: [0] },
   });
+  // numbered as shown: no NPU step on this machine, so the name is step 10 of 11
   assert.deepEqual(
-    fake.shownInputs.map((s) => s.step),
-    [1, 2, 2, 3, 4, 3, 4, 5, 6, 7, 8, 9, 11, 12, 1],
+    fake.shownInputs.map((s) => [s.step, s.totalSteps]),
+    [1, 2, 2, 3, 4, 3, 4, 5, 6, 7, 8, 9, 10, 11, 1].map((n) => [n, 11]),
   );
 });
 

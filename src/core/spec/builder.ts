@@ -38,7 +38,16 @@ export interface WizardChoices {
   deviceIds?: number[];
   /** Several machines (`device.nodes`, the master first), each training on `deviceIds`; unset: one. */
   nodes?: string[];
+  /** The rest is decided for the target and the data (src/core/wizard/defaults.ts) or kept from a
+   * spec file; unset: not written, so the schema's default (or the file's value) applies. */
+  imageSize?: number;
+  workers?: number;
+  sink?: boolean;
+  lossScale?: LossScale;
+  checkpointEverySteps?: number;
 }
+
+export type LossScale = 'dynamic' | 'fixed' | 'none';
 
 /** The reference recipe's choices (reference/reference-recipe.txt), from the schema's defaults. */
 export const RECIPE_DEFAULTS: Omit<WizardChoices, 'name' | 'dataTrain'> = {
@@ -65,6 +74,7 @@ function numberField(label: string, dotted: string) {
 
 /** What a numeric wizard field accepts: the spec's own ranges, so validate rarely has news. */
 export const NUMBER_FIELDS = {
+  imageSize: numberField('image size', 'data.image_size'),
   epochs: numberField('epochs', 'train.epochs'),
   batchSize: numberField('batch size per device', 'data.batch_size'),
   lr: numberField('learning rate', 'train.lr'),
@@ -103,10 +113,10 @@ export function defaultName(dataTrain: string, backbone: Backbone): string {
 
 export interface RunSpec {
   name: string;
-  data: { train: string; batch_size: number };
+  data: { train: string; batch_size: number; image_size?: number; workers?: number };
   model: { backbone: Backbone; pretrained: string | null; freeze: FreezeMode };
   train: { epochs: number; optimizer: 'momentum'; lr: number; momentum: number };
-  amp: { level: AmpLevel; loss_scale: 'dynamic' };
+  amp: { level: AmpLevel; loss_scale: LossScale };
   sink: { enabled: boolean };
   checkpoint: { every_steps: number; keep_max: number };
   device: { ids: number[]; nodes?: string[] };
@@ -116,13 +126,18 @@ export interface RunSpec {
 export function buildSpec(c: WizardChoices): RunSpec {
   return {
     name: c.name.trim(),
-    data: { train: c.dataTrain, batch_size: c.batchSize },
+    data: {
+      train: c.dataTrain,
+      batch_size: c.batchSize,
+      ...(c.imageSize !== undefined ? { image_size: c.imageSize } : {}),
+      ...(c.workers !== undefined ? { workers: c.workers } : {}),
+    },
     model: { backbone: c.backbone, pretrained: c.pretrained ?? null, freeze: c.freeze },
     train: { epochs: c.epochs, optimizer: 'momentum', lr: c.lr, momentum: specDefault('train.momentum') as number },
-    amp: { level: c.ampLevel, loss_scale: 'dynamic' },
-    sink: { enabled: specDefault('sink.enabled') as boolean },
+    amp: { level: c.ampLevel, loss_scale: c.lossScale ?? 'dynamic' },
+    sink: { enabled: c.sink ?? (specDefault('sink.enabled') as boolean) },
     checkpoint: {
-      every_steps: specDefault('checkpoint.every_steps') as number,
+      every_steps: c.checkpointEverySteps ?? (specDefault('checkpoint.every_steps') as number),
       keep_max: specDefault('checkpoint.keep_max') as number,
     },
     device: {
@@ -148,6 +163,8 @@ export function choicesFromSpec(spec: unknown): Partial<WizardChoices> {
   const train = obj(o.train);
   const amp = obj(o.amp);
   const device = obj(o.device);
+  const sink = obj(o.sink);
+  const checkpoint = obj(o.checkpoint);
   const out: Partial<WizardChoices> = {};
   if (typeof o.name === 'string') out.name = o.name;
   if (typeof data.train === 'string') out.dataTrain = data.train;
@@ -158,6 +175,11 @@ export function choicesFromSpec(spec: unknown): Partial<WizardChoices> {
   if (Number.isInteger(train.epochs)) out.epochs = train.epochs as number;
   if (Number.isInteger(data.batch_size)) out.batchSize = data.batch_size as number;
   if (typeof train.lr === 'number') out.lr = train.lr;
+  if (Number.isInteger(data.image_size)) out.imageSize = data.image_size as number;
+  if (Number.isInteger(data.workers)) out.workers = data.workers as number;
+  if (typeof sink.enabled === 'boolean') out.sink = sink.enabled;
+  if (oneOf(['dynamic', 'fixed', 'none'] as const, amp.loss_scale)) out.lossScale = amp.loss_scale;
+  if (Number.isInteger(checkpoint.every_steps)) out.checkpointEverySteps = checkpoint.every_steps as number;
   if (Array.isArray(device.ids) && device.ids.length > 0) {
     out.devices = device.ids.length;
     if (device.ids.every((i) => Number.isInteger(i) && (i as number) >= 0)) out.deviceIds = device.ids as number[];

@@ -24,10 +24,26 @@ function yamlValue(v: unknown): string {
   return JSON.stringify(v ?? null);
 }
 
-/** The first sentence of a field's description, without markdown, for a comment. */
-function gist(description: string | undefined): string {
-  const first = (description ?? '').split(/(?<=\.)\s/)[0].replace(/\*\*|`/g, '');
-  return first.length > 110 ? `${first.slice(0, 107)}...` : first;
+/**
+ * The first sentence of a field's description, without markdown, for a comment: always whole
+ * (never cut with "..."), and a long one is wrapped over several comment lines.
+ */
+export function gist(description: string | undefined, width = 110): string[] {
+  const first = (description ?? '')
+    .split(/(?<=\.)\s/)[0]
+    .replace(/\*\*|`/g, '')
+    .trim();
+  if (first === '') return [];
+  const lines: string[] = [];
+  let line = '';
+  for (const word of first.split(/\s+/)) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  if (line !== '') lines.push(line);
+  return lines;
 }
 
 function isObject(x: unknown): x is Record<string, unknown> {
@@ -53,7 +69,7 @@ export function writeSpec(
     const rule = fieldSchema([key]);
     const value = full[key];
     if (lines.length) lines.push('');
-    if (rule?.description) lines.push(`# ${gist(rule.description)}`);
+    for (const g of gist(rule?.description)) lines.push(`# ${g}`);
     if (!isObject(value)) {
       lines.push(`${key}: ${yamlValue(value)}`);
       continue;
@@ -63,7 +79,7 @@ export function writeSpec(
     const subKeys = [...subOrder.filter((k) => k in value), ...Object.keys(value).filter((k) => !subOrder.includes(k))];
     for (const sub of subKeys) {
       const subRule = fieldSchema([key, sub]);
-      if (subRule?.description) lines.push(`  # ${gist(subRule.description)}`);
+      for (const g of gist(subRule?.description)) lines.push(`  # ${g}`);
       lines.push(`  ${sub}: ${yamlValue(value[sub])}`);
     }
   }

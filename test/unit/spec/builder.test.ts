@@ -85,6 +85,10 @@ test('a spec file back to choices: known values kept, wrong types and unknown en
     lr: 0.01,
     devices: 1,
     deviceIds: [0],
+    // the spelled-out recipe parts come back too, so a spec file keeps them through the wizard
+    sink: true,
+    lossScale: 'dynamic',
+    checkpointEverySteps: 1000,
   });
   // picked devices survive the round trip (msrun trains on exactly these)
   const picked = buildSpec({ ...RECIPE_DEFAULTS, name: 'b', dataTrain: '/d', devices: 2, deviceIds: [2, 5] });

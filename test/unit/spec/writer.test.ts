@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { parseSpecText } from '../../../src/core/spec/file';
 import { checkSpec, specDefaults } from '../../../src/core/spec/schema';
-import { newSpecText, writeSpec, yamlScalar } from '../../../src/core/spec/writer';
+import { gist, newSpecText, writeSpec, yamlScalar } from '../../../src/core/spec/writer';
 
 test('New Run Spec: every field at the recipe default, a comment on each, and it validates', () => {
   const text = newSpecText('flowers', 'yaml');
@@ -81,4 +81,17 @@ test('snippets expand to specs the schema accepts', () => {
   };
   assert.equal(full.model.freeze, 'none');
   assert.equal(full.train.lr_schedule, 'cosine');
+});
+
+test('New Run Spec comments are whole sentences, never cut with "...", wrapped when long', () => {
+  const text = newSpecText('flowers', 'yaml', 'images/flowers');
+  const comments = text.split('\n').filter((l) => /^\s*#/.test(l));
+  assert.ok(comments.length > 20);
+  for (const c of comments) {
+    assert.doesNotMatch(c, /\.\.\.$/, c);
+    assert.ok(c.length <= 116, c);
+  }
+  assert.match(text, /^ {2}train: images\/flowers$/m);
+  assert.deepEqual(gist('A short one. And more.'), ['A short one.']);
+  assert.equal(gist('word '.repeat(40), 50).length, 4); // 10 words of 4 letters to a 49-character line
 });

@@ -1,0 +1,333 @@
+// "Start Ascend fine-tune", the short path: target (only when there is more than one), health (only
+// when the target cannot train), data folder (the workspace's image folders first, with their
+// counts), pretrained weights (a checkpoint, or none: then every layer trains), then ONE summary of
+// every setting where any line can be picked to change it, and Launch. With the defaults that is at
+// most five interactions from the palette (src/core/wizard/interactions.ts). The `auto` parts are
+// resolved for the target and the data before the summary (src/core/wizard/defaults.ts); the last
+// choices are remembered per target for the next time; "All settings…" opens the full wizard.
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import {
+  AMP_LEVELS,
+  BACKBONES,
+  checkName,
+  defaultName,
+  FREEZE_MODES,
+  parseNumberField,
+  RECIPE_DEFAULTS,
+  type NumberField,
+  type WizardChoices,
+} from '../../core/spec/builder';
+import type { TargetDef } from '../../core/targets/model';
+import { npuChoices } from '../../core/targets/model';
+import { imageFolderDescription } from '../../core/wizard/imageFolders';
+import { recallChoices, rememberChoices, rememberKey } from '../../core/wizard/remember';
+import { summaryLines, summaryTitle, withPretrained, type SummaryKey } from '../../core/wizard/summary';
+import type { App } from '../app';
+import { startWizard } from '../startWizard';
+import { BACK, input, pick, pickMany, type StepInfo } from '../quickInput';
+import { browse, browseStart, choose, execute } from './common';
+import { describeLocalData, resolvedFor, workspaceImageFolders } from './data';
+import { ensureHealthy } from './health';
+
+const TITLE = 'Start Ascend fine-tune';
+const LAST_TARGET = 'ascend.wizard.lastTarget';
+
+interface Short {
+  def: TargetDef;
+  c: WizardChoices;
+  /** Fields the user set (now or last time): resolved defaults leave them alone. */
+  userSet: Set<keyof WizardChoices>;
+  freezeChosen: boolean;
+}
+
+export async function startShortPath(app: App, start: { targetId?: string } = {}): Promise<void> {
+  const info = (step: number, total: number): StepInfo => ({ title: TITLE, step, totalSteps: total, back: false });
+  const targets = app.ctx.targets;
+  let def = start.targetId ? app.ctx.target(start.targetId) : undefined;
+  const askTarget = !def && targets.length > 1;
+  const total = askTarget ? 4 : 3;
+  if (!def && !askTarget) def = targets[0];
+  if (!def) {
+    const last = app.ctx.extension.globalState.get<string>(LAST_TARGET);
+    const r = await pick({
+      ...info(1, total),
+      items: targets.map((t) => ({
+        label: t.label,
+        description: t.description,
+        id: t.id,
+        iconPath: new vscode.ThemeIcon(t.kind === 'ssh' ? 'remote' : 'vm'),
+      })),
+      placeholder: 'Where to train',
+      active: app.ctx.target(last ?? '')?.label,
+    });
+    if (r === BACK || r === undefined) return;
+    def = app.ctx.target(r.id);
+    if (!def) return;
+  }
+  const first = askTarget ? 2 : 1;
+  if ((await ensureHealthy(app, def, info(first, total))) === 'cancel') return;
+  def = app.ctx.target(def.id) ?? def;
+
+  const recalled = recallChoices(app.ctx.extension.workspaceState.get(rememberKey(def.id)));
+  const st: Short = {
+    def,
+    c: { ...RECIPE_DEFAULTS, name: '', dataTrain: '', ...recalled.choices },
+    userSet: recalled.userSet,
+    freezeChosen: recalled.freezeChosen,
+  };
+  const data = await dataStep(app, st, info(first, total));
+  if (!data) return;
+  st.c.dataTrain = data;
+  const weights = await weightsStep(app, st, info(first + 1, total));
+  if (weights === undefined) return;
+  st.c = withPretrained(st.c, weights ?? undefined, st.freezeChosen);
+  if (!st.userSet.has('name') || !st.c.name) st.c.name = defaultName(st.c.dataTrain, st.c.backbone);
+  resolve(app, st);
+
+  for (;;) {
+    const r = await summary(app, st, info(first + 2, total));
+    if (r === undefined) return;
+    if (r === 'all') {
+      await startWizard(app, { targetId: st.def.id, choices: { ...st.c } });
+      return;
+    }
+    if (r === 'launch' || r === 'save') {
+      await remember(app, st);
+      const out = await execute(
+        app,
+        { ...st.c, targetId: st.def.id, action: r === 'save' ? 'saveAndLaunch' : 'launch' },
+        undefined,
+      );
+      if (out !== 'edit') return;
+      continue;
+    }
+    await edit(app, st, r, info(first + 2, total));
+    resolve(app, st);
+  }
+}
+
+async function remember(app: App, st: Short): Promise<void> {
+  await app.ctx.extension.workspaceState.update(rememberKey(st.def.id), rememberChoices(st.c, st.freezeChosen));
+  await app.ctx.extension.globalState.update(LAST_TARGET, st.def.id);
+}
+
+/** The target's and the data's answers for what the user has not set. */
+function resolve(app: App, st: Short): void {
+  const facts = describeLocalData(st.def, st.c.dataTrain);
+  const r = resolvedFor(app, st.def, st.c, facts, st.userSet.has('batchSize') ? st.c.batchSize : undefined);
+  const c = st.c;
+  if (!st.userSet.has('imageSize')) c.imageSize = r.imageSize;
+  if (!st.userSet.has('batchSize')) c.batchSize = r.batchSize;
+  if (!st.userSet.has('ampLevel')) c.ampLevel = r.ampLevel;
+  c.lossScale = c.ampLevel === 'O0' ? 'none' : 'dynamic';
+  c.sink = r.sink;
+  c.workers = r.workers;
+  c.checkpointEverySteps = r.checkpointEverySteps;
+}
+
+type DataItem = vscode.QuickPickItem & { use?: string; browse?: boolean };
+
+async function dataStep(app: App, st: Short, info: StepInfo): Promise<string | undefined> {
+  const def = st.def;
+  const r = await pick<DataItem>({
+    ...info,
+    placeholder: `Training data on ${def.label}: an image folder (one sub-folder per class). Type a path to use another.`,
+    items: async () => {
+      const items: DataItem[] = [];
+      const last = st.c.dataTrain;
+      const found = def.kind === 'local' ? workspaceImageFolders() : [];
+      const lastFound = found.find((f) => f.path === last);
+      if (last)
+        items.push({
+          label: `$(history) ${path.basename(last)}`,
+          description: lastFound ? imageFolderDescription(lastFound) : 'last used',
+          detail: last,
+          use: last,
+        });
+      for (const f of found) {
+        if (f.path === last) continue;
+        items.push({
+          label: `$(folder-library) ${vscode.workspace.asRelativePath(f.path)}`,
+          description: imageFolderDescription(f),
+          detail: f.path,
+          use: f.path,
+        });
+      }
+      items.push({ label: '$(folder-opened) Browse…', description: `folders on ${def.label}`, browse: true });
+      return items;
+    },
+    extraItems: (v) =>
+      /^[~/]/.test(v.trim()) ? [{ label: `$(check) Use ${v.trim()}`, use: v.trim(), alwaysShow: true }] : [],
+  });
+  if (r === BACK || r === undefined) return undefined;
+  if (r.use) {
+    if (r.use !== st.c.dataTrain) st.userSet.delete('name');
+    return r.use;
+  }
+  const b = await browse(app, def, info, st.c.dataTrain || browseStart(def), 'folder');
+  return b === BACK || b === undefined ? undefined : b;
+}
+
+type WeightsItem = vscode.QuickPickItem & { value?: string | null };
+
+/** The checkpoint, null for none, undefined when the user left. */
+async function weightsStep(app: App, st: Short, info: StepInfo): Promise<string | null | undefined> {
+  const items: WeightsItem[] = [
+    {
+      label: '$(circle-slash) None',
+      description: 'random initial weights: every layer trains (freeze none)',
+      value: null,
+    },
+    {
+      label: '$(folder-opened) Browse for a checkpoint…',
+      description: '.ckpt or .safetensors: from mindcv / ModelZoo, or a run of your own',
+    },
+  ];
+  if (st.c.pretrained)
+    items.unshift({
+      label: `$(history) ${path.basename(st.c.pretrained)}`,
+      description: 'last used',
+      detail: st.c.pretrained,
+      value: st.c.pretrained,
+    });
+  const r = await pick<WeightsItem>({
+    ...info,
+    items,
+    placeholder: `Pretrained weights for ${st.c.backbone} (optional: without them every layer trains from scratch)`,
+    active: items[0].label,
+  });
+  if (r === BACK || r === undefined) return undefined;
+  if (r.value !== undefined) return r.value;
+  const start = st.c.pretrained
+    ? path.posix.dirname(st.c.pretrained)
+    : st.c.dataTrain
+      ? path.dirname(st.c.dataTrain)
+      : browseStart(st.def);
+  const file = await browse(app, st.def, info, start, 'file');
+  if (file === BACK) return weightsStep(app, st, info);
+  return file;
+}
+
+type SummaryItem = vscode.QuickPickItem & { act: SummaryKey | 'launch' | 'save' | 'all' };
+
+async function summary(app: App, st: Short, info: StepInfo): Promise<SummaryItem['act'] | undefined> {
+  const facts = describeLocalData(st.def, st.c.dataTrain);
+  const input = { choices: st.c, target: st.def.label, data: facts, resolved: resolvedFor(app, st.def, st.c, facts) };
+  const launch: SummaryItem = {
+    label: `$(rocket) Launch on ${st.def.label}`,
+    description: 'validate, then start the run',
+    act: 'launch',
+  };
+  const items: SummaryItem[] = [
+    launch,
+    { label: '', kind: vscode.QuickPickItemKind.Separator, act: 'launch' },
+    ...summaryLines(input).map((l): SummaryItem => ({
+      label: `${l.label}: ${l.value}`,
+      description: l.note,
+      act: l.key,
+    })),
+    { label: '', kind: vscode.QuickPickItemKind.Separator, act: 'launch' },
+    { label: '$(list-unordered) All settings…', description: 'every step of the full wizard', act: 'all' },
+    { label: '$(save) Save as a spec file, then launch', act: 'save' },
+  ];
+  const r = await pick<SummaryItem>({
+    ...info,
+    items,
+    placeholder: `${summaryTitle(input)}. Pick a line to change it, or Launch.`,
+    active: launch.label,
+  });
+  return r === BACK || r === undefined ? undefined : r.act;
+}
+
+async function edit(app: App, st: Short, key: SummaryKey, info: StepInfo): Promise<void> {
+  const c = st.c;
+  const mark = (k: keyof WizardChoices) => st.userSet.add(k);
+  const number = async (field: NumberField, prompt: string) => {
+    const r = await input({
+      ...info,
+      value: String(c[field] ?? ''),
+      prompt,
+      validate: (v) => {
+        const p = parseNumberField(field, v);
+        return 'error' in p ? p.error : undefined;
+      },
+    });
+    if (typeof r !== 'string') return;
+    const p = parseNumberField(field, r);
+    if ('value' in p) {
+      c[field] = p.value;
+      mark(field);
+    }
+  };
+  switch (key) {
+    case 'data': {
+      const d = await dataStep(app, st, info);
+      if (d) {
+        c.dataTrain = d;
+        if (!st.userSet.has('name')) c.name = defaultName(d, c.backbone);
+      }
+      return;
+    }
+    case 'pretrained': {
+      const w = await weightsStep(app, st, info);
+      if (w !== undefined) st.c = withPretrained(c, w ?? undefined, st.freezeChosen);
+      return;
+    }
+    case 'imageSize':
+      return number('imageSize', 'Image size in pixels (the images are resized and cropped to it)');
+    case 'epochs':
+      return number('epochs', 'Epochs');
+    case 'batchSize':
+      return number('batchSize', 'Batch size per device');
+    case 'lr':
+      return number('lr', 'Learning rate (Momentum 0.9)');
+    case 'backbone':
+      await choose(info, BACKBONES, c.backbone, 'Backbone (a new classification head is added)', (v) => {
+        c.backbone = v;
+        mark('backbone');
+        if (!st.userSet.has('name')) c.name = defaultName(c.dataTrain, v);
+      });
+      return;
+    case 'freeze':
+      await choose(info, FREEZE_MODES, c.freeze, 'What to freeze', (v) => {
+        c.freeze = v;
+        st.freezeChosen = true;
+      });
+      return;
+    case 'amp':
+      await choose(info, AMP_LEVELS, c.ampLevel, 'Automatic mixed precision level', (v) => {
+        c.ampLevel = v;
+        mark('ampLevel');
+      });
+      return;
+    case 'devices': {
+      const choices = npuChoices(app.targets.doctorOutput(st.def.id));
+      if (choices.length <= 1) {
+        void vscode.window.showInformationMessage(
+          `${st.def.label} has ${choices.length === 0 ? 'no NPU: runs train on its CPU' : 'one NPU'}; "All settings…" also offers other machines.`,
+        );
+        return;
+      }
+      const current = new Set(c.deviceIds ?? [0]);
+      const r = await pickMany({
+        ...info,
+        items: choices.map((d) => ({ label: d.label, description: d.description, id: d.id })),
+        placeholder: 'NPUs to train on (more than one trains data-parallel through msrun)',
+        selected: (i) => current.has(i.id),
+      });
+      if (r === BACK || r === undefined) return;
+      c.deviceIds = r.map((i) => i.id);
+      c.devices = c.deviceIds.length;
+      return;
+    }
+    case 'name': {
+      const r = await input({ ...info, value: c.name, prompt: 'Run name', validate: checkName });
+      if (typeof r === 'string') {
+        c.name = r.trim();
+        mark('name');
+      }
+      return;
+    }
+  }
+}

@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import { complete, specSnippets } from '../../../src/server/completion';
+import { parseSpecDocument } from '../../../src/server/specDocument';
+
+function at(text: string, fileName = 'x.ascend.yaml') {
+  const offset = text.indexOf('|');
+  const clean = text.replace('|', '');
+  const td = TextDocument.create(`file:///w/${fileName}`, 'ascend-run', 1, clean);
+  return complete(parseSpecDocument(clean, fileName), td, offset, '/w');
+}
+
+const snippetNames = () => Object.keys(specSnippets());
+
+test('whole-spec snippets: offered once each, in an empty YAML spec at the top level only', () => {
+  assert.equal(snippetNames().length, 3);
+  const empty = at('|').filter((i) => i.kind === 15 /* Snippet */);
+  assert.deepEqual(
+    empty.map((i) => i.label),
+    snippetNames(),
+  );
+  // a value: enum values only, no snippet
+  const value = at('amp:\n  level: |\n');
+  assert.ok(value.length > 0);
+  assert.ok(
+    value.every((i) => !snippetNames().includes(String(i.label))),
+    JSON.stringify(value.map((i) => i.label)),
+  );
+  // a spec that has fields already: keys, no whole-spec snippet
+  const keys = at('name: x\n|');
+  assert.ok(keys.some((i) => i.label === 'data'));
+  assert.ok(keys.every((i) => !snippetNames().includes(String(i.label))));
+  // JSON specs: the snippets are YAML
+  assert.ok(at('{|}', 'x.ascend.json').every((i) => !snippetNames().includes(String(i.label))));
+});
