@@ -224,7 +224,7 @@ test('the full wizard: back navigation, recipe defaults fitted to the CPU target
   assert.deepEqual(spec, {
     name: 'wiz test',
     // resolved for this CPU-only machine: no loss scaling with fp32, no sink, loader threads within its cores
-    data: { train: data, batch_size: 4, image_size: 224, workers: Math.min(8, cpus().length) },
+    data: { train: data, batch_size: 4, image_size: 224, workers: cpus().length },
     model: { backbone: 'resnet34', pretrained: null, freeze: 'none' },
     train: { epochs: 1, optimizer: 'momentum', lr: 0.005, momentum: 0.9 },
     amp: { level: 'O0', loss_scale: 'none' },

@@ -72,7 +72,13 @@ export function resolveDefaults(i: ResolveInput): ResolvedDefaults {
   const ranks = Math.max(1, i.devices);
   let workers = RECIPE.workers;
   const cores = i.health?.ok === true ? i.health.cpuCount : undefined;
-  if (cores !== undefined && workers * ranks > cores) {
+  if (workers === 0) {
+    // 0 is the runner's "the cores available per rank": shown resolved when the target's cores are known.
+    if (cores !== undefined) {
+      workers = Math.max(1, Math.floor(cores / ranks));
+      reasons.workers = `${cores} CPU core${cores === 1 ? '' : 's'} over ${ranks} rank${ranks === 1 ? '' : 's'}`;
+    }
+  } else if (cores !== undefined && workers * ranks > cores) {
     workers = Math.max(1, Math.floor(cores / ranks));
     reasons.workers = `${cores} CPU core${cores === 1 ? '' : 's'}`;
   }

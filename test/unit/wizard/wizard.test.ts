@@ -99,7 +99,8 @@ test('defaults on an Ascend target keep the recipe; a batch larger than the data
   const r = resolveDefaults({ health: healthOf(ASCEND_DOCTOR), data: {}, epochs: 10, devices: 2 });
   assert.deepEqual(
     [r.ampLevel, r.lossScale, r.sink, r.workers, r.checkpointEverySteps, r.imageSize],
-    ['O2', 'dynamic', true, 8, 1000, 224],
+    // data.workers 0 is the runner's 'cores per rank': 192 cores over 2 ranks
+    ['O2', 'dynamic', true, 96, 1000, 224],
   );
   const small = resolveDefaults({ health: healthOf(CPU_DOCTOR), data: { images: 20 }, epochs: 1, devices: 1 });
   assert.equal(small.batchSize, 18);
