@@ -156,7 +156,8 @@ const OPTIONAL: Readonly<Record<string, (x: unknown) => boolean>> = {
   epoch: finite,
   step: finite,
   loss: finite,
-  best: (x) => obj(x) && (x.metrics == null || (obj(x.metrics) && (x.metrics.val_acc == null || finite(x.metrics.val_acc)))),
+  best: (x) =>
+    obj(x) && (x.metrics == null || (obj(x.metrics) && (x.metrics.val_acc == null || finite(x.metrics.val_acc)))),
 };
 
 /**

@@ -136,6 +136,7 @@ export function describe(view: RunView): string {
   if (best !== undefined) parts.push(`best ${(best * 100).toFixed(1)}%`);
   if (view.phase === 'reconnecting') parts.push('reconnecting…');
   if (view.phase === 'lost') parts.push('lost');
-  if (view.phase === 'finished' && view.status !== 'completed') parts.push(typeof view.status === 'string' ? view.status : '');
+  if (view.phase === 'finished' && view.status !== 'completed')
+    parts.push(typeof view.status === 'string' ? view.status : '');
   return parts.join(' · ');
 }

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { describeListed } from '../../../src/core/runs/presentation';
-import { parseListing, RunIndex, type KeyValueStore, type ListedRun, type RunRecord } from '../../../src/core/runs/runIndex';
+import {
+  parseListing,
+  RunIndex,
+  type KeyValueStore,
+  type ListedRun,
+  type RunRecord,
+} from '../../../src/core/runs/runIndex';
 import { runnerArgs, runRunner } from '../../../src/core/targets/runnerCli';
 
 /** A Memento stand-in that stores JSON, as VS Code's does, so nothing survives by reference. */

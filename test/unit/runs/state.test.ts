@@ -115,7 +115,13 @@ test('wrong types that reach the state do not throw: spec null, epoch not a numb
   const started = { v: 1, seq: 1, t: 1, type: 'run_started', spec: null } as unknown as RunEvent;
   const v = applyEvent(initialView(), started);
   assert.equal(v.totalEpochs, undefined);
-  const odd = { ...v, epoch: { toString: 1, valueOf: 1 }, loss: '0.5', bestValAcc: 'x', totalEpochs: [] } as unknown as RunView;
+  const odd = {
+    ...v,
+    epoch: { toString: 1, valueOf: 1 },
+    loss: '0.5',
+    bestValAcc: 'x',
+    totalEpochs: [],
+  } as unknown as RunView;
   assert.equal(describe(odd), '');
   const nested = { v: 1, seq: 2, t: 2, type: 'run_started', spec: { train: null } } as unknown as RunEvent;
   assert.equal(applyEvent(v, nested).totalEpochs, undefined);
