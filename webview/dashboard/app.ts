@@ -7,6 +7,7 @@ import { fill, h, setText } from './dom';
 import { ChartDrawer, type DrawFrame } from './drawCharts';
 import { applyAppend } from './ingest';
 import { renderPicker, type PickerRun } from './picker';
+import { renderVerdict } from './verdict';
 import {
   elapsedS,
   renderAmp,
@@ -36,6 +37,7 @@ export class DashboardApp {
 
   private readonly banner = h('div', { class: 'banner', role: 'alert', hidden: true });
   private readonly picker = h('nav', { class: 'picker', 'aria-label': 'Runs', hidden: true });
+  private readonly verdict = h('section', { class: 'verdict banner banner-warning', role: 'status', hidden: true });
   private readonly header = h('header', { class: 'run-header card' });
   private readonly final = h('section', { class: 'final card', hidden: true, 'aria-label': 'Final status' });
   private readonly amp = h('section', { class: 'amp card', 'aria-label': 'AMP health' });
@@ -139,7 +141,7 @@ export class DashboardApp {
       requestAnimationFrame(() => this.resizeCharts());
     });
 
-    fill(mount, this.banner, this.picker, this.header, this.final, this.tabs);
+    fill(mount, this.banner, this.picker, this.verdict, this.header, this.final, this.tabs);
     fill(this.header, h('p', { class: 'empty' }, 'Connecting to the run…'));
 
     new ResizeObserver(() => this.resizeCharts()).observe(this.chartsEl);
@@ -323,6 +325,7 @@ export class DashboardApp {
     if (this.structure() !== this.builtFor) this.rebuildPanels();
     if (this.mode === 'compare') {
       renderCompareHeader(this.header, runs, this.theme.palette);
+      renderVerdict(this.verdict, undefined);
       this.amp.hidden = true;
       this.final.hidden = true;
       const drawn = `compare:${runs.map((r) => `${r.header.key}=${r.evals.steps.length}`).join(',')}`;
@@ -333,6 +336,7 @@ export class DashboardApp {
       this.drawer.compare(runs, this.frame());
     } else {
       const run = runs[0];
+      renderVerdict(this.verdict, run.header);
       renderHeader(this.header, run.header, now);
       renderFinal(this.final, run.header);
       this.amp.hidden = false;

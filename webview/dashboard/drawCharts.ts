@@ -87,7 +87,8 @@ export class ChartDrawer {
     if (follow('lr', stepsNew)) give('lr', hasSteps ? ([s.steps, s.lr] as uPlot.AlignedData) : null, waiting);
 
     if (follow('lossScale', stepsNew)) {
-      const scaled = s.lossScale.some((v) => v !== null);
+      const applies = run.amp.applies !== false;
+      const scaled = applies && s.lossScale.some((v) => v !== null);
       give(
         'lossScale',
         scaled ? ([s.steps, s.lossScale, live.markers, live.overflowCounts] as uPlot.AlignedData) : null,
@@ -95,7 +96,9 @@ export class ChartDrawer {
           ? waiting
           : scaled
             ? undefined
-            : 'This run has no loss scaling (amp.loss_scale none), so there is no scale to chart.',
+            : !applies && run.amp.notApplicable
+              ? run.amp.notApplicable
+              : 'This run has no loss scaling (amp.loss_scale none), so there is no scale to chart.',
       );
     }
     if (follow('throughput', stepsNew))
