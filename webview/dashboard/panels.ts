@@ -121,9 +121,8 @@ export function renderFinal(el: HTMLElement, header: DashboardHeader): void {
   if (el.hidden) return fill(el);
   const status = header.status ?? 'lost';
   // Green "Run completed." only for a healthy run: with problems, amber (the reasons are in the verdict banner).
-  const headline = problems
-    ? `Run ${status} with problems (see above).`
-    : status === 'completed'
+  const headline =
+    status === 'completed'
       ? 'Run completed.'
       : status === 'stopped'
         ? 'Run stopped.'
@@ -135,6 +134,7 @@ export function renderFinal(el: HTMLElement, header: DashboardHeader): void {
   fill(
     el,
     h('strong', {}, headline),
+    problems ? h('span', { class: 'final-problems-note' }, ' With problems: see the verdict above.') : null,
     header.bestValAcc !== null && header.bestValAcc !== undefined
       ? h('span', { class: 'final-acc' }, ` Best val accuracy ${formatPercent(header.bestValAcc)}.`)
       : null,

@@ -43,9 +43,9 @@ export function stateIcon(state: ShownState): { id: string; color?: string } {
 }
 
 /**
- * The icon of a run in the Runs view: a bad run (its files cannot be used, `ls`'s `problem`) and a
- * run that ended with a `problems` verdict show a warning (amber) whatever their state, so
- * "completed" is green only for a healthy run.
+ * The icon of a run in the Runs view: a bad run (its files cannot be used, `ls`'s `problem`) shows
+ * a warning whatever its state; a run that ended with a `problems` verdict keeps its state's glyph
+ * in amber, so "completed" is green only for a healthy run.
  */
 export function runIcon(
   state: ShownState,
@@ -54,8 +54,9 @@ export function runIcon(
 ): { id: string; color?: string } {
   if (record.problem) return { id: 'warning', color: 'list.warningForeground' };
   const verdict = health ?? record.health;
+  // The state's own glyph (the run did complete or stop), in amber instead of green.
   if (!isLive(state) && verdict?.verdict === 'problems' && state !== 'failed')
-    return { id: 'warning', color: 'list.warningForeground' };
+    return { id: stateIcon(state).id, color: 'list.warningForeground' };
   return stateIcon(state);
 }
 

@@ -36,7 +36,7 @@ const record = (extra: Partial<RunRecord> = {}): RunRecord => ({
   ...extra,
 });
 
-test('Runs view icon: amber warning for completed-with-problems and for a bad run; green only when healthy', () => {
+test('Runs view icon: amber for completed-with-problems, a warning for a bad run; green only when healthy', () => {
   assert.deepEqual(runIcon('completed', record({ health: problems })), {
     id: 'warning',
     color: 'list.warningForeground',
