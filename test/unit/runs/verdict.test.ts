@@ -38,11 +38,11 @@ const record = (extra: Partial<RunRecord> = {}): RunRecord => ({
 
 test('Runs view icon: amber for completed-with-problems, a warning for a bad run; green only when healthy', () => {
   assert.deepEqual(runIcon('completed', record({ health: problems })), {
-    id: 'warning',
+    id: 'pass',
     color: 'list.warningForeground',
   });
   assert.deepEqual(runIcon('stopped', record({ health: problems })), {
-    id: 'warning',
+    id: 'debug-stop',
     color: 'list.warningForeground',
   });
   assert.deepEqual(runIcon('completed', record({ health: healthy })), { id: 'pass', color: 'testing.iconPassed' });
