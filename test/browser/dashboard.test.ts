@@ -676,6 +676,7 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
       return { verdict: getComputedStyle(v).borderLeftColor, final: f.className };
     });
     assert.match(colours.final, /final-problems/);
+    assert.equal(await page.locator('header.run-header .state').innerText(), 'completed with problems');
     assert.doesNotMatch(colours.final, /final-completed/);
     // the O0 run's header and AMP card agree: no loss scale applies
     const amp = await page.locator('header.run-header').innerText();

@@ -80,9 +80,11 @@ export function renderHeader(el: HTMLElement, header: DashboardHeader, nowS: num
       ? '–'
       : `${formatPercent(header.bestValAcc)}${header.bestCheckpoint ? ` (${header.bestCheckpoint})` : ''}`;
   setText(v.name, header.name);
-  setAttr(v.state, 'class', `state state-${state}`);
+  // A run that ended with a `problems` verdict: amber words, not the green "completed".
+  const problems = header.status !== undefined && header.status !== 'failed' && header.health?.verdict === 'problems';
+  setAttr(v.state, 'class', `state state-${problems ? 'problems' : state}`);
   setAttr(v.state, 'data-state', state);
-  setText(v.state, state);
+  setText(v.state, problems ? `${state} with problems` : state);
   setText(v.values.target, header.target);
   setText(v.values.backbone, header.backbone ?? '–');
   setText(v.values.amp, amp || '–');
