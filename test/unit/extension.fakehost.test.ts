@@ -161,13 +161,22 @@ test('activation: commands, views, targets; runs listed; the live run streams to
   assert.equal(fake.recorded.statusBar.at(-1)?.text, '$(pass) live completed');
   assert.equal(fake.recorded.statusBar.at(-1)?.visible, true);
 
+  // Rename Run… goes through the runner's meta: the label changes, meta.json holds the name.
+  fake.inputScript.push({ type: 'renamed live' });
+  await fake.commands.executeCommand('ascend.renameRun', { targetId: 'local', runId: '20261202-110000-live-bbbb' });
+  assert.deepEqual(
+    items().map((i) => i.label),
+    ['renamed live', 'old'],
+  );
+  assert.equal(JSON.parse(readFileSync(path.join(liveDir, 'meta.json'), 'utf8')).name, 'renamed live');
+
   // Delete Run asks first, then removes the directory through the target.
   fake.answers.set('Delete run "old"', 'Delete');
   await fake.commands.executeCommand('ascend.deleteRun', { targetId: 'local', runId: '20261202-100000-old-aaaa' });
   assert.ok(!existsSync(doneDir));
   assert.deepEqual(
     items().map((i) => i.label),
-    ['live'],
+    ['renamed live'],
   );
   assert.ok(existsSync(liveDir));
   assert.ok(!fake.recorded.messages.some((m) => m.severity === 'error'), JSON.stringify(fake.recorded.messages));
