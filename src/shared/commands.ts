@@ -12,6 +12,10 @@ export const COMMANDS = [
   { id: 'ascend.compareRuns', title: 'Compare Runs', icon: '$(graph)' },
   { id: 'ascend.reattach', title: 'Reattach', icon: '$(plug)' },
   { id: 'ascend.deleteRun', title: 'Delete Run', icon: '$(trash)' },
+  // A run's meta (name, notes, tags) through the runner's `meta` command.
+  { id: 'ascend.renameRun', title: 'Rename Run…', icon: '$(edit)' },
+  { id: 'ascend.editRunNotes', title: 'Edit Run Notes…', icon: '$(note)' },
+  { id: 'ascend.tagRun', title: 'Tag Run…', icon: '$(tag)' },
   { id: 'ascend.refresh', title: 'Refresh', icon: '$(refresh)' },
   { id: 'ascend.checkTarget', title: 'Check Target', icon: '$(pulse)' },
   { id: 'ascend.addSshTarget', title: 'Add SSH Target', icon: '$(add)' },

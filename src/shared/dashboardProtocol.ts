@@ -22,6 +22,10 @@ export interface DashboardHeader {
   /** The AMP level and loss-scale mode actually used (run_started.amp). */
   ampLevel?: string;
   lossScaleMode?: string;
+  /** The header's AMP words, decided with the AMP card (src/core/dashboard/ampScaling.ts). */
+  ampSummary?: string;
+  /** The run's health verdict once it ended (run_finished.health); null before, or from an older runner. */
+  health?: { verdict: 'healthy' | 'problems'; reasons: { code: string; message: string; fix: string }[] } | null;
   epoch?: number;
   totalEpochs?: number;
   step?: number;
@@ -80,6 +84,10 @@ export interface DeviceBlock {
 }
 
 export interface AmpHealth {
+  /** Loss scaling protects this run (fp16 with a scale); when false the card says so in one line. */
+  applies?: boolean;
+  /** Why it does not apply (an O0 run), for that line. */
+  notApplicable?: string;
   currentScale: number | null;
   overflowsTotal: number;
   /** Overflows among the last `window` steps. */

@@ -128,12 +128,50 @@ export interface CheckpointRef {
   metrics: Metrics;
 }
 
+/**
+ * One reason of a health verdict (docs/protocol.md, `run_finished.health`): a stable `code`, English
+ * `message` and `fix` sentences, and the numbers of the message as named parameters.
+ */
+export interface HealthReason {
+  code: string;
+  message: string;
+  fix: string;
+  [param: string]: unknown;
+}
+
+/** Whether a run learned something: `problems` when there is at least one reason. */
+export interface RunHealth {
+  verdict: 'healthy' | 'problems';
+  reasons: HealthReason[];
+}
+
 export interface RunFinishedEvent extends EventEnvelope<'run_finished'> {
   status: FinishStatus;
   error: RunError | null;
   best: CheckpointRef | null;
   /** epoch, step, total_steps, the last loss, and stop_reason for a stopped run. */
   final: Metrics | null;
+  /**
+   * The run's verdict; missing from runners before it, null in a rank other than 0. Not checked by
+   * `eventProblem` (a bad verdict must not drop the run's end): read it through `runHealth`.
+   */
+  health?: unknown;
+}
+
+/**
+ * A health verdict as the runner wrote it (`run_finished.health`, status.json's and `ls`'s
+ * `health`), checked: undefined for anything that is not one (null, a wrong verdict, no reasons
+ * array). Reasons that are not objects with a string `code` and `message` are dropped; a missing
+ * `fix` reads as "". A `problems` verdict whose reasons were all dropped keeps its verdict.
+ */
+export function runHealth(x: unknown): RunHealth | undefined {
+  if (!isObj(x) || (x.verdict !== 'healthy' && x.verdict !== 'problems') || !Array.isArray(x.reasons)) return undefined;
+  const reasons: HealthReason[] = [];
+  for (const r of x.reasons as unknown[]) {
+    if (!isObj(r) || typeof r.code !== 'string' || typeof r.message !== 'string') continue;
+    reasons.push({ ...r, code: r.code, message: r.message, fix: typeof r.fix === 'string' ? r.fix : '' });
+  }
+  return { verdict: reasons.length > 0 ? 'problems' : x.verdict, reasons };
 }
 
 export type KnownEvent =
@@ -327,4 +365,8 @@ export interface RunStatus {
   started_at: number;
   ended_at: number | null;
   exit_code: number | null;
+  /** After a failure, run_finished's `error`; null otherwise (missing before the field existed). */
+  error?: RunError | null;
+  /** The health verdict once the run ended (`runHealth` reads it), null while running. */
+  health?: unknown;
 }

@@ -4,7 +4,17 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RunRecord } from '../core/runs/runIndex';
-import { controlRun, RunnerError, runnerArgs, runRunner, type ControlAction } from '../core/targets/runnerCli';
+import {
+  controlRun,
+  RunnerError,
+  runnerArgs,
+  runRunner,
+  setRunMeta,
+  type ControlAction,
+  type MetaChange,
+} from '../core/targets/runnerCli';
+import { metaRefusal, tagChange, tagsText } from '../core/runs/meta';
+import { runnerErrorSentence } from '../core/runs/notices';
 import { describeListed, isLive, type ListedRunDetail } from '../core/runs/presentation';
 import { absolutizeSpecPaths, choicesFromSpec } from '../core/spec/builder';
 import { parseSpecText, SPEC_EXTENSIONS } from '../core/spec/file';
@@ -23,6 +33,7 @@ import { openConsole, openLogin } from './console';
 import { errorText } from './context';
 import { registerDashboards } from './dashboardPanel';
 import type { RunRef } from './runMonitor';
+import { runDisplayName } from './runs';
 import { saveSshTargets } from './settings';
 import { specLanguage } from './specLanguage';
 import { startWizard } from './startWizard';
@@ -79,7 +90,7 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
     );
     if (refs.length < 2) {
       const items = app.ctx.index.all().map((r) => ({
-        label: r.name ?? r.runId,
+        label: runDisplayName(app.ctx, r),
         description: `${app.runs.state(r)} · ${app.ctx.target(r.targetId)?.label ?? r.targetId}`,
         detail: r.runId,
         picked: refs.some((x) => x.targetId === r.targetId && x.runId === r.runId),
@@ -138,6 +149,42 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
     }
     await app.ctx.index.remove(record.targetId, record.runId);
     app.runs.refresh();
+  },
+  'ascend.renameRun': (app) => async (node) => {
+    const found = await resolveRun(app, node, 'Rename which run?');
+    if (!found) return;
+    const { record } = found;
+    const name = await vscode.window.showInputBox({
+      title: `Rename Run: ${runDisplayName(app.ctx, record)}`,
+      prompt: `The name shown for ${record.runId} (empty: the spec's name${record.name ? `, "${record.name}"` : ''})`,
+      value: record.meta?.name ?? '',
+    });
+    if (name === undefined) return;
+    await changeMeta(app, found, { name: name.trim() });
+  },
+  'ascend.editRunNotes': (app) => async (node) => {
+    const found = await resolveRun(app, node, 'Edit the notes of which run?');
+    if (!found) return;
+    const notes = await vscode.window.showInputBox({
+      title: `Run Notes: ${runDisplayName(app.ctx, found.record)}`,
+      prompt: 'Free text about this run (shown in its tooltip)',
+      value: found.record.meta?.notes ?? '',
+    });
+    if (notes === undefined) return;
+    await changeMeta(app, found, { notes });
+  },
+  'ascend.tagRun': (app) => async (node) => {
+    const found = await resolveRun(app, node, 'Tag which run?');
+    if (!found) return;
+    const typed = await vscode.window.showInputBox({
+      title: `Tag Run: ${runDisplayName(app.ctx, found.record)}`,
+      prompt: 'Tags, separated by commas or spaces (remove one to untag it)',
+      value: tagsText(found.record.meta),
+    });
+    if (typed === undefined) return;
+    const change = tagChange(found.record.meta?.tags ?? [], typed);
+    if (!change.tag?.length && !change.untag?.length) return;
+    await changeMeta(app, found, change);
   },
   'ascend.refresh': (app) => () => {
     app.ctx.reloadTargets();
@@ -267,10 +314,19 @@ export async function listRuns(app: App): Promise<void> {
     targets.map(async (def) => {
       try {
         await ctx.ensureRunner(def);
-        const out = await runRunner<{ runs?: ListedRunDetail[] }>(ctx.transport(def), runnerArgs.ls(def.runsRoot), {
-          timeoutMs: 60_000,
-        });
+        const out = await runRunner<{ runs?: ListedRunDetail[]; skipped?: unknown[] }>(
+          ctx.transport(def),
+          runnerArgs.ls(def.runsRoot),
+          {
+            timeoutMs: 60_000,
+          },
+        );
         const listed = Array.isArray(out.runs) ? out.runs : [];
+        // What runRunner left out or dropped (a run without an id, a field of the wrong type): logged, never fatal.
+        for (const w of Array.isArray(out.skipped) ? out.skipped : []) ctx.log.warn(`ls on ${def.label}: ${String(w)}`);
+        for (const l of listed)
+          if (typeof l.problem === 'string' && l.problem)
+            ctx.log.warn(`ls on ${def.label}: bad run ${l.run_id}: ${l.problem}`);
         await ctx.index.mergeListing(def.id, listed);
         // Runs that are not streaming take ls's progress; live ones get theirs from the stream.
         for (const l of listed) {
@@ -326,7 +382,7 @@ async function resolveRun(
       .all()
       .filter(filter)
       .map((r) => ({
-        label: r.name ?? r.runId,
+        label: runDisplayName(app.ctx, r),
         description: `${app.runs.state(r)} · ${app.ctx.target(r.targetId)?.label ?? r.targetId}`,
         detail: r.runId,
         record: r,
@@ -346,6 +402,22 @@ async function resolveRun(
     return undefined;
   }
   return { def, record };
+}
+
+/** A `meta` change on the run's target; the Runs view, dashboards and tooltips take the answer. */
+async function changeMeta(app: App, found: { def: TargetDef; record: RunRecord }, change: MetaChange): Promise<void> {
+  const { def, record } = found;
+  try {
+    await app.ctx.ensureRunner(def);
+    const meta = await setRunMeta(app.ctx.transport(def), record.runDir, change, { timeoutMs: 60_000 });
+    await app.ctx.index.annotate(record.targetId, record.runId, { meta });
+    app.ctx.log.info(`meta ${record.runId} on ${def.label}: ${JSON.stringify(meta)}`);
+    app.runs.refresh();
+  } catch (e) {
+    const info = e instanceof RunnerError ? e.info : undefined;
+    const why = metaRefusal(info) ?? (info ? runnerErrorSentence(info) : undefined) ?? errorText(e);
+    void vscode.window.showErrorMessage(`Could not change run "${runDisplayName(app.ctx, record)}": ${why}`);
+  }
 }
 
 /** Stop or Save Checkpoint Now through the runner's `control`, with its answer shown. */

@@ -15,6 +15,7 @@ import type { RunEvent } from '../shared/eventsProtocol';
 import type { App } from './app';
 import { errorText } from './context';
 import { runKey, type RunRef, type StreamActivity } from './runMonitor';
+import { runDisplayName } from './runs';
 import { bundleAssets, webviewOptions } from './webviewAssets';
 
 export const DASHBOARD_VIEW_TYPE = 'ascend.dashboard';
@@ -92,7 +93,7 @@ class DashboardPanel {
     const { ctx } = this.app;
     const record = ctx.index.get(ref.targetId, ref.runId);
     const def = record && ctx.target(record.targetId);
-    this.session.addRun(key, { name: record?.name ?? ref.runId, target: def?.label ?? ref.targetId });
+    this.session.addRun(key, { name: runDisplayName(this.app.ctx, ref), target: def?.label ?? ref.targetId });
     if (!record || !def) {
       this.session.status(
         key,
@@ -202,7 +203,7 @@ export class Dashboards implements vscode.Disposable {
   }
 
   private title(refs: RunRef[]): string {
-    const names = refs.map((r) => this.app.ctx.index.get(r.targetId, r.runId)?.name ?? r.runId);
+    const names = refs.map((r) => runDisplayName(this.app.ctx, r));
     if (names.length === 1) return `Dashboard: ${names[0]}`;
     const text = `Compare: ${names.join(', ')}`;
     return text.length > 60 ? `Compare: ${names.length} runs` : text;

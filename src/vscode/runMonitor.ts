@@ -5,11 +5,18 @@
 import * as vscode from 'vscode';
 import { FollowError, followRun } from '../core/runs/attach';
 import type { RunRecord } from '../core/runs/runIndex';
-import { lostNotice, RunNotices, streamStoppedNotice, type Notice, type NoticeAction } from '../core/runs/notices';
-import { statusBarText } from '../core/runs/presentation';
+import {
+  lostNotice,
+  runnerErrorSentence,
+  RunNotices,
+  streamStoppedNotice,
+  type Notice,
+  type NoticeAction,
+} from '../core/runs/notices';
+import { finishedStatusText, statusBarText } from '../core/runs/presentation';
 import { applyEvent, applySignal, describe, initialView, type RunView, type TransportSignal } from '../core/runs/state';
 import type { CommandId } from '../shared/commands';
-import type { RunEvent, RunState } from '../shared/eventsProtocol';
+import { isKnownEvent, runHealth, type RunEvent, type RunFinishedEvent, type RunState } from '../shared/eventsProtocol';
 import { errorText, type Ctx } from './context';
 
 /** Names one run: the key of the index and of live streams. */
@@ -33,9 +40,15 @@ interface Live {
   notifyAfter: number;
   notices: RunNotices;
   lastPersist: number;
+  /** Flushes a burst of warnings once the stream is quiet for BURST_QUIET_MS. */
+  burstTimer?: NodeJS.Timeout;
 }
 
 const UI_INTERVAL_MS = 250;
+/** Warnings held for one notification are shown this long after the last one if nothing else comes. */
+const BURST_QUIET_MS = 1500;
+/** How long the status bar shows how the last run ended, once no run is live. */
+const FINISHED_SHOWN_MS = 60_000;
 const PERSIST_INTERVAL_MS = 2000;
 
 export class RunMonitor implements vscode.Disposable {
@@ -51,6 +64,8 @@ export class RunMonitor implements vscode.Disposable {
   private uiTimer: NodeJS.Timeout | undefined;
   /** The run the status bar shows: the one that had the latest event. */
   private shown: string | undefined;
+  /** The last run that ended, shown in the status bar for a while when nothing is live. */
+  private lastFinished: { ref: RunRef; text: string; warning: boolean; until: number } | undefined;
 
   constructor(
     private readonly ctx: Ctx,
@@ -124,13 +139,17 @@ export class RunMonitor implements vscode.Disposable {
         },
         onBadLine: (line, error) =>
           log.warn(`run ${key}: skipped a bad event line (${error.message}): ${line.slice(0, 200)}`),
+        onRunnerWarning: (w) => log.warn(`run ${key}: attach ${w.kind}: ${w.message}`),
         onGap: (expected, got) => log.error(`run ${key}: events jumped from seq ${expected} to ${got}`),
       })) {
         received++;
         this.update(live, applyEvent(live.view, event));
         this.activity.fire({ ref: live.ref, event });
-        if (event.seq > live.notifyAfter)
+        if (isKnownEvent(event) && event.type === 'run_finished') this.finished(live, event);
+        if (event.seq > live.notifyAfter) {
           for (const n of live.notices.event(event, this.ctx.settings.notifyWarnings)) this.notify(n, live.ref);
+          this.holdBurst(live);
+        }
       }
     } catch (e) {
       if (e instanceof FollowError && e.info?.kind === 'lost') {
@@ -141,9 +160,12 @@ export class RunMonitor implements vscode.Disposable {
         log.error(
           `run ${key}: stopped streaming: ${errorText(e)}${e instanceof FollowError && e.stderrTail ? `\n${e.stderrTail}` : ''}`,
         );
-        this.notify(streamStoppedNotice(live.name, errorText(e)), live.ref);
+        const sentence = e instanceof FollowError && e.info ? runnerErrorSentence(e.info) : undefined;
+        this.notify(streamStoppedNotice(live.name, sentence ?? errorText(e)), live.ref);
       }
     } finally {
+      clearTimeout(live.burstTimer);
+      for (const n of live.notices.flush(this.ctx.settings.notifyWarnings)) this.notify(n, live.ref);
       if (this.live.get(key) === live) this.live.delete(key);
       await this.persist(live, true);
       log.info(
@@ -151,6 +173,24 @@ export class RunMonitor implements vscode.Disposable {
       );
       this.changedSoon();
     }
+  }
+
+  /** Warnings held for one notification: shown once the stream has been quiet a moment. */
+  private holdBurst(live: Live): void {
+    clearTimeout(live.burstTimer);
+    if (!live.notices.holding) return;
+    live.burstTimer = setTimeout(() => {
+      for (const n of live.notices.flush(this.ctx.settings.notifyWarnings)) this.notify(n, live.ref);
+    }, BURST_QUIET_MS);
+  }
+
+  /** The run's end: the index keeps its verdict, the status bar shows it for a while. */
+  private finished(live: Live, event: RunFinishedEvent): void {
+    const health = runHealth(event.health);
+    if (health) void this.ctx.index.annotate(live.ref.targetId, live.ref.runId, { health });
+    const shown = finishedStatusText(live.name, event.status, health);
+    this.lastFinished = { ref: live.ref, ...shown, until: Date.now() + FINISHED_SHOWN_MS };
+    setTimeout(() => this.changedSoon(), FINISHED_SHOWN_MS + 100).unref?.();
   }
 
   private update(live: Live, view: RunView): void {
@@ -185,7 +225,12 @@ export class RunMonitor implements vscode.Disposable {
           ? vscode.window.showWarningMessage
           : vscode.window.showInformationMessage;
     void show(n.message, ...n.actions).then((a) => {
-      if (a === 'Open Dashboard') void vscode.commands.executeCommand('ascend.openDashboard' satisfies CommandId, ref);
+      if (a === 'Show All') {
+        const details = n.details ?? [n.message];
+        for (const d of details) this.ctx.log.info(`run ${runKey(ref)}: ${d}`);
+        void show(n.message.replace(/ \(\+\d+ more\)$/, ''), { modal: true, detail: details.join('\n\n') });
+      } else if (a === 'Open Dashboard')
+        void vscode.commands.executeCommand('ascend.openDashboard' satisfies CommandId, ref);
       else if (a === 'Reattach') void vscode.commands.executeCommand('ascend.reattach' satisfies CommandId, ref);
       else if (a) this.onAction(a, ref);
     });
@@ -203,9 +248,23 @@ export class RunMonitor implements vscode.Disposable {
   private renderStatusBar(): void {
     const live = [...this.live.values()];
     if (live.length === 0) {
-      this.statusBar.hide();
+      const f = this.lastFinished;
+      if (!f || Date.now() > f.until) {
+        this.statusBar.hide();
+        return;
+      }
+      this.statusBar.text = f.text;
+      this.statusBar.backgroundColor = f.warning ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+      this.statusBar.tooltip = `Ascend run ${f.ref.runId}\nClick to open its dashboard.`;
+      this.statusBar.command = {
+        title: 'Open Dashboard',
+        command: 'ascend.openDashboard' satisfies CommandId,
+        arguments: [f.ref],
+      };
+      this.statusBar.show();
       return;
     }
+    this.statusBar.backgroundColor = undefined;
     const run = (this.shown && this.live.get(this.shown)) || live[0];
     const more = live.length > 1 ? ` (+${live.length - 1})` : '';
     this.statusBar.text = statusBarText(run.name, run.view) + more;

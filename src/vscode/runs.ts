@@ -3,11 +3,12 @@
 import * as vscode from 'vscode';
 import {
   canDelete,
+  displayNames,
   runContextValue,
   runDescription,
+  runIcon,
   runTooltip,
   shownState,
-  stateIcon,
   type ShownState,
 } from '../core/runs/presentation';
 import type { RunRecord } from '../core/runs/runIndex';
@@ -63,14 +64,17 @@ export class RunsView implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
       return item;
     }
     const record = this.ctx.index.get(node.targetId, node.runId);
-    const item = new vscode.TreeItem(record?.name ?? node.runId, vscode.TreeItemCollapsibleState.None);
+    const item = new vscode.TreeItem(runDisplayName(this.ctx, node), vscode.TreeItemCollapsibleState.None);
     item.id = `run/${runKey(node)}`;
     if (!record) return item;
     const view = this.monitor.view(record);
     const state = this.state(record);
-    const icon = stateIcon(state);
+    const icon = runIcon(state, record);
     item.iconPath = new vscode.ThemeIcon(icon.id, icon.color ? new vscode.ThemeColor(icon.color) : undefined);
-    item.description = runDescription((view && describe(view)) || record.description || state, record);
+    item.description = runDescription((view && describe(view)) || record.description || state, record, {
+      state,
+      health: record.health,
+    });
     const targetLabel = this.ctx.target(record.targetId)?.label ?? record.targetId;
     item.tooltip = runTooltip(record, targetLabel, state);
     item.contextValue = runContextValue(state);
@@ -91,6 +95,17 @@ export class RunsView implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
     for (const s of this.subscriptions) s.dispose();
     this.changed.dispose();
   }
+}
+
+/**
+ * The name a run shows everywhere (Runs view, dashboard and checkpoint explorer titles): its meta
+ * name, else the spec's, else its id, with its id's last 4 hex digits when another run of its
+ * target would show the same (the runner's `display_name` rule, so a fresh run is named as `ls`
+ * will name it).
+ */
+export function runDisplayName(ctx: Pick<Ctx, 'index'>, ref: RunRef): string {
+  const siblings = ctx.index.byTarget().get(ref.targetId) ?? [];
+  return displayNames(siblings).get(ref.runId) ?? ctx.index.get(ref.targetId, ref.runId)?.name ?? ref.runId;
 }
 
 function rank(order: string[], id: string): number {

@@ -566,6 +566,135 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
     await page.close();
   });
 
+  test('the verdict: an amber banner with every reason and fix for a run with problems, none for a healthy one', async () => {
+    // Two finished runs written by hand in the runner's format (docs/protocol.md): the same events,
+    // one verdict "problems" (the reasons of a real lr 100 run), one "healthy".
+    const reasons = [
+      {
+        code: 'loss_rose',
+        message: 'The loss rose from 9.1 to 2000 (medians of the first and last 3 steps).',
+        fix: 'Lower train.lr (for example by 10x), or add train.warmup_steps.',
+        early_loss: 9.1,
+        late_loss: 2000,
+        window: 3,
+        steps: 10,
+      },
+      {
+        code: 'chance_level',
+        message: 'The best validation accuracy, 25.0%, is within 17.7% of chance (25.0% for 4 classes on 24 images).',
+        fix: 'Train longer or with another train.lr.',
+        best_val_acc: 0.25,
+      },
+    ];
+    const write = (id: string, health: unknown) => {
+      const dir = path.join(runsRoot, id);
+      mkdirSync(dir);
+      const t0 = 1796210000;
+      const status = {
+        run_id: id,
+        state: 'completed',
+        pid: null,
+        host: 'x',
+        started_at: t0,
+        ended_at: t0 + 9,
+        exit_code: 0,
+        health,
+      };
+      writeFileSync(path.join(dir, 'status.json'), JSON.stringify(status));
+      writeFileSync(path.join(dir, 'spec.json'), JSON.stringify(spec(id, '/nowhere', 1)));
+      const ev = [
+        {
+          type: 'run_started',
+          run_id: id,
+          spec: spec(id, '/nowhere', 1),
+          classes: ['a', 'b', 'c', 'd'],
+          num_train: 96,
+          num_val: 24,
+          steps_per_epoch: 5,
+          total_steps: 5,
+          versions: {},
+          device: 'CPU',
+          amp: { level: 'O0', loss_scale: 'dynamic' },
+        },
+        ...[1, 2, 3, 4, 5].map((n) => ({
+          type: 'step',
+          epoch: 1,
+          step: n,
+          loss: 9 * n,
+          lr: 100,
+          loss_scale: 16777216,
+          overflow: false,
+          skipped: false,
+          step_ms: 100,
+          img_per_s: 100,
+        })),
+        {
+          type: 'eval',
+          epoch: 1,
+          step: 5,
+          val_loss: 2000,
+          val_acc: 0.25,
+          per_class_acc: [1, 0, 0, 0],
+          confusion: null,
+        },
+        {
+          type: 'run_finished',
+          status: 'completed',
+          error: null,
+          best: null,
+          final: { epoch: 1, step: 5, total_steps: 5, loss: 45 },
+          health,
+        },
+      ];
+      writeFileSync(
+        path.join(dir, 'events.jsonl'),
+        ev.map((e, i) => JSON.stringify({ v: 1, seq: i + 1, t: t0 + i, ...e })).join('\n') + '\n',
+      );
+      return id;
+    };
+    const bad = write('20261202-100000-verdict-bad-0bad', { verdict: 'problems', reasons });
+    const good = write('20261202-100000-verdict-good-9009', { verdict: 'healthy', reasons: [] });
+    await until(
+      'both listed',
+      () => srv.runs().filter((r) => r.runId === bad || r.runId === good).length === 2,
+      10_000,
+    );
+
+    const page = await openPage(`&run=${srv.runs().find((r) => r.runId === bad)!.key}`);
+    const banner = page.locator('section.verdict');
+    await banner.waitFor({ state: 'visible', timeout: 30_000 });
+    const text = await banner.innerText();
+    assert.match(text, /^Run completed with problems/);
+    for (const r of reasons) {
+      assert.ok(text.includes(r.message), `${r.code}'s message in the banner: ${text}`);
+      assert.ok(text.includes(`Fix: ${r.fix}`), `${r.code}'s fix in the banner: ${text}`);
+    }
+    // amber, not green: the warning colour of the theme, and the final card is not the green one
+    const colours = await page.evaluate(() => {
+      const v = document.querySelector('section.verdict')!;
+      const f = document.querySelector('section.final')!;
+      return { verdict: getComputedStyle(v).borderLeftColor, final: f.className };
+    });
+    assert.match(colours.final, /final-problems/);
+    assert.equal(await page.locator('header.run-header .state').innerText(), 'completed with problems');
+    assert.doesNotMatch(colours.final, /final-completed/);
+    // the O0 run's header and AMP card agree: no loss scale applies
+    const amp = await page.locator('header.run-header').innerText();
+    assert.match(amp, /O0 \(full precision\), no loss scaling needed/);
+    assert.doesNotMatch(amp, /loss scale dynamic|2\^24/);
+    assert.match(await page.locator('section.amp').innerText(), /Loss scaling does not apply: O0/);
+    await page.screenshot({ path: path.join(OUT, 'verdict-problems.png'), fullPage: true });
+    await page.close();
+
+    const healthy = await openPage(`&run=${srv.runs().find((r) => r.runId === good)!.key}`);
+    await healthy.locator('section.final', { hasText: 'Run completed.' }).waitFor({ timeout: 30_000 });
+    assert.equal(await healthy.locator('section.verdict').isVisible(), false);
+    const body = await healthy.locator('body').innerText();
+    assert.doesNotMatch(body, /with problems/);
+    assert.match((await healthy.locator('section.final').getAttribute('class')) ?? '', /final-completed/);
+    await healthy.close();
+  });
+
   test("inside VS Code's themes: the editor's variables win over the browser fallbacks, charts follow a theme change", async () => {
     const key = srv.runs().find((r) => r.runId === runA.run_id)!.key;
     const page = await openPage(`&run=${key}`, 'light');

@@ -156,8 +156,19 @@ test('activation: commands, views, targets; runs listed; the live run streams to
   for (let i = 0; i < 40 && items()[0].contextValue !== 'run.completed.done'; i++) await sleep(50);
   assert.equal(items()[0].contextValue, 'run.completed.done');
   assert.match(String(items()[0].description), /epoch 2\/2 · loss 0\.250 · best 75\.0%/);
-  for (let i = 0; i < 40 && fake.recorded.statusBar.at(-1)?.visible !== false; i++) await sleep(50);
-  assert.equal(fake.recorded.statusBar.at(-1)?.visible, false, 'no live run: no status bar item');
+  // No live run: the status bar says how the last one ended (a healthy run: the plain green words).
+  for (let i = 0; i < 40 && !/live completed/.test(fake.recorded.statusBar.at(-1)?.text ?? ''); i++) await sleep(50);
+  assert.equal(fake.recorded.statusBar.at(-1)?.text, '$(pass) live completed');
+  assert.equal(fake.recorded.statusBar.at(-1)?.visible, true);
+
+  // Rename Run… goes through the runner's meta: the label changes, meta.json holds the name.
+  fake.inputScript.push({ type: 'renamed live' });
+  await fake.commands.executeCommand('ascend.renameRun', { targetId: 'local', runId: '20261202-110000-live-bbbb' });
+  assert.deepEqual(
+    items().map((i) => i.label),
+    ['renamed live', 'old'],
+  );
+  assert.equal(JSON.parse(readFileSync(path.join(liveDir, 'meta.json'), 'utf8')).name, 'renamed live');
 
   // Delete Run asks first, then removes the directory through the target.
   fake.answers.set('Delete run "old"', 'Delete');
@@ -165,7 +176,7 @@ test('activation: commands, views, targets; runs listed; the live run streams to
   assert.ok(!existsSync(doneDir));
   assert.deepEqual(
     items().map((i) => i.label),
-    ['live'],
+    ['renamed live'],
   );
   assert.ok(existsSync(liveDir));
   assert.ok(!fake.recorded.messages.some((m) => m.severity === 'error'), JSON.stringify(fake.recorded.messages));

@@ -69,17 +69,22 @@ export function renderHeader(el: HTMLElement, header: DashboardHeader, nowS: num
   const state = stateOf(header);
   const step = header.step ?? 0;
   const total = header.totalSteps ?? 0;
-  const amp = [header.ampLevel, header.lossScaleMode ? `loss scale ${header.lossScaleMode}` : undefined]
-    .filter(Boolean)
-    .join(', ');
+  // Worded by the host with the AMP card (an older host: level and mode as they are).
+  const amp =
+    header.ampSummary ??
+    [header.ampLevel, header.lossScaleMode ? `loss scale ${header.lossScaleMode}` : undefined]
+      .filter(Boolean)
+      .join(', ');
   const best =
     header.bestValAcc === null || header.bestValAcc === undefined
       ? '–'
       : `${formatPercent(header.bestValAcc)}${header.bestCheckpoint ? ` (${header.bestCheckpoint})` : ''}`;
   setText(v.name, header.name);
-  setAttr(v.state, 'class', `state state-${state}`);
+  // A run that ended with a `problems` verdict: amber words, not the green "completed".
+  const problems = header.status !== undefined && header.status !== 'failed' && header.health?.verdict === 'problems';
+  setAttr(v.state, 'class', `state state-${problems ? 'problems' : state}`);
   setAttr(v.state, 'data-state', state);
-  setText(v.state, state);
+  setText(v.state, problems ? `${state} with problems` : state);
   setText(v.values.target, header.target);
   setText(v.values.backbone, header.backbone ?? '–');
   setText(v.values.amp, amp || '–');
@@ -108,12 +113,16 @@ function text(v: unknown): string {
 /** The finished run's outcome; a failure shows its error and trace. */
 export function renderFinal(el: HTMLElement, header: DashboardHeader): void {
   const hidden = !header.status && header.phase !== 'lost';
-  const drawn = hidden ? 'hidden' : JSON.stringify([header.status, header.phase, header.bestValAcc, header.error]);
+  const problems = header.status !== 'failed' && header.health?.verdict === 'problems';
+  const drawn = hidden
+    ? 'hidden'
+    : JSON.stringify([header.status, header.phase, header.bestValAcc, header.error, problems]);
   if (el.dataset.drawn === drawn) return;
   el.dataset.drawn = drawn;
   el.hidden = hidden;
   if (el.hidden) return fill(el);
   const status = header.status ?? 'lost';
+  // Green "Run completed." only for a healthy run: with problems, amber (the reasons are in the verdict banner).
   const headline =
     status === 'completed'
       ? 'Run completed.'
@@ -123,10 +132,11 @@ export function renderFinal(el: HTMLElement, header: DashboardHeader): void {
           ? 'The training process is gone without finishing the run.'
           : 'Run failed.';
   const err = header.error;
-  el.className = `final card final-${status}`;
+  el.className = `final card final-${problems ? 'problems' : status}`;
   fill(
     el,
     h('strong', {}, headline),
+    problems ? h('span', { class: 'final-problems-note' }, ' With problems: see the verdict above.') : null,
     header.bestValAcc !== null && header.bestValAcc !== undefined
       ? h('span', { class: 'final-acc' }, ` Best val accuracy ${formatPercent(header.bestValAcc)}.`)
       : null,
@@ -150,6 +160,37 @@ const ampViews = new WeakMap<HTMLElement, AmpView>();
 
 /** The AMP health card: built once; figures are written when they change, the diagnosis list when it does. */
 export function renderAmp(el: HTMLElement, amp: AmpHealth, mode: string | undefined): void {
+  if (amp.applies === false && amp.notApplicable) {
+    // Loss scaling does not apply (an O0 run): one line, and only the diagnoses that are not about scaling.
+    const serious = amp.diagnosis.filter((d) => d.code !== 'ok' && d.severity !== 'info');
+    const drawn = JSON.stringify(['na', amp.notApplicable, serious]);
+    if (el.dataset.drawn === drawn) return;
+    el.dataset.drawn = drawn;
+    ampViews.delete(el);
+    fill(
+      el,
+      h('h3', {}, 'AMP health'),
+      h('p', { class: 'not-applicable', 'data-field': 'amp-not-applicable' }, amp.notApplicable),
+      serious.length
+        ? h(
+            'ul',
+            { class: 'diagnosis' },
+            ...serious.map((d) =>
+              h(
+                'li',
+                { class: `diag diag-${d.severity}`, 'data-code': d.code },
+                h('span', { class: 'sev' }, d.severity),
+                ' ',
+                d.message,
+                d.fix ? h('div', { class: 'fix' }, 'Fix: ', d.fix) : null,
+              ),
+            ),
+          )
+        : null,
+    );
+    return;
+  }
+  delete el.dataset.drawn;
   let v = ampViews.get(el);
   if (!v || !el.contains(v.diagnosis)) {
     const values = Array.from({ length: 5 }, () => h('span', { class: 'field-value' }));

@@ -9,6 +9,7 @@
 //   checked): data or learning rate, not mixed precision.
 // - no loss scaling with fp16 (O2/O3): small gradients underflow to zero and overflows go unseen.
 import type { AmpDiagnosis, AmpHealth } from '../../shared/dashboardProtocol';
+import { ampScaling } from './ampScaling';
 import type { RunSeriesStore } from './seriesStore';
 
 export const AMP_WINDOW = 200;
@@ -135,7 +136,10 @@ export function ampHealth(store: RunSeriesStore, window = AMP_WINDOW): AmpHealth
             : 'No loss-scale problem: recent steps are not overflowing.',
     });
   }
+  const scaling = ampScaling(level, mode);
   return {
+    applies: scaling.applies,
+    ...(scaling.notApplicable ? { notApplicable: scaling.notApplicable } : {}),
     currentScale: Number.isNaN(currentScale) ? null : currentScale,
     overflowsTotal: store.overflowsTotal,
     overflowsRecent,

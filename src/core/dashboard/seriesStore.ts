@@ -10,7 +10,7 @@ import type {
   RunStartedEvent,
   StepEvent,
 } from '../../shared/eventsProtocol';
-import { isKnownEvent } from '../../shared/eventsProtocol';
+import { isKnownEvent, runHealth, type RunHealth } from '../../shared/eventsProtocol';
 import type {
   DashboardHeader,
   DeviceBlock,
@@ -19,6 +19,7 @@ import type {
   RunNotice,
   StepBlock,
 } from '../../shared/dashboardProtocol';
+import { ampScaling } from './ampScaling';
 import { applyEvent, applySignal, initialView, type RunView, type TransportSignal } from '../runs/state';
 
 /** A float column that grows by doubling; `length` rows are valid. */
@@ -350,6 +351,8 @@ export class RunSeriesStore {
       bestCheckpoint: this.bestCheckpoint?.file ?? null,
       globalBatch: st?.globalBatch,
       classes: st?.classes ?? [],
+      ampSummary: ampScaling(st?.ampLevel, st?.lossScaleMode).summary,
+      health: dashboardHealth(runHealth(f?.health)),
       error: f?.error
         ? {
             kind: String(f.error.kind),
@@ -422,4 +425,10 @@ export class RunSeriesStore {
     }
     return { steps: d.steps.slice(from), t: d.t.slice(from), devices };
   }
+}
+
+/** The verdict as the header carries it: code, message and fix of each reason (no parameters). */
+export function dashboardHealth(h: RunHealth | undefined): DashboardHeader['health'] {
+  if (!h) return null;
+  return { verdict: h.verdict, reasons: h.reasons.map((r) => ({ code: r.code, message: r.message, fix: r.fix })) };
 }

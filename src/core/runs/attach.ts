@@ -24,6 +24,38 @@ export interface FollowOptions {
   onBadLine?: BadLineHandler;
   onGap?: GapHandler;
   onReconnect?: (info: ReconnectInfo) => void;
+  /**
+   * A `{"warning": {kind, message, ...}}` line of attach's stderr (a `bad_line` it skipped): to
+   * log. Never a failure: the stream goes on, and such lines stay out of the stderr tail.
+   */
+  onRunnerWarning?: (warning: AttachWarning) => void;
+}
+
+/** One warning line of attach's stderr (docs/protocol.md, `attach`). */
+export interface AttachWarning {
+  kind: string;
+  message: string;
+  line?: number;
+}
+
+/** The warning of one stderr line, when the line is `{"warning": {...}}`; else undefined. */
+export function attachWarning(line: string): AttachWarning | undefined {
+  const t = line.trim();
+  if (!t.startsWith('{"warning"')) return undefined;
+  let v: unknown;
+  try {
+    v = JSON.parse(t);
+  } catch {
+    return undefined;
+  }
+  const w = (v as { warning?: unknown }).warning;
+  if (typeof w !== 'object' || w === null || Array.isArray(w)) return undefined;
+  const o = w as Record<string, unknown>;
+  return {
+    kind: typeof o.kind === 'string' ? o.kind : 'warning',
+    message: typeof o.message === 'string' ? o.message : JSON.stringify(o).slice(0, 300),
+    ...(Number.isSafeInteger(o.line) ? { line: o.line as number } : {}),
+  };
 }
 
 export interface ReconnectInfo {
@@ -69,8 +101,16 @@ export async function* followRun(opts: FollowOptions): AsyncGenerator<RunEvent, 
       signal: opts.signal,
     });
     let stderr = '';
+    let partial = '';
     child.stderr.on('data', (b: Buffer) => {
-      stderr = (stderr + b.toString('utf8')).slice(-STDERR_TAIL);
+      // Whole lines: warnings go to their handler, the rest to the tail kept for a failure.
+      const lines = (partial + b.toString('utf8')).split('\n');
+      partial = (lines.pop() ?? '').slice(-STDERR_TAIL);
+      for (const line of lines) {
+        const w = attachWarning(line);
+        if (w) opts.onRunnerWarning?.(w);
+        else stderr = (stderr + line + '\n').slice(-STDERR_TAIL);
+      }
     });
     // Registered before reading so neither event is missed; a failed spawn emits 'error' only.
     const exited = new Promise<{ code: number | null; signal: string | null; error?: Error }>((resolve) => {
@@ -121,6 +161,12 @@ export async function* followRun(opts: FollowOptions): AsyncGenerator<RunEvent, 
     }
 
     const exit = await exited;
+    if (partial) {
+      const w = attachWarning(partial);
+      if (w) opts.onRunnerWarning?.(w);
+      else stderr = (stderr + partial).slice(-STDERR_TAIL);
+      partial = '';
+    }
     if (opts.signal?.aborted) return;
     if (!follow && exit.code === 0) return;
     if (reported) {

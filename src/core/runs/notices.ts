@@ -1,22 +1,66 @@
 // What to tell the user about a run's events, decided without vscode: which event makes a
 // notification, its severity, its words and its actions (labels the glue maps to commands). The
 // glue (src/vscode/runMonitor.ts) only shows what these return.
-import { isKnownEvent, type RunEvent, type RunFinishedEvent, type WarningEvent } from '../../shared/eventsProtocol';
+import {
+  isKnownEvent,
+  runHealth,
+  type RunEvent,
+  type RunFinishedEvent,
+  type WarningEvent,
+} from '../../shared/eventsProtocol';
 
-export type NoticeAction = 'Open Dashboard' | 'Show Checkpoints' | 'Show Console' | 'Reattach';
+export type NoticeAction = 'Open Dashboard' | 'Show Checkpoints' | 'Show Console' | 'Reattach' | 'Show All';
 
 export interface Notice {
   severity: 'info' | 'warning' | 'error';
   message: string;
   actions: NoticeAction[];
+  /** What "Show All" lists: every item of the notice, one per entry, most serious first. */
+  details?: string[];
 }
 
-/** The notification for a run's end. */
+/**
+ * A sentence for the user, with its fix, for the runner error kinds that name something the user
+ * can act on (docs/protocol.md, section 1 and `run_finished`); undefined for other kinds.
+ */
+export function runnerErrorSentence(err: { kind?: unknown; message?: unknown; path?: unknown }): string | undefined {
+  const msg = typeof err.message === 'string' ? err.message : '';
+  switch (err.kind) {
+    case 'unsafe_file':
+      return (
+        `A file in the run directory is not safe to use (${msg || (typeof err.path === 'string' ? err.path : 'a symlink or special file')}). ` +
+        'Someone else may have planted it: check who owns the run directory, remove the link or special file, and try again.'
+      );
+    case 'disk_full':
+      return `The disk holding the run is full${msg ? ` (${msg})` : ''}. Free some space on the target, then resume the run from its last checkpoint.`;
+    case 'bad_run':
+      return (
+        `This run directory cannot be used${msg ? `: ${msg}` : ''}. ` +
+        'Its status.json or events.jsonl is not a regular file or is damaged; the other runs are not affected. Delete the run, or restore its files.'
+      );
+    default:
+      return undefined;
+  }
+}
+
+/** The notification for a run's end: green words only for a healthy run. */
 export function finishNotice(name: string, e: RunFinishedEvent): Notice {
   const best =
     e.best?.metrics && typeof e.best.metrics.val_acc === 'number'
       ? `, best val_acc ${(e.best.metrics.val_acc * 100).toFixed(1)}%`
       : '';
+  const health = runHealth(e.health);
+  if (e.status !== 'failed' && health?.verdict === 'problems') {
+    const [first, ...rest] = health.reasons;
+    const why = first ? `: ${first.message}${first.fix ? ` — ${first.fix}` : ''}` : '';
+    const more = rest.length ? ` (+${rest.length} more)` : '';
+    return {
+      severity: 'warning',
+      message: `Ascend run "${name}" ${e.status} with problems${why}${more}`,
+      actions: rest.length ? ['Show All', 'Open Dashboard'] : ['Open Dashboard'],
+      details: health.reasons.map((r) => `${r.message}${r.fix ? ` Fix: ${r.fix}` : ''}`),
+    };
+  }
   if (e.status === 'completed') {
     return {
       severity: 'info',
@@ -28,7 +72,7 @@ export function finishNotice(name: string, e: RunFinishedEvent): Notice {
     return { severity: 'info', message: `Ascend run "${name}" stopped${best}.`, actions: ['Show Checkpoints'] };
   }
   const err = e.error;
-  let why = err ? `${err.kind}: ${err.message}` : 'no error reported';
+  let why = err ? (runnerErrorSentence(err) ?? `${err.kind}: ${err.message}`) : 'no error reported';
   if (err?.fix) why += ` (fix: ${err.fix})`;
   return { severity: 'error', message: `Ascend run "${name}" failed: ${why}`, actions: ['Show Console'] };
 }
@@ -50,6 +94,97 @@ export function streamStoppedNotice(name: string, reason: string): Notice {
 /** Runner warnings worth a notification: every one, with its code (unknown codes as they are). */
 export function warningNotice(name: string, e: WarningEvent): Notice {
   return { severity: 'warning', message: `Ascend run "${name}": ${e.message} [${e.code}]`, actions: [] };
+}
+
+/**
+ * How serious a warning code is, lower first: what makes the run learn nothing or fail, then what
+ * makes it wrong or slow on the device, then notes about a default that was adjusted. Unknown
+ * codes (a newer runner) sit in the middle, above the notes.
+ */
+const WARNING_RANK: Readonly<Record<string, number>> = {
+  frozen_random_backbone: 0,
+  nonfinite_loss: 0,
+  overflow_storm: 0,
+  pretrained_partial: 1,
+  ascend_unavailable: 1,
+  cann_mismatch: 1,
+  npu_busy: 1,
+  images_skipped: 2,
+  npu_low_hbm: 2,
+  feature_cache_rejected: 3,
+  telemetry_unavailable: 4,
+  workers_above_cores: 4,
+  no_checkpoint_interval: 4,
+  sink_unavailable: 5,
+  sink_size_ignored: 5,
+  amp_auto_cpu: 5,
+};
+const UNKNOWN_RANK = 3;
+
+export function warningRank(code: string): number {
+  return WARNING_RANK[code] ?? UNKNOWN_RANK;
+}
+
+/** Most serious first; equal ranks keep their order of arrival. */
+export function rankWarnings<T extends Pick<WarningEvent, 'code'>>(warnings: readonly T[]): T[] {
+  return warnings
+    .map((w, i) => ({ w, i }))
+    .sort((a, b) => warningRank(a.w.code) - warningRank(b.w.code) || a.i - b.i)
+    .map((x) => x.w);
+}
+
+/** One notification for warnings that came together: the most serious, "+N more", and Show All. */
+export function warningBurstNotice(name: string, warnings: readonly WarningEvent[]): Notice {
+  const ranked = rankWarnings(warnings);
+  if (ranked.length === 1) return warningNotice(name, ranked[0]);
+  const [top] = ranked;
+  return {
+    severity: 'warning',
+    message: `Ascend run "${name}": ${top.message} [${top.code}] (+${ranked.length - 1} more)`,
+    actions: ['Show All'],
+    details: ranked.map((w) => `[${w.code}] ${w.message}`),
+  };
+}
+
+/** Seconds within which warnings after the first step still belong to one burst. */
+export const BURST_S = 1;
+
+/**
+ * Groups warnings that arrive together: every warning before the run's first step (its set-up and
+ * pre-flight ones), or within BURST_S of the burst's first warning after that. `add` says whether
+ * a warning joined the open burst; a step or the run's end closes it (`take`).
+ */
+export class WarningBurst {
+  private pending: WarningEvent[] = [];
+  private stepped = false;
+
+  /** Adds a warning; returns the burst it closed (a later warning that starts a new one), if any. */
+  add(w: WarningEvent): WarningEvent[] {
+    const first = this.pending[0];
+    if (first === undefined || !this.stepped || w.t - first.t < BURST_S) {
+      this.pending.push(w);
+      return [];
+    }
+    const closed = this.take();
+    this.pending.push(w);
+    return closed;
+  }
+
+  /** A step: set-up is over, and a burst before it is complete. */
+  step(): WarningEvent[] {
+    this.stepped = true;
+    return this.take();
+  }
+
+  get open(): boolean {
+    return this.pending.length > 0;
+  }
+
+  take(): WarningEvent[] {
+    const out = this.pending;
+    this.pending = [];
+    return out;
+  }
 }
 
 /** A step whose loss is NaN or Inf (the runner skipped its update). */
@@ -104,20 +239,35 @@ export class OverflowStorm {
  */
 export class RunNotices {
   private readonly storm = new OverflowStorm();
+  private readonly burst = new WarningBurst();
   private nanWarned = false;
 
   constructor(private readonly name: string) {}
 
-  /** What to show for this event, in order (none, one or two notices). */
+  /** Warnings are held while their burst may still grow: the glue calls `flush` a moment after one. */
+  get holding(): boolean {
+    return this.burst.open;
+  }
+
+  /** The held burst's notice, now (the stream went quiet). */
+  flush(notifyWarnings: boolean): Notice[] {
+    return this.burstNotice(this.burst.take(), notifyWarnings);
+  }
+
+  private burstNotice(warnings: WarningEvent[], notifyWarnings: boolean): Notice[] {
+    return notifyWarnings && warnings.length ? [warningBurstNotice(this.name, warnings)] : [];
+  }
+
+  /** What to show for this event, in order (none, one or more notices). */
   event(event: RunEvent, notifyWarnings: boolean): Notice[] {
     if (!isKnownEvent(event)) return [];
     switch (event.type) {
       case 'run_finished':
-        return [finishNotice(this.name, event)];
+        return [...this.flush(notifyWarnings), finishNotice(this.name, event)];
       case 'warning':
-        return notifyWarnings ? [warningNotice(this.name, event)] : [];
+        return this.burstNotice(this.burst.add(event), notifyWarnings);
       case 'step': {
-        const out: Notice[] = [];
+        const out: Notice[] = this.burstNotice(this.burst.step(), notifyWarnings);
         if (event.loss === null && !this.nanWarned) {
           this.nanWarned = true;
           out.push(nanLossNotice(this.name, event.step));

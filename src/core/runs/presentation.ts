@@ -1,6 +1,6 @@
 // What the Runs view and the status bar say about a run, decided without vscode: icon names are
 // codicon ids, texts are plain strings. The notifications are decided in notices.ts.
-import type { RunState } from '../../shared/eventsProtocol';
+import type { RunHealth, RunState } from '../../shared/eventsProtocol';
 import type { ListedRun, RunRecord } from './runIndex';
 import { describe, etaSeconds, initialView, type RunView } from './state';
 
@@ -42,6 +42,30 @@ export function stateIcon(state: ShownState): { id: string; color?: string } {
   }
 }
 
+/**
+ * The icon of a run in the Runs view: a bad run (its files cannot be used, `ls`'s `problem`) shows
+ * a warning whatever its state; a run that ended with a `problems` verdict keeps its state's glyph
+ * in amber, so "completed" is green only for a healthy run.
+ */
+export function runIcon(
+  state: ShownState,
+  record: Pick<RunRecord, 'problem' | 'health'>,
+  health?: RunHealth,
+): { id: string; color?: string } {
+  if (record.problem) return { id: 'warning', color: 'list.warningForeground' };
+  const verdict = health ?? record.health;
+  // The state's own glyph (the run did complete or stop), in amber instead of green.
+  if (!isLive(state) && verdict?.verdict === 'problems' && state !== 'failed')
+    return { id: stateIcon(state).id, color: 'list.warningForeground' };
+  return stateIcon(state);
+}
+
+/** `completed with problems` for an ended run with a `problems` verdict, else the state as it is. */
+export function stateWords(state: ShownState, health: RunHealth | undefined): string {
+  if (health?.verdict === 'problems' && (state === 'completed' || state === 'stopped')) return `${state} with problems`;
+  return state;
+}
+
 /** Whether a run can take Stop / Save Checkpoint Now (the runner refuses anything but a running run). */
 export function isLive(state: ShownState): boolean {
   return state === 'running' || state === 'launching' || state === 'reconnecting';
@@ -57,9 +81,28 @@ export function runContextValue(state: ShownState): string {
   return `run.${state}.${isLive(state) ? 'live' : 'done'}`;
 }
 
-/** Tooltip lines: id, where, state, times, and the spec summary when known. */
-export function runTooltip(record: RunRecord, targetLabel: string, state: ShownState, specSummary?: string): string {
-  const lines = [`${record.name ?? record.runId}`, `${record.runId} on ${targetLabel}`, `state: ${state}`];
+/**
+ * Tooltip lines: name, id, where, state (with the verdict's reasons and fixes, or the bad run's
+ * problem), tags and notes, times, and the spec summary when known.
+ */
+export function runTooltip(
+  record: RunRecord,
+  targetLabel: string,
+  state: ShownState,
+  specSummary?: string,
+  health: RunHealth | undefined = record.health,
+): string {
+  const lines = [
+    record.meta?.name ?? record.name ?? record.runId,
+    `${record.runId} on ${targetLabel}`,
+    `state: ${stateWords(state, health)}`,
+  ];
+  if (record.problem) lines.push(`⚠ bad run: ${record.problem}`);
+  if (health?.verdict === 'problems' && !isLive(state)) {
+    for (const r of health.reasons) lines.push(`⚠ ${r.message}${r.fix ? `\n   Fix: ${r.fix}` : ''}`);
+  } else if (health?.verdict === 'healthy' && !isLive(state)) lines.push('verdict: healthy');
+  if (record.meta?.tags.length) lines.push(`tags: ${record.meta.tags.join(', ')}`);
+  if (record.meta?.notes) lines.push(`notes: ${record.meta.notes}`);
   if (record.startedAt) lines.push(`started ${new Date(record.startedAt * 1000).toLocaleString()}`);
   if (record.endedAt) lines.push(`ended ${new Date(record.endedAt * 1000).toLocaleString()}`);
   if (specSummary) lines.push(specSummary);
@@ -72,11 +115,50 @@ export function runTooltip(record: RunRecord, targetLabel: string, state: ShownS
   return lines.join('\n');
 }
 
-/** A Runs-view description with what tells a resumed run from the run it continues (same name). */
-export function runDescription(progress: string, record: Pick<RunRecord, 'resumedFrom'>): string {
-  return record.resumedFrom
+/**
+ * A Runs-view description: the progress, what tells a resumed run from the run it continues (same
+ * name), then the verdict or the bad run's problem first when there is one, and the tags.
+ */
+export function runDescription(
+  progress: string,
+  record: Pick<RunRecord, 'resumedFrom' | 'problem' | 'meta'>,
+  opts: { state?: ShownState; health?: RunHealth } = {},
+): string {
+  let text = record.resumedFrom
     ? `${progress} · resumed from ${record.resumedFrom.replace(/\.(ckpt|safetensors)$/, '')}`
     : progress;
+  if (record.problem) text = `bad run · ${text}`;
+  else if (opts.state && !isLive(opts.state) && opts.health?.verdict === 'problems' && opts.state !== 'failed')
+    text = `${stateWords(opts.state, opts.health)} · ${text}`;
+  const tags = record.meta?.tags ?? [];
+  return tags.length ? `${text} · ${tags.map((t) => `#${t}`).join(' ')}` : text;
+}
+
+/**
+ * The name each run shows (the runner's `ls` rule, docs/protocol.md `display_name`): the user's
+ * meta name, else the spec's name, else the run id; when two or more runs of one list would show
+ * the same name, each gets ` (XXXX)`, the last 4 hex digits of its run id (the whole run id when
+ * it has none, or when those clash too). Computed here as well so that a run followed before any
+ * `ls` (a fresh launch) is named like the listing will name it. Keyed by run id.
+ */
+export function displayNames(records: readonly Pick<RunRecord, 'runId' | 'name' | 'meta'>[]): Map<string, string> {
+  const base = (r: Pick<RunRecord, 'runId' | 'name' | 'meta'>) => r.meta?.name || r.name || r.runId;
+  const count = new Map<string, number>();
+  for (const r of records) count.set(base(r), (count.get(base(r)) ?? 0) + 1);
+  const out = new Map<string, string>();
+  const groups = new Map<string, Pick<RunRecord, 'runId' | 'name' | 'meta'>[]>();
+  for (const r of records) {
+    const b = base(r);
+    if ((count.get(b) ?? 0) < 2) out.set(r.runId, b);
+    else groups.set(b, [...(groups.get(b) ?? []), r]);
+  }
+  for (const [b, rs] of groups) {
+    const suffix = (r: { runId: string }) => /-([0-9a-f]{4})$/.exec(r.runId)?.[1];
+    const suffixes = rs.map(suffix);
+    const clash = suffixes.some((x, i) => x === undefined || suffixes.indexOf(x) !== i);
+    for (const r of rs) out.set(r.runId, `${b} (${clash ? r.runId : suffix(r)})`);
+  }
+  return out;
 }
 
 /** `1h 02m`, `4m 05s`, `12s`. */
@@ -107,6 +189,24 @@ export function statusBarText(name: string, view: RunView): string {
   if (view.phase === 'launching') parts.push('starting…');
   if (view.phase === 'reconnecting') parts.push('reconnecting…');
   return parts.join(' · ');
+}
+
+/**
+ * The status bar text for a run that just ended: `$(pass) name completed`, or amber words
+ * `$(warning) name completed with problems: <first reason>` when its verdict says so.
+ */
+export function finishedStatusText(
+  name: string,
+  status: 'completed' | 'stopped' | 'failed',
+  health: RunHealth | undefined,
+): { text: string; warning: boolean } {
+  if (status !== 'failed' && health?.verdict === 'problems') {
+    const first = health.reasons[0];
+    const code = first ? `: ${first.code.replace(/_/g, ' ')}` : '';
+    return { text: `$(warning) ${name} ${status} with problems${code}`, warning: true };
+  }
+  const icon = status === 'completed' ? '$(pass)' : status === 'stopped' ? '$(debug-stop)' : '$(error)';
+  return { text: `${icon} ${name} ${status}`, warning: status === 'failed' };
 }
 
 /** A run as `ls` lists it, with the progress fields `ls` adds (docs/protocol.md, section 4). */

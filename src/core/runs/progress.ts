@@ -7,7 +7,7 @@ import type {
   StepEvent,
   WarningEvent,
 } from '../../shared/eventsProtocol';
-import { isKnownEvent } from '../../shared/eventsProtocol';
+import { isKnownEvent, runHealth } from '../../shared/eventsProtocol';
 
 /**
  * Folds a run's events into what a one-line progress text needs: totals from `run_started`,
@@ -83,10 +83,15 @@ export function formatWarning(e: WarningEvent): string {
   return `warning ${e.code}: ${e.message}`;
 }
 
-/** The last lines of a run: how it ended, how long it took, the final and best metrics. */
+/**
+ * The last lines of a run: how it ended (`completed with problems` when its verdict says so), how
+ * long it took, the final and best metrics, and each problem with its fix.
+ */
 export function formatSummary(e: RunFinishedEvent, tracker?: ProgressTracker): string {
   const took = tracker?.startedAt !== undefined ? ` in ${duration(e.t - tracker.startedAt)}` : '';
-  const lines = [`run ${e.status}${took}`];
+  const health = runHealth(e.health);
+  const problems = e.status !== 'failed' && health?.verdict === 'problems';
+  const lines = [`run ${e.status}${problems ? ' with problems' : ''}${took}`];
   if (tracker?.lastStep) {
     lines.push(`  ${tracker.lastStep.step} steps, ${tracker.overflowTotal} skipped for overflow`);
   }
@@ -99,6 +104,12 @@ export function formatSummary(e: RunFinishedEvent, tracker?: ProgressTracker): s
     );
   }
   if (e.error) lines.push(`  error: ${e.error.kind}: ${e.error.message}`);
+  if (problems) {
+    for (const r of health.reasons) {
+      lines.push(`  problem: ${r.message}`);
+      if (r.fix) lines.push(`    fix: ${r.fix}`);
+    }
+  }
   return lines.join('\n');
 }
 

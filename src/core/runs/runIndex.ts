@@ -1,6 +1,13 @@
 // The Runs view's memory: every run launched from here or found on a target, persisted (through a
 // Memento-like store) so the history and each stream's position survive a window reload.
-import type { RunState } from '../../shared/eventsProtocol';
+import { runHealth, type RunHealth, type RunState } from '../../shared/eventsProtocol';
+
+/** The user's metadata of a run (`meta.json`, set by the runner's `meta` command). */
+export interface RunMeta {
+  name: string | null;
+  notes: string;
+  tags: string[];
+}
 
 export interface RunRecord {
   /** 'local' for this machine, else the SSH target's id. */
@@ -22,6 +29,12 @@ export interface RunRecord {
   resumedFrom?: string;
   /** A multi-node run's other nodes (node 1, 2, ...): their targets and run directories there. */
   nodes?: { targetId: string; runDir: string }[];
+  /** The health verdict once it ended (from `ls` or the stream's run_finished). */
+  health?: RunHealth;
+  /** What is wrong with the run's files (`ls`'s `problem`): a bad run, shown as such. */
+  problem?: string;
+  /** The user's name, notes and tags (`ls`'s `meta`, or the `meta` command's answer). */
+  meta?: RunMeta;
 }
 
 /** One run as the runner's `ls ROOT` lists it (runs[] of its JSON output). */
@@ -35,6 +48,22 @@ export interface ListedRun {
   backbone?: string | null;
   /** Set (1, 2, ...) on another node's part of a multi-node run: its master's run is the run. */
   node_rank?: number | null;
+  /** What is wrong with the run's files, or null. */
+  problem?: string | null;
+  /** The health verdict (read it with `runHealth`). */
+  health?: unknown;
+  meta?: { name?: unknown; notes?: unknown; tags?: unknown } | null;
+  display_name?: string | null;
+}
+
+/** `meta` as the runner prints it, checked: wrong-typed parts read as unset. */
+export function runMeta(x: unknown): RunMeta | undefined {
+  if (!obj(x)) return undefined;
+  return {
+    name: typeof x.name === 'string' && x.name !== '' ? x.name : null,
+    notes: typeof x.notes === 'string' ? x.notes : '',
+    tags: Array.isArray(x.tags) ? x.tags.filter((t): t is string => typeof t === 'string') : [],
+  };
 }
 
 /** The part of vscode.Memento this needs, so tests can pass a Map. */
@@ -119,11 +148,26 @@ export class RunIndex {
         endedAt: l.ended_at ?? old?.endedAt ?? null,
         lastSeq: old?.lastSeq ?? 0,
         description: old?.description,
+        health: runHealth(l.health) ?? old?.health,
+        problem: typeof l.problem === 'string' && l.problem !== '' ? l.problem : undefined,
+        meta: runMeta(l.meta) ?? old?.meta,
       });
     }
     for (const r of [...this.records.values()]) {
       if (r.targetId === targetId && !seen.has(r.runId)) this.records.delete(key(r.targetId, r.runId));
     }
+    return this.save();
+  }
+
+  /** What a `meta` command answered for a run, or the verdict its stream brought. */
+  annotate(
+    targetId: string,
+    runId: string,
+    fields: Pick<RunRecord, 'meta'> | Pick<RunRecord, 'health'>,
+  ): Promise<void> {
+    const r = this.get(targetId, runId);
+    if (!r) return Promise.resolve();
+    this.records.set(key(targetId, runId), { ...r, ...fields });
     return this.save();
   }
 
@@ -156,6 +200,10 @@ const OPTIONAL: Readonly<Record<string, (x: unknown) => boolean>> = {
   epoch: finite,
   step: finite,
   loss: finite,
+  problem: (x) => typeof x === 'string',
+  health: obj,
+  meta: obj,
+  display_name: (x) => typeof x === 'string',
   best: (x) =>
     obj(x) && (x.metrics == null || (obj(x.metrics) && (x.metrics.val_acc == null || finite(x.metrics.val_acc)))),
 };

@@ -1,4 +1,4 @@
-import { parseListing } from '../runs/runIndex';
+import { parseListing, runMeta, type RunMeta } from '../runs/runIndex';
 import type { RunnerConfig } from './invocation';
 import { asTarget, type Target } from './target';
 
@@ -27,6 +27,14 @@ export interface NodePlan {
   master_addr: string;
   master_port: number;
   nodes: { node: string; node_rank: number; ranks: number[]; args: string[] }[];
+}
+
+/** What a `meta` command changes; what is not given stays. */
+export interface MetaChange {
+  name?: string;
+  notes?: string;
+  tag?: string[];
+  untag?: string[];
 }
 
 /** Keeps a relative path that starts with '-' from being read as an option by argparse. */
@@ -71,6 +79,15 @@ export const runnerArgs = {
     ...(waitS === undefined ? [] : ['--timeout', String(waitS)]),
   ],
   ls: (root: string) => ['ls', operand(root)],
+  /** Shows or changes a run's name, notes and tags (`--name ""` clears the name). */
+  meta: (runDir: string, change: MetaChange = {}) => [
+    'meta',
+    operand(runDir),
+    ...(change.name === undefined ? [] : [`--name=${change.name}`]),
+    ...(change.notes === undefined ? [] : [`--notes=${change.notes}`]),
+    ...(change.tag ?? []).map((t) => `--tag=${t}`),
+    ...(change.untag ?? []).map((t) => `--untag=${t}`),
+  ],
   doctor: () => ['doctor'],
 };
 
@@ -163,6 +180,19 @@ export function controlRun(
   opts?: RunOptions & { waitS?: number },
 ): Promise<unknown> {
   return runRunner(runner, runnerArgs.control(runDir, action, opts?.waitS), opts);
+}
+
+/** `meta` on a run directory: changes what is given and answers the run's metadata (checked). */
+export async function setRunMeta(
+  runner: RunnerConfig | Target,
+  runDir: string,
+  change: MetaChange,
+  opts?: RunOptions,
+): Promise<RunMeta> {
+  const out = await runRunner<{ meta?: unknown }>(runner, runnerArgs.meta(runDir, change), opts);
+  const meta = runMeta(out?.meta);
+  if (!meta) throw new RunnerError('runner meta printed no meta object', 0, undefined, out, '');
+  return meta;
 }
 
 /**

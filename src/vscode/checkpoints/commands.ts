@@ -8,6 +8,7 @@ import type { CommandId } from '../../shared/commands';
 import type { App } from '../app';
 import { launchSpec } from '../launch';
 import type { RunRef } from '../runMonitor';
+import { runDisplayName } from '../runs';
 import { startWizard } from '../startWizard';
 import {
   compare,
@@ -52,6 +53,7 @@ type Handler = (...args: unknown[]) => unknown;
 const explorerHost = (host: CheckpointsHost): ExplorerHost => ({
   view: host.view,
   targetLabel: (id) => host.ctx.target(id)?.label ?? id,
+  displayName: (ref) => runDisplayName(host.ctx, ref),
   isSsh: (id) => host.ctx.target(id)?.kind === 'ssh',
   isLive: (ref) => {
     const r = host.ctx.index.get(ref.targetId, ref.runId);

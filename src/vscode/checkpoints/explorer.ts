@@ -27,6 +27,8 @@ import type { CheckpointSource, CkptRef } from './types';
 export interface ExplorerHost {
   view: CheckpointSource;
   targetLabel(targetId: string): string;
+  /** The run's display name (meta name, spec name or id, told apart from its namesakes). */
+  displayName?(ref: RunRef): string;
   isSsh(targetId: string): boolean;
   isLive(ref: RunRef): boolean;
   inspect(ref: CkptRef): Promise<InspectResult>;
@@ -69,7 +71,7 @@ export class CheckpointExplorer {
     private readonly run: RunRef,
   ) {
     const record = host.view.record(run);
-    const name = record?.name ?? run.runId;
+    const name = host.displayName?.(run) ?? record?.name ?? run.runId;
     this.panel = vscode.window.createWebviewPanel(
       VIEW_TYPE,
       `Checkpoints: ${name}`,

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ampHealth, fmtScale } from '../../../src/core/dashboard/ampHealth';
+import { ampScaling } from '../../../src/core/dashboard/ampScaling';
 import { RunSeriesStore } from '../../../src/core/dashboard/seriesStore';
 import type { RunEvent } from '../../../src/shared/eventsProtocol';
 import { EventMaker, recorded } from '../fixtures/dashboard/events';
@@ -124,4 +125,67 @@ test('fmtScale writes powers of two as 2^k', () => {
   assert.equal(fmtScale(16777216), '2^24');
   assert.equal(fmtScale(1), '1');
   assert.equal(fmtScale(NaN), 'unknown');
+});
+
+// ---- one source of truth for the header and the card (issue 17) ------------------------------------
+
+test('ampScaling: O0 says no loss scaling is needed, whatever the spec asked; fp16 levels say their scale', () => {
+  const o0 = ampScaling('O0', 'dynamic');
+  assert.equal(o0.applies, false);
+  assert.equal(o0.summary, 'O0 (full precision), no loss scaling needed');
+  assert.doesNotMatch(o0.summary, /dynamic|2\^/);
+  assert.match(
+    o0.notApplicable ?? '',
+    /^Loss scaling does not apply: O0 trains in full precision.*dynamic scale of the spec is not needed/,
+  );
+  assert.deepEqual(ampScaling('O2', 'dynamic'), { applies: true, summary: 'O2, loss scale dynamic' });
+  assert.deepEqual(ampScaling('O3', 'none'), { applies: false, summary: 'O3, no loss scaling' });
+  assert.equal(ampScaling('O0', 'none').applies, false);
+  assert.equal(ampScaling(undefined, undefined).summary, '–');
+});
+
+test('an O0 run with the dynamic default: the header and the AMP card agree (no scale applies), with one line', () => {
+  const m = new EventMaker();
+  const store = new RunSeriesStore('r', { name: 'r', target: 'This machine' });
+  store.ingest([
+    m.started({ amp: { level: 'O0', loss_scale: 'dynamic' } }),
+    m.step(1, { loss_scale: 16777216 }),
+    m.step(2, { loss_scale: 16777216 }),
+  ]);
+  const header = store.header();
+  const amp = ampHealth(store);
+  assert.equal(header.ampSummary, 'O0 (full precision), no loss scaling needed');
+  assert.equal(amp.applies, false);
+  assert.match(amp.notApplicable ?? '', /does not apply/);
+  assert.match(amp.diagnosis[0].message, /no loss scaling needed/);
+  const o2 = new RunSeriesStore('r2', { name: 'r2', target: 'here' });
+  o2.ingest([new EventMaker().started({ amp: { level: 'O2', loss_scale: 'dynamic' } })]);
+  assert.equal(o2.header().ampSummary, 'O2, loss scale dynamic');
+  assert.equal(ampHealth(o2).applies, true);
+});
+
+test("the header carries run_finished's verdict (code, message, fix); none before the end or from an older runner", () => {
+  const m = new EventMaker();
+  const store = new RunSeriesStore('r', { name: 'r', target: 'here' });
+  store.ingest([m.started(), m.step(1)]);
+  assert.equal(store.header().health, null);
+  store.ingest([
+    m.ev('run_finished', {
+      status: 'completed',
+      error: null,
+      best: null,
+      final: null,
+      health: {
+        verdict: 'problems',
+        reasons: [
+          { code: 'loss_rose', message: 'The loss rose.', fix: 'Lower train.lr.', early_loss: 9, late_loss: 2000 },
+          7,
+        ],
+      },
+    }),
+  ]);
+  assert.deepEqual(store.header().health, {
+    verdict: 'problems',
+    reasons: [{ code: 'loss_rose', message: 'The loss rose.', fix: 'Lower train.lr.' }],
+  });
 });

@@ -3,7 +3,14 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, test } from 'node:test';
-import { FollowError, followRun, type FollowOptions, type ReconnectInfo } from '../../../src/core/runs/attach';
+import {
+  attachWarning,
+  FollowError,
+  followRun,
+  type AttachWarning,
+  type FollowOptions,
+  type ReconnectInfo,
+} from '../../../src/core/runs/attach';
 import { applyEvent, describe, initialView } from '../../../src/core/runs/state';
 import type { RunEvent } from '../../../src/shared/eventsProtocol';
 
@@ -191,4 +198,30 @@ test('events of the wrong types are skipped with a warning; the stream goes on a
   for (const e of events) view = applyEvent(view, e);
   assert.equal(describe(view), 'epoch 1/2 · loss 0.500 · best 90.0%');
   assert.equal(view.phase, 'finished');
+});
+
+test("attach's stderr warnings (bad_line) are handed over for the log, never a failure; other stderr stays in the tail", async () => {
+  const warnings: AttachWarning[] = [];
+  const events = await collect(followRun(options('bad-lines', { onRunnerWarning: (w) => warnings.push(w) })));
+  assert.equal(events.length, 12);
+  assert.equal(events.at(-1)?.type, 'run_finished');
+  assert.deepEqual(warnings, [
+    { kind: 'bad_line', line: 3, message: 'events.jsonl line 3 skipped: not JSON' },
+    { kind: 'bad_line', line: 7, message: 'events.jsonl line 7 skipped: no seq' },
+  ]);
+  assert.equal(attachWarning('noise'), undefined);
+  assert.equal(attachWarning('{"warning": 5}'), undefined);
+  assert.deepEqual(attachWarning('{"warning": {"kind": "bad_line"}}'), {
+    kind: 'bad_line',
+    message: '{"kind":"bad_line"}',
+  });
+});
+
+test('a bad_run error is final, with its kind for the glue to word', async () => {
+  await assert.rejects(collect(followRun(options('bad-run'))), (e: unknown) => {
+    assert.ok(e instanceof FollowError);
+    assert.equal(e.info?.kind, 'bad_run');
+    return true;
+  });
+  assert.equal(calls().length, 1, 'not retried');
 });

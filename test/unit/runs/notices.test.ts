@@ -3,7 +3,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
+  BURST_S,
   finishNotice,
+  rankWarnings,
+  runnerErrorSentence,
+  WarningBurst,
+  warningBurstNotice,
+  warningRank,
   lostNotice,
   nanLossNotice,
   OVERFLOW_STORM_STEPS,
@@ -150,8 +156,12 @@ test('a step with a NaN loss in an overflow storm gives both notices, the NaN fi
 test('the finish is always told; runner warnings only with notifyWarnings on; other events never', () => {
   const n = new RunNotices('f');
   assert.deepEqual(n.event(finished('completed'), false), [finishNotice('f', finished('completed'))]);
+  // Warnings are held for their burst, then told (or not) when it is flushed.
   assert.deepEqual(n.event(warning, false), []);
-  assert.deepEqual(n.event(warning, true), [
+  assert.deepEqual(n.flush(false), []);
+  assert.deepEqual(n.event(warning, true), []);
+  assert.ok(n.holding);
+  assert.deepEqual(n.flush(true), [
     { severity: 'warning', message: 'Ascend run "f": O2 is not supported here; using O0 [amp_fallback]', actions: [] },
   ]);
   assert.deepEqual(
@@ -162,5 +172,132 @@ test('the finish is always told; runner warnings only with notifyWarnings on; ot
     n.event({ ...env(5, 103), type: 'from_a_newer_runner' } as unknown as RunEvent, true),
     [],
     'unknown events are ignored',
+  );
+});
+
+// ---- issue 17: the verdict, and warnings triaged --------------------------------------------------
+
+const reason = (code: string, message: string, fix: string) => ({ code, message, fix });
+const problems = {
+  verdict: 'problems',
+  reasons: [
+    reason('loss_rose', 'The loss rose from 9 to 2000.', 'Lower train.lr.'),
+    reason('chance_level', 'The best validation accuracy, 25.0%, is within 17.7% of chance.', 'Train longer.'),
+  ],
+};
+
+test('a completed run with problems: amber, the first reason and its fix, "+N more" with Show All', () => {
+  const n = finishNotice('f', finished('completed', { health: problems }));
+  assert.equal(n.severity, 'warning');
+  assert.equal(
+    n.message,
+    'Ascend run "f" completed with problems: The loss rose from 9 to 2000. — Lower train.lr. (+1 more)',
+  );
+  assert.deepEqual(n.actions, ['Show All', 'Open Dashboard']);
+  assert.deepEqual(n.details, [
+    'The loss rose from 9 to 2000. Fix: Lower train.lr.',
+    'The best validation accuracy, 25.0%, is within 17.7% of chance. Fix: Train longer.',
+  ]);
+  const one = finishNotice(
+    'f',
+    finished('stopped', { health: { verdict: 'problems', reasons: [problems.reasons[1]] } }),
+  );
+  assert.match(one.message, /^Ascend run "f" stopped with problems: The best validation/);
+  assert.deepEqual(one.actions, ['Open Dashboard'], 'one reason: nothing more to show');
+});
+
+test('a healthy run, an older runner (no health) and a malformed verdict keep the green wording', () => {
+  const plain = finishNotice('f', finished('completed'));
+  assert.equal(plain.severity, 'info');
+  assert.equal(plain.message, 'Ascend run "f" completed.');
+  assert.deepEqual(finishNotice('f', finished('completed', { health: { verdict: 'healthy', reasons: [] } })), plain);
+  assert.deepEqual(finishNotice('f', finished('completed', { health: { verdict: 'bad' } })), plain);
+  assert.deepEqual(finishNotice('f', finished('completed', { health: null })), plain);
+});
+
+test('a failed run says why, in a sentence with a fix for unsafe_file, disk_full and bad_run', () => {
+  const err = (kind: string, message: string) => ({ kind, message, trace_tail: null });
+  const disk = finishNotice(
+    'f',
+    finished('failed', { error: err('disk_full', 'the disk holding /r is full (ENOSPC)') }),
+  );
+  assert.equal(disk.severity, 'error');
+  assert.match(disk.message, /disk holding the run is full .*Free some space on the target, then resume/);
+  assert.match(
+    runnerErrorSentence({ kind: 'unsafe_file', message: 'events.jsonl is a symlink' }) ?? '',
+    /not safe.*symlink.*remove the link/,
+  );
+  assert.match(
+    runnerErrorSentence({ kind: 'bad_run', message: 'status.json is a FIFO' }) ?? '',
+    /cannot be used: status.json is a FIFO.*other runs are not affected/,
+  );
+  assert.equal(runnerErrorSentence({ kind: 'RuntimeError', message: 'x' }), undefined);
+  const other = finishNotice('f', finished('failed', { error: err('RuntimeError', 'boom') }));
+  assert.equal(other.message, 'Ascend run "f" failed: RuntimeError: boom');
+});
+
+const warn = (seq: number, t: number, code: string): RunEvent =>
+  ({ ...env(seq, t), type: 'warning', code, message: `${code} message`, details: {} }) as RunEvent;
+
+test('warnings rank by code: what makes the run learn nothing first, adjusted defaults last, unknown between', () => {
+  const codes = ['amp_auto_cpu', 'workers_above_cores', 'from_the_future', 'frozen_random_backbone', 'images_skipped'];
+  assert.deepEqual(
+    rankWarnings(codes.map((code) => ({ code }))).map((w) => w.code),
+    ['frozen_random_backbone', 'images_skipped', 'from_the_future', 'workers_above_cores', 'amp_auto_cpu'],
+  );
+  assert.ok(warningRank('nonfinite_loss') < warningRank('sink_unavailable'));
+  assert.ok(warningRank('overflow_storm') < warningRank('no_checkpoint_interval'));
+});
+
+test('four set-up warnings before the first step make ONE notice: the serious one first, +3 more, Show All lists all', () => {
+  const n = new RunNotices('f');
+  const ws = [warn(2, 100, 'amp_auto_cpu'), warn(3, 100, 'sink_unavailable'), warn(4, 100, 'workers_above_cores')];
+  for (const w of ws) assert.deepEqual(n.event(w, true), []);
+  // a later set-up warning (feature cache) still joins: no step yet
+  assert.deepEqual(n.event(warn(5, 130, 'frozen_random_backbone'), true), []);
+  const [notice, ...rest] = n.event(step(1), true);
+  assert.deepEqual(rest, []);
+  assert.equal(notice.message, 'Ascend run "f": frozen_random_backbone message [frozen_random_backbone] (+3 more)');
+  assert.deepEqual(notice.actions, ['Show All']);
+  assert.deepEqual(notice.details, [
+    '[frozen_random_backbone] frozen_random_backbone message',
+    '[workers_above_cores] workers_above_cores message',
+    '[amp_auto_cpu] amp_auto_cpu message',
+    '[sink_unavailable] sink_unavailable message',
+  ]);
+  assert.equal(n.holding, false);
+});
+
+test('after the first step, warnings within a second are one burst; a later one closes it and opens the next', () => {
+  const b = new WarningBurst();
+  assert.deepEqual(b.step(), []);
+  assert.deepEqual(b.add(warn(10, 200, 'npu_low_hbm') as never), []);
+  assert.deepEqual(b.add(warn(11, 200.8, 'telemetry_unavailable') as never), []);
+  const closed = b.add(warn(12, 202, 'images_skipped') as never);
+  assert.deepEqual(
+    closed.map((w) => w.code),
+    ['npu_low_hbm', 'telemetry_unavailable'],
+  );
+  assert.ok(b.open);
+  assert.deepEqual(
+    b.take().map((w) => w.code),
+    ['images_skipped'],
+  );
+  assert.equal(BURST_S, 1);
+  // a single warning is told as it is, without "+0 more"
+  assert.deepEqual(warningBurstNotice('f', [warn(3, 1, 'npu_busy') as never]), {
+    severity: 'warning',
+    message: 'Ascend run "f": npu_busy message [npu_busy]',
+    actions: [],
+  });
+});
+
+test('the run end flushes held warnings before the finish notice', () => {
+  const n = new RunNotices('f');
+  n.event(warn(2, 100, 'images_skipped'), true);
+  const out = n.event(finished('completed'), true);
+  assert.deepEqual(
+    out.map((x) => x.message),
+    ['Ascend run "f": images_skipped message [images_skipped]', 'Ascend run "f" completed.'],
   );
 });

@@ -167,3 +167,38 @@ test('runRunner checks ls output at the boundary: the caller gets only runs of t
   assert.equal(out.skipped.length, 10);
   for (const r of out.runs) describeListed(r);
 });
+
+test("ls's problem, health and meta reach the index; a bad run is listed, never hides the good ones", async () => {
+  const index = new RunIndex(new JsonStore());
+  const out = parseListing({
+    runs: [
+      { run_id: 'bad', run_dir: '/runs/bad', state: 'lost', problem: 'status.json is not a regular file' },
+      {
+        run_id: 'good',
+        run_dir: '/runs/good',
+        state: 'completed',
+        started_at: 10,
+        name: 'exp',
+        problem: null,
+        health: { verdict: 'problems', reasons: [{ code: 'loss_rose', message: 'rose', fix: 'lower lr' }] },
+        meta: { name: 'baseline', notes: 'n', tags: ['a', 5], updated_at: 1 },
+        display_name: 'baseline',
+      },
+      { run_id: 'odd', run_dir: '/runs/odd', state: 'completed', problem: 7, health: 'x', meta: [] },
+    ],
+  });
+  assert.deepEqual(
+    out.runs.map((r) => r.run_id),
+    ['bad', 'good', 'odd'],
+  );
+  assert.equal(out.warnings.length, 3, 'the wrong-typed problem, health and meta of "odd" are dropped, each said');
+  await index.mergeListing('local', out.runs);
+  assert.equal(index.get('local', 'bad')?.problem, 'status.json is not a regular file');
+  assert.equal(index.get('local', 'bad')?.state, 'lost');
+  const good = index.get('local', 'good');
+  assert.equal(good?.problem, undefined);
+  assert.equal(good?.health?.verdict, 'problems');
+  assert.deepEqual(good?.meta, { name: 'baseline', notes: 'n', tags: ['a'] });
+  await index.annotate('local', 'good', { meta: { name: null, notes: '', tags: [] } });
+  assert.deepEqual(index.get('local', 'good')?.meta, { name: null, notes: '', tags: [] });
+});

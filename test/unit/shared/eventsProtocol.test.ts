@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { eventProblem, hasEventEnvelope, isKnownEvent, isRunEvent } from '../../../src/shared/eventsProtocol';
+import {
+  eventProblem,
+  hasEventEnvelope,
+  isKnownEvent,
+  isRunEvent,
+  runHealth,
+} from '../../../src/shared/eventsProtocol';
 
 test('isRunEvent accepts a valid envelope, known type or not', () => {
   assert.ok(isRunEvent({ v: 1, seq: 1, t: 1700000000.5, type: 'step', loss: 0.5 }));
@@ -62,4 +68,44 @@ test('isRunEvent rejects a known event whose fields have the wrong types; missin
   ]) {
     assert.ok(isRunEvent(good), JSON.stringify(good));
   }
+});
+
+test('runHealth: a verdict is read, checked; bad reasons are dropped and a bad verdict is none', () => {
+  assert.deepEqual(runHealth({ verdict: 'healthy', reasons: [] }), { verdict: 'healthy', reasons: [] });
+  assert.deepEqual(
+    runHealth({
+      verdict: 'problems',
+      reasons: [
+        { code: 'chance_level', message: 'm', fix: 'f', chance: 0.25 },
+        { code: 1 },
+        null,
+        { code: 'x', message: 'no fix' },
+      ],
+    }),
+    {
+      verdict: 'problems',
+      reasons: [
+        { code: 'chance_level', message: 'm', fix: 'f', chance: 0.25 },
+        { code: 'x', message: 'no fix', fix: '' },
+      ],
+    },
+  );
+  assert.equal(runHealth(null), undefined);
+  assert.equal(runHealth({ verdict: 'great', reasons: [] }), undefined);
+  assert.equal(runHealth({ verdict: 'problems', reasons: 'x' }), undefined);
+  assert.deepEqual(runHealth({ verdict: 'problems', reasons: [5] }), { verdict: 'problems', reasons: [] });
+  // a run_finished with a bad verdict is still an event: its end must not be lost
+  assert.ok(
+    isRunEvent({
+      v: 1,
+      seq: 3,
+      t: 1,
+      type: 'run_finished',
+      status: 'completed',
+      error: null,
+      best: null,
+      final: null,
+      health: 5,
+    }),
+  );
 });

@@ -1,0 +1,144 @@
+// Issue 17 in a real VS Code (code-server, the packed .vsix): a run with a huge learning rate (lr
+// 100, O0, 2 epochs, the demo shapes) completes but learns nothing. The completion notification,
+// the Runs view and the dashboard all say "completed with problems" with the runner's reason (the
+// loss rose), never the green wording; Rename Run… changes the Runs view's label through the
+// runner's `meta`. Screenshots: test-output/e2e/verdict/NN-<step>.png.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { escapeRegExp, waitUntil, type Harness } from './harness';
+import { startSuite, type Suite } from './steps';
+import {
+  activeWebview,
+  answerInput,
+  chooseRow,
+  commandOnRun,
+  contextMenuOnRow,
+  LONG,
+  MEDIUM,
+  openInDialog,
+  runDirOf,
+  runRow,
+  typeAndEnter,
+  useDataFolder,
+  waitForStep,
+} from './ui';
+
+const TARGET = 'This machine';
+const NAME = 'huge-lr';
+const RENAMED = 'lr 100 sweep';
+
+/** The wizard of ui.ts's startRunFromSpec, with a learning rate of our choice (100: the run diverges). */
+async function startWithLr(h: Harness, specFile: string, dataDir: string, lr: string): Promise<void> {
+  await h.runCommand('Ascend: Start Ascend Fine-Tune from Spec File');
+  await openInDialog(h, specFile);
+  await waitForStep(h, 1);
+  await chooseRow(h, TARGET);
+  await waitForStep(h, 2);
+  await useDataFolder(h, dataDir);
+  await waitForStep(h, 3);
+  await chooseRow(h, 'resnet18');
+  await waitForStep(h, 4);
+  await chooseRow(h, 'None');
+  await waitForStep(h, 5);
+  await chooseRow(h, 'backbone');
+  await waitForStep(h, 6);
+  await chooseRow(h, 'O0');
+  await waitForStep(h, 7);
+  await typeAndEnter(h, '2');
+  await waitForStep(h, 8);
+  await typeAndEnter(h, '8');
+  await waitForStep(h, 9);
+  await typeAndEnter(h, lr);
+  await waitForStep(h, 11);
+  await typeAndEnter(h, NAME);
+  await waitForStep(h, 12);
+  await chooseRow(h, `Launch on ${TARGET}`);
+}
+
+test(
+  'a run that completes with problems says so everywhere; Rename Run… renames it',
+  { timeout: 20 * 60_000 },
+  async (t) => {
+    const s: Suite = await startSuite(t, { name: 'verdict', perClass: 30 });
+    const { h, notes } = s;
+    let firstReason = '';
+    try {
+      await s.step(t, 'huge-lr-run-completes-with-problems', async () => {
+        await h.openViewContainer('Ascend', 60_000);
+        await startWithLr(h, s.specFile, s.dataDir, '100');
+        await notes.waitFor(new RegExp(`Started Ascend run "${NAME}" on ${TARGET}`), MEDIUM);
+        const told = await notes.waitFor(new RegExp(`Ascend run "${NAME}" (completed|failed)`), LONG);
+        const runDir = runDirOf(s.runsRoot, NAME);
+        assert.ok(runDir, `no run folder for ${NAME}`);
+        const lines = readFileSync(path.join(runDir, 'events.jsonl'), 'utf8').trim().split('\n');
+        const finished = JSON.parse(lines.at(-1)!) as {
+          status: string;
+          health: { verdict: string; reasons: { code: string; message: string; fix: string }[] };
+        };
+        assert.equal(finished.status, 'completed', told);
+        assert.equal(finished.health.verdict, 'problems');
+        const first = finished.health.reasons[0];
+        firstReason = first.message;
+        t.diagnostic(`verdict: ${finished.health.reasons.map((r) => r.code).join(', ')}`);
+        // The notification: the first reason and its fix, never the green wording.
+        assert.ok(
+          told.startsWith(`Ascend run "${NAME}" completed with problems: ${first.message} — ${first.fix}`),
+          `notification: ${told}`,
+        );
+        assert.doesNotMatch(told, /completed, best/);
+      });
+
+      await s.step(t, 'runs-view-says-completed-with-problems', async () => {
+        let row: Awaited<ReturnType<typeof runRow>>;
+        await waitUntil(
+          `the Runs view's row of ${NAME} to say "completed with problems"`,
+          async () => /^completed with problems · /.test((row = await runRow(h, NAME))?.text ?? ''),
+          MEDIUM,
+          () => JSON.stringify(row),
+        );
+        // amber, not the green "passed" colour: the icon's inline colour is the theme's warning one
+        const style = await h
+          .viewPane('Runs')
+          .locator('.monaco-list-row', { hasText: NAME })
+          .first()
+          .locator('.custom-view-tree-node-item-icon')
+          .getAttribute('style');
+        // (resolved to rgb: amber has much red, the passed-test green little)
+        const [r, g, b] = (/rgb\((\d+), (\d+), (\d+)\)/.exec(style ?? '') ?? []).slice(1).map(Number);
+        assert.ok(r > g / 2 && r > b, `icon style: ${style}`);
+      });
+
+      await s.step(t, 'dashboard-banner', async () => {
+        await commandOnRun(h, 'Ascend: Open Dashboard', NAME);
+        const web = activeWebview(h);
+        const banner = web.locator('section.verdict');
+        await banner.waitFor({ state: 'visible', timeout: MEDIUM });
+        const text = await banner.innerText();
+        assert.match(text, /^Run completed with problems/);
+        assert.ok(text.includes(firstReason), `banner: ${text}`);
+        const header = await web.locator('header.run-header').innerText();
+        assert.match(header, /O0 \(full precision\), no loss scaling needed/);
+        await h.screenshot('dashboard-verdict');
+      });
+
+      await s.step(t, 'rename-run', async () => {
+        await contextMenuOnRow(h, 'Runs', NAME, 'Rename Run…');
+        await answerInput(h, 'The name shown for', RENAMED);
+        await waitUntil(
+          `the Runs view to show "${RENAMED}"`,
+          async () => (await runRow(h, RENAMED)) !== undefined,
+          MEDIUM,
+        );
+        const meta = JSON.parse(readFileSync(path.join(runDirOf(s.runsRoot, NAME)!, 'meta.json'), 'utf8')) as {
+          name: string;
+        };
+        assert.equal(meta.name, RENAMED);
+        assert.equal(await runRow(h, NAME), undefined, `the old label ${escapeRegExp(NAME)} is gone`);
+      });
+    } finally {
+      await s.close();
+    }
+  },
+);

@@ -1,0 +1,157 @@
+// The charts of each mode, as definitions (title, series, axes) that ChartPanel builds: the series
+// are fixed when a chart is built, so they depend only on the mode, the runs and the theme.
+import type uPlot from 'uplot';
+import type { RunData } from '../../src/shared/dashboardProtocol';
+import { axis, line, markers, stepAxis, type ChartDef, type Theme } from './charts';
+
+/** Overflow-count window when the host has not said (AmpHealth.window). */
+export const LOSS_SCALE_WINDOW_FALLBACK = 100;
+
+export function chartDefs(t: Theme, mode: 'single' | 'compare', runs: RunData[]): ChartDef[] {
+  const c = t.palette;
+  const runNames = runs.map((r) => r.header.name);
+  const log2Axis = (extra: Partial<uPlot.Axis> = {}) =>
+    axis(t, {
+      scale: 'ls',
+      size: 60,
+      values: (_u: uPlot, splits: number[]) => splits.map((v) => (v > 0 ? `2^${Math.round(Math.log2(v))}` : '')),
+      ...extra,
+    });
+  if (mode === 'compare') {
+    return [
+      {
+        id: 'loss',
+        title: 'Training loss (smoothed)',
+        options: () => ({
+          series: [{ label: 'step' }, ...runNames.map((n, i) => line(n, c[i % c.length]))],
+          axes: [stepAxis(t), axis(t, { size: 60 })],
+        }),
+      },
+      {
+        id: 'accuracy',
+        title: 'Validation accuracy (%)',
+        options: () => ({
+          series: [
+            { label: 'step' },
+            ...runNames.map((n, i) => line(n, c[i % c.length], { points: { show: true, size: 6 } })),
+          ],
+          scales: { y: { range: [0, 100] } },
+          axes: [stepAxis(t), axis(t, { size: 60 })],
+        }),
+      },
+      {
+        id: 'lossScale',
+        title: 'Loss scale (log2) with overflowed steps',
+        options: () => ({
+          series: [
+            { label: 'step' },
+            ...runNames.map((n, i) => line(n, c[i % c.length], { scale: 'ls' })),
+            ...runNames.map((n, i) => markers(`${n} overflow`, c[i % c.length], { scale: 'ls' })),
+          ],
+          scales: { ls: { distr: 3, log: 2 } },
+          axes: [stepAxis(t), log2Axis()],
+        }),
+      },
+    ];
+  }
+  const run = runs[0];
+  const deviceIds = run ? Object.keys(run.devices.devices).sort((a, b) => Number(a) - Number(b)) : [];
+  return [
+    {
+      id: 'loss',
+      title: 'Training loss',
+      options: () => ({
+        series: [
+          { label: 'step' },
+          line('loss', c[0], { width: 1, alpha: 0.35 } as Partial<uPlot.Series>),
+          line('smoothed', c[0], { width: 2 }),
+          line('eval loss', c[1], { points: { show: true, size: 6 } }),
+        ],
+        axes: [stepAxis(t), axis(t, { size: 60 })],
+      }),
+    },
+    {
+      id: 'accuracy',
+      title: 'Validation accuracy (%)',
+      options: () => ({
+        series: [{ label: 'step' }, line('val acc %', c[2], { points: { show: true, size: 6 } })],
+        scales: { y: { range: [0, 100] } },
+        axes: [stepAxis(t), axis(t, { size: 60 })],
+      }),
+    },
+    {
+      id: 'lr',
+      title: 'Learning rate',
+      height: 150,
+      options: () => ({ series: [{ label: 'step' }, line('lr', c[3])], axes: [stepAxis(t), axis(t, { size: 60 })] }),
+    },
+    {
+      id: 'lossScale',
+      title: 'Loss scale (log2) and overflows',
+      options: () => ({
+        series: [
+          { label: 'step' },
+          line('loss scale', c[4], { scale: 'ls', width: 2 }),
+          markers('overflow', t.red, { scale: 'ls' }),
+          line(`overflows / ${run?.amp.window || LOSS_SCALE_WINDOW_FALLBACK} steps`, c[6], {
+            scale: 'count',
+            width: 1,
+            dash: [4, 3],
+          }),
+        ],
+        scales: { ls: { distr: 3, log: 2 }, count: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
+        axes: [stepAxis(t), log2Axis(), axis(t, { scale: 'count', side: 1, size: 40, grid: { show: false } })],
+      }),
+    },
+    {
+      id: 'throughput',
+      title: 'Throughput and step time',
+      options: () => ({
+        series: [
+          { label: 'step' },
+          line('images/s', c[2], { scale: 'ips' }),
+          line('step ms', c[1], { scale: 'ms' }),
+          line('data wait ms', c[3], { scale: 'ms', dash: [4, 3] }),
+        ],
+        axes: [
+          stepAxis(t),
+          axis(t, { scale: 'ips', size: 60 }),
+          axis(t, { scale: 'ms', side: 1, size: 60, grid: { show: false } }),
+        ],
+      }),
+    },
+    {
+      id: 'npu',
+      title: 'NPU utilisation (%) and temperature (°C)',
+      options: () => ({
+        series: [
+          { label: 'step' },
+          ...deviceIds.flatMap((id, i) => [
+            line(`NPU ${id} util %`, c[i % c.length]),
+            line(`NPU ${id} °C`, c[i % c.length], { dash: [4, 3] }),
+          ]),
+        ],
+        axes: [stepAxis(t), axis(t, { size: 50 })],
+      }),
+    },
+    {
+      id: 'hbm',
+      title: 'HBM (GB) and power (W)',
+      options: () => ({
+        series: [
+          { label: 'step' },
+          ...deviceIds.flatMap((id, i) => [
+            line(`NPU ${id} HBM used`, c[i % c.length], { scale: 'gb' }),
+            line(`NPU ${id} HBM total`, c[i % c.length], { scale: 'gb', width: 1, dash: [2, 4] }),
+            line(`NPU ${id} W`, c[i % c.length], { scale: 'w', dash: [6, 3] }),
+          ]),
+        ],
+        axes: [
+          stepAxis(t),
+          axis(t, { scale: 'gb', size: 50 }),
+          axis(t, { scale: 'w', side: 1, size: 50, grid: { show: false } }),
+        ],
+      }),
+    },
+  ];
+}
