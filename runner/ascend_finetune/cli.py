@@ -196,7 +196,7 @@ def cmd_control(a: argparse.Namespace) -> int:
 
 def cmd_ls(a: argparse.Namespace) -> int:
     from .meta import annotate_runs
-    from .rundir import list_runs
+    from .runlist import list_runs
 
     out({"root": os.path.abspath(a.root), "runs": annotate_runs(list_runs(a.root))})
     return 0

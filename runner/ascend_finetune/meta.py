@@ -17,7 +17,8 @@ import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
-from .rundir import atomic_write_json, last_event_of, read_json
+from .rundir import atomic_write_json, read_json
+from .runlist import last_event_of
 
 META = "meta.json"
 MAX_NAME = 200  # characters

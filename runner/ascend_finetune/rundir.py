@@ -1,4 +1,5 @@
-"""The run directory: status.json (atomic), run ids, liveness, and listing runs with `lost` detection.
+"""The run directory: safe reads and writes, status.json (atomic), run ids, liveness and `lost` detection
+(listing runs is runlist.py).
 
 A run directory may be writable by other users of a shared machine, so every file here is handled
 as untrusted: the runner opens no symlink it did not make (O_NOFOLLOW), reads regular files only
@@ -264,11 +265,11 @@ def pid_alive(pid: int | None) -> bool:
         return True
 
 
-def _is_int(v: Any) -> bool:
+def is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _is_time(v: Any) -> bool:
+def is_time(v: Any) -> bool:
     return (isinstance(v, (int, float)) and not isinstance(v, bool)) and math.isfinite(v)
 
 
@@ -276,17 +277,17 @@ def _is_time(v: Any) -> bool:
 _STATUS_FIELDS: dict[str, tuple[str, Any]] = {
     "run_id": ("a string", lambda v: isinstance(v, str)),
     "state": ("a string", lambda v: isinstance(v, str)),
-    "pid": (f"an integer from 1 to {MAX_PID - 1}", lambda v: _is_int(v) and 0 < v < MAX_PID),
-    "pid_start": ("a non-negative integer", lambda v: _is_int(v) and v >= 0),
-    "node_rank": ("a non-negative integer", lambda v: _is_int(v) and v >= 0),
+    "pid": (f"an integer from 1 to {MAX_PID - 1}", lambda v: is_int(v) and 0 < v < MAX_PID),
+    "pid_start": ("a non-negative integer", lambda v: is_int(v) and v >= 0),
+    "node_rank": ("a non-negative integer", lambda v: is_int(v) and v >= 0),
     "host": ("a string", lambda v: isinstance(v, str)),
-    "started_at": ("a number (unix seconds)", _is_time),
-    "ended_at": ("a number (unix seconds)", _is_time),
-    "exit_code": ("an integer", _is_int),
+    "started_at": ("a number (unix seconds)", is_time),
+    "ended_at": ("a number (unix seconds)", is_time),
+    "exit_code": ("an integer", is_int),
 }
 
 
-def _short(v: Any) -> str:
+def short_json(v: Any) -> str:
     text = json.dumps(v, ensure_ascii=False)
     return text if len(text) <= 40 else text[:37] + "..."
 
@@ -299,7 +300,7 @@ def check_status(status: Any) -> tuple[dict[str, Any], list[str]]:
     for key, (want, ok) in _STATUS_FIELDS.items():
         v = status.get(key)
         if v is not None and not ok(v):
-            problems.append(f"status.json: {key} must be {want} or null, got {_short(v)}")
+            problems.append(f"status.json: {key} must be {want} or null, got {short_json(v)}")
             clean[key] = None
     return clean, problems
 
@@ -325,166 +326,3 @@ def effective_state(run_dir: str, status: dict[str, Any] | None = None) -> str:
     if started is not None and process_start(pid) not in (None, started):
         return "lost"  # the pid now belongs to another process
     return state
-
-
-def _problem(e: Exception) -> str:
-    if isinstance(e, UnsafeFile) or isinstance(e, ValueError):
-        return str(e)
-    return f"{e.strerror or type(e).__name__}" if isinstance(e, OSError) else str(e)
-
-
-def _spec_fields(run_dir: str, problems: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": None, "backbone": None, "epochs": None}
-    try:
-        spec = load_json(os.path.join(run_dir, "spec.json"), JSON_MAX_BYTES)
-    except FileNotFoundError:
-        return out
-    except (OSError, ValueError) as e:
-        problems.append(_problem(e))
-        return out
-    if not isinstance(spec, dict):
-        problems.append("spec.json is not a JSON object")
-        return out
-    for key, section, field, want, ok in (
-        ("name", None, "name", "a string", lambda v: isinstance(v, str)),
-        ("backbone", "model", "backbone", "a string", lambda v: isinstance(v, str)),
-        ("epochs", "train", "epochs", "an integer", _is_int),
-    ):
-        holder = spec if section is None else spec.get(section)
-        if holder is None:
-            continue
-        if not isinstance(holder, dict):
-            problems.append(f"spec.json: {section} must be an object, got {_short(holder)}")
-            continue
-        v = holder.get(field)
-        where = field if section is None else f"{section}.{field}"
-        if v is not None and not ok(v):
-            problems.append(f"spec.json: {where} must be {want}, got {_short(v)}")
-        elif v is not None:
-            out[key] = v
-    return out
-
-
-def _best_of(run_dir: str, problems: list[str]) -> dict[str, Any] | None:
-    try:
-        manifest = load_json(os.path.join(run_dir, "checkpoints.json"), MANIFEST_MAX_BYTES)
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as e:
-        problems.append(_problem(e))
-        return None
-    if not isinstance(manifest, list):
-        problems.append("checkpoints.json is not a JSON array")
-        return None
-    return next(
-        (
-            {k: e.get(k) for k in ("file", "epoch", "step", "metrics")}
-            for e in manifest
-            if isinstance(e, dict) and e.get("best") is True and isinstance(e.get("file"), str)
-        ),
-        None,
-    )
-
-
-def _bad_run(run_dir: str, problem: str) -> dict[str, Any]:
-    """The entry of a run whose status.json is unusable: its name, `lost` and the problem."""
-    return {
-        "run_id": os.path.basename(run_dir),
-        "state": "lost",
-        "pid": None,
-        "host": None,
-        "started_at": None,
-        "ended_at": None,
-        "exit_code": None,
-        "run_dir": os.path.abspath(run_dir),
-        "name": None,
-        "backbone": None,
-        "epochs": None,
-        "epoch": None,
-        "step": None,
-        "loss": None,
-        "best": None,
-        "problem": problem,
-    }
-
-
-def summarize(run_dir: str) -> dict[str, Any] | None:
-    """A run's `ls` entry; None for a folder with no status.json (not a run). A run with unusable
-    files gets `problem` (one sentence per problem, joined by "; ") and nulls where it could not
-    read, never an exception."""
-    try:
-        raw = load_json(status_path(run_dir), STATUS_MAX_BYTES)
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as e:
-        return _bad_run(run_dir, _problem(e))
-    status, problems = check_status(raw)
-    if not isinstance(raw, dict):
-        return _bad_run(run_dir, problems[0])
-    fields = _spec_fields(run_dir, problems)
-    last_step: dict[str, Any] | None = None
-    try:
-        last_step = last_event_of(os.path.join(run_dir, "events.jsonl"), "step")
-    except FileNotFoundError:
-        pass
-    except OSError as e:
-        problems.append(_problem(e))
-    best = _best_of(run_dir, problems)
-
-    def num(key: str, want: Any) -> Any:
-        v = last_step.get(key) if last_step else None
-        return v if isinstance(v, want) and not isinstance(v, bool) else None
-
-    return {
-        **status,
-        "state": effective_state(run_dir, raw),
-        "run_dir": os.path.abspath(run_dir),
-        **fields,
-        "epoch": num("epoch", int),
-        "step": num("step", int),
-        "loss": num("loss", (int, float)),
-        "best": best,
-        "problem": "; ".join(problems) or None,
-    }
-
-
-def last_event_of(path: str, type_: str, window: int = 1 << 16) -> dict[str, Any] | None:
-    """The last complete event of a type, read from the end of the log: `ls` must not parse the
-    whole history of a million-step run. FileNotFoundError for no log, UnsafeFile for one that is
-    not a regular file."""
-    fd = open_regular(path)
-    try:
-        end = os.fstat(fd).st_size
-        data = os.pread(fd, window, max(0, end - window))
-    finally:
-        os.close(fd)
-    lines = data[: data.rfind(b"\n") + 1].splitlines()
-    if end > window:
-        lines = lines[1:]  # the first one may be cut
-    for line in reversed(lines):
-        try:
-            ev = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(ev, dict) and ev.get("type") == type_:
-            return ev
-    return None
-
-
-def list_runs(root: str) -> list[dict[str, Any]]:
-    """Every run directory under ROOT (a folder with a status.json); other entries are passed over.
-    A run whose files cannot be used is listed with its `problem`."""
-    runs = []
-    if os.path.isdir(root):
-        for name in sorted(os.listdir(root)):
-            path = os.path.join(root, name)
-            if not os.path.isdir(path):
-                continue
-            try:
-                info = summarize(path)
-            except (OSError, ValueError) as e:  # e.g. the folder went away meanwhile
-                info = _bad_run(path, _problem(e)) if os.path.lexists(status_path(path)) else None
-            if info:
-                runs.append(info)
-    runs.sort(key=lambda r: r["started_at"] if _is_time(r.get("started_at")) else 0, reverse=True)
-    return runs

@@ -10,7 +10,8 @@ from conftest import runner
 
 def test_ls_passes_over_junk_and_reads_runs_from_their_tail(tmp_path):
     from ascend_finetune.events import EventLog
-    from ascend_finetune.rundir import initial_status, list_runs
+    from ascend_finetune.rundir import initial_status
+    from ascend_finetune.runlist import list_runs
 
     root = tmp_path / "runs"
     run = root / "r1"
