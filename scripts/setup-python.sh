@@ -2,7 +2,7 @@
 # Creates .venv (Python 3.11) with MindSpore's CPU build, Pillow, numpy and pytest, plus `onnx` and
 # `onnxruntime`, which the checkpoint tests use to check and run exported ONNX files (the runner itself
 # does not need them), and the lint tools of runner/requirements-dev.txt (ruff, mypy:
-# scripts/lint-python.sh).
+# scripts/lint-python.sh). It also runs scripts/setup-ref-venv.sh (the test-only .venv-ref with torch).
 # Idempotent: a venv whose pinned packages are already present is left alone; pip's cache is reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +24,9 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 "$VENV/bin/python" -c 'import sys; assert sys.version_info[:2] == (3, 11), sys.version' \
   || { echo "setup: .venv must be Python 3.11" >&2; exit 1; }
+
+# The test-only reference venv (torch, torchvision, timm) the PyTorch weight mapping is checked against.
+bash scripts/setup-ref-venv.sh
 
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
   echo "setup: .venv is up to date"

@@ -12,12 +12,14 @@ STAGES = ("layer1", "layer2", "layer3", "layer4")
 # Layout variants of the same backbone (same parameter names and shapes, different arithmetic). A
 # checkpoint only reproduces its features in the layout it was trained in (models/net.py):
 # - "default": symmetric padding, BatchNorm eps 1e-5, max-pool "same": the runner's own, and mindcv's;
-# - "modelzoo": MindSpore ModelZoo's official/cv/ResNet/src/resnet.py.
-VARIANTS = ("default", "modelzoo")
+# - "modelzoo": MindSpore ModelZoo's official/cv/ResNet/src/resnet.py;
+# - "torch": torchvision's and timm's ResNet (symmetric padding, eps 1e-5, max-pool padded by one
+#   pixel on every side: PyTorch's MaxPool2d(3, 2, padding=1)), for PyTorch state dicts.
+VARIANTS = ("default", "modelzoo", "torch")
 # Checkpoints record their variant as an integer entry (names and counters are what a .ckpt keeps
 # reliably, in both formats); the manifest names it in words.
 VARIANT_ENTRY = "backbone_variant"
-VARIANT_CODES = {"default": 0, "modelzoo": 1}
+VARIANT_CODES = {"default": 0, "modelzoo": 1, "torch": 2}
 
 
 def variant_of_code(code: int) -> str:

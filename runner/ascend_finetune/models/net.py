@@ -12,6 +12,10 @@ ModelZoo's official/cv/ResNet/src/resnet.py builds it:
 - ResNet-18/34 (`res_base=True`): symmetric padding, the blocks' BatchNorms (`bn1d`, `bn2d`) eps 1e-4
   but the stem's and the shortcuts' eps 1e-5, and the max-pool on an explicit 1-pixel zero pad
   (`nn.Pad`) with `pad_mode="valid"`.
+and "torch", as torchvision and timm build it: the default layout but with the max-pool of PyTorch's
+`MaxPool2d(3, stride=2, padding=1)`, one pixel on every side (MindSpore's "same" pads only the bottom
+and right at stride 2). After the ReLU every value is >= 0, so the zero pad of `nn.Pad` is the same
+as PyTorch's -inf pad.
 Weights of one layout load into the other without a missing tensor, yet give other features.
 """
 
@@ -42,6 +46,8 @@ def layout(name: str, variant: str) -> Layout:
         raise ValueError(f"unknown backbone variant {variant!r} (known: {', '.join(VARIANTS)})")
     if variant == "default":
         return Layout()
+    if variant == "torch":
+        return Layout(pool_pad=True)
     if BACKBONES[name][0] == "basic":  # ModelZoo's res_base=True: resnet18, resnet34
         return Layout(eps_block=1e-4, pool_pad=True)
     return Layout(same_pad=True, eps_stem=1e-4, eps_block=1e-4, eps_shortcut=1e-4)

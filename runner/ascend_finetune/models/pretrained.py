@@ -9,6 +9,9 @@ ResNet pads and normalises differently from mindcv's and the runner's, with the 
 names, so loading by name alone computes other features without a warning. `detect_origin` reads
 the origin from the names (or, for the runner's own checkpoints, from their `backbone_variant`
 entry), and the trainer builds the backbone in that layout before loading.
+
+PyTorch state dicts of torchvision's and timm's ResNets (`.safetensors`, or `.pth`/`.pt`/`.bin` where
+torch is installed) are the origin "torch", built in the "torch" layout and renamed by torch_weights.py.
 """
 
 from __future__ import annotations
@@ -19,9 +22,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import mindspore as ms
+import numpy as np
 
 from ..checkpoints.errors import PretrainedError
 from .backbones import VARIANT_ENTRY, variant_of_code
+from .torch_weights import PICKLE_SUFFIXES, convert, looks_torch, read_state_dict
 
 # Checkpoint entries that are not network weights (optimizer and loss-scale state, counters).
 NON_WEIGHT = re.compile(
@@ -89,11 +94,15 @@ def origin_of_file(path: str) -> tuple[str, str]:
 
     if not os.path.isfile(path):
         raise PretrainedError(f"file not found: {path}")
+    if path.endswith(PICKLE_SUFFIXES):
+        return "torch", "torch"
     try:
         index = read_index(path)
         code = int(index.read(VARIANT_ENTRY).reshape(-1)[0]) if VARIANT_ENTRY in index.tensors else None
     except ToolError as e:
         raise PretrainedError(str(e)) from e
+    if code is None and looks_torch(index.tensors):
+        return "torch", "torch"
     return detect_origin(index.tensors, code)
 
 
@@ -104,8 +113,23 @@ class LoadReport:
     unexpected: list[str] = field(default_factory=list)  # file entries with no backbone param
     mismatched: list[str] = field(default_factory=list)  # "name: file shape vs net shape"
     head_dropped: list[str] = field(default_factory=list)
-    origin: str = "unknown"  # runner | modelzoo | mindcv | unknown (detect_origin)
+    dropped: list[str] = field(default_factory=list)  # other entries not loaded: counters (num_batches_tracked)
+    origin: str = "unknown"  # runner | modelzoo | mindcv | torch | unknown (detect_origin, origin_of_file)
     variant: str = "default"  # the layout the file's weights were trained in
+
+    def describe(self, path: str) -> dict:
+        """run_started's `pretrained` (docs/protocol.md): what was loaded, and what was not and why."""
+        return {
+            "file": path,
+            "origin": self.origin,
+            "variant": self.variant,
+            "loaded": len(self.loaded),
+            "missing": self.missing[:50],
+            "unexpected": self.unexpected[:50],
+            "mismatched": self.mismatched[:50],
+            "head_dropped": self.head_dropped,
+            "dropped": self.dropped[:200],
+        }
 
 
 def map_name(name: str) -> str | None:
@@ -146,11 +170,32 @@ def read_checkpoint(path: str) -> dict:
     return params
 
 
+class _Array:
+    """A NumPy array dressed as the MindSpore tensors load_backbone handles (`shape`, `asnumpy`)."""
+
+    def __init__(self, value: np.ndarray):
+        self.value = value
+        self.shape = value.shape
+
+    def asnumpy(self) -> np.ndarray:
+        return self.value
+
+
 def load_backbone(backbone: ms.nn.Cell, path: str) -> LoadReport:
     """Loads the file's backbone weights into `backbone`, which must be built in the file's layout
     (see origin_of_file): a backbone of another layout is refused, not loaded into."""
-    params = read_checkpoint(path)
-    origin, variant = detect_origin(params, checkpoint_variant(params))
+    origin, variant = origin_of_file(path)
+    head: list[str] = []
+    dropped: list[str] = []
+    if origin == "torch":
+        state = read_state_dict(path)
+        if not looks_torch(state):
+            raise PretrainedError(f"{os.path.basename(path)} is not a torchvision or timm ResNet state dict")
+        converted, head, dropped = convert(state)
+        params: dict = {name: _Array(value) for name, value in converted.items()}
+    else:
+        params = read_checkpoint(path)
+        origin, variant = detect_origin(params, checkpoint_variant(params))
     built = getattr(backbone, "variant", "default")
     if built != variant:
         raise PretrainedError(
@@ -158,10 +203,10 @@ def load_backbone(backbone: ms.nn.Cell, path: str) -> LoadReport:
             f"built in the {built} layout: its features would differ; build it with variant={variant!r}"
         )
     ours = {name: p for name, p in backbone.parameters_and_names()}
-    report = LoadReport(origin=origin, variant=variant)
+    report = LoadReport(origin=origin, variant=variant, head_dropped=head, dropped=dropped)
     to_load = {}
     for name, value in params.items():
-        mapped = map_name(name)
+        mapped = name if origin == "torch" else map_name(name)
         if mapped is None:
             if HEAD.match(name.split(".", 1)[-1] if name.startswith(PREFIXES) else name):
                 report.head_dropped.append(name)

@@ -301,6 +301,7 @@ class Run:
             },
             global_batch=d["batch_size"] * tr.world,
             amp={"level": tr.amp_plan.level, "loss_scale": tr.amp_plan.loss_scale},
+            pretrained=tr.pretrained_info,
             resumed_from={"file": self.resume_from, "step": tr.step} if self.resume_from else None,
         )
         self._flush_warnings()

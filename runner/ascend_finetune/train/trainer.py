@@ -174,11 +174,13 @@ class Trainer:
             _, variant = origin_of_file(m["pretrained"])
         self.net = TransferNet(m["backbone"], len(self.classes), self.frozen_upto, variant)
         self.load_report = None
+        self.pretrained_info = None  # run_started's `pretrained`
         if m["pretrained"]:
             from ..models.pretrained import load_backbone
 
             self.load_report = load_backbone(self.net.backbone, m["pretrained"])
             r = self.load_report
+            self.pretrained_info = r.describe(m["pretrained"])
             if r.missing or r.unexpected or r.mismatched:
                 self.warn(
                     code="pretrained_partial",
