@@ -21,6 +21,7 @@ export default tseslint.config(
       'node_modules/**',
       '.e2e/**',
       '.venv/**',
+      '.venv-ref/**',
       'runs/**',
       '.demo/**',
       'test-output/**',
