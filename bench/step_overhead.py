@@ -47,7 +47,7 @@ def main() -> int:
     from ascend_finetune.events import EventLog
     from ascend_finetune.models.amp import build_train_step
     from ascend_finetune.models.net import TransferNet
-    from ascend_finetune.train.trainer import normalized
+    from ascend_finetune.train.steps import normalized
 
     ms.set_context(mode=ms.GRAPH_MODE)
     ms.set_device("CPU")

@@ -14,86 +14,20 @@ import numpy as np
 
 from ..checkpoints.errors import PretrainedError
 from ..data.folder import DataError
-from ..data.pipeline import device_normalize, make_dataset
+from ..data.pipeline import make_dataset
 from ..data.plan import PLAN_FILE, plan_data
 from ..device.backend import resolve_target, sink_notes
 from ..distributed.strategy import StepStop, join
 from ..distributed.world import RANKS_DIR, RankInfo, device_id, local_ranks
 from ..rundir import atomic_write_json
 from . import preflight
+from .steps import DataWaitMonitor, build_sink, normalized, run_step_cell, sink_size_for
 
 MAX_INLINE_CLASSES = 256  # above this, eval's confusion matrix goes to a file beside the events
 
 
 class NonFiniteLoss(Exception):
     pass
-
-
-# The pipeline bounds the run when the step waits for its batch more than this share of the step
-# (median over DATA_WAIT_WINDOW steps, after DATA_WAIT_WARMUP steps of compile and queue fill).
-DATA_WAIT_SHARE = 0.25
-DATA_WAIT_WARMUP = 3
-DATA_WAIT_WINDOW = 8
-
-
-class DataWaitMonitor:
-    """Watches each step's data wait (`data_ms`) against its time (`step_ms`) and gives one
-    `data_bound` warning, once per run, when the input pipeline rather than the device sets the pace."""
-
-    def __init__(self, workers: int, image_size: int, cached: bool, share: float = DATA_WAIT_SHARE):
-        self.workers, self.image_size, self.cached, self.share = workers, image_size, cached, share
-        self.seen: list[tuple[float, float]] = []
-        self.warned = False
-
-    def observe(self, step_ms: float, data_ms: float) -> dict[str, Any] | None:
-        if self.warned:
-            return None
-        self.seen.append((step_ms, data_ms))
-        recent = self.seen[DATA_WAIT_WARMUP:][-DATA_WAIT_WINDOW:]
-        if len(recent) < DATA_WAIT_WINDOW:
-            return None
-        step = float(np.median([a for a, _ in recent]))
-        wait = float(np.median([b for _, b in recent]))
-        if step <= 0 or wait / step <= self.share:
-            return None
-        self.warned = True
-        fixes = [f"raise data.workers (now {self.workers} per rank)", "feed smaller images (resize the data set once)"]
-        if not self.cached:
-            fixes.append("with a frozen backbone, set train.cache_features to true")
-        return {
-            "code": "data_bound",
-            "message": f"the input pipeline bounds this run: each step waits {wait:.0f} ms of {step:.0f} ms "
-            f"({wait / step:.0%}) for its batch, so the device idles; " + ", or ".join(fixes),
-            "details": {
-                "data_ms": round(wait, 3),
-                "step_ms": round(step, 3),
-                "share": round(wait / step, 3),
-                "workers": self.workers,
-                "image_size": self.image_size,
-            },
-        }
-
-
-def sink_size_for(steps: int, size: int) -> int:
-    """Steps per sink for an epoch part of `steps` steps: the largest divisor of `steps` not above
-    `size`, so that every sink of the part is the same size (one device-queue set-up per epoch)."""
-    size = max(1, min(size, steps))
-    while steps % size:
-        size -= 1
-    return size
-
-
-def build_sink(step: Any, dataset: Any, size: int, data_sink: Callable[..., Any] | None = None) -> Callable[[], Any]:
-    """Ascend (and GPU) only: `step` fed through the device queue, `size` steps per call, the loop
-    over them run by MindSpore (the graph scheduler's loop-count actor, `GetLoopCount`, in
-    kernel-by-kernel mode; the whole graph under GE), the batches prefetched to the device. Each call
-    returns the last step's outputs. `mindspore.data_sink` raises on CPU; `data_sink` is for tests."""
-    import mindspore as ms
-
-    sink = data_sink or ms.data_sink
-    # A JitConfig compiles the sink function as one graph (without it, data_sink runs it step by step
-    # in PyNative). jit_level is left to MindSpore: O0 (kernel by kernel) on 910B, whole graph on 910A.
-    return sink(step, dataset, sink_size=size, jit_config=ms.JitConfig())
 
 
 def lr_per_step(t: dict, total_steps: int) -> list[float]:
@@ -364,7 +298,7 @@ class Trainer:
     def run_step(self) -> Any:
         """The train step with the loop's bookkeeping in the graph (RunStep), built once."""
         if self._run_step is None:
-            self._run_step = _run_step_cell(self._core_step, self.step_stop)
+            self._run_step = run_step_cell(self._core_step, self.step_stop)
             self._set_train_mode(self.net, True)
         return self._run_step
 
@@ -500,58 +434,3 @@ class Trainer:
         os.makedirs(os.path.join(self.run_dir, "eval"), exist_ok=True)
         atomic_write_json(os.path.join(self.run_dir, rel), confusion.tolist())
         return rel
-
-
-def _normalized_cell() -> Any:
-    from mindspore import nn
-
-    class Normalized(nn.Cell):
-        """The network behind DeviceNormalize: uint8 NCHW in, the host pipeline's float32 inside.
-        No prefix, so the network's parameter names (and checkpoints) stay as they were."""
-
-        def __init__(self, net: Any) -> None:
-            super().__init__(auto_prefix=False)
-            self.normalize = device_normalize()
-            self.net = net
-
-        def construct(self, x: Any) -> Any:
-            return self.net(self.normalize(x))
-
-    return Normalized
-
-
-def normalized(net: Any) -> Any:
-    """`net` behind DeviceNormalize (the Cell class is built on first use: MindSpore loads late)."""
-    return _normalized_cell()(net)
-
-
-def _run_step_cell(core: Any, stop: StepStop | None) -> Any:
-    """The loop's step: the train step plus, in the graph, what a sink would otherwise hide: the sum
-    of the finite losses, their count, the overflows and the updates since `reset()` (Parameters
-    that accumulate across a sink's steps), and the ranks' agreed stop. Returns
-    [loss, finite, scale, updated, stop_agreed, loss_sum, finite_count, overflows, updates]."""
-    import mindspore as ms
-    from mindspore import Parameter, nn, ops
-
-    class RunStep(nn.Cell):
-        def __init__(self) -> None:
-            super().__init__(auto_prefix=False)
-            self.step = core
-            self.stop = stop.cell if stop is not None else None
-            self.acc = Parameter(ms.Tensor(np.zeros(4, np.float32)), name="run_step_acc", requires_grad=False)
-
-        def construct(self, x: Any, y: Any) -> Any:
-            out = self.step(x, y)
-            loss, finite, updated = out[0], out[1], out[3]
-            ok = ops.isfinite(loss)
-            inc = ops.stack([ops.select(ok, loss, ops.zeros_like(loss)), ok.astype(ms.float32), 1 - finite, updated])
-            acc = ops.assign_add(self.acc, inc)
-            agreed = self.stop.agreed if self.stop is not None else ops.zeros(1, ms.float32)
-            return ops.concat([out, agreed, ops.depend(self.acc, acc)])
-
-        def reset(self) -> None:
-            self.acc.set_data(ms.Tensor(np.zeros(4, np.float32)))
-
-    cell = RunStep()
-    cell.set_train(True)
-    return cell

@@ -47,7 +47,7 @@ def test_first_step_loss_is_identical_with_uint8_input(samples):
 
     from ascend_finetune.models.amp import build_train_step
     from ascend_finetune.models.net import TransferNet
-    from ascend_finetune.train.trainer import normalized
+    from ascend_finetune.train.steps import normalized
 
     ms.set_context(mode=ms.GRAPH_MODE)
     ms.set_seed(0)

@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 
-from ascend_finetune.train.trainer import build_sink, sink_size_for
+from ascend_finetune.train.steps import build_sink, sink_size_for
 
 
 def test_sink_size_divides_the_epoch_part():
@@ -49,7 +49,7 @@ def test_stop_flag_rides_in_the_steps_loss_all_reduce():
 
     from ascend_finetune.distributed.strategy import StepStop
     from ascend_finetune.models.amp import build_train_step
-    from ascend_finetune.train.trainer import _run_step_cell
+    from ascend_finetune.train.steps import run_step_cell
 
     class Same(nn.Cell):
         def construct(self, x):
@@ -61,7 +61,7 @@ def test_stop_flag_rides_in_the_steps_loss_all_reduce():
     core = build_train_step(net, nn.CrossEntropyLoss(), nn.SGD(net.trainable_params(), 0.1), None)
     core.distributed, core.ranks, core.grad_reducer = True, 1, Same()
     stop = StepStop(core, reduce=Same())
-    step = _run_step_cell(core, stop)
+    step = run_step_cell(core, stop)
     x, y = ms.Tensor(np.ones((2, 4), np.float32)), ms.Tensor(np.array([0, 1], np.int32))
     out = step(x, y).asnumpy()
     assert out[4] == 0.0 and np.isfinite(out[0])
