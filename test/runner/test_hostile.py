@@ -289,3 +289,18 @@ def test_a_full_disk_ends_the_run_failed_with_the_reason_and_no_partial_files(sm
     assert leftovers == [] and list((run / "checkpoints").iterdir()) == []
     r = cli("ls", str(small_disk))
     assert [e["state"] for e in last_json(r)["runs"]] == ["failed"]
+
+
+def test_hashing_a_fifo_planted_under_a_checkpoint_name_is_refused_not_a_hang(tmp_path):
+    # verify and inspect check the file first; this is the hash itself, for a file swapped in after
+    # that check: it must answer at once, not wait for a writer that never comes.
+    from ascend_finetune.checkpoints.manifest import sha256_file
+    from ascend_finetune.rundir import UnsafeFile
+
+    fifo = tmp_path / "m-e1-s1.ckpt"
+    os.mkfifo(fifo)
+    with pytest.raises(UnsafeFile, match="not a regular file"):
+        sha256_file(str(fifo))
+    real = tmp_path / "real.ckpt"
+    real.write_bytes(b"abc")
+    assert sha256_file(str(real)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"

@@ -12,22 +12,31 @@ import fcntl
 import hashlib
 import math
 import os
+import stat
 from collections.abc import Iterator
 from typing import Any
 
-from ..rundir import MANIFEST_MAX_BYTES, open_lock, read_json
+from ..rundir import MANIFEST_MAX_BYTES, UnsafeFile, open_lock, read_json
 
 MANIFEST = "checkpoints.json"
 MANIFEST_LOCK = ".checkpoints.lock"
 
 
 def sha256_file(path: str) -> str:
-    """Streamed in 1 MiB blocks: checkpoints of large backbones are hundreds of MB."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
+    """Streamed in 1 MiB blocks: checkpoints of large backbones are hundreds of MB. Regular files only
+    (opened without blocking, then checked): a FIFO planted under a checkpoint's name must not hang
+    `verify` or `inspect`. A symlink is followed: a user's pretrained file may be one."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnsafeFile(f"{os.path.basename(path)} is not a regular file", path)
+        os.set_blocking(fd, True)
+        h = hashlib.sha256()
+        for block in iter(lambda: os.read(fd, 1 << 20), b""):
             h.update(block)
-    return h.hexdigest()
+        return h.hexdigest()
+    finally:
+        os.close(fd)
 
 
 def manifest_path(run_dir: str) -> str:
