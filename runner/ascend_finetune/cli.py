@@ -280,6 +280,34 @@ def cmd_probe(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_preview(a: argparse.Namespace) -> int:
+    from .data.folder import DataError
+    from .data.preview import Cancel, preview, preview_spec
+
+    if a.samples < 0 or a.max_bytes < 0:
+        raise CliError(2, "bad_input", "--samples and --max-bytes must be 0 or more")
+    cancel = Cancel()
+    cancel.install()  # SIGINT/SIGTERM: one "cancelled" line, then exit 128 + the signal
+    try:
+        try:
+            spec = preview_spec(a.dir, a.val, a.spec)
+            doc = preview(spec, a.samples, a.max_bytes, progress=out, cancel=cancel)
+        except DataError as e:
+            raise CliError(2, "bad_input", e.message, path=e.path, fix=e.fix) from e
+        cancel.finishing = True  # a signal from here on waits for the document
+        out(doc)
+    finally:
+        cancel.restore()
+    return 0
+
+
+def cmd_predict(a: argparse.Namespace) -> int:
+    from .checkpoints.predict import predict
+
+    out(predict(a.ckpt, a.run, a.files, a.batch_size, a.device))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m ascend_finetune", description="Ascend Fine-Tune runner")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -376,6 +404,22 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("paths", nargs="+", metavar="PATH")
     s.add_argument("--max-classes", type=int, default=1000, help="class folder names listed per folder (count has all)")
     s.set_defaults(fn=cmd_probe)
+    s = sub.add_parser("preview", help="a data set before training: counts, split, duplicates, sizes, thumbnails")
+    s.add_argument("dir", help="the training ImageFolder (data.train)")
+    s.add_argument("--val", help="a validation ImageFolder (data.val; default: the spec's, else its val_split)")
+    s.add_argument("--spec", help="a run spec whose data and train settings (split, seed, size, augment) apply")
+    s.add_argument("--samples", type=int, default=4, help="thumbnails per class (default 4)")
+    s.add_argument(
+        "--max-bytes", type=int, default=1 << 20, help="budget of all thumbnails, base64 bytes (default 1048576)"
+    )
+    s.set_defaults(fn=cmd_preview)
+    s = sub.add_parser("predict", help="top-5 classes of image files by a checkpoint of a run")
+    s.add_argument("--ckpt", required=True)
+    s.add_argument("--run", help="the run directory (default: the folder above the checkpoint's checkpoints/)")
+    s.add_argument("--batch-size", type=int, help="default: the run's data.batch_size")
+    s.add_argument("--device", choices=["CPU", "Ascend"], help="default: the run's device.target")
+    s.add_argument("files", nargs="+", metavar="FILE")
+    s.set_defaults(fn=cmd_predict)
     return p
 
 
