@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import random
+import stat
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -73,6 +74,8 @@ class _ScanCache:
             st = os.stat(path)
         except OSError as e:
             return f"{type(e).__name__}: {e}"
+        if not stat.S_ISREG(st.st_mode):  # a FIFO named x.jpg would hang the decoder's open for good
+            return "not a regular file (a FIFO, device or folder named like an image)"
         key = [st.st_size, st.st_mtime_ns]
         hit = self.entries.get(path)
         if hit and hit[:2] == key:
