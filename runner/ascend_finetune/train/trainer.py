@@ -260,25 +260,14 @@ class Trainer:
     def train_batches(self, epoch: int) -> Iterator[tuple[Any, Any]]:
         if self.features:
             return self.features.train_batches(epoch)
-        d = self.spec["data"]
-        ds = make_dataset(
-            self.train_samples,
-            d["image_size"],
-            d["batch_size"],
-            self.workers,
-            True,
-            d["augment"],
-            self.spec["train"]["seed"] + epoch,
-            drop_remainder=True,
-            num_shards=self.rank.size if self.rank else None,
-            shard_id=self.rank.rank if self.rank else None,
-            on_device=self.normalize_on_device,
-            prefetch=self.prefetch,
-        )
-        return ds.create_tuple_iterator(num_epochs=1)
+        return self._epoch_dataset(epoch, self.normalize_on_device).create_tuple_iterator(num_epochs=1)
 
     def _train_dataset(self, epoch: int, steps: int) -> Any:
         """The epoch's dataset, `steps` batches long, for the device queue."""
+        return self._epoch_dataset(epoch, True).take(steps)
+
+    def _epoch_dataset(self, epoch: int, on_device: bool) -> Any:
+        """The epoch's training batches: shuffled by the seed plus the epoch, sharded per rank."""
         d = self.spec["data"]
         return make_dataset(
             self.train_samples,
@@ -291,9 +280,9 @@ class Trainer:
             drop_remainder=True,
             num_shards=self.rank.size if self.rank else None,
             shard_id=self.rank.rank if self.rank else None,
-            on_device=True,
+            on_device=on_device,
             prefetch=self.prefetch,
-        ).take(steps)
+        )
 
     def run_step(self) -> Any:
         """The train step with the loop's bookkeeping in the graph (RunStep), built once."""
