@@ -37,6 +37,7 @@ def test_default_workers_are_the_cores_per_rank(tmp_path):
     assert planmod.loader_workers(0, ranks_per_node=8, cores=192) == 24  # not 8 whatever the machine
     assert planmod.loader_workers(0, ranks_per_node=8, cores=4) == 1
     assert planmod.loader_workers(6, ranks_per_node=1, cores=4) == 4
+    (tmp_path / "cls").mkdir()  # validate wants class folders under data.train
     assert resolve({"data": {"train": str(tmp_path)}})["data"]["workers"] == 0
 
 
@@ -85,6 +86,7 @@ def test_bind_core_only_for_ascend_and_a_msrun_that_has_it(tmp_path, target, sig
     from ascend_finetune.distributed import launcher
     from ascend_finetune.distributed.world import ENTRY_SCRIPT, msrun_argv
 
+    (tmp_path / "cls").mkdir()  # validate wants class folders under data.train
     spec = resolve({"data": {"train": str(tmp_path)}, "device": {"target": target, "ids": [0, 1]}})
     argv = msrun_argv(spec, "/tmp/r", 0, 12345)
     out = launcher.bind_core_argv(spec, argv, supported=supported)
