@@ -198,7 +198,8 @@ export async function startWizard(app: App, start: WizardStart = {}): Promise<vo
   for (;;) {
     if (!(await runSteps(app, s))) return;
     // What the steps did not ask and no spec gave is resolved for the target and the data.
-    const r = resolvedFor(app, targetOf(app, s), s, describeLocalData(targetOf(app, s), s.dataTrain));
+    // The batch step was answered above: the checkpoint interval is fitted to that batch, not the recipe's.
+    const r = resolvedFor(app, targetOf(app, s), s, describeLocalData(targetOf(app, s), s.dataTrain), s.batchSize);
     if (!given.has('imageSize') && !('image_size' in objOf(objOf(start.baseSpec).data))) s.imageSize = r.imageSize;
     if (!given.has('workers')) s.workers = r.workers;
     if (!given.has('sink')) s.sink = r.sink;
