@@ -260,7 +260,12 @@ test(
             const icons = await h
               .viewPane('Runs')
               .locator('.monaco-list-row')
-              .filter({ has: h.page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRegExp(RUN)}\\s*$`) }) })
+              // Two runs with one name show the run id's last 4 hex digits: `e2e-ck (1a2b)`.
+              .filter({
+                has: h.page.locator('.label-name', {
+                  hasText: new RegExp(`^\\s*${escapeRegExp(RUN)}( \\([0-9a-f]{4}\\))?\\s*$`),
+                }),
+              })
               .locator('.custom-view-tree-node-item-icon')
               .evaluateAll((els) => els.map((e) => e.className));
             return icons.length === 2 && icons.every((c) => c.includes('codicon-pass'));
