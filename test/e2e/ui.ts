@@ -166,6 +166,8 @@ export interface WizardChoices {
   epochs: number;
   batchSize: number;
   name: string;
+  /** The learning rate typed at step 9 (default 0.01). */
+  lr?: string;
 }
 
 /**
@@ -201,7 +203,7 @@ export async function startRunFromSpec(h: Harness, specFile: string, c: WizardCh
   await waitForStep(h, 8);
   await typeAndEnter(h, String(c.batchSize));
   await waitForStep(h, 9);
-  await typeAndEnter(h, '0.01');
+  await typeAndEnter(h, c.lr ?? '0.01');
   // The NPU step is not shown on a target with fewer than two: the name is step 10 of 11.
   await waitForStep(h, 10);
   await typeAndEnter(h, c.name);

@@ -7,56 +7,23 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { escapeRegExp, waitUntil, type Harness } from './harness';
+import { escapeRegExp, waitUntil } from './harness';
 import { startSuite, type Suite } from './steps';
 import {
   activeWebview,
   answerInput,
-  chooseRow,
   commandOnRun,
   contextMenuOnRow,
   LONG,
   MEDIUM,
-  openInDialog,
   runDirOf,
   runRow,
-  typeAndEnter,
-  useDataFolder,
-  waitForStep,
+  startRunFromSpec,
 } from './ui';
 
 const TARGET = 'This machine';
 const NAME = 'huge-lr';
 const RENAMED = 'lr 100 sweep';
-
-/** The wizard of ui.ts's startRunFromSpec, with a learning rate of our choice (100: the run diverges). */
-async function startWithLr(h: Harness, specFile: string, dataDir: string, lr: string): Promise<void> {
-  await h.runCommand('Ascend: Start Ascend Fine-Tune from Spec File');
-  await openInDialog(h, specFile);
-  await waitForStep(h, 1);
-  await chooseRow(h, TARGET);
-  await waitForStep(h, 2);
-  await useDataFolder(h, dataDir);
-  await waitForStep(h, 3);
-  await chooseRow(h, 'resnet18');
-  await waitForStep(h, 4);
-  await chooseRow(h, 'None');
-  await waitForStep(h, 5);
-  await chooseRow(h, 'backbone');
-  await waitForStep(h, 6);
-  await chooseRow(h, 'O0');
-  await waitForStep(h, 7);
-  await typeAndEnter(h, '2');
-  await waitForStep(h, 8);
-  await typeAndEnter(h, '8');
-  await waitForStep(h, 9);
-  await typeAndEnter(h, lr);
-  // The NPU step is not shown on a target with fewer than two: the name is step 10 of 11.
-  await waitForStep(h, 10);
-  await typeAndEnter(h, NAME);
-  await waitForStep(h, 11);
-  await chooseRow(h, `Launch on ${TARGET}`);
-}
 
 test(
   'a run that completes with problems says so everywhere; Rename Run… renames it',
@@ -68,7 +35,15 @@ test(
     try {
       await s.step(t, 'huge-lr-run-completes-with-problems', async () => {
         await h.openViewContainer('Ascend', 60_000);
-        await startWithLr(h, s.specFile, s.dataDir, '100');
+        await startRunFromSpec(h, s.specFile, {
+          target: TARGET,
+          dataDir: s.dataDir,
+          backbone: 'resnet18',
+          epochs: 2,
+          batchSize: 8,
+          lr: '100', // the run diverges
+          name: NAME,
+        });
         await notes.waitFor(new RegExp(`Started Ascend run "${NAME}" on ${TARGET}`), MEDIUM);
         const told = await notes.waitFor(new RegExp(`Ascend run "${NAME}" (completed|failed)`), LONG);
         const runDir = runDirOf(s.runsRoot, NAME);
