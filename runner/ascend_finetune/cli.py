@@ -12,11 +12,12 @@ import re
 import subprocess
 import sys
 import time
-from typing import Any
+from typing import Any, cast
 
 from . import spec as specmod
 from .checkpoints.errors import ToolError
 from .rundir import UnsafeFile
+from .spec_types import RunSpec
 
 
 class CliError(Exception):
@@ -30,7 +31,7 @@ def out(obj: Any) -> None:
     sys.stdout.flush()
 
 
-def _load_spec(path: str) -> dict[str, Any]:
+def _load_spec(path: str) -> RunSpec:
     raw = specmod.load_file(path)
     return specmod.resolve(raw, os.path.dirname(os.path.abspath(path)))
 
@@ -67,7 +68,8 @@ def cmd_train(a: argparse.Namespace) -> int:
     except specmod.SpecError as e:
         # Still leave a readable failed run behind: a launched run must say why it ended.
         try:
-            r = Run({"name": "invalid"}, a.run_dir)
+            # Only finish() runs on this spec: its verdict (verdict.py) reads a spec with .get.
+            r = Run(cast(RunSpec, {"name": "invalid"}), a.run_dir)
         except RunBusy as busy:
             raise CliError(2, "busy", str(busy)) from busy
         r.finish(

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..data.folder import DataError, list_classes, scan, stratified_split
 from ..rundir import atomic_write_json
+from ..spec_types import AmpSpec
 from .errors import ToolError
 from .format import read_index
 from .manifest import sha256_file
@@ -79,7 +80,9 @@ def evaluate(run_dir: str, ckpt: str, folder: str | None, batch_size: int | None
 
     target = select_device(run, device)
     net = load_net(run, ckpt)
-    level = ampmod.plan(run.spec.get("amp") or {"level": "O0", "loss_scale": "none"}, target).level
+    # The amp section the run wrote from its resolved spec; a spec.json without one evaluates at O0.
+    amp_spec = cast(AmpSpec, run.spec.get("amp") or {"level": "O0", "loss_scale": "none"})
+    level = ampmod.plan(amp_spec, target).level
     logits_of = ampmod.build_eval_step(ampmod.apply_level(net, level))
     net.set_train(False)
     n = len(run.classes)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import numpy as np
 
+from ..spec_types import AmpSpec
 from .errors import ToolError
 from .format import read_index
 from .tools import RunInfo, load_run
@@ -31,7 +32,9 @@ def build_predictor(run: RunInfo, ckpt: str, device: str | None) -> tuple[Callab
 
     target = select_device(run, device)
     net = load_net(run, ckpt)
-    level = ampmod.plan(run.spec.get("amp") or {"level": "O0", "loss_scale": "none"}, target).level
+    # The amp section the run wrote from its resolved spec; a spec.json without one evaluates at O0.
+    amp_spec = cast(AmpSpec, run.spec.get("amp") or {"level": "O0", "loss_scale": "none"})
+    level = ampmod.plan(amp_spec, target).level
     logits_of = ampmod.build_eval_step(ampmod.apply_level(net, level))
     net.set_train(False)
     return logits_of, target, level

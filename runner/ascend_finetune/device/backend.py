@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..spec_types import SinkSpec
+
 ASCEND_SIGNS = ("/usr/local/Ascend", "/usr/local/bin/npu-smi")
 
 
@@ -48,7 +50,7 @@ def resolve_target(requested: str) -> tuple[str, str | None]:
     return "CPU", None
 
 
-def sink_notes(sink: dict[str, Any], target: str) -> list[tuple[str, str]]:
+def sink_notes(sink: SinkSpec, target: str) -> list[tuple[str, str]]:
     """The runner trains step by step on every backend, so every step is reported. Say where that
     differs from what the spec asked for."""
     if not sink["enabled"]:

@@ -19,6 +19,7 @@ from ..data.folder import DataError
 from ..data.plan import PLAN_FILE, plan_data, write_plan
 from ..events import EventLog, read_events
 from ..rundir import MANIFEST_MAX_BYTES, open_append, read_json, write_status
+from ..spec_types import RunSpec
 from .strategy import NullLog
 from .world import ENTRY_SCRIPT, RANKS_DIR, free_port, local_ranks, msrun_argv, node_count, world_size
 
@@ -89,7 +90,7 @@ def msrun_supports_bind_core() -> bool:
         return False
 
 
-def bind_core_argv(spec: dict[str, Any], argv: list[str], supported: bool | None = None) -> list[str]:
+def bind_core_argv(spec: RunSpec, argv: list[str], supported: bool | None = None) -> list[str]:
     """msrun's argv with `--bind_core=True` (each rank on its own share of the cores, near its NPU,
     as mindcv's and ModelZoo's Ascend scripts run) when the run may use Ascend and msrun has the flag.
     Not on CPU: there the ranks' own compute threads need every core."""
@@ -103,7 +104,7 @@ def bind_core_argv(spec: dict[str, Any], argv: list[str], supported: bool | None
     return argv[:i] + ["--bind_core=True"] + argv[i:]
 
 
-def prepare_data(spec: dict[str, Any], run_dir: str) -> str:
+def prepare_data(spec: RunSpec, run_dir: str) -> str:
     """Scan and verify the data once, here, before msrun starts the ranks, and leave the plan in
     ranks/data-plan.json for them (each would otherwise decode the whole data set after init()).
     Raises DataError as a rank would."""
@@ -119,7 +120,7 @@ class HeldRun(Protocol):
     event log and inbox, and its way of writing the run's end. A protocol, so that the launcher,
     below the trainer, never imports it."""
 
-    spec: dict[str, Any]
+    spec: RunSpec
     run_dir: str
     resume_from: str | None
     log: EventLog | NullLog

@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from typing import Any, Callable
 
 from ..data.plan import plan_data
 from ..device.backend import resolve_target, sink_notes
 from ..distributed.world import world_size
+from ..spec_types import RunSpec
 
 LOW_HBM_FRACTION = 0.2  # below 20% of the HBM free: a ResNet-50 at batch 32 with O2 needs several GB
 CANN_VERSION_FILE = ("compiler", "version.info")
@@ -37,14 +39,15 @@ def _warning(code: str, message: str, details: dict[str, Any]) -> dict[str, Any]
     return {"code": code, "message": message, "details": details}
 
 
-def frozen_random_backbone(model: dict[str, Any]) -> bool:
+def frozen_random_backbone(model: Mapping[str, object]) -> bool:
     """Frozen layers (model.freeze) with no pretrained weights: they keep their random initial weights.
-    The run's health verdict (verdict.py) reports the same rule after the run."""
+    The run's health verdict (verdict.py) reports the same rule after the run (on a spec that may not
+    have resolved, hence a Mapping read with .get)."""
     return model.get("pretrained") is None and model.get("freeze", "none") != "none"
 
 
 def run_warnings(
-    spec: dict[str, Any], total_steps: int, steps_per_epoch: int, target: str, cpu_count: int | None = None
+    spec: RunSpec, total_steps: int, steps_per_epoch: int, target: str, cpu_count: int | None = None
 ) -> list[dict[str, Any]]:
     """Checks of the spec against this machine and the run's length."""
     out = []
@@ -104,7 +107,7 @@ def _run_pids() -> set[int]:
 
 
 def device_warnings(
-    spec: dict[str, Any],
+    spec: RunSpec,
     target: str,
     read_npus: Callable[[], dict[str, Any]] | None = None,
     own_pids: set[int] | None = None,
@@ -211,7 +214,7 @@ def cann_warning(home: str | None = None, supported: list[str] | None = None) ->
     )
 
 
-def for_spec(spec: dict[str, Any]) -> dict[str, Any]:
+def for_spec(spec: RunSpec) -> dict[str, Any]:
     """Every warning a run of this (resolved) spec would start with, without training: for the
     Start wizard, before it launches (`validate --preflight`). Plans the data as the trainer does (the
     scan cache makes a second look cheap) to count the steps. Raises DataError as a run would."""

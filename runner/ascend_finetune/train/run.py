@@ -34,6 +34,7 @@ from ..distributed.strategy import NullLog, RankStrategy
 from ..events import EventLog
 from ..rundir import atomic_write_json, make_reserve, open_lock, process_start, release_reserve, write_status
 from ..spec import SpecError
+from ..spec_types import RunSpec
 from .trainer import NonFiniteLoss, Trainer
 from .verdict import judge_log
 
@@ -79,7 +80,7 @@ def _versions() -> dict[str, str]:
 class Run:
     """One training process's life: events, status, the loop, stop/checkpoint requests, the ending."""
 
-    def __init__(self, spec: dict[str, Any], run_dir: str, resume: str | None = None, setup: RunSetup | None = None):
+    def __init__(self, spec: RunSpec, run_dir: str, resume: str | None = None, setup: RunSetup | None = None):
         setup = setup or RunSetup()
         run_dir = os.path.abspath(run_dir)
         self.spec, self.run_dir = spec, run_dir

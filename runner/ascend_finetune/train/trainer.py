@@ -20,6 +20,7 @@ from ..device.backend import resolve_target, sink_notes
 from ..distributed.strategy import StepStop, join
 from ..distributed.world import RANKS_DIR, RankInfo, device_id, local_ranks
 from ..rundir import atomic_write_json
+from ..spec_types import RunSpec, TrainSpec
 from . import preflight
 from .steps import DataWaitMonitor, build_sink, normalized, run_step_cell, sink_size_for
 
@@ -30,7 +31,7 @@ class NonFiniteLoss(Exception):
     pass
 
 
-def lr_per_step(t: dict, total_steps: int) -> list[float]:
+def lr_per_step(t: TrainSpec, total_steps: int) -> list[float]:
     """The learning rate of every step (1-based step s is index s-1): schedule after linear warm-up."""
     base, warm = float(t["lr"]), int(t["warmup_steps"])
     out = []
@@ -50,9 +51,7 @@ def lr_per_step(t: dict, total_steps: int) -> list[float]:
 
 
 class Trainer:
-    def __init__(
-        self, spec: dict[str, Any], run_dir: str, warnings: list[dict[str, Any]], rank: RankInfo | None = None
-    ):
+    def __init__(self, spec: RunSpec, run_dir: str, warnings: list[dict[str, Any]], rank: RankInfo | None = None):
         """`rank`: this process's rank when msrun started it as one of several, else None."""
         # MindSpore (and what builds on it) loads here, not at import: the CLI imports this package
         # for commands that must start without it.
