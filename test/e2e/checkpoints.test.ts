@@ -425,12 +425,25 @@ test(
           .locator('xpath=following-sibling::table[1]')
           .locator('tbody tr')
           .evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent ?? '')));
-        const frozen = rows.filter((r) => r[4] === 'frozen');
+        // The unchanged frozen tensors are folded into one line (their names behind it); no frozen one moved.
         const trained = rows.filter((r) => r[4] === 'trained');
-        assert.ok(
-          frozen.length > 0 && frozen.every((r) => r[0].startsWith('backbone.') && r[2] === '0'),
-          `frozen rows: ${JSON.stringify(frozen.slice(0, 5))}`,
+        const folded = rows.findIndex((r) => r.length === 1 && /frozen tensors unchanged/.test(r[0]));
+        const fold = /^(\d+) frozen tensors unchanged \(L2 of difference 0, [\d,]+ values\)(.*)$/.exec(
+          rows[folded]?.[0] ?? '',
         );
+        const names = fold?.[2].split(', ') ?? [];
+        assert.ok(
+          fold && Number(fold[1]) === names.length && names.length > 0 && names.every((n) => n.startsWith('backbone.')),
+          `folded line: ${rows[folded]?.[0].slice(0, 300)}`,
+        );
+        assert.deepEqual(
+          rows.filter((r) => r[4] === 'frozen'),
+          [],
+          'a frozen tensor that moved would have its own row',
+        );
+        // Optimizer state and counters come last, under their own line.
+        const group = rows.findIndex((r) => r.length === 1 && /^Optimizer state and run counters/.test(r[0]));
+        assert.ok(group > folded && group > rows.findIndex((r) => r[0].startsWith('head')), `group line at ${group}`);
         assert.ok(
           trained.some((r) => r[0].startsWith('head') && Number(r[2]) > 0),
           `trained rows: ${JSON.stringify(trained)}`,

@@ -217,6 +217,9 @@ const evalClicks = (file: string) => ({
   mistakes: () => send({ type: 'gallery', file, what: { kind: 'mistakes' } }),
 });
 
+/** The gallery last drawn (file and cell), to scroll a new one into view once. */
+let lastGallery = '';
+
 function render(): void {
   const root = document.getElementById('app')!;
   if (!state) return;
@@ -241,6 +244,10 @@ function render(): void {
     s.tensors && s.tensors.file === s.selected ? tensorsSection(s.tensors, s.run.classes) : null,
   ];
   root.replaceChildren(...parts.filter((p): p is Node => p instanceof Node));
+  // A gallery the user just asked for opens below the matrix: bring it into view, once.
+  const shown = s.gallery ? JSON.stringify([s.gallery.file, s.gallery.what]) : s.predictionsComparison ? 'compare' : '';
+  if (shown && shown !== lastGallery) document.querySelector('.gallery')?.scrollIntoView({ block: 'nearest' });
+  lastGallery = shown;
 }
 
 window.addEventListener('message', (e: MessageEvent) => {

@@ -148,6 +148,8 @@ export interface TensorDiff {
   l2_diff: number | null;
   rel_change: number | null;
   frozen: boolean | null;
+  /** The runner's kind (`optimizer`, `meta`, ...), when it says. */
+  kind?: string;
 }
 
 export interface CompareResult {
@@ -309,6 +311,7 @@ export function toCompareResult(out: unknown): CompareResult {
       l2_diff: numOrNull(t.l2_diff),
       rel_change: numOrNull(t.rel_change),
       frozen: boolOrNull(t.frozen),
+      ...(typeof t.kind === 'string' ? { kind: t.kind } : {}),
     }));
   const o = out as Record<string, unknown>;
   const s = isObj(o.summary) ? o.summary : {};

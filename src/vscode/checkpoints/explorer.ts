@@ -374,7 +374,7 @@ function toCompareView(a: string, b: string, r: CompareResult): CompareView {
       l2: t.l2_diff,
       rel: t.rel_change,
       frozen: t.frozen,
-      group: groupOf(t.name),
+      group: groupOf(t.name, t.kind),
     }));
   return {
     a,
