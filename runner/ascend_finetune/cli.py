@@ -311,6 +311,20 @@ def cmd_predict(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_thumbs(a: argparse.Namespace) -> int:
+    from .data.thumbs import MAX_FILES, thumbs
+
+    if a.max_bytes < 1:
+        raise CliError(2, "bad_input", "--max-bytes must be 1 or more")
+    if len(a.files) > MAX_FILES:
+        raise CliError(2, "bad_input", f"at most {MAX_FILES} files per call (got {len(a.files)}): ask in parts")
+    try:
+        out(thumbs(a.root, a.files, a.max_bytes))
+    except NotADirectoryError as e:
+        raise CliError(2, "bad_input", f"no such folder: {e}: pass the data folder the files are in") from e
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m ascend_finetune", description="Ascend Fine-Tune runner")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -423,6 +437,11 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--device", choices=["CPU", "Ascend"], help="default: the run's device.target")
     s.add_argument("files", nargs="+", metavar="FILE")
     s.set_defaults(fn=cmd_predict)
+    s = sub.add_parser("thumbs", help="JPEG thumbnails (base64) of image files inside a data folder")
+    s.add_argument("root", help="the data folder; FILEs are relative to it and must stay inside it")
+    s.add_argument("files", nargs="+", metavar="FILE")
+    s.add_argument("--max-bytes", type=int, default=512 << 10, help="budget of all thumbnails, base64 bytes")
+    s.set_defaults(fn=cmd_thumbs)
     return p
 
 

@@ -62,6 +62,8 @@ export interface EvalBlock {
   epochs: number[];
   valLoss: (number | null)[];
   valAcc: (number | null)[];
+  /** Top-5 accuracy (1 by definition with 5 classes or fewer); absent from an older host, null from an older runner. */
+  valTop5?: (number | null)[];
   /** perClassAcc[row][classIndex] */
   perClassAcc: (number | null)[][];
 }

@@ -59,6 +59,8 @@ export interface EvalEvent extends EventEnvelope<'eval'> {
   step: number;
   val_loss: number | null;
   val_acc: number;
+  /** Top-5 accuracy; 1 by definition with 5 classes or fewer. Absent from runners before it. */
+  val_top5?: number;
   /** Indexed like `run_started.classes`; null for a class with no validation images. */
   per_class_acc: (number | null)[];
   /** confusion[true][predicted], indexed like `run_started.classes`; null above 256 classes,
@@ -252,6 +254,7 @@ const PAYLOADS: Readonly<Record<KnownEventType, Readonly<Record<string, Kind>>>>
     step: 'num',
     val_loss: 'num?',
     val_acc: 'num',
+    val_top5: 'num',
     per_class_acc: 'arr',
     confusion: 'arr?',
     confusion_file: 'str',

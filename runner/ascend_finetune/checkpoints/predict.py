@@ -25,8 +25,7 @@ MAX_FILE_BYTES = 256 << 20  # an image file larger than this is refused, not rea
 
 def build_predictor(run: RunInfo, ckpt: str, device: str | None) -> tuple[Callable[[Any], Any], str, str]:
     """(logits function, device target, AMP level): the run's network with the checkpoint's weights,
-    in inference mode at the run's AMP level: the call sequence of `evaluate` (evaluate.py, from
-    `select_device` to `net.set_train(False)`), which could call this instead."""
+    in inference mode at the run's AMP level. `eval` (evaluate.py) builds its network here too."""
     from ..models import amp as ampmod
     from .loading import load_net, select_device
 

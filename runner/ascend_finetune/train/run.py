@@ -382,7 +382,7 @@ class Run:
             metrics = dict(last_metrics)
             if ev:
                 self.log.emit("eval", epoch=epoch, step=tr.step, **ev)
-                metrics.update(val_loss=ev["val_loss"], val_acc=ev["val_acc"])
+                metrics.update(val_loss=ev["val_loss"], val_acc=ev["val_acc"], val_top5=ev["val_top5"])
             extra = {}
             if tr.features and not tr.features.reported:
                 extra["feature_cache"] = tr.features.describe()  # built or found during this epoch

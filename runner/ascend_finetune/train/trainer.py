@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..checkpoints.errors import PretrainedError
+from ..checkpoints.scoring import Tally
 from ..data.folder import DataError
 from ..data.pipeline import make_dataset
 from ..data.plan import PLAN_FILE, plan_data
@@ -368,6 +369,9 @@ class Trainer:
                 return
 
     def evaluate(self) -> dict[str, Any] | None:
+        """Loss, top-1 and top-5 accuracy, per-class accuracy and the confusion matrix on the
+        validation set. The last batch is padded to the batch size and its padding masked out
+        (scoring.py): one compiled shape, every image counted once."""
         if not self.val_samples or (self.rank and self.rank.rank):  # rank 0 evaluates; the others wait in the next step
             return None
         d = self.spec["data"]
@@ -384,34 +388,25 @@ class Trainer:
                 0,
                 drop_remainder=False,
                 on_device=self.normalize_on_device,
-            ).create_tuple_iterator(num_epochs=1)
+            ).create_tuple_iterator(num_epochs=1, output_numpy=True)
         n = len(self.classes)
-        confusion = np.zeros((n, n), np.int64)
-        class_total = np.zeros(n, np.int64)
-        loss_sum, count, nonfinite = 0.0, 0, 0
+        tally = Tally(n)
         self._set_train_mode(self.net, False)
         try:
-            for x, y in batches:
-                logits = self.eval_logits(x).asnumpy().astype(np.float64)
-                labels = y.asnumpy().astype(np.int64)
-                z = logits - logits.max(axis=1, keepdims=True)
-                logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-                loss_sum += float(-logp[np.arange(len(labels)), labels].sum())
-                count += len(labels)
-                ok = np.isfinite(logits).all(axis=1)  # a NaN row's argmax would "predict" class 0
-                nonfinite += int((~ok).sum())
-                np.add.at(confusion, (labels[ok], logits[ok].argmax(axis=1)), 1)
-                np.add.at(class_total, labels, 1)
+            tally.run(self.eval_logits, batches, d["batch_size"])
         finally:
             self._set_train_mode(self.net, True)
+        confusion, class_total = tally.confusion, tally.class_total
         # per class over all its images, like val_acc: an image with NaN logits is a miss
         per_class = [float(confusion[i, i] / class_total[i]) if class_total[i] else None for i in range(n)]
         out = {
-            "val_loss": loss_sum / max(1, count),
-            "val_acc": float(np.trace(confusion) / max(1, count)),
+            "val_loss": tally.loss_sum / max(1, tally.count),
+            "val_acc": tally.accuracy,
+            # with 5 classes or fewer, 1.0 by definition (scoring.py)
+            "val_top5": tally.top5,
             "per_class_acc": per_class,
             "confusion": confusion.tolist() if n <= MAX_INLINE_CLASSES else None,
-            "nonfinite": nonfinite,
+            "nonfinite": tally.nonfinite,
         }
         if n > MAX_INLINE_CLASSES:  # an n x n matrix inline would make every eval line megabytes
             out["confusion_file"] = self._write_confusion(confusion)

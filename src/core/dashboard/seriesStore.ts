@@ -102,12 +102,14 @@ export class RunSeriesStore {
     epochs: number[];
     valLoss: (number | null)[];
     valAcc: (number | null)[];
+    valTop5: (number | null)[];
     perClassAcc: (number | null)[][];
   } = {
     steps: [],
     epochs: [],
     valLoss: [],
     valAcc: [],
+    valTop5: [],
     perClassAcc: [],
   };
   readonly devices: {
@@ -313,12 +315,14 @@ export class RunSeriesStore {
       ev.epochs.pop();
       ev.valLoss.pop();
       ev.valAcc.pop();
+      ev.valTop5.pop();
       ev.perClassAcc.pop();
     }
     ev.steps.push(step);
     ev.epochs.push(num(e.epoch));
     ev.valLoss.push(orNull(num(e.val_loss)));
     ev.valAcc.push(orNull(num(e.val_acc)));
+    ev.valTop5.push(orNull(num(e.val_top5)));
     ev.perClassAcc.push(Array.isArray(e.per_class_acc) ? e.per_class_acc.map((a) => orNull(num(a))) : []);
   }
 
@@ -407,6 +411,7 @@ export class RunSeriesStore {
       epochs: ev.epochs.slice(from),
       valLoss: ev.valLoss.slice(from),
       valAcc: ev.valAcc.slice(from),
+      valTop5: ev.valTop5.slice(from),
       perClassAcc: ev.perClassAcc.slice(from).map((r) => r.slice()),
     };
   }

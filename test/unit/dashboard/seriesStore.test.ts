@@ -258,3 +258,13 @@ test('a NaN (diverged loss) inside a bucket stays a gap, not smoothed away', () 
   const b = s.stepBlock(select(s, 100).rows);
   assert.equal(b.loss[b.steps.indexOf(4_242)], null);
 });
+
+test('top-5 accuracy of each eval becomes its own column; an eval from an older runner has null there', () => {
+  const m = new EventMaker();
+  const s = newStore();
+  const evalAt = (step: number, extra: Record<string, unknown>) =>
+    m.ev('eval', { epoch: step / 4, step, val_loss: 1, val_acc: 0.5, per_class_acc: [], confusion: [], ...extra });
+  s.ingest([m.started(), evalAt(4, {}), evalAt(8, { val_top5: 0.875 })]);
+  assert.deepEqual(s.evalBlock().valTop5, [null, 0.875]);
+  assert.deepEqual(s.evalBlock(1).valTop5, [0.875]);
+});

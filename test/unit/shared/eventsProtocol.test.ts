@@ -49,6 +49,7 @@ test('isRunEvent rejects a known event whose fields have the wrong types; missin
     { ...env, type: 'step', overflow: 'no' },
     { ...env, type: 'eval', val_acc: null },
     { ...env, type: 'eval', confusion: 5 },
+    { ...env, type: 'eval', val_top5: '1.0' },
     { ...env, type: 'checkpoint', metrics: 5 },
     { ...env, type: 'device', devices: {} },
     { ...env, type: 'warning', message: 7 },
@@ -63,6 +64,7 @@ test('isRunEvent rejects a known event whose fields have the wrong types; missin
     { ...env, type: 'run_started' },
     { ...env, type: 'step', loss: null, loss_scale: null, img_per_s: null, epoch: 1 },
     { ...env, type: 'eval', val_loss: null, confusion: null },
+    { ...env, type: 'eval', val_acc: 0.5, val_top5: 1 },
     { ...env, type: 'run_finished', status: 'failed', error: { kind: 'x', message: 'y' }, best: null, final: null },
     { ...env, type: 'from_the_future', spec: null, epoch: 'any' },
   ]) {
