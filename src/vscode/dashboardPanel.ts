@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { followRun } from '../core/runs/attach';
 import { dashboardShell } from '../core/dashboard/html';
+import { dashboardTitle, retitled } from '../core/dashboard/title';
 import { DashboardSession } from '../core/dashboard/session';
 import { isLive } from '../core/runs/presentation';
 import type { UiMessage } from '../shared/dashboardProtocol';
@@ -177,6 +178,9 @@ export class Dashboards implements vscode.Disposable {
       app.monitor.onStreamActivity((a) => {
         for (const p of this.panels) p.activity(a);
       }),
+      // The Runs view redraws on every change of the run list or its names (and on live progress:
+      // retitle compares first, so a redraw that renamed nothing costs no more than the names).
+      app.runs.onDidChangeTreeData(() => this.retitle()),
       vscode.window.registerWebviewPanelSerializer(DASHBOARD_VIEW_TYPE, {
         deserializeWebviewPanel: async (panel, state) => this.restore(panel, state),
       }),
@@ -203,10 +207,22 @@ export class Dashboards implements vscode.Disposable {
   }
 
   private title(refs: RunRef[]): string {
-    const names = refs.map((r) => runDisplayName(this.app.ctx, r));
-    if (names.length === 1) return `Dashboard: ${names[0]}`;
-    const text = `Compare: ${names.join(', ')}`;
-    return text.length > 60 ? `Compare: ${names.length} runs` : text;
+    return dashboardTitle(refs.map((r) => runDisplayName(this.app.ctx, r)));
+  }
+
+  /** A rename (or a new run that makes a name repeat) changes the names runs show: open tabs follow. */
+  private retitle(): void {
+    const panels = [...this.panels];
+    const changes = retitled(
+      panels.map((p) => ({ title: p.saved.title, names: p.saved.runs.map((r) => runDisplayName(this.app.ctx, r)) })),
+    );
+    if (changes.length === 0) return;
+    for (const [i, title] of changes) {
+      panels[i].panel.title = title;
+      panels[i].saved.title = title; // a reload restores it by token, or by this title
+    }
+    const byToken = new Map(panels.map((p) => [p.saved.token, p.saved]));
+    void this.save(this.savedList().map((s) => byToken.get(s.token) ?? s));
   }
 
   private adopt(panel: vscode.WebviewPanel, saved: SavedDashboard): void {
