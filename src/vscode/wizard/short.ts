@@ -1,10 +1,12 @@
 // "Start Ascend fine-tune", the short path: target (only when there is more than one), health (only
 // when the target cannot train), data folder (the workspace's image folders first, with their
-// counts), pretrained weights (a checkpoint, or none: then every layer trains), then ONE summary of
-// every setting where any line can be picked to change it, and Launch. With the defaults that is at
-// most five interactions from the palette (src/core/wizard/interactions.ts). The `auto` parts are
-// resolved for the target and the data before the summary (src/core/wizard/defaults.ts); the last
-// choices are remembered per target for the next time; "All settings…" opens the full wizard.
+// counts; an SSH target's folder is probed there for the same), pretrained weights (a checkpoint,
+// browsed or typed, whose run's backbone the run takes; or none: then every layer trains), then
+// ONE summary of every setting where any line can be picked to change it, and Launch. With the
+// defaults that is at most five interactions from the palette (src/core/wizard/interactions.ts).
+// The `auto` parts are resolved for the target and the data before the summary
+// (src/core/wizard/defaults.ts); the last choices are remembered per target for the next time;
+// "All settings…" opens the full wizard.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
