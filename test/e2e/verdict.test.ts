@@ -2,7 +2,7 @@
 // 100, O0, 2 epochs, the demo shapes) completes but learns nothing. The completion notification,
 // the Runs view and the dashboard all say "completed with problems" with the runner's reason (the
 // loss rose), never the green wording; Rename Run… changes the Runs view's label through the
-// runner's `meta`. Screenshots: test-output/e2e/verdict/NN-<step>.png.
+// runner's `meta`, and the open dashboard's tab title follows. Screenshots: test-output/e2e/verdict/NN-<step>.png.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -100,6 +100,11 @@ test(
       });
 
       await s.step(t, 'rename-run', async () => {
+        const tabs = () =>
+          h.page
+            .locator('.tabs-container .tab .label-name')
+            .evaluateAll((els) => els.map((el) => el.textContent?.trim() ?? ''));
+        assert.ok((await tabs()).includes(`Dashboard: ${NAME}`), `tabs: ${JSON.stringify(await tabs())}`);
         await contextMenuOnRow(h, 'Runs', NAME, 'Rename Run…');
         await answerInput(h, 'The name shown for', RENAMED);
         await waitUntil(
@@ -112,6 +117,15 @@ test(
         };
         assert.equal(meta.name, RENAMED);
         assert.equal(await runRow(h, NAME), undefined, `the old label ${escapeRegExp(NAME)} is gone`);
+        // The dashboard opened before the rename is retitled, not left with the old name.
+        let shown: string[] = [];
+        await waitUntil(
+          `the open dashboard's tab to read "Dashboard: ${RENAMED}"`,
+          async () => (shown = await tabs()).includes(`Dashboard: ${RENAMED}`),
+          MEDIUM,
+          () => `tabs: ${JSON.stringify(shown)}`,
+        );
+        assert.ok(!shown.includes(`Dashboard: ${NAME}`), `tabs: ${JSON.stringify(shown)}`);
       });
     } finally {
       await s.close();
