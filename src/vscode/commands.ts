@@ -414,6 +414,7 @@ async function changeMeta(app: App, found: { def: TargetDef; record: RunRecord }
     await app.ctx.index.annotate(record.targetId, record.runId, { meta });
     app.ctx.log.info(`meta ${record.runId} on ${def.label}: ${JSON.stringify(meta)}`);
     app.runs.refresh();
+    app.monitor.renamed();
   } catch (e) {
     const info = e instanceof RunnerError ? e.info : undefined;
     const why = metaRefusal(info) ?? (info ? runnerErrorSentence(info) : undefined) ?? errorText(e);

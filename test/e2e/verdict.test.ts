@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { escapeRegExp, waitUntil } from './harness';
+import { escapeRegExp, SELECTORS, waitUntil } from './harness';
 import { startSuite, type Suite } from './steps';
 import {
   activeWebview,
@@ -106,6 +106,9 @@ test(
             .locator('.tabs-container .tab .label-name')
             .evaluateAll((els) => els.map((el) => el.textContent?.trim() ?? ''));
         assert.ok((await tabs()).includes(`Dashboard: ${NAME}`), `tabs: ${JSON.stringify(await tabs())}`);
+        // The status bar shows the ended run for a minute; when it still does, it must follow the rename.
+        const status = h.page.locator(`${SELECTORS.statusBar} .statusbar-item`, { hasText: /completed with problems/ });
+        const statusShown = (await status.count()) > 0;
         await contextMenuOnRow(h, 'Runs', NAME, 'Rename Run…');
         await answerInput(h, 'The name shown for', RENAMED);
         await waitUntil(
@@ -136,6 +139,20 @@ test(
           () => `rows: ${JSON.stringify(ckRows)}`,
         );
         assert.ok(!ckRows.includes(NAME), `rows: ${JSON.stringify(ckRows)}`);
+        if (statusShown) {
+          let statusText = '';
+          await waitUntil(
+            `the status bar to name "${RENAMED}"`,
+            async () =>
+              (statusText =
+                (await status
+                  .first()
+                  .innerText()
+                  .catch(() => '')) ?? '').includes(RENAMED),
+            30_000,
+            () => `status bar: ${statusText}`,
+          );
+        } else t.diagnostic('the status bar had stopped showing the ended run before the rename');
         // and the dashboard page's run header names the run by its new name too
         const header = activeWebview(h).locator('header.run-header');
         let headerText = '';
