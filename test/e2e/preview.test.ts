@@ -1,7 +1,8 @@
 // Preview Data and Classify with Checkpoint in the packed .vsix in a real VS Code (code-server), on
 // "This machine", through the UI: the explorer's context menu on the workspace's image folder opens
 // the Preview Data panel, which shows the demo shapes' four classes and the duplicate planted in one
-// of them (a warning that names the file); then a checkpoint of a run the test trains with the
+// of them (a warning that names the file); the spec file's "Preview data" lens and a run's Runs-view
+// menu preview it again with their own settings (image size, split); then a checkpoint of a run the test trains with the
 // runner's CLI (`launch`, outside the editor) classifies one image from the Checkpoints view's
 // context menu: four classes with probabilities that sum to 1.
 // Screenshots: test-output/e2e/preview/NN-<step>.png. Needs `bash scripts/install-code-server.sh`.
@@ -35,7 +36,7 @@ function launchWithCli(s: Suite): string {
     spec,
     JSON.stringify({
       name: RUN,
-      data: { train: s.dataDir, image_size: 32, val_split: 0.2, batch_size: 8 },
+      data: { train: s.dataDir, image_size: 32, val_split: 0.3, batch_size: 8 },
       model: { backbone: 'resnet18', pretrained: null },
       train: { epochs: 1 },
       amp: { level: 'O0' },
@@ -107,6 +108,18 @@ test(
         assert.equal(await panel().locator('#cancel').getAttribute('disabled'), '', 'nothing to cancel once done');
       });
 
+      await s.step(t, 'preview-data-from-spec-lens', async () => {
+        // The workspace's spec (32 px, 20% held out): its data.train line's lens previews with its settings.
+        await treeRow(h, path.basename(s.workspace), path.basename(s.specFile)).click();
+        await h.page.locator('.tab.active', { hasText: path.basename(s.specFile) }).waitFor({ timeout: MEDIUM });
+        await h.page
+          .locator('.editor-group-container.active .codelens-decoration a', { hasText: 'Preview data' })
+          .first()
+          .click({ timeout: MEDIUM });
+        const summary = panel().locator('#classes .muted').first();
+        await summary.filter({ hasText: /20% of each class held out .* 32 px/ }).waitFor({ timeout: MEDIUM });
+      });
+
       let ckpt = '';
       await s.step(t, 'cli-run-completes', async () => {
         await waitUntil(
@@ -125,6 +138,13 @@ test(
         // The run was made outside the editor: a refresh lists it.
         await h.openViewContainer('Ascend', 60_000);
         await h.runCommand('Ascend: Refresh');
+      });
+
+      await s.step(t, 'preview-data-of-a-run', async () => {
+        // The run's own spec.json (30% held out) decides the split the panel shows.
+        await contextMenuOnRow(h, 'Runs', RUN, 'Preview Data');
+        const summary = panel().locator('#classes .muted').first();
+        await summary.filter({ hasText: /30% of each class held out .* 32 px/ }).waitFor({ timeout: MEDIUM });
       });
 
       await s.step(t, 'classify-with-checkpoint', async () => {
