@@ -2,7 +2,8 @@
 // explorer folder, a spec file's data.train lens, a run of the Runs view, the wizard's data step,
 // a checkpoint of the Checkpoints view) is turned into a folder or checkpoint on a target, and the
 // panel (panel.ts) runs the runner's `preview` or `predict` there (src/core/preview/client.ts).
-import { readFileSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -26,8 +27,10 @@ import { DataPanel, type JobControl } from './panel';
 
 /** The image types the runner reads (Pillow's common formats); the file dialog offers these. */
 export const IMAGE_EXTENSIONS = ['jpg', 'jpeg', 'png', 'bmp', 'gif', 'tif', 'tiff', 'webp'];
-/** A local image above this is classified but not shown (the panel gets a data: URL). */
+/** A local image above this is classified but not shown (the panel gets a data: URL)... */
 const MAX_SHOWN_IMAGE = 4 * 1024 * 1024;
+/** ...and so are the images past this total, so a large pick keeps the panel's message small. */
+const MAX_SHOWN_TOTAL = 32 * 1024 * 1024;
 
 /** What a preview is of: a folder on a target, with the run's other settings when known. */
 export interface PreviewRequest {
@@ -148,18 +151,19 @@ function runnerMessage(e: unknown): string {
   return `${errorText(e)}${fix}`;
 }
 
+let copies: string | undefined;
+
 /** Opens a file the panel lists: here directly, from an SSH target after copying it to a temp folder. */
 async function openTargetFile(ctx: Ctx, def: TargetDef, file: string): Promise<void> {
   if (def.kind === 'local') {
     await vscode.commands.executeCommand('vscode.open', vscode.Uri.file(file));
     return;
   }
-  const local = path.join(
-    tmpdir(),
-    `ascend-preview-${process.pid}`,
-    def.id.replace(/[^\w.-]/g, '_'),
-    path.posix.basename(file),
-  );
+  // A private folder (mkdtemp: 0700, a fresh name) per session; one sub-folder per file, since
+  // every class folder has its own 0000.png.
+  copies ??= mkdtempSync(path.join(tmpdir(), 'ascend-preview-'));
+  const id = createHash('sha256').update(`${def.id}\0${file}`).digest('hex').slice(0, 16);
+  const local = path.join(copies, id, path.posix.basename(file));
   await vscode.window.withProgress(
     {
       location: vscode.ProgressLocation.Notification,
@@ -276,10 +280,14 @@ export function openClassify(
           timeoutMs: LONG_TIMEOUT_MS,
         });
         const images = new Map<string, string>();
+        let shown = 0;
         if (def.kind === 'local')
           for (const f of files) {
-            const u = imageUrl(f);
-            if (u) images.set(path.resolve(f), u);
+            const u = shown < MAX_SHOWN_TOTAL ? imageUrl(f) : null;
+            if (u && shown + u.length <= MAX_SHOWN_TOTAL) {
+              images.set(path.resolve(f), u);
+              shown += u.length;
+            }
           }
         ctl.set({ status: 'done', activity: null, classify: toClassifyView(raw, images) });
       } catch (e) {
