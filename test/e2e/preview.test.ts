@@ -1,5 +1,5 @@
 // Preview Data and Classify with Checkpoint in the packed .vsix in a real VS Code (code-server), on
-// "This machine", through the UI: the explorer's context menu on the workspace's image folder opens
+// "This machine", through the UI: the Start wizard's data step offers Preview…; the explorer's context menu on the workspace's image folder opens
 // the Preview Data panel, which shows the demo shapes' four classes and the duplicate planted in one
 // of them (a warning that names the file); the spec file's "Preview data" lens and a run's Runs-view
 // menu preview it again with their own settings (image size, split); then a checkpoint of a run the test trains with the
@@ -15,14 +15,17 @@ import { SELECTORS, waitUntil, type Harness } from './harness';
 import { startSuite, type Suite } from './steps';
 import {
   activeWebview,
+  chooseRow,
   collapsePane,
   contextMenuOnRow,
   expandPane,
   expandTreeRow,
   LONG,
   MEDIUM,
+  openInDialog,
   PYTHON,
   treeRow,
+  waitForStep,
 } from './ui';
 import { REPO_ROOT } from './harness';
 
@@ -95,6 +98,25 @@ test(
     const runDir = launchWithCli(s);
     const panel = () => activeWebview(h);
     try {
+      await s.step(t, 'preview-from-wizard-data-step', async () => {
+        // The Start wizard's data step (from the workspace's spec: it lists the spec's data folder) offers
+        // Preview…, which opens the panel and leaves the wizard on its step.
+        await h.runCommand('Ascend: Start Ascend Fine-Tune from Spec File');
+        await openInDialog(h, s.specFile);
+        await waitForStep(h, 1);
+        await chooseRow(h, 'This machine');
+        await waitForStep(h, 2);
+        await chooseRow(h, 'Preview…');
+        await panel().locator('#classes .class-row').first().waitFor({ state: 'visible', timeout: MEDIUM });
+        assert.deepEqual(await panel().locator('#classes .class-row .name').allTextContents(), CLASSES);
+        await waitForStep(h, 2); // still on the data step
+        await h.page.locator(SELECTORS.quickInputBox).press('Escape');
+        await h.page.locator(SELECTORS.quickInput).waitFor({ state: 'hidden', timeout: MEDIUM });
+        // Closed, so the explorer's entry below is seen to open a panel of its own.
+        await h.page.locator('.tab', { hasText: 'Preview: shapes' }).locator('.codicon-close').click();
+        await h.page.locator('.tab', { hasText: 'Preview: shapes' }).waitFor({ state: 'detached', timeout: MEDIUM });
+      });
+
       await s.step(t, 'preview-data-from-explorer', async () => {
         await h.openViewContainer('Explorer', 60_000);
         await contextMenuOnRow(h, path.basename(s.workspace), 'shapes', 'Preview Data');
