@@ -1,10 +1,11 @@
 // Preview Data and Classify with Checkpoint in the packed .vsix in a real VS Code (code-server), on
-// "This machine", through the UI: the Start wizard's data step offers Preview…; the explorer's context menu on the workspace's image folder opens
-// the Preview Data panel, which shows the demo shapes' four classes and the duplicate planted in one
-// of them (a warning that names the file); the spec file's "Preview data" lens and a run's Runs-view
-// menu preview it again with their own settings (image size, split); then a checkpoint of a run the test trains with the
-// runner's CLI (`launch`, outside the editor) classifies one image from the Checkpoints view's
-// context menu: four classes with probabilities that sum to 1.
+// "This machine", through the UI: the Start wizard's data step offers Preview…; the explorer's
+// context menu on the workspace's image folder opens the Preview Data panel, which shows the demo
+// shapes' four classes and the duplicate planted in one of them (a warning that names the file); the
+// spec file's "Preview data" lens and a run's Runs-view menu preview it again with their own
+// settings (image size, split). Then a checkpoint of a run the test trains with the runner's CLI
+// (`launch`, outside the editor) classifies one image from the Checkpoints view's context menu and
+// one from the explorer's menu on the file: every class once, probabilities that sum to 1.
 // Screenshots: test-output/e2e/preview/NN-<step>.png. Needs `bash scripts/install-code-server.sh`.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -191,6 +192,22 @@ test(
           'most probable first',
         );
         assert.equal(await answer.locator('img').count(), 1, 'the image beside its answer');
+      });
+
+      await s.step(t, 'classify-image-from-explorer', async () => {
+        // An image file's explorer menu: the file is given, the checkpoint is picked.
+        await h.openViewContainer('Explorer', 60_000);
+        const ws = path.basename(s.workspace);
+        await expandTreeRow(h, ws, 'shapes');
+        await expandTreeRow(h, ws, 'green square');
+        await contextMenuOnRow(h, ws, '0004.png', 'Classify with Checkpoint…');
+        await chooseRow(h, new RegExp(ckpt.replace(/[.]/g, '\\.')));
+        const image = path.join(s.dataDir, 'green square', '0004.png');
+        const answer = panel().locator('#predictions .prediction').first();
+        await answer.waitFor({ state: 'visible', timeout: LONG });
+        assert.equal(await answer.getAttribute('data-file'), image);
+        assert.equal(await answer.getAttribute('data-ok'), 'true', (await answer.textContent()) ?? '');
+        assert.equal(await answer.locator('.pred-row').count(), 4);
       });
     } finally {
       await s.close();

@@ -179,18 +179,34 @@ async function openTargetFile(ctx: Ctx, def: TargetDef, file: string): Promise<v
 /** What Classify needs: the checkpoint actions' host (checkpoints/commands.ts's CheckpointsHost is one). */
 export type ClassifyHost = ActionsHost & { extensionUri: vscode.Uri };
 
-/** The handler of ascend.checkpoint.classify: a checkpoint (the clicked one, or picked), then images. */
+/**
+ * The handler of ascend.checkpoint.classify: from the Checkpoints view (the clicked checkpoint, then
+ * images), from the explorer on image files (those files, then a checkpoint of a run on this
+ * machine, where the files are), or from the palette (a checkpoint, then images).
+ */
 export async function classifyCommand(host: ClassifyHost, node: unknown, nodes: unknown): Promise<void> {
+  const uris = (Array.isArray(nodes) && nodes.length ? nodes : [node]).filter(
+    (u): u is vscode.Uri => u instanceof vscode.Uri,
+  );
+  const given = uris.length ? uris.map((u) => u.fsPath) : undefined;
   const first = Array.isArray(nodes) && nodes.length ? nodes[0] : node;
   const n = first as Partial<CkptRef> | undefined;
   const ref: CkptRef | undefined =
-    n && typeof n.targetId === 'string' && typeof n.runId === 'string' && typeof n.file === 'string'
+    !given && n && typeof n.targetId === 'string' && typeof n.runId === 'string' && typeof n.file === 'string'
       ? { targetId: n.targetId, runId: n.runId, file: n.file }
-      : await pickCheckpoint(host, 'Classify images with which checkpoint?');
+      : await pickCheckpoint(
+          host,
+          given ? `Classify ${given.length} image(s) with which checkpoint?` : 'Classify images with which checkpoint?',
+        );
   if (!ref) return;
   const r = await resolve(host, ref);
+  if (given && r.def.kind !== 'local')
+    throw new Error(
+      `the images are on this machine and that checkpoint is on ${r.def.label}: pick a checkpoint of a run on this machine`,
+    );
   const files =
-    r.def.kind === 'local' ? await pickLocalImages() : await pickRemoteImage(host.ctx, r.def, r.info.trainData);
+    given ??
+    (r.def.kind === 'local' ? await pickLocalImages() : await pickRemoteImage(host.ctx, r.def, r.info.trainData));
   if (!files?.length) return;
   openClassify(host, r.def, checkpointPath(r.record.runDir, r.entry.file), r.record.runDir, files);
 }
