@@ -38,6 +38,7 @@ import { runDisplayName } from './runs';
 import { saveSshTargets } from './settings';
 import { specLanguage } from './specLanguage';
 import { startWizard } from './startWizard';
+import { previewDataCommand } from './preview/commands';
 import { createPythonEnv, openTargetSettings, setPythonPath } from './wizard/health';
 import { startShortPath } from './wizard/short';
 
@@ -287,6 +288,7 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
     return (uri, opts) => lang.start(uri, opts);
   },
   'ascend.openLastRun': (app) => (ref) => specLanguage(app).openLastRun(ref),
+  'ascend.previewData': (app) => (arg) => previewDataCommand(app, arg),
 };
 
 export function registerCommands(app: App, checkpoints: CheckpointsView): void {

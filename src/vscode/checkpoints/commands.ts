@@ -26,6 +26,7 @@ import {
   type ActionsHost,
 } from './actions';
 import { CheckpointExplorer, type ExplorerHost } from './explorer';
+import { classifyCommand } from '../preview/commands';
 import { LONG_TIMEOUT_MS, TIMEOUT_MS, type CkptRef } from './types';
 
 /** What the commands need: the actions' host, and where the extension's files are (the explorer's page). */
@@ -156,6 +157,8 @@ export const CHECKPOINT_COMMAND_FACTORIES = {
     }
     if (run) await prune(host, { targetId: run.targetId, runId: run.runId });
   },
+  'ascend.checkpoint.classify': (host: CheckpointsHost) => (node: unknown, nodes: unknown) =>
+    classifyCommand(host, node, nodes),
 } satisfies Record<CheckpointCommandId, (host: CheckpointsHost) => Handler>;
 
 export function isCheckpointCommand(id: CommandId): id is CheckpointCommandId {
