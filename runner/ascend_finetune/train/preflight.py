@@ -2,7 +2,8 @@
 
 Each finds a set-up that will run, but not the way the user probably expects:
 
-- `workers_above_cores`: more data loader threads (data.workers, per rank) than CPU cores;
+- `workers_above_cores`: more data loader threads (data.workers, per rank) than CPU cores (0 is
+  "auto": the cores shared out between the ranks, never too many);
 - `no_checkpoint_interval`: checkpoint.every_steps longer than the run, so only the epoch-end (and
   final) checkpoints are saved;
 - `frozen_random_backbone`: frozen layers (model.freeze) with no pretrained weights, so they keep
@@ -51,7 +52,7 @@ def run_warnings(
     cores = cpu_count or os.cpu_count() or 1
     workers = spec["data"]["workers"]
     local = len(spec["device"]["ids"])  # ranks on this node, each with its own loader threads
-    if workers * local > cores:
+    if workers > 0 and workers * local > cores:  # 0: the cores per rank (data/plan.py's loader_workers)
         asked = f"{workers} x {local} ranks = {workers * local}" if local > 1 else f"{workers}"
         out.append(
             _warning(
