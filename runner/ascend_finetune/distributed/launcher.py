@@ -18,6 +18,7 @@ from ..control import ControlInbox
 from ..data.folder import DataError
 from ..data.plan import PLAN_FILE, plan_data, write_plan
 from ..events import EventLog, read_events
+from ..logfilter import popen_filtered
 from ..rundir import MANIFEST_MAX_BYTES, open_append, read_json, write_status
 from .strategy import NullLog
 from .world import ENTRY_SCRIPT, RANKS_DIR, free_port, local_ranks, msrun_argv, node_count, world_size
@@ -27,6 +28,7 @@ from .world import ENTRY_SCRIPT, RANKS_DIR, free_port, local_ranks, msrun_argv, 
 SCHEDULER_GRACE_S = 3.0
 POLL_S = 0.2
 LOG_TAIL_LINES = 15
+FILTER_DRAIN_S = 5.0
 
 
 def _log_tail(path: str, lines: int = LOG_TAIL_LINES) -> list[str]:
@@ -226,12 +228,12 @@ class Launcher:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         # msrun starts `python` from PATH: make that this interpreter (the venv with MindSpore).
         env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+        # msrun's output without MindSpore's known noise (logfilter.py)
         with os.fdopen(open_append(os.path.join(self.ranks_dir, "msrun.log")), "ab") as log:
-            self.proc = subprocess.Popen(
+            self.proc, log_filter = popen_filtered(
                 argv,
+                log.fileno(),
                 stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
                 start_new_session=True,
                 cwd=self.run_dir,
                 env=env,
@@ -242,6 +244,10 @@ class Launcher:
         finally:
             self._kill_everything()  # nothing of this run outlives the launcher
             self.proc.wait()
+            try:
+                log_filter.wait(timeout=FILTER_DRAIN_S)  # msrun.log complete before its tail is read
+            except subprocess.TimeoutExpired:
+                pass  # a straggler still holds the pipe: the filter ends with it
         return self._conclude(events_path)
 
     def _watch(self) -> None:
