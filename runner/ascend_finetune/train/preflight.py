@@ -222,7 +222,8 @@ def for_spec(spec: dict[str, Any]) -> dict[str, Any]:
         warnings.append(_warning("ascend_unavailable", fallback, {"requested": "auto"}))
     warnings.extend(device_warnings(spec, target))
     plan = plan_data(spec, world_size(spec), warnings)
-    for code, msg in sink_notes(spec["sink"], target):
+    cached = bool((spec.get("train") or {}).get("cache_features"))
+    for code, msg in sink_notes(spec["sink"], target, plan.steps_per_epoch, cached):
         warnings.append(_warning(code, msg, {"sink": spec["sink"], "target": target}))
     warnings.extend(run_warnings(spec, plan.total_steps, plan.steps_per_epoch, target))
     return {
