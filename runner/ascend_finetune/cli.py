@@ -88,8 +88,9 @@ def cmd_train(a: argparse.Namespace) -> int:
     if is_distributed(spec):
         # Several ranks: this process holds the run and starts msrun for this node's ranks.
         from .distributed.launcher import launch
+        from .train.preflight import node_warnings
 
-        code = launch(r, a.node_rank, a.master_port)
+        code = launch(r, a.node_rank, a.master_port, node_warnings)
     else:
         code = r.execute()
     if code:

@@ -303,10 +303,12 @@ class Run:
             resumed_from={"file": self.resume_from, "step": tr.step} if self.resume_from else None,
         )
         self._flush_warnings()
-        # NPU utilisation, HBM, temperature and power as `device` events, where npu-smi exists.
-        self.sampler = DeviceSampler.for_run(
-            self.log.emit, spec["device"]["ids"], float(spec["device"].get("telemetry_s", DEFAULT_INTERVAL_S))
-        )
+        # NPU utilisation, HBM, temperature and power as `device` events, where npu-smi exists: rank 0
+        # for its node (another node's launcher samples that node's, distributed/launcher.py).
+        if self.rank is None or self.rank.leads:
+            self.sampler = DeviceSampler.for_run(
+                self.log.emit, spec["device"]["ids"], float(spec["device"].get("telemetry_s", DEFAULT_INTERVAL_S))
+            )
         if tr.features:
             tr.features.ensure()  # before the first step's clock: compute_s reports its cost, not step 1
             self._flush_warnings()  # feature_cache_rejected: caches found and not trusted

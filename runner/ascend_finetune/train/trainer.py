@@ -73,8 +73,11 @@ class Trainer:
         ms.set_context(mode=ms.GRAPH_MODE)
         self.rank = rank
         self.world = rank.size if rank else 1
-        if not rank or rank.rank == 0:  # before this run's ranks take device memory
+        if not rank:  # before this run takes device memory
             self.warnings.extend(preflight.device_warnings(spec, self.target))
+        elif rank.rank == 0:  # node 0's launcher checked its NPUs before msrun started any rank
+            found = preflight.read_node_warnings(os.path.join(run_dir, RANKS_DIR), 0)
+            self.warnings.extend(preflight.device_warnings(spec, self.target) if found is None else found)
         ms.set_device(self.target, device_id(spec, self.target, rank))
         if rank:
             join(rank)
