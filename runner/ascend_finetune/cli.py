@@ -16,6 +16,7 @@ from typing import Any, cast
 
 from . import spec as specmod
 from .checkpoints.errors import ToolError
+from .logfilter import GLOG_LEVEL, popen_filtered
 from .rundir import UnsafeFile
 from .spec_types import RunSpec
 
@@ -89,8 +90,9 @@ def cmd_train(a: argparse.Namespace) -> int:
     if is_distributed(spec):
         # Several ranks: this process holds the run and starts msrun for this node's ranks.
         from .distributed.launcher import launch
+        from .train.preflight import node_warnings
 
-        code = launch(r, a.node_rank, a.master_port)
+        code = launch(r, a.node_rank, a.master_port, node_warnings)
     else:
         code = r.execute()
     if code:
@@ -150,12 +152,12 @@ def cmd_launch(a: argparse.Namespace) -> int:
     # Written before the child exists (pid null until it writes its own), so `ls` sees the run at
     # once and nothing here can overwrite what the child writes.
     initial_status(run_dir, None)
+    # stdout and stderr through the filter that drops MindSpore's known noise (logfilter.py)
     with os.fdopen(open_append(os.path.join(run_dir, "console.log")), "ab") as log:  # never through a symlink
-        proc = subprocess.Popen(
+        proc, _ = popen_filtered(
             argv,
+            log.fileno(),
             stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
             start_new_session=True,
             cwd=run_dir,
             env=env,
@@ -448,11 +450,12 @@ def parser() -> argparse.ArgumentParser:
 def configure_env() -> None:
     """Set before MindSpore loads. oneDNN's AVX-512 convolutions in MindSpore's CPU build fall back to
     its reference kernel and ran 13-22x slower per resnet18 step (50-70x per conv) than its AVX2 ones
-    on this project's machines (bench/onednn_isa.py); a user's own setting wins. GLOG_v=3 keeps MindSpore's
-    C++ warnings out of console.log."""
+    on this project's machines (bench/onednn_isa.py); a user's own setting wins. GLOG_v=2 keeps MindSpore's
+    C++ warnings (CANN's and HCCL's hints among them) and drops its info lines; the known noise among
+    the warnings is filtered out of the run's logs (logfilter.py)."""
     if platform.machine() in ("x86_64", "AMD64"):
         os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
-    os.environ.setdefault("GLOG_v", "3")
+    os.environ.setdefault("GLOG_v", GLOG_LEVEL)
 
 
 def main(argv: list[str] | None = None) -> int:

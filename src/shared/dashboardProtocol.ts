@@ -54,6 +54,11 @@ export interface StepBlock {
   imgPerS: (number | null)[];
   stepMs: (number | null)[];
   dataMs: (number | null)[];
+  /**
+   * Per row, the first step of a sink (one event for several steps: Ascend's sink mode), else
+   * null; `loss` is then the sink's mean loss. Absent when no row of the block is a sink.
+   */
+  firstStep?: (number | null)[];
 }
 
 /** One row per eval event. */

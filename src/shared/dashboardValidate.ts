@@ -113,6 +113,8 @@ const RULES: Record<string, Record<string, Rule>> = {
   step: {
     epoch: 'num',
     step: 'num',
+    first_step: 'numOrNull',
+    mean_loss: 'numOrNull',
     loss: 'numOrNull',
     lr: 'numOrNull',
     loss_scale: 'numOrNull',

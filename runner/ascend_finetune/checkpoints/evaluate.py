@@ -11,6 +11,7 @@ from typing import Any, cast
 import numpy as np
 
 from ..data.folder import DataError, list_classes, scan, stratified_split
+from ..data.plan import loader_workers
 from ..rundir import atomic_write_json
 from .errors import ToolError
 from .format import read_index
@@ -67,9 +68,7 @@ def evaluate(run_dir: str, ckpt: str, folder: str | None, batch_size: int | None
             run_dir=run.run_dir,
         )
     d = run.spec.get("data") or {}
-    # data.workers 0 (the spec's "all the cores" default) is one thread here: eval is short, and the
-    # box may be busy training
-    workers = max(1, min(int(d.get("workers") or 1), os.cpu_count() or 1))
+    workers = loader_workers(int(d.get("workers") or 0))  # 0: the cores available, as in training
     where, samples, skipped = _samples(run, folder, workers)
     if not samples:
         raise ToolError("bad_input", f"no readable images to evaluate in {where}", field="--data")

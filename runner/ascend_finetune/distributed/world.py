@@ -13,6 +13,7 @@ from typing import Any, Callable
 from ..spec_types import RunSpec
 
 RANKS_DIR = "ranks"
+NODE_PREFLIGHT_FILE = "preflight-node-{}.json"  # in RANKS_DIR: a node's pre-flight (launcher.py)
 # The task script msrun starts once per rank: a file, as msrun wants (see rank_entry.py).
 ENTRY_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rank_entry.py")
 

@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from .. import __version__
 from ..checkpoints.errors import PretrainedError
 from ..control import ControlInbox
@@ -241,10 +239,12 @@ class Run:
             self.rank.write_verdict(status, error, code, tr.step if tr else None, tr.net if tr else None)
         return code
 
-    def _take_requests(self, metrics: dict[str, Any]) -> None:
+    def _take_requests(self, metrics: dict[str, Any]) -> bool:
+        """The control inbox (rank 0: the other ranks learn of a stop through the stop flag), read
+        between the trainer's calls; returns whether this process wants to stop."""
         tr = self.trainer
         assert tr is not None
-        if self.rank is None or self.rank.leads:  # the other ranks have no inbox: the stop flag tells them
+        if self.rank is None or self.rank.leads:
             for action, path in self.inbox.poll():
                 if action == "stop":
                     self.stop_requested, self.stop_reason = True, "control"
@@ -252,9 +252,7 @@ class Run:
                 elif action == "checkpoint" and self.last_ckpt_step != tr.step and tr.step % tr.steps_per_epoch:
                     self._checkpoint({**metrics, "reason": "requested"})
                 self.inbox.done(path)
-        if self.rank is not None and self.rank.stop_agreed(tr.step, self.stop_requested) and not self.stop_requested:
-            # Another rank got the signal (or rank 0 took a stop): stop after this same step.
-            self.stop_requested, self.stop_reason = True, "peer"
+        return self.stop_requested
 
     def _checkpoint(self, metrics: dict[str, Any]) -> dict[str, Any]:
         tr = self.trainer
@@ -306,10 +304,12 @@ class Run:
             resumed_from={"file": self.resume_from, "step": tr.step} if self.resume_from else None,
         )
         self._flush_warnings()
-        # NPU utilisation, HBM, temperature and power as `device` events, where npu-smi exists.
-        self.sampler = DeviceSampler.for_run(
-            self.log.emit, spec["device"]["ids"], float(spec["device"].get("telemetry_s", DEFAULT_INTERVAL_S))
-        )
+        # NPU utilisation, HBM, temperature and power as `device` events, where npu-smi exists: rank 0
+        # for its node (another node's launcher samples that node's, distributed/launcher.py).
+        if self.rank is None or self.rank.leads:
+            self.sampler = DeviceSampler.for_run(
+                self.log.emit, spec["device"]["ids"], float(spec["device"].get("telemetry_s", DEFAULT_INTERVAL_S))
+            )
         if tr.features:
             tr.features.ensure()  # before the first step's clock: compute_s reports its cost, not step 1
             self._flush_warnings()  # feature_cache_rejected: caches found and not trusted
@@ -317,66 +317,81 @@ class Run:
             self.log.emit("feature_cache", **fc)
             if self.holds_dir:  # `ls` shows where this run's features came from
                 write_status(self.run_dir, feature_cache={k: fc[k] for k in ("key", "reused_from", "rejected")})
-        # Ranks run in lock-step (the gradient AllReduce), so the run's throughput is rank 0's times the ranks.
-        batch = d["batch_size"] * tr.world
         max_bad = spec["train"]["max_nonfinite_steps"]
-        self._take_requests({})  # a stop sent during set-up is honoured before the first step
+        every = spec["checkpoint"]["every_steps"]
+        # A stop ends the run only once agreed: in one process, its own wish; of several ranks, the
+        # wish of any of them, summed by every rank at the same point (a rank never stops alone).
+        stopping = self._take_requests({})  # a stop sent during set-up is honoured before the first step
+        if self.rank is not None:
+            stopping = self.rank.stop_agreed(stopping)
+            if stopping and not self.stop_requested:
+                self.stop_reason = "peer"
         bad_run = 0
         last_metrics: dict[str, Any] = {}
         best = None
-        while tr.step < tr.total_steps and not self.stop_requested:
+
+        def wants_stop() -> bool:
+            return self._take_requests(last_metrics)
+
+        while tr.step < tr.total_steps and not stopping:
             epoch = tr.step // tr.steps_per_epoch + 1
             skip_in_epoch = tr.step - (epoch - 1) * tr.steps_per_epoch
-            epoch_t0, losses, overflows = time.perf_counter(), [], 0
-            it = tr.train_batches(epoch)
-            t_prev = time.perf_counter()
-            for i, (x, y) in enumerate(it):
-                if i >= tr.steps_per_epoch - skip_in_epoch:
-                    break
-                t_data = time.perf_counter()
-                loss, finite, scale, updated = tr.train_step(x, y).asnumpy().tolist()
-                t_end = time.perf_counter()
-                tr.step += 1
-                overflow = finite < 0.5
-                overflows += overflow
-                step_s, data_s, t_prev = t_end - t_prev, t_data - t_prev, t_end
-                lr_used = tr.lrs[min(tr.applied, len(tr.lrs) - 1)]
-                tr.applied += updated > 0.5
+            epoch_t0, loss_sum, loss_n, overflows = time.perf_counter(), 0.0, 0, 0
+            # One record per step, or per sink on Ascend (Trainer.epoch_steps): requests are taken
+            # between the trainer's calls, and a stop ends every rank after the same call.
+            for rec in tr.epoch_steps(epoch, skip_in_epoch, wants_stop):
+                first, loss, n = rec["first_step"], rec["loss"], rec["step"] - rec["first_step"] + 1
+                overflows += rec["overflows"]
+                step_fields: dict[str, Any] = {"first_step": first, "mean_loss": rec["mean_loss"]} if n > 1 else {}
+                if rec["data_ms"] is not None:
+                    step_fields["data_ms"] = rec["data_ms"]
                 self.log.emit(
                     "step",
                     epoch=epoch,
                     step=tr.step,
                     loss=loss,
-                    lr=lr_used,
-                    loss_scale=scale if tr.scaler is not None else None,
-                    overflow=overflow,
-                    skipped=updated < 0.5,
-                    step_ms=round(step_s * 1000, 3),
-                    data_ms=round(data_s * 1000, 3),
-                    img_per_s=round(batch / step_s, 2) if step_s > 0 else None,
+                    lr=rec["lr"],
+                    loss_scale=rec["loss_scale"],
+                    overflow=rec["overflow"],
+                    skipped=rec["skipped"],
+                    step_ms=rec["step_ms"],
+                    img_per_s=rec["img_per_s"],
+                    **step_fields,
                 )
-                if math.isfinite(loss):
-                    losses.append(loss)
+                if rec["warning"]:
+                    self.log.emit("warning", **rec["warning"])  # data_bound
+                if self.rank is not None:
+                    self.rank.after_steps(first, tr.step)
+                finite_n = n - rec["nonfinite"]
+                loss_sum, loss_n = loss_sum + (rec["mean_loss"] or 0.0) * finite_n, loss_n + finite_n
+                if not rec["nonfinite"]:
                     bad_run = 0
-                else:
-                    bad_run += 1
+                else:  # consecutive NaN/Inf losses, as far as a sink's counts tell
+                    bad_run = bad_run + n if finite_n == 0 else (0 if math.isfinite(loss) else 1)
                     if bad_run >= max_bad:
                         raise NonFiniteLoss(
                             f"the loss was NaN or Inf for {bad_run} consecutive steps (up to step {tr.step}); "
                             "lower train.lr, or check the data and the pretrained weights"
                         )
-                last_metrics = {"loss": loss}
-                self._take_requests(last_metrics)
-                if self.stop_requested:
+                last_metrics["loss"] = loss  # in place: the requests' checkpoints read it
+                # A signal during the call stops one process after it; ranks stop on the agreed flag.
+                stopping = self.stop_requested if self.rank is None else rec["stop"]
+                if stopping and not self.stop_requested:
+                    self.stop_reason = "peer"  # another rank got the signal (or rank 0 took a stop)
+                if stopping:
                     break
-                epoch_end = tr.step % tr.steps_per_epoch == 0  # saved after eval, below
+                # A checkpoint every N steps lands at the end of the call that reached a multiple of N
+                # (its event says that step); an epoch's last step is saved after eval, below.
                 if (
-                    tr.step % spec["checkpoint"]["every_steps"] == 0
-                    and not epoch_end
+                    tr.step // every > (first - 1) // every
+                    and tr.step % tr.steps_per_epoch
                     and self.last_ckpt_step != tr.step
                 ):
-                    self._checkpoint(last_metrics)
-            if self.stop_requested and tr.step % tr.steps_per_epoch:
+                    self._checkpoint(dict(last_metrics))
+            ran = tr.step > (epoch - 1) * tr.steps_per_epoch + skip_in_epoch
+            if self.rank is None:
+                stopping = self.stop_requested  # also a wish that kept epoch_steps from another call
+            if stopping and (tr.step % tr.steps_per_epoch or not ran):
                 break  # mid-epoch: no eval; a stop on an epoch's last step still finishes that epoch
             ev = tr.evaluate()
             metrics = dict(last_metrics)
@@ -390,7 +405,7 @@ class Run:
             self.log.emit(
                 "epoch_end",
                 epoch=epoch,
-                train_loss=float(np.mean(losses)) if losses else None,
+                train_loss=loss_sum / loss_n if loss_n else None,
                 overflow_count=overflows,
                 epoch_s=round(time.perf_counter() - epoch_t0, 3),
                 **extra,
@@ -399,7 +414,7 @@ class Run:
             if entry["best"]:
                 best = {k: entry[k] for k in ("file", "epoch", "step", "metrics")}
         final = {"epoch": tr.epoch_for_step(), "step": tr.step, "total_steps": tr.total_steps, **last_metrics}
-        if self.stop_requested:
+        if stopping:
             if self.last_ckpt_step != tr.step:
                 self._checkpoint({**last_metrics, "reason": "stopped"})
             final["stop_reason"] = self.stop_reason

@@ -17,13 +17,13 @@ from ..checkpoints.scoring import Tally
 from ..data.folder import DataError
 from ..data.pipeline import make_dataset
 from ..data.plan import PLAN_FILE, plan_data
-from ..device.backend import resolve_target, sink_notes
+from ..device.backend import resolve_target, sink_notes, sink_size_for
 from ..distributed.strategy import StepStop, join
 from ..distributed.world import RANKS_DIR, RankInfo, device_id, local_ranks
 from ..rundir import atomic_write_json
 from ..spec_types import RunSpec, TrainSpec
 from . import preflight
-from .steps import DataWaitMonitor, build_sink, normalized, run_step_cell, sink_size_for
+from .steps import HOST_SINK_ENV, DataWaitMonitor, build_sink, host_sink, normalized, run_step_cell
 
 MAX_INLINE_CLASSES = 256  # above this, eval's confusion matrix goes to a file beside the events
 
@@ -73,8 +73,11 @@ class Trainer:
         ms.set_context(mode=ms.GRAPH_MODE)
         self.rank = rank
         self.world = rank.size if rank else 1
-        if not rank or rank.rank == 0:  # before this run's ranks take device memory
+        if not rank:  # before this run takes device memory
             self.warnings.extend(preflight.device_warnings(spec, self.target))
+        elif rank.rank == 0:  # node 0's launcher checked its NPUs before msrun started any rank
+            found = preflight.read_node_warnings(os.path.join(run_dir, RANKS_DIR), 0)
+            self.warnings.extend(preflight.device_warnings(spec, self.target) if found is None else found)
         ms.set_device(self.target, device_id(spec, self.target, rank))
         if rank:
             join(rank)
@@ -182,12 +185,16 @@ class Trainer:
         set_train_mode(self.net, True)  # the step's set_train(True) reached the frozen BatchNorms too
         self.eval_logits = ampmod.build_eval_step(stepped)
         self._set_train_mode = set_train_mode
-        for code, msg in sink_notes(spec["sink"], self.target):
-            self.warn(code=code, message=msg, details={"sink": spec["sink"], "target": self.target})
-        self.warnings.extend(preflight.run_warnings(spec, self.total_steps, self.steps_per_epoch, self.target))
         # Ascend feeds the step through the device queue (build_sink); CPU has none (data_sink raises
         # there) and the feature cache's batches are host arrays: both loop in Python, step by step.
-        self.sinks = bool(spec["sink"]["enabled"]) and self.target == "Ascend" and not self.features
+        # Tests of the sink path on CPU put host_sink in the device queue's place (HOST_SINK_ENV).
+        on_host = self.target == "CPU" and os.environ.get(HOST_SINK_ENV) == "1"
+        self._data_sink = host_sink if on_host else None
+        sink_target = "Ascend" if on_host else self.target
+        for code, msg in sink_notes(spec["sink"], sink_target, self.steps_per_epoch, bool(self.features)):
+            self.warn(code=code, message=msg, details={"sink": spec["sink"], "target": self.target})
+        self.warnings.extend(preflight.run_warnings(spec, self.total_steps, self.steps_per_epoch, self.target))
+        self.sinks = bool(spec["sink"]["enabled"]) and sink_target == "Ascend" and not self.features
         self.sink_size = int(spec["sink"]["size"]) if self.sinks else 1
         self.prefetch = spec["data"].get("prefetch") or max(16, 2 * self.sink_size)
         self.data_monitor = DataWaitMonitor(self.workers, spec["data"]["image_size"], bool(self.features))
@@ -301,15 +308,17 @@ class Trainer:
         single process: `wants_stop()`) and `warning` (a data_bound warning, once per run).
 
         `wants_stop` is read before each call (between sinks), as the control inbox and signals
-        are; distributed, the wish travels in the call's own AllReduce (strategy.StepStop)."""
+        are: a single process then makes no further call; distributed, the wish travels in the
+        call's own AllReduce (strategy.StepStop) and every rank stops after that same call."""
         steps = self.steps_per_epoch - skip
         if steps <= 0:
             return
+        # Ranks run in lock-step (the gradient AllReduce): the run's throughput is rank 0's times the ranks.
         batch = self.spec["data"]["batch_size"] * self.world
         step_cell = self.run_step()
         if self.sinks:
             size = sink_size_for(steps, self.sink_size)
-            call = build_sink(step_cell, self._train_dataset(epoch, steps), size)
+            call = build_sink(step_cell, self._train_dataset(epoch, steps), size, self._data_sink)
             calls: Iterator[Any] = iter(lambda: None, 0)  # endless; counted below
             measure_data = False
         else:
@@ -318,6 +327,8 @@ class Trainer:
         done, t_prev = 0, time.perf_counter()
         while done < steps:
             stop_wish = wants_stop()
+            if self.step_stop is None and stop_wish:
+                return  # nobody else to agree with: stop before the call, not after one more
             if self.step_stop is not None:
                 self.step_stop.want(stop_wish)
             if size > 1:
@@ -359,7 +370,7 @@ class Trainer:
                 "step_ms": round(step_s * 1000, 3),
                 "data_ms": round(data_s * 1000, 3) if data_s is not None else None,
                 "img_per_s": round(batch / step_s, 2) if step_s > 0 else None,
-                "stop": agreed > 0.5 if self.step_stop is not None else stop_wish,
+                "stop": agreed > 0.5 if self.step_stop is not None else False,
                 "warning": None,
             }
             if data_s is not None:

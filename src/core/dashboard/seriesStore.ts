@@ -56,6 +56,8 @@ export class StepColumns {
   readonly dataMs = new Column();
   readonly overflow = new Column();
   readonly skipped = new Column();
+  /** A sink's first step (one event for several steps), NaN for a row of one step. */
+  readonly firstStep = new Column();
   get length(): number {
     return this.step.length;
   }
@@ -70,6 +72,7 @@ export class StepColumns {
       this.dataMs,
       this.overflow,
       this.skipped,
+      this.firstStep,
     ];
   }
   series(name: StepSeries): Column {
@@ -258,7 +261,11 @@ export class RunSeriesStore {
     // so the step axis stays ascending.
     if (s.length && step <= s.step.data[s.length - 1]) this.rewindTo(step);
     s.step.push(step);
-    s.loss.push(num(e.loss));
+    // A sink's row stands for its steps: its loss is their mean (the last step's is one of N).
+    const first = num(e.first_step);
+    const sink = first < step;
+    s.firstStep.push(sink ? first : NaN);
+    s.loss.push(num(sink ? e.mean_loss : e.loss));
     s.lr.push(num(e.lr));
     s.lossScale.push(num(e.loss_scale));
     s.imgPerS.push(num(e.img_per_s));
@@ -270,7 +277,7 @@ export class RunSeriesStore {
     s.skipped.push(skipped ? 1 : 0);
     if (overflow) this.overflowsTotal++;
     if (skipped) this.skippedTotal++;
-    if (!overflow && e.loss === null) this.nanWithoutOverflow++;
+    if (!overflow && (sink ? e.mean_loss : e.loss) === null) this.nanWithoutOverflow++;
   }
 
   private rewindTo(step: number): void {
@@ -394,6 +401,10 @@ export class RunSeriesStore {
       b.stepMs[i] = orNull(s.stepMs.data[r]);
       b.dataMs[i] = orNull(s.dataMs.data[r]);
     }
+    // Only a run in sink mode pays for the column on the wire.
+    let sinks = false;
+    for (let i = 0; i < n && !sinks; i++) sinks = !Number.isNaN(s.firstStep.data[rows[i]]);
+    if (sinks) b.firstStep = Array.from(rows, (r) => orNull(s.firstStep.data[r]));
     return b;
   }
 

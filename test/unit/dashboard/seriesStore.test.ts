@@ -268,3 +268,22 @@ test('top-5 accuracy of each eval becomes its own column; an eval from an older 
   assert.deepEqual(s.evalBlock().valTop5, [null, 0.875]);
   assert.deepEqual(s.evalBlock(1).valTop5, [0.875]);
 });
+
+test('a run in sink mode: one row per sink, its first step alongside, its mean loss as the loss', () => {
+  const s = newStore();
+  const evs = recorded('sink-run');
+  s.ingest(evs);
+  const sinks = evs.filter((e) => e.type === 'step') as unknown as { first_step: number; mean_loss: number }[];
+  const all = s.stepRange(0, s.steps.length);
+  assert.deepEqual(all.steps, [3, 6, 9, 12, 15, 18]);
+  assert.deepEqual(all.firstStep, [1, 4, 7, 10, 13, 16]);
+  assert.deepEqual(
+    all.loss,
+    sinks.map((e) => e.mean_loss),
+  );
+  assert.deepEqual(all.dataMs, [null, null, null, null, null, null], 'no data wait is reported for a sink');
+  // A run without sinks sends no firstStep column at all.
+  const plain = newStore();
+  plain.ingest(recorded('amp-startup-burst'));
+  assert.equal(plain.stepRange(0, plain.steps.length).firstStep, undefined);
+});

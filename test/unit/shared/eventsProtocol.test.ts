@@ -111,3 +111,18 @@ test('runHealth: a verdict is read, checked; bad reasons are dropped and a bad v
     }),
   );
 });
+
+test('a sink step event names its range and mean loss; a range that ends before it starts is refused', () => {
+  const env = { v: 1, seq: 4, t: 1, type: 'step', step: 8, loss: 1.2 };
+  assert.ok(isRunEvent({ ...env, first_step: 5, mean_loss: 1.3 }));
+  assert.ok(isRunEvent({ ...env, first_step: 5, mean_loss: null }), 'every loss of the sink was NaN/Inf');
+  assert.ok(isRunEvent({ ...env, first_step: 8 }), 'a range of one step');
+  for (const bad of [
+    { ...env, first_step: 9, mean_loss: 1 },
+    { ...env, first_step: '5' },
+    { ...env, first_step: 5, mean_loss: 'x' },
+  ]) {
+    assert.equal(isRunEvent(bad), false, JSON.stringify(bad));
+    assert.match(eventProblem(bad as never) ?? '', /first_step|mean_loss/);
+  }
+});
