@@ -70,7 +70,7 @@ def cache_key(
     val: list[tuple[str, int]],
     backbone_hash: str,
     image_size: int,
-    augment: bool,
+    augment: str,
     views: int,
     seed: int,
     amp_level: str,
@@ -182,8 +182,8 @@ class FeatureCache:
         # trainer: the Trainer (trainer.py), which imports this module; typed Any to keep one direction
         self.tr = trainer
         d, t = trainer.spec["data"], trainer.spec["train"]
-        self.augment = bool(d["augment"])
-        self.views = max(1, int(views)) if self.augment else 1  # without augmentation every view is the same
+        self.augment = str(d["augment"])  # a data.augment preset (data/augment.py)
+        self.views = max(1, int(views)) if self.augment != "none" else 1  # without augmentation every view is the same
         self.batch = d["batch_size"]
         self.seed = t["seed"]
         self.key = cache_key(
@@ -318,7 +318,7 @@ class FeatureCache:
         return None
 
     def _extract(
-        self, samples: list[tuple[str, int]], train: bool, augment: bool, seed: int
+        self, samples: list[tuple[str, int]], train: bool, augment: bool | str, seed: int
     ) -> tuple[np.ndarray, np.ndarray]:
         tr = self.tr
         # In sample order (no shuffle), so row i is image i; train_batches shuffles rows the way
@@ -347,7 +347,7 @@ class FeatureCache:
         tr._set_train_mode(tr.net, False)
         try:
             views = [
-                self._extract(tr.train_samples, self.augment, self.augment, self.seed + 7919 * (k + 1))
+                self._extract(tr.train_samples, self.augment != "none", self.augment, self.seed + 7919 * (k + 1))
                 for k in range(self.views)
             ]
             self._val, self._val_labels = (

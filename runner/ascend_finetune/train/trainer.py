@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..checkpoints.errors import PretrainedError
+from ..data import augment
 from ..data.folder import DataError
 from ..data.pipeline import make_dataset
 from ..data.plan import PLAN_FILE, plan_data
@@ -20,7 +21,7 @@ from ..device.backend import resolve_target, sink_notes
 from ..distributed.strategy import StepStop, join
 from ..distributed.world import RANKS_DIR, RankInfo, device_id, local_ranks
 from ..rundir import atomic_write_json
-from . import preflight
+from . import param_groups, preflight
 from .steps import DataWaitMonitor, build_sink, normalized, run_step_cell, sink_size_for
 
 MAX_INLINE_CLASSES = 256  # above this, eval's confusion matrix goes to a file beside the events
@@ -135,12 +136,14 @@ class Trainer:
 
         # Optimizer, schedule, loss scaling, compiled steps
         self.lrs = lr_per_step(t, self.total_steps)
-        params = [p for p in self.net.trainable_params()]
+        params: Any = [p for p in self.net.trainable_params()]
         lr = (
             ms.Tensor(np.array(self.lrs, np.float32))
             if t["lr_schedule"] != "constant" or t["warmup_steps"]
             else float(t["lr"])
         )
+        if param_groups.scaled(t):  # backbone_lr_mult, layer_decay: one group per part
+            params = param_groups.groups(params, t, lr)
         if t["optimizer"] == "momentum":
             self.optimizer = nn.Momentum(params, lr, t["momentum"], weight_decay=t["weight_decay"])
         elif t["optimizer"] == "sgd":
@@ -162,6 +165,12 @@ class Trainer:
                     f"cache_features needs a frozen backbone, but model.freeze is "
                     f"{m['freeze']!r}: the features would change every step",
                     "set model.freeze to backbone, or train.cache_features to false",
+                )
+            if augment.mixes(spec["data"]["mixup"], spec["data"]["cutmix"]):
+                raise DataError(
+                    "data.mixup",
+                    "mixup and cutmix mix images, but train.cache_features trains on features computed once",
+                    "set data.mixup and data.cutmix to 0, or train.cache_features to false",
                 )
             from .feature_cache import FeatureCache
 
@@ -216,11 +225,12 @@ class Trainer:
 
         state = load_state(ckpt)
         # The learning rate (schedule) and momentum come from this run's spec, not the checkpoint.
+        # (per-part rates: learning_rate_group_N, train/param_groups.py)
         spec_owned = {"learning_rate", "momentum"}
         params = {
             p.name: p
             for p in list(self.net.get_parameters()) + list(self.optimizer.get_parameters())
-            if p.name not in spec_owned
+            if p.name not in spec_owned and not p.name.startswith("learning_rate_group_")
         }
         params.update(self.scaler_params())
         saved = {k: int(state[k].asnumpy()) for k in ("steps_per_epoch", "total_steps") if k in state}
@@ -282,6 +292,8 @@ class Trainer:
             shard_id=self.rank.rank if self.rank else None,
             on_device=on_device,
             prefetch=self.prefetch,
+            mix=(d["mixup"], d["cutmix"]),  # soft label rows: nn.CrossEntropyLoss takes them as they are
+            num_classes=len(self.classes),
         )
 
     def run_step(self) -> Any:
