@@ -281,7 +281,6 @@ class Run:
         if self.resume_from:
             tr.resume(self.resume_from)
         self.last_ckpt_step = tr.step
-        d = spec["data"]
         self.log.emit(
             "run_started",
             run_id=os.path.basename(self.run_dir),
@@ -299,7 +298,7 @@ class Run:
                 "workers": tr.workers,
                 "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA"),
             },
-            global_batch=d["batch_size"] * tr.world,
+            global_batch=tr.global_batch,
             amp={"level": tr.amp_plan.level, "loss_scale": tr.amp_plan.loss_scale},
             pretrained=tr.pretrained_info,
             resumed_from={"file": self.resume_from, "step": tr.step} if self.resume_from else None,
@@ -317,7 +316,7 @@ class Run:
             if self.holds_dir:  # `ls` shows where this run's features came from
                 write_status(self.run_dir, feature_cache={k: fc[k] for k in ("key", "reused_from", "rejected")})
         # Ranks run in lock-step (the gradient AllReduce), so the run's throughput is rank 0's times the ranks.
-        batch = d["batch_size"] * tr.world
+        batch = tr.global_batch
         max_bad = spec["train"]["max_nonfinite_steps"]
         self._take_requests({})  # a stop sent during set-up is honoured before the first step
         bad_run = 0

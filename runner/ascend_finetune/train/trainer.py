@@ -96,6 +96,13 @@ class Trainer:
         self.classes = plan.classes
         self.train_samples, self.val_samples = plan.train_samples, plan.val_samples
         self.steps_per_epoch, self.total_steps = plan.steps_per_epoch, plan.total_steps
+        self.accumulate = int(t.get("accumulate_steps", 1))
+        if self.accumulate > 1:  # a step is an update of `accumulate` micro-batches (accumulate.py)
+            from .accumulate import updates_per_epoch
+
+            self.steps_per_epoch = updates_per_epoch(plan.steps_per_epoch, self.accumulate)
+            self.total_steps = self.steps_per_epoch * t["epochs"]
+        self.global_batch = spec["data"]["batch_size"] * self.world * self.accumulate  # images per update
         atomic_write_json(os.path.join(run_dir, "classes.json"), self.classes)
 
         # Model
@@ -182,10 +189,20 @@ class Trainer:
         self.normalize_on_device = not self.features
         if self.normalize_on_device:
             stepped = normalized(stepped)
-        core = ampmod.build_train_step(stepped, loss_fn, self.optimizer, self.scaler, distributed=self.rank is not None)
+        distributed = self.rank is not None
+        if self.accumulate > 1:
+            from .accumulate import build_accumulating
+
+            core, self.train_step = build_accumulating(
+                stepped, loss_fn, self.optimizer, self.scaler, self.accumulate, distributed
+            )
+        else:
+            core = self.train_step = ampmod.build_train_step(
+                stepped, loss_fn, self.optimizer, self.scaler, distributed=distributed
+            )
         # Distributed: the stop flag rides in the step's loss AllReduce (strategy.StepStop).
         self.step_stop = StepStop(core) if self.rank is not None else None
-        self.train_step = core  # [loss, finite, scale, updated] per call, one device read
+        # self.train_step: [loss, finite, scale, updated] per call, one device read (accumulating: per k batches)
         self._core_step = core
         self._run_step: Any = None  # RunStep around the same step, built by epoch_steps
         set_train_mode(self.net, True)  # the step's set_train(True) reached the frozen BatchNorms too
@@ -196,7 +213,10 @@ class Trainer:
         self.warnings.extend(preflight.run_warnings(spec, self.total_steps, self.steps_per_epoch, self.target))
         # Ascend feeds the step through the device queue (build_sink); CPU has none (data_sink raises
         # there) and the feature cache's batches are host arrays: both loop in Python, step by step.
-        self.sinks = bool(spec["sink"]["enabled"]) and self.target == "Ascend" and not self.features
+        # Accumulation loops over its micro-batches in Python too.
+        self.sinks = (
+            bool(spec["sink"]["enabled"]) and self.target == "Ascend" and not self.features and self.accumulate == 1
+        )
         self.sink_size = int(spec["sink"]["size"]) if self.sinks else 1
         self.prefetch = spec["data"].get("prefetch") or max(16, 2 * self.sink_size)
         self.data_monitor = DataWaitMonitor(self.workers, spec["data"]["image_size"], bool(self.features))
@@ -268,9 +288,16 @@ class Trainer:
 
     # -- steps --------------------------------------------------------------------------------
     def train_batches(self, epoch: int) -> Iterator[tuple[Any, Any]]:
+        """The epoch's batches; accumulating, groups of k micro-batches (lists), one per step."""
         if self.features:
-            return self.features.train_batches(epoch)
-        return self._epoch_dataset(epoch, self.normalize_on_device).create_tuple_iterator(num_epochs=1)
+            batches: Iterator[tuple[Any, Any]] = self.features.train_batches(epoch)
+        else:
+            batches = self._epoch_dataset(epoch, self.normalize_on_device).create_tuple_iterator(num_epochs=1)
+        if self.accumulate > 1:
+            from .accumulate import grouped
+
+            return grouped(batches, self.accumulate)
+        return batches
 
     def _train_dataset(self, epoch: int, steps: int) -> Any:
         """The epoch's dataset, `steps` batches long, for the device queue."""
@@ -298,7 +325,12 @@ class Trainer:
 
     def run_step(self) -> Any:
         """The train step with the loop's bookkeeping in the graph (RunStep), built once."""
-        if self._run_step is None:
+        if self._run_step is None and self.accumulate > 1:
+            from .accumulate import AccumulatingRunStep
+
+            stop = self.step_stop.cell if self.step_stop is not None else None
+            self._run_step = AccumulatingRunStep(self.train_step, stop)
+        elif self._run_step is None:
             self._run_step = run_step_cell(self._core_step, self.step_stop)
             self._set_train_mode(self.net, True)
         return self._run_step
@@ -317,7 +349,7 @@ class Trainer:
         steps = self.steps_per_epoch - skip
         if steps <= 0:
             return
-        batch = self.spec["data"]["batch_size"] * self.world
+        batch = self.global_batch
         step_cell = self.run_step()
         if self.sinks:
             size = sink_size_for(steps, self.sink_size)
