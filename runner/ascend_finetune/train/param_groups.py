@@ -48,3 +48,23 @@ def groups(params: list[Any], t: dict[str, Any], lr: Any) -> list[dict[str, Any]
     out = [{"params": ps, "lr": lr * scales[part] if scales[part] != 1.0 else lr} for part, ps in by_part.items() if ps]
     # order_params keeps the update order (and the optimizer's state order) that of the network
     return [*out, {"order_params": params}]
+
+
+def build_optimizer(t: dict[str, Any], trainable: list[Any], lrs: list[float]) -> Any:
+    """`train.optimizer` over the trainable parameters, the learning rate per update `lrs` (a constant
+    without schedule or warm-up), one group per part when per-part rates are asked for."""
+    import mindspore as ms
+    import numpy as np
+    from mindspore import nn
+
+    params: Any = list(trainable)
+    lr: Any = (
+        ms.Tensor(np.array(lrs, np.float32)) if t["lr_schedule"] != "constant" or t["warmup_steps"] else float(t["lr"])
+    )
+    if scaled(t):  # backbone_lr_mult, layer_decay: one group per part
+        params = groups(params, t, lr)
+    if t["optimizer"] == "momentum":
+        return nn.Momentum(params, lr, t["momentum"], weight_decay=t["weight_decay"])
+    if t["optimizer"] == "sgd":
+        return nn.SGD(params, lr, momentum=0.0, weight_decay=t["weight_decay"])
+    return nn.AdamWeightDecay(params, lr, weight_decay=t["weight_decay"])

@@ -326,6 +326,9 @@ class Run:
             epoch = tr.step // tr.steps_per_epoch + 1
             skip_in_epoch = tr.step - (epoch - 1) * tr.steps_per_epoch
             epoch_t0, losses, overflows = time.perf_counter(), [], 0
+            unfrozen = tr.begin_epoch(epoch)  # model.unfreeze (train/unfreeze.py)
+            if unfrozen:
+                self.log.emit("unfreeze", **unfrozen)
             it = tr.train_batches(epoch)
             t_prev = time.perf_counter()
             for i, (x, y) in enumerate(it):

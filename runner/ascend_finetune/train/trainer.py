@@ -21,7 +21,7 @@ from ..device.backend import resolve_target, sink_notes
 from ..distributed.strategy import StepStop, join
 from ..distributed.world import RANKS_DIR, RankInfo, device_id, local_ranks
 from ..rundir import atomic_write_json
-from . import param_groups, preflight
+from . import param_groups, preflight, unfreeze
 from .steps import DataWaitMonitor, build_sink, normalized, run_step_cell, sink_size_for
 
 MAX_INLINE_CLASSES = 256  # above this, eval's confusion matrix goes to a file beside the events
@@ -106,6 +106,7 @@ class Trainer:
         atomic_write_json(os.path.join(run_dir, "classes.json"), self.classes)
 
         # Model
+        unfreeze.check(spec)
         self.frozen_upto = frozen_parts(m["freeze"])
         # The backbone's layout follows the pretrained file's origin (ModelZoo pads and normalises
         # otherwise than mindcv and the runner: models/net.py); checkpoints record it (store.py).
@@ -143,25 +144,12 @@ class Trainer:
 
         # Optimizer, schedule, loss scaling, compiled steps
         self.lrs = lr_per_step(t, self.total_steps)
-        params: Any = [p for p in self.net.trainable_params()]
-        lr = (
-            ms.Tensor(np.array(self.lrs, np.float32))
-            if t["lr_schedule"] != "constant" or t["warmup_steps"]
-            else float(t["lr"])
-        )
-        if param_groups.scaled(t):  # backbone_lr_mult, layer_decay: one group per part
-            params = param_groups.groups(params, t, lr)
-        if t["optimizer"] == "momentum":
-            self.optimizer = nn.Momentum(params, lr, t["momentum"], weight_decay=t["weight_decay"])
-        elif t["optimizer"] == "sgd":
-            self.optimizer = nn.SGD(params, lr, momentum=0.0, weight_decay=t["weight_decay"])
-        else:
-            self.optimizer = nn.AdamWeightDecay(params, lr, weight_decay=t["weight_decay"])
+        self.optimizer = param_groups.build_optimizer(t, self.net.trainable_params(), self.lrs)
         self.scaler = ampmod.make_scaler(spec["amp"], self.amp_plan.loss_scale)
         # Not the recipe's SoftmaxCrossEntropyWithLogits: its CPU kernel returns inf once a logit passes
         # ~88 (exp overflows in fp32), which a pretrained backbone's features reach within a few steps.
         # CrossEntropyLoss subtracts the max first (log-softmax) and gives the same value otherwise.
-        loss_fn = nn.CrossEntropyLoss(reduction="mean")
+        self.loss_fn = nn.CrossEntropyLoss(reduction="mean")
         self.features = None
         if t.get("cache_features"):
             # Train the head on backbone features computed once (feature_cache.py); the compiled
@@ -189,25 +177,10 @@ class Trainer:
         self.normalize_on_device = not self.features
         if self.normalize_on_device:
             stepped = normalized(stepped)
-        distributed = self.rank is not None
-        if self.accumulate > 1:
-            from .accumulate import build_accumulating
-
-            core, self.train_step = build_accumulating(
-                stepped, loss_fn, self.optimizer, self.scaler, self.accumulate, distributed
-            )
-        else:
-            core = self.train_step = ampmod.build_train_step(
-                stepped, loss_fn, self.optimizer, self.scaler, distributed=distributed
-            )
-        # Distributed: the stop flag rides in the step's loss AllReduce (strategy.StepStop).
-        self.step_stop = StepStop(core) if self.rank is not None else None
-        # self.train_step: [loss, finite, scale, updated] per call, one device read (accumulating: per k batches)
-        self._core_step = core
-        self._run_step: Any = None  # RunStep around the same step, built by epoch_steps
-        set_train_mode(self.net, True)  # the step's set_train(True) reached the frozen BatchNorms too
-        self.eval_logits = ampmod.build_eval_step(stepped)
+        self.stepped = stepped
         self._set_train_mode = set_train_mode
+        self.build_step()
+        self.eval_logits = ampmod.build_eval_step(stepped)
         for code, msg in sink_notes(spec["sink"], self.target):
             self.warn(code=code, message=msg, details={"sink": spec["sink"], "target": self.target})
         self.warnings.extend(preflight.run_warnings(spec, self.total_steps, self.steps_per_epoch, self.target))
@@ -224,6 +197,34 @@ class Trainer:
         # Updates applied so far: the optimizer's schedule index, which skipped (overflow) steps do
         # not advance, as in MindSpore's own loss-scale cell.
         self.applied = 0
+
+    def build_step(self) -> None:
+        """The compiled train step over the optimizer; built again when the trainable set changes
+        (unfreeze.py)."""
+        from ..models import amp as ampmod
+
+        distributed = self.rank is not None
+        if self.accumulate > 1:
+            from .accumulate import build_accumulating
+
+            core, self.train_step = build_accumulating(
+                self.stepped, self.loss_fn, self.optimizer, self.scaler, self.accumulate, distributed
+            )
+        else:
+            core = self.train_step = ampmod.build_train_step(
+                self.stepped, self.loss_fn, self.optimizer, self.scaler, distributed=distributed
+            )
+        # Distributed: the stop flag rides in the step's loss AllReduce (strategy.StepStop).
+        self.step_stop = StepStop(core) if distributed else None
+        # self.train_step: [loss, finite, scale, updated] per call, one device read (accumulating: per k batches)
+        self._core_step = core
+        self._run_step: Any = None  # RunStep around the same step, built by epoch_steps
+        self._set_train_mode(self.net, True)  # the step's set_train(True) reached the frozen BatchNorms too
+
+    def begin_epoch(self, epoch: int) -> dict[str, Any] | None:
+        """Before `epoch`'s first step: the trainable set of model.unfreeze's schedule. The unfreeze
+        event's fields when it changed, else None."""
+        return unfreeze.apply(self, epoch) if self.spec["model"].get("unfreeze") else None
 
     def epoch_for_step(self) -> int:
         """The (1-based) epoch that the last completed step belongs to."""
@@ -244,6 +245,8 @@ class Trainer:
         from ..checkpoints.store import load_state
 
         state = load_state(ckpt)
+        if "step_num" in state:  # the trainable set of the checkpoint's epoch (model.unfreeze), so its state fits
+            self.begin_epoch(max(1, -(-int(state["step_num"].asnumpy()) // self.steps_per_epoch)))
         # The learning rate (schedule) and momentum come from this run's spec, not the checkpoint.
         # (per-part rates: learning_rate_group_N, train/param_groups.py)
         spec_owned = {"learning_rate", "momentum"}
