@@ -142,10 +142,23 @@ def test_a_run_counts_updates_and_resumes_at_an_update_boundary(data_a, tmp_path
     assert rev[-1]["status"] == "completed"
 
 
+LOOP = """
+import json, sys
+from ascend_finetune.spec import resolve
+from ascend_finetune.train.trainer import Trainer
+tr = Trainer(resolve(json.loads(sys.argv[1])), sys.argv[2], [])
+recs = list(tr.epoch_steps(1, 0))
+out = {"spe": tr.steps_per_epoch, "n": len(tr.train_samples), "gb": tr.global_batch, "applied": tr.applied}
+print(json.dumps({**out, "recs": recs}))
+"""
+
+
 def test_the_trainers_step_loop_takes_k_batches_per_step(data_a, tmp_path):
-    """Trainer.epoch_steps (the loop's records) under accumulation: one record per update."""
-    from ascend_finetune.spec import resolve
-    from ascend_finetune.train.trainer import Trainer
+    """Trainer.epoch_steps (the loop's records) under accumulation: one record per update. In a process
+    of its own: the Trainer sets the device, which MindSpore allows only before any kernel ran."""
+    import os
+    import subprocess
+    import sys
 
     s = spec(
         data_a,
@@ -155,9 +168,18 @@ def test_the_trainers_step_loop_takes_k_batches_per_step(data_a, tmp_path):
         train={"epochs": 1, "accumulate_steps": 2},
         amp={"level": "O0", "loss_scale": "none"},
     )
-    tr = Trainer(resolve(s), str(tmp_path), [])
-    assert tr.steps_per_epoch == (len(tr.train_samples) // 8) // 2 and tr.global_batch == 16
-    recs = list(tr.epoch_steps(1, 0))
-    assert [r["step"] for r in recs] == list(range(1, tr.steps_per_epoch + 1))
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "runner"))
+    r = subprocess.run(
+        [sys.executable, "-c", LOOP, json.dumps(s), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ, PYTHONPATH=root),
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["spe"] == (out["n"] // 8) // 2 and out["gb"] == 16
+    recs = out["recs"]
+    assert [r["step"] for r in recs] == list(range(1, out["spe"] + 1))
     assert all(np.isfinite(r["loss"]) and r["mean_loss"] == pytest.approx(r["loss"]) for r in recs)
-    assert not any(r["skipped"] for r in recs) and tr.applied == tr.steps_per_epoch
+    assert not any(r["skipped"] for r in recs) and out["applied"] == out["spe"]
