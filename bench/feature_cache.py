@@ -83,7 +83,12 @@ def main() -> None:
             s = {
                 **base,
                 "name": f"probe-{kind}",
-                "data": {**base["data"], "train": data_b, "val_split": 0.25, "augment": bool(a.augment)},
+                "data": {
+                    **base["data"],
+                    "train": data_b,
+                    "val_split": 0.25,
+                    "augment": "basic" if a.augment else "none",
+                },
                 "model": {"backbone": "resnet18", "pretrained": pretrained, "freeze": "backbone"},
                 "train": {
                     "epochs": a.epochs,

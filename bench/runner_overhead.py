@@ -152,7 +152,7 @@ def runner_spec(cfg: dict) -> dict:
             "image_size": cfg["image_size"],
             "batch_size": cfg["batch"],
             "workers": cfg["workers"],
-            "augment": True,
+            "augment": "basic",
         },
         "model": {"backbone": cfg["backbone"], "pretrained": None, "freeze": "none"},
         "train": {

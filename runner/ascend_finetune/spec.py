@@ -143,6 +143,14 @@ def _check_value(path: str, value: Any, rule: dict[str, Any]) -> Problem | None:
         item = rule.get("items", {})
 
         def item_ok(i: Any) -> bool:
+            if "object" in _types(item):  # model.unfreeze's steps: known keys, all required ones, each valid
+                props = item.get("properties", {})
+                return (
+                    isinstance(i, dict)
+                    and set(i) <= set(props)
+                    and all(k in i for k in item.get("required", []))
+                    and all(_check_value(k, v, props[k]) is None for k, v in i.items())
+                )
             if "string" in _types(item):
                 return isinstance(i, str) and len(i) >= item.get("minLength", 0)
             return isinstance(i, int) and not isinstance(i, bool) and i >= item.get("minimum", -math.inf)

@@ -23,6 +23,7 @@ AmpLevel = Literal["O0", "O1", "O2", "O3", "auto"]
 LossScale = Literal["dynamic", "fixed", "none"]
 CheckpointFormat = Literal["ckpt", "safetensors"]
 DeviceTarget = Literal["auto", "Ascend", "CPU"]
+Augment = Literal["basic", "none", "randaugment", "trivialaugment", "autoaugment"]
 
 
 class DataSpec(TypedDict):
@@ -33,7 +34,14 @@ class DataSpec(TypedDict):
     batch_size: int
     workers: int
     prefetch: int | None
-    augment: bool
+    augment: Augment
+    mixup: float
+    cutmix: float
+
+
+class UnfreezeStep(TypedDict):
+    epoch: int
+    freeze: Freeze
 
 
 class ModelSpec(TypedDict):
@@ -41,6 +49,7 @@ class ModelSpec(TypedDict):
     pretrained: str | None  # absolute after resolve
     freeze: Freeze
     num_classes: int | None
+    unfreeze: list[UnfreezeStep]
 
 
 class TrainSpec(TypedDict):
@@ -57,6 +66,9 @@ class TrainSpec(TypedDict):
     lr_step_gamma: float
     cache_features: bool
     cache_views: int
+    backbone_lr_mult: float
+    layer_decay: float
+    accumulate_steps: int
 
 
 class AmpSpec(TypedDict):

@@ -85,6 +85,18 @@ export interface EpochEndEvent extends EventEnvelope<'epoch_end'> {
   epoch_s: number;
 }
 
+/** model.unfreeze changed the trainable set before `epoch`'s first step (`step` steps done). */
+export interface UnfreezeEvent extends EventEnvelope<'unfreeze'> {
+  epoch: number;
+  step: number;
+  /** The model.freeze rule now in effect. */
+  freeze: string;
+  /** The parts that became trainable, from the input side: `stem`, `layer1` ... `layer4`. */
+  unfrozen: string[];
+  /** Trainable parameter tensors after the change. */
+  trainable_params: number;
+}
+
 export interface CheckpointEvent extends EventEnvelope<'checkpoint'> {
   file: string;
   epoch: number;
@@ -188,6 +200,7 @@ export type KnownEvent =
   | StepEvent
   | EvalEvent
   | EpochEndEvent
+  | UnfreezeEvent
   | CheckpointEvent
   | DeviceEvent
   | WarningEvent
@@ -207,6 +220,7 @@ const KNOWN_TYPES: ReadonlySet<string> = new Set<KnownEventType>([
   'step',
   'eval',
   'epoch_end',
+  'unfreeze',
   'checkpoint',
   'device',
   'warning',
@@ -270,6 +284,7 @@ const PAYLOADS: Readonly<Record<KnownEventType, Readonly<Record<string, Kind>>>>
     nonfinite: 'num',
   },
   epoch_end: { epoch: 'num', train_loss: 'num?', overflow_count: 'num', epoch_s: 'num' },
+  unfreeze: { epoch: 'num', step: 'num', freeze: 'str', unfrozen: 'arr', trainable_params: 'num' },
   checkpoint: {
     file: 'str',
     epoch: 'num',

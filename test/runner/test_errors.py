@@ -38,7 +38,7 @@ def test_validate_names_every_problem_with_a_fix(data_a, tmp_path):
     assert "O0, O1, O2, O3, auto" in problems["amp.level"]["fix"]
     assert "up_to:layer4" in problems["model.freeze"]["fix"]
     assert ">= 1" in problems["checkpoint.keep_max"]["message"]
-    assert "true or false" in problems["data.augment"]["fix"]
+    assert "basic, none, randaugment" in problems["data.augment"]["fix"]
     assert "integer" in problems["data.workers"]["message"]
     assert len(problems) == 9
 

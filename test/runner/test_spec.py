@@ -68,7 +68,13 @@ def test_the_validate_command_reports_the_same(spec_file: Path):
 
 
 def test_defaults_come_from_the_schema_and_are_the_recipes():
-    assert DEFAULTS["model"] == {"backbone": "resnet50", "pretrained": None, "freeze": "backbone", "num_classes": None}
+    assert DEFAULTS["model"] == {
+        "backbone": "resnet50",
+        "pretrained": None,
+        "freeze": "backbone",
+        "num_classes": None,
+        "unfreeze": [],
+    }
     assert DEFAULTS["amp"]["level"] == "O2" and DEFAULTS["amp"]["loss_scale"] == "dynamic"
     assert (DEFAULTS["train"]["optimizer"], DEFAULTS["train"]["lr"], DEFAULTS["train"]["momentum"]) == (
         "momentum",

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from . import augment as augment_ops
+
 MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
 STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
 
@@ -45,7 +47,7 @@ def make_dataset(
     batch_size: int,
     workers: int,
     train: bool,
-    augment: bool,
+    augment: bool | str,
     seed: int,
     drop_remainder: bool,
     num_shards: int | None = None,
@@ -53,6 +55,8 @@ def make_dataset(
     shuffle: bool | None = None,
     on_device: bool = False,
     prefetch: int | None = None,
+    mix: tuple[float, float] | None = None,
+    num_classes: int = 0,
 ) -> Any:
     """With num_shards (data parallel), this rank's part of the seeded shuffle: every rank shuffles
     with the same seed and takes its own shard, so the ranks see disjoint images each epoch.
@@ -60,7 +64,11 @@ def make_dataset(
     Two maps: decode/augment with `workers` threads, then normalise (on the host: float32 CHW; with
     `on_device`: only the uint8 HWC to CHW transpose, and the step normalises with DeviceNormalize).
     `prefetch`: rows each op's output queue holds (MindSpore's `config.set_prefetch_size`, a
-    process-wide setting; None leaves it as it is)."""
+    process-wide setting; None leaves it as it is).
+
+    Training only: `augment` is a `data.augment` preset (True/False: basic/none), `mix` the
+    (`data.mixup`, `data.cutmix`) alphas, which turn the labels into soft rows over `num_classes`
+    (augment.py). Evaluation (`train=False`) always gets the plain resize and centre crop."""
     import mindspore.dataset as ds
     import mindspore.dataset.vision as vision
 
@@ -76,17 +84,14 @@ def make_dataset(
         num_shards=num_shards,
         shard_id=shard_id,
     )
-    if train and augment:
-        ops = [
-            vision.RandomCropDecodeResize(image_size, scale=(0.08, 1.0), ratio=(0.75, 1.333)),
-            vision.RandomHorizontalFlip(prob=0.5),
-        ]
-    else:
-        ops = [vision.Decode(), vision.Resize(int(round(image_size * 256 / 224))), vision.CenterCrop(image_size)]
+    ops = augment_ops.image_ops(augment, image_size) if train else augment_ops.eval_ops(image_size)
     dataset = dataset.map(operations=ops, input_columns="image", num_parallel_workers=workers)
     last = [vision.HWC2CHW()] if on_device else [vision.Normalize(mean=MEAN, std=STD), vision.HWC2CHW()]
     dataset = dataset.map(operations=last, input_columns="image", num_parallel_workers=normalize_workers(workers))
-    return dataset.batch(batch_size, drop_remainder=drop_remainder)
+    dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
+    if train and mix and augment_ops.mixes(*mix):
+        dataset = augment_ops.mix_batches(dataset, num_classes, *mix)
+    return dataset
 
 
 def device_normalize() -> Any:

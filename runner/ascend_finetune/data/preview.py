@@ -141,7 +141,7 @@ def original_thumb(path: str, root_real: str) -> str:
         return _jpeg_b64(im)
 
 
-def transformed_thumbs(paths: list[str], image_size: int, train: bool, augment: bool, seed: int) -> list[str]:
+def transformed_thumbs(paths: list[str], image_size: int, train: bool, augment: bool | str, seed: int) -> list[str]:
     """The images as the run's pipeline hands them to the network (pipeline.make_dataset: train
     augmentation, or the eval resize and centre crop), denormalised back to pixels."""
     import numpy as np
@@ -386,7 +386,8 @@ def preview(
         reals = [os.path.realpath(p) for p, _ in few]  # checked inside the folder by the read pass
         origs = [original_thumb(p, roots["train"]) for p, _ in few]
         evals = transformed_thumbs(reals, d["image_size"], False, False, t["seed"])
-        trains = transformed_thumbs(reals, d["image_size"], True, True, t["seed"]) if d["augment"] else None
+        augment = d["augment"]  # a data.augment preset
+        trains = transformed_thumbs(reals, d["image_size"], True, augment, t["seed"]) if augment != "none" else None
         if cancel.installed:
             cancel.install()  # MindSpore's dataset may have set handlers of its own
         for k, (p, label) in enumerate(few):

@@ -71,7 +71,7 @@ def cache_key(
     val: list[tuple[str, int]],
     backbone_hash: str,
     image_size: int,
-    augment: bool,
+    augment: str,
     views: int,
     seed: int,
     amp_level: str,
@@ -184,8 +184,8 @@ class FeatureCache:
         self.tr = trainer
         spec: RunSpec = trainer.spec
         d, t = spec["data"], spec["train"]
-        self.augment = bool(d["augment"])
-        self.views = max(1, int(views)) if self.augment else 1  # without augmentation every view is the same
+        self.augment = str(d["augment"])  # a data.augment preset (data/augment.py)
+        self.views = max(1, int(views)) if self.augment != "none" else 1  # without augmentation every view is the same
         self.batch = d["batch_size"]
         self.seed = t["seed"]
         self.key = cache_key(
@@ -320,7 +320,7 @@ class FeatureCache:
         return None
 
     def _extract(
-        self, samples: list[tuple[str, int]], train: bool, augment: bool, seed: int
+        self, samples: list[tuple[str, int]], train: bool, augment: bool | str, seed: int
     ) -> tuple[np.ndarray, np.ndarray]:
         tr = self.tr
         # In sample order (no shuffle), so row i is image i; train_batches shuffles rows the way
@@ -349,7 +349,7 @@ class FeatureCache:
         tr._set_train_mode(tr.net, False)
         try:
             views = [
-                self._extract(tr.train_samples, self.augment, self.augment, self.seed + 7919 * (k + 1))
+                self._extract(tr.train_samples, self.augment != "none", self.augment, self.seed + 7919 * (k + 1))
                 for k in range(self.views)
             ]
             self._val, self._val_labels = (

@@ -280,7 +280,6 @@ class Run:
         if self.resume_from:
             tr.resume(self.resume_from)
         self.last_ckpt_step = tr.step
-        d = spec["data"]
         self.log.emit(
             "run_started",
             run_id=os.path.basename(self.run_dir),
@@ -298,7 +297,7 @@ class Run:
                 "workers": tr.workers,
                 "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA"),
             },
-            global_batch=d["batch_size"] * tr.world,
+            global_batch=tr.global_batch,
             amp={"level": tr.amp_plan.level, "loss_scale": tr.amp_plan.loss_scale},
             pretrained=tr.pretrained_info,
             resumed_from={"file": self.resume_from, "step": tr.step} if self.resume_from else None,
@@ -337,6 +336,9 @@ class Run:
             epoch = tr.step // tr.steps_per_epoch + 1
             skip_in_epoch = tr.step - (epoch - 1) * tr.steps_per_epoch
             epoch_t0, loss_sum, loss_n, overflows = time.perf_counter(), 0.0, 0, 0
+            unfrozen = tr.begin_epoch(epoch)  # model.unfreeze (train/unfreeze.py)
+            if unfrozen:
+                self.log.emit("unfreeze", **unfrozen)
             # One record per step, or per sink on Ascend (Trainer.epoch_steps): requests are taken
             # between the trainer's calls, and a stop ends every rank after the same call.
             for rec in tr.epoch_steps(epoch, skip_in_epoch, wants_stop):

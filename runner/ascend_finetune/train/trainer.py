@@ -14,6 +14,7 @@ import numpy as np
 
 from ..checkpoints.errors import PretrainedError
 from ..checkpoints.scoring import Tally
+from ..data import augment
 from ..data.folder import DataError
 from ..data.pipeline import make_dataset
 from ..data.plan import PLAN_FILE, plan_data
@@ -22,7 +23,7 @@ from ..distributed.strategy import StepStop, join
 from ..distributed.world import RANKS_DIR, RankInfo, device_id, local_ranks
 from ..rundir import atomic_write_json
 from ..spec_types import RunSpec, TrainSpec
-from . import preflight
+from . import param_groups, preflight, unfreeze
 from .steps import HOST_SINK_ENV, DataWaitMonitor, build_sink, host_sink, normalized, run_step_cell
 
 MAX_INLINE_CLASSES = 256  # above this, eval's confusion matrix goes to a file beside the events
@@ -98,9 +99,17 @@ class Trainer:
         self.classes = plan.classes
         self.train_samples, self.val_samples = plan.train_samples, plan.val_samples
         self.steps_per_epoch, self.total_steps = plan.steps_per_epoch, plan.total_steps
+        self.accumulate = int(t.get("accumulate_steps", 1))
+        if self.accumulate > 1:  # a step is an update of `accumulate` micro-batches (accumulate.py)
+            from .accumulate import updates_per_epoch
+
+            self.steps_per_epoch = updates_per_epoch(plan.steps_per_epoch, self.accumulate)
+            self.total_steps = self.steps_per_epoch * t["epochs"]
+        self.global_batch = spec["data"]["batch_size"] * self.world * self.accumulate  # images per update
         atomic_write_json(os.path.join(run_dir, "classes.json"), self.classes)
 
         # Model
+        unfreeze.check(spec)
         self.frozen_upto = frozen_parts(m["freeze"])
         # The backbone's layout follows the pretrained file's origin (ModelZoo pads and normalises
         # otherwise than mindcv and the runner: models/net.py); checkpoints record it (store.py).
@@ -138,23 +147,12 @@ class Trainer:
 
         # Optimizer, schedule, loss scaling, compiled steps
         self.lrs = lr_per_step(t, self.total_steps)
-        params = [p for p in self.net.trainable_params()]
-        lr = (
-            ms.Tensor(np.array(self.lrs, np.float32))
-            if t["lr_schedule"] != "constant" or t["warmup_steps"]
-            else float(t["lr"])
-        )
-        if t["optimizer"] == "momentum":
-            self.optimizer = nn.Momentum(params, lr, t["momentum"], weight_decay=t["weight_decay"])
-        elif t["optimizer"] == "sgd":
-            self.optimizer = nn.SGD(params, lr, momentum=0.0, weight_decay=t["weight_decay"])
-        else:
-            self.optimizer = nn.AdamWeightDecay(params, lr, weight_decay=t["weight_decay"])
+        self.optimizer = param_groups.build_optimizer(t, self.net.trainable_params(), self.lrs)
         self.scaler = ampmod.make_scaler(spec["amp"], self.amp_plan.loss_scale)
         # Not the recipe's SoftmaxCrossEntropyWithLogits: its CPU kernel returns inf once a logit passes
         # ~88 (exp overflows in fp32), which a pretrained backbone's features reach within a few steps.
         # CrossEntropyLoss subtracts the max first (log-softmax) and gives the same value otherwise.
-        loss_fn = nn.CrossEntropyLoss(reduction="mean")
+        self.loss_fn = nn.CrossEntropyLoss(reduction="mean")
         self.features = None
         if t.get("cache_features"):
             # Train the head on backbone features computed once (feature_cache.py); the compiled
@@ -166,6 +164,12 @@ class Trainer:
                     f"{m['freeze']!r}: the features would change every step",
                     "set model.freeze to backbone, or train.cache_features to false",
                 )
+            if augment.mixes(spec["data"]["mixup"], spec["data"]["cutmix"]):
+                raise DataError(
+                    "data.mixup",
+                    "mixup and cutmix mix images, but train.cache_features trains on features computed once",
+                    "set data.mixup and data.cutmix to 0, or train.cache_features to false",
+                )
             from .feature_cache import FeatureCache
 
             self.backbone_features = ampmod.build_eval_step(BackboneFeatures(self.net))
@@ -176,15 +180,10 @@ class Trainer:
         self.normalize_on_device = not self.features
         if self.normalize_on_device:
             stepped = normalized(stepped)
-        core = ampmod.build_train_step(stepped, loss_fn, self.optimizer, self.scaler, distributed=self.rank is not None)
-        # Distributed: the stop flag rides in the step's loss AllReduce (strategy.StepStop).
-        self.step_stop = StepStop(core) if self.rank is not None else None
-        self.train_step = core  # [loss, finite, scale, updated] per call, one device read
-        self._core_step = core
-        self._run_step: Any = None  # RunStep around the same step, built by epoch_steps
-        set_train_mode(self.net, True)  # the step's set_train(True) reached the frozen BatchNorms too
-        self.eval_logits = ampmod.build_eval_step(stepped)
+        self.stepped = stepped
         self._set_train_mode = set_train_mode
+        self.build_step()
+        self.eval_logits = ampmod.build_eval_step(stepped)
         # Ascend feeds the step through the device queue (build_sink); CPU has none (data_sink raises
         # there) and the feature cache's batches are host arrays: both loop in Python, step by step.
         # Tests of the sink path on CPU put host_sink in the device queue's place (HOST_SINK_ENV).
@@ -194,7 +193,10 @@ class Trainer:
         for code, msg in sink_notes(spec["sink"], sink_target, self.steps_per_epoch, bool(self.features)):
             self.warn(code=code, message=msg, details={"sink": spec["sink"], "target": self.target})
         self.warnings.extend(preflight.run_warnings(spec, self.total_steps, self.steps_per_epoch, self.target))
-        self.sinks = bool(spec["sink"]["enabled"]) and sink_target == "Ascend" and not self.features
+        # Accumulation loops over its micro-batches in Python too.
+        self.sinks = (
+            bool(spec["sink"]["enabled"]) and sink_target == "Ascend" and not self.features and self.accumulate == 1
+        )
         self.sink_size = int(spec["sink"]["size"]) if self.sinks else 1
         self.prefetch = spec["data"].get("prefetch") or max(16, 2 * self.sink_size)
         self.data_monitor = DataWaitMonitor(self.workers, spec["data"]["image_size"], bool(self.features))
@@ -202,6 +204,34 @@ class Trainer:
         # Updates applied so far: the optimizer's schedule index, which skipped (overflow) steps do
         # not advance, as in MindSpore's own loss-scale cell.
         self.applied = 0
+
+    def build_step(self) -> None:
+        """The compiled train step over the optimizer; built again when the trainable set changes
+        (unfreeze.py)."""
+        from ..models import amp as ampmod
+
+        distributed = self.rank is not None
+        if self.accumulate > 1:
+            from .accumulate import build_accumulating
+
+            core, self.train_step = build_accumulating(
+                self.stepped, self.loss_fn, self.optimizer, self.scaler, self.accumulate, distributed
+            )
+        else:
+            core = self.train_step = ampmod.build_train_step(
+                self.stepped, self.loss_fn, self.optimizer, self.scaler, distributed=distributed
+            )
+        # Distributed: the stop flag rides in the step's loss AllReduce (strategy.StepStop).
+        self.step_stop = StepStop(core) if distributed else None
+        # self.train_step: [loss, finite, scale, updated] per call, one device read (accumulating: per k batches)
+        self._core_step = core
+        self._run_step: Any = None  # RunStep around the same step, built by epoch_steps
+        self._set_train_mode(self.net, True)  # the step's set_train(True) reached the frozen BatchNorms too
+
+    def begin_epoch(self, epoch: int) -> dict[str, Any] | None:
+        """Before `epoch`'s first step: the trainable set of model.unfreeze's schedule. The unfreeze
+        event's fields when it changed, else None."""
+        return unfreeze.apply(self, epoch) if self.spec["model"].get("unfreeze") else None
 
     def epoch_for_step(self) -> int:
         """The (1-based) epoch that the last completed step belongs to."""
@@ -222,12 +252,15 @@ class Trainer:
         from ..checkpoints.store import load_state
 
         state = load_state(ckpt)
+        if "step_num" in state:  # the trainable set of the checkpoint's epoch (model.unfreeze), so its state fits
+            self.begin_epoch(max(1, -(-int(state["step_num"].asnumpy()) // self.steps_per_epoch)))
         # The learning rate (schedule) and momentum come from this run's spec, not the checkpoint.
+        # (per-part rates: learning_rate_group_N, train/param_groups.py)
         spec_owned = {"learning_rate", "momentum"}
         params = {
             p.name: p
             for p in list(self.net.get_parameters()) + list(self.optimizer.get_parameters())
-            if p.name not in spec_owned
+            if p.name not in spec_owned and not p.name.startswith("learning_rate_group_")
         }
         params.update(self.scaler_params())
         saved = {k: int(state[k].asnumpy()) for k in ("steps_per_epoch", "total_steps") if k in state}
@@ -265,9 +298,16 @@ class Trainer:
 
     # -- steps --------------------------------------------------------------------------------
     def train_batches(self, epoch: int) -> Iterator[tuple[Any, Any]]:
+        """The epoch's batches; accumulating, groups of k micro-batches (lists), one per step."""
         if self.features:
-            return self.features.train_batches(epoch)
-        return self._epoch_dataset(epoch, self.normalize_on_device).create_tuple_iterator(num_epochs=1)
+            batches: Iterator[tuple[Any, Any]] = self.features.train_batches(epoch)
+        else:
+            batches = self._epoch_dataset(epoch, self.normalize_on_device).create_tuple_iterator(num_epochs=1)
+        if self.accumulate > 1:
+            from .accumulate import grouped
+
+            return grouped(batches, self.accumulate)
+        return batches
 
     def _train_dataset(self, epoch: int, steps: int) -> Any:
         """The epoch's dataset, `steps` batches long, for the device queue."""
@@ -289,11 +329,18 @@ class Trainer:
             shard_id=self.rank.rank if self.rank else None,
             on_device=on_device,
             prefetch=self.prefetch,
+            mix=(d["mixup"], d["cutmix"]),  # soft label rows: nn.CrossEntropyLoss takes them as they are
+            num_classes=len(self.classes),
         )
 
     def run_step(self) -> Any:
         """The train step with the loop's bookkeeping in the graph (RunStep), built once."""
-        if self._run_step is None:
+        if self._run_step is None and self.accumulate > 1:
+            from .accumulate import AccumulatingRunStep
+
+            stop = self.step_stop.cell if self.step_stop is not None else None
+            self._run_step = AccumulatingRunStep(self.train_step, stop)
+        elif self._run_step is None:
             self._run_step = run_step_cell(self._core_step, self.step_stop)
             self._set_train_mode(self.net, True)
         return self._run_step
@@ -313,8 +360,7 @@ class Trainer:
         steps = self.steps_per_epoch - skip
         if steps <= 0:
             return
-        # Ranks run in lock-step (the gradient AllReduce): the run's throughput is rank 0's times the ranks.
-        batch = self.spec["data"]["batch_size"] * self.world
+        batch = self.global_batch
         step_cell = self.run_step()
         if self.sinks:
             size = sink_size_for(steps, self.sink_size)

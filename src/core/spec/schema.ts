@@ -55,6 +55,11 @@ export function checkSpec(raw: unknown, opts: CheckOptions = {}): SpecProblem[] 
       .split('/')
       .slice(1)
       .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+    // An object inside a field (model.unfreeze's steps) is the field's problem, worded as the runner words it.
+    if ((e.keyword === 'additionalProperties' || e.keyword === 'required') && fieldOf(segs).length < segs.length) {
+      failing.add(fieldOf(segs).join('.'));
+      continue;
+    }
     if (e.keyword === 'additionalProperties') {
       const key = String((e.params as { additionalProperty: string }).additionalProperty);
       const known = Object.keys(fieldSchema(segs)?.properties ?? {});

@@ -163,7 +163,7 @@ def test_a_frozen_backbone_from_torchvision_weights_fine_tunes(ref, data_a, tmp_
         data,
         name="tv",
         model={"pretrained": str(pre), "freeze": "backbone"},
-        data={"val_split": 0.25, "batch_size": 8, "augment": False},
+        data={"val_split": 0.25, "batch_size": 8, "augment": "none"},
         train={"epochs": 2, "lr": 0.01},
         amp={"level": "O0", "loss_scale": "none"},
     )

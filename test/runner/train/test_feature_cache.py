@@ -187,7 +187,7 @@ def test_without_augmentation_the_cached_run_is_the_same_training(run_a, data_b,
     runs = {}
     for cache in (False, True):
         s = _probe(data_b, _pretrained(run_a), f"exact-{cache}", epochs=2, cache_features=cache)
-        s["data"]["augment"] = False
+        s["data"]["augment"] = "none"
         s["amp"] = {"level": "O0"}
         d = tmp_path / f"r{int(cache)}"
         code, out = runner("train", str(write_spec(tmp_path / f"s{int(cache)}.json", s)), "--run-dir", str(d))
@@ -230,7 +230,7 @@ def test_the_key_follows_data_backbone_and_transforms(tmp_path):
         p = tmp_path / f"{i}.jpg"
         p.write_bytes(b"x" * (10 + i))
         files.append((str(p), i % 2))
-    base = dict(backbone_hash="b" * 64, image_size=32, augment=True, views=2, seed=1, amp_level="O0")
+    base = dict(backbone_hash="b" * 64, image_size=32, augment="basic", views=2, seed=1, amp_level="O0")
     k = cache_key(files, files[:1], **base)
     assert k == cache_key(files, files[:1], **base), "stable"
     assert k != cache_key(files, files[:1], **{**base, "backbone_hash": "c" * 64}), "other weights"

@@ -1,0 +1,81 @@
+"""Training augmentation: the `data.augment` presets and the batch mixing of `data.mixup` /
+`data.cutmix`, all with MindSpore's own `mindspore.dataset.vision` ops. Evaluation and prediction
+never come here (pipeline.make_dataset applies these to training batches only).
+
+Presets, applied to the decoded HWC uint8 image:
+- none: the eval transform (resize to size*256/224, centre crop);
+- basic: random resized crop (scale 0.08-1, ratio 3/4-4/3) and a horizontal flip (the recipe's);
+- randaugment / trivialaugment / autoaugment: basic, then `vision.RandAugment` (2 ops, magnitude 9),
+  `vision.TrivialAugmentWide` or `vision.AutoAugment` (ImageNet policy): timm's order (crop, flip,
+  then the policy), MindSpore's default arguments otherwise.
+
+Mixing happens on whole batches: the labels become one-hot float32 rows (`transforms.OneHot`), then
+`vision.MixUpBatch(alpha)` or `vision.CutMixBatch(alpha)` mixes images and label rows alike; with
+both set, each batch gets one of the two (`transforms.RandomChoice`, timm's switch probability 0.5).
+The loss takes the rows as class probabilities (nn.CrossEntropyLoss accepts both kinds of target).
+Images fed uint8 to the device are mixed in uint8, so a mixed pixel is rounded (< 1/255 off the
+label's weight); the label rows are exact and sum to 1.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PRESETS = ("none", "basic", "randaugment", "trivialaugment", "autoaugment")
+
+
+def preset_of(augment: bool | str) -> str:
+    """`data.augment`'s preset; booleans (the pipeline's older callers) mean basic or none."""
+    if isinstance(augment, bool):
+        return "basic" if augment else "none"
+    if augment not in PRESETS:
+        raise ValueError(f"unknown augmentation preset {augment!r}: one of {', '.join(PRESETS)}")
+    return augment
+
+
+def eval_ops(image_size: int) -> list[Any]:
+    import mindspore.dataset.vision as vision
+
+    return [vision.Decode(), vision.Resize(int(round(image_size * 256 / 224))), vision.CenterCrop(image_size)]
+
+
+def image_ops(augment: bool | str, image_size: int) -> list[Any]:
+    """The per-image ops (encoded bytes in, HWC uint8 out) of a training preset."""
+    import mindspore.dataset.vision as vision
+
+    preset = preset_of(augment)
+    if preset == "none":
+        return eval_ops(image_size)
+    ops = [
+        vision.RandomCropDecodeResize(image_size, scale=(0.08, 1.0), ratio=(0.75, 1.333)),
+        vision.RandomHorizontalFlip(prob=0.5),
+    ]
+    if preset == "randaugment":
+        ops.append(vision.RandAugment(num_ops=2, magnitude=9))
+    elif preset == "trivialaugment":
+        ops.append(vision.TrivialAugmentWide())
+    elif preset == "autoaugment":
+        ops.append(vision.AutoAugment(vision.AutoAugmentPolicy.IMAGENET))
+    return ops
+
+
+def mixes(mixup: float, cutmix: float) -> bool:
+    return mixup > 0 or cutmix > 0
+
+
+def mix_batches(dataset: Any, num_classes: int, mixup: float, cutmix: float) -> Any:
+    """Batched (NCHW image, int label) in; the same with mixed images and soft float32 label rows out."""
+    import mindspore as ms
+    import mindspore.dataset.transforms as transforms
+    import mindspore.dataset.vision as vision
+
+    dataset = dataset.map(
+        operations=[transforms.OneHot(num_classes), transforms.TypeCast(ms.float32)], input_columns="label"
+    )
+    ops = []
+    if mixup > 0:
+        ops.append(vision.MixUpBatch(alpha=float(mixup)))
+    if cutmix > 0:
+        ops.append(vision.CutMixBatch(vision.ImageBatchFormat.NCHW, alpha=float(cutmix), prob=1.0))
+    op = ops[0] if len(ops) == 1 else transforms.RandomChoice(ops)
+    return dataset.map(operations=op, input_columns=["image", "label"])

@@ -1,0 +1,102 @@
+"""Gradual unfreezing (`model.unfreeze`): at the start of a named epoch the trainable set grows to what
+a `model.freeze` value leaves trainable (the head first, then deeper stages: ULMFiT's and the common
+fine-tune recipe's order).
+
+What a change rebuilds, and why:
+- the network's stop_gradient cuts (`TransferNet.frozen_upto`, read when a step compiles) and the
+  newly trainable parameters' `requires_grad`;
+- BatchNorm modes: a part that unfreezes leaves its moving statistics and trains on batch statistics,
+  as model.freeze's rule says for a part that is not frozen (models/net.py, set_train_mode);
+- the optimizer, over the new trainable set: the state of parameters that trained before (momentum,
+  Adam's moments) and the update count (the learning-rate schedule's position) carry over; newly
+  trainable parameters start with empty state, as they would in a new optimizer;
+- the compiled step (a new cell, so MindSpore compiles the graph with the new cuts).
+
+Schedule: the freeze in effect in epoch E is that of the last entry with `epoch <= E`, else
+model.freeze. A resumed run applies the rule of the checkpoint's own epoch before it loads the
+checkpoint (so the optimizer state fits), then the loop applies later entries as they come.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..data.folder import DataError
+from ..models.backbones import STAGES
+from ..spec_types import RunSpec
+
+PARTS = ("stem", *STAGES)
+
+
+def freeze_for(model: dict[str, Any], epoch: int) -> str:
+    rule = model["freeze"]
+    for entry in model.get("unfreeze") or []:
+        if entry["epoch"] <= epoch:
+            rule = entry["freeze"]
+    return str(rule)
+
+
+def check(spec: RunSpec) -> None:
+    """Entries in increasing epochs, each freezing no more than the one before; no feature cache."""
+    from ..models.net import frozen_parts
+
+    m = spec["model"]
+    entries = m.get("unfreeze") or []
+    if not entries:
+        return
+    if spec["train"].get("cache_features"):
+        raise DataError(
+            "model.unfreeze",
+            "unfreezing trains backbone parts, but train.cache_features trains the head on fixed features",
+            "remove model.unfreeze, or set train.cache_features to false",
+        )
+    prev_epoch, prev = 1, frozen_parts(m["freeze"])
+    for i, e in enumerate(entries):
+        now = frozen_parts(e["freeze"])
+        if e["epoch"] <= prev_epoch or now > prev:
+            raise DataError(
+                f"model.unfreeze[{i}]",
+                f"entry {i} (epoch {e['epoch']}, freeze {e['freeze']!r}) must come after epoch {prev_epoch} "
+                "and freeze no more than the rule before it",
+                "list the steps in increasing epochs, each unfreezing more (e.g. backbone, then "
+                "up_to:layer3, then none)",
+            )
+        prev_epoch, prev = e["epoch"], now
+
+
+def apply(tr: Any, epoch: int) -> dict[str, Any] | None:
+    """Make the trainable set the one `epoch` should have (Trainer `tr`); the unfreeze event's fields
+    when it changed, else None."""
+    from ..models.net import frozen_parts
+
+    rule = freeze_for(tr.spec["model"], epoch)
+    new, old = frozen_parts(rule), tr.net.frozen_upto
+    if new == old:
+        return None
+    parts = [tr.net.backbone.conv1, tr.net.backbone.bn1], *([getattr(tr.net.backbone, s)] for s in STAGES)
+    for group in parts[new:old]:
+        for cell in group:
+            for p in cell.get_parameters():
+                if "moving_" not in p.name:  # BatchNorm statistics are never trained
+                    p.requires_grad = True
+    tr.net.frozen_upto = new
+    _rebuild_optimizer(tr)
+    tr.build_step()  # compiles anew with the new cuts, and sets the BatchNorm modes
+    return {
+        "epoch": epoch,
+        "step": tr.step,
+        "freeze": rule,
+        "unfrozen": list(PARTS[new : min(old, len(PARTS))]),
+        "trainable_params": len(tr.net.trainable_params()),
+    }
+
+
+def _rebuild_optimizer(tr: Any) -> None:
+    """A new optimizer over the trainable set, with the old one's state where names match."""
+    from .param_groups import build_optimizer
+
+    old = {p.name: p for p in tr.optimizer.get_parameters()}
+    tr.optimizer = build_optimizer(tr.spec["train"], tr.net.trainable_params(), tr.lrs)
+    for p in tr.optimizer.get_parameters():
+        if p.name in old and tuple(old[p.name].shape) == tuple(p.shape) and not p.name.startswith("learning_rate"):
+            p.set_data(old[p.name].data.copy())
