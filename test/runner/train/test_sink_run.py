@@ -33,7 +33,7 @@ def _spec(data, name, **over):
     return spec(
         data,
         name=name,
-        data={"batch_size": 4, "workers": 1, "val_split": 0.25, "augment": False},
+        data={"batch_size": 4, "workers": 1, "val_split": 0.25, "augment": "none"},
         amp={"level": "O0", "loss_scale": "none"},
         checkpoint={"every_steps": 6, "keep_max": 10},
         sink={"enabled": True, "size": 5},
