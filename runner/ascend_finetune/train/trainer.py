@@ -16,11 +16,14 @@ from ..checkpoints.errors import PretrainedError
 from ..data.folder import DataError
 from ..data.pipeline import make_dataset
 from ..data.plan import PLAN_FILE, plan_data
+from ..data.sampling import balanced_epoch
 from ..device.backend import resolve_target, sink_notes
 from ..distributed.strategy import StepStop, join
 from ..distributed.world import RANKS_DIR, RankInfo, device_id, local_ranks
 from ..rundir import atomic_write_json
 from . import preflight
+from .knobs import Knobs
+from .loss import class_counts, make_loss
 from .steps import DataWaitMonitor, build_sink, normalized, run_step_cell, sink_size_for
 
 MAX_INLINE_CLASSES = 256  # above this, eval's confusion matrix goes to a file beside the events
@@ -148,10 +151,8 @@ class Trainer:
         else:
             self.optimizer = nn.AdamWeightDecay(params, lr, weight_decay=t["weight_decay"])
         self.scaler = ampmod.make_scaler(spec["amp"], self.amp_plan.loss_scale)
-        # Not the recipe's SoftmaxCrossEntropyWithLogits: its CPU kernel returns inf once a logit passes
-        # ~88 (exp overflows in fp32), which a pretrained backbone's features reach within a few steps.
-        # CrossEntropyLoss subtracts the max first (log-softmax) and gives the same value otherwise.
-        loss_fn = nn.CrossEntropyLoss(reduction="mean")
+        # Label smoothing and class weights (train/loss.py)
+        loss_fn = make_loss(t, class_counts(self.train_samples, len(self.classes)))
         self.features = None
         if t.get("cache_features"):
             # Train the head on backbone features computed once (feature_cache.py); the compiled
@@ -162,6 +163,13 @@ class Trainer:
                     f"cache_features needs a frozen backbone, but model.freeze is "
                     f"{m['freeze']!r}: the features would change every step",
                     "set model.freeze to backbone, or train.cache_features to false",
+                )
+            if spec["data"].get("sampling") == "balanced":
+                raise DataError(
+                    "data.sampling",
+                    "balanced sampling draws other images each epoch; the feature cache trains on fixed ones",
+                    'set data.sampling to shuffle (and weigh the loss with train.class_weights: "auto"), '
+                    "or train.cache_features to false",
                 )
             from .feature_cache import FeatureCache
 
@@ -195,6 +203,7 @@ class Trainer:
         # Updates applied so far: the optimizer's schedule index, which skipped (overflow) steps do
         # not advance, as in MindSpore's own loss-scale cell.
         self.applied = 0
+        self.knobs = Knobs(self)  # early stopping, plateau, EMA (train/knobs.py)
 
     def epoch_for_step(self) -> int:
         """The (1-based) epoch that the last completed step belongs to."""
@@ -255,6 +264,7 @@ class Trainer:
                 f"{os.path.basename(ckpt)} is at step {self.step}, past this run's {self.total_steps} steps"
             )
         self.applied = int(self.optimizer.global_step.asnumpy().reshape(-1)[0])
+        self.knobs.load(state, ckpt)
 
     # -- steps --------------------------------------------------------------------------------
     def train_batches(self, epoch: int) -> Iterator[tuple[Any, Any]]:
@@ -269,8 +279,11 @@ class Trainer:
     def _epoch_dataset(self, epoch: int, on_device: bool) -> Any:
         """The epoch's training batches: shuffled by the seed plus the epoch, sharded per rank."""
         d = self.spec["data"]
+        samples = self.train_samples
+        if d.get("sampling") == "balanced":  # the same list on every rank (one seed); each takes its shard
+            samples = balanced_epoch(samples, self.spec["train"]["seed"] + epoch)
         return make_dataset(
-            self.train_samples,
+            samples,
             d["image_size"],
             d["batch_size"],
             self.workers,
