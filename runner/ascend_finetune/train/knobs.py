@@ -29,9 +29,24 @@ class Knobs:
                 "early stopping watches a validation metric, but this run has no validation images",
                 "set data.val or data.val_split, or train.early_stopping.patience to 0",
             )
+        if self.early and tr.world > 1:
+            # Only rank 0 evaluates: the other ranks could not take the same decision at the same step.
+            raise DataError(
+                "train.early_stopping",
+                f"early stopping is not supported on {tr.world} devices yet: only rank 0 evaluates, so the "
+                "ranks cannot agree on the epoch to stop at",
+                "set train.early_stopping.patience to 0, or train on one device",
+            )
         self.plateau = None
         if t["lr_schedule"] == "plateau":
             cfg = dict(t["plateau"])
+            if tr.world > 1 and cfg["metric"] != "train_loss":
+                raise DataError(
+                    "train.plateau.metric",
+                    f"on {tr.world} devices the plateau schedule can only watch train_loss (the same on every "
+                    f"rank); {cfg['metric']} is measured by rank 0 alone, and the ranks' rates would differ",
+                    "set train.plateau.metric to train_loss, or train on one device",
+                )
             if cfg["metric"].startswith("val_") and not tr.val_samples:
                 tr.warn(
                     "plateau_on_train_loss",
