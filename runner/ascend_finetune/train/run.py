@@ -413,9 +413,8 @@ class Run:
                 epoch_s=round(time.perf_counter() - epoch_t0, 3),
                 **extra,
             )
-            if losses:
-                metrics["train_loss"] = float(np.mean(losses))
-            early_stop = tr.knobs.after_epoch(epoch, metrics, self.log.emit)  # before the checkpoint: its counters
+            watched = {**metrics, "train_loss": float(np.mean(losses)) if losses else None}
+            early_stop = tr.knobs.after_epoch(epoch, watched, self.log.emit)  # before the checkpoint: its counters
             entry = self._checkpoint(metrics, ev_ema)
             if entry["best"]:  # the raw weights' checkpoint, or the EMA one (train.ema) when it scored better
                 best = {k: entry[k] for k in ("file", "epoch", "step", "metrics")}
