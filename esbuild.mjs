@@ -50,6 +50,8 @@ const bundles = [
   { ...browser, entryPoints: ['webview/dashboard/main.ts'], outfile: path.join(outdir, 'webview', 'dashboard.js') },
   // The checkpoint explorer UI (its CSS import becomes checkpoints.css beside it, as the dashboard's does).
   { ...browser, entryPoints: ['webview/checkpoints/main.ts'], outfile: path.join(outdir, 'webview', 'checkpoints.js') },
+  // The Preview Data and Classify with Checkpoint panels (preview.css beside it).
+  { ...browser, entryPoints: ['webview/preview/main.ts'], outfile: path.join(outdir, 'webview', 'preview.js') },
 ].filter((b) => existsSync(b.entryPoints[0])); // parts not written yet are skipped
 
 async function writeMeta(result, outfile) {

@@ -12,11 +12,13 @@ import re
 import subprocess
 import sys
 import time
-from typing import Any
+from typing import Any, cast
 
 from . import spec as specmod
 from .checkpoints.errors import ToolError
+from .logfilter import GLOG_LEVEL, popen_filtered
 from .rundir import UnsafeFile
+from .spec_types import RunSpec
 
 
 class CliError(Exception):
@@ -30,7 +32,7 @@ def out(obj: Any) -> None:
     sys.stdout.flush()
 
 
-def _load_spec(path: str) -> dict[str, Any]:
+def _load_spec(path: str) -> RunSpec:
     raw = specmod.load_file(path)
     return specmod.resolve(raw, os.path.dirname(os.path.abspath(path)))
 
@@ -67,7 +69,8 @@ def cmd_train(a: argparse.Namespace) -> int:
     except specmod.SpecError as e:
         # Still leave a readable failed run behind: a launched run must say why it ended.
         try:
-            r = Run({"name": "invalid"}, a.run_dir)
+            # Only finish() runs on this spec: its verdict (verdict.py) reads a spec with .get.
+            r = Run(cast(RunSpec, {"name": "invalid"}), a.run_dir)
         except RunBusy as busy:
             raise CliError(2, "busy", str(busy)) from busy
         r.finish(
@@ -87,8 +90,9 @@ def cmd_train(a: argparse.Namespace) -> int:
     if is_distributed(spec):
         # Several ranks: this process holds the run and starts msrun for this node's ranks.
         from .distributed.launcher import launch
+        from .train.preflight import node_warnings
 
-        code = launch(r, a.node_rank, a.master_port)
+        code = launch(r, a.node_rank, a.master_port, node_warnings)
     else:
         code = r.execute()
     if code:
@@ -148,12 +152,12 @@ def cmd_launch(a: argparse.Namespace) -> int:
     # Written before the child exists (pid null until it writes its own), so `ls` sees the run at
     # once and nothing here can overwrite what the child writes.
     initial_status(run_dir, None)
+    # stdout and stderr through the filter that drops MindSpore's known noise (logfilter.py)
     with os.fdopen(open_append(os.path.join(run_dir, "console.log")), "ab") as log:  # never through a symlink
-        proc = subprocess.Popen(
+        proc, _ = popen_filtered(
             argv,
+            log.fileno(),
             stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
             start_new_session=True,
             cwd=run_dir,
             env=env,
@@ -309,6 +313,20 @@ def cmd_predict(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_thumbs(a: argparse.Namespace) -> int:
+    from .data.thumbs import MAX_FILES, thumbs
+
+    if a.max_bytes < 1:
+        raise CliError(2, "bad_input", "--max-bytes must be 1 or more")
+    if len(a.files) > MAX_FILES:
+        raise CliError(2, "bad_input", f"at most {MAX_FILES} files per call (got {len(a.files)}): ask in parts")
+    try:
+        out(thumbs(a.root, a.files, a.max_bytes))
+    except NotADirectoryError as e:
+        raise CliError(2, "bad_input", f"no such folder: {e}: pass the data folder the files are in") from e
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m ascend_finetune", description="Ascend Fine-Tune runner")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -421,17 +439,23 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--device", choices=["CPU", "Ascend"], help="default: the run's device.target")
     s.add_argument("files", nargs="+", metavar="FILE")
     s.set_defaults(fn=cmd_predict)
+    s = sub.add_parser("thumbs", help="JPEG thumbnails (base64) of image files inside a data folder")
+    s.add_argument("root", help="the data folder; FILEs are relative to it and must stay inside it")
+    s.add_argument("files", nargs="+", metavar="FILE")
+    s.add_argument("--max-bytes", type=int, default=512 << 10, help="budget of all thumbnails, base64 bytes")
+    s.set_defaults(fn=cmd_thumbs)
     return p
 
 
 def configure_env() -> None:
     """Set before MindSpore loads. oneDNN's AVX-512 convolutions in MindSpore's CPU build fall back to
     its reference kernel and ran 13-22x slower per resnet18 step (50-70x per conv) than its AVX2 ones
-    on this project's machines (bench/onednn_isa.py); a user's own setting wins. GLOG_v=3 keeps MindSpore's
-    C++ warnings out of console.log."""
+    on this project's machines (bench/onednn_isa.py); a user's own setting wins. GLOG_v=2 keeps MindSpore's
+    C++ warnings (CANN's and HCCL's hints among them) and drops its info lines; the known noise among
+    the warnings is filtered out of the run's logs (logfilter.py)."""
     if platform.machine() in ("x86_64", "AMD64"):
         os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
-    os.environ.setdefault("GLOG_v", "3")
+    os.environ.setdefault("GLOG_v", GLOG_LEVEL)
 
 
 def main(argv: list[str] | None = None) -> int:

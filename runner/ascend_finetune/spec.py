@@ -17,9 +17,10 @@ import math
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 from .data.folder import IMAGE_EXTENSIONS
+from .spec_types import RunSpec
 
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spec.schema.json")
 with open(SCHEMA_FILE, encoding="utf-8") as _f:
@@ -261,8 +262,10 @@ def _no_class_folders(path: str, value: str, full: str) -> Problem | None:
     )
 
 
-def resolve(raw: dict[str, Any], base_dir: str = ".") -> dict[str, Any]:
-    """Defaults filled in and paths made absolute; raises SpecError with every problem."""
+def resolve(raw: dict[str, Any], base_dir: str = ".") -> RunSpec:
+    """Defaults filled in and paths made absolute; raises SpecError with every problem. The result has
+    spec_types.RunSpec's types: check() has held every field to the schema, which test_spec_types keeps
+    in step with RunSpec."""
     problems = check(raw, base_dir)
     if problems:
         raise SpecError(problems)
@@ -272,7 +275,7 @@ def resolve(raw: dict[str, Any], base_dir: str = ".") -> dict[str, Any]:
         sec, sub = path.split(".")
         if spec[sec][sub]:
             spec[sec][sub] = os.path.abspath(os.path.join(base_dir, os.path.expanduser(spec[sec][sub])))
-    return spec
+    return cast(RunSpec, spec)
 
 
 def _merge(into: dict[str, Any], over: dict[str, Any]) -> None:

@@ -76,11 +76,15 @@ export interface KnownRun {
   startedAt: number;
 }
 
-export const COMMANDS = { start: 'ascend.startSpecFile', openRun: 'ascend.openLastRun' } as const;
+export const COMMANDS = {
+  start: 'ascend.startSpecFile',
+  openRun: 'ascend.openLastRun',
+  previewData: 'ascend.previewData',
+} as const;
 
 /**
- * "Start fine-tune" (on the spec's target, named when it is not this machine, or pick one) and, when
- * runs of this spec's name exist, "Open last run".
+ * "Start fine-tune" (on the spec's target, named when it is not this machine, or pick one), when
+ * runs of this spec's name exist "Open last run", and "Preview data" on the `data.train` line.
  */
 export function codeLenses(
   doc: SpecDocument,
@@ -107,6 +111,16 @@ export function codeLenses(
         command: COMMANDS.openRun,
         arguments: [{ targetId: last.targetId, runId: last.runId }],
       },
+    });
+  }
+  const train = doc.nodes.get('data.train');
+  if (train && typeof train.value === 'string' && train.value !== '') {
+    const at = train.keySpan?.start ?? train.valueSpan.start;
+    const line = doc.text.slice(0, at).split('\n').length - 1;
+    const where = { start: { line, character: 0 }, end: { line, character: 0 } };
+    lenses.push({
+      range: where,
+      command: { title: '$(eye) Preview data', command: COMMANDS.previewData, arguments: [{ spec: uri }] },
     });
   }
   return lenses;

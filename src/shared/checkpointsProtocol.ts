@@ -27,6 +27,8 @@ export interface CheckpointRow {
   exports: { file: string; format: ExportFormat; bytes: number }[];
   /** Accuracy of the last kept evaluation, if any. */
   evalAcc: number | null;
+  /** Top-5 accuracy of the run's own eval at this checkpoint (checkpoint metrics), if recorded. */
+  valTop5: number | null;
 }
 
 export interface TensorRow {
@@ -57,12 +59,73 @@ export interface EvalView {
   confusion: number[][];
   skipped: number;
   evaluatedAt: number | null;
+  /** Top-5 accuracy; null from a runner before it. */
+  top5: number | null;
+  /** The per-image records the eval kept (the gallery's images): how many of how many. */
+  recorded: { kept: number; total: number; all: boolean } | null;
+  /** Recorded images predicted wrongly (the "most confident mistakes" gallery's size). */
+  mistakes: number;
+}
+
+/** One image's prediction, as `<ckpt>.eval.json` records it: top-5 as [class index, probability]. */
+export interface ImagePrediction {
+  /** Relative to the evaluation's data folder. */
+  file: string;
+  label: number;
+  /** null when the network's logits were NaN/Inf for the image. */
+  top: [number, number][] | null;
+}
+
+/** An image in the gallery: its prediction(s) and its thumbnail (a base64 JPEG) or why there is none. */
+export interface GalleryItem extends ImagePrediction {
+  /** The other checkpoint's top-5, in a comparison by predictions. */
+  topB?: [number, number][] | null;
+  thumb: string | null;
+  thumbError: string | null;
+}
+
+export type GalleryWhat = { kind: 'cell'; row: number; col: number } | { kind: 'mistakes' };
+
+/** The images of a confusion-matrix cell, or the most confident mistakes, of one evaluation. */
+export interface GalleryView {
+  file: string;
+  what: GalleryWhat;
+  /** Images in the cell per the confusion matrix (all evaluated images), or recorded mistakes. */
+  count: number;
+  /** Of those, the ones the eval recorded (the rest were not kept: see EvalView.recorded). */
+  recorded: number;
+  /** The first of them, most confident first, with thumbnails. */
+  items: GalleryItem[];
+}
+
+/** Two checkpoints compared by their predictions on the images both evaluations recorded. */
+export interface PredictionsCompareView {
+  a: string;
+  b: string;
+  data: string;
+  common: number;
+  accuracyA: number | null;
+  accuracyB: number | null;
+  perClass: { class: string; recallA: number | null; recallB: number | null; support: number }[];
+  /** Images whose top-1 changed, the fixed and the broken first. */
+  changedCount: number;
+  fixed: number;
+  broken: number;
+  items: (GalleryItem & { kind: 'fixed' | 'broken' | 'other' })[];
 }
 
 export interface CompareView {
   a: string;
   b: string;
-  tensors: { name: string; shape: number[]; l2: number | null; rel: number | null; frozen: boolean | null }[];
+  tensors: {
+    name: string;
+    shape: number[];
+    l2: number | null;
+    rel: number | null;
+    frozen: boolean | null;
+    /** 'optimizer' and 'run state' tensors are listed after the network's. */
+    group: string;
+  }[];
   onlyInA: string[];
   onlyInB: string[];
   shapeMismatch: string[];
@@ -90,6 +153,9 @@ export interface ExplorerState {
   tensors: TensorsView | null;
   evaluation: EvalView | null;
   comparison: CompareView | null;
+  /** The predictions gallery of the shown evaluation, if one is open. */
+  gallery: GalleryView | null;
+  predictionsComparison: PredictionsCompareView | null;
   /** What the host is doing now (`Evaluating it-e2-s6.ckpt…`), or null. */
   busy: string | null;
   /** The last error, in words. */
@@ -108,12 +174,16 @@ export type UiMessage =
   | { type: 'evaluate'; file: string; data: 'val' | 'pick' }
   | { type: 'export'; file: string; format: ExportFormat }
   | { type: 'compare'; a: string; b: string }
+  | { type: 'gallery'; file: string; what: GalleryWhat }
+  | { type: 'closeGallery' }
+  | { type: 'comparePredictions'; a: string; b: string }
   | { type: 'action'; action: RowAction; file: string }
   | { type: 'prune'; keepNewest: number };
 
 export type Validated = { ok: true; message: UiMessage } | { ok: false; error: string };
 
 const MAX_FILE = 4096;
+const MAX_CLASSES = 100_000;
 
 /**
  * Checks a message from the UI. `files` are the checkpoint files the host listed: a message that
@@ -134,7 +204,32 @@ export function validateUiMessage(raw: unknown, files: ReadonlySet<string>): Val
   switch (m.type) {
     case 'ready':
     case 'refresh':
+    case 'closeGallery':
       return { ok: true, message: { type: m.type } };
+    case 'gallery': {
+      const f = file('file');
+      if (typeof f !== 'string') return f;
+      const w = m.what as Record<string, unknown> | null;
+      if (typeof w !== 'object' || w === null) return bad('"what" must be a cell or "mistakes"');
+      if (w.kind === 'mistakes') return { ok: true, message: { type: 'gallery', file: f, what: { kind: 'mistakes' } } };
+      const index = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v < MAX_CLASSES;
+      if (w.kind !== 'cell' || !index(w.row) || !index(w.col))
+        return bad(
+          `"what" must be {kind: "cell", row, col} with class indices below ${MAX_CLASSES}, or {kind: "mistakes"}`,
+        );
+      return {
+        ok: true,
+        message: { type: 'gallery', file: f, what: { kind: 'cell', row: w.row as number, col: w.col as number } },
+      };
+    }
+    case 'comparePredictions': {
+      const a = file('a');
+      if (typeof a !== 'string') return a;
+      const b = file('b');
+      if (typeof b !== 'string') return b;
+      if (a === b) return bad('pick two different checkpoints');
+      return { ok: true, message: { type: 'comparePredictions', a, b } };
+    }
     case 'select': {
       const f = file('file');
       return typeof f === 'string' ? { ok: true, message: { type: 'select', file: f } } : f;

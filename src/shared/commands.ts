@@ -44,6 +44,9 @@ export const COMMANDS = [
   { id: 'ascend.checkpoint.copyPath', title: 'Copy Checkpoint Path', icon: '$(copy)' },
   { id: 'ascend.checkpoint.delete', title: 'Delete Checkpoint', icon: '$(trash)' },
   { id: 'ascend.checkpoints.prune', title: 'Prune Checkpoints (Keep Best + Newest N)', icon: '$(filter)' },
+  // See the data and what a checkpoint makes of an image (src/vscode/preview/).
+  { id: 'ascend.previewData', title: 'Preview Data', icon: '$(eye)' },
+  { id: 'ascend.checkpoint.classify', title: 'Classify with Checkpoint…', icon: '$(symbol-class)' },
 ] as const;
 
 export type CommandId = (typeof COMMANDS)[number]['id'];

@@ -54,6 +54,11 @@ export interface StepBlock {
   imgPerS: (number | null)[];
   stepMs: (number | null)[];
   dataMs: (number | null)[];
+  /**
+   * Per row, the first step of a sink (one event for several steps: Ascend's sink mode), else
+   * null; `loss` is then the sink's mean loss. Absent when no row of the block is a sink.
+   */
+  firstStep?: (number | null)[];
 }
 
 /** One row per eval event. */
@@ -62,6 +67,8 @@ export interface EvalBlock {
   epochs: number[];
   valLoss: (number | null)[];
   valAcc: (number | null)[];
+  /** Top-5 accuracy (1 by definition with 5 classes or fewer); absent from an older host, null from an older runner. */
+  valTop5?: (number | null)[];
   /** perClassAcc[row][classIndex] */
   perClassAcc: (number | null)[][];
 }

@@ -35,8 +35,15 @@ export interface RunStartedEvent extends EventEnvelope<'run_started'> {
 
 export interface StepEvent extends EventEnvelope<'step'> {
   epoch: number;
-  /** Global step, from 1. */
+  /** Global step, from 1; for a sink (several steps in one event), its last step. */
   step: number;
+  /**
+   * A sink's first step (sink mode on Ascend): the event covers `first_step`..`step`, and its other
+   * fields are the last step's unless said otherwise. Absent when the event covers one step.
+   */
+  first_step?: number;
+  /** A sink's mean loss over its steps with a finite loss (null if none). Absent for one step. */
+  mean_loss?: number | null;
   /** Null when the loss was NaN or Inf. */
   loss: number | null;
   /** The learning rate this step's update used. */
@@ -47,9 +54,9 @@ export interface StepEvent extends EventEnvelope<'step'> {
   overflow: boolean;
   /** The update was skipped (an overflow, or a non-finite loss). */
   skipped?: boolean;
-  /** Wall time since the previous step ended, data wait included. */
+  /** Wall time since the previous step ended, data wait included (a sink's: per step). */
   step_ms: number;
-  /** Time spent waiting for the batch. */
+  /** Time spent waiting for the batch (absent for a sink: the device queue hides it). */
   data_ms?: number;
   img_per_s: number | null;
 }
@@ -59,6 +66,8 @@ export interface EvalEvent extends EventEnvelope<'eval'> {
   step: number;
   val_loss: number | null;
   val_acc: number;
+  /** Top-5 accuracy; 1 by definition with 5 classes or fewer. Absent from runners before it. */
+  val_top5?: number;
   /** Indexed like `run_started.classes`; null for a class with no validation images. */
   per_class_acc: (number | null)[];
   /** confusion[true][predicted], indexed like `run_started.classes`; null above 256 classes,
@@ -278,6 +287,8 @@ const PAYLOADS: Readonly<Record<KnownEventType, Readonly<Record<string, Kind>>>>
   step: {
     epoch: 'num',
     step: 'num',
+    first_step: 'num',
+    mean_loss: 'num?',
     loss: 'num?',
     lr: 'num',
     loss_scale: 'num?',
@@ -292,6 +303,7 @@ const PAYLOADS: Readonly<Record<KnownEventType, Readonly<Record<string, Kind>>>>
     step: 'num',
     val_loss: 'num?',
     val_acc: 'num',
+    val_top5: 'num',
     per_class_acc: 'arr',
     confusion: 'arr?',
     confusion_file: 'str',
@@ -371,6 +383,9 @@ export function eventProblem(x: EventEnvelope): string | undefined {
     if (value === undefined || hasKind(value, kind)) continue;
     const got = typeof value === 'number' ? String(value) : JSON.stringify(value).slice(0, 40);
     return `${x.type} seq ${x.seq}: ${field} is ${got}, expected ${KIND_WORDS[kind]}`;
+  }
+  if (x.type === 'step' && isNum(e.first_step) && isNum(e.step) && !(e.first_step <= e.step)) {
+    return `step seq ${x.seq}: first_step ${e.first_step} is after step ${e.step}`;
   }
   if (x.type === 'run_finished' && e.status !== undefined && !FINISH_STATUSES.has(e.status as string)) {
     return `run_finished seq ${x.seq}: status ${JSON.stringify(e.status).slice(0, 40)} is not one of completed, stopped, failed`;

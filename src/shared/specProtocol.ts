@@ -27,9 +27,20 @@ export const LOCAL_SPEC_TARGET: SpecTargetInfo = { id: 'local', label: 'this mac
 /** One path as the runner's `probe` describes it (docs/protocol.md, section 4). */
 export type PathFact = { path: string; resolved: string } & (
   | { kind: 'missing' | 'other' }
-  | { kind: 'file'; bytes: number | null }
-  /** `classes`: the first class folder names, sorted; `count`: all of them. */
-  | { kind: 'folder'; classes: string[]; count: number; error?: string }
+  /** `run`: for `<run>/checkpoints/<file>`, what that run's spec.json trained with. */
+  | { kind: 'file'; bytes: number | null; run?: { backbone: string; image_size: number | null } }
+  /**
+   * `classes`: the first class folder names, sorted; `count`: all of them. `images`: image files in
+   * the class folders; `typical_size`: their median shorter side (px, from a few headers), or null.
+   */
+  | {
+      kind: 'folder';
+      classes: string[];
+      count: number;
+      error?: string;
+      images?: number;
+      typical_size?: number | null;
+    }
 );
 
 export interface ProbeParams {

@@ -38,6 +38,7 @@ import { runDisplayName } from './runs';
 import { saveSshTargets } from './settings';
 import { specLanguage } from './specLanguage';
 import { startWizard } from './startWizard';
+import { previewDataCommand } from './preview/commands';
 import { createPythonEnv, openTargetSettings, setPythonPath } from './wizard/health';
 import { startShortPath } from './wizard/short';
 
@@ -287,6 +288,7 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
     return (uri, opts) => lang.start(uri, opts);
   },
   'ascend.openLastRun': (app) => (ref) => specLanguage(app).openLastRun(ref),
+  'ascend.previewData': (app) => (arg) => previewDataCommand(app, arg),
 };
 
 export function registerCommands(app: App, checkpoints: CheckpointsView): void {
@@ -414,6 +416,7 @@ async function changeMeta(app: App, found: { def: TargetDef; record: RunRecord }
     await app.ctx.index.annotate(record.targetId, record.runId, { meta });
     app.ctx.log.info(`meta ${record.runId} on ${def.label}: ${JSON.stringify(meta)}`);
     app.runs.refresh();
+    app.monitor.renamed();
   } catch (e) {
     const info = e instanceof RunnerError ? e.info : undefined;
     const why = metaRefusal(info) ?? (info ? runnerErrorSentence(info) : undefined) ?? errorText(e);

@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { followRun } from '../core/runs/attach';
 import { dashboardShell } from '../core/dashboard/html';
-import { DashboardSession } from '../core/dashboard/session';
+import { dashboardTitle, retitled } from '../core/dashboard/title';
+import { DashboardSession, type RunMeta } from '../core/dashboard/session';
 import { isLive } from '../core/runs/presentation';
 import type { UiMessage } from '../shared/dashboardProtocol';
 import type { RunEvent } from '../shared/eventsProtocol';
@@ -41,6 +42,7 @@ interface Feed {
 class DashboardPanel {
   readonly session: DashboardSession;
   private readonly feeds = new Map<string, Feed>(); // by runKey(ref)
+  private readonly metas = new Map<string, RunMeta>(); // by the session's key, r0, r1, ...
   private readonly abort = new AbortController();
 
   constructor(
@@ -76,6 +78,17 @@ class DashboardPanel {
     saved.runs.forEach((ref, i) => void this.start(ref, `r${i}`));
   }
 
+  /** The names its runs show now, in `saved.runs` order (after a Rename Run): the page's headers follow. */
+  showNames(names: readonly string[]): void {
+    names.forEach((name, i) => {
+      const key = `r${i}`;
+      const meta = this.metas.get(key);
+      if (!meta || meta.name === name) return;
+      this.metas.set(key, { ...meta, name });
+      this.session.addRun(key, { ...meta, name }); // an added run's meta is replaced and re-sent
+    });
+  }
+
   covers(ref: RunRef): boolean {
     return this.saved.runs.some((r) => runKey(r) === runKey(ref));
   }
@@ -93,7 +106,9 @@ class DashboardPanel {
     const { ctx } = this.app;
     const record = ctx.index.get(ref.targetId, ref.runId);
     const def = record && ctx.target(record.targetId);
-    this.session.addRun(key, { name: runDisplayName(this.app.ctx, ref), target: def?.label ?? ref.targetId });
+    const meta = { name: runDisplayName(this.app.ctx, ref), target: def?.label ?? ref.targetId };
+    this.metas.set(key, meta);
+    this.session.addRun(key, meta);
     if (!record || !def) {
       this.session.status(
         key,
@@ -177,6 +192,9 @@ export class Dashboards implements vscode.Disposable {
       app.monitor.onStreamActivity((a) => {
         for (const p of this.panels) p.activity(a);
       }),
+      // The Runs view redraws on every change of the run list or its names (and on live progress:
+      // retitle compares first, so a redraw that renamed nothing costs no more than the names).
+      app.runs.onDidChangeTreeData(() => this.retitle()),
       vscode.window.registerWebviewPanelSerializer(DASHBOARD_VIEW_TYPE, {
         deserializeWebviewPanel: async (panel, state) => this.restore(panel, state),
       }),
@@ -203,10 +221,22 @@ export class Dashboards implements vscode.Disposable {
   }
 
   private title(refs: RunRef[]): string {
-    const names = refs.map((r) => runDisplayName(this.app.ctx, r));
-    if (names.length === 1) return `Dashboard: ${names[0]}`;
-    const text = `Compare: ${names.join(', ')}`;
-    return text.length > 60 ? `Compare: ${names.length} runs` : text;
+    return dashboardTitle(refs.map((r) => runDisplayName(this.app.ctx, r)));
+  }
+
+  /** A rename (or a new run that makes a name repeat) changes the names runs show: open tabs and their pages follow. */
+  private retitle(): void {
+    const panels = [...this.panels];
+    const names = panels.map((p) => p.saved.runs.map((r) => runDisplayName(this.app.ctx, r)));
+    panels.forEach((p, i) => p.showNames(names[i]));
+    const changes = retitled(panels.map((p, i) => ({ title: p.saved.title, names: names[i] })));
+    if (changes.length === 0) return;
+    for (const [i, title] of changes) {
+      panels[i].panel.title = title;
+      panels[i].saved.title = title; // a reload restores it by token, or by this title
+    }
+    const byToken = new Map(panels.map((p) => [p.saved.token, p.saved]));
+    void this.save(this.savedList().map((s) => byToken.get(s.token) ?? s));
   }
 
   private adopt(panel: vscode.WebviewPanel, saved: SavedDashboard): void {

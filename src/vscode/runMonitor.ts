@@ -13,7 +13,7 @@ import {
   type Notice,
   type NoticeAction,
 } from '../core/runs/notices';
-import { finishedStatusText, statusBarText } from '../core/runs/presentation';
+import { displayNames, finishedStatusText, statusBarText } from '../core/runs/presentation';
 import { applyEvent, applySignal, describe, initialView, type RunView, type TransportSignal } from '../core/runs/state';
 import type { CommandId } from '../shared/commands';
 import { isKnownEvent, runHealth, type RunEvent, type RunFinishedEvent, type RunState } from '../shared/eventsProtocol';
@@ -65,7 +65,9 @@ export class RunMonitor implements vscode.Disposable {
   /** The run the status bar shows: the one that had the latest event. */
   private shown: string | undefined;
   /** The last run that ended, shown in the status bar for a while when nothing is live. */
-  private lastFinished: { ref: RunRef; text: string; warning: boolean; until: number } | undefined;
+  private lastFinished:
+    | { ref: RunRef; status: RunFinishedEvent['status']; health: ReturnType<typeof runHealth>; until: number }
+    | undefined;
 
   constructor(
     private readonly ctx: Ctx,
@@ -188,8 +190,7 @@ export class RunMonitor implements vscode.Disposable {
   private finished(live: Live, event: RunFinishedEvent): void {
     const health = runHealth(event.health);
     if (health) void this.ctx.index.annotate(live.ref.targetId, live.ref.runId, { health });
-    const shown = finishedStatusText(live.name, event.status, health);
-    this.lastFinished = { ref: live.ref, ...shown, until: Date.now() + FINISHED_SHOWN_MS };
+    this.lastFinished = { ref: live.ref, status: event.status, health, until: Date.now() + FINISHED_SHOWN_MS };
     setTimeout(() => this.changedSoon(), FINISHED_SHOWN_MS + 100).unref?.();
   }
 
@@ -245,6 +246,17 @@ export class RunMonitor implements vscode.Disposable {
     }, UI_INTERVAL_MS);
   }
 
+  /** A run was renamed (or retagged): the status bar shows names as the Runs view does. */
+  renamed(): void {
+    this.changedSoon();
+  }
+
+  /** The run's display name now (a rename after the attach shows at once), as the Runs view labels it. */
+  private nameOf(ref: RunRef, fallback = ref.runId): string {
+    const siblings = this.ctx.index.byTarget().get(ref.targetId) ?? [];
+    return displayNames(siblings).get(ref.runId) ?? fallback;
+  }
+
   private renderStatusBar(): void {
     const live = [...this.live.values()];
     if (live.length === 0) {
@@ -253,8 +265,11 @@ export class RunMonitor implements vscode.Disposable {
         this.statusBar.hide();
         return;
       }
-      this.statusBar.text = f.text;
-      this.statusBar.backgroundColor = f.warning ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+      const shown = finishedStatusText(this.nameOf(f.ref), f.status, f.health);
+      this.statusBar.text = shown.text;
+      this.statusBar.backgroundColor = shown.warning
+        ? new vscode.ThemeColor('statusBarItem.warningBackground')
+        : undefined;
       this.statusBar.tooltip = `Ascend run ${f.ref.runId}\nClick to open its dashboard.`;
       this.statusBar.command = {
         title: 'Open Dashboard',
@@ -267,7 +282,7 @@ export class RunMonitor implements vscode.Disposable {
     this.statusBar.backgroundColor = undefined;
     const run = (this.shown && this.live.get(this.shown)) || live[0];
     const more = live.length > 1 ? ` (+${live.length - 1})` : '';
-    this.statusBar.text = statusBarText(run.name, run.view) + more;
+    this.statusBar.text = statusBarText(this.nameOf(run.ref, run.name), run.view) + more;
     this.statusBar.tooltip = `Ascend run ${run.ref.runId} on ${this.ctx.target(run.ref.targetId)?.label ?? run.ref.targetId}\nClick to open its dashboard.`;
     this.statusBar.command = {
       title: 'Open Dashboard',

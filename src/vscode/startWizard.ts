@@ -18,7 +18,7 @@ import {
   type WizardChoices,
 } from '../core/spec/builder';
 import { nodeAddress, npuChoices, type TargetDef } from '../core/targets/model';
-import { describeLocalData, resolvedFor } from './wizard/data';
+import { describeData, resolvedFor } from './wizard/data';
 import { browse, browseStart, choose, execute, targetOf, type Action, type StepResult } from './wizard/common';
 import { ensureHealthy } from './wizard/health';
 import type { App } from './app';
@@ -199,7 +199,8 @@ export async function startWizard(app: App, start: WizardStart = {}): Promise<vo
     if (!(await runSteps(app, s))) return;
     // What the steps did not ask and no spec gave is resolved for the target and the data.
     // The batch step was answered above: the checkpoint interval is fitted to that batch, not the recipe's.
-    const r = resolvedFor(app, targetOf(app, s), s, describeLocalData(targetOf(app, s), s.dataTrain), s.batchSize);
+    const def = targetOf(app, s);
+    const r = resolvedFor(app, def, s, await describeData(app, def, s.dataTrain), s.batchSize);
     if (!given.has('imageSize') && !('image_size' in objOf(objOf(start.baseSpec).data))) s.imageSize = r.imageSize;
     if (!given.has('workers')) s.workers = r.workers;
     if (!given.has('sink')) s.sink = r.sink;

@@ -236,6 +236,16 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
       new RegExp(`Run completed\\.[\\s\\S]*${shown.replace('.', '\\.')}`),
     );
 
+    // Top-5 beside val acc on the accuracy chart: each eval's val_top5 in per cent (4 classes: 100).
+    const top5 = evs.filter((e) => e.type === 'eval').map((e) => (e as { val_top5?: number }).val_top5! * 100);
+    assert.ok(top5.length > 0 && top5.every((v) => v === 100), JSON.stringify(top5));
+    const accuracy = await page.evaluate(() =>
+      (
+        window as unknown as { __ascendDashboard: { chartData(id: string): (number | null)[][] | null } }
+      ).__ascendDashboard.chartData('accuracy'),
+    );
+    assert.deepEqual(accuracy?.[2], top5);
+
     // Loss scale: one marker per overflowed step, on the scale the step ended with.
     const overflows = steps.filter((e) => e.overflow).length;
     assert.ok(overflows >= 1, 'O2 with 2^24 overflows at the start on CPU');

@@ -3,7 +3,8 @@
 // (series.ts), which is what the UI drew before it extended them in place.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { EvalBlock, StepBlock } from '../../src/shared/dashboardProtocol';
+import type { EvalBlock, RunData, StepBlock } from '../../src/shared/dashboardProtocol';
+import { applyAppend, ingestRuns } from '../../webview/dashboard/ingest';
 import { SingleRunColumns } from '../../webview/dashboard/live';
 import { joinOnX, overflowMarkers, overflowsInWindow, smooth } from '../../webview/dashboard/series';
 
@@ -103,4 +104,43 @@ test('a new smoothing, window, snapshot or an out-of-order eval rebuilds the col
   const e2 = emptyEvals();
   assert.deepEqual(c.update(s2, e2, 0.9, 3), { steps: true, evals: true });
   check(c, s2, e2, 0.9, 3, 'a snapshot (new blocks)');
+});
+
+test('sink rows from snapshots and appends reach the loss chart as flat ranges over their steps', () => {
+  const sinkRows = (first: number, last: number, size: number, loss: number): StepBlock => {
+    const b = { ...emptySteps(), firstStep: [] as (number | null)[] };
+    for (let f = first; f <= last; f += size) {
+      b.steps.push(f + size - 1);
+      b.firstStep.push(f);
+      b.loss.push(loss);
+      b.lr.push(0.01);
+      b.lossScale.push(null);
+      b.overflow.push(0);
+      b.imgPerS.push(50);
+      b.stepMs.push(80);
+      b.dataMs.push(null);
+    }
+    return b;
+  };
+  const run = {
+    header: { key: 'k' },
+    steps: sinkRows(1, 8, 4, 1.5),
+    evals: emptyEvals(),
+    totalStepRows: 2,
+  } as unknown as RunData;
+  const [page] = ingestRuns([run]);
+  applyAppend(page, {
+    type: 'append',
+    key: 'k',
+    header: page.header,
+    steps: sinkRows(9, 12, 4, 0.9),
+    amp: page.amp,
+    revision: 2,
+  });
+  assert.equal(page.totalStepRows, 3, 'three sinks from the host');
+  const cols = new SingleRunColumns();
+  cols.update(page.steps, page.evals, 0, 100);
+  const [x, loss] = cols.loss;
+  assert.deepEqual(x, [1, 4, 5, 8, 9, 12]);
+  assert.deepEqual(loss, [1.5, 1.5, 1.5, 1.5, 0.9, 0.9]);
 });

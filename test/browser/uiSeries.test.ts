@@ -11,6 +11,7 @@ import {
   overflowsInWindow,
   safeFileName,
   smooth,
+  spanSinks,
   toCsv,
 } from '../../webview/dashboard/series';
 
@@ -93,4 +94,27 @@ test('formats: powers of two, durations, file names', () => {
   assert.equal(safeFileName('../../etc/passwd', 'csv'), 'etc-passwd.csv');
   assert.equal(safeFileName('<img src=x>', 'png'), 'img-src-x.png');
   assert.equal(safeFileName('live <b>A</b>-loss', 'png'), 'live-b-A-b-loss.png');
+});
+
+test('a sink row (one event for several steps) is spread over the steps it covers, flat at its values', () => {
+  const b: StepBlock = {
+    steps: [1, 5, 9],
+    loss: [1.0, 0.8, 0.7], // the sinks' mean losses
+    lr: [0.01, 0.01, 0.02],
+    lossScale: [1024, 512, 512],
+    overflow: [0, 1, 0],
+    imgPerS: [10, 40, 42],
+    stepMs: [800, 200, 190],
+    dataMs: [5, null, null],
+    firstStep: [null, 2, 6],
+  };
+  const s = spanSinks(b);
+  assert.deepEqual(s.steps, [1, 2, 5, 6, 9], 'each sink starts at its first step and ends at its last');
+  assert.deepEqual(s.loss, [1.0, 0.8, 0.8, 0.7, 0.7]);
+  assert.deepEqual(s.imgPerS, [10, 40, 40, 42, 42]);
+  assert.deepEqual(s.overflow, [0, 0, 1, 0, 0], 'an overflowed sink is marked (and counted) once, at its end');
+  assert.equal(s.firstStep, undefined);
+  const plain: StepBlock = { ...b, firstStep: undefined };
+  delete plain.firstStep;
+  assert.equal(spanSinks(plain), plain, 'a run without sinks is drawn as it is');
 });

@@ -186,7 +186,7 @@ test(
         const numVal = events(runDir).find((e) => e.type === 'run_started')!.num_val!;
         const summary =
           (await explorer()
-            .getByText(/^Accuracy \d+(\.\d)?% · loss/)
+            .getByText(/^Accuracy \d+(\.\d)?% · top-5 100\.0% \(5 classes or fewer: 1 by definition\) · loss/)
             .textContent({ timeout: MEDIUM })) ?? '';
         assert.match(summary, new RegExp(`· ${numVal} images in `));
         // The result is kept next to the checkpoint.
@@ -196,6 +196,40 @@ test(
         };
         assert.equal(kept.num_images, numVal);
         assert.ok(summary.includes(`Accuracy ${(kept.accuracy * 100).toFixed(1)}%`), `${summary} vs ${kept.accuracy}`);
+      });
+
+      await s.step(t, 'confusion-cell-images', async () => {
+        // The kept result records every image's prediction; a click on the fullest cell shows its images,
+        // as thumbnails the runner read from the data folder.
+        const kept = JSON.parse(readFileSync(path.join(runDir, `${best!.file}.eval.json`), 'utf8')) as {
+          classes: string[];
+          confusion: number[][];
+          predictions: { file: string; label: number; top: [number, number][] }[];
+        };
+        assert.equal(
+          kept.predictions.length,
+          kept.confusion.flat().reduce((a, b) => a + b, 0),
+        );
+        let [row, col] = [0, 0];
+        kept.confusion.forEach((r, i) => r.forEach((v, j) => v > kept.confusion[row][col] && ([row, col] = [i, j])));
+        const inCell = kept.predictions.filter((p) => p.label === row && p.top[0][0] === col).map((p) => p.file);
+        assert.equal(inCell.length, kept.confusion[row][col]);
+        await explorer().locator('table.cm tbody tr').nth(row).locator('td').nth(col).click();
+        const title = `Images of true ${kept.classes[row]} → predicted ${kept.classes[col]}`;
+        await explorer().getByRole('heading', { name: title }).waitFor({ state: 'visible', timeout: LONG });
+        const shots = explorer().locator('.gallery figure');
+        await waitUntil("the cell's thumbnails", async () => (await shots.count()) === inCell.length, MEDIUM);
+        const shown = await shots.evaluateAll((figs) =>
+          figs.map((f) => {
+            const img = f.querySelector('img');
+            return { file: f.getAttribute('title') ?? '', width: img?.naturalWidth ?? 0 };
+          }),
+        );
+        assert.deepEqual(shown.map((x) => x.file).sort(), [...inCell].sort());
+        assert.ok(
+          shown.every((x) => x.width > 0),
+          `a thumbnail did not decode: ${JSON.stringify(shown)}`,
+        );
       });
 
       const ft = `${RUN}-ft`;
@@ -391,12 +425,25 @@ test(
           .locator('xpath=following-sibling::table[1]')
           .locator('tbody tr')
           .evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent ?? '')));
-        const frozen = rows.filter((r) => r[4] === 'frozen');
+        // The unchanged frozen tensors are folded into one line (their names behind it); no frozen one moved.
         const trained = rows.filter((r) => r[4] === 'trained');
-        assert.ok(
-          frozen.length > 0 && frozen.every((r) => r[0].startsWith('backbone.') && r[2] === '0'),
-          `frozen rows: ${JSON.stringify(frozen.slice(0, 5))}`,
+        const folded = rows.findIndex((r) => r.length === 1 && /frozen tensors unchanged/.test(r[0]));
+        const fold = /^(\d+) frozen tensors unchanged \(L2 of difference 0, [\d,]+ values\)(.*)$/.exec(
+          rows[folded]?.[0] ?? '',
         );
+        const names = fold?.[2].split(', ') ?? [];
+        assert.ok(
+          fold && Number(fold[1]) === names.length && names.length > 0 && names.every((n) => n.startsWith('backbone.')),
+          `folded line: ${rows[folded]?.[0].slice(0, 300)}`,
+        );
+        assert.deepEqual(
+          rows.filter((r) => r[4] === 'frozen'),
+          [],
+          'a frozen tensor that moved would have its own row',
+        );
+        // Optimizer state and counters come last, under their own line.
+        const group = rows.findIndex((r) => r.length === 1 && /^Optimizer state and run counters/.test(r[0]));
+        assert.ok(group > folded && group > rows.findIndex((r) => r[0].startsWith('head')), `group line at ${group}`);
         assert.ok(
           trained.some((r) => r[0].startsWith('head') && Number(r[2]) > 0),
           `trained rows: ${JSON.stringify(trained)}`,

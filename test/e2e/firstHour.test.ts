@@ -1,26 +1,82 @@
 // Issue 17, "the first hour", as a new user meets it: a fresh profile and no settings but one, a
 // workspace with an image folder, and `ascendFinetune.pythonPath` pointing at a Python WITHOUT
 // MindSpore (a throwaway `venv --without-pip`). "Start Ascend fine-tune" from the palette first says,
-// in one sentence, that this Python cannot import MindSpore; Set Python Path… (the file dialog) takes
-// the repo's .venv, checked with `doctor` before it is saved; then the short path: the workspace's
-// image folder offered first with its counts, no weights, one summary (image size from the data, O0
-// and no sink on this CPU), Launch, and the run completes without a warning about a default the
-// wizard chose. Every interaction from the palette to the launch is counted (an accepted pick, a
-// pressed button, a typed entry): the short path must take at most five.
+// in one sentence, that this Python cannot import MindSpore; Set Python Path… opens VS Code's file
+// dialog, which takes the repo's .venv, checked with `doctor` before it is saved; then the short path:
+// the workspace's image folder offered first with its counts, pretrained weights (a checkpoint of a
+// resnet18 the set-up trained on other shapes with the runner's CLI, its path typed into the weights
+// step), one summary (the backbone from the weights, image size from the data, O0 and no sink on this
+// CPU), Launch, and the run completes HEALTHY without a warning about a default the wizard chose.
+// Every interaction from the palette to the launch is counted (an accepted pick, a pressed button, a
+// typed entry): the short path must take at most five. Last, warnings the user chose (a spec with 16
+// loader threads and sink mode on this CPU, a frozen backbone without weights) arrive as one grouped
+// notification, the most serious first (ascendFinetune.notifyWarnings is on: the default).
 // Screenshots: test-output/e2e/firstHour/NN-<step>.png.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { InteractionCounter, SHORT_PATH_BUDGET } from '../../src/core/wizard/interactions';
 import { REPO_ROOT, SELECTORS, startHarness, waitUntil, type Harness } from './harness';
 import { killLiveRuns } from './steps';
-import { LOG_CHANNEL, LONG, makeImages, MEDIUM, NotificationRecorder, PYTHON, runDirOf, waitForRunState } from './ui';
+import {
+  LOG_CHANNEL,
+  LONG,
+  makeImages,
+  MEDIUM,
+  NotificationRecorder,
+  PYTHON,
+  runDirOf,
+  startRunFromSpec,
+  waitForRunState,
+} from './ui';
 import { buildVsix } from './vsix';
 
-const RUN = 'shapes-resnet50'; // the default name: the data folder and the backbone
+const RUN = 'shapes-resnet18'; // the default name: the data folder and the backbone (from the weights)
+const BURST = 'warned';
+const RUNNER_DIR = path.join(REPO_ROOT, 'runner');
+const quote = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * The weights a user brings: a resnet18 trained with the runner's CLI on other shapes (other seed,
+ * 32 px, 4 epochs, as test/runner/conftest.py's task A); its best checkpoint's path.
+ */
+function pretrainBackbone(dir: string): string {
+  const data = path.join(dir, 'shapes-a');
+  execFileSync(
+    PYTHON,
+    ['-m', 'ascend_finetune', 'make-demo-data', data, '--per-class', '40', '--size', '32', '--seed', '1'],
+    {
+      cwd: RUNNER_DIR,
+      stdio: 'pipe',
+    },
+  );
+  const spec = {
+    name: 'task-a',
+    data: { train: data, image_size: 32, batch_size: 16, workers: 2, val_split: 0.1 },
+    model: { backbone: 'resnet18', pretrained: null, freeze: 'none' },
+    train: { epochs: 4, lr: 0.01 },
+    amp: { level: 'O0', loss_scale: 'none' },
+    device: { target: 'CPU' },
+  };
+  const specFile = path.join(dir, 'task-a.json');
+  writeFileSync(specFile, JSON.stringify(spec));
+  const run = path.join(dir, 'run');
+  execFileSync(PYTHON, ['-m', 'ascend_finetune', 'train', specFile, '--run-dir', run], {
+    cwd: RUNNER_DIR,
+    stdio: 'pipe',
+    timeout: 20 * 60_000,
+  });
+  const manifest = JSON.parse(readFileSync(path.join(run, 'checkpoints.json'), 'utf8')) as {
+    file: string;
+    best: boolean;
+  }[];
+  const best = manifest.find((e) => e.best);
+  assert.ok(best, `no best checkpoint in ${JSON.stringify(manifest)}`);
+  return path.join(run, best.file);
+}
 
 /** The quick input's rows as "label description" lines. */
 async function rows(h: Harness): Promise<string[]> {
@@ -73,14 +129,18 @@ test(
     const tmp = mkdtempSync(path.join(tmpdir(), 'aft-e2e-firsthour-'));
     const workspace = path.join(tmp, 'workspace');
     mkdirSync(workspace, { recursive: true });
-    // 4 classes x 20 images of 32 px: 72 to train at the recipe's batch 32, so 2 steps per epoch.
-    makeImages(path.join(workspace, 'shapes'), 20);
+    // 4 classes x 60 images of 32 px: 10% held out is 24 to validate, 6 a class (the verdict judges
+    // 20 or more, 5 a class).
+    makeImages(path.join(workspace, 'shapes'), 60);
     writeFileSync(path.join(workspace, 'README.md'), '# my images\n');
     // A Python without MindSpore (nor numpy): what a new user's system python3 is.
     const bare = path.join(tmp, 'bare-venv');
     execFileSync('python3', ['-m', 'venv', '--without-pip', bare]);
     const barePython = path.join(bare, 'bin', 'python');
     assert.throws(() => execFileSync(barePython, ['-c', 'import numpy'], { stdio: 'pipe' }), 'the bare venv has numpy');
+    const t0 = Date.now();
+    const weights = pretrainBackbone(path.join(tmp, 'pretrain'));
+    t.diagnostic(`pretrained ${weights} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 
     const vsix = buildVsix();
     const h = await startHarness({
@@ -145,17 +205,52 @@ test(
       });
 
       await step('set-python-path', async () => {
-        // Set Python Path… is offered (the Targets view's MindSpore hint runs it too); the e2e types the path.
-        // The health screen takes a typed path as well as Set Python Path… (the file dialog): code-server's
-        // file dialog takes a typed path only after it has listed the folder, which made this step flaky.
-        const box = h.page.locator(SELECTORS.quickInputBox);
-        await box.fill(PYTHON);
-        await choose(
-          h,
-          tee(repair),
-          `Use ${PYTHON}`,
-          new RegExp(`Use ${PYTHON.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} as this machine's Python`),
+        // Set Python Path… opens VS Code's open-file dialog; in code-server that is the simple file
+        // dialog, a quick input listing the current Python's folder that takes a typed path.
+        await choose(h, tee(repair), 'Set Python Path…', /Set Python Path…/);
+        const title = h.page.locator(`${SELECTORS.quickInput} .quick-input-title`);
+        await waitUntil(
+          'the open-file dialog',
+          async () => /Python with MindSpore/.test((await title.textContent().catch(() => '')) ?? ''),
+          MEDIUM,
         );
+        // The dialog fills its box with the folder once its listing arrives (and would overwrite a
+        // path typed earlier), and a typed path in another folder makes it list that folder, while
+        // it takes no Enter. So: the first listing, then the path, then the typed folder's listing
+        // (names the bare venv's folder lacks) with the dialog idle, and Enter once. Filling the
+        // box is not an action and may be repeated; Enter is pressed once.
+        const rowNamed = (names: string[]) =>
+          h.page
+            .locator(SELECTORS.quickInputRow)
+            .filter({
+              has: h.page.locator('.label-name', { hasText: new RegExp(`^\\s*(${names.map(quote).join('|')})\\s*$`) }),
+            })
+            .first();
+        await rowNamed(['python3']).waitFor({ state: 'visible', timeout: MEDIUM });
+        const bareNames = new Set(readdirSync(path.dirname(barePython)));
+        const onlyThere = readdirSync(path.dirname(PYTHON))
+          .filter((n) => !bareNames.has(n))
+          .sort((a, b) => a.localeCompare(b))
+          .slice(0, 3);
+        assert.ok(onlyThere.length > 0, `${path.dirname(PYTHON)} lists nothing the bare venv lacks`);
+        const box = h.page.locator(SELECTORS.quickInputBox);
+        const busy = h.page.locator(`${SELECTORS.quickInput} .quick-input-progress:not(.done)`);
+        let value = '';
+        await waitUntil(
+          `the dialog to list ${path.dirname(PYTHON)} and keep the typed path`,
+          async () => {
+            if ((value = await box.inputValue()) !== PYTHON) await box.fill(PYTHON);
+            return (
+              (await rowNamed(onlyThere).isVisible()) &&
+              (await busy.count()) === 0 &&
+              (await box.inputValue()) === PYTHON
+            );
+          },
+          MEDIUM,
+          () => `value: ${value}`,
+        );
+        await box.press('Enter');
+        count(repair, `typed ${PYTHON} into the file dialog`);
         // Checked with doctor, saved, this machine checked again: the wizard goes on to the data.
         await waitForPick(h, /^Training data on This machine/);
         const log = h.outputChannelLog(LOG_CHANNEL);
@@ -164,20 +259,22 @@ test(
 
       await step('short-path-to-launch', async () => {
         const offered = await rows(h);
-        assert.match(offered[0] ?? '', /^shapes 4 classes · 80 images · about 32 px$/, JSON.stringify(offered));
+        assert.match(offered[0] ?? '', /^shapes 4 classes · 240 images · about 32 px$/, JSON.stringify(offered));
         await choose(h, tee(short), 'data: the workspace image folder', /shapes/);
-        await waitForPick(h, /^Pretrained weights for resnet50/);
-        await choose(h, tee(short), 'weights: None', /None/);
+        await waitForPick(h, /^Pretrained weights/);
+        // A checkpoint's path typed into the step offers "Use <path>": one interaction.
+        await h.page.locator(SELECTORS.quickInputBox).fill(weights);
+        await choose(h, tee(short), 'weights: a typed checkpoint path', new RegExp(`Use ${quote(weights)}`));
         await waitForPick(h, /Pick a line to change it, or Launch/);
         const summary = await rows(h);
         await h.screenshot('summary');
         for (const want of [
           /^Launch on This machine/,
-          /^Data: .*\/shapes 4 classes, 80 images$/,
+          /^Data: .*\/shapes 4 classes, 240 images$/,
           /^Image size: 32 px the images are about 32 px$/,
-          /^Backbone: resnet50/,
-          /^Weights: none/,
-          /^Freeze: none every layer trains/,
+          /^Backbone: resnet18 what the weights were trained as$/,
+          new RegExp(`^Weights: ${quote(weights)}$`),
+          /^Freeze: backbone only the new head trains$/,
           /^Mixed precision: O0 fp32: this target has no NPU.*no loss scaling$/,
           /^Epochs: 10$/,
         ])
@@ -193,12 +290,22 @@ test(
         assert.ok(!short.over(SHORT_PATH_BUDGET), `the short path took ${short}`);
       });
 
-      await step('run-completes-without-default-warnings', async () => {
+      await step('run-completes-healthy-without-default-warnings', async () => {
         const row = await waitForRunState(h, RUN, 'completed', LONG, (r) => /epoch 10\/10/.test(r.text));
         t.diagnostic(`run row: ${row.text}`);
-        await notes.waitFor(new RegExp(`Ascend run "${RUN}" completed`), MEDIUM);
+        const told = await notes.waitFor(new RegExp(`Ascend run "${RUN}" completed`), MEDIUM);
         const runDir = runDirOf(runsRoot, RUN);
         assert.ok(runDir, `no run folder for ${RUN} under ${runsRoot}`);
+        // The runner's verdict is healthy, and nothing the user sees says otherwise.
+        const lines = readFileSync(path.join(runDir, 'events.jsonl'), 'utf8').trim().split('\n');
+        const finished = JSON.parse(lines.at(-1)!) as {
+          type: string;
+          health?: { verdict: string; reasons: unknown[] };
+        };
+        assert.equal(finished.type, 'run_finished');
+        assert.deepEqual(finished.health, { verdict: 'healthy', reasons: [] }, JSON.stringify(finished));
+        assert.doesNotMatch(told, /with problems/, told);
+        assert.doesNotMatch(row.text, /with problems/, row.text);
         // None of the pre-flight's warnings about the wizard's own defaults reached the user.
         const aboutDefaults = notes.seen.filter((m) =>
           /workers|checkpoint\.every_steps|sink mode|frozen|random features|loss scal/i.test(m),
@@ -214,6 +321,51 @@ test(
         t.diagnostic(`warning events: ${JSON.stringify(codes)}`);
         for (const c of ['workers_above_cores', 'no_checkpoint_interval', 'frozen_random_backbone', 'sink_unavailable'])
           assert.ok(!codes.includes(c), `the run warned ${c}: ${JSON.stringify(codes)}`);
+      });
+
+      await step('warnings-burst-one-notification', async () => {
+        // A spec with the user's own choices that the run warns about as it starts: 16 loader threads
+        // on this 2-core machine and sink mode on a CPU; the full wizard adds a frozen backbone
+        // without weights. The three warnings arrive at once: one notification, the most serious
+        // first, the others one click away (Show All).
+        const specFile = path.join(workspace, 'warned.ascend.json');
+        const spec = {
+          name: BURST,
+          data: { train: path.join(workspace, 'shapes'), image_size: 32, workers: 16 },
+          sink: { enabled: true },
+          device: { target: 'CPU' },
+        };
+        writeFileSync(specFile, JSON.stringify(spec, null, 2) + '\n');
+        await startRunFromSpec(h, specFile, {
+          target: 'This machine',
+          dataDir: path.join(workspace, 'shapes'),
+          backbone: 'resnet18',
+          epochs: 1,
+          batchSize: 16,
+          name: BURST,
+        });
+        await notes.waitFor(new RegExp(`Started Ascend run "${BURST}"`), MEDIUM);
+        const grouped = await notes.waitFor(new RegExp(`^Ascend run "${BURST}": .*\\(\\+\\d+ more\\)$`), LONG);
+        await h.screenshot('burst');
+        await waitForRunState(h, BURST, 'completed', LONG);
+        await notes.waitFor(new RegExp(`Ascend run "${BURST}" completed`), MEDIUM);
+        const codes = readFileSync(path.join(runDirOf(runsRoot, BURST)!, 'events.jsonl'), 'utf8')
+          .split('\n')
+          .filter((l) => l.trim() !== '')
+          .map((l) => JSON.parse(l) as { type: string; code?: string })
+          .filter((e) => e.type === 'warning')
+          .map((e) => e.code);
+        t.diagnostic(`warning events: ${JSON.stringify(codes)}; notification: ${grouped}`);
+        for (const c of ['frozen_random_backbone', 'workers_above_cores', 'sink_unavailable'])
+          assert.ok(codes.includes(c), `the run did not warn ${c}: ${JSON.stringify(codes)}`);
+        // The most serious first, and the count of the rest.
+        assert.match(grouped, /\[frozen_random_backbone\]/);
+        const more = Number(/\(\+(\d+) more\)$/.exec(grouped)?.[1]);
+        assert.ok(more >= 2 && more <= codes.length - 1, `${grouped} for ${JSON.stringify(codes)}`);
+        // One notification for the burst: no other toast names one of its warnings.
+        const tags = ['[frozen_random_backbone]', '[workers_above_cores]', '[sink_unavailable]'];
+        const aboutBurst = notes.seen.filter((m) => tags.some((tag) => m.includes(tag)));
+        assert.deepEqual(aboutBurst, [grouped], JSON.stringify(notes.seen));
       });
     } finally {
       notes.stop();

@@ -67,7 +67,9 @@ export async function waitForStep(h: Harness, step: number, timeoutMs = MEDIUM):
  * (label and description run together, e.g. "This machinevm").
  */
 function row(h: Harness, match: string | RegExp) {
-  const rows = h.page.locator(SELECTORS.quickInputRow);
+  // Only visible rows: a list the workbench hid (a quick pick replaced by the next one) can stay in
+  // the page with the same rows, and a wait on the first match would wait on that hidden copy.
+  const rows = h.page.locator(SELECTORS.quickInputRow).filter({ visible: true });
   if (match instanceof RegExp) return rows.filter({ hasText: match }).first();
   return rows
     .filter({ has: h.page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRegExp(match)}\\s*$`) }) })
@@ -580,11 +582,14 @@ export async function contextMenuOnRow(
 ): Promise<void> {
   const r = treeRow(h, view, label);
   await r.waitFor({ state: 'visible', timeout: timeoutMs });
+  // The newest visible menu's entry: a menu left in the page by an earlier right-click can stay
+  // visible and take clicks without acting (CI once clicked such a copy 58 times).
   const item = h.page
     .locator('.monaco-menu .action-item:not(.disabled) .action-label', {
       hasText: new RegExp(`^\\s*${escapeRegExp(entry)}\\s*$`),
     })
-    .first();
+    .filter({ visible: true })
+    .last();
   const deadline = Date.now() + timeoutMs;
   for (let attempt = 1; ; attempt++) {
     await r.click({ button: 'right' });
@@ -597,21 +602,29 @@ export async function contextMenuOnRow(
     ) {
       // A menu closes when an entry runs; one still open after the click took no action (seen once:
       // the entry highlighted, the menu left open), so it is closed and asked again, never twice run.
-      const clicked = await item.click({ timeout: 5000 }).then(
-        () => true,
-        () => false,
-      );
+      // The clicked element itself must go (hidden or detached), not "the last visible entry".
+      const clickedEntry = await item.elementHandle({ timeout: 5000 }).catch(() => null);
+      const clicked =
+        clickedEntry !== null &&
+        (await clickedEntry.click({ timeout: 5000 }).then(
+          () => true,
+          () => false,
+        ));
       if (
         clicked &&
-        (await item.waitFor({ state: 'hidden', timeout: 3000 }).then(
+        (await clickedEntry.waitForElementState('hidden', { timeout: 3000 }).then(
           () => true,
           () => false,
         ))
       )
         return;
     }
-    if (Date.now() > deadline)
-      throw new Error(`no "${entry}" in the context menu of "${label}" after ${attempt} tries`);
+    if (Date.now() > deadline) {
+      const menus = await h.page.locator('.monaco-menu').count();
+      throw new Error(
+        `no "${entry}" in the context menu of "${label}" after ${attempt} tries (${menus} menus in the page)`,
+      );
+    }
     await h.page.keyboard.press('Escape');
   }
 }

@@ -2,12 +2,12 @@
 // 100, O0, 2 epochs, the demo shapes) completes but learns nothing. The completion notification,
 // the Runs view and the dashboard all say "completed with problems" with the runner's reason (the
 // loss rose), never the green wording; Rename Run… changes the Runs view's label through the
-// runner's `meta`. Screenshots: test-output/e2e/verdict/NN-<step>.png.
+// runner's `meta`, and the open dashboard's tab title and page and the Checkpoints view follow. Screenshots: test-output/e2e/verdict/NN-<step>.png.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { escapeRegExp, waitUntil } from './harness';
+import { escapeRegExp, SELECTORS, waitUntil } from './harness';
 import { startSuite, type Suite } from './steps';
 import {
   activeWebview,
@@ -19,6 +19,7 @@ import {
   runDirOf,
   runRow,
   startRunFromSpec,
+  treeRows,
 } from './ui';
 
 const TARGET = 'This machine';
@@ -100,6 +101,14 @@ test(
       });
 
       await s.step(t, 'rename-run', async () => {
+        const tabs = () =>
+          h.page
+            .locator('.tabs-container .tab .label-name')
+            .evaluateAll((els) => els.map((el) => el.textContent?.trim() ?? ''));
+        assert.ok((await tabs()).includes(`Dashboard: ${NAME}`), `tabs: ${JSON.stringify(await tabs())}`);
+        // The status bar shows the ended run for a minute; when it still does, it must follow the rename.
+        const status = h.page.locator(`${SELECTORS.statusBar} .statusbar-item`, { hasText: /completed with problems/ });
+        const statusShown = (await status.count()) > 0;
         await contextMenuOnRow(h, 'Runs', NAME, 'Rename Run…');
         await answerInput(h, 'The name shown for', RENAMED);
         await waitUntil(
@@ -112,6 +121,47 @@ test(
         };
         assert.equal(meta.name, RENAMED);
         assert.equal(await runRow(h, NAME), undefined, `the old label ${escapeRegExp(NAME)} is gone`);
+        // The dashboard opened before the rename is retitled, not left with the old name.
+        let shown: string[] = [];
+        await waitUntil(
+          `the open dashboard's tab to read "Dashboard: ${RENAMED}"`,
+          async () => (shown = await tabs()).includes(`Dashboard: ${RENAMED}`),
+          MEDIUM,
+          () => `tabs: ${JSON.stringify(shown)}`,
+        );
+        assert.ok(!shown.includes(`Dashboard: ${NAME}`), `tabs: ${JSON.stringify(shown)}`);
+        // The Checkpoints view's row of the run shows the new name, not the spec's.
+        let ckRows: string[] = [];
+        await waitUntil(
+          `the Checkpoints view to show "${RENAMED}"`,
+          async () => (ckRows = (await treeRows(h, 'Checkpoints')).map((r) => r.label)).includes(RENAMED),
+          MEDIUM,
+          () => `rows: ${JSON.stringify(ckRows)}`,
+        );
+        assert.ok(!ckRows.includes(NAME), `rows: ${JSON.stringify(ckRows)}`);
+        if (statusShown) {
+          let statusText = '';
+          await waitUntil(
+            `the status bar to name "${RENAMED}"`,
+            async () =>
+              (statusText =
+                (await status
+                  .first()
+                  .innerText()
+                  .catch(() => '')) ?? '').includes(RENAMED),
+            30_000,
+            () => `status bar: ${statusText}`,
+          );
+        } else t.diagnostic('the status bar had stopped showing the ended run before the rename');
+        // and the dashboard page's run header names the run by its new name too
+        const header = activeWebview(h).locator('header.run-header');
+        let headerText = '';
+        await waitUntil(
+          `the dashboard's run header to name "${RENAMED}"`,
+          async () => (headerText = await header.innerText().catch(() => '')).includes(RENAMED),
+          MEDIUM,
+          () => `header: ${headerText}`,
+        );
       });
     } finally {
       await s.close();

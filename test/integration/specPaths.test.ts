@@ -7,7 +7,10 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
+import { execFileSync } from 'node:child_process';
 import { PathCache, probePaths } from '../../src/core/spec/paths';
+import { describeImageFolder } from '../../src/core/wizard/imageFolders';
+import { probeData, probeWeights } from '../../src/core/wizard/targetData';
 import { sshTarget, type SshTarget, type Target } from '../../src/core/targets/target';
 import { freePort } from '../support/net';
 import { PYTHON, requirePython, RUNNER_DIR } from './realRun';
@@ -60,8 +63,16 @@ test(
     const ask = (todo: string[]) => probePaths(c.target, todo, { timeoutMs: 60_000 });
     const facts = await cache.get('ssh:loopback', paths, ask);
     assert.equal(c.spawns(), 1, 'four paths, one ssh call');
-    assert.deepEqual(facts[0], { path: data, resolved: data, kind: 'folder', classes: ['cat', 'dog'], count: 2 });
-    assert.deepEqual(facts[1], { path: one, resolved: one, kind: 'folder', classes: ['only'], count: 1 });
+    const none = { images: 0, typical_size: null };
+    assert.deepEqual(facts[0], {
+      path: data,
+      resolved: data,
+      kind: 'folder',
+      classes: ['cat', 'dog'],
+      count: 2,
+      ...none,
+    });
+    assert.deepEqual(facts[1], { path: one, resolved: one, kind: 'folder', classes: ['only'], count: 1, ...none });
     assert.deepEqual(facts[2], { path: weights, resolved: weights, kind: 'file', bytes: 2048 });
     assert.equal(facts[3].kind, 'missing');
     assert.ok(!existsSync(marker) && !existsSync(path.join('/', 'injected')), 'the path ran nothing');
@@ -72,6 +83,33 @@ test(
 
     await cache.get('ssh:loopback', [data, path.join(tmp, 'new')], ask);
     assert.equal(c.spawns(), 2, 'only the new path is asked about');
+  },
+);
+
+test(
+  "the wizard's data and weights facts over ssh: the same counts and image size as a local folder gives",
+  { timeout: 120_000 },
+  async () => {
+    const data = path.join(tmp, 'remote shapes');
+    execFileSync(PYTHON, ['-m', 'ascend_finetune', 'make-demo-data', data, '--per-class', '7', '--size', '48'], {
+      cwd: RUNNER_DIR,
+      stdio: 'pipe',
+    });
+    const local = describeImageFolder(data);
+    assert.ok(local, 'the demo data is an image folder');
+    const remote = await probeData(target, data, { timeoutMs: 60_000 });
+    assert.deepEqual(remote, { classes: local.classes, images: local.images, typicalSize: local.typicalSize });
+    assert.deepEqual(remote, { classes: 4, images: 28, typicalSize: 48 });
+
+    // A run's checkpoint says what it was trained as; a loose file says nothing.
+    const run = path.join(tmp, 'run-a');
+    mkdirSync(path.join(run, 'checkpoints'), { recursive: true });
+    writeFileSync(path.join(run, 'checkpoints', 'a-e1-s2.ckpt'), Buffer.alloc(16));
+    const spec = { model: { backbone: 'resnet18' }, data: { image_size: 32 } };
+    writeFileSync(path.join(run, 'spec.json'), JSON.stringify(spec));
+    const w = await probeWeights(target, path.join(run, 'checkpoints', 'a-e1-s2.ckpt'), { timeoutMs: 60_000 });
+    assert.deepEqual(w, { backbone: 'resnet18', imageSize: 32 });
+    assert.deepEqual(await probeWeights(target, path.join(tmp, 'w.ckpt'), { timeoutMs: 60_000 }), {});
   },
 );
 

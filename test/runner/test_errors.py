@@ -181,7 +181,10 @@ def test_sink_and_amp_fallbacks_are_said_not_silent():
 
     assert [c for c, _ in sink_notes({"enabled": True, "size": 1}, "CPU")] == ["sink_unavailable"]
     assert sink_notes({"enabled": True, "size": 1}, "Ascend") == []
-    assert [c for c, _ in sink_notes({"enabled": True, "size": 8}, "Ascend")] == ["sink_size_ignored"]
+    assert sink_notes({"enabled": True, "size": 8}, "Ascend", 96) == []  # 12 sinks of 8 an epoch
+    ((code, msg),) = sink_notes({"enabled": True, "size": 8}, "Ascend", 100)
+    assert code == "sink_size_reduced" and "each sink runs 5 steps" in msg and "sink.size" in msg
+    assert [c for c, _ in sink_notes({"enabled": True, "size": 8}, "Ascend", 96, cached=True)] == ["sink_unavailable"]
     assert sink_notes({"enabled": False, "size": 8}, "CPU") == []
     for target in ("CPU", "Ascend"):  # MindSpore's own auto, passed through (test_amp.py trains with it on CPU)
         p = plan({"level": "auto", "loss_scale": "dynamic"}, target)

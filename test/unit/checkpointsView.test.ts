@@ -28,6 +28,8 @@ let runDir: string;
 let provider: Provider;
 let commands: Record<string, (host: never) => (...a: unknown[]) => unknown>;
 let host: unknown;
+let runIndex: RunIndex;
+let runsChangedFire: () => void;
 let prune: (host: never, run: { targetId: string; runId: string }, keepNewest?: number) => Promise<void>;
 const RUN_ID = '20261202-120000-ck-cccc';
 
@@ -106,6 +108,8 @@ async function setUp(): Promise<void> {
   });
   const never = new fake.EventEmitter<void>().event;
   const runsChanged = new fake.EventEmitter<void>();
+  runIndex = index;
+  runsChangedFire = () => runsChanged.fire();
   const ctx = {
     index,
     targets: [def],
@@ -287,3 +291,31 @@ test(
     assert.ok(!fake.recorded.messages.some((m) => m.severity === 'error'), JSON.stringify(fake.recorded.messages));
   },
 );
+
+test("a run's row shows its display name: a Rename Run's name, with the id's suffix when another run shows the same", async () => {
+  await setUp();
+  let redrawn = 0;
+  (provider as unknown as { onDidChangeTreeData(f: () => void): void }).onDidChangeTreeData(() => redrawn++);
+  const label = () => view().getTreeItem(view().getChildren()[0]).label;
+  assert.equal(label(), 'ck', "the spec's name before a rename");
+
+  const r = runIndex.get('local', RUN_ID)!;
+  await runIndex.upsert({ ...r, meta: { name: 'lr sweep 1', notes: '', tags: [] } });
+  runsChangedFire();
+  assert.equal(redrawn, 1, 'a rename redraws the view');
+  assert.equal(label(), 'lr sweep 1');
+
+  // A second run renamed to the same name: both rows carry their run id's last 4 hex digits.
+  await runIndex.upsert({
+    ...r,
+    runId: '20261202-130000-ck-dddd',
+    runDir: r.runDir + '-2',
+    meta: { name: 'lr sweep 1', notes: '', tags: [] },
+  });
+  runsChangedFire();
+  const labels = view()
+    .getChildren()
+    .map((n) => view().getTreeItem(n).label)
+    .sort();
+  assert.deepEqual(labels, ['lr sweep 1 (cccc)', 'lr sweep 1 (dddd)']);
+});

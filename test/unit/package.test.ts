@@ -144,6 +144,8 @@ test('the .vsix holds only the allow-listed files, all the runner, and stays und
       'extension/dist/webview/dashboard.js',
       'extension/dist/webview/dashboard.css',
       'extension/dist/webview/checkpoints.js',
+      'extension/dist/webview/preview.js',
+      'extension/dist/webview/preview.css',
     ]) {
       assert.ok(names.includes(bundle), `${bundle} missing`);
     }

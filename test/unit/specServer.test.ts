@@ -450,8 +450,11 @@ test('frozen layers without pretrained weights: a warning once the spec validate
 test('code lenses: Start fine-tune always; Open last run once a run of this spec exists', async () => {
   const uri = uriOf(path.join(work, 'l.ascend.yaml'));
   await open(uri, 'name: flowers\ndata:\n  train: x\n');
+  // The data.train line's "Preview data" has its own test below.
   const lenses = async () =>
-    ((await conn.sendRequest('textDocument/codeLens', { textDocument: { uri } })) as CodeLens[]).map((l) => l.command!);
+    ((await conn.sendRequest('textDocument/codeLens', { textDocument: { uri } })) as CodeLens[])
+      .map((l) => l.command!)
+      .filter((c) => c.command !== 'ascend.previewData');
   const first = await lenses();
   assert.deepEqual(
     first.map((c) => c.command),
@@ -470,6 +473,26 @@ test('code lenses: Start fine-tune always; Open last run once a run of this spec
   assert.equal(now[2].command, 'ascend.openLastRun');
   assert.deepEqual(now[2].arguments, [{ targetId: 'ssh:box', runId: 'r-new' }]);
   assert.match(now[2].title, /running/);
+});
+
+test('code lens: "Preview data" on the data.train line (JSON and YAML), none without data.train', async () => {
+  const previewLens = async (uri: string) =>
+    ((await conn.sendRequest('textDocument/codeLens', { textDocument: { uri } })) as CodeLens[]).filter(
+      (l) => l.command?.command === 'ascend.previewData',
+    );
+  const yaml = uriOf(path.join(work, 'p.ascend.yaml'));
+  await open(yaml, 'name: flowers\nmodel:\n  backbone: resnet18\ndata:\n  val_split: 0.2\n  train: /data/flowers\n');
+  const [y] = await previewLens(yaml);
+  assert.equal(y.range.start.line, 5, 'on the train: line');
+  assert.deepEqual(y.command!.arguments, [{ spec: yaml }]);
+  assert.match(y.command!.title, /Preview data/);
+  const json = uriOf(path.join(work, 'p.ascend.json'));
+  await open(json, '{\n  "name": "x",\n  "data": {\n    "train": "/data/x"\n  }\n}\n');
+  assert.equal((await previewLens(json))[0]?.range.start.line, 3);
+  const none = uriOf(path.join(work, 'q.ascend.yaml'));
+  await open(none, 'name: flowers\n');
+  assert.deepEqual(await previewLens(none), []);
+  for (const u of [yaml, json, none]) await close(u);
 });
 
 test('bad input: 5 MB, binary garbage, deep nesting, billion laughs: a diagnostic each, and the server lives', async () => {

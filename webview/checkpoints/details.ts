@@ -2,7 +2,7 @@
 // module, its last evaluation (accuracy, per-class table, confusion matrix) and a comparison of two
 // checkpoints. They draw what the host sent; the controls are in main.ts.
 import type { CompareView, EvalView, TensorsView } from '../../src/shared/checkpointsProtocol';
-import { el, fix, pct } from './dom';
+import { button, el, fix, pct } from './dom';
 
 export function tensorsSection(t: TensorsView, classes: string[]): HTMLElement {
   const groups = new Map<string, TensorsView['tensors']>();
@@ -55,7 +55,14 @@ export function tensorsSection(t: TensorsView, classes: string[]): HTMLElement {
   );
 }
 
-export function evalSection(e: EvalView): HTMLElement {
+/** What a click in the evaluation asks for: a cell's images, or the most confident mistakes. */
+export interface EvalClicks {
+  cell(row: number, col: number): void;
+  mistakes(): void;
+}
+
+export function evalSection(e: EvalView, clicks: EvalClicks): HTMLElement {
+  const gallery = e.recorded !== null && e.recorded.kept > 0;
   const per = el(
     'table',
     {},
@@ -79,7 +86,9 @@ export function evalSection(e: EvalView): HTMLElement {
           'tr',
           {},
           el('td', {}, p.class),
-          el('td', { class: 'num' }, pct(p.precision)),
+          p.precision === null
+            ? el('td', { class: 'num muted', title: 'No image was predicted as this class' }, 'never predicted')
+            : el('td', { class: 'num' }, pct(p.precision)),
           el('td', { class: 'num' }, pct(p.recall)),
           el('td', { class: 'num' }, String(p.support)),
         ),
@@ -104,7 +113,15 @@ export function evalSection(e: EvalView): HTMLElement {
           {},
           el('th', {}, e.classes[i] ?? String(i)),
           ...row.map((v, j) => {
-            const td = el('td', { title: `${e.classes[i]} → ${e.classes[j]}: ${v}` }, String(v));
+            const td = el(
+              'td',
+              {
+                class: gallery ? 'cell' : undefined,
+                title: `${e.classes[i]} → ${e.classes[j]}: ${v}${gallery ? ' (click for the images)' : ''}`,
+                onclick: gallery ? () => clicks.cell(i, j) : undefined,
+              },
+              String(v),
+            );
             // CSSOM, not a style attribute: allowed under the page's CSP.
             td.style.backgroundColor = `rgba(${i === j ? '60, 160, 90' : '200, 80, 60'}, ${(0.08 + 0.6 * (v / max)).toFixed(2)})`;
             return td;
@@ -120,15 +137,81 @@ export function evalSection(e: EvalView): HTMLElement {
     el(
       'div',
       {},
-      `Accuracy ${pct(e.accuracy)} · loss ${fix(e.loss)} · ${e.numImages} images in ${e.data}${e.skipped ? ` · ${e.skipped} skipped` : ''}${e.evaluatedAt ? ` · ${new Date(e.evaluatedAt * 1000).toLocaleString()}` : ''}`,
+      `Accuracy ${pct(e.accuracy)}${e.top5 !== null ? ` · top-5 ${pct(e.top5)}${e.classes.length <= 5 ? ' (5 classes or fewer: 1 by definition)' : ''}` : ''} · loss ${fix(e.loss)} · ${e.numImages} images in ${e.data}${e.skipped ? ` · ${e.skipped} skipped` : ''}${e.evaluatedAt ? ` · ${new Date(e.evaluatedAt * 1000).toLocaleString()}` : ''}`,
     ),
     per,
-    el('div', { class: 'muted' }, 'Confusion matrix (rows: true class, columns: predicted)'),
+    el(
+      'div',
+      { class: 'muted' },
+      `Confusion matrix (rows: true class, columns: predicted)${gallery ? '. Click a cell for its images.' : ''}`,
+    ),
     cm,
+    e.recorded === null
+      ? el('div', { class: 'muted' }, 'This evaluation has no per-image predictions (evaluate again for the gallery).')
+      : el(
+          'div',
+          { class: 'bar' },
+          button(`Most confident mistakes (${e.mistakes})`, () => clicks.mistakes(), {
+            secondary: true,
+            disabled: e.mistakes === 0,
+          }),
+          el(
+            'span',
+            { class: 'muted' },
+            e.recorded.all
+              ? `every image's prediction recorded (${e.recorded.kept})`
+              : `${e.recorded.kept} of ${e.recorded.total} images recorded: the most confident mistakes and a sample of the rest`,
+          ),
+        ),
+  );
+}
+
+type TensorDiff = CompareView['tensors'][number];
+
+const tensorRow = (t: TensorDiff) =>
+  el(
+    'tr',
+    { class: t.frozen ? 'frozen' : undefined },
+    el('td', {}, t.name),
+    el('td', {}, `[${t.shape.join(', ')}]`),
+    el('td', { class: 'num' }, fix(t.l2)),
+    el('td', { class: 'num' }, pct(t.rel)),
+    el('td', {}, t.frozen ? 'frozen' : t.frozen === false ? 'trained' : ''),
+  );
+
+function spanCell(...children: (Node | string)[]): HTMLTableCellElement {
+  const td = el('td', {}, ...children);
+  td.colSpan = 5;
+  return td;
+}
+
+/** The unchanged frozen tensors in one line; their names behind a disclosure. */
+function foldedRow(folded: TensorDiff[]): HTMLElement {
+  const values = folded.reduce((a, t) => a + t.shape.reduce((x, y) => x * y, 1), 0);
+  return el(
+    'tr',
+    { class: 'frozen folded' },
+    spanCell(
+      el(
+        'details',
+        {},
+        el(
+          'summary',
+          {},
+          `${folded.length} frozen tensors unchanged (L2 of difference 0, ${values.toLocaleString()} values)`,
+        ),
+        el('div', { class: 'muted' }, folded.map((t) => t.name).join(', ')),
+      ),
+    ),
   );
 }
 
 export function compareSection(c: CompareView): HTMLElement {
+  // The network's tensors first (unchanged frozen ones folded into one line), optimizer state and counters last.
+  const isState = (t: TensorDiff) => t.group === 'optimizer' || t.group === 'run state';
+  const net = c.tensors.filter((t) => !isState(t));
+  const state = c.tensors.filter(isState);
+  const folded = net.filter((t) => t.frozen === true && t.l2 === 0);
   const frozenOk = c.frozenMaxL2 === null ? null : c.frozenMaxL2 === 0;
   return el(
     'div',
@@ -170,17 +253,14 @@ export function compareSection(c: CompareView): HTMLElement {
       el(
         'tbody',
         {},
-        ...c.tensors.map((t) =>
-          el(
-            'tr',
-            { class: t.frozen ? 'frozen' : undefined },
-            el('td', {}, t.name),
-            el('td', {}, `[${t.shape.join(', ')}]`),
-            el('td', { class: 'num' }, fix(t.l2)),
-            el('td', { class: 'num' }, pct(t.rel)),
-            el('td', {}, t.frozen ? 'frozen' : t.frozen === false ? 'trained' : ''),
-          ),
-        ),
+        ...net.filter((t) => !folded.includes(t)).map(tensorRow),
+        folded.length ? foldedRow(folded) : null,
+        ...(state.length
+          ? [
+              el('tr', { class: 'group' }, spanCell(`Optimizer state and run counters (${state.length})`)),
+              ...state.map(tensorRow),
+            ]
+          : []),
       ),
     ),
   );

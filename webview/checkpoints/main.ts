@@ -12,13 +12,15 @@ import {
   type UiMessage,
 } from '../../src/shared/checkpointsProtocol';
 import { compareSection, evalSection, tensorsSection } from './details';
+import { gallerySection, predictionsCompareSection } from './gallery';
 import { age, button, bytes, el, fix, pct, type Child } from './dom';
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void; getState(): unknown; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
 const send = (m: UiMessage) => vscode.postMessage(m);
 
-type SortKey = 'name' | 'epoch' | 'step' | 'valAcc' | 'valLoss' | 'loss' | 'bytes' | 'createdAt' | 'evalAcc';
+type SortKey =
+  'name' | 'epoch' | 'step' | 'valAcc' | 'valTop5' | 'valLoss' | 'loss' | 'bytes' | 'createdAt' | 'evalAcc';
 interface UiState {
   sort: SortKey;
   desc: boolean;
@@ -64,6 +66,7 @@ const COLUMNS: { key: SortKey; label: string; num?: boolean; cell: (r: Checkpoin
   { key: 'epoch', label: 'Epoch', num: true, cell: (r) => String(r.epoch ?? '') },
   { key: 'step', label: 'Step', num: true, cell: (r) => String(r.step ?? '') },
   { key: 'valAcc', label: 'Val acc', num: true, cell: (r) => pct(r.valAcc) },
+  { key: 'valTop5', label: 'Top-5', num: true, cell: (r) => pct(r.valTop5) },
   { key: 'valLoss', label: 'Val loss', num: true, cell: (r) => fix(r.valLoss) },
   { key: 'loss', label: 'Loss', num: true, cell: (r) => fix(r.loss) },
   { key: 'bytes', label: 'Size', num: true, cell: (r) => bytes(r.bytes) },
@@ -156,6 +159,11 @@ function checkpointsTable(s: ExplorerState): HTMLElement {
         () => send({ type: 'compare', a: picked[0], b: picked[1] }),
         { disabled: picked.length !== 2 },
       ),
+      button('Compare predictions', () => send({ type: 'comparePredictions', a: picked[0], b: picked[1] }), {
+        secondary: true,
+        disabled: picked.length !== 2,
+        title: 'The images whose prediction changed between the two (both evaluated on the same data)',
+      }),
       button('Refresh', () => send({ type: 'refresh' }), { secondary: true }),
       pruneControl(),
     ),
@@ -206,6 +214,14 @@ function actions(s: ExplorerState, r: CheckpointRow): HTMLElement {
   );
 }
 
+const evalClicks = (file: string) => ({
+  cell: (row: number, col: number) => send({ type: 'gallery', file, what: { kind: 'cell', row, col } }),
+  mistakes: () => send({ type: 'gallery', file, what: { kind: 'mistakes' } }),
+});
+
+/** The gallery last drawn (file and cell), to scroll a new one into view once. */
+let lastGallery = '';
+
 function render(): void {
   const root = document.getElementById('app')!;
   if (!state) return;
@@ -220,10 +236,20 @@ function render(): void {
         ? el('p', { class: 'muted' }, 'Click a checkpoint for its tensors and actions.')
         : null,
     s.comparison ? compareSection(s.comparison) : null,
-    s.evaluation && s.evaluation.file === s.selected ? evalSection(s.evaluation) : null,
+    s.predictionsComparison
+      ? predictionsCompareSection(s.predictionsComparison, s.run.classes, () => send({ type: 'closeGallery' }))
+      : null,
+    s.evaluation && s.evaluation.file === s.selected ? evalSection(s.evaluation, evalClicks(s.evaluation.file)) : null,
+    s.gallery && s.gallery.file === s.selected && s.evaluation?.file === s.selected
+      ? gallerySection(s.gallery, s.evaluation.classes, () => send({ type: 'closeGallery' }))
+      : null,
     s.tensors && s.tensors.file === s.selected ? tensorsSection(s.tensors, s.run.classes) : null,
   ];
   root.replaceChildren(...parts.filter((p): p is Node => p instanceof Node));
+  // A gallery the user just asked for opens below the matrix: bring it into view, once.
+  const shown = s.gallery ? JSON.stringify([s.gallery.file, s.gallery.what]) : s.predictionsComparison ? 'compare' : '';
+  if (shown && shown !== lastGallery) document.querySelector('.gallery')?.scrollIntoView({ block: 'nearest' });
+  lastGallery = shown;
 }
 
 window.addEventListener('message', (e: MessageEvent) => {

@@ -5,7 +5,7 @@ import { ChartPanel, readTheme, type ChartContext, type Theme } from './charts';
 import { chartDefs } from './chartDefs';
 import { fill, h, setText } from './dom';
 import { ChartDrawer, type DrawFrame } from './drawCharts';
-import { applyAppend } from './ingest';
+import { applyAppend, ingestRuns } from './ingest';
 import { renderPicker, type PickerRun } from './picker';
 import { renderVerdict } from './verdict';
 import {
@@ -179,7 +179,7 @@ export class DashboardApp {
     switch (m.type) {
       case 'snapshot':
         this.mode = m.mode;
-        this.runs = m.runs;
+        this.runs = ingestRuns(m.runs);
         this.everSnapshot = true;
         if (m.range.min !== null && m.range.max !== null) this.state.zoom = { min: m.range.min, max: m.range.max };
         // The charts are rebuilt only when the runs or devices differ (render checks); else new data.

@@ -77,7 +77,7 @@ export class ChartDrawer {
     }
     if (follow('accuracy', evalsNew)) {
       p('accuracy').update(
-        e.steps.length ? ([e.steps, live.accPercent] as uPlot.AlignedData) : null,
+        e.steps.length ? ([e.steps, live.accPercent, live.top5Percent] as uPlot.AlignedData) : null,
         e.steps.length
           ? undefined
           : 'Validation accuracy appears after the first epoch (none when the run has no validation set).',

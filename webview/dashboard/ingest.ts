@@ -1,6 +1,7 @@
 // What the host sends, folded into the runs the page holds: a snapshot replaces them, an append
 // extends one run's columns in place (the charts' derived columns follow, see live.ts).
 import type { DeviceBlock, EvalBlock, HostMessage, RunData, StepBlock } from '../../src/shared/dashboardProtocol';
+import { spanSinks } from './series';
 
 export function pushAll<T>(into: T[], from: readonly T[] | undefined): void {
   if (from) for (const v of from) into.push(v);
@@ -31,12 +32,17 @@ function appendDevices(a: DeviceBlock, b: DeviceBlock): void {
   }
 }
 
+/** A snapshot's runs as the page holds them: each sink row spread over the steps it covers. */
+export function ingestRuns(runs: RunData[]): RunData[] {
+  return runs.map((r) => (r.steps.firstStep ? { ...r, steps: spanSinks(r.steps) } : r));
+}
+
 /** Extends one run with an append's rows (new header and AMP health, notices added). */
 export function applyAppend(run: RunData, m: Extract<HostMessage, { type: 'append' }>): void {
   run.header = m.header;
   run.amp = m.amp;
   if (m.steps) {
-    appendSteps(run.steps, m.steps);
+    appendSteps(run.steps, spanSinks(m.steps)); // a sink's row drawn over its steps
     run.totalStepRows += m.steps.steps.length;
   }
   if (m.evals) appendEvals(run.evals, m.evals);

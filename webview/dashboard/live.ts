@@ -8,6 +8,8 @@ import { joinOnX, overflowMarkers, overflowsInWindow, smooth } from './series';
 
 type Col = (number | null)[];
 
+const percent = (v: number | null | undefined): number | null => (v === null || v === undefined ? null : v * 100);
+
 /** First index i with xs[i] >= v (xs ascending). */
 function lowerBound(xs: readonly number[], v: number): number {
   let lo = 0;
@@ -26,8 +28,9 @@ export class SingleRunColumns {
   /** Loss-scale chart's derived columns, one per step row. */
   readonly markers: Col = [];
   readonly overflowCounts: number[] = [];
-  /** Accuracy chart's y column (per cent), one per eval row. */
+  /** Accuracy chart's y columns (per cent), one per eval row: top-1 and top-5. */
   readonly accPercent: Col = [];
+  readonly top5Percent: Col = [];
 
   /** Whether the last update rebuilt the columns (else it only appended rows, or did nothing). */
   rebuilt = false;
@@ -89,6 +92,10 @@ export class SingleRunColumns {
     replace(
       this.accPercent,
       e.valAcc.map((v) => (v === null ? null : v * 100)),
+    );
+    replace(
+      this.top5Percent,
+      e.steps.map((_, i) => percent(e.valTop5?.[i])),
     );
     // The smoothing and window state at the last row, for later appends.
     const w = Math.min(Math.max(weight, 0), 0.999);
@@ -164,6 +171,7 @@ export class SingleRunColumns {
     for (let i = this.evalRows; i < e.steps.length; i++) {
       const v = e.valAcc[i];
       this.accPercent.push(v === null || v === undefined ? null : v * 100);
+      this.top5Percent.push(percent(e.valTop5?.[i]));
     }
     this.stepRows = s.steps.length;
     this.evalRows = e.steps.length;

@@ -50,6 +50,45 @@ export function overflowMarkers(block: Pick<StepBlock, 'lossScale' | 'overflow' 
 }
 
 /**
+ * The block with each sink row (one event for several steps: Ascend's sink mode, `firstStep` set)
+ * drawn as the range it covers: two rows, at its first and at its last step, with the row's values
+ * (the loss being the sink's mean), so that every step chart draws it flat across its steps rather
+ * than as one point at its end. The overflow mark stays on the last row (it counts once). A block
+ * without sinks comes back as it is.
+ */
+export function spanSinks(b: StepBlock): StepBlock {
+  const first = b.firstStep;
+  if (!first) return b;
+  const out: StepBlock = {
+    steps: [],
+    loss: [],
+    lr: [],
+    lossScale: [],
+    overflow: [],
+    imgPerS: [],
+    stepMs: [],
+    dataMs: [],
+  };
+  const row = (i: number, step: number, overflow: 0 | 1) => {
+    out.steps.push(step);
+    out.loss.push(b.loss[i]);
+    out.lr.push(b.lr[i]);
+    out.lossScale.push(b.lossScale[i]);
+    out.overflow.push(overflow);
+    out.imgPerS.push(b.imgPerS[i]);
+    out.stepMs.push(b.stepMs[i]);
+    out.dataMs.push(b.dataMs[i]);
+  };
+  for (let i = 0; i < b.steps.length; i++) {
+    const f = first[i];
+    const prev = out.steps.length ? out.steps[out.steps.length - 1] : -Infinity;
+    if (f !== null && f !== undefined && f < b.steps[i] && f > prev) row(i, f, 0);
+    row(i, b.steps[i], b.overflow[i]);
+  }
+  return out;
+}
+
+/**
  * Aligns several (x ascending, ys) tables on the union of their x values, like uPlot.join, with
  * null where a table has no row for that x.
  */

@@ -11,10 +11,12 @@ from typing import Any, cast
 import numpy as np
 
 from ..data.folder import DataError, list_classes, scan, stratified_split
+from ..data.plan import loader_workers
 from ..rundir import atomic_write_json
 from .errors import ToolError
 from .format import read_index
 from .manifest import sha256_file
+from .scoring import Tally
 from .tools import RunInfo, load_run
 
 
@@ -66,7 +68,7 @@ def evaluate(run_dir: str, ckpt: str, folder: str | None, batch_size: int | None
             run_dir=run.run_dir,
         )
     d = run.spec.get("data") or {}
-    workers = max(1, min(int(d.get("workers") or 1), os.cpu_count() or 1))
+    workers = loader_workers(int(d.get("workers") or 0))  # 0: the cores available, as in training
     where, samples, skipped = _samples(run, folder, workers)
     if not samples:
         raise ToolError("bad_input", f"no readable images to evaluate in {where}", field="--data")
@@ -74,37 +76,17 @@ def evaluate(run_dir: str, ckpt: str, folder: str | None, batch_size: int | None
         raise ToolError("bad_input", f"--batch-size must be at least 1 (got {batch_size})", field="--batch-size")
     # MindSpore only now: a wrong folder or checkpoint is answered without its ~10 s import.
     from ..data.pipeline import make_dataset
-    from ..models import amp as ampmod
-    from .loading import load_net, select_device
+    from .predict import build_predictor
 
-    target = select_device(run, device)
-    net = load_net(run, ckpt)
-    level = ampmod.plan(run.spec.get("amp") or {"level": "O0", "loss_scale": "none"}, target).level
-    logits_of = ampmod.build_eval_step(ampmod.apply_level(net, level))
-    net.set_train(False)
+    logits_of, target, level = build_predictor(run, ckpt, device)
     n = len(run.classes)
-    confusion = np.zeros((n, n), np.int64)
-    loss_sum, count, nonfinite = 0.0, 0, 0
-    ds = make_dataset(
-        samples,
-        int(d.get("image_size") or 224),
-        batch_size or int(d.get("batch_size") or 32),
-        workers,
-        False,
-        False,
-        0,
-        drop_remainder=False,
-    )
-    for x, y in ds.create_tuple_iterator(num_epochs=1):
-        logits = logits_of(x).asnumpy().astype(np.float64)
-        labels = y.asnumpy().astype(np.int64)
-        z = logits - logits.max(axis=1, keepdims=True)
-        logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-        loss_sum += float(-logp[np.arange(len(labels)), labels].sum())
-        count += len(labels)
-        ok = np.isfinite(logits).all(axis=1)  # a NaN row's argmax would "predict" class 0: count it as a miss
-        nonfinite += int((~ok).sum())
-        np.add.at(confusion, (labels[ok], logits[ok].argmax(axis=1)), 1)
+    batch = batch_size or int(d.get("batch_size") or 32)
+    ds = make_dataset(samples, int(d.get("image_size") or 224), batch, workers, False, False, 0, drop_remainder=False)
+    tally = Tally(n, record=True)
+    tally.run(logits_of, ds.create_tuple_iterator(num_epochs=1, output_numpy=True), batch)
+    confusion, count, loss_sum = tally.confusion, tally.count, tally.loss_sum
+    # The dataset keeps sample order (no shuffle), so row i is samples[i].
+    predictions = tally.predictions([os.path.relpath(p, where) for p, _ in samples])
     support = np.bincount([ln for _, ln in samples], minlength=n)
     predicted = confusion.sum(axis=0)
     per_class = [
@@ -124,10 +106,15 @@ def evaluate(run_dir: str, ckpt: str, folder: str | None, batch_size: int | None
         "num_images": count,
         "accuracy": float(np.trace(confusion) / max(1, count)),
         "loss": loss_sum / max(1, count) if np.isfinite(loss_sum) else None,
-        "nonfinite": nonfinite,
+        # with 5 classes or fewer, 1.0 by definition (scoring.py)
+        "top5": tally.top5,
+        "nonfinite": tally.nonfinite,
         "classes": run.classes,
         "per_class": per_class,
         "confusion": confusion.tolist(),
+        # per image (file relative to `data`, label and top-5 as class indices), bounded: `predictions_kept`
+        "predictions": predictions["records"],
+        "predictions_kept": predictions["kept"],
         "skipped": [{"file": p, "reason": r} for p, r in skipped],
         "device": target,
         "amp_level": level,

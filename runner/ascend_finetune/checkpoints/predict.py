@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import numpy as np
 
+from ..spec_types import AmpSpec
 from .errors import ToolError
 from .format import read_index
 from .tools import RunInfo, load_run
@@ -24,14 +25,15 @@ MAX_FILE_BYTES = 256 << 20  # an image file larger than this is refused, not rea
 
 def build_predictor(run: RunInfo, ckpt: str, device: str | None) -> tuple[Callable[[Any], Any], str, str]:
     """(logits function, device target, AMP level): the run's network with the checkpoint's weights,
-    in inference mode at the run's AMP level: the call sequence of `evaluate` (evaluate.py, from
-    `select_device` to `net.set_train(False)`), which could call this instead."""
+    in inference mode at the run's AMP level. `eval` (evaluate.py) builds its network here too."""
     from ..models import amp as ampmod
     from .loading import load_net, select_device
 
     target = select_device(run, device)
     net = load_net(run, ckpt)
-    level = ampmod.plan(run.spec.get("amp") or {"level": "O0", "loss_scale": "none"}, target).level
+    # The amp section the run wrote from its resolved spec; a spec.json without one evaluates at O0.
+    amp_spec = cast(AmpSpec, run.spec.get("amp") or {"level": "O0", "loss_scale": "none"})
+    level = ampmod.plan(amp_spec, target).level
     logits_of = ampmod.build_eval_step(ampmod.apply_level(net, level))
     net.set_train(False)
     return logits_of, target, level

@@ -12,6 +12,7 @@ import os
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..spec_types import RunSpec
 from .folder import DataError, ImageSet, scan, stratified_split
 
 # The verified scan the launcher of a multi-rank run writes before msrun starts the ranks
@@ -85,19 +86,19 @@ def skipped_warning(skipped: list[tuple[str, str]]) -> dict[str, Any]:
     }
 
 
-def _plan_key(spec: dict[str, Any], world: int) -> dict[str, Any]:
+def _plan_key(spec: RunSpec, world: int) -> dict[str, Any]:
     """What a saved plan depends on: the data section, the split's seed, the epochs and the world."""
     return {"data": spec["data"], "seed": spec["train"]["seed"], "epochs": spec["train"]["epochs"], "world": world}
 
 
-def write_plan(path: str, spec: dict[str, Any], world: int, plan: DataPlan) -> None:
+def write_plan(path: str, spec: RunSpec, world: int, plan: DataPlan) -> None:
     """Save a verified plan for the ranks (plan_data's `plan_file`)."""
     from ..rundir import atomic_write_json
 
     atomic_write_json(path, {"key": _plan_key(spec, world), "plan": asdict(plan)})
 
 
-def read_plan(path: str, spec: dict[str, Any], world: int) -> DataPlan | None:
+def read_plan(path: str, spec: RunSpec, world: int) -> DataPlan | None:
     """The plan saved at `path` for this spec and world, else None."""
     try:
         with open(path, encoding="utf-8") as f:
@@ -114,7 +115,7 @@ def read_plan(path: str, spec: dict[str, Any], world: int) -> DataPlan | None:
 
 
 def plan_data(
-    spec: dict[str, Any],
+    spec: RunSpec,
     world: int,
     warnings: list[dict[str, Any]],
     num_classes: int | None = None,
@@ -170,7 +171,7 @@ def plan_data(
     )
 
 
-def _check_classes(spec: dict[str, Any], classes: list[str], num_classes: int | None) -> None:
+def _check_classes(spec: RunSpec, classes: list[str], num_classes: int | None) -> None:
     if num_classes is not None and num_classes != len(classes):
         raise DataError(
             "model.num_classes",

@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..spec_types import RunSpec
 from .folder import DataError, scan
 from .plan import plan_data
 
@@ -223,7 +224,7 @@ class Cancel:
             os._exit(128 + signum)
 
 
-def preview_spec(train_dir: str, val_dir: str | None, spec_path: str | None) -> dict[str, Any]:
+def preview_spec(train_dir: str, val_dir: str | None, spec_path: str | None) -> RunSpec:
     """The resolved spec whose data plan is previewed: SPEC's settings (or the defaults) with
     data.train set to DIR, and data.val to --val when given. Raises SpecError, or DataError for a
     folder that is not there."""
@@ -248,7 +249,7 @@ def _reason_kind(reason: str) -> str:
 
 
 def preview(
-    spec: dict[str, Any],
+    spec: RunSpec,
     samples: int = DEFAULT_SAMPLES,
     max_bytes: int = DEFAULT_MAX_BYTES,
     progress: Callable[[dict[str, Any]], None] | None = None,

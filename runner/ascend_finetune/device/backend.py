@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..spec_types import SinkSpec
+
 ASCEND_SIGNS = ("/usr/local/Ascend", "/usr/local/bin/npu-smi")
 
 
@@ -48,26 +50,48 @@ def resolve_target(requested: str) -> tuple[str, str | None]:
     return "CPU", None
 
 
-def sink_notes(sink: dict[str, Any], target: str) -> list[tuple[str, str]]:
-    """The runner trains step by step on every backend, so every step is reported. Say where that
-    differs from what the spec asked for."""
+def sink_size_for(steps: int, size: int) -> int:
+    """Steps per sink for an epoch part of `steps` steps: the largest divisor of `steps` not above
+    `size`, so that every sink of the part is the same size (one device-queue set-up per epoch)."""
+    size = max(1, min(size, steps))
+    while steps % size:
+        size -= 1
+    return size
+
+
+def sink_notes(
+    sink: SinkSpec, target: str, steps_per_epoch: int | None = None, cached: bool = False
+) -> list[tuple[str, str]]:
+    """Where the run's loop differs from the sink the spec asks for. On Ascend the step is fed
+    through the device queue (`mindspore.data_sink`), `sink.size` steps per call, one step event per
+    call; elsewhere, and with the feature cache, the run trains step by step."""
     if not sink["enabled"]:
         return []
     if target != "Ascend":
         return [
             (
                 "sink_unavailable",
-                f"dataset sink mode is not available on {target} (MindSpore's data_sink "
-                "supports Ascend and GPU only); training step by step, per-step telemetry unchanged",
+                f"dataset sink mode is not available on {target} (MindSpore's data_sink needs a device "
+                "queue, which only Ascend and GPU have); training step by step, one step event per step",
             )
         ]
-    if sink["size"] > 1:
+    if cached:
         return [
             (
-                "sink_size_ignored",
-                f"sink.size {sink['size']} is not used yet: the run loop still calls the compiled step once "
-                "per batch to report every step (not the same as MindSpore's sink, whose graph scheduler "
-                "runs N steps per call and prefetches through the device queue)",
+                "sink_unavailable",
+                "dataset sink mode is not used with train.cache_features: the cached features are fed from "
+                "the host, step by step, one step event per step",
+            )
+        ]
+    size = int(sink["size"])
+    if size > 1 and steps_per_epoch and steps_per_epoch % size:
+        used = sink_size_for(steps_per_epoch, size)
+        return [
+            (
+                "sink_size_reduced",
+                f"sink.size {size} does not divide the {steps_per_epoch} steps of an epoch, so each sink runs "
+                f"{used} steps (the largest size that does, keeping every sink of an epoch the same size): "
+                f"one step event per {used} steps; set sink.size to a divisor of {steps_per_epoch} to choose",
             )
         ]
     return []

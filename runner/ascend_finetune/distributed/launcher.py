@@ -8,25 +8,39 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import sys
 import time
 import traceback
 from types import FrameType
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from ..control import ControlInbox
 from ..data.folder import DataError
 from ..data.plan import PLAN_FILE, plan_data, write_plan
+from ..device.telemetry import DEFAULT_INTERVAL_S, DeviceSampler
 from ..events import EventLog, read_events
-from ..rundir import MANIFEST_MAX_BYTES, open_append, read_json, write_status
+from ..logfilter import popen_filtered
+from ..rundir import MANIFEST_MAX_BYTES, atomic_write_json, open_append, read_json, write_status
+from ..spec_types import RunSpec
 from .strategy import NullLog
-from .world import ENTRY_SCRIPT, RANKS_DIR, free_port, local_ranks, msrun_argv, node_count, world_size
+from .world import (
+    ENTRY_SCRIPT,
+    NODE_PREFLIGHT_FILE,
+    RANKS_DIR,
+    free_port,
+    local_ranks,
+    msrun_argv,
+    node_count,
+    world_size,
+)
 
 # After a rank failed, msrun kills the other local ranks at once but then waits for its
 # scheduler, which only gives up on the dead ranks after its node timeout (about 30 s here).
 SCHEDULER_GRACE_S = 3.0
 POLL_S = 0.2
 LOG_TAIL_LINES = 15
+FILTER_DRAIN_S = 5.0
 
 
 def _log_tail(path: str, lines: int = LOG_TAIL_LINES) -> list[str]:
@@ -89,7 +103,7 @@ def msrun_supports_bind_core() -> bool:
         return False
 
 
-def bind_core_argv(spec: dict[str, Any], argv: list[str], supported: bool | None = None) -> list[str]:
+def bind_core_argv(spec: RunSpec, argv: list[str], supported: bool | None = None) -> list[str]:
     """msrun's argv with `--bind_core=True` (each rank on its own share of the cores, near its NPU,
     as mindcv's and ModelZoo's Ascend scripts run) when the run may use Ascend and msrun has the flag.
     Not on CPU: there the ranks' own compute threads need every core."""
@@ -103,7 +117,7 @@ def bind_core_argv(spec: dict[str, Any], argv: list[str], supported: bool | None
     return argv[:i] + ["--bind_core=True"] + argv[i:]
 
 
-def prepare_data(spec: dict[str, Any], run_dir: str) -> str:
+def prepare_data(spec: RunSpec, run_dir: str) -> str:
     """Scan and verify the data once, here, before msrun starts the ranks, and leave the plan in
     ranks/data-plan.json for them (each would otherwise decode the whole data set after init()).
     Raises DataError as a rank would."""
@@ -119,7 +133,7 @@ class HeldRun(Protocol):
     event log and inbox, and its way of writing the run's end. A protocol, so that the launcher,
     below the trainer, never imports it."""
 
-    spec: dict[str, Any]
+    spec: RunSpec
     run_dir: str
     resume_from: str | None
     log: EventLog | NullLog
@@ -138,12 +152,18 @@ class HeldRun(Protocol):
     ) -> int: ...
 
 
+NodeChecks = Callable[[RunSpec], list[dict[str, Any]]]  # spec -> warnings (train/preflight.node_warnings)
+
+
 class Launcher:
     """Runs msrun for one node of the run and turns its outcome into the run's ending."""
 
-    def __init__(self, run: HeldRun, node_rank: int = 0, master_port: int | None = None):
+    def __init__(
+        self, run: HeldRun, node_rank: int = 0, master_port: int | None = None, checks: NodeChecks | None = None
+    ):
         self.run, self.spec, self.run_dir = run, run.spec, run.run_dir
         self.node_rank = node_rank
+        self.checks = checks
         self.master_port = master_port or self.spec["device"].get("master_port") or free_port()
         self.ranks_dir = os.path.join(self.run_dir, RANKS_DIR)
         self.workers: dict[int, int] = {}  # pid -> global rank
@@ -209,6 +229,39 @@ class Launcher:
             return None
         return (int(m.group(1)), int(m.group(2))) if m else None
 
+    def preflight(self) -> list[dict[str, Any]]:
+        """This node's NPU checks, before msrun starts its ranks, recorded in this node's run
+        directory (ranks/preflight-node-<node rank>.json). Rank 0 writes node 0's as the run's
+        warning events; another node's go into its own event log, marked with its node rank."""
+        warnings = self.checks(self.spec) if self.checks else []
+        os.makedirs(self.ranks_dir, exist_ok=True)
+        atomic_write_json(
+            os.path.join(self.ranks_dir, NODE_PREFLIGHT_FILE.format(self.node_rank)),
+            {
+                "node_rank": self.node_rank,
+                "host": socket.gethostname(),
+                "ids": self.spec["device"]["ids"],
+                "warnings": warnings,
+            },
+        )
+        if self.node_rank:
+            for w in warnings:
+                self.run.log.emit("warning", **{**w, "details": {**w.get("details", {}), "node_rank": self.node_rank}})
+        return warnings
+
+    def _sample_devices(self) -> DeviceSampler | None:
+        """Telemetry of this node's NPUs on a node other than the master, whose rank 0 samples its
+        own: `device` events in this node's event log, with its node rank."""
+        if not self.node_rank:
+            return None
+        k = self.node_rank
+
+        def emit(type_: str, **payload: Any) -> Any:
+            return self.run.log.emit(type_, node_rank=k, **payload)
+
+        interval = float(self.spec["device"].get("telemetry_s", DEFAULT_INTERVAL_S))
+        return DeviceSampler.for_run(emit, self.spec["device"]["ids"], interval)
+
     def start(self) -> int:
         import subprocess
 
@@ -218,6 +271,7 @@ class Launcher:
         for name in os.listdir(self.ranks_dir):  # a resume into the same directory: old verdicts
             if re.fullmatch(r"rank-\d+\.json", name):
                 os.remove(os.path.join(self.ranks_dir, name))
+        self.preflight()
         events_path = os.path.join(self.run_dir, "events.jsonl")
         self.events_start = len(read_events(events_path))
         argv = bind_core_argv(
@@ -226,22 +280,29 @@ class Launcher:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         # msrun starts `python` from PATH: make that this interpreter (the venv with MindSpore).
         env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+        # msrun's output without MindSpore's known noise (logfilter.py)
         with os.fdopen(open_append(os.path.join(self.ranks_dir, "msrun.log")), "ab") as log:
-            self.proc = subprocess.Popen(
+            self.proc, log_filter = popen_filtered(
                 argv,
+                log.fileno(),
                 stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
                 start_new_session=True,
                 cwd=self.run_dir,
                 env=env,
                 close_fds=True,
             )
+        sampler = self._sample_devices()
         try:
             self._watch()
         finally:
+            if sampler:
+                sampler.stop()  # no device event after the run's end
             self._kill_everything()  # nothing of this run outlives the launcher
             self.proc.wait()
+            try:
+                log_filter.wait(timeout=FILTER_DRAIN_S)  # msrun.log complete before its tail is read
+            except subprocess.TimeoutExpired:
+                pass  # a straggler still holds the pipe: the filter ends with it
         return self._conclude(events_path)
 
     def _watch(self) -> None:
@@ -341,9 +402,9 @@ class Launcher:
         return {k: best[k] for k in ("file", "epoch", "step", "metrics")} if best else None
 
 
-def launch(run: HeldRun, node_rank: int = 0, master_port: int | None = None) -> int:
+def launch(run: HeldRun, node_rank: int = 0, master_port: int | None = None, checks: NodeChecks | None = None) -> int:
     """A run of several ranks, from the process that holds the run (the CLI's `train`): msrun for this
-    node's ranks, watched to the end."""
+    node's ranks, watched to the end. `checks`: this node's pre-flight (train/preflight.node_warnings)."""
     run.begin()
     spec = run.spec
     if spec["train"].get("cache_features"):  # refused before msrun starts anything
@@ -372,7 +433,7 @@ def launch(run: HeldRun, node_rank: int = 0, master_port: int | None = None) -> 
             2,
         )
     try:
-        return Launcher(run, node_rank, master_port).start()
+        return Launcher(run, node_rank, master_port, checks).start()
     except Exception as e:  # the launcher itself failed (msrun missing, bad node rank, ...)
         tail = traceback.format_exc().strip().splitlines()[-LOG_TAIL_LINES:]
         return run.finish(

@@ -3,9 +3,9 @@ trainer's Run calls (train/run.py is above this module and hands itself nothing 
 
 - rank 0 writes the run's events, takes the control requests and saves the checkpoints; the other
   ranks write nothing but their msrun log and their verdict (`ranks/rank-<rank>.json`);
-- after each step (and once after set-up) every rank sums a stop flag with one AllReduce, so a stop
-  that rank 0 took from the inbox, or a signal any rank got, ends them all after that same step.
-  StepStop carries that flag in the train step's own loss AllReduce instead (Trainer.epoch_steps).
+- every rank sums a stop flag, so a stop that rank 0 took from the inbox, or a signal any rank got,
+  ends them all after that same step: once after set-up in an AllReduce of its own (StopFlag), then
+  in the train step's own loss AllReduce (StepStop, Trainer.epoch_steps), agreed with each call.
 """
 
 from __future__ import annotations
@@ -148,14 +148,20 @@ class RankStrategy:
     def inbox(self) -> ControlInbox:
         return ControlInbox(self.run_dir) if self.leads else NoInbox()
 
-    def stop_agreed(self, step: int, stop_requested: bool) -> bool:
-        """After a step: whether any rank wants to stop (all ranks call this at the same step)."""
-        if self._fault and self._fault == (self.info.rank, step):
+    def after_steps(self, first: int, last: int) -> None:
+        """The test fault (FAULT_ENV), when its step is among the steps just done."""
+        if self._fault and self._fault[0] == self.info.rank and first <= self._fault[1] <= last:
             sys.stderr.write(
-                f"test fault ({FAULT_ENV}): rank {self.info.rank} exits with code {FAULT_EXIT_CODE} after step {step}\n"
+                f"test fault ({FAULT_ENV}): rank {self.info.rank} exits with code {FAULT_EXIT_CODE} "
+                f"after step {self._fault[1]}\n"
             )
             sys.stderr.flush()
             os._exit(FAULT_EXIT_CODE)
+
+    def stop_agreed(self, stop_requested: bool) -> bool:
+        """Whether any rank wants to stop, in an AllReduce of its own (all ranks call this at the same
+        point): once, before the first step, so that a stop sent during set-up ends the run there.
+        Between steps the flag rides in the step's AllReduce instead (StepStop)."""
         if self._stop_flag is None:
             self._stop_flag = StopFlag()
         return self._stop_flag(stop_requested)

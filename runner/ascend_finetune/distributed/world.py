@@ -10,34 +10,37 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..spec_types import RunSpec
+
 RANKS_DIR = "ranks"
+NODE_PREFLIGHT_FILE = "preflight-node-{}.json"  # in RANKS_DIR: a node's pre-flight (launcher.py)
 # The task script msrun starts once per rank: a file, as msrun wants (see rank_entry.py).
 ENTRY_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rank_entry.py")
 
 
-def local_ranks(spec: dict[str, Any]) -> int:
+def local_ranks(spec: RunSpec) -> int:
     return len(spec["device"]["ids"])
 
 
-def node_names(spec: dict[str, Any]) -> list[str]:
+def node_names(spec: RunSpec) -> list[str]:
     return list(spec["device"].get("nodes") or [])
 
 
-def node_count(spec: dict[str, Any]) -> int:
+def node_count(spec: RunSpec) -> int:
     """Machines in the run: one when `device.nodes` is empty."""
     return max(1, len(node_names(spec)))
 
 
-def world_size(spec: dict[str, Any]) -> int:
+def world_size(spec: RunSpec) -> int:
     """Ranks in the whole run: device ids per node times nodes (one node when `nodes` is empty)."""
     return local_ranks(spec) * node_count(spec)
 
 
-def is_distributed(spec: dict[str, Any]) -> bool:
+def is_distributed(spec: RunSpec) -> bool:
     return world_size(spec) > 1
 
 
-def master_addr(spec: dict[str, Any]) -> str:
+def master_addr(spec: RunSpec) -> str:
     """The first node runs msrun's scheduler; one node talks to itself over loopback."""
     nodes = node_names(spec)
     return nodes[0] if len(nodes) > 1 else "127.0.0.1"
@@ -58,7 +61,7 @@ def _loopback(addr: str) -> bool:
     return addr.startswith("127.") or addr in ("::1", "0.0.0.0", "::")
 
 
-def master_address(spec: dict[str, Any], resolve: Resolver | None = None) -> str:
+def master_address(spec: RunSpec, resolve: Resolver | None = None) -> str:
     """The address msrun gets as `--master_addr`, checked on this host.
 
     Where a host's /etc/hosts maps its own name to 127.0.1.1 (Debian and Ubuntu do), msrun's scheduler
@@ -105,7 +108,7 @@ def msrun_program(python: str) -> list[str]:
 
 
 def msrun_argv(
-    spec: dict[str, Any],
+    spec: RunSpec,
     run_dir: str,
     node_rank: int,
     master_port: int,
@@ -136,7 +139,7 @@ def msrun_argv(
     return argv
 
 
-def node_plan(spec: dict[str, Any], spec_path: str, run_dir: str, master_port: int | None = None) -> dict[str, Any]:
+def node_plan(spec: RunSpec, spec_path: str, run_dir: str, master_port: int | None = None) -> dict[str, Any]:
     """What to start on each node of a multi-node run: the runner arguments (after
     `python -m ascend_finetune`) of one `train` per node, each with its node rank and the shared
     master port. The extension runs them on the SSH targets named in `device.nodes`."""
@@ -165,7 +168,7 @@ class RankInfo:
     local_rank: int
 
 
-def device_id(spec: dict[str, Any], target: str, rank: RankInfo | None) -> int:
+def device_id(spec: RunSpec, target: str, rank: RankInfo | None) -> int:
     """On Ascend each local rank uses ids[local_rank]; on CPU the id means nothing. The ids are
     MindSpore's: under ASCEND_RT_VISIBLE_DEVICES, 0..n-1 over the visible devices (device/visible.py);
     an id outside them is a ValueError that names the fix."""

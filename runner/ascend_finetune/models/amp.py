@@ -14,6 +14,8 @@ from typing import Any, Callable
 import mindspore as ms
 from mindspore import amp, nn, ops
 
+from ..spec_types import AmpSpec
+
 
 @dataclass
 class AmpPlan:
@@ -22,7 +24,7 @@ class AmpPlan:
     notes: list[tuple[str, str]]  # (warning code, message) for every change from the spec
 
 
-def plan(spec_amp: dict, target: str) -> AmpPlan:
+def plan(spec_amp: AmpSpec, target: str) -> AmpPlan:
     """`auto` goes to MindSpore as it is: since 2.x `auto_mixed_precision(net, "auto")` casts op by op
     from its white and black lists (BatchNorm, Softmax, Log stay float32) on every backend, CPU
     included (measured on the 2.10 CPU wheel). Older releases mapped it per backend and raised on CPU."""
@@ -35,7 +37,7 @@ def apply_level(net: nn.Cell, level: str) -> nn.Cell:
     return net if level == "O0" else amp.auto_mixed_precision(net, level)
 
 
-def make_scaler(spec_amp: dict[str, Any], mode: str) -> Any:
+def make_scaler(spec_amp: AmpSpec, mode: str) -> Any:
     if mode == "dynamic":
         return amp.DynamicLossScaler(
             float(spec_amp["init_scale"]), int(spec_amp["scale_factor"]), int(spec_amp["scale_window"])

@@ -44,6 +44,7 @@ import numpy as np
 
 from ..data.pipeline import MEAN, STD, make_dataset
 from ..rundir import open_regular
+from ..spec_types import RunSpec
 
 FORMAT = 2  # bump when what is cached or how it is computed changes
 DIRNAME = "feature-cache"
@@ -181,7 +182,8 @@ class FeatureCache:
     def __init__(self, trainer: Any, views: int) -> None:
         # trainer: the Trainer (trainer.py), which imports this module; typed Any to keep one direction
         self.tr = trainer
-        d, t = trainer.spec["data"], trainer.spec["train"]
+        spec: RunSpec = trainer.spec
+        d, t = spec["data"], spec["train"]
         self.augment = bool(d["augment"])
         self.views = max(1, int(views)) if self.augment else 1  # without augmentation every view is the same
         self.batch = d["batch_size"]

@@ -5,7 +5,7 @@ losses over the sum of the batch's target weights)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -35,7 +35,7 @@ def class_weights(spec_value: Any, counts: np.ndarray) -> np.ndarray | None:
     return np.array(spec_value, np.float32)
 
 
-def make_loss(train: dict[str, Any], counts: np.ndarray) -> Any:
+def make_loss(train: Mapping[str, Any], counts: np.ndarray) -> Any:
     """`nn.CrossEntropyLoss` (log-softmax inside: the recipe's SoftmaxCrossEntropyWithLogits overflows
     on CPU once a logit passes ~88) with the spec's smoothing and weights."""
     import mindspore as ms

@@ -2,7 +2,8 @@
 
 Each finds a set-up that will run, but not the way the user probably expects:
 
-- `workers_above_cores`: more data loader threads (data.workers, per rank) than CPU cores;
+- `workers_above_cores`: more data loader threads (data.workers, per rank) than CPU cores (0 is
+  "auto": the cores shared out between the ranks, never too many);
 - `no_checkpoint_interval`: checkpoint.every_steps longer than the run, so only the epoch-end (and
   final) checkpoints are saved;
 - `frozen_random_backbone`: frozen layers (model.freeze) with no pretrained weights, so they keep
@@ -16,18 +17,24 @@ Each finds a set-up that will run, but not the way the user probably expects:
 The NPU checks read `npu-smi info` through doctor's reader and run only when the run trains on
 Ascend; they run before the run's own processes take device memory.
 
-The trainer calls `run_warnings` and `device_warnings`; `validate --preflight` calls `for_spec`.
+The trainer calls `run_warnings` and `device_warnings`; `validate --preflight` calls `for_spec`. On a
+run of several ranks each node's launcher runs the NPU checks for its own devices (`node_warnings`),
+before msrun starts that node's ranks, and records them in the node's run directory
+(`ranks/preflight-node-<node rank>.json`); rank 0 writes node 0's as warning events.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from typing import Any, Callable
 
 from ..data.plan import plan_data
 from ..device.backend import resolve_target, sink_notes
-from ..distributed.world import world_size
+from ..distributed.world import NODE_PREFLIGHT_FILE, world_size
+from ..rundir import read_json
+from ..spec_types import RunSpec
 
 LOW_HBM_FRACTION = 0.2  # below 20% of the HBM free: a ResNet-50 at batch 32 with O2 needs several GB
 CANN_VERSION_FILE = ("compiler", "version.info")
@@ -37,21 +44,22 @@ def _warning(code: str, message: str, details: dict[str, Any]) -> dict[str, Any]
     return {"code": code, "message": message, "details": details}
 
 
-def frozen_random_backbone(model: dict[str, Any]) -> bool:
+def frozen_random_backbone(model: Mapping[str, object]) -> bool:
     """Frozen layers (model.freeze) with no pretrained weights: they keep their random initial weights.
-    The run's health verdict (verdict.py) reports the same rule after the run."""
+    The run's health verdict (verdict.py) reports the same rule after the run (on a spec that may not
+    have resolved, hence a Mapping read with .get)."""
     return model.get("pretrained") is None and model.get("freeze", "none") != "none"
 
 
 def run_warnings(
-    spec: dict[str, Any], total_steps: int, steps_per_epoch: int, target: str, cpu_count: int | None = None
+    spec: RunSpec, total_steps: int, steps_per_epoch: int, target: str, cpu_count: int | None = None
 ) -> list[dict[str, Any]]:
     """Checks of the spec against this machine and the run's length."""
     out = []
     cores = cpu_count or os.cpu_count() or 1
     workers = spec["data"]["workers"]
     local = len(spec["device"]["ids"])  # ranks on this node, each with its own loader threads
-    if workers * local > cores:
+    if workers > 0 and workers * local > cores:  # 0: the cores per rank (data/plan.py's loader_workers)
         asked = f"{workers} x {local} ranks = {workers * local}" if local > 1 else f"{workers}"
         out.append(
             _warning(
@@ -104,7 +112,7 @@ def _run_pids() -> set[int]:
 
 
 def device_warnings(
-    spec: dict[str, Any],
+    spec: RunSpec,
     target: str,
     read_npus: Callable[[], dict[str, Any]] | None = None,
     own_pids: set[int] | None = None,
@@ -170,6 +178,25 @@ def device_warnings(
     return out
 
 
+def node_warnings(
+    spec: RunSpec, read_npus: Callable[[], dict[str, Any]] | None = None, own_pids: set[int] | None = None
+) -> list[dict[str, Any]]:
+    """The NPU checks of one node of a run of several ranks, for that node's devices, run by its
+    launcher before msrun starts the node's ranks: no process of this run holds an NPU yet, so
+    any process on one is another's. Nothing on a CPU run; without npu-smi, nothing to read."""
+    if spec["device"]["target"] == "CPU":
+        return []
+    return device_warnings(spec, "Ascend", read_npus, {os.getpid()} if own_pids is None else own_pids)
+
+
+def read_node_warnings(ranks_dir: str, node_rank: int) -> list[dict[str, Any]] | None:
+    """The warnings a node's launcher recorded (`node_warnings`), or None when it recorded none."""
+    doc = read_json(os.path.join(ranks_dir, NODE_PREFLIGHT_FILE.format(node_rank)))  # a regular file only, capped
+    if not isinstance(doc, dict) or not isinstance(doc.get("warnings"), list):
+        return None
+    return [w for w in doc["warnings"] if isinstance(w, dict) and isinstance(w.get("code"), str)]
+
+
 def cann_version(home: str | None = None) -> str | None:
     """The installed CANN's major.minor from `version.info` (`Version=8.0.RC2` gives `8.0`)."""
     home = home or os.environ.get("ASCEND_HOME_PATH")
@@ -211,7 +238,7 @@ def cann_warning(home: str | None = None, supported: list[str] | None = None) ->
     )
 
 
-def for_spec(spec: dict[str, Any]) -> dict[str, Any]:
+def for_spec(spec: RunSpec) -> dict[str, Any]:
     """Every warning a run of this (resolved) spec would start with, without training: for the
     Start wizard, before it launches (`validate --preflight`). Plans the data as the trainer does (the
     scan cache makes a second look cheap) to count the steps. Raises DataError as a run would."""
@@ -221,7 +248,8 @@ def for_spec(spec: dict[str, Any]) -> dict[str, Any]:
         warnings.append(_warning("ascend_unavailable", fallback, {"requested": "auto"}))
     warnings.extend(device_warnings(spec, target))
     plan = plan_data(spec, world_size(spec), warnings)
-    for code, msg in sink_notes(spec["sink"], target):
+    cached = bool((spec.get("train") or {}).get("cache_features"))
+    for code, msg in sink_notes(spec["sink"], target, plan.steps_per_epoch, cached):
         warnings.append(_warning(code, msg, {"sink": spec["sink"], "target": target}))
     warnings.extend(run_warnings(spec, plan.total_steps, plan.steps_per_epoch, target))
     return {

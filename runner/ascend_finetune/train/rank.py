@@ -11,6 +11,7 @@ import signal
 
 from ..distributed.strategy import RankStrategy
 from ..distributed.world import RankInfo, local_ranks, world_size
+from ..spec_types import RunSpec
 from .run import Run, RunSetup
 
 
@@ -31,7 +32,7 @@ def rank_main(argv: list[str], early_signals: list[int]) -> int:
         init()
         return 0
     with open(a.spec, encoding="utf-8") as f:
-        spec = json.load(f)  # the launcher's resolved spec.json: already validated
+        spec: RunSpec = json.load(f)  # the launcher's resolved spec.json: already validated
     size = int(os.environ.get("MS_WORKER_NUM", world_size(spec)))
     rank = int(os.environ["RANK_ID"])
     info = RankInfo(rank=rank, size=size, local_rank=int(os.environ.get("DEVICE_ID", rank % local_ranks(spec))))

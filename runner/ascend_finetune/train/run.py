@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from .. import __version__
 from ..checkpoints.errors import PretrainedError
 from ..control import ControlInbox
@@ -34,6 +32,7 @@ from ..distributed.strategy import NullLog, RankStrategy
 from ..events import EventLog
 from ..rundir import atomic_write_json, make_reserve, open_lock, process_start, release_reserve, write_status
 from ..spec import SpecError
+from ..spec_types import RunSpec
 from .trainer import NonFiniteLoss, Trainer
 from .verdict import judge_log
 
@@ -79,7 +78,7 @@ def _versions() -> dict[str, str]:
 class Run:
     """One training process's life: events, status, the loop, stop/checkpoint requests, the ending."""
 
-    def __init__(self, spec: dict[str, Any], run_dir: str, resume: str | None = None, setup: RunSetup | None = None):
+    def __init__(self, spec: RunSpec, run_dir: str, resume: str | None = None, setup: RunSetup | None = None):
         setup = setup or RunSetup()
         run_dir = os.path.abspath(run_dir)
         self.spec, self.run_dir = spec, run_dir
@@ -242,10 +241,12 @@ class Run:
             self.rank.write_verdict(status, error, code, tr.step if tr else None, tr.net if tr else None)
         return code
 
-    def _take_requests(self, metrics: dict[str, Any]) -> None:
+    def _take_requests(self, metrics: dict[str, Any]) -> bool:
+        """The control inbox (rank 0: the other ranks learn of a stop through the stop flag), read
+        between the trainer's calls; returns whether this process wants to stop."""
         tr = self.trainer
         assert tr is not None
-        if self.rank is None or self.rank.leads:  # the other ranks have no inbox: the stop flag tells them
+        if self.rank is None or self.rank.leads:
             for action, path in self.inbox.poll():
                 if action == "stop":
                     self.stop_requested, self.stop_reason = True, "control"
@@ -253,9 +254,7 @@ class Run:
                 elif action == "checkpoint" and self.last_ckpt_step != tr.step and tr.step % tr.steps_per_epoch:
                     self._checkpoint({**metrics, "reason": "requested"})
                 self.inbox.done(path)
-        if self.rank is not None and self.rank.stop_agreed(tr.step, self.stop_requested) and not self.stop_requested:
-            # Another rank got the signal (or rank 0 took a stop): stop after this same step.
-            self.stop_requested, self.stop_reason = True, "peer"
+        return self.stop_requested
 
     def _checkpoint(self, metrics: dict[str, Any], ema_eval: dict[str, Any] | None = None) -> dict[str, Any]:
         """Save the weights (and, with train.ema, the EMA weights beside them, with `ema_eval`'s metrics)."""
@@ -320,10 +319,12 @@ class Run:
             resumed_from={"file": self.resume_from, "step": tr.step} if self.resume_from else None,
         )
         self._flush_warnings()
-        # NPU utilisation, HBM, temperature and power as `device` events, where npu-smi exists.
-        self.sampler = DeviceSampler.for_run(
-            self.log.emit, spec["device"]["ids"], float(spec["device"].get("telemetry_s", DEFAULT_INTERVAL_S))
-        )
+        # NPU utilisation, HBM, temperature and power as `device` events, where npu-smi exists: rank 0
+        # for its node (another node's launcher samples that node's, distributed/launcher.py).
+        if self.rank is None or self.rank.leads:
+            self.sampler = DeviceSampler.for_run(
+                self.log.emit, spec["device"]["ids"], float(spec["device"].get("telemetry_s", DEFAULT_INTERVAL_S))
+            )
         if tr.features:
             tr.features.ensure()  # before the first step's clock: compute_s reports its cost, not step 1
             self._flush_warnings()  # feature_cache_rejected: caches found and not trusted
@@ -331,68 +332,81 @@ class Run:
             self.log.emit("feature_cache", **fc)
             if self.holds_dir:  # `ls` shows where this run's features came from
                 write_status(self.run_dir, feature_cache={k: fc[k] for k in ("key", "reused_from", "rejected")})
-        # Ranks run in lock-step (the gradient AllReduce), so the run's throughput is rank 0's times the ranks.
-        batch = d["batch_size"] * tr.world
         max_bad = spec["train"]["max_nonfinite_steps"]
-        self._take_requests({})  # a stop sent during set-up is honoured before the first step
+        every = spec["checkpoint"]["every_steps"]
+        # A stop ends the run only once agreed: in one process, its own wish; of several ranks, the
+        # wish of any of them, summed by every rank at the same point (a rank never stops alone).
+        stopping = self._take_requests({})  # a stop sent during set-up is honoured before the first step
+        if self.rank is not None:
+            stopping = self.rank.stop_agreed(stopping)
+            if stopping and not self.stop_requested:
+                self.stop_reason = "peer"
         bad_run = 0
         last_metrics: dict[str, Any] = {}
         best = None
-        while tr.step < tr.total_steps and not self.stop_requested:
+
+        def wants_stop() -> bool:
+            return self._take_requests(last_metrics)
+
+        while tr.step < tr.total_steps and not stopping:
             epoch = tr.step // tr.steps_per_epoch + 1
             skip_in_epoch = tr.step - (epoch - 1) * tr.steps_per_epoch
-            epoch_t0, losses, overflows = time.perf_counter(), [], 0
-            it = tr.train_batches(epoch)
-            t_prev = time.perf_counter()
-            for i, (x, y) in enumerate(it):
-                if i >= tr.steps_per_epoch - skip_in_epoch:
-                    break
-                t_data = time.perf_counter()
-                loss, finite, scale, updated = tr.train_step(x, y).asnumpy().tolist()
-                t_end = time.perf_counter()
-                tr.step += 1
-                overflow = finite < 0.5
-                overflows += overflow
-                step_s, data_s, t_prev = t_end - t_prev, t_data - t_prev, t_end
-                lr_used = tr.lrs[min(tr.applied, len(tr.lrs) - 1)]
-                tr.applied += updated > 0.5
-                if updated > 0.5:
-                    tr.knobs.after_update()  # the weights' EMA
+            epoch_t0, loss_sum, loss_n, overflows = time.perf_counter(), 0.0, 0, 0
+            # One record per step, or per sink on Ascend (Trainer.epoch_steps): requests are taken
+            # between the trainer's calls, and a stop ends every rank after the same call.
+            for rec in tr.epoch_steps(epoch, skip_in_epoch, wants_stop):
+                first, loss, n = rec["first_step"], rec["loss"], rec["step"] - rec["first_step"] + 1
+                overflows += rec["overflows"]
+                step_fields: dict[str, Any] = {"first_step": first, "mean_loss": rec["mean_loss"]} if n > 1 else {}
+                if rec["data_ms"] is not None:
+                    step_fields["data_ms"] = rec["data_ms"]
                 self.log.emit(
                     "step",
                     epoch=epoch,
                     step=tr.step,
                     loss=loss,
-                    lr=lr_used,
-                    loss_scale=scale if tr.scaler is not None else None,
-                    overflow=overflow,
-                    skipped=updated < 0.5,
-                    step_ms=round(step_s * 1000, 3),
-                    data_ms=round(data_s * 1000, 3),
-                    img_per_s=round(batch / step_s, 2) if step_s > 0 else None,
+                    lr=rec["lr"],
+                    loss_scale=rec["loss_scale"],
+                    overflow=rec["overflow"],
+                    skipped=rec["skipped"],
+                    step_ms=rec["step_ms"],
+                    img_per_s=rec["img_per_s"],
+                    **step_fields,
                 )
-                if math.isfinite(loss):
-                    losses.append(loss)
+                if rec["warning"]:
+                    self.log.emit("warning", **rec["warning"])  # data_bound
+                if self.rank is not None:
+                    self.rank.after_steps(first, tr.step)
+                finite_n = n - rec["nonfinite"]
+                loss_sum, loss_n = loss_sum + (rec["mean_loss"] or 0.0) * finite_n, loss_n + finite_n
+                if not rec["nonfinite"]:
                     bad_run = 0
-                else:
-                    bad_run += 1
+                else:  # consecutive NaN/Inf losses, as far as a sink's counts tell
+                    bad_run = bad_run + n if finite_n == 0 else (0 if math.isfinite(loss) else 1)
                     if bad_run >= max_bad:
                         raise NonFiniteLoss(
                             f"the loss was NaN or Inf for {bad_run} consecutive steps (up to step {tr.step}); "
                             "lower train.lr, or check the data and the pretrained weights"
                         )
-                last_metrics = {"loss": loss}
-                self._take_requests(last_metrics)
-                if self.stop_requested:
+                last_metrics["loss"] = loss  # in place: the requests' checkpoints read it
+                # A signal during the call stops one process after it; ranks stop on the agreed flag.
+                stopping = self.stop_requested if self.rank is None else rec["stop"]
+                if stopping and not self.stop_requested:
+                    self.stop_reason = "peer"  # another rank got the signal (or rank 0 took a stop)
+                if stopping:
                     break
-                epoch_end = tr.step % tr.steps_per_epoch == 0  # saved after eval, below
+                # A checkpoint every N steps lands at the end of the call that reached a multiple of N
+                # (its event says that step); an epoch's last step is saved after eval, below.
                 if (
-                    tr.step % spec["checkpoint"]["every_steps"] == 0
-                    and not epoch_end
+                    tr.step // every > (first - 1) // every
+                    and tr.step % tr.steps_per_epoch
                     and self.last_ckpt_step != tr.step
                 ):
-                    self._checkpoint(last_metrics)
-            if self.stop_requested and tr.step % tr.steps_per_epoch:
+                    self._checkpoint(dict(last_metrics))
+            ran = tr.step > (epoch - 1) * tr.steps_per_epoch + skip_in_epoch
+            if self.rank is None:
+                stopping = self.stop_requested  # also a wish that kept epoch_steps from another call
+            if stopping and (tr.step % tr.steps_per_epoch or not ran):
                 break  # mid-epoch: no eval; a stop on an epoch's last step still finishes that epoch
             ev = tr.evaluate()
             metrics = dict(last_metrics)
@@ -400,7 +414,7 @@ class Run:
             if ev:
                 ema = {k: ev_ema[k] for k in ("val_loss", "val_acc", "per_class_acc")} if ev_ema else None
                 self.log.emit("eval", epoch=epoch, step=tr.step, **ev, **({"ema": ema} if ema else {}))
-                metrics.update(val_loss=ev["val_loss"], val_acc=ev["val_acc"])
+                metrics.update(val_loss=ev["val_loss"], val_acc=ev["val_acc"], val_top5=ev["val_top5"])
             extra = {}
             if tr.features and not tr.features.reported:
                 extra["feature_cache"] = tr.features.describe()  # built or found during this epoch
@@ -408,12 +422,12 @@ class Run:
             self.log.emit(
                 "epoch_end",
                 epoch=epoch,
-                train_loss=float(np.mean(losses)) if losses else None,
+                train_loss=loss_sum / loss_n if loss_n else None,
                 overflow_count=overflows,
                 epoch_s=round(time.perf_counter() - epoch_t0, 3),
                 **extra,
             )
-            watched = {**metrics, "train_loss": float(np.mean(losses)) if losses else None}
+            watched = {**metrics, "train_loss": loss_sum / loss_n if loss_n else None}
             early_stop = tr.knobs.after_epoch(epoch, watched, self.log.emit)  # before the checkpoint: its counters
             entry = self._checkpoint(metrics, ev_ema)
             if entry["best"]:  # the raw weights' checkpoint, or the EMA one (train.ema) when it scored better
@@ -422,7 +436,7 @@ class Run:
                 self.early_stop = early_stop
                 break
         final = {"epoch": tr.epoch_for_step(), "step": tr.step, "total_steps": tr.total_steps, **last_metrics}
-        if self.stop_requested:
+        if stopping:
             if self.last_ckpt_step != tr.step:
                 self._checkpoint({**last_metrics, "reason": "stopped"})
             final["stop_reason"] = self.stop_reason

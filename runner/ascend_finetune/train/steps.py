@@ -1,6 +1,6 @@
 """The step loop's building blocks, apart from the trainer that owns them: the data-wait monitor, the
-sink (MindSpore's `data_sink`, Ascend only) and its size, the network behind on-device
-normalisation, and the compiled step cell that keeps what a sink would otherwise hide."""
+sink (MindSpore's `data_sink`, Ascend only; `host_sink` stands in for it in CPU tests), the network
+behind on-device normalisation, and the compiled step cell that keeps what a sink would otherwise hide."""
 
 from __future__ import annotations
 
@@ -57,15 +57,6 @@ class DataWaitMonitor:
         }
 
 
-def sink_size_for(steps: int, size: int) -> int:
-    """Steps per sink for an epoch part of `steps` steps: the largest divisor of `steps` not above
-    `size`, so that every sink of the part is the same size (one device-queue set-up per epoch)."""
-    size = max(1, min(size, steps))
-    while steps % size:
-        size -= 1
-    return size
-
-
 def build_sink(step: Any, dataset: Any, size: int, data_sink: Callable[..., Any] | None = None) -> Callable[[], Any]:
     """Ascend (and GPU) only: `step` fed through the device queue, `size` steps per call, the loop
     over them run by MindSpore (the graph scheduler's loop-count actor, `GetLoopCount`, in
@@ -77,6 +68,29 @@ def build_sink(step: Any, dataset: Any, size: int, data_sink: Callable[..., Any]
     # A JitConfig compiles the sink function as one graph (without it, data_sink runs it step by step
     # in PyNative). jit_level is left to MindSpore: O0 (kernel by kernel) on 910B, whole graph on 910A.
     return sink(step, dataset, sink_size=size, jit_config=ms.JitConfig())
+
+
+# Test-only: "1" makes a CPU run take the sink path with `host_sink` standing in for the device
+# queue (test/runner/train/test_sink_run.py), since CPU has none.
+HOST_SINK_ENV = "ASCEND_FINETUNE_TEST_HOST_SINK"
+
+
+def host_sink(fn: Any, dataset: Any, sink_size: int, jit_config: Any = None) -> Callable[[], Any]:
+    """`mindspore.data_sink`'s calls without its device queue, for CPU tests of the sink path: CPU
+    has no queue kernel (data_sink raises "Data sinking supports ascend or gpu", and its
+    `InitDataSetQueue` has no CPU kernel). As data_sink does in kernel-by-kernel mode
+    (mindspore/train/data_sink.py, `sink_process`: `for _ in range(loop): out = real_sink_fun()`),
+    each call runs `fn` `sink_size` times and returns the last outputs; the batches come from the
+    host iterator instead of GetNext."""
+    batches = dataset.create_tuple_iterator(num_epochs=1)
+
+    def call() -> Any:
+        out = None
+        for _ in range(sink_size):
+            out = fn(*next(batches))
+        return out
+
+    return call
 
 
 def _normalized_cell() -> Any:

@@ -13,18 +13,20 @@ from typing import Any
 import numpy as np
 
 from ..checkpoints.errors import PretrainedError
+from ..checkpoints.scoring import Tally
 from ..data.folder import DataError
 from ..data.pipeline import make_dataset
 from ..data.plan import PLAN_FILE, plan_data
 from ..data.sampling import balanced_epoch
-from ..device.backend import resolve_target, sink_notes
+from ..device.backend import resolve_target, sink_notes, sink_size_for
 from ..distributed.strategy import StepStop, join
 from ..distributed.world import RANKS_DIR, RankInfo, device_id, local_ranks
 from ..rundir import atomic_write_json
+from ..spec_types import RunSpec, TrainSpec
 from . import preflight
 from .knobs import Knobs
 from .loss import class_counts, make_loss
-from .steps import DataWaitMonitor, build_sink, normalized, run_step_cell, sink_size_for
+from .steps import HOST_SINK_ENV, DataWaitMonitor, build_sink, host_sink, normalized, run_step_cell
 
 MAX_INLINE_CLASSES = 256  # above this, eval's confusion matrix goes to a file beside the events
 
@@ -33,7 +35,7 @@ class NonFiniteLoss(Exception):
     pass
 
 
-def lr_per_step(t: dict, total_steps: int) -> list[float]:
+def lr_per_step(t: TrainSpec, total_steps: int) -> list[float]:
     """The learning rate of every step (1-based step s is index s-1): schedule after linear warm-up."""
     base, warm = float(t["lr"]), int(t["warmup_steps"])
     out = []
@@ -53,9 +55,7 @@ def lr_per_step(t: dict, total_steps: int) -> list[float]:
 
 
 class Trainer:
-    def __init__(
-        self, spec: dict[str, Any], run_dir: str, warnings: list[dict[str, Any]], rank: RankInfo | None = None
-    ):
+    def __init__(self, spec: RunSpec, run_dir: str, warnings: list[dict[str, Any]], rank: RankInfo | None = None):
         """`rank`: this process's rank when msrun started it as one of several, else None."""
         # MindSpore (and what builds on it) loads here, not at import: the CLI imports this package
         # for commands that must start without it.
@@ -76,8 +76,11 @@ class Trainer:
         ms.set_context(mode=ms.GRAPH_MODE)
         self.rank = rank
         self.world = rank.size if rank else 1
-        if not rank or rank.rank == 0:  # before this run's ranks take device memory
+        if not rank:  # before this run takes device memory
             self.warnings.extend(preflight.device_warnings(spec, self.target))
+        elif rank.rank == 0:  # node 0's launcher checked its NPUs before msrun started any rank
+            found = preflight.read_node_warnings(os.path.join(run_dir, RANKS_DIR), 0)
+            self.warnings.extend(preflight.device_warnings(spec, self.target) if found is None else found)
         ms.set_device(self.target, device_id(spec, self.target, rank))
         if rank:
             join(rank)
@@ -190,12 +193,16 @@ class Trainer:
         set_train_mode(self.net, True)  # the step's set_train(True) reached the frozen BatchNorms too
         self.eval_logits = ampmod.build_eval_step(stepped)
         self._set_train_mode = set_train_mode
-        for code, msg in sink_notes(spec["sink"], self.target):
-            self.warn(code=code, message=msg, details={"sink": spec["sink"], "target": self.target})
-        self.warnings.extend(preflight.run_warnings(spec, self.total_steps, self.steps_per_epoch, self.target))
         # Ascend feeds the step through the device queue (build_sink); CPU has none (data_sink raises
         # there) and the feature cache's batches are host arrays: both loop in Python, step by step.
-        self.sinks = bool(spec["sink"]["enabled"]) and self.target == "Ascend" and not self.features
+        # Tests of the sink path on CPU put host_sink in the device queue's place (HOST_SINK_ENV).
+        on_host = self.target == "CPU" and os.environ.get(HOST_SINK_ENV) == "1"
+        self._data_sink = host_sink if on_host else None
+        sink_target = "Ascend" if on_host else self.target
+        for code, msg in sink_notes(spec["sink"], sink_target, self.steps_per_epoch, bool(self.features)):
+            self.warn(code=code, message=msg, details={"sink": spec["sink"], "target": self.target})
+        self.warnings.extend(preflight.run_warnings(spec, self.total_steps, self.steps_per_epoch, self.target))
+        self.sinks = bool(spec["sink"]["enabled"]) and sink_target == "Ascend" and not self.features
         self.sink_size = int(spec["sink"]["size"]) if self.sinks else 1
         self.prefetch = spec["data"].get("prefetch") or max(16, 2 * self.sink_size)
         self.data_monitor = DataWaitMonitor(self.workers, spec["data"]["image_size"], bool(self.features))
@@ -314,15 +321,17 @@ class Trainer:
         single process: `wants_stop()`) and `warning` (a data_bound warning, once per run).
 
         `wants_stop` is read before each call (between sinks), as the control inbox and signals
-        are; distributed, the wish travels in the call's own AllReduce (strategy.StepStop)."""
+        are: a single process then makes no further call; distributed, the wish travels in the
+        call's own AllReduce (strategy.StepStop) and every rank stops after that same call."""
         steps = self.steps_per_epoch - skip
         if steps <= 0:
             return
+        # Ranks run in lock-step (the gradient AllReduce): the run's throughput is rank 0's times the ranks.
         batch = self.spec["data"]["batch_size"] * self.world
         step_cell = self.run_step()
         if self.sinks:
             size = sink_size_for(steps, self.sink_size)
-            call = build_sink(step_cell, self._train_dataset(epoch, steps), size)
+            call = build_sink(step_cell, self._train_dataset(epoch, steps), size, self._data_sink)
             calls: Iterator[Any] = iter(lambda: None, 0)  # endless; counted below
             measure_data = False
         else:
@@ -331,6 +340,8 @@ class Trainer:
         done, t_prev = 0, time.perf_counter()
         while done < steps:
             stop_wish = wants_stop()
+            if self.step_stop is None and stop_wish:
+                return  # nobody else to agree with: stop before the call, not after one more
             if self.step_stop is not None:
                 self.step_stop.want(stop_wish)
             if size > 1:
@@ -355,6 +366,8 @@ class Trainer:
             done += size
             lr_used = self.lrs[min(self.applied + int(updates) - int(updated > 0.5), len(self.lrs) - 1)]
             self.applied += int(round(updates))
+            if updates > 0.5:  # the weights' EMA: once per call (a sink of N steps averages once per N updates)
+                self.knobs.after_update()
             wall = t_end - t_prev
             step_s, data_s, t_prev = wall / size, (t_data - t_prev if measure_data else None), t_end
             rec: dict[str, Any] = {
@@ -372,7 +385,7 @@ class Trainer:
                 "step_ms": round(step_s * 1000, 3),
                 "data_ms": round(data_s * 1000, 3) if data_s is not None else None,
                 "img_per_s": round(batch / step_s, 2) if step_s > 0 else None,
-                "stop": agreed > 0.5 if self.step_stop is not None else stop_wish,
+                "stop": agreed > 0.5 if self.step_stop is not None else False,
                 "warning": None,
             }
             if data_s is not None:
@@ -382,6 +395,9 @@ class Trainer:
                 return
 
     def evaluate(self) -> dict[str, Any] | None:
+        """Loss, top-1 and top-5 accuracy, per-class accuracy and the confusion matrix on the
+        validation set. The last batch is padded to the batch size and its padding masked out
+        (scoring.py): one compiled shape, every image counted once."""
         if not self.val_samples or (self.rank and self.rank.rank):  # rank 0 evaluates; the others wait in the next step
             return None
         d = self.spec["data"]
@@ -398,34 +414,25 @@ class Trainer:
                 0,
                 drop_remainder=False,
                 on_device=self.normalize_on_device,
-            ).create_tuple_iterator(num_epochs=1)
+            ).create_tuple_iterator(num_epochs=1, output_numpy=True)
         n = len(self.classes)
-        confusion = np.zeros((n, n), np.int64)
-        class_total = np.zeros(n, np.int64)
-        loss_sum, count, nonfinite = 0.0, 0, 0
+        tally = Tally(n)
         self._set_train_mode(self.net, False)
         try:
-            for x, y in batches:
-                logits = self.eval_logits(x).asnumpy().astype(np.float64)
-                labels = y.asnumpy().astype(np.int64)
-                z = logits - logits.max(axis=1, keepdims=True)
-                logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-                loss_sum += float(-logp[np.arange(len(labels)), labels].sum())
-                count += len(labels)
-                ok = np.isfinite(logits).all(axis=1)  # a NaN row's argmax would "predict" class 0
-                nonfinite += int((~ok).sum())
-                np.add.at(confusion, (labels[ok], logits[ok].argmax(axis=1)), 1)
-                np.add.at(class_total, labels, 1)
+            tally.run(self.eval_logits, batches, d["batch_size"])
         finally:
             self._set_train_mode(self.net, True)
+        confusion, class_total = tally.confusion, tally.class_total
         # per class over all its images, like val_acc: an image with NaN logits is a miss
         per_class = [float(confusion[i, i] / class_total[i]) if class_total[i] else None for i in range(n)]
         out = {
-            "val_loss": loss_sum / max(1, count),
-            "val_acc": float(np.trace(confusion) / max(1, count)),
+            "val_loss": tally.loss_sum / max(1, tally.count),
+            "val_acc": tally.accuracy,
+            # with 5 classes or fewer, 1.0 by definition (scoring.py)
+            "val_top5": tally.top5,
             "per_class_acc": per_class,
             "confusion": confusion.tolist() if n <= MAX_INLINE_CLASSES else None,
-            "nonfinite": nonfinite,
+            "nonfinite": tally.nonfinite,
         }
         if n > MAX_INLINE_CLASSES:  # an n x n matrix inline would make every eval line megabytes
             out["confusion_file"] = self._write_confusion(confusion)

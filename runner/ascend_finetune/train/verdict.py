@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,7 +71,7 @@ class Eval:
 class RunRecord:
     """What the run recorded that the verdict looks at."""
 
-    spec: dict[str, Any]
+    spec: Mapping[str, Any]  # a RunSpec, or a spec that failed validation (cli's bad_spec run): read with .get
     num_classes: int | None = None
     num_val: int | None = None
     steps: list[Step] = field(default_factory=list)
@@ -111,7 +111,7 @@ class RunRecord:
             )
 
 
-def record_events(spec: dict[str, Any], events: Iterable[dict[str, Any]]) -> RunRecord:
+def record_events(spec: Mapping[str, Any], events: Iterable[dict[str, Any]]) -> RunRecord:
     rec = RunRecord(spec)
     for ev in events:
         if isinstance(ev, dict):
@@ -269,6 +269,6 @@ def judge(rec: RunRecord, status: str, error: dict[str, Any] | None = None) -> d
     return {"verdict": "problems" if reasons else "healthy", "reasons": reasons}
 
 
-def judge_log(path: str, spec: dict[str, Any], status: str, error: dict[str, Any] | None) -> dict[str, Any]:
+def judge_log(path: str, spec: Mapping[str, Any], status: str, error: dict[str, Any] | None) -> dict[str, Any]:
     """The verdict of the run whose events are at `path` (events.jsonl), read once, line by line."""
     return judge(record_events(spec, _stream(path)), status, error)

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { RunnerError, runRunner, type RunOptions } from '../targets/runnerCli';
 import type { RunnerConfig } from '../targets/invocation';
 import type { Target } from '../targets/target';
+import { toPredictionRecords, toPredictionsKept, type PredictionRecord, type PredictionsKept } from './predictions';
 
 type Runner = RunnerConfig | Target;
 
@@ -57,6 +58,14 @@ export const checkpointArgs = {
     ...files,
   ],
   verify: (runDir: string) => ['verify', '--run', operand(runDir)],
+  /** Thumbnails of files inside `root`, named relative to it; after `--`, whatever the names look like. */
+  thumbs: (root: string, files: readonly string[], maxBytes?: number) => [
+    'thumbs',
+    operand(root),
+    ...(maxBytes === undefined ? [] : ['--max-bytes', String(maxBytes)]),
+    '--',
+    ...files,
+  ],
 };
 
 /** The absolute path of a manifest entry on the target (run directories are POSIX on targets). */
@@ -108,8 +117,22 @@ export interface EvalResult {
   per_class: PerClass[];
   /** confusion[true][predicted] */
   confusion: number[][];
+  /** Top-5 accuracy (1 by definition with 5 classes or fewer); null from a runner before it. */
+  top5: number | null;
+  /** Per-image records (files relative to `data`), bounded by the runner: `predictions_kept` says how. */
+  predictions: PredictionRecord[];
+  predictions_kept: PredictionsKept | null;
   skipped: { file: string; reason: string }[];
   evaluated_at: number | null;
+}
+
+/** One thumbnail of `thumbs`: a base64 JPEG, or why there is none. */
+export interface Thumb {
+  file: string;
+  jpeg?: string;
+  error?: string;
+  /** Over the call's byte budget: ask again. */
+  leftOut?: boolean;
 }
 
 export interface ExportResult {
@@ -125,6 +148,8 @@ export interface TensorDiff {
   l2_diff: number | null;
   rel_change: number | null;
   frozen: boolean | null;
+  /** The runner's kind (`optimizer`, `meta`, ...), when it says. */
+  kind?: string;
 }
 
 export interface CompareResult {
@@ -243,6 +268,11 @@ export function toEvalResult(out: unknown): EvalResult {
       support: numOrNull(p.support) ?? 0,
     })),
     confusion,
+    top5: numOrNull(o.top5),
+    predictions: toPredictionRecords(o.predictions, classes.length),
+    predictions_kept: Array.isArray(o.predictions)
+      ? toPredictionsKept(o.predictions_kept, (o.predictions as unknown[]).length)
+      : null,
     skipped: (Array.isArray(o.skipped) ? o.skipped : [])
       .filter(isObj)
       .map((s) => ({ file: String(s.file ?? ''), reason: String(s.reason ?? '') })),
@@ -281,6 +311,7 @@ export function toCompareResult(out: unknown): CompareResult {
       l2_diff: numOrNull(t.l2_diff),
       rel_change: numOrNull(t.rel_change),
       frozen: boolOrNull(t.frozen),
+      ...(typeof t.kind === 'string' ? { kind: t.kind } : {}),
     }));
   const o = out as Record<string, unknown>;
   const s = isObj(o.summary) ? o.summary : {};
@@ -379,6 +410,28 @@ export async function deleteCheckpoints(
     deleted: strList(need('delete-checkpoints', out, 'deleted', isArr)),
     kept: strList((out as Record<string, unknown>).kept),
   };
+}
+
+export function toThumbs(out: unknown): Thumb[] {
+  return need('thumbs', out, 'thumbs', isArr)
+    .filter(isObj)
+    .filter((t) => typeof t.file === 'string')
+    .map((t) => ({
+      file: t.file as string,
+      ...(typeof t.jpeg === 'string' && /^[A-Za-z0-9+/=]*$/.test(t.jpeg) ? { jpeg: t.jpeg } : {}),
+      ...(typeof t.error === 'string' ? { error: t.error } : {}),
+      ...(t.left_out === true ? { leftOut: true } : {}),
+    }));
+}
+
+/** Thumbnails of image files inside a data folder on the runner's machine (the predictions gallery). */
+export async function fetchThumbs(
+  runner: Runner,
+  root: string,
+  files: readonly string[],
+  opts?: RunOptions,
+): Promise<Thumb[]> {
+  return toThumbs(await runRunner(runner, checkpointArgs.thumbs(root, files), opts));
 }
 
 export async function verifyCheckpoints(runner: Runner, runDir: string, opts?: RunOptions): Promise<VerifyEntry[]> {

@@ -12,6 +12,8 @@ export interface CheckpointEntry {
   loss: number | null;
   valLoss: number | null;
   valAcc: number | null;
+  /** The run's top-5 accuracy at this checkpoint (metrics.val_top5); absent or null before runners had it. */
+  valTop5?: number | null;
   /** `requested` or `stopped` for checkpoints that a control request or a stop made. */
   reason: string | null;
   bytes: number | null;
@@ -99,6 +101,7 @@ export function parseEntry(
     loss: num(metrics.loss),
     valLoss: num(metrics.val_loss),
     valAcc: num(metrics.val_acc),
+    valTop5: num(metrics.val_top5),
     reason: typeof metrics.reason === 'string' ? metrics.reason : null,
     bytes: int(o.bytes),
     sha256: sha,
@@ -182,6 +185,7 @@ export function mergeCheckpointEvents(
         loss: m.loss ?? ev.loss,
         valLoss: m.valLoss ?? ev.valLoss,
         valAcc: m.valAcc ?? ev.valAcc,
+        valTop5: m.valTop5 ?? ev.valTop5,
         reason: m.reason ?? ev.reason,
         bytes: m.bytes ?? ev.bytes,
         sha256: m.sha256 ?? ev.sha256,

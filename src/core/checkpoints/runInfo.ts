@@ -14,6 +14,7 @@ const MAX_EVENTS_BYTES = 256 * 1024 * 1024;
 const READ_RUN = `import json, os, sys
 d = os.path.abspath(os.path.expanduser(sys.argv[1]))
 max_events = int(sys.argv[2])
+MAX_EVAL_BYTES = 64 << 20
 if not os.path.isdir(d):
     print(json.dumps({"error": {"kind": "not_a_run", "message": "no such run directory: " + d}}))
     sys.exit(2)
@@ -67,7 +68,8 @@ for n in names:
     if n.startswith(".") or not os.path.isfile(p):
         continue
     files.append({"name": n, "bytes": os.path.getsize(p), "mtime": os.path.getmtime(p)})
-    if n.endswith(".eval.json"):
+    # an eval result keeps up to 2000 per-image predictions (~250 KB); a file far above that is not ours
+    if n.endswith(".eval.json") and os.path.getsize(p) <= MAX_EVAL_BYTES:
         evals[n] = obj(os.path.join("checkpoints", n))
 print(json.dumps({"run_dir": d, "manifest": manifest, "events": events, "spec": obj("spec.json"),
                   "classes": obj("classes.json"), "status": obj("status.json"), "files": files, "evals": evals}))

@@ -56,6 +56,8 @@ export class StepColumns {
   readonly dataMs = new Column();
   readonly overflow = new Column();
   readonly skipped = new Column();
+  /** A sink's first step (one event for several steps), NaN for a row of one step. */
+  readonly firstStep = new Column();
   get length(): number {
     return this.step.length;
   }
@@ -70,6 +72,7 @@ export class StepColumns {
       this.dataMs,
       this.overflow,
       this.skipped,
+      this.firstStep,
     ];
   }
   series(name: StepSeries): Column {
@@ -102,12 +105,14 @@ export class RunSeriesStore {
     epochs: number[];
     valLoss: (number | null)[];
     valAcc: (number | null)[];
+    valTop5: (number | null)[];
     perClassAcc: (number | null)[][];
   } = {
     steps: [],
     epochs: [],
     valLoss: [],
     valAcc: [],
+    valTop5: [],
     perClassAcc: [],
   };
   readonly devices: {
@@ -256,7 +261,11 @@ export class RunSeriesStore {
     // so the step axis stays ascending.
     if (s.length && step <= s.step.data[s.length - 1]) this.rewindTo(step);
     s.step.push(step);
-    s.loss.push(num(e.loss));
+    // A sink's row stands for its steps: its loss is their mean (the last step's is one of N).
+    const first = num(e.first_step);
+    const sink = first < step;
+    s.firstStep.push(sink ? first : NaN);
+    s.loss.push(num(sink ? e.mean_loss : e.loss));
     s.lr.push(num(e.lr));
     s.lossScale.push(num(e.loss_scale));
     s.imgPerS.push(num(e.img_per_s));
@@ -268,7 +277,7 @@ export class RunSeriesStore {
     s.skipped.push(skipped ? 1 : 0);
     if (overflow) this.overflowsTotal++;
     if (skipped) this.skippedTotal++;
-    if (!overflow && e.loss === null) this.nanWithoutOverflow++;
+    if (!overflow && (sink ? e.mean_loss : e.loss) === null) this.nanWithoutOverflow++;
   }
 
   private rewindTo(step: number): void {
@@ -313,12 +322,14 @@ export class RunSeriesStore {
       ev.epochs.pop();
       ev.valLoss.pop();
       ev.valAcc.pop();
+      ev.valTop5.pop();
       ev.perClassAcc.pop();
     }
     ev.steps.push(step);
     ev.epochs.push(num(e.epoch));
     ev.valLoss.push(orNull(num(e.val_loss)));
     ev.valAcc.push(orNull(num(e.val_acc)));
+    ev.valTop5.push(orNull(num(e.val_top5)));
     ev.perClassAcc.push(Array.isArray(e.per_class_acc) ? e.per_class_acc.map((a) => orNull(num(a))) : []);
   }
 
@@ -390,6 +401,10 @@ export class RunSeriesStore {
       b.stepMs[i] = orNull(s.stepMs.data[r]);
       b.dataMs[i] = orNull(s.dataMs.data[r]);
     }
+    // Only a run in sink mode pays for the column on the wire.
+    let sinks = false;
+    for (let i = 0; i < n && !sinks; i++) sinks = !Number.isNaN(s.firstStep.data[rows[i]]);
+    if (sinks) b.firstStep = Array.from(rows, (r) => orNull(s.firstStep.data[r]));
     return b;
   }
 
@@ -407,6 +422,7 @@ export class RunSeriesStore {
       epochs: ev.epochs.slice(from),
       valLoss: ev.valLoss.slice(from),
       valAcc: ev.valAcc.slice(from),
+      valTop5: ev.valTop5.slice(from),
       perClassAcc: ev.perClassAcc.slice(from).map((r) => r.slice()),
     };
   }

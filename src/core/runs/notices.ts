@@ -118,7 +118,8 @@ const WARNING_RANK: Readonly<Record<string, number>> = {
   workers_above_cores: 4,
   no_checkpoint_interval: 4,
   sink_unavailable: 5,
-  sink_size_ignored: 5,
+  sink_size_ignored: 5, // older runners' (no longer written)
+  sink_size_reduced: 5,
   amp_auto_cpu: 5,
 };
 const UNKNOWN_RANK = 3;

@@ -4,6 +4,7 @@
 // quick pick and asks for the picked line's new value.
 import { RECIPE_DEFAULTS, type WizardChoices } from '../spec/builder';
 import type { DataFacts, ResolvedDefaults } from './defaults';
+import type { WeightsFacts } from './targetData';
 
 export type SummaryKey =
   | 'data'
@@ -33,6 +34,8 @@ export interface SummaryInput {
   /** Which target it runs on (its label). */
   target: string;
   data?: DataFacts;
+  /** What the chosen weights file was trained as. */
+  weights?: WeightsFacts;
   resolved?: ResolvedDefaults;
 }
 
@@ -67,7 +70,12 @@ export function summaryLines(i: SummaryInput): SummaryLine[] {
       key: 'backbone',
       label: 'Backbone',
       value: c.backbone,
-      note: c.backbone === RECIPE_DEFAULTS.backbone ? 'recipe default' : undefined,
+      note:
+        c.pretrained && c.backbone === i.weights?.backbone
+          ? 'what the weights were trained as'
+          : c.backbone === RECIPE_DEFAULTS.backbone
+            ? 'recipe default'
+            : undefined,
     },
     {
       key: 'pretrained',

@@ -2,7 +2,7 @@
 // these handlers, which run the actions (actions.ts) or open the checkpoint explorer
 // (explorer.ts). Their dependencies come in a CheckpointsHost, built once from the App and the view.
 import * as vscode from 'vscode';
-import { inspectCheckpoint } from '../../core/checkpoints/client';
+import { fetchThumbs, inspectCheckpoint } from '../../core/checkpoints/client';
 import { isLive } from '../../core/runs/presentation';
 import type { CommandId } from '../../shared/commands';
 import type { App } from '../app';
@@ -26,7 +26,8 @@ import {
   type ActionsHost,
 } from './actions';
 import { CheckpointExplorer, type ExplorerHost } from './explorer';
-import { LONG_TIMEOUT_MS, type CkptRef } from './types';
+import { classifyCommand } from '../preview/commands';
+import { LONG_TIMEOUT_MS, TIMEOUT_MS, type CkptRef } from './types';
 
 /** What the commands need: the actions' host, and where the extension's files are (the explorer's page). */
 export interface CheckpointsHost extends ActionsHost {
@@ -65,6 +66,12 @@ const explorerHost = (host: CheckpointsHost): ExplorerHost => ({
     return inspectCheckpoint(host.ctx.transport(r.def), r.abs, r.record.runDir, { timeoutMs: LONG_TIMEOUT_MS });
   },
   evaluate: (ref, data) => evaluate(host, ref, data),
+  thumbs: async (ref, root, files) => {
+    const r = await resolve(host, ref);
+    await host.ctx.ensureRunner(r.def);
+    // Through the target's runner: the local machine's Python, or ssh with the argv quoted for the login shell.
+    return fetchThumbs(host.ctx.transport(r.def), root, files, { timeoutMs: TIMEOUT_MS });
+  },
   exportTo: (ref, format) => exportTo(host, ref, format),
   compare: (a, b) => compare(host, a, b),
   action: async (action, ref) => {
@@ -150,6 +157,8 @@ export const CHECKPOINT_COMMAND_FACTORIES = {
     }
     if (run) await prune(host, { targetId: run.targetId, runId: run.runId });
   },
+  'ascend.checkpoint.classify': (host: CheckpointsHost) => (node: unknown, nodes: unknown) =>
+    classifyCommand(host, node, nodes),
 } satisfies Record<CheckpointCommandId, (host: CheckpointsHost) => Handler>;
 
 export function isCheckpointCommand(id: CommandId): id is CheckpointCommandId {

@@ -5,7 +5,14 @@
 // lists (src/shared/checkpointsProtocol.ts) before anything runs.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { CompareResult, EvalResult, ExportFormat, InspectResult } from '../../core/checkpoints/client';
+import {
+  groupOf,
+  type CompareResult,
+  type EvalResult,
+  type ExportFormat,
+  type InspectResult,
+  type Thumb,
+} from '../../core/checkpoints/client';
 import type { CheckpointDetail } from '../../core/checkpoints/runInfo';
 import { webviewPage } from '../../core/webviewPage';
 import {
@@ -14,6 +21,7 @@ import {
   type CompareView,
   type EvalView,
   type ExplorerState,
+  type GalleryWhat,
   type HostMessage,
   type RowAction,
   type TensorsView,
@@ -21,6 +29,7 @@ import {
 import { errorText } from '../context';
 import { runKey, type RunRef } from '../runMonitor';
 import { bundleAssets, webviewOptions } from '../webviewAssets';
+import { cannotCompare, galleryView, mistakeCount, predictionsCompareView } from './gallery';
 import type { CheckpointSource, CkptRef } from './types';
 
 /** What the explorer needs from the extension: the view's data and the actions (commands.ts builds it). */
@@ -33,6 +42,8 @@ export interface ExplorerHost {
   isLive(ref: RunRef): boolean;
   inspect(ref: CkptRef): Promise<InspectResult>;
   evaluate(ref: CkptRef, data?: 'val' | 'pick'): Promise<EvalResult | undefined>;
+  /** Thumbnails of files inside `root` (an evaluation's data folder), read on the run's target. */
+  thumbs(ref: CkptRef, root: string, files: string[]): Promise<Thumb[]>;
   exportTo(ref: CkptRef, format: ExportFormat): Promise<void>;
   compare(a: CkptRef, b?: CkptRef): Promise<{ a: CkptRef; b: CkptRef; result: CompareResult } | undefined>;
   action(action: RowAction, ref: CkptRef): Promise<void>;
@@ -49,6 +60,8 @@ export class CheckpointExplorer {
   private files = new Set<string>();
   /** The checkpoints of this run that the shown comparison is of: it goes when one of them is deleted. */
   private compared: string[] = [];
+  /** Evaluations run from this panel, by checkpoint file (newer than what the view read). */
+  private readonly evals = new Map<string, EvalResult>();
   private readonly subs: vscode.Disposable[] = [];
 
   /** Reveals the run's explorer, creating it if needed. */
@@ -96,6 +109,8 @@ export class CheckpointExplorer {
       tensors: null,
       evaluation: null,
       comparison: null,
+      gallery: null,
+      predictionsComparison: null,
       busy: 'Reading checkpoints…',
       error: null,
     };
@@ -151,6 +166,13 @@ export class CheckpointExplorer {
       selected,
       tensors: selected && this.state.tensors?.file === selected ? this.state.tensors : null,
       comparison: this.compared.every((f) => this.files.has(f)) ? this.state.comparison : null,
+      gallery: this.state.gallery && this.files.has(this.state.gallery.file) ? this.state.gallery : null,
+      predictionsComparison:
+        this.state.predictionsComparison &&
+        this.files.has(this.state.predictionsComparison.a) &&
+        this.files.has(this.state.predictionsComparison.b)
+          ? this.state.predictionsComparison
+          : null,
       busy: this.state.busy === 'Reading checkpoints…' ? null : this.state.busy,
     });
     // A kept evaluation of the selected checkpoint is shown until a new one replaces it.
@@ -188,7 +210,43 @@ export class CheckpointExplorer {
     const res = await this.busy(`Evaluating ${path.posix.basename(file)}…`, () =>
       this.host.evaluate(this.ref(file), data),
     );
-    if (res) this.set({ selected: file, evaluation: toEvalView(file, res) });
+    if (res) {
+      this.evals.set(file, res);
+      this.set({ selected: file, evaluation: toEvalView(file, res), gallery: null });
+    }
+  }
+
+  /** The newest evaluation of a checkpoint: run here, else kept beside it (`<ckpt>.eval.json`). */
+  private evalOf(file: string): EvalResult | undefined {
+    return (
+      this.evals.get(file) ?? this.host.view.cached(this.run)?.info?.checkpoints.find((c) => c.file === file)?.lastEval
+    );
+  }
+
+  async gallery(file: string, what: GalleryWhat): Promise<void> {
+    const ev = this.evalOf(file);
+    if (!ev) {
+      this.set({ error: `${path.posix.basename(file)} has no evaluation: evaluate it first.` });
+      return;
+    }
+    const res = await this.busy('Fetching thumbnails…', () =>
+      galleryView(file, ev, what, (root, files) => this.host.thumbs(this.ref(file), root, files)),
+    );
+    if (res) this.set({ gallery: res });
+  }
+
+  async comparePredictions(a: string, b: string): Promise<void> {
+    const ea = this.evalOf(a);
+    const eb = this.evalOf(b);
+    const why = cannotCompare(a, b, ea, eb);
+    if (why) {
+      this.set({ error: why });
+      return;
+    }
+    const res = await this.busy('Comparing predictions…', () =>
+      predictionsCompareView(a, b, ea!, eb!, (root, files) => this.host.thumbs(this.ref(a), root, files)),
+    );
+    if (res) this.set({ predictionsComparison: res });
   }
 
   async compare(a: string, b?: CkptRef): Promise<void> {
@@ -229,6 +287,13 @@ export class CheckpointExplorer {
         return;
       case 'compare':
         return this.compare(m.a, this.ref(m.b));
+      case 'gallery':
+        return this.gallery(m.file, m.what);
+      case 'closeGallery':
+        this.set({ gallery: null, predictionsComparison: null });
+        return;
+      case 'comparePredictions':
+        return this.comparePredictions(m.a, m.b);
       case 'action':
         await this.busy('', () => this.host.action(m.action, this.ref(m.file)));
         return;
@@ -261,6 +326,7 @@ function toRow(c: CheckpointDetail, problem: string | null): CheckpointRow {
     problem,
     exports: c.exports,
     evalAcc: c.lastEval?.accuracy ?? null,
+    valTop5: c.valTop5 ?? null,
   };
 }
 
@@ -293,6 +359,9 @@ function toEvalView(file: string, r: EvalResult): EvalView {
     confusion: r.confusion,
     skipped: r.skipped.length,
     evaluatedAt: r.evaluated_at,
+    top5: r.top5,
+    recorded: r.predictions_kept,
+    mistakes: mistakeCount(r),
   };
 }
 
@@ -300,7 +369,14 @@ function toCompareView(a: string, b: string, r: CompareResult): CompareView {
   // Largest change first: what a user looks at; the frozen part sits at the bottom with 0.
   const tensors = [...r.tensors]
     .sort((x, y) => (y.l2_diff ?? -1) - (x.l2_diff ?? -1))
-    .map((t) => ({ name: t.name, shape: t.shape, l2: t.l2_diff, rel: t.rel_change, frozen: t.frozen }));
+    .map((t) => ({
+      name: t.name,
+      shape: t.shape,
+      l2: t.l2_diff,
+      rel: t.rel_change,
+      frozen: t.frozen,
+      group: groupOf(t.name, t.kind),
+    }));
   return {
     a,
     b,

@@ -8,6 +8,7 @@ import * as vscode from 'vscode';
 import { verifyCheckpoints, verifyProblem } from '../../core/checkpoints/client';
 import { describeEntry, formatBytes } from '../../core/checkpoints/manifest';
 import { readRunCheckpoints, type CheckpointDetail } from '../../core/checkpoints/runInfo';
+import { displayNames } from '../../core/runs/presentation';
 import type { RunRecord } from '../../core/runs/runIndex';
 import type { CommandId } from '../../shared/commands';
 import { errorText, type Ctx } from '../context';
@@ -52,11 +53,18 @@ export class CheckpointsView implements vscode.TreeDataProvider<CkptNode>, Check
     );
   }
 
+  /** The runs and the names they show: a rename (meta.json's name) redraws the view too. */
   private runList(): string {
     return this.host.ctx.index
       .all()
-      .map((r) => `${runKey(r)}\0${r.name ?? ''}`)
+      .map((r) => `${runKey(r)}\0${r.name ?? ''}\0${r.meta?.name ?? ''}`)
       .join('\n');
+  }
+
+  /** The name a run shows, as in the Runs view: meta.json's name, else the spec's, with the id's suffix when names repeat. */
+  private runLabel(ref: RunRef): string {
+    const siblings = this.host.ctx.index.byTarget().get(ref.targetId) ?? [];
+    return displayNames(siblings).get(ref.runId) ?? this.record(ref)?.name ?? ref.runId;
   }
 
   /** Follows the Runs view's selection (the fake host of the unit tests has no selection events). */
@@ -226,7 +234,7 @@ export class CheckpointsView implements vscode.TreeDataProvider<CkptNode>, Check
         const r = this.record(ref);
         const isSel = this.selected?.targetId === ref.targetId && this.selected.runId === ref.runId;
         const item = new vscode.TreeItem(
-          r?.name ?? node.runId,
+          this.runLabel(ref),
           isSel ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed,
         );
         item.id = `ckrun/${runKey(ref)}${isSel ? '/sel' : ''}`;

@@ -66,7 +66,7 @@ export async function browse(
   mode: 'folder' | 'file',
 ): Promise<string | Back | undefined> {
   const join = def.kind === 'local' ? path.join : path.posix.join;
-  type Item = vscode.QuickPickItem & { go?: string; use?: string };
+  type Item = vscode.QuickPickItem & { go?: string; use?: string; preview?: string };
   let dir = start;
   for (;;) {
     const r = await pick<Item>({
@@ -80,6 +80,13 @@ export async function browse(
           const l = await listFolder(app.ctx.python(def), dir, mode === 'file' ? ['.ckpt', '.safetensors'] : []);
           const items: Item[] = [];
           if (mode === 'folder') items.push({ label: '$(check) Use this folder', description: l.path, use: l.path });
+          // Opens the Preview Data panel beside the wizard (counts, problems, samples) and stays here.
+          if (mode === 'folder')
+            items.push({
+              label: '$(eye) Preview…',
+              description: 'classes, problems and samples of this folder',
+              preview: l.path,
+            });
           if (l.parent !== l.path) items.push({ label: '$(arrow-up) ..', description: l.parent, go: l.parent });
           for (const f of l.files) items.push({ label: `$(file-binary) ${f}`, use: join(l.path, f) });
           for (const d of l.dirs) items.push({ label: `$(folder) ${d}`, go: join(l.path, d) });
@@ -94,6 +101,7 @@ export async function browse(
     });
     if (r === BACK || r === undefined) return r;
     if (r.use) return r.use;
+    if (r.preview) void vscode.commands.executeCommand('ascend.previewData', { targetId: def.id, dir: r.preview });
     if (r.go) dir = r.go;
   }
 }

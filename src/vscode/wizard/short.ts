@@ -1,10 +1,12 @@
 // "Start Ascend fine-tune", the short path: target (only when there is more than one), health (only
 // when the target cannot train), data folder (the workspace's image folders first, with their
-// counts), pretrained weights (a checkpoint, or none: then every layer trains), then ONE summary of
-// every setting where any line can be picked to change it, and Launch. With the defaults that is at
-// most five interactions from the palette (src/core/wizard/interactions.ts). The `auto` parts are
-// resolved for the target and the data before the summary (src/core/wizard/defaults.ts); the last
-// choices are remembered per target for the next time; "All settings…" opens the full wizard.
+// counts; an SSH target's folder is probed there for the same), pretrained weights (a checkpoint,
+// browsed or typed, whose run's backbone the run takes; or none: then every layer trains), then
+// ONE summary of every setting where any line can be picked to change it, and Launch. With the
+// defaults that is at most five interactions from the palette (src/core/wizard/interactions.ts).
+// The `auto` parts are resolved for the target and the data before the summary
+// (src/core/wizard/defaults.ts); the last choices are remembered per target for the next time;
+// "All settings…" opens the full wizard.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
@@ -27,7 +29,9 @@ import type { App } from '../app';
 import { startWizard } from '../startWizard';
 import { BACK, input, pick, pickMany, type StepInfo } from '../quickInput';
 import { browse, browseStart, choose, execute } from './common';
-import { describeLocalData, resolvedFor, workspaceImageFolders } from './data';
+import type { DataFacts } from '../../core/wizard/defaults';
+import { backboneForWeights, type WeightsFacts } from '../../core/wizard/targetData';
+import { describeData, describeWeights, resolvedFor, workspaceImageFolders } from './data';
 import { ensureHealthy } from './health';
 
 const TITLE = 'Start Ascend fine-tune';
@@ -39,6 +43,10 @@ interface Short {
   /** Fields the user set (now or last time): resolved defaults leave them alone. */
   userSet: Set<keyof WizardChoices>;
   freezeChosen: boolean;
+  /** The chosen data folder's counts and image size, as the target sees it. */
+  facts: DataFacts;
+  /** What the chosen weights file says it was trained as. */
+  weights: WeightsFacts;
 }
 
 export async function startShortPath(app: App, start: { targetId?: string } = {}): Promise<void> {
@@ -75,13 +83,16 @@ export async function startShortPath(app: App, start: { targetId?: string } = {}
     c: { ...RECIPE_DEFAULTS, name: '', dataTrain: '', ...recalled.choices },
     userSet: recalled.userSet,
     freezeChosen: recalled.freezeChosen,
+    facts: {},
+    weights: {},
   };
   const data = await dataStep(app, st, info(first, total));
   if (!data) return;
   st.c.dataTrain = data;
+  st.facts = await describeData(app, def, data);
   const weights = await weightsStep(app, st, info(first + 1, total));
   if (weights === undefined) return;
-  st.c = withPretrained(st.c, weights ?? undefined, st.freezeChosen);
+  await useWeights(app, st, weights);
   if (!st.userSet.has('name') || !st.c.name) st.c.name = defaultName(st.c.dataTrain, st.c.backbone);
   resolve(app, st);
 
@@ -112,10 +123,23 @@ async function remember(app: App, st: Short): Promise<void> {
   await app.ctx.extension.globalState.update(LAST_TARGET, st.def.id);
 }
 
+/**
+ * Weights chosen (null: none). A run's own checkpoint says which backbone it was trained as: the run
+ * takes that backbone (a resnet18 file cannot load into the recipe's resnet50), unless the user chose one.
+ */
+async function useWeights(app: App, st: Short, weights: string | null): Promise<void> {
+  st.c = withPretrained(st.c, weights ?? undefined, st.freezeChosen);
+  st.weights = weights ? await describeWeights(app, st.def, weights) : {};
+  const b = backboneForWeights(st.c.backbone, st.weights, st.userSet.has('backbone'));
+  if (b !== st.c.backbone) {
+    st.c.backbone = b;
+    if (!st.userSet.has('name') && st.c.dataTrain) st.c.name = defaultName(st.c.dataTrain, st.c.backbone);
+  }
+}
+
 /** The target's and the data's answers for what the user has not set. */
 function resolve(app: App, st: Short): void {
-  const facts = describeLocalData(st.def, st.c.dataTrain);
-  const r = resolvedFor(app, st.def, st.c, facts, st.userSet.has('batchSize') ? st.c.batchSize : undefined);
+  const r = resolvedFor(app, st.def, st.c, st.facts, st.userSet.has('batchSize') ? st.c.batchSize : undefined);
   const c = st.c;
   if (!st.userSet.has('imageSize')) c.imageSize = r.imageSize;
   if (!st.userSet.has('batchSize')) c.batchSize = r.batchSize;
@@ -194,8 +218,12 @@ async function weightsStep(app: App, st: Short, info: StepInfo): Promise<string 
   const r = await pick<WeightsItem>({
     ...info,
     items,
-    placeholder: `Pretrained weights for ${st.c.backbone} (optional: without them every layer trains from scratch)`,
+    placeholder: `Pretrained weights (optional: without them every layer trains from scratch). Type a checkpoint's path to use it.`,
     active: items[0].label,
+    extraItems: (v) =>
+      /^[~/].*\.(ckpt|safetensors)$/i.test(v.trim())
+        ? [{ label: `$(check) Use ${v.trim()}`, value: v.trim(), alwaysShow: true }]
+        : [],
   });
   if (r === BACK || r === undefined) return undefined;
   if (r.value !== undefined) return r.value;
@@ -212,8 +240,13 @@ async function weightsStep(app: App, st: Short, info: StepInfo): Promise<string 
 type SummaryItem = vscode.QuickPickItem & { act: SummaryKey | 'launch' | 'save' | 'all' };
 
 async function summary(app: App, st: Short, info: StepInfo): Promise<SummaryItem['act'] | undefined> {
-  const facts = describeLocalData(st.def, st.c.dataTrain);
-  const input = { choices: st.c, target: st.def.label, data: facts, resolved: resolvedFor(app, st.def, st.c, facts) };
+  const input = {
+    choices: st.c,
+    target: st.def.label,
+    data: st.facts,
+    weights: st.weights,
+    resolved: resolvedFor(app, st.def, st.c, st.facts),
+  };
   const launch: SummaryItem = {
     label: `$(rocket) Launch on ${st.def.label}`,
     description: 'validate, then start the run',
@@ -265,13 +298,14 @@ async function edit(app: App, st: Short, key: SummaryKey, info: StepInfo): Promi
       const d = await dataStep(app, st, info);
       if (d) {
         c.dataTrain = d;
+        st.facts = await describeData(app, st.def, d);
         if (!st.userSet.has('name')) c.name = defaultName(d, c.backbone);
       }
       return;
     }
     case 'pretrained': {
       const w = await weightsStep(app, st, info);
-      if (w !== undefined) st.c = withPretrained(c, w ?? undefined, st.freezeChosen);
+      if (w !== undefined) await useWeights(app, st, w);
       return;
     }
     case 'imageSize':

@@ -344,6 +344,8 @@ def test_eval_on_the_runs_val_set_matches_the_runs_own_evaluation(frozen_run):
     assert out["accuracy"] == pytest.approx(entry["metrics"]["val_acc"])
     assert out["loss"] == pytest.approx(entry["metrics"]["val_loss"], rel=1e-4)
     assert [p["support"] for p in out["per_class"]] == [sum(r) for r in out["confusion"]]
+    # two classes: top-5 is 1.0 by definition, in the run's eval and here
+    assert out["top5"] == entry["metrics"]["val_top5"] == 1.0
     for i, p in enumerate(out["per_class"]):
         col = sum(r[i] for r in out["confusion"])
         assert p["recall"] == pytest.approx(out["confusion"][i][i] / p["support"])
@@ -375,6 +377,36 @@ def test_eval_on_a_folder_skips_and_lists_broken_images(frozen_run, data2, tmp_p
     assert out["data"] == str(folder) and out["num_images"] == 48
     skipped = {os.path.basename(s["file"]): s["reason"] for s in out["skipped"]}
     assert set(skipped) == {"cut.png", "notes.txt"} and all(skipped.values())
+
+
+def test_eval_counts_every_image_once_when_the_batch_does_not_divide_the_set(frozen_run, tmp_path):
+    """12 validation images in batches of 5 (5 + 5 + 2, the last padded to 5): accuracy is the
+    per-image one that `predict` gives image by image, and the records name each image once."""
+    run = tmp_path / "run"
+    shutil.copytree(frozen_run, run)
+    s = json.loads((run / "spec.json").read_text())
+    s["data"]["workers"] = 0  # the spec's default ("the cores"): eval takes it as one thread
+    (run / "spec.json").write_text(json.dumps(s))
+    ckpt = run / manifest(run)[-1]["file"]
+    code, out, err = cli("eval", "--run", str(run), "--ckpt", str(ckpt), "--batch-size", "5")
+    assert code == 0 and "Traceback" not in err, out
+    assert out["num_images"] == 12 == sum(map(sum, out["confusion"]))
+    recs = out["predictions"]
+    assert out["predictions_kept"] == {"total": 12, "kept": 12, "limit": 2000, "all": True}
+    files = [r["file"] for r in recs]
+    assert len(set(files)) == 12 and all(f.split("/")[0] in out["classes"] for f in files)
+    assert all(out["classes"][r["label"]] == r["file"].split("/")[0] for r in recs)
+    code, pred, _ = cli(
+        "predict", "--ckpt", str(ckpt), "--batch-size", "1", *[os.path.join(out["data"], f) for f in files]
+    )
+    assert code == 0 and pred["ok"] == 12, pred
+    by_image = [p["top"][0]["class"] == out["classes"][r["label"]] for p, r in zip(pred["predictions"], recs)]
+    assert out["accuracy"] == pytest.approx(sum(by_image) / 12)
+    for p, r in zip(pred["predictions"], recs):  # the same top classes and probabilities, image by image
+        assert [out["classes"][c] for c, _ in r["top"]] == [t["class"] for t in p["top"]]
+        assert [pr for _, pr in r["top"]] == pytest.approx([t["prob"] for t in p["top"]], abs=1e-4)
+    saved = json.loads(Path(str(ckpt) + ".eval.json").read_text())
+    assert saved["predictions"] == recs
 
 
 def test_eval_on_a_folder_with_other_classes_names_missing_and_extra(frozen_run, tmp_path):

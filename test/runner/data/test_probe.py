@@ -99,3 +99,53 @@ def test_probe_does_not_load_mindspore(tmp_path):
     )
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout.splitlines()[-1]) == []
+
+
+def test_probe_counts_a_folders_images_and_reads_their_typical_size_from_the_headers(tmp_path):
+    from PIL import Image
+
+    data = tmp_path / "pets"
+    # 3 classes, 7 images: PNG 40x30, JPEG 64x48, BMP 20x50 and GIF 33x33 (shorter sides 30, 48, 20, 33)
+    sizes = {"cat": [("png", (40, 30)), ("jpg", (64, 48)), ("JPEG", (64, 48))], "dog": [("bmp", (20, 50))]}
+    sizes["owl"] = [("gif", (33, 33)), ("png", (40, 30)), ("jpg", (64, 48))]
+    for cls, files in sizes.items():
+        (data / cls).mkdir(parents=True)
+        for i, (ext, wh) in enumerate(files):
+            Image.new("RGB", wh, (i * 40, 90, 200)).save(data / cls / f"{i}.{ext}")
+    (data / "cat" / "notes.txt").write_text("not an image")
+    os.mkfifo(data / "dog" / "stuck.jpg")  # counted by name, never opened for its size
+
+    code, out = runner("probe", str(data))
+    assert code == 0
+    entry = out["paths"][0]
+    assert entry["count"] == 3 and entry["images"] == 8
+    assert entry["typical_size"] == 33, "median of 20, 30, 30, 33, 48, 48, 48"
+
+
+def test_probe_of_an_empty_folder_has_no_images_and_no_size(tmp_path):
+    (tmp_path / "a").mkdir()
+    code, out = runner("probe", str(tmp_path))
+    assert code == 0
+    assert out["paths"][0]["images"] == 0 and out["paths"][0]["typical_size"] is None
+
+
+def test_probe_of_a_runs_checkpoint_names_the_backbone_and_size_it_was_trained_with(tmp_path):
+    run = tmp_path / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    ckpt = run / "checkpoints" / "a-e1-s2.ckpt"
+    ckpt.write_bytes(b"x" * 10)
+    (run / "spec.json").write_text(json.dumps({"model": {"backbone": "resnet18"}, "data": {"image_size": 32}}))
+    loose = tmp_path / "w.ckpt"
+    loose.write_bytes(b"x")
+    # a spec.json that is a symlink is not followed (run directories may be another user's)
+    other = tmp_path / "other"
+    (other / "checkpoints").mkdir(parents=True)
+    (other / "checkpoints" / "b.ckpt").write_bytes(b"x")
+    (other / "spec.json").symlink_to(run / "spec.json")
+
+    code, out = runner("probe", str(ckpt), str(loose), str(other / "checkpoints" / "b.ckpt"))
+    assert code == 0
+    got = _by_path(out)
+    assert got[str(ckpt)]["run"] == {"backbone": "resnet18", "image_size": 32}
+    assert "run" not in got[str(loose)]
+    assert "run" not in got[str(other / "checkpoints" / "b.ckpt")]

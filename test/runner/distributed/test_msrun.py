@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, assert_contiguous, events, of_type, spec, wait_for, write_spec
+from test_node_preflight import fake_npu_smi  # this folder is on sys.path, as for conftest
 
 from ascend_finetune.distributed import strategy, world  # noqa: E402
 
@@ -141,6 +142,13 @@ def test_two_ranks_write_the_run_like_one_process(two_rank_run):
     ranks = two_rank_run / "ranks"
     for name in ("worker_0.log", "worker_1.log", "scheduler.log", "msrun.log"):
         assert (ranks / name).is_file(), name
+    # The ranks log at GLOG_v 2 (MindSpore's warnings kept): msrun's own worker logs hold the
+    # warnings every healthy run prints, and the launcher's msrun.log does not (logfilter.py).
+    from ascend_finetune.logfilter import is_noise
+
+    assert any(is_noise(ln) for ln in (ranks / "worker_0.log").read_bytes().splitlines(keepends=True))
+    msrun_log = (ranks / "msrun.log").read_bytes().splitlines(keepends=True)
+    assert msrun_log and not [ln for ln in msrun_log if is_noise(ln)]
     verdicts = rank_verdicts(two_rank_run)
     assert {r: (v["status"], v["step"]) for r, v in verdicts.items()} == {0: ("completed", 8), 1: ("completed", 8)}
     # Same start (seed) and the same averaged update every step: the ranks end with the same weights.
@@ -186,9 +194,13 @@ def test_a_rank_that_dies_fails_the_run_with_its_error_and_leaves_no_process(tmp
     assert_no_orphans(run_dir)
 
 
-def _launch_and_wait_for_step(tmp_path: Path, small_data: Path, step: int) -> Path:
+def _launch_and_wait_for_step(tmp_path: Path, small_data: Path, step: int, sink_size: int = 0) -> Path:
     s = spec(small_data, name="stop", data={"batch_size": 8, "workers": 1}, train={"epochs": 20}, **TWO_RANKS)
-    code, out = cli("launch", str(write_spec(tmp_path / "stop.json", s)), "--runs-root", str(tmp_path / "runs"))
+    env = None
+    if sink_size:  # the test-only host queue in the device queue's place (CPU has none): steps.HOST_SINK_ENV
+        s["sink"], env = {"enabled": True, "size": sink_size}, {"ASCEND_FINETUNE_TEST_HOST_SINK": "1"}
+    path = str(write_spec(tmp_path / "stop.json", s))
+    code, out = cli("launch", path, "--runs-root", str(tmp_path / "runs"), env=env)
     assert code == 0, out
     run_dir = Path(out["run_dir"])
     wait_for(
@@ -225,6 +237,18 @@ def test_control_stop_ends_every_rank_at_the_same_step(tmp_path, small_data):
     _assert_stopped_together(run_dir, "control")
 
 
+def test_ranks_in_sink_mode_stop_together_at_a_sink_end(tmp_path, small_data):
+    """Two steps per call: the stop rides in the step's AllReduce, and both ranks end after the
+    same call, at the end of a sink."""
+    run_dir = _launch_and_wait_for_step(tmp_path, small_data, 2, sink_size=2)
+    code, out = cli("control", str(run_dir), "stop", "--timeout", "300")
+    assert code == 0 and out["handled"] is True and out["state"] == "stopped", out
+    _assert_stopped_together(run_dir, "control")
+    steps = of_type(events(run_dir), "step")
+    assert [(e["first_step"], e["step"]) for e in steps] == [(s, s + 1) for s in range(1, len(steps) * 2, 2)]
+    assert of_type(events(run_dir), "run_finished")[-1]["final"]["step"] % 2 == 0
+
+
 def test_sigterm_to_the_launcher_stops_every_rank(tmp_path, small_data):
     run_dir = _launch_and_wait_for_step(tmp_path, small_data, 2)
     launcher = json.loads((run_dir / "status.json").read_text())["pid"]
@@ -252,8 +276,11 @@ def test_two_nodes_launched_apart_train_as_one_run(tmp_path, small_data):
         data={"batch_size": 8, "workers": 1},
         device={"target": "CPU", "ids": [0], "nodes": ["127.0.0.1", "localhost"]},
     )
+    s["device"]["telemetry_s"] = 0.5
     path = str(write_spec(tmp_path / "2n.json", s))
-    code, master = cli("launch", path, "--runs-root", str(tmp_path / "a"), "--master-port", str(port))
+    # Each "node" finds an npu-smi (a recorded idle 910B3): both sample their NPUs.
+    env = {"PATH": f"{fake_npu_smi(tmp_path, 'info_910b3_8npu_idle.txt')}{os.pathsep}{os.environ['PATH']}"}
+    code, master = cli("launch", path, "--runs-root", str(tmp_path / "a"), "--master-port", str(port), env=env)
     assert code == 0, master
     code, other = cli(
         "launch",
@@ -266,6 +293,7 @@ def test_two_nodes_launched_apart_train_as_one_run(tmp_path, small_data):
         "1",
         "--run-id",
         master["run_id"],
+        env=env,
     )
     assert code == 0, other
     a, b = Path(master["run_dir"]), Path(other["run_dir"])
@@ -290,6 +318,14 @@ def test_two_nodes_launched_apart_train_as_one_run(tmp_path, small_data):
     v0, v1 = rank_verdicts(a)[0], rank_verdicts(b)[1]
     assert v0["step"] == v1["step"] == 8 and v0["weights_l1"] == pytest.approx(v1["weights_l1"], rel=1e-6)
     assert not of_type(events(b), "step"), "only rank 0 writes the run's events"
+    # Pre-flight and telemetry on every node: each launcher recorded its node's checks, and node 1's
+    # NPUs were sampled into node 1's own log (the master's by rank 0, into the run's).
+    for node, d in ((0, a), (1, b)):
+        doc = json.loads((d / "ranks" / f"preflight-node-{node}.json").read_text())
+        assert doc["node_rank"] == node and doc["warnings"] == [], doc
+    assert of_type(evs, "device") and all("node_rank" not in e for e in of_type(evs, "device"))
+    node1 = of_type(events(b), "device")
+    assert node1 and all(e["node_rank"] == 1 and [d["id"] for d in e["devices"]] == [0] for e in node1)
     # `ls` tells node 1's part from a run of its own; the master's run has no node_rank.
     _, ls_b = cli("ls", str(tmp_path / "b"))
     _, ls_a = cli("ls", str(tmp_path / "a"))

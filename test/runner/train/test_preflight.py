@@ -61,6 +61,16 @@ def test_workers_above_cores_counts_every_rank_of_the_node():
     assert codes(w) == ["workers_above_cores"] and "at most 2" in w[0]["message"]
 
 
+def test_workers_zero_is_auto_and_never_above_the_cores():
+    """data.workers 0 (the default) shares the cores out between the node's ranks: no warning, even
+    with 8 ranks on a 2-core machine, where a literal 0 x 8 would pass and 1 x 8 would not."""
+    assert codes(preflight.run_warnings(base(workers=0), 100, 10, "CPU", cpu_count=1)) == []
+    assert codes(preflight.run_warnings(base(ids=range(8), workers=0), 100, 10, "CPU", cpu_count=2)) == []
+    assert codes(preflight.run_warnings(base(ids=range(8), workers=1), 100, 10, "CPU", cpu_count=2)) == [
+        "workers_above_cores"
+    ]
+
+
 def test_checkpoint_interval_longer_than_the_run():
     assert codes(preflight.run_warnings(base(every_steps=100), 100, 10, "CPU", cpu_count=8)) == []
     w = preflight.run_warnings(base(every_steps=101), 100, 10, "CPU", cpu_count=8)

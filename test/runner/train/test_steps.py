@@ -8,7 +8,8 @@ import os
 import numpy as np
 import pytest
 
-from ascend_finetune.train.steps import build_sink, sink_size_for
+from ascend_finetune.device.backend import sink_size_for
+from ascend_finetune.train.steps import build_sink
 
 
 def test_sink_size_divides_the_epoch_part():
@@ -171,4 +172,43 @@ def test_stop_is_read_between_calls(tmp_path):
     d = tmp_path / "d"
     _jpegs(str(d), 40, 32, 3)
     doc = _epoch(tmp_path, d, 2, "stop", stop_at=3)
-    assert [r["stop"] for r in doc["recs"]] == [False, False, True] and doc["step"] == 3
+    # One process: a stop wanted before the third call ends the epoch there, without that call.
+    assert [r["step"] for r in doc["recs"]] == [1, 2] and doc["step"] == 2
+
+
+RUN = """
+import json, sys, time
+from ascend_finetune.data import pipeline
+from ascend_finetune.events import read_events
+from ascend_finetune.spec import resolve
+from ascend_finetune.train.run import Run
+spec, run_dir, read_s = json.loads(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+get = pipeline._FileSource.__getitem__
+pipeline._FileSource.__getitem__ = lambda self, i: (time.sleep(read_s), get(self, i))[1]
+code = Run(resolve(spec), run_dir).execute()
+print(json.dumps({"code": code, "events": read_events(run_dir + "/events.jsonl")}))
+"""
+
+
+def test_the_run_loop_writes_the_data_bound_warning_after_the_steps_that_showed_it(tmp_path):
+    """The whole run (train/run.py's loop over Trainer.epoch_steps), slow disk as above."""
+    import json
+    import subprocess
+    import sys
+
+    slow_dir = tmp_path / "big"
+    _jpegs(str(slow_dir), 56, 320, 1)
+    run_dir = tmp_path / "run"
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "..", "runner")
+    env = dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX2", PYTHONPATH=os.path.abspath(root))
+    spec = _spec(slow_dir, 1, "slow-run", prefetch=2)
+    argv = [sys.executable, "-c", RUN, json.dumps(spec), str(run_dir), "0.06"]
+    r = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr[-3000:]
+    doc = json.loads(r.stdout.strip().splitlines()[-1])
+    assert doc["code"] == 0
+    evs = doc["events"]
+    bound = [i for i, e in enumerate(evs) if e["type"] == "warning" and e["code"] == "data_bound"]
+    assert len(bound) == 1, [(e["step_ms"], e["data_ms"]) for e in evs if e["type"] == "step"]
+    assert evs[bound[0] - 1]["type"] == "step", "written right after the step whose window showed it"
+    assert all("data_ms" in e and "first_step" not in e for e in evs if e["type"] == "step")

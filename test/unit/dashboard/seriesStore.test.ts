@@ -258,3 +258,32 @@ test('a NaN (diverged loss) inside a bucket stays a gap, not smoothed away', () 
   const b = s.stepBlock(select(s, 100).rows);
   assert.equal(b.loss[b.steps.indexOf(4_242)], null);
 });
+
+test('top-5 accuracy of each eval becomes its own column; an eval from an older runner has null there', () => {
+  const m = new EventMaker();
+  const s = newStore();
+  const evalAt = (step: number, extra: Record<string, unknown>) =>
+    m.ev('eval', { epoch: step / 4, step, val_loss: 1, val_acc: 0.5, per_class_acc: [], confusion: [], ...extra });
+  s.ingest([m.started(), evalAt(4, {}), evalAt(8, { val_top5: 0.875 })]);
+  assert.deepEqual(s.evalBlock().valTop5, [null, 0.875]);
+  assert.deepEqual(s.evalBlock(1).valTop5, [0.875]);
+});
+
+test('a run in sink mode: one row per sink, its first step alongside, its mean loss as the loss', () => {
+  const s = newStore();
+  const evs = recorded('sink-run');
+  s.ingest(evs);
+  const sinks = evs.filter((e) => e.type === 'step') as unknown as { first_step: number; mean_loss: number }[];
+  const all = s.stepRange(0, s.steps.length);
+  assert.deepEqual(all.steps, [3, 6, 9, 12, 15, 18]);
+  assert.deepEqual(all.firstStep, [1, 4, 7, 10, 13, 16]);
+  assert.deepEqual(
+    all.loss,
+    sinks.map((e) => e.mean_loss),
+  );
+  assert.deepEqual(all.dataMs, [null, null, null, null, null, null], 'no data wait is reported for a sink');
+  // A run without sinks sends no firstStep column at all.
+  const plain = newStore();
+  plain.ingest(recorded('amp-startup-burst'));
+  assert.equal(plain.stepRange(0, plain.steps.length).firstStep, undefined);
+});

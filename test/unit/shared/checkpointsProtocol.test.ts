@@ -54,3 +54,24 @@ test('the UI accepts only state snapshots', () => {
   assert.equal(isHostMessage({ type: 'other' }), false);
   assert.equal(isHostMessage(null), false);
 });
+
+test('gallery messages: a cell by class indices, the mistakes, or a comparison by predictions of two listed checkpoints', () => {
+  assert.deepEqual(ok({ type: 'gallery', file: A, what: { kind: 'cell', row: 2, col: 0, x: 1 } }), {
+    type: 'gallery',
+    file: A,
+    what: { kind: 'cell', row: 2, col: 0 },
+  });
+  assert.deepEqual(ok({ type: 'gallery', file: B, what: { kind: 'mistakes' } }), {
+    type: 'gallery',
+    file: B,
+    what: { kind: 'mistakes' },
+  });
+  assert.deepEqual(ok({ type: 'closeGallery' }), { type: 'closeGallery' });
+  assert.deepEqual(ok({ type: 'comparePredictions', a: A, b: B }), { type: 'comparePredictions', a: A, b: B });
+  refused({ type: 'gallery', file: A, what: { kind: 'cell', row: -1, col: 0 } }, /class indices/);
+  refused({ type: 'gallery', file: A, what: { kind: 'cell', row: 1.5, col: 0 } }, /class indices/);
+  refused({ type: 'gallery', file: A, what: { kind: 'files', files: ['/etc/passwd'] } }, /"what" must be/);
+  refused({ type: 'gallery', file: A }, /"what" must be/);
+  refused({ type: 'gallery', file: '/x.ckpt', what: { kind: 'mistakes' } }, /does not list/);
+  refused({ type: 'comparePredictions', a: A, b: A }, /two different/);
+});

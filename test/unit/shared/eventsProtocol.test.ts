@@ -50,6 +50,7 @@ test('isRunEvent rejects a known event whose fields have the wrong types; missin
     { ...env, type: 'step', overflow: 'no' },
     { ...env, type: 'eval', val_acc: null },
     { ...env, type: 'eval', confusion: 5 },
+    { ...env, type: 'eval', val_top5: '1.0' },
     { ...env, type: 'checkpoint', metrics: 5 },
     { ...env, type: 'device', devices: {} },
     { ...env, type: 'warning', message: 7 },
@@ -69,6 +70,7 @@ test('isRunEvent rejects a known event whose fields have the wrong types; missin
     { ...env, type: 'run_started' },
     { ...env, type: 'step', loss: null, loss_scale: null, img_per_s: null, epoch: 1 },
     { ...env, type: 'eval', val_loss: null, confusion: null },
+    { ...env, type: 'eval', val_acc: 0.5, val_top5: 1 },
     { ...env, type: 'run_finished', status: 'failed', error: { kind: 'x', message: 'y' }, best: null, final: null },
     { ...env, type: 'from_the_future', spec: null, epoch: 'any' },
     // issue 19's knobs: the EMA eval beside the raw one, the EMA checkpoint, a plateau drop, an early stop
@@ -125,4 +127,19 @@ test('runHealth: a verdict is read, checked; bad reasons are dropped and a bad v
       health: 5,
     }),
   );
+});
+
+test('a sink step event names its range and mean loss; a range that ends before it starts is refused', () => {
+  const env = { v: 1, seq: 4, t: 1, type: 'step', step: 8, loss: 1.2 };
+  assert.ok(isRunEvent({ ...env, first_step: 5, mean_loss: 1.3 }));
+  assert.ok(isRunEvent({ ...env, first_step: 5, mean_loss: null }), 'every loss of the sink was NaN/Inf');
+  assert.ok(isRunEvent({ ...env, first_step: 8 }), 'a range of one step');
+  for (const bad of [
+    { ...env, first_step: 9, mean_loss: 1 },
+    { ...env, first_step: '5' },
+    { ...env, first_step: 5, mean_loss: 'x' },
+  ]) {
+    assert.equal(isRunEvent(bad), false, JSON.stringify(bad));
+    assert.match(eventProblem(bad as never) ?? '', /first_step|mean_loss/);
+  }
 });

@@ -1,0 +1,297 @@
+// The Preview Data panel's view model, built from the runner's `preview` document and `predict`
+// answer (docs/protocol.md, section 4). The runner's output is checked here, field by field, so a
+// runner of another version gives one clear error instead of a panel that breaks on a missing field.
+import * as path from 'node:path';
+import type {
+  ClassBar,
+  ClassifyView,
+  Percentiles,
+  PredictionView,
+  PreviewView,
+  ProblemView,
+  SizeStats,
+  Thumb,
+} from '../../shared/previewProtocol';
+
+/** Files listed per warning in the panel: the runner lists up to 100, the panel shows the first ones. */
+export const FILES_PER_PROBLEM = 50;
+
+export class PreviewFormatError extends Error {
+  constructor(field: string, want: string) {
+    super(`the runner's preview answer has no valid "${field}" (${want}): is the runner on the target current?`);
+    this.name = 'PreviewFormatError';
+  }
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+function obj(o: Obj, k: string, where = k): Obj {
+  const v = o[k];
+  if (!isObj(v)) throw new PreviewFormatError(where, 'an object');
+  return v;
+}
+function num(o: Obj, k: string, where = k): number {
+  const v = o[k];
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new PreviewFormatError(where, 'a number');
+  return v;
+}
+function str(o: Obj, k: string, where = k): string {
+  const v = o[k];
+  if (typeof v !== 'string') throw new PreviewFormatError(where, 'a string');
+  return v;
+}
+function arr(o: Obj, k: string, where = k): unknown[] {
+  const v = o[k];
+  if (!Array.isArray(v)) throw new PreviewFormatError(where, 'a list');
+  return v;
+}
+const optStr = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** The last line of a preview's stdout is the answer; earlier `{"progress": ...}` lines are progress. */
+export function progressOf(line: unknown): { done: number; total: number } | undefined {
+  if (!isObj(line) || !isObj(line.progress)) return undefined;
+  const { done, total } = line.progress;
+  return typeof done === 'number' && typeof total === 'number' ? { done, total } : undefined;
+}
+
+function percentiles(v: unknown, where: string): Percentiles | null {
+  if (v === null) return null;
+  if (!isObj(v)) throw new PreviewFormatError(where, 'an object or null');
+  return {
+    min: num(v, 'min', `${where}.min`),
+    p5: num(v, 'p5', `${where}.p5`),
+    p50: num(v, 'p50', `${where}.p50`),
+    p95: num(v, 'p95', `${where}.p95`),
+    max: num(v, 'max', `${where}.max`),
+  };
+}
+
+function counts(o: Obj): [string, number][] {
+  return Object.entries(o)
+    .filter((e): e is [string, number] => typeof e[1] === 'number')
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+}
+
+function sizes(doc: Obj): SizeStats {
+  const im = obj(doc, 'images');
+  return {
+    count: num(im, 'count', 'images.count'),
+    width: percentiles(im.width, 'images.width'),
+    height: percentiles(im.height, 'images.height'),
+    modes: counts(obj(im, 'modes', 'images.modes')),
+    formats: counts(obj(im, 'formats', 'images.formats')),
+    grayscale: num(im, 'grayscale', 'images.grayscale'),
+    alpha: num(im, 'alpha', 'images.alpha'),
+  };
+}
+
+interface Member {
+  file: string;
+  class: string;
+}
+function members(v: unknown, where: string): Member[] {
+  if (!Array.isArray(v)) throw new PreviewFormatError(where, 'a list');
+  return v
+    .filter(isObj)
+    .map((m) => ({ file: str(m, 'file', `${where}.file`), class: str(m, 'class', `${where}.class`) }));
+}
+
+/** The warnings, worst first: leakage, labels that disagree, duplicates, unreadable files, tiny classes. */
+function problems(doc: Obj): ProblemView[] {
+  const out: ProblemView[] = [];
+  const dup = obj(doc, 'duplicates');
+  const groups = arr(dup, 'groups', 'duplicates.groups')
+    .filter(isObj)
+    .map((g, i) => ({
+      train: members(g.train, `duplicates.groups[${i}].train`),
+      val: members(g.val, `duplicates.groups[${i}].val`),
+    }));
+  const leftOut = num(dup, 'left_out', 'duplicates.left_out');
+  const cap = (files: { path: string; note: string }[], more = 0) => ({
+    files: files.slice(0, FILES_PER_PROBLEM),
+    more: more + Math.max(0, files.length - FILES_PER_PROBLEM),
+  });
+
+  const tv = obj(dup, 'train_val', 'duplicates.train_val');
+  const valFiles = num(tv, 'val_files', 'duplicates.train_val.val_files');
+  if (valFiles > 0) {
+    const files = groups
+      .filter((g) => g.train.length && g.val.length)
+      .flatMap((g) => g.val.map((v) => ({ path: v.file, note: `copy of ${g.train[0].file}` })));
+    out.push({
+      kind: 'leak',
+      message: `${plural(valFiles, 'validation image')} ${valFiles === 1 ? 'is a copy' : 'are copies'} of training images (leakage: validation accuracy will read high)`,
+      ...cap(files, Math.max(0, valFiles - files.length)),
+    });
+  }
+  const conflicting = num(dup, 'conflicting_labels', 'duplicates.conflicting_labels');
+  if (conflicting > 0) {
+    const files = groups
+      .filter((g) => new Set([...g.train, ...g.val].map((m) => m.class)).size > 1)
+      .flatMap((g) => [...g.train, ...g.val].map((m) => ({ path: m.file, note: `labelled ${m.class}` })));
+    out.push({
+      kind: 'conflict',
+      message: `${plural(conflicting, 'image')} ${conflicting === 1 ? 'has' : 'have'} identical copies in different classes (conflicting labels)`,
+      ...cap(files),
+    });
+  }
+  const wt = obj(dup, 'within_train', 'duplicates.within_train');
+  const extra = num(wt, 'extra_files', 'duplicates.within_train.extra_files');
+  if (extra > 0) {
+    const files = groups
+      .filter((g) => g.train.length > 1)
+      .flatMap((g) => g.train.slice(1).map((m) => ({ path: m.file, note: `same as ${g.train[0].file}` })));
+    out.push({
+      kind: 'duplicate',
+      message: `${plural(extra, 'training image')} ${extra === 1 ? 'is an exact duplicate' : 'are exact duplicates'} of another (in ${plural(num(wt, 'groups', 'duplicates.within_train.groups'), 'group')})${leftOut ? `; ${leftOut} more groups not listed` : ''}`,
+      ...cap(files, Math.max(0, extra - files.length)),
+    });
+  }
+  const sk = obj(doc, 'skipped');
+  const skCount = num(sk, 'count', 'skipped.count');
+  if (skCount > 0) {
+    const reasons = counts(obj(sk, 'by_reason', 'skipped.by_reason'))
+      .map(([r, n]) => `${n} ${r}`)
+      .join(', ');
+    const files = arr(sk, 'first', 'skipped.first')
+      .filter(isObj)
+      .map((f) => ({ path: str(f, 'path', 'skipped.first.path'), note: str(f, 'reason', 'skipped.first.reason') }));
+    out.push({
+      kind: 'skipped',
+      message: `${plural(skCount, 'file')} skipped by the scan (${reasons}): training will not see ${skCount === 1 ? 'it' : 'them'}`,
+      ...cap(files, Math.max(0, skCount - files.length)),
+    });
+  }
+  const nr = obj(doc, 'not_read');
+  const nrCount = num(nr, 'count', 'not_read.count');
+  if (nrCount > 0) {
+    const files = arr(nr, 'first', 'not_read.first')
+      .filter(isObj)
+      .map((f) => ({ path: str(f, 'path', 'not_read.first.path'), note: str(f, 'reason', 'not_read.first.reason') }));
+    out.push({
+      kind: 'notRead',
+      message: `${plural(nrCount, 'image')} not read by the preview (links out of the folder, not regular files, or changed since the scan)`,
+      ...cap(files, Math.max(0, nrCount - files.length)),
+    });
+  }
+  const tiny = obj(doc, 'tiny');
+  const tinyClasses = arr(tiny, 'classes', 'tiny.classes').filter((c): c is string => typeof c === 'string');
+  if (tinyClasses.length) {
+    out.push({
+      kind: 'tiny',
+      message: `${plural(tinyClasses.length, 'class', 'classes')} with fewer than ${num(tiny, 'threshold', 'tiny.threshold')} training images: ${tinyClasses.join(', ')}`,
+      files: [],
+      more: 0,
+    });
+  }
+  return out;
+}
+
+function thumbnails(doc: Obj): PreviewView['thumbnails'] {
+  const t = obj(doc, 'thumbnails');
+  return {
+    shown: num(t, 'shown', 'thumbnails.shown'),
+    leftOut: num(t, 'left_out', 'thumbnails.left_out'),
+    bytes: num(t, 'bytes', 'thumbnails.bytes'),
+    classes: arr(t, 'classes', 'thumbnails.classes')
+      .filter(isObj)
+      .map((c) => ({
+        name: str(c, 'class', 'thumbnails.classes.class'),
+        samples: arr(c, 'samples', 'thumbnails.classes.samples')
+          .filter(isObj)
+          .map((s): Thumb => ({
+            file: str(s, 'file', 'thumbnails.samples.file'),
+            original: str(s, 'original', 'thumbnails.samples.original'),
+            train: optStr(s.train),
+            eval: optStr(s.eval),
+          })),
+      })),
+  };
+}
+
+/** The panel's view of a `preview` document (throws PreviewFormatError naming the first bad field). */
+export function toPreviewView(raw: unknown): PreviewView {
+  if (!isObj(raw)) throw new PreviewFormatError('(document)', 'a JSON object');
+  const tiny = new Set(arr(obj(raw, 'tiny'), 'classes', 'tiny.classes'));
+  const rows = arr(raw, 'classes')
+    .filter(isObj)
+    .map((c) => ({
+      name: str(c, 'name', 'classes.name'),
+      train: num(c, 'train', 'classes.train'),
+      val: num(c, 'val', 'classes.val'),
+      images: num(c, 'images', 'classes.images'),
+    }));
+  const most = Math.max(1, ...rows.map((c) => c.train));
+  const classes: ClassBar[] = rows.map((c) => ({ ...c, share: c.train / most, tiny: tiny.has(c.name) }));
+  const val = optStr(raw.val);
+  const valSplit = typeof raw.val_split === 'number' ? raw.val_split : null;
+  const seed = num(raw, 'seed');
+  const split = val
+    ? `validation folder ${val}`
+    : valSplit
+      ? `${Math.round(valSplit * 1000) / 10}% of each class held out for validation (seed ${seed})`
+      : 'no validation set';
+  let imbalance: PreviewView['imbalance'] = null;
+  if (isObj(raw.imbalance) && classes.length > 1) {
+    const im = raw.imbalance;
+    const large = obj(im, 'largest', 'imbalance.largest');
+    const small = obj(im, 'smallest', 'imbalance.smallest');
+    const ratio = num(im, 'ratio', 'imbalance.ratio');
+    const largest = str(large, 'class', 'imbalance.largest.class');
+    const smallest = str(small, 'class', 'imbalance.smallest.class');
+    imbalance = {
+      ratio,
+      largest,
+      smallest,
+      text: `${Number(ratio.toPrecision(3))}× (${largest} ${num(large, 'train')} / ${smallest} ${num(small, 'train')} training images)`,
+    };
+  }
+  return {
+    train: str(raw, 'train'),
+    val,
+    split,
+    numTrain: num(raw, 'num_train'),
+    numVal: num(raw, 'num_val'),
+    imageSize: num(raw, 'image_size'),
+    augment: raw.augment === true,
+    classes,
+    imbalance,
+    problems: problems(raw),
+    sizes: sizes(raw),
+    thumbnails: thumbnails(raw),
+    elapsedS: num(raw, 'elapsed_s'),
+  };
+}
+
+/** The counts and problems in one line each (for a summary outside the panel). */
+export function previewSummary(v: PreviewView): { counts: string; problems: string } {
+  const counts = `${plural(v.classes.length, 'class', 'classes')}, ${v.numTrain} train / ${v.numVal} val images${v.imbalance ? `, imbalance ${Number(v.imbalance.ratio.toPrecision(3))}×` : ''}`;
+  const problems = v.problems.length ? v.problems.map((p) => p.message).join('; ') : 'no problems found';
+  return { counts, problems };
+}
+
+/** The Classify panel's view of a `predict` answer; `images` maps a file to its data: URL, when read. */
+export function toClassifyView(raw: unknown, images: ReadonlyMap<string, string> = new Map()): ClassifyView {
+  if (!isObj(raw)) throw new PreviewFormatError('(document)', 'a JSON object');
+  const predictions = arr(raw, 'predictions')
+    .filter(isObj)
+    .map((p, i): PredictionView => {
+      const file = str(p, 'file', `predictions[${i}].file`);
+      const base = { file, name: path.posix.basename(file.replace(/\\/g, '/')), image: images.get(file) ?? null };
+      if (isObj(p.error)) {
+        const kind = optStr(p.error.kind) ?? 'error';
+        return { ...base, top: null, error: `${kind}: ${optStr(p.error.message) ?? 'failed'}` };
+      }
+      const top = arr(p, 'top', `predictions[${i}].top`)
+        .filter(isObj)
+        .map((t) => ({ class: str(t, 'class', 'top.class'), prob: num(t, 'prob', 'top.prob') }));
+      return { ...base, top, error: null };
+    });
+  return {
+    ckpt: str(raw, 'ckpt'),
+    classes: arr(raw, 'classes').length,
+    device: optStr(raw.device) ?? '',
+    predictions,
+  };
+}

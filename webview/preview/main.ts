@@ -1,0 +1,286 @@
+// The Preview Data and Classify UI (dist/webview/preview.js + .css), in a VS Code webview. It draws
+// the host's snapshot (src/shared/previewProtocol.ts) and sends back Cancel, Run Again and the file
+// the user clicked. Every text from the data (class and file names, runner messages) goes in through
+// textContent, never as HTML; images are the runner's base64 JPEGs (or the host's data: URL).
+import './preview.css'; // esbuild bundles it into dist/webview/preview.css
+import '@vscode-elements/elements/dist/vscode-button/index.js';
+import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
+import {
+  isHostMessage,
+  type ClassifyView,
+  type PanelState,
+  type PreviewView,
+  type Thumb,
+  type UiMessage,
+} from '../../src/shared/previewProtocol';
+
+declare function acquireVsCodeApi(): { postMessage(m: unknown): void; getState(): unknown; setState(s: unknown): void };
+const vscode = acquireVsCodeApi();
+const send = (m: UiMessage) => vscode.postMessage(m);
+
+type ThumbView = 'original' | 'train' | 'eval';
+const ui: { thumbs: ThumbView } = { thumbs: 'original', ...((vscode.getState() as { thumbs?: ThumbView }) ?? {}) };
+let state: PanelState | null = null;
+
+type Child = Node | string | null | undefined | false;
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: { class?: string; title?: string; id?: string; onclick?: (e: Event) => void } = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  if (props.class) e.className = props.class;
+  if (props.title) e.title = props.title;
+  if (props.id) e.id = props.id;
+  if (props.onclick) e.addEventListener('click', props.onclick);
+  for (const c of children)
+    if (c !== null && c !== undefined && c !== false) e.append(typeof c === 'string' ? document.createTextNode(c) : c);
+  return e;
+}
+
+function button(
+  label: string,
+  onClick: () => void,
+  opts: { secondary?: boolean; disabled?: boolean; id?: string } = {},
+) {
+  const b = document.createElement('vscode-button');
+  b.textContent = label;
+  if (opts.id) b.id = opts.id;
+  if (opts.secondary) b.setAttribute('secondary', '');
+  if (opts.disabled) b.setAttribute('disabled', '');
+  b.addEventListener('click', () => {
+    if (!b.hasAttribute('disabled')) onClick();
+  });
+  return b;
+}
+
+const fileLink = (path: string, label = path) => {
+  const a = el('a', { class: 'file', title: `Open ${path}`, onclick: () => send({ type: 'openFile', path }) }, label);
+  a.dataset.path = path;
+  return a;
+};
+const pct = (v: number) => `${(v * 100).toFixed(1)}%`;
+
+function header(s: PanelState): HTMLElement {
+  const running = s.status === 'running';
+  const what = s.kind === 'preview' ? 'Preview Data' : 'Classify with Checkpoint';
+  const progress =
+    running && s.progress
+      ? el(
+          'span',
+          {},
+          Object.assign(document.createElement('progress'), { max: s.progress.total, value: s.progress.done }),
+          ` ${s.progress.done} / ${s.progress.total}`,
+        )
+      : null;
+  return el(
+    'div',
+    {},
+    el('h2', {}, `${what}: `, el('span', { id: 'subject' }, s.subject)),
+    el('div', { class: 'muted' }, `on ${s.target}`),
+    el(
+      'div',
+      { class: 'status', id: 'status' },
+      running ? document.createElement('vscode-progress-ring') : null,
+      running ? el('span', { id: 'activity' }, s.activity ?? 'Working…') : null,
+      progress,
+      button('Cancel', () => send({ type: 'cancel' }), { secondary: true, disabled: !running, id: 'cancel' }),
+      button('Run Again', () => send({ type: 'rerun' }), { secondary: true, disabled: running, id: 'rerun' }),
+    ),
+    s.error ? el('div', { class: 'error', id: 'error' }, s.error) : null,
+  );
+}
+
+function classesSection(v: PreviewView): HTMLElement {
+  return el(
+    'section',
+    { id: 'classes' },
+    el('h3', {}, `Classes (${v.classes.length})`),
+    el(
+      'div',
+      { class: 'muted' },
+      `${v.numTrain} training and ${v.numVal} validation images · ${v.split} · ${v.imageSize} px · augmentation ${v.augment ? 'on' : 'off'}`,
+    ),
+    v.imbalance ? el('div', { id: 'imbalance' }, `Imbalance: ${v.imbalance.text}`) : null,
+    ...v.classes.map((c) => {
+      const fill = el('div', { class: 'fill' });
+      fill.style.width = `${(c.share * 100).toFixed(1)}%`;
+      const row = el(
+        'div',
+        {
+          class: `class-row${c.tiny ? ' tiny' : ''}`,
+          title: c.tiny ? 'fewer training images than the tiny threshold' : '',
+        },
+        el('span', { class: 'name' }, c.name),
+        el('div', { class: 'track' }, fill),
+        el('span', { class: 'count' }, `${c.train} / ${c.val}`),
+      );
+      row.dataset.class = c.name;
+      return row;
+    }),
+  );
+}
+
+function problemsSection(v: PreviewView): HTMLElement {
+  return el(
+    'section',
+    { id: 'problems' },
+    el('h3', {}, v.problems.length ? `Problems (${v.problems.length})` : 'Problems'),
+    v.problems.length
+      ? null
+      : el('div', { class: 'muted' }, 'None found: no duplicates, leaks, skipped files or tiny classes.'),
+    ...v.problems.map((p) => {
+      const d = el(
+        'div',
+        { class: 'problem' },
+        el('div', { class: 'message' }, `⚠ ${p.message}`),
+        p.files.length
+          ? el(
+              'ul',
+              {},
+              ...p.files.map((f) => el('li', {}, fileLink(f.path), el('span', { class: 'muted' }, ` ${f.note}`))),
+            )
+          : null,
+        p.more ? el('div', { class: 'muted' }, `${p.more} more not listed`) : null,
+      );
+      d.dataset.kind = p.kind;
+      return d;
+    }),
+  );
+}
+
+function statsSection(v: PreviewView): HTMLElement {
+  const s = v.sizes;
+  const pc = (p: typeof s.width) => (p ? `${p.min} · ${p.p5} · ${p.p50} · ${p.p95} · ${p.max}` : '–');
+  const list = (xs: [string, number][]) => xs.map(([k, n]) => `${k} ${n}`).join(', ') || '–';
+  const row = (k: string, val: string) => el('tr', {}, el('td', { class: 'muted' }, k), el('td', {}, val));
+  return el(
+    'section',
+    { id: 'stats' },
+    el('h3', {}, `Images (${s.count} read)`),
+    el(
+      'table',
+      { class: 'stats' },
+      row('width min · p5 · median · p95 · max', pc(s.width)),
+      row('height min · p5 · median · p95 · max', pc(s.height)),
+      row('modes', list(s.modes)),
+      row('formats', list(s.formats)),
+      row('grayscale', String(s.grayscale)),
+      row('with alpha', String(s.alpha)),
+    ),
+    el('div', { class: 'muted' }, `Previewed in ${v.elapsedS.toFixed(1)} s.`),
+  );
+}
+
+function thumbImage(t: Thumb): HTMLElement {
+  const b64 = t[ui.thumbs];
+  const name = t.file.split(/[\\/]/).pop() ?? t.file;
+  if (!b64) return el('div', { class: 'thumb' }, el('div', { class: 'none muted', title: name }, 'off'));
+  const img = document.createElement('img');
+  img.src = `data:image/jpeg;base64,${b64}`;
+  img.alt = name;
+  img.title = `${t.file} (click to open)`;
+  img.dataset.path = t.file;
+  img.addEventListener('click', () => send({ type: 'openFile', path: t.file }));
+  return el('div', { class: 'thumb' }, img);
+}
+
+function thumbsSection(v: PreviewView): HTMLElement {
+  const t = v.thumbnails;
+  const pick = (view: ThumbView, label: string) => {
+    const b = button(
+      label,
+      () => {
+        ui.thumbs = view;
+        vscode.setState(ui);
+        render();
+      },
+      { secondary: ui.thumbs !== view },
+    );
+    b.dataset.view = view;
+    return b;
+  };
+  return el(
+    'section',
+    { id: 'thumbs' },
+    el('h3', {}, `Samples (${t.shown})`),
+    el(
+      'div',
+      { class: 'toggle' },
+      pick('original', 'Original'),
+      pick('train', 'Augmented (train)'),
+      pick('eval', 'Eval transform'),
+    ),
+    t.leftOut ? el('div', { class: 'muted' }, `${t.leftOut} samples left out to keep the panel small.`) : null,
+    ...t.classes.map((c) => {
+      const d = el(
+        'div',
+        { class: 'thumb-class' },
+        el('h4', {}, c.name),
+        el('div', { class: 'thumbs' }, ...c.samples.map(thumbImage)),
+      );
+      d.dataset.class = c.name;
+      return d;
+    }),
+  );
+}
+
+function classifySection(c: ClassifyView): HTMLElement {
+  return el(
+    'section',
+    { id: 'predictions' },
+    el('div', { class: 'muted' }, `${c.predictions.length} image(s) · ${c.classes} classes · ${c.device}`),
+    ...c.predictions.map((p) => {
+      const img = p.image ? Object.assign(document.createElement('img'), { src: p.image, alt: p.name }) : null;
+      const body = p.error
+        ? el('div', { class: 'error' }, p.error)
+        : el(
+            'div',
+            {},
+            ...(p.top ?? []).map((t, i) => {
+              const fill = el('div', { class: 'fill' });
+              fill.style.width = pct(t.prob);
+              return el(
+                'div',
+                { class: `pred-row${i === 0 ? ' first' : ''}` },
+                el('span', { class: 'name' }, t.class),
+                el('div', { class: 'track' }, fill),
+                el('span', { class: 'count' }, pct(t.prob)),
+              );
+            }),
+          );
+      const d = el(
+        'div',
+        { class: 'prediction' },
+        img,
+        el('div', { class: 'top' }, el('h4', {}, fileLink(p.file, p.name)), body),
+      );
+      d.dataset.file = p.file;
+      d.dataset.ok = p.error ? 'false' : 'true';
+      return d;
+    }),
+  );
+}
+
+function render(): void {
+  const root = document.getElementById('app')!;
+  if (!state) return;
+  const s = state;
+  const parts: Child[] = [header(s)];
+  if (s.preview)
+    parts.push(
+      classesSection(s.preview),
+      problemsSection(s.preview),
+      thumbsSection(s.preview),
+      statsSection(s.preview),
+    );
+  if (s.classify) parts.push(classifySection(s.classify));
+  root.replaceChildren(...parts.filter((p): p is Node => p instanceof Node));
+}
+
+window.addEventListener('message', (e: MessageEvent) => {
+  if (!isHostMessage(e.data)) return;
+  state = e.data.state;
+  render();
+});
+send({ type: 'ready' });
