@@ -15,6 +15,7 @@ import difflib
 import json
 import math
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, NoReturn, cast
 
@@ -124,12 +125,13 @@ def _check_value(path: str, value: Any, rule: dict[str, Any]) -> Problem | None:
         if not isinstance(value, bool):
             return Problem(path, f"must be true or false, got {json.dumps(value)}", f"set {path} to true or false")
         return None
-    if "string" in types:
+    # a field of several types (train.class_weights: "auto" or a list) is checked as its value's type
+    if "string" in types and (isinstance(value, str) or "array" not in types):
         ok = (
             isinstance(value, str)
             and len(value) >= rule.get("minLength", 0)
-            and ("pattern" not in rule or any(not c.isspace() for c in value))
-        )  # the schema's only pattern is "\S"
+            and ("pattern" not in rule or re.search(rule["pattern"], value) is not None)
+        )  # JSON Schema's pattern: a search, not anchored (as ajv does)
         if ok:
             return None
         if "x-path" in rule:
@@ -153,6 +155,8 @@ def _check_value(path: str, value: Any, rule: dict[str, Any]) -> Problem | None:
                 )
             if "string" in _types(item):
                 return isinstance(i, str) and len(i) >= item.get("minLength", 0)
+            if "number" in _types(item):
+                return _check_number("", i, item) is None
             return isinstance(i, int) and not isinstance(i, bool) and i >= item.get("minimum", -math.inf)
 
         ok = (
@@ -274,16 +278,22 @@ def resolve(raw: dict[str, Any], base_dir: str = ".") -> RunSpec:
     if problems:
         raise SpecError(problems)
     spec = copy.deepcopy(DEFAULTS)
-    for key, value in raw.items():
-        if isinstance(value, dict):
-            spec[key].update(value)
-        else:
-            spec[key] = value
+    _merge(spec, raw)
     for path in PATHS:
         sec, sub = path.split(".")
         if spec[sec][sub]:
             spec[sec][sub] = os.path.abspath(os.path.join(base_dir, os.path.expanduser(spec[sec][sub])))
     return cast(RunSpec, spec)
+
+
+def _merge(into: dict[str, Any], over: dict[str, Any]) -> None:
+    """`over` written onto the defaults, section by section: a nested section (train.early_stopping)
+    keeps the defaults of the fields it leaves out."""
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
 
 
 def _no_constants(name: str) -> NoReturn:

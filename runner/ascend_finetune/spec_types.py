@@ -18,7 +18,10 @@ from typing import Literal, TypedDict
 Backbone = Literal["resnet18", "resnet34", "resnet50", "resnet101"]
 Freeze = Literal["none", "backbone", "up_to:layer1", "up_to:layer2", "up_to:layer3", "up_to:layer4"]
 Optimizer = Literal["momentum", "sgd", "adamw"]
-LrSchedule = Literal["constant", "cosine", "step"]
+LrSchedule = Literal["constant", "cosine", "step", "plateau"]
+Sampling = Literal["shuffle", "balanced"]
+PlateauMetric = Literal["val_loss", "val_acc", "train_loss"]
+EarlyStopMetric = Literal["val_loss", "val_acc"]
 AmpLevel = Literal["O0", "O1", "O2", "O3", "auto"]
 LossScale = Literal["dynamic", "fixed", "none"]
 CheckpointFormat = Literal["ckpt", "safetensors"]
@@ -37,6 +40,7 @@ class DataSpec(TypedDict):
     augment: Augment
     mixup: float
     cutmix: float
+    sampling: Sampling
 
 
 class UnfreezeStep(TypedDict):
@@ -50,6 +54,20 @@ class ModelSpec(TypedDict):
     freeze: Freeze
     num_classes: int | None
     unfreeze: list[UnfreezeStep]
+
+
+class PlateauSpec(TypedDict):
+    metric: PlateauMetric
+    factor: float
+    patience: int
+    min_delta: float
+    min_lr: float
+
+
+class EarlyStoppingSpec(TypedDict):
+    metric: EarlyStopMetric
+    patience: int
+    min_delta: float
 
 
 class TrainSpec(TypedDict):
@@ -69,6 +87,11 @@ class TrainSpec(TypedDict):
     backbone_lr_mult: float
     layer_decay: float
     accumulate_steps: int
+    plateau: PlateauSpec
+    early_stopping: EarlyStoppingSpec
+    label_smoothing: float
+    class_weights: Literal["auto"] | list[float] | None
+    ema: float | None
 
 
 class AmpSpec(TypedDict):

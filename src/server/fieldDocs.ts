@@ -26,7 +26,7 @@ export function fieldMarkdown(segs: readonly string[], value?: unknown): string 
   const isSection = rule.type === 'object';
   const def = rule.default === undefined ? (isSection ? undefined : 'required') : `\`${JSON.stringify(rule.default)}\``;
   lines.push(`**\`${dotted}\`**${def ? ` · default ${def}` : ''}${isSection ? '' : ` · ${acceptsText(rule)}`}`);
-  lines.push('', rule.description ?? '');
+  lines.push('', rule.markdownDescription ?? rule.description ?? '');
   if (rule.enum && rule['x-enumDescriptions']) {
     const i = typeof value === 'string' ? rule.enum.indexOf(value) : -1;
     if (i >= 0) lines.push('', `**\`${value}\`**: ${rule['x-enumDescriptions'][i]}`);

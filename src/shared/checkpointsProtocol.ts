@@ -20,6 +20,8 @@ export interface CheckpointRow {
   bytes: number | null;
   createdAt: number | null;
   best: boolean;
+  /** `ema`: the weights' moving average (train.ema), shown as a tag; absent for the run's own weights. */
+  kind?: string;
   /** Why the file is unusable (missing, truncated, sha256 mismatch), from `verify`. */
   problem: string | null;
   exports: { file: string; format: ExportFormat; bytes: number }[];

@@ -76,6 +76,28 @@ export interface EvalEvent extends EventEnvelope<'eval'> {
   confusion_file?: string;
   /** Validation images whose logits were NaN/Inf (counted as wrong). */
   nonfinite?: number;
+  /** With `train.ema`: the same validation set scored with the weights' moving average. */
+  ema?: EmaEval | null;
+}
+
+/** The EMA weights' eval, beside the raw weights' (`eval.ema`). */
+export interface EmaEval {
+  val_loss: number | null;
+  val_acc: number;
+  per_class_acc: (number | null)[];
+}
+
+/** The plateau schedule lowered the learning rate after an epoch (`train.lr_schedule: plateau`). */
+export interface LrReducedEvent extends EventEnvelope<'lr_reduced'> {
+  epoch: number;
+  step: number;
+  /** The rate from the next update on, and the one before. */
+  lr: number;
+  previous_lr: number;
+  /** The metric watched, its best value so far and the epoch of that best. */
+  metric: string;
+  best: number | null;
+  best_epoch: number;
 }
 
 export interface EpochEndEvent extends EventEnvelope<'epoch_end'> {
@@ -106,6 +128,8 @@ export interface CheckpointEvent extends EventEnvelope<'checkpoint'> {
   sha256: string;
   created_at?: number;
   best: boolean;
+  /** `ema`: the weights' moving average (train.ema), weights only; absent for the run's own weights. */
+  kind?: string;
 }
 
 export interface DeviceSample {
@@ -177,6 +201,20 @@ export interface RunFinishedEvent extends EventEnvelope<'run_finished'> {
    * `eventProblem` (a bad verdict must not drop the run's end): read it through `runHealth`.
    */
   health?: unknown;
+  /** Why early stopping (`train.early_stopping`) ended a completed run before its last epoch. */
+  early_stop?: EarlyStop | null;
+}
+
+/** `run_finished.early_stop`: the metric stopped improving for `patience` epochs. */
+export interface EarlyStop {
+  epoch: number;
+  metric: string;
+  best: number | null;
+  best_epoch: number;
+  patience: number;
+  min_delta: number;
+  /** An English sentence saying the above. */
+  message: string;
 }
 
 /**
@@ -204,6 +242,7 @@ export type KnownEvent =
   | CheckpointEvent
   | DeviceEvent
   | WarningEvent
+  | LrReducedEvent
   | RunFinishedEvent;
 
 export type KnownEventType = KnownEvent['type'];
@@ -224,6 +263,7 @@ const KNOWN_TYPES: ReadonlySet<string> = new Set<KnownEventType>([
   'checkpoint',
   'device',
   'warning',
+  'lr_reduced',
   'run_finished',
 ]);
 
@@ -282,6 +322,7 @@ const PAYLOADS: Readonly<Record<KnownEventType, Readonly<Record<string, Kind>>>>
     confusion: 'arr?',
     confusion_file: 'str',
     nonfinite: 'num',
+    ema: 'obj?',
   },
   epoch_end: { epoch: 'num', train_loss: 'num?', overflow_count: 'num', epoch_s: 'num' },
   unfreeze: { epoch: 'num', step: 'num', freeze: 'str', unfrozen: 'arr', trainable_params: 'num' },
@@ -294,10 +335,12 @@ const PAYLOADS: Readonly<Record<KnownEventType, Readonly<Record<string, Kind>>>>
     sha256: 'str',
     created_at: 'num',
     best: 'bool',
+    kind: 'str',
   },
   device: { devices: 'arr' },
   warning: { code: 'str', message: 'str' },
-  run_finished: { status: 'str', error: 'obj?', best: 'obj?', final: 'obj?' },
+  lr_reduced: { epoch: 'num', step: 'num', lr: 'num', previous_lr: 'num', metric: 'str', best_epoch: 'num' },
+  run_finished: { status: 'str', error: 'obj?', best: 'obj?', final: 'obj?', early_stop: 'obj?' },
 };
 
 const KIND_WORDS: Readonly<Record<Kind, string>> = {
@@ -399,4 +442,9 @@ export interface RunStatus {
   error?: RunError | null;
   /** The health verdict once the run ended (`runHealth` reads it), null while running. */
   health?: unknown;
+}
+
+/** A usable `run_finished.early_stop` (its message is shown as written). */
+export function isEarlyStop(x: unknown): x is EarlyStop {
+  return isObj(x) && typeof x.message === 'string' && isNum(x.epoch);
 }

@@ -10,6 +10,7 @@ pair broken on purpose, so a green run means the real pair agrees, not that the 
 
 from __future__ import annotations
 
+import re
 import types
 import typing
 from typing import Any, Literal, Optional, TypedDict, Union, get_args, get_origin, get_type_hints
@@ -62,6 +63,16 @@ def _compare(path: str, rule: dict[str, Any], hint: Any) -> list[str]:
             f"{path}: the schema {'allows' if nullable else 'does not allow'} null but the type is {_name(hint)}: "
             + ("write `X | None`" if nullable else "drop `| None`")
         ]
+    several = [k for k in kinds if k != "null"]
+    if len(several) > 1:  # train.class_weights: "auto" (a string pattern) or a list: one member per type
+        if len(rest) != len(several):
+            return [f"{path}: the schema has types {several} but the type is {_name(hint)}: one member per type"]
+        out = []
+        for k in several:
+            one = {**rule, "type": k}
+            if all(_compare(path, one, m) for m in rest):
+                out.append(f"{path}: no member of {_name(hint)} fits the schema's {k}")
+        return out
     if len(rest) != 1:
         return [f"{path}: the type {_name(hint)} is a union of several types; the schema has one"]
     t = rest[0]
@@ -81,6 +92,10 @@ def _compare(path: str, rule: dict[str, Any], hint: Any) -> list[str]:
         return _compare(path + "[]", rule.get("items", {}), get_args(t)[0])
     if kind not in KINDS:
         return [f"{path}: schema type {kinds} has no Python counterpart in this test"]
+    if kind == "string" and get_origin(t) is Literal and "pattern" in rule:  # "auto" typed as Literal["auto"]
+        if all(isinstance(a, str) and re.search(rule["pattern"], a) for a in get_args(t)):
+            return []
+        return [f"{path}: {_name(t)} does not match the schema's pattern {rule['pattern']}"]
     if t is not KINDS[kind]:
         return [f"{path}: the schema has {kind} but the type is {_name(t)}: write {KINDS[kind].__name__}"]
     return []
@@ -139,7 +154,15 @@ def test_resolve_of_a_spec_that_sets_every_nullable_field_returns_the_declared_t
         "name": "typed",
         "data": {"train": _data_root(tmp_path / "train"), "val": "val", "prefetch": 8, "val_split": 0},
         "model": {"backbone": "resnet18", "pretrained": "w.ckpt", "freeze": "up_to:layer2", "num_classes": 2},
-        "train": {"optimizer": "adamw", "lr_schedule": "step", "lr_step_size": 3, "lr": 1},
+        "train": {
+            "optimizer": "adamw",
+            "lr_schedule": "step",
+            "lr_step_size": 3,
+            "lr": 1,
+            "class_weights": [1, 2.5],
+            "ema": 0.99,
+            "early_stopping": {"patience": 2},
+        },
         "amp": {"level": "O0", "loss_scale": "fixed", "init_scale": 1024.0},
         "device": {"target": "CPU", "ids": [0, 1], "nodes": ["a", "b"], "master_port": 29500, "telemetry_s": 0},
     }
@@ -147,6 +170,10 @@ def test_resolve_of_a_spec_that_sets_every_nullable_field_returns_the_declared_t
     resolved = specmod.resolve(raw, str(tmp_path))
     assert conforms(resolved, RunSpec) == []
     assert resolved["data"]["val"] == str(tmp_path / "val") and resolved["train"]["lr"] == 1
+    # a nested section written in part keeps the defaults of the rest
+    assert resolved["train"]["early_stopping"] == {"metric": "val_loss", "patience": 2, "min_delta": 0.0}
+    auto = specmod.resolve({"data": {"train": raw["data"]["train"]}, "train": {"class_weights": "auto"}}, str(tmp_path))
+    assert conforms(auto, RunSpec) == []
 
 
 # A pair broken on purpose: each field below disagrees with its schema property in one way.

@@ -315,7 +315,7 @@ test('completion: keys of a section, enum values with docs, folders and checkpoi
   const sched = await completions(yamlFile, 'train:\n  lr_schedule: c|\n');
   assert.deepEqual(
     sched.items.map((i) => i.label),
-    ['constant', 'cosine', 'step'],
+    ['constant', 'cosine', 'step', 'plateau'],
   );
   // The edit replaces what was typed.
   const cosine = sched.items.find((i) => i.label === 'cosine')!;
@@ -365,6 +365,17 @@ test('hover: what a field does, its default and what the chosen value does', asy
     position: onValue.position,
   })) as Hover;
   assert.match((h2.contents as { value: string }).value, /only the new head trains/);
+  // a field inside a nested section (issue 19's knobs): its markdownDescription, when to use it and its default
+  const nested = cursor('train:\n  early_stopping:\n    pat|ience: 3\n');
+  await open(uri, nested.text);
+  const h3 = (await conn.sendRequest('textDocument/hover', {
+    textDocument: { uri },
+    position: nested.position,
+  })) as Hover;
+  const md3 = (h3.contents as { value: string }).value;
+  assert.match(md3, /train\.early_stopping\.patience/);
+  assert.match(md3, /default `0`/);
+  assert.match(md3, /Default `0`: never stop early/);
 });
 
 async function fixes(uri: string, text: string, line: number): Promise<CodeAction[]> {

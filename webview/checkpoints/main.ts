@@ -128,7 +128,9 @@ function checkpointsTable(s: ExplorerState): HTMLElement {
       : el(
           'span',
           { class: 'muted' },
-          [r.reason, ...r.exports.map((x) => x.format.toUpperCase())].filter(Boolean).join(' · '),
+          [r.kind?.toUpperCase(), r.reason, ...r.exports.map((x) => x.format.toUpperCase())]
+            .filter(Boolean)
+            .join(' · '),
         );
     const tr = el(
       'tr',

@@ -77,9 +77,12 @@ class CheckpointStore:
         step: int,
         metrics: dict[str, Any],
         counters: dict[str, int] | None = None,
+        kind: str | None = None,
     ) -> dict[str, Any]:
+        """`kind`: None for the run's weights (with optimizer state); "ema" for the weights' moving
+        average (train.ema), saved as `<name>-ema.<ext>` and listed with `kind: "ema"`."""
         ext = "safetensors" if self.fmt == "safetensors" else "ckpt"
-        name = f"{self.prefix}-e{epoch}-s{step}.{ext}"
+        name = f"{self.prefix}-e{epoch}-s{step}{'-' + kind if kind else ''}.{ext}"
         final = os.path.join(self.dir, name)
         # MindSpore writes to a path, not a descriptor: give it one inside a folder of our own (mkdtemp:
         # a random name, mode 0700), where nobody else can plant a symlink for it to write through.
@@ -112,6 +115,8 @@ class CheckpointStore:
         variant = entries_variant(entries)
         if variant is not None:
             entry[VARIANT_ENTRY] = variant
+        if kind:
+            entry["kind"] = kind
         with manifest_lock(self.run_dir):
             # From the file, not memory: `delete-checkpoints` may have dropped entries since the last save.
             current = read_manifest(self.run_dir) if os.path.exists(self.manifest_path) else self.entries

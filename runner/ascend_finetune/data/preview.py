@@ -38,6 +38,21 @@ THUMB_QUALITY = 80
 DEFAULT_SAMPLES = 4  # thumbnails per class
 DEFAULT_MAX_BYTES = 1 << 20  # base64 characters of all thumbnails together
 TINY_CLASS = 20  # a class with fewer training images than this is "tiny"
+IMBALANCE_HINT_RATIO = 3.0  # from this largest:smallest ratio on, the preview suggests the imbalance knobs
+
+
+def imbalance_hint(big: str, n_big: int, small: str, n_small: int) -> str | None:
+    """What to do about imbalanced classes, or None when they are balanced enough."""
+    if n_small and n_big / n_small < IMBALANCE_HINT_RATIO:
+        return None
+    ratio = f"{n_big / n_small:.1f}:1" if n_small else "with an empty class"
+    return (
+        f"the classes are imbalanced ({big!r} {n_big} to {small!r} {n_small} training images, {ratio}): "
+        'a model can score well by favouring the large classes; set data.sampling to "balanced" '
+        '(every class equally often per epoch) or train.class_weights to "auto" (a rarer class weighs more in the loss)'
+    )
+
+
 PROGRESS_MIN = 1000  # images: a smaller set gets no progress lines
 PROGRESS_EVERY_S = 0.25
 MAX_LISTED = 100  # entries of each list (skipped files, duplicate groups, files not read)
@@ -345,6 +360,7 @@ def preview(
             "ratio": train_counts[big] / train_counts[small] if train_counts[small] else None,
             "largest": {"class": classes[big], "train": train_counts[big]},
             "smallest": {"class": classes[small], "train": train_counts[small]},
+            "hint": imbalance_hint(classes[big], train_counts[big], classes[small], train_counts[small]),
         },
         "tiny": {
             "threshold": TINY_CLASS,

@@ -116,6 +116,7 @@ class Run:
         self.store: CheckpointStore | None = None
         self.sampler: DeviceSampler | None = None
         self.last_ckpt_step = 0
+        self.early_stop: dict[str, Any] | None = None  # run_finished's reason when early stopping ended the run
 
     def _flush_warnings(self) -> None:
         for w in self.pending_warnings:
@@ -223,7 +224,8 @@ class Run:
                 pass  # an unreadable log (a full disk) leaves the verdict out, never the end
         try:
             self._flush_warnings()  # found during a set-up that then failed
-            self.log.emit("run_finished", status=status, error=error, best=best, final=final, health=health)
+            extra = {"early_stop": self.early_stop} if self.early_stop else {}
+            self.log.emit("run_finished", status=status, error=error, best=best, final=final, health=health, **extra)
         except OSError:
             pass  # status.json below still records the end
         try:
@@ -254,7 +256,8 @@ class Run:
                 self.inbox.done(path)
         return self.stop_requested
 
-    def _checkpoint(self, metrics: dict[str, Any]) -> dict[str, Any]:
+    def _checkpoint(self, metrics: dict[str, Any], ema_eval: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Save the weights (and, with train.ema, the EMA weights beside them, with `ema_eval`'s metrics)."""
         tr = self.trainer
         assert tr is not None and self.store is not None
         if self.rank is not None and not self.rank.leads:  # rank 0 saves; the weights are the same on every rank
@@ -263,10 +266,22 @@ class Run:
         from ..checkpoints.store import state_entries  # MindSpore: deferred, see Trainer.__init__
 
         counters = {"steps_per_epoch": tr.steps_per_epoch, "total_steps": tr.total_steps}
+        extra = {**tr.scaler_params(), **tr.knobs.state()}  # knobs: early-stopping and plateau counters
         entry = self.store.save(
-            state_entries(tr.net, tr.optimizer, tr.scaler_params()), tr.epoch_for_step(), tr.step, metrics, counters
+            state_entries(tr.net, tr.optimizer, extra), tr.epoch_for_step(), tr.step, metrics, counters
         )
         self.log.emit("checkpoint", **entry)
+        if tr.knobs.ema is not None:
+            ema_metrics = {k: ema_eval[k] for k in ("val_loss", "val_acc")} if ema_eval else {}
+            ema_entry = self.store.save(
+                tr.knobs.ema.entries(tr.net), tr.epoch_for_step(), tr.step, ema_metrics, counters, kind="ema"
+            )
+            self.log.emit("checkpoint", **ema_entry)
+            if ema_entry["best"]:  # the EMA weights scored better: the raw ones are no longer best
+                self.last_ckpt_step = tr.step
+                return ema_entry
+            now = self.store.best()
+            entry = {**entry, "best": bool(now and now["file"] == entry["file"])}
         self.last_ckpt_step = tr.step
         return entry
 
@@ -397,8 +412,10 @@ class Run:
                 break  # mid-epoch: no eval; a stop on an epoch's last step still finishes that epoch
             ev = tr.evaluate()
             metrics = dict(last_metrics)
+            ev_ema = tr.knobs.evaluate_ema() if ev else None
             if ev:
-                self.log.emit("eval", epoch=epoch, step=tr.step, **ev)
+                ema = {k: ev_ema[k] for k in ("val_loss", "val_acc", "per_class_acc")} if ev_ema else None
+                self.log.emit("eval", epoch=epoch, step=tr.step, **ev, **({"ema": ema} if ema else {}))
                 metrics.update(val_loss=ev["val_loss"], val_acc=ev["val_acc"], val_top5=ev["val_top5"])
             extra = {}
             if tr.features and not tr.features.reported:
@@ -412,9 +429,14 @@ class Run:
                 epoch_s=round(time.perf_counter() - epoch_t0, 3),
                 **extra,
             )
-            entry = self._checkpoint(metrics)
-            if entry["best"]:
+            watched = {**metrics, "train_loss": loss_sum / loss_n if loss_n else None}
+            early_stop = tr.knobs.after_epoch(epoch, watched, self.log.emit)  # before the checkpoint: its counters
+            entry = self._checkpoint(metrics, ev_ema)
+            if entry["best"]:  # the raw weights' checkpoint, or the EMA one (train.ema) when it scored better
                 best = {k: entry[k] for k in ("file", "epoch", "step", "metrics")}
+            if early_stop:
+                self.early_stop = early_stop
+                break
         final = {"epoch": tr.epoch_for_step(), "step": tr.step, "total_steps": tr.total_steps, **last_metrics}
         if stopping:
             if self.last_ckpt_step != tr.step:

@@ -18,12 +18,15 @@ from ..data import augment
 from ..data.folder import DataError
 from ..data.pipeline import make_dataset
 from ..data.plan import PLAN_FILE, plan_data
+from ..data.sampling import balanced_epoch
 from ..device.backend import resolve_target, sink_notes, sink_size_for
 from ..distributed.strategy import StepStop, join
 from ..distributed.world import RANKS_DIR, RankInfo, device_id, local_ranks
 from ..rundir import atomic_write_json
 from ..spec_types import RunSpec, TrainSpec
 from . import param_groups, preflight, unfreeze
+from .knobs import Knobs
+from .loss import class_counts, make_loss
 from .steps import HOST_SINK_ENV, DataWaitMonitor, build_sink, host_sink, normalized, run_step_cell
 
 MAX_INLINE_CLASSES = 256  # above this, eval's confusion matrix goes to a file beside the events
@@ -58,7 +61,6 @@ class Trainer:
         # MindSpore (and what builds on it) loads here, not at import: the CLI imports this package
         # for commands that must start without it.
         import mindspore as ms
-        from mindspore import nn
 
         from ..models import amp as ampmod
         from ..models.net import BackboneFeatures, TransferNet, apply_freeze, frozen_parts, set_train_mode
@@ -150,9 +152,9 @@ class Trainer:
         self.optimizer = param_groups.build_optimizer(t, self.net.trainable_params(), self.lrs)
         self.scaler = ampmod.make_scaler(spec["amp"], self.amp_plan.loss_scale)
         # Not the recipe's SoftmaxCrossEntropyWithLogits: its CPU kernel returns inf once a logit passes
-        # ~88 (exp overflows in fp32), which a pretrained backbone's features reach within a few steps.
-        # CrossEntropyLoss subtracts the max first (log-softmax) and gives the same value otherwise.
-        self.loss_fn = nn.CrossEntropyLoss(reduction="mean")
+        # ~88 (exp overflows in fp32). nn.CrossEntropyLoss (log-softmax first) with the spec's label
+        # smoothing and class weights (train/loss.py); mixup/cutmix's soft label rows go in as they are.
+        self.loss_fn = make_loss(t, class_counts(self.train_samples, len(self.classes)))
         self.features = None
         if t.get("cache_features"):
             # Train the head on backbone features computed once (feature_cache.py); the compiled
@@ -169,6 +171,13 @@ class Trainer:
                     "data.mixup",
                     "mixup and cutmix mix images, but train.cache_features trains on features computed once",
                     "set data.mixup and data.cutmix to 0, or train.cache_features to false",
+                )
+            if spec["data"].get("sampling") == "balanced":
+                raise DataError(
+                    "data.sampling",
+                    "balanced sampling draws other images each epoch; the feature cache trains on fixed ones",
+                    'set data.sampling to shuffle (and weigh the loss with train.class_weights: "auto"), '
+                    "or train.cache_features to false",
                 )
             from .feature_cache import FeatureCache
 
@@ -204,6 +213,7 @@ class Trainer:
         # Updates applied so far: the optimizer's schedule index, which skipped (overflow) steps do
         # not advance, as in MindSpore's own loss-scale cell.
         self.applied = 0
+        self.knobs = Knobs(self)  # early stopping, plateau, EMA (train/knobs.py)
 
     def build_step(self) -> None:
         """The compiled train step over the optimizer; built again when the trainable set changes
@@ -295,6 +305,7 @@ class Trainer:
                 f"{os.path.basename(ckpt)} is at step {self.step}, past this run's {self.total_steps} steps"
             )
         self.applied = int(self.optimizer.global_step.asnumpy().reshape(-1)[0])
+        self.knobs.load(state, ckpt)
 
     # -- steps --------------------------------------------------------------------------------
     def train_batches(self, epoch: int) -> Iterator[tuple[Any, Any]]:
@@ -316,8 +327,11 @@ class Trainer:
     def _epoch_dataset(self, epoch: int, on_device: bool) -> Any:
         """The epoch's training batches: shuffled by the seed plus the epoch, sharded per rank."""
         d = self.spec["data"]
+        samples = self.train_samples
+        if d.get("sampling") == "balanced":  # the same list on every rank (one seed); each takes its shard
+            samples = balanced_epoch(samples, self.spec["train"]["seed"] + epoch)
         return make_dataset(
-            self.train_samples,
+            samples,
             d["image_size"],
             d["batch_size"],
             self.workers,
@@ -399,6 +413,8 @@ class Trainer:
             done += size
             lr_used = self.lrs[min(self.applied + int(updates) - int(updated > 0.5), len(self.lrs) - 1)]
             self.applied += int(round(updates))
+            if updates > 0.5:  # the weights' EMA: once per call (a sink of N steps averages once per N updates)
+                self.knobs.after_update()
             wall = t_end - t_prev
             step_s, data_s, t_prev = wall / size, (t_data - t_prev if measure_data else None), t_end
             rec: dict[str, Any] = {

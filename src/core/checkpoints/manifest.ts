@@ -21,6 +21,8 @@ export interface CheckpointEntry {
   /** unix seconds */
   createdAt: number | null;
   best: boolean;
+  /** `ema` for the weights' moving average (train.ema); absent for the run's own weights. */
+  kind?: string;
   /** Position in saving order (0 = oldest). */
   order: number;
   /** Where the entry came from: the manifest, or only a `checkpoint` event (manifest unreadable). */
@@ -105,6 +107,7 @@ export function parseEntry(
     sha256: sha,
     createdAt: num(o.created_at),
     best: o.best === true,
+    ...(typeof o.kind === 'string' && o.kind ? { kind: o.kind.slice(0, 40) } : {}),
     order,
     source,
   };

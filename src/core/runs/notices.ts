@@ -2,6 +2,7 @@
 // notification, its severity, its words and its actions (labels the glue maps to commands). The
 // glue (src/vscode/runMonitor.ts) only shows what these return.
 import {
+  isEarlyStop,
   isKnownEvent,
   runHealth,
   type RunEvent,
@@ -62,9 +63,10 @@ export function finishNotice(name: string, e: RunFinishedEvent): Notice {
     };
   }
   if (e.status === 'completed') {
+    const early = isEarlyStop(e.early_stop) ? ` early (${e.early_stop.message})` : '';
     return {
       severity: 'info',
-      message: `Ascend run "${name}" completed${best}.`,
+      message: `Ascend run "${name}" completed${early}${best}.`,
       actions: ['Open Dashboard', 'Show Checkpoints'],
     };
   }

@@ -7,7 +7,7 @@ import type {
   StepEvent,
   WarningEvent,
 } from '../../shared/eventsProtocol';
-import { isKnownEvent, runHealth } from '../../shared/eventsProtocol';
+import { isEarlyStop, isKnownEvent, runHealth } from '../../shared/eventsProtocol';
 
 /**
  * Folds a run's events into what a one-line progress text needs: totals from `run_started`,
@@ -103,6 +103,8 @@ export function formatSummary(e: RunFinishedEvent, tracker?: ProgressTracker): s
       `  best: ${baseName(e.best.file)} (epoch ${e.best.epoch} step ${e.best.step}${metrics ? `, ${metrics}` : ''})`,
     );
   }
+  if (isEarlyStop(e.early_stop))
+    lines.push(`  stopped early after epoch ${e.early_stop.epoch}: ${e.early_stop.message}`);
   if (e.error) lines.push(`  error: ${e.error.kind}: ${e.error.message}`);
   if (problems) {
     for (const r of health.reasons) {

@@ -9,6 +9,8 @@ import { pyNumber } from './py';
 export interface SchemaNode {
   type?: string | string[];
   description?: string;
+  /** The hover text: when to use the field and its default (falls back to `description`). */
+  markdownDescription?: string;
   default?: unknown;
   enum?: string[];
   'x-enumDescriptions'?: string[];

@@ -25,7 +25,7 @@ export interface SpecProblem {
 }
 
 const ajv = new Ajv({ allErrors: true, strictNumbers: true, strict: true, allowUnionTypes: true });
-ajv.addVocabulary(['x-path', 'x-expect', 'x-fix', 'x-enumDescriptions']);
+ajv.addVocabulary(['x-path', 'x-expect', 'x-fix', 'x-enumDescriptions', 'markdownDescription']);
 const validate = ajv.compile(SPEC_SCHEMA);
 
 function isObject(x: unknown): x is Record<string, unknown> {

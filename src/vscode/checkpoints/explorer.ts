@@ -322,6 +322,7 @@ function toRow(c: CheckpointDetail, problem: string | null): CheckpointRow {
     bytes: c.bytes,
     createdAt: c.createdAt,
     best: c.best,
+    ...(c.kind ? { kind: c.kind } : {}),
     problem,
     exports: c.exports,
     evalAcc: c.lastEval?.accuracy ?? null,

@@ -111,6 +111,8 @@ def test_counts_split_imbalance_and_tiny_classes(doc, planted):
     assert doc["imbalance"]["ratio"] == pytest.approx(10.0)
     assert doc["imbalance"]["largest"] == {"class": "red circle", "train": 100}
     assert doc["imbalance"]["smallest"] == {"class": "green square", "train": 10}
+    hint = doc["imbalance"]["hint"]  # the imbalance knobs of issue 19, by their spec fields
+    assert "10.0:1" in hint and 'data.sampling to "balanced"' in hint and 'train.class_weights to "auto"' in hint
     assert doc["tiny"] == {"threshold": 20, "classes": ["green square"]}
 
 

@@ -46,6 +46,24 @@ test('a clean manifest: entries in saving order, fields normalized, one best', (
   assert.equal(newestEntry(m.entries)?.step, 6);
 });
 
+test('an EMA checkpoint (train.ema) keeps its kind; the run weights have none', () => {
+  const m = parseManifest(
+    JSON.stringify([
+      good('checkpoints/it-e1-s3.ckpt', 3),
+      good('checkpoints/it-e1-s3-ema.ckpt', 3, { kind: 'ema', best: true }),
+      good('checkpoints/it-e2-s6-ema.ckpt', 6, { kind: 7 }),
+    ]),
+  );
+  assert.deepEqual(
+    m.entries.map((e) => [e.file, e.kind, e.best]),
+    [
+      ['checkpoints/it-e1-s3.ckpt', undefined, false],
+      ['checkpoints/it-e1-s3-ema.ckpt', 'ema', true],
+      ['checkpoints/it-e2-s6-ema.ckpt', undefined, false],
+    ],
+  );
+});
+
 test('junk entries become problems with a reason; the good ones are still listed; nothing throws', () => {
   const text = JSON.stringify([
     42,

@@ -18,6 +18,7 @@ import {
   RunNotices,
   streamStoppedNotice,
 } from '../../../src/core/runs/notices';
+import { formatSummary } from '../../../src/core/runs/progress';
 import type { RunEvent, RunFinishedEvent } from '../../../src/shared/eventsProtocol';
 
 const env = (seq: number, t: number) => ({ v: 1, seq, t });
@@ -79,6 +80,31 @@ test('notices: completed with the best accuracy and actions, failed with the err
   );
   assert.deepEqual(bad.actions, ['Show Console']);
   assert.equal(finishNotice('f', finished('stopped')).message, 'Ascend run "f" stopped.');
+});
+
+test('notices: a run that early stopping ended says why, in the completed notice and the summary', () => {
+  const early = {
+    epoch: 3,
+    metric: 'val_loss',
+    best: 1.69,
+    best_epoch: 1,
+    patience: 2,
+    min_delta: 0.001,
+    message: 'val_loss did not improve by more than 0.001 for 2 epoch(s) (best 1.69 at epoch 1)',
+  };
+  const e = finished('completed', {
+    early_stop: early,
+    best: { file: 'checkpoints/t-e1-s9.ckpt', epoch: 1, step: 9, metrics: { val_acc: 0.5 } },
+  });
+  assert.equal(
+    finishNotice('f', e).message,
+    'Ascend run "f" completed early (val_loss did not improve by more than 0.001 for 2 epoch(s) (best 1.69 at epoch 1)), best val_acc 50.0%.',
+  );
+  assert.match(formatSummary(e), /\n {2}stopped early after epoch 3: val_loss did not improve/);
+  // an early_stop of the wrong shape (a newer or broken runner) is left out, never shown as "undefined"
+  const odd = finished('completed', { early_stop: { epoch: 'x' } as unknown as RunFinishedEvent['early_stop'] });
+  assert.equal(finishNotice('f', odd).message, 'Ascend run "f" completed.');
+  assert.doesNotMatch(formatSummary(odd), /early/);
 });
 
 test('an overflow storm is reported once per streak', () => {

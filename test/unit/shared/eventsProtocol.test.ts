@@ -34,6 +34,7 @@ test('isRunEvent rejects what cannot be sequenced', () => {
 
 test('isKnownEvent tells protocol types from newer ones', () => {
   assert.ok(isKnownEvent({ v: 1, seq: 1, t: 1, type: 'run_finished' }));
+  assert.ok(isKnownEvent({ v: 1, seq: 1, t: 1, type: 'lr_reduced' }));
   assert.equal(isKnownEvent({ v: 1, seq: 1, t: 1, type: 'from_the_future' }), false);
 });
 
@@ -55,6 +56,11 @@ test('isRunEvent rejects a known event whose fields have the wrong types; missin
     { ...env, type: 'warning', message: 7 },
     { ...env, type: 'run_finished', status: 'exploded' },
     { ...env, type: 'run_finished', error: 'boom' },
+    { ...env, type: 'run_finished', early_stop: 'epoch 3' },
+    { ...env, type: 'eval', ema: 0.5 },
+    { ...env, type: 'checkpoint', kind: 1 },
+    { ...env, type: 'lr_reduced', lr: '0.001' },
+    { ...env, type: 'lr_reduced', metric: null },
     { v: 1, seq: 1, t: Infinity, type: 'step' },
   ]) {
     assert.equal(isRunEvent(bad), false, JSON.stringify(bad));
@@ -67,6 +73,17 @@ test('isRunEvent rejects a known event whose fields have the wrong types; missin
     { ...env, type: 'eval', val_acc: 0.5, val_top5: 1 },
     { ...env, type: 'run_finished', status: 'failed', error: { kind: 'x', message: 'y' }, best: null, final: null },
     { ...env, type: 'from_the_future', spec: null, epoch: 'any' },
+    // issue 19's knobs: the EMA eval beside the raw one, the EMA checkpoint, a plateau drop, an early stop
+    { ...env, type: 'eval', val_acc: 0.5, ema: { val_loss: 1.2, val_acc: 0.55, per_class_acc: [0.5, 0.6] } },
+    { ...env, type: 'eval', val_acc: 0.5, ema: null },
+    { ...env, type: 'checkpoint', file: 'checkpoints/t-e1-s9-ema.ckpt', kind: 'ema', best: true },
+    { ...env, type: 'lr_reduced', epoch: 2, step: 18, lr: 0.001, previous_lr: 0.01, metric: 'val_loss', best_epoch: 1 },
+    {
+      ...env,
+      type: 'run_finished',
+      status: 'completed',
+      early_stop: { epoch: 3, message: 'val_loss did not improve' },
+    },
   ]) {
     assert.ok(isRunEvent(good), JSON.stringify(good));
   }
