@@ -102,23 +102,29 @@ class Trainer:
         # The backbone's layout follows the pretrained file's origin (ModelZoo pads and normalises
         # otherwise than mindcv and the runner: models/net.py); checkpoints record it (store.py).
         variant = "default"
-        if m["pretrained"]:
+        weights = m["pretrained"]
+        fetched = None
+        if weights:
+            from ..models.download import local_weights
             from ..models.pretrained import origin_of_file
 
-            _, variant = origin_of_file(m["pretrained"])
+            weights, fetched = local_weights(weights)  # mindcv:/hf-hub: names come from the cache
+            _, variant = origin_of_file(weights)
         self.net = TransferNet(m["backbone"], len(self.classes), self.frozen_upto, variant)
         self.load_report = None
         self.pretrained_info = None  # run_started's `pretrained`
-        if m["pretrained"]:
+        if weights:
             from ..models.pretrained import load_backbone
 
-            self.load_report = load_backbone(self.net.backbone, m["pretrained"])
+            self.load_report = load_backbone(self.net.backbone, weights)
             r = self.load_report
-            self.pretrained_info = r.describe(m["pretrained"])
+            self.pretrained_info = r.describe(weights)
+            if fetched:
+                self.pretrained_info.update(fetched.describe())
             if r.missing or r.unexpected or r.mismatched:
                 self.warn(
                     code="pretrained_partial",
-                    message=f"loaded {len(r.loaded)} backbone tensors from {os.path.basename(m['pretrained'])}; "
+                    message=f"loaded {len(r.loaded)} backbone tensors from {os.path.basename(weights)}; "
                     f"{len(r.missing)} missing, {len(r.unexpected)} unexpected, {len(r.mismatched)} of the wrong shape",
                     details={
                         "missing": r.missing[:50],
