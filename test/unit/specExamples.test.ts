@@ -34,7 +34,13 @@ for (const file of EXAMPLES) {
 
 test('the defaults are the reference recipe, read from the schema', () => {
   const d = specDefaults() as Record<string, Record<string, unknown>>;
-  assert.deepEqual(d.model, { backbone: 'resnet50', pretrained: null, freeze: 'backbone', num_classes: null });
+  assert.deepEqual(d.model, {
+    backbone: 'resnet50',
+    pretrained: null,
+    preprocess: 'auto',
+    freeze: 'backbone',
+    num_classes: null,
+  });
   assert.equal(d.amp.level, 'O2');
   assert.equal(d.amp.loss_scale, 'dynamic');
   assert.equal(d.train.optimizer, 'momentum');

@@ -272,7 +272,11 @@ test('completion: keys of a section, enum values with docs, folders and checkpoi
 
   const keys = await completions(yamlFile, 'name: x\nmodel:\n  backbone: resnet18\n  |\n');
   const labels = keys.items.map((i) => i.label);
-  assert.deepEqual(labels.sort(), ['freeze', 'num_classes', 'pretrained'], 'the model fields not yet written');
+  assert.deepEqual(
+    labels.sort(),
+    ['freeze', 'num_classes', 'preprocess', 'pretrained'],
+    'the model fields not yet written',
+  );
   const freeze = keys.items.find((i) => i.label === 'freeze')!;
   assert.match(JSON.stringify(freeze.documentation), /default `\\"backbone\\"`/);
 

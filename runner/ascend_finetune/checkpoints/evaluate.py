@@ -75,7 +75,7 @@ def evaluate(run_dir: str, ckpt: str, folder: str | None, batch_size: int | None
     # MindSpore only now: a wrong folder or checkpoint is answered without its ~10 s import.
     from ..data.pipeline import make_dataset
     from ..models import amp as ampmod
-    from .loading import load_net, select_device
+    from .loading import load_net, preprocess_of, select_device
 
     target = select_device(run, device)
     net = load_net(run, ckpt)
@@ -94,6 +94,7 @@ def evaluate(run_dir: str, ckpt: str, folder: str | None, batch_size: int | None
         False,
         0,
         drop_remainder=False,
+        preprocess=preprocess_of(run, ckpt),
     )
     for x, y in ds.create_tuple_iterator(num_epochs=1):
         logits = logits_of(x).asnumpy().astype(np.float64)

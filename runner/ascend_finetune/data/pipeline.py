@@ -53,6 +53,7 @@ def make_dataset(
     shuffle: bool | None = None,
     on_device: bool = False,
     prefetch: int | None = None,
+    preprocess: Any = None,
 ) -> Any:
     """With num_shards (data parallel), this rank's part of the seeded shuffle: every rank shuffles
     with the same seed and takes its own shard, so the ranks see disjoint images each epoch.
@@ -60,7 +61,8 @@ def make_dataset(
     Two maps: decode/augment with `workers` threads, then normalise (on the host: float32 CHW; with
     `on_device`: only the uint8 HWC to CHW transpose, and the step normalises with DeviceNormalize).
     `prefetch`: rows each op's output queue holds (MindSpore's `config.set_prefetch_size`, a
-    process-wide setting; None leaves it as it is)."""
+    process-wide setting; None leaves it as it is). `preprocess` (models/preprocess.py's Preprocess):
+    the resize and interpolation before the centre crop of unaugmented images; None: the runner's own."""
     import mindspore.dataset as ds
     import mindspore.dataset.vision as vision
 
@@ -81,6 +83,10 @@ def make_dataset(
             vision.RandomCropDecodeResize(image_size, scale=(0.08, 1.0), ratio=(0.75, 1.333)),
             vision.RandomHorizontalFlip(prob=0.5),
         ]
+    elif preprocess is not None:
+        inter = vision.Inter.BICUBIC if preprocess.interpolation == "bicubic" else vision.Inter.LINEAR
+        resize = vision.Resize(preprocess.resize(image_size), interpolation=inter)
+        ops = [vision.Decode(), resize, vision.CenterCrop(image_size)]
     else:
         ops = [vision.Decode(), vision.Resize(int(round(image_size * 256 / 224))), vision.CenterCrop(image_size)]
     dataset = dataset.map(operations=ops, input_columns="image", num_parallel_workers=workers)

@@ -19,6 +19,7 @@ from ..data.plan import PLAN_FILE, plan_data
 from ..device.backend import resolve_target, sink_notes
 from ..distributed.strategy import StepStop, join
 from ..distributed.world import RANKS_DIR, RankInfo, device_id, local_ranks
+from ..models.preprocess import choose as choose_preprocess
 from ..rundir import atomic_write_json
 from . import preflight
 from .steps import DataWaitMonitor, build_sink, normalized, run_step_cell, sink_size_for
@@ -104,12 +105,17 @@ class Trainer:
         variant = "default"
         weights = m["pretrained"]
         fetched = None
+        origin = None
         if weights:
             from ..models.download import local_weights
             from ..models.pretrained import origin_of_file
 
             weights, fetched = local_weights(weights)  # mindcv:/hf-hub: names come from the cache
-            _, variant = origin_of_file(weights)
+            origin, variant = origin_of_file(weights)
+        # The evaluation resize the weights expect (models/preprocess.py); checkpoints record it.
+        self.preprocess, why_not = choose_preprocess(m.get("preprocess", "auto"), m["pretrained"], origin)
+        if why_not:
+            self.warn(code="preprocess_assumed", message=why_not, details={"preprocess": self.preprocess.name})
         self.net = TransferNet(m["backbone"], len(self.classes), self.frozen_upto, variant)
         self.load_report = None
         self.pretrained_info = None  # run_started's `pretrained`
@@ -121,6 +127,10 @@ class Trainer:
             self.pretrained_info = r.describe(weights)
             if fetched:
                 self.pretrained_info.update(fetched.describe())
+            else:
+                from ..models.download import sha256_of
+
+                self.pretrained_info.update(source=m["pretrained"], sha256=sha256_of(weights))
             if r.missing or r.unexpected or r.mismatched:
                 self.warn(
                     code="pretrained_partial",
@@ -391,6 +401,7 @@ class Trainer:
                 0,
                 drop_remainder=False,
                 on_device=self.normalize_on_device,
+                preprocess=self.preprocess,
             ).create_tuple_iterator(num_epochs=1)
         n = len(self.classes)
         confusion = np.zeros((n, n), np.int64)

@@ -8,6 +8,7 @@ so "downloaded" is followed by "loads into the runner's backbone" and, in one ca
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import socket
 
@@ -18,6 +19,8 @@ from conftest import events, of_type, runner, spec, write_spec
 from weights_server import serve
 
 from ascend_finetune.checkpoints.errors import PretrainedError
+from ascend_finetune.checkpoints.loading import preprocess_of
+from ascend_finetune.checkpoints.tools import load_run
 from ascend_finetune.models.catalog import MINDCV, SourceError, parse
 from ascend_finetune.models.download import cache_path, fetch
 from ascend_finetune.models.net import TransferNet
@@ -194,3 +197,15 @@ def test_a_run_with_a_mindcv_name_downloads_loads_and_reports_the_source(tmp_pat
     assert p["file"] == str(cache / "weights" / "mindcv" / "resnet18-1e65cd21.ckpt")
     assert started["spec"]["model"]["pretrained"] == "mindcv:resnet18"  # not made into a path
     assert np.isfinite(of_type(events(tmp_path / "run"), "step")[-1]["loss"])
+    # mindcv's weights get mindcv's evaluation preprocessing, recorded for eval and predict to reuse.
+    assert started["preprocess"]["name"] == "mindcv" and started["preprocess"]["why"] == "mindcv: weights"
+    manifest = json.loads((tmp_path / "run" / "checkpoints.json").read_text())
+    assert manifest and all(e["preprocess"]["name"] == "mindcv" for e in manifest)
+    assert manifest[-1]["weights"] == {
+        "source": "mindcv:resnet18",
+        "file": p["file"],
+        "origin": "mindcv",
+        "sha256": p["sha256"],
+    }
+    run = load_run(str(tmp_path / "run"))
+    assert preprocess_of(run, str(tmp_path / "run" / manifest[-1]["file"])).name == "mindcv"
