@@ -3,9 +3,23 @@
 // (runner/ascend_finetune/models/catalog.py), so they are neither joined to the spec's folder nor
 // checked as files here.
 
+import { applyEdits, modify, parse, type ParseError } from 'jsonc-parser';
+
 const NAMED = /^(mindcv|hf-hub):/;
 
 /** A named weight source (`mindcv:` or `hf-hub:`), not a path. */
 export function isNamedWeights(v: unknown): v is string {
   return typeof v === 'string' && NAMED.test(v);
+}
+
+/**
+ * The spec text with `model.pretrained` set to `value`, or undefined for a YAML spec or text that is
+ * not a JSON object (the caller then shows the value to paste). Comments and layout are kept.
+ */
+export function withPretrained(text: string, value: string): string | undefined {
+  const errors: ParseError[] = [];
+  const tree: unknown = parse(text, errors, { allowTrailingComma: true });
+  if (errors.length || typeof tree !== 'object' || tree === null || Array.isArray(tree)) return undefined;
+  const edits = modify(text, ['model', 'pretrained'], value, { formattingOptions: { insertSpaces: true, tabSize: 2 } });
+  return applyEdits(text, edits);
 }

@@ -209,3 +209,19 @@ def test_a_run_with_a_mindcv_name_downloads_loads_and_reports_the_source(tmp_pat
     }
     run = load_run(str(tmp_path / "run"))
     assert preprocess_of(run, str(tmp_path / "run" / manifest[-1]["file"])).name == "mindcv"
+
+
+def test_fetch_weights_answers_the_cache_path_for_the_editors_copy(tmp_path, host, mindcv_ckpt, monkeypatch):
+    monkeypatch.setenv("ASCEND_FINETUNE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("ASCEND_FINETUNE_WEIGHTS_URL", host.base)
+    code, doc = runner("fetch-weights", "mindcv:resnet18")
+    assert code == 0, doc
+    assert doc["path"] == str(tmp_path / "cache" / "weights" / "mindcv" / "resnet18-1e65cd21.ckpt")
+    assert doc["sha256"] == hashlib.sha256(mindcv_ckpt).hexdigest() and doc["cached"] is False
+    code, doc = runner("fetch-weights", "mindcv:resnet18")
+    assert code == 0 and doc["cached"] is True and len(host.requests) == 1
+    code, doc = runner("fetch-weights", "mindcv:convnext_tiny")
+    assert code == 2 and doc["error"]["kind"] == "bad_input" and "not supported yet" in doc["error"]["message"]
+    monkeypatch.setenv("ASCEND_FINETUNE_WEIGHTS_URL", "http://127.0.0.1:9")  # discard port: refused
+    code, doc = runner("fetch-weights", "mindcv:resnet50")
+    assert code == 1 and doc["error"]["kind"] == "download_failed" and "model.pretrained" in doc["error"]["message"]

@@ -8,7 +8,8 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { absolutizeSpecPaths } from '../../../src/core/spec/builder';
 import { checkSpec } from '../../../src/core/spec/schema';
-import { isNamedWeights } from '../../../src/core/spec/weightSources';
+import { isNamedWeights, withPretrained } from '../../../src/core/spec/weightSources';
+import { parse as parseJsonc } from 'jsonc-parser';
 import { wantedPaths } from '../../../src/server/remoteFacts';
 import { parseSpecDocument } from '../../../src/server/specDocument';
 
@@ -52,4 +53,19 @@ test('the target is not asked to probe a named source', () => {
     '/s/run.ascend.json',
   );
   assert.deepEqual(wantedPaths(doc, '/s'), [{ field: 'data.train', path: '/s/d' }]);
+});
+
+test('model.pretrained is set in a JSON spec, comments and other fields kept; YAML is left alone', () => {
+  const text =
+    '{\n  // my run\n  "data": { "train": "d" },\n  "model": { "backbone": "resnet50", "pretrained": null }\n}\n';
+  const out = withPretrained(text, `/home/u/.cache/ascend-finetune/weights/local/it's "w".ckpt`);
+  assert.ok(out?.includes('// my run'));
+  const parsed = parseJsonc(out ?? '') as { model: { backbone: string; pretrained: string } };
+  assert.deepEqual(parsed.model, {
+    backbone: 'resnet50',
+    pretrained: `/home/u/.cache/ascend-finetune/weights/local/it's "w".ckpt`,
+  });
+  const noModel = withPretrained('{"data": {"train": "d"}}', 'mindcv:resnet50');
+  assert.deepEqual(parseJsonc(noModel ?? ''), { data: { train: 'd' }, model: { pretrained: 'mindcv:resnet50' } });
+  assert.equal(withPretrained('data:\n  train: d\n', 'mindcv:resnet50'), undefined);
 });
