@@ -13,6 +13,7 @@ checkpoint manifest instead, and a value pinned in the spec (`...#sha256=<hex>`)
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import re
 from collections.abc import Mapping
@@ -33,27 +34,15 @@ class Entry:
     sha256: str | None = None
 
 
-def _e(path: str, family: str, backbone: str | None = None) -> Entry:
-    return Entry(path, family, backbone)
+def _load() -> dict[str, Entry]:
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "weights_catalog.json")
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    return {n: Entry(e["path"], e["family"], e["backbone"], e.get("sha256")) for n, e in doc["mindcv"].items()}
 
 
-MINDCV: dict[str, Entry] = {
-    "resnet18": _e("resnet/resnet18-1e65cd21.ckpt", "resnet", "resnet18"),
-    "resnet34": _e("resnet/resnet34-f297d27e.ckpt", "resnet", "resnet34"),
-    "resnet50": _e("resnet/resnet50-e0733ab8.ckpt", "resnet", "resnet50"),
-    "resnet101": _e("resnet/resnet101-689c5e77.ckpt", "resnet", "resnet101"),
-    "resnet152": _e("resnet/resnet152-beb689d8.ckpt", "resnet"),
-    "resnext50_32x4d": _e("resnext/resnext50_32x4d-af8aba16.ckpt", "resnext"),
-    "resnext101_32x4d": _e("resnext/resnext101_32x4d-3c1e9c51.ckpt", "resnext"),
-    "resnext101_64x4d": _e("resnext/resnext101_64x4d-8929255b.ckpt", "resnext"),
-    "mobilenet_v3_small_100": _e("mobilenet/mobilenetv3/mobilenet_v3_small_100-509c6047.ckpt", "mobilenetv3"),
-    "mobilenet_v3_large_100": _e("mobilenet/mobilenetv3/mobilenet_v3_large_100-1279ad5f.ckpt", "mobilenetv3"),
-    "efficientnet_b0": _e("efficientnet/efficientnet_b0-103ec70c.ckpt", "efficientnet"),
-    "efficientnet_b1": _e("efficientnet/efficientnet_b1-f8c6b13f.ckpt", "efficientnet"),
-    "convnext_tiny": _e("convnext/convnext_tiny-ae5ff8d7.ckpt", "convnext"),
-    "convnext_small": _e("convnext/convnext_small-e23008f3.ckpt", "convnext"),
-    "vit_b_32_224": _e("vit/vit_b_32_224-f50866e8.ckpt", "vit"),
-}
+# In weights_catalog.json, beside the spec schema: the language server completes `mindcv:` from it too.
+MINDCV: dict[str, Entry] = _load()
 # timm's ResNet tags on the Hugging Face hub (`timm/resnet50.a1_in1k`): the architecture is the part
 # before the dot. torchvision's weights are not on the hub under one org; use a local file for those.
 _HF_RESNET = re.compile(r"^(resnet(?:18|34|50|101))(\..+)?$")

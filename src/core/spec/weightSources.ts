@@ -7,6 +7,27 @@ import { applyEdits, modify, parse, type ParseError } from 'jsonc-parser';
 
 const NAMED = /^(mindcv|hf-hub):/;
 
+interface CatalogFile {
+  mindcv: Record<string, { path: string; family: string; backbone: string | null }>;
+}
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const CATALOG: CatalogFile = require('../../../runner/ascend_finetune/weights_catalog.json');
+
+export interface NamedWeights {
+  /** The model.pretrained value, e.g. `mindcv:resnet50`. */
+  value: string;
+  /** The runner backbone it loads into. */
+  backbone: string;
+  file: string;
+}
+
+/** The `mindcv:` sources the runner loads (those of its catalog with a backbone), for completion. */
+export function mindcvSources(): NamedWeights[] {
+  return Object.entries(CATALOG.mindcv).flatMap(([name, e]) =>
+    e.backbone === null ? [] : [{ value: `mindcv:${name}`, backbone: e.backbone, file: e.path }],
+  );
+}
+
 /** A named weight source (`mindcv:` or `hf-hub:`), not a path. */
 export function isNamedWeights(v: unknown): v is string {
   return typeof v === 'string' && NAMED.test(v);
