@@ -285,6 +285,21 @@ def cmd_probe(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_fetch_weights(a: argparse.Namespace) -> int:
+    from .checkpoints.errors import PretrainedError
+    from .models.catalog import SourceError, parse
+    from .models.download import fetch, stderr_progress
+
+    try:
+        got = fetch(a.source, progress=stderr_progress(parse(a.source).text))
+    except SourceError as e:
+        raise CliError(2, "bad_input", f"{e}; {e.fix}") from None
+    except PretrainedError as e:
+        raise CliError(1, "download_failed", str(e)) from None
+    out({"path": got.path, **got.describe()})
+    return 0
+
+
 def cmd_preview(a: argparse.Namespace) -> int:
     from .data.folder import DataError
     from .data.preview import Cancel, preview, preview_spec
@@ -423,6 +438,11 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("paths", nargs="+", metavar="PATH")
     s.add_argument("--max-classes", type=int, default=1000, help="class folder names listed per folder (count has all)")
     s.set_defaults(fn=cmd_probe)
+    s = sub.add_parser(
+        "fetch-weights", help="download a mindcv:/hf-hub: weights source into the cache; prints its path"
+    )
+    s.add_argument("source")
+    s.set_defaults(fn=cmd_fetch_weights)
     s = sub.add_parser("preview", help="a data set before training: counts, split, duplicates, sizes, thumbnails")
     s.add_argument("dir", help="the training ImageFolder (data.train)")
     s.add_argument("--val", help="a validation ImageFolder (data.val; default: the spec's, else its val_split)")

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any, NoReturn, cast
 
 from .data.folder import IMAGE_EXTENSIONS
+from .models.catalog import SourceError, is_named
+from .models.catalog import parse as parse_source
 from .spec_types import RunSpec
 
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spec.schema.json")
@@ -230,6 +232,9 @@ def check(raw: Any, base_dir: str = ".", check_files: bool = True) -> list[Probl
             sec, sub = path.split(".")
             v = raw.get(sec, {}).get(sub) if isinstance(raw.get(sec), dict) else None
             if isinstance(v, str) and v and path not in bad:
+                if path == "model.pretrained" and is_named(v):
+                    problems += _named_source_problems(v, raw.get("model", {}))
+                    continue
                 full = os.path.join(base_dir, os.path.expanduser(v))
                 want_dir = kind == "folder"
                 if not (os.path.isdir(full) if want_dir else os.path.isfile(full)):
@@ -245,6 +250,24 @@ def check(raw: Any, base_dir: str = ".", check_files: bool = True) -> list[Probl
                     if p:
                         problems.append(p)
     return problems
+
+
+def _named_source_problems(value: str, model: dict[str, Any]) -> list[Problem]:
+    """A `mindcv:`/`hf-hub:` model.pretrained: a name the catalog knows, for the spec's backbone."""
+    try:
+        src = parse_source(value)
+    except SourceError as e:
+        return [Problem("model.pretrained", str(e), e.fix)]
+    backbone = model.get("backbone", DEFAULTS["model"]["backbone"])
+    if src.backbone != backbone:
+        return [
+            Problem(
+                "model.pretrained",
+                f"{src.text} holds {src.backbone} weights but model.backbone is {backbone}",
+                f'set model.backbone to "{src.backbone}", or pick {backbone} weights',
+            )
+        ]
+    return []
 
 
 def _no_class_folders(path: str, value: str, full: str) -> Problem | None:
@@ -281,7 +304,7 @@ def resolve(raw: dict[str, Any], base_dir: str = ".") -> RunSpec:
     _merge(spec, raw)
     for path in PATHS:
         sec, sub = path.split(".")
-        if spec[sec][sub]:
+        if spec[sec][sub] and not (path == "model.pretrained" and is_named(spec[sec][sub])):
             spec[sec][sub] = os.path.abspath(os.path.join(base_dir, os.path.expanduser(spec[sec][sub])))
     return cast(RunSpec, spec)
 

@@ -26,6 +26,7 @@ AmpLevel = Literal["O0", "O1", "O2", "O3", "auto"]
 LossScale = Literal["dynamic", "fixed", "none"]
 CheckpointFormat = Literal["ckpt", "safetensors"]
 DeviceTarget = Literal["auto", "Ascend", "CPU"]
+PreprocessName = Literal["auto", "imagenet", "mindcv", "torchvision", "timm"]
 Augment = Literal["basic", "none", "randaugment", "trivialaugment", "autoaugment"]
 
 
@@ -51,6 +52,7 @@ class UnfreezeStep(TypedDict):
 class ModelSpec(TypedDict):
     backbone: Backbone
     pretrained: str | None  # absolute after resolve
+    preprocess: PreprocessName
     freeze: Freeze
     num_classes: int | None
     unfreeze: list[UnfreezeStep]

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { CompletionItemKind, InsertTextFormat, MarkupKind, type CompletionItem } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { fieldSchema, resolveSpecPath } from '../core/spec/schema';
+import { mindcvSources } from '../core/spec/weightSources';
 import { yamlScalar } from '../core/spec/writer';
 import { fieldMarkdown } from './fieldDocs';
 import { cursorContext, type CursorContext } from './position';
@@ -16,7 +17,7 @@ const MAX_LISTED = 200;
 export function complete(doc: SpecDocument, td: TextDocument, offset: number, baseDir: string): CompletionItem[] {
   const ctx = cursorContext(doc, offset);
   if (!ctx) return [];
-  if (ctx.mode !== 'key') return valueItems(td, ctx, baseDir);
+  if (ctx.mode !== 'key') return valueItems(td, ctx, baseDir, doc);
   // Whole-spec snippets only where a whole spec fits: a top-level key of a YAML file with no field yet.
   const snippets =
     doc.kind !== 'json' && ctx.path.length === 0 && [...doc.nodes.keys()].every((k) => k === '')
@@ -96,7 +97,7 @@ function keyItems(doc: SpecDocument, td: TextDocument, ctx: CursorContext): Comp
     });
 }
 
-function valueItems(td: TextDocument, ctx: CursorContext, baseDir: string): CompletionItem[] {
+function valueItems(td: TextDocument, ctx: CursorContext, baseDir: string, doc: SpecDocument): CompletionItem[] {
   const rule = fieldSchema(ctx.path);
   if (!rule || rule.type === 'object') return [];
   const range = { start: td.positionAt(ctx.replace.start), end: td.positionAt(ctx.replace.end) };
@@ -118,7 +119,7 @@ function valueItems(td: TextDocument, ctx: CursorContext, baseDir: string): Comp
   };
   if (rule.enum) rule.enum.forEach((v, i) => add(v, CompletionItemKind.EnumMember, rule['x-enumDescriptions']?.[i]));
   else if (types.includes('boolean')) [true, false].forEach((v) => add(v, CompletionItemKind.Value));
-  else if (rule['x-path'])
+  else if (rule['x-path']) {
     for (const p of pathItems(ctx.partial, baseDir, rule['x-path']))
       add(
         p.value,
@@ -126,7 +127,18 @@ function valueItems(td: TextDocument, ctx: CursorContext, baseDir: string): Comp
         undefined,
         p.dir ? 'folder' : 'checkpoint',
       );
-  else if (rule.default !== undefined && rule.default !== null)
+    // Named sources the runner downloads: mindcv's checkpoints for the spec's backbone.
+    if (ctx.path.join('.') === 'model.pretrained') {
+      const backbone = doc.nodes.get('model.backbone')?.value ?? fieldSchema(['model', 'backbone'])?.default;
+      for (const s of mindcvSources().filter((m) => m.backbone === backbone && m.value.startsWith(ctx.partial)))
+        add(
+          s.value,
+          CompletionItemKind.Reference,
+          `mindcv's published ${s.backbone} weights (\`${s.file}\`), downloaded where the run executes into its cache; use "Ascend: Copy Weights to Target…" for a target without internet.`,
+          'mindcv weights',
+        );
+    }
+  } else if (rule.default !== undefined && rule.default !== null)
     add(rule.default, CompletionItemKind.Value, fieldMarkdown(ctx.path));
   if (types.includes('null')) add(null, CompletionItemKind.Constant, 'null: see the field for what that means');
   return items;

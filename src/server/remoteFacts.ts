@@ -4,6 +4,7 @@
 import * as path from 'node:path';
 import { absolutizeSpecPaths } from '../core/spec/builder';
 import { pathFields } from '../core/spec/schema';
+import { isNamedWeights } from '../core/spec/weightSources';
 import { asProbeResult, type ProbeParams, type ProbeResult, type SpecTargetInfo } from '../shared/specProtocol';
 import type { RemoteFacts } from './diagnostics';
 import type { SpecDocument } from './specDocument';
@@ -22,7 +23,7 @@ export function wantedPaths(doc: SpecDocument, baseDir: string): WantedPath[] {
     let v: unknown = spec;
     for (const seg of dotted.split('.'))
       v = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[seg] : undefined;
-    if (typeof v === 'string' && v !== '') out.push({ field: dotted, path: v });
+    if (typeof v === 'string' && v !== '' && !isNamedWeights(v)) out.push({ field: dotted, path: v });
   }
   return out;
 }

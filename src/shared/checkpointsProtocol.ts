@@ -141,6 +141,10 @@ export interface ExplorerState {
     target: string;
     backbone: string | null;
     pretrained: string | null;
+    /** The sha256 of the pretrained weights, from the newest checkpoint's manifest entry (runner ≥ issue 16). */
+    weightsSha256: string | null;
+    /** The evaluation preprocessing the checkpoints record (`imagenet`, `mindcv`, `torchvision`, `timm`). */
+    preprocess: string | null;
     freeze: string | null;
     classes: string[];
     live: boolean;

@@ -22,6 +22,8 @@ export const COMMANDS = [
   { id: 'ascend.removeTarget', title: 'Remove Target', icon: '$(remove)' },
   { id: 'ascend.sshLogin', title: 'Log In to SSH Target', icon: '$(key)' },
   { id: 'ascend.showLog', title: 'Show Log', icon: '$(output)' },
+  // The air-gapped copy of pretrained weights (src/vscode/copyWeights.ts).
+  { id: 'ascend.copyWeightsToTarget', title: 'Copy Weights to Target…', icon: '$(cloud-upload)' },
   // Health (src/vscode/wizard/health.ts): the wizard's first screen and the Targets view's hint rows.
   { id: 'ascend.setPythonPath', title: 'Set Python Path…', icon: '$(file-directory)' },
   { id: 'ascend.createPythonEnv', title: 'Create Python Environment with MindSpore', icon: '$(terminal)' },

@@ -31,6 +31,36 @@ export interface RunStartedEvent extends EventEnvelope<'run_started'> {
   amp?: { level: string; loss_scale: string };
   /** Set when this process resumed from a checkpoint (the log then holds an earlier run_started). */
   resumed_from?: { file: string; step: number } | null;
+  /** What model.pretrained loaded (docs/protocol.md); `source`/`sha256` say where the weights came from. */
+  pretrained?: PretrainedInfo | null;
+  /** The evaluation preprocessing used (model.preprocess, `auto` resolved); checkpoints record it too. */
+  preprocess?: PreprocessInfo;
+}
+
+/** run_started's `pretrained`: the runner owns the load report's lists; these are the fields readers use. */
+export interface PretrainedInfo {
+  file: string;
+  origin: string;
+  variant: string;
+  /** model.pretrained as written: a path, `mindcv:<model>` or `hf-hub:<org>/<repo>[:<file>]`. */
+  source?: string;
+  sha256?: string;
+  /** For a named source: the URL it was downloaded from, and whether the cache already had it. */
+  url?: string;
+  cached?: boolean;
+}
+
+/** A row of the preprocessing table (runner/ascend_finetune/models/preprocess.py). */
+export interface PreprocessInfo {
+  name: 'imagenet' | 'mindcv' | 'torchvision' | 'timm';
+  interpolation: 'bilinear' | 'bicubic';
+  crop_pct: number;
+  /** `round256`: round(size * 256 / 224), the runner's own; `floor`: floor(size / crop_pct). */
+  rounding: 'round256' | 'floor';
+  mean: number[];
+  std: number[];
+  /** How `auto` chose it, or "model.preprocess" when the spec named it. */
+  why: string;
 }
 
 export interface StepEvent extends EventEnvelope<'step'> {
@@ -297,6 +327,8 @@ const PAYLOADS: Readonly<Record<KnownEventType, Readonly<Record<string, Kind>>>>
     global_batch: 'num',
     amp: 'obj',
     resumed_from: 'obj?',
+    pretrained: 'obj?',
+    preprocess: 'obj',
   },
   step: {
     epoch: 'num',

@@ -31,6 +31,7 @@ import {
 } from './checkpoints/commands';
 import type { CheckpointsView } from './checkpoints/view';
 import { openConsole, openLogin } from './console';
+import { copyWeightsCommand } from './copyWeights';
 import { errorText } from './context';
 import { registerDashboards } from './dashboardPanel';
 import type { RunRef } from './runMonitor';
@@ -278,6 +279,7 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
     openLogin(app.ctx, def);
   },
   'ascend.showLog': (app) => () => app.ctx.log.show(),
+  'ascend.copyWeightsToTarget': (app) => (node) => copyWeightsCommand(app, node),
   'ascend.setPythonPath': (app) => () => setPythonPath(app),
   'ascend.createPythonEnv': (app) => () => createPythonEnv(app),
   'ascend.openTargetSettings': () => (arg) => openTargetSettings(arg),

@@ -94,7 +94,9 @@ const state: ExplorerState = {
     runId: 'r1',
     target: 'ssh gpu',
     backbone: 'resnet18',
-    pretrained: '/w/r18.ckpt',
+    pretrained: 'mindcv:resnet18',
+    weightsSha256: 'ab12cd34ef56'.padEnd(64, '0'),
+    preprocess: 'mindcv',
     freeze: 'backbone',
     classes: ['a', 'b', 'c', 'd'],
     live: false,
@@ -164,6 +166,11 @@ test(
     assert.equal(await page.locator('img').count(), 0, 'run text is never HTML');
     assert.equal(await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned), undefined);
     assert.match((await page.locator('h2').textContent()) ?? '', /<img src=x/);
+    // Where the weights came from, from the manifest: the source, its sha256 and the preprocessing.
+    assert.match(
+      (await page.locator('body').textContent()) ?? '',
+      /from mindcv:resnet18 \(sha256 ab12cd34ef56…\) · preprocess mindcv/,
+    );
     assert.match((await page.locator('body').textContent()) ?? '', /⚠ \/etc\/passwd: absolute path/);
     assert.match(
       (await page.locator('tr.row').nth(0).textContent()) ?? '',

@@ -71,6 +71,7 @@ def test_defaults_come_from_the_schema_and_are_the_recipes():
     assert DEFAULTS["model"] == {
         "backbone": "resnet50",
         "pretrained": None,
+        "preprocess": "auto",
         "freeze": "backbone",
         "num_classes": None,
         "unfreeze": [],
@@ -94,6 +95,9 @@ def test_the_schema_knows_every_backbone_and_stage_the_model_builds():
     model = SCHEMA["properties"]["model"]["properties"]
     assert model["backbone"]["enum"] == list(BACKBONES)
     assert model["freeze"]["enum"] == ["none", "backbone"] + [f"up_to:{s}" for s in STAGES]
+    from ascend_finetune.models.preprocess import PRESETS
+
+    assert model["preprocess"]["enum"] == list(PRESETS)
     for field in (model["backbone"], model["freeze"]):
         assert len(field["x-enumDescriptions"]) == len(field["enum"])
 

@@ -37,6 +37,7 @@ test('the defaults are the reference recipe, read from the schema', () => {
   assert.deepEqual(d.model, {
     backbone: 'resnet50',
     pretrained: null,
+    preprocess: 'auto',
     freeze: 'backbone',
     num_classes: null,
     unfreeze: [],

@@ -48,7 +48,10 @@ function header(s: ExplorerState): HTMLElement {
       { class: 'muted' },
       [
         r.backbone,
-        r.pretrained ? `from ${r.pretrained}` : 'from random initialization',
+        r.pretrained
+          ? `from ${r.pretrained}${r.weightsSha256 ? ` (sha256 ${r.weightsSha256.slice(0, 12)}…)` : ''}`
+          : 'from random initialization',
+        r.preprocess ? `preprocess ${r.preprocess}` : '',
         r.freeze ? `freeze ${r.freeze}` : '',
         r.classes.length ? `${r.classes.length} classes` : '',
       ]

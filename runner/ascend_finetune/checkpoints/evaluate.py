@@ -76,12 +76,23 @@ def evaluate(run_dir: str, ckpt: str, folder: str | None, batch_size: int | None
         raise ToolError("bad_input", f"--batch-size must be at least 1 (got {batch_size})", field="--batch-size")
     # MindSpore only now: a wrong folder or checkpoint is answered without its ~10 s import.
     from ..data.pipeline import make_dataset
+    from .loading import preprocess_of
     from .predict import build_predictor
 
     logits_of, target, level = build_predictor(run, ckpt, device)
     n = len(run.classes)
     batch = batch_size or int(d.get("batch_size") or 32)
-    ds = make_dataset(samples, int(d.get("image_size") or 224), batch, workers, False, False, 0, drop_remainder=False)
+    ds = make_dataset(
+        samples,
+        int(d.get("image_size") or 224),
+        batch,
+        workers,
+        False,
+        False,
+        0,
+        drop_remainder=False,
+        preprocess=preprocess_of(run, ckpt),
+    )
     tally = Tally(n, record=True)
     tally.run(logits_of, ds.create_tuple_iterator(num_epochs=1, output_numpy=True), batch)
     confusion, count, loss_sum = tally.confusion, tally.count, tally.loss_sum

@@ -53,6 +53,17 @@ def variant_of(run: RunInfo, ckpt: str, index: CheckpointIndex) -> str:
     return named if named in VARIANTS else "default"
 
 
+def preprocess_of(run: RunInfo, ckpt: str) -> Any:
+    """The evaluation preprocessing the checkpoint was trained with (models/preprocess.py): its manifest
+    entry's, else the run's `model.preprocess` when it names one, else None (the runner's own)."""
+    from ..models.preprocess import TABLE, from_record
+
+    recorded = from_record((entry_for(run.run_dir, ckpt) or {}).get("preprocess"))
+    if recorded is not None:
+        return recorded
+    return TABLE.get(str((run.spec.get("model") or {}).get("preprocess")))
+
+
 def load_net(run: RunInfo, ckpt: str) -> Any:
     """TransferNet(run's backbone, run's classes, the checkpoint's layout) in inference mode with the
     checkpoint's parameters."""

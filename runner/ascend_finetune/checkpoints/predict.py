@@ -110,13 +110,23 @@ def predict(
         entries.append({"file": os.path.abspath(f), **({"error": err} if err else {})})
     good = [i for i, e in enumerate(entries) if "error" not in e]
     from ..data.pipeline import make_dataset
+    from .loading import preprocess_of
 
     logits_of, target, level = build_predictor(run, ckpt, device)
+    prep = preprocess_of(run, ckpt)
     workers = max(1, min(int(d.get("workers") or 1), os.cpu_count() or 1))
 
     def logits(idx: list[int]) -> np.ndarray:
         ds = make_dataset(
-            [(entries[i]["file"], 0) for i in idx], size, len(idx), workers, False, False, 0, drop_remainder=False
+            [(entries[i]["file"], 0) for i in idx],
+            size,
+            len(idx),
+            workers,
+            False,
+            False,
+            0,
+            drop_remainder=False,
+            preprocess=prep,
         )
         rows = [logits_of(x).asnumpy() for x, _ in ds.create_tuple_iterator(num_epochs=1)]
         return np.concatenate(rows) if rows else np.zeros((0, len(run.classes or [])))

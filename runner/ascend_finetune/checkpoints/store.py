@@ -59,6 +59,9 @@ class CheckpointStore:
         self.keep_max, self.keep_best = keep_max, keep_best
         self.dir = os.path.join(run_dir, "checkpoints")
         self.manifest_path = os.path.join(run_dir, "checkpoints.json")
+        # Facts of the run every entry carries (the trainer's `preprocess` and `weights`): eval and
+        # predict reuse the preprocessing, the explorer shows where the weights came from.
+        self.extra: dict[str, Any] = {}
         os.makedirs(self.dir, exist_ok=True)
         entries = read_json(self.manifest_path, [], MANIFEST_MAX_BYTES)
         self.entries: list[dict[str, Any]] = (
@@ -111,6 +114,7 @@ class CheckpointStore:
             "sha256": sha256_file(final),
             "created_at": time.time(),
             "best": False,
+            **self.extra,
         }
         variant = entries_variant(entries)
         if variant is not None:

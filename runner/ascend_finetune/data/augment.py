@@ -33,19 +33,28 @@ def preset_of(augment: bool | str) -> str:
     return augment
 
 
-def eval_ops(image_size: int) -> list[Any]:
+def eval_ops(image_size: int, preprocess: Any = None) -> list[Any]:
+    """Decode, resize, centre crop: the runner's own (resize to size*256/224, bilinear) or the
+    weights' (`preprocess`: models/preprocess.py's Preprocess, from `model.preprocess`)."""
     import mindspore.dataset.vision as vision
 
-    return [vision.Decode(), vision.Resize(int(round(image_size * 256 / 224))), vision.CenterCrop(image_size)]
+    if preprocess is None:
+        return [vision.Decode(), vision.Resize(int(round(image_size * 256 / 224))), vision.CenterCrop(image_size)]
+    inter = vision.Inter.BICUBIC if preprocess.interpolation == "bicubic" else vision.Inter.LINEAR
+    return [
+        vision.Decode(),
+        vision.Resize(preprocess.resize(image_size), interpolation=inter),
+        vision.CenterCrop(image_size),
+    ]
 
 
-def image_ops(augment: bool | str, image_size: int) -> list[Any]:
+def image_ops(augment: bool | str, image_size: int, preprocess: Any = None) -> list[Any]:
     """The per-image ops (encoded bytes in, HWC uint8 out) of a training preset."""
     import mindspore.dataset.vision as vision
 
     preset = preset_of(augment)
     if preset == "none":
-        return eval_ops(image_size)
+        return eval_ops(image_size, preprocess)
     ops = [
         vision.RandomCropDecodeResize(image_size, scale=(0.08, 1.0), ratio=(0.75, 1.333)),
         vision.RandomHorizontalFlip(prob=0.5),

@@ -57,6 +57,7 @@ def make_dataset(
     prefetch: int | None = None,
     mix: tuple[float, float] | None = None,
     num_classes: int = 0,
+    preprocess: Any = None,
 ) -> Any:
     """With num_shards (data parallel), this rank's part of the seeded shuffle: every rank shuffles
     with the same seed and takes its own shard, so the ranks see disjoint images each epoch.
@@ -68,7 +69,9 @@ def make_dataset(
 
     Training only: `augment` is a `data.augment` preset (True/False: basic/none), `mix` the
     (`data.mixup`, `data.cutmix`) alphas, which turn the labels into soft rows over `num_classes`
-    (augment.py). Evaluation (`train=False`) always gets the plain resize and centre crop."""
+    (augment.py). Evaluation (`train=False`) always gets the plain resize and centre crop:
+    the runner's own, or `preprocess` (models/preprocess.py's Preprocess): the resize and interpolation of
+    the weights' recipe."""
     import mindspore.dataset as ds
     import mindspore.dataset.vision as vision
 
@@ -84,7 +87,11 @@ def make_dataset(
         num_shards=num_shards,
         shard_id=shard_id,
     )
-    ops = augment_ops.image_ops(augment, image_size) if train else augment_ops.eval_ops(image_size)
+    ops = (
+        augment_ops.image_ops(augment, image_size, preprocess)
+        if train
+        else augment_ops.eval_ops(image_size, preprocess)
+    )
     dataset = dataset.map(operations=ops, input_columns="image", num_parallel_workers=workers)
     last = [vision.HWC2CHW()] if on_device else [vision.Normalize(mean=MEAN, std=STD), vision.HWC2CHW()]
     dataset = dataset.map(operations=last, input_columns="image", num_parallel_workers=normalize_workers(workers))

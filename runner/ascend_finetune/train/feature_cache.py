@@ -75,8 +75,9 @@ def cache_key(
     views: int,
     seed: int,
     amp_level: str,
+    preprocess: str = "imagenet",
 ) -> str:
-    doc = {
+    doc: dict[str, Any] = {
         "format": FORMAT,
         "train": _files_digest(train),
         "val": _files_digest(val),
@@ -91,6 +92,8 @@ def cache_key(
         },
         "amp": amp_level,
     }
+    if preprocess != "imagenet":  # the runner's own resize: keys of caches made before the presets stay valid
+        doc["transforms"]["preprocess"] = preprocess
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 
@@ -197,6 +200,7 @@ class FeatureCache:
             self.views,
             self.seed,
             trainer.amp_plan.level,
+            trainer.preprocess.name,
         )
         self.dir = os.path.join(trainer.run_dir, DIRNAME, self.key[:16])
         self.reused_from: str | None = None
@@ -335,6 +339,7 @@ class FeatureCache:
             seed,
             drop_remainder=False,
             shuffle=False,
+            preprocess=tr.preprocess,
         )
         feats, labels = [], []
         for x, y in ds.create_tuple_iterator(num_epochs=1):

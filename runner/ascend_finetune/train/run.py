@@ -292,6 +292,11 @@ class Run:
         tr = self.trainer = Trainer(spec, self.run_dir, self.pending_warnings, self.rank.info if self.rank else None)
         ck = spec["checkpoint"]
         self.store = CheckpointStore(self.run_dir, spec["name"], ck["format"], ck["keep_max"], ck["keep_best"])
+        self.store.extra["preprocess"] = tr.preprocess.describe()
+        if tr.pretrained_info:
+            self.store.extra["weights"] = {
+                k: tr.pretrained_info[k] for k in ("source", "file", "origin", "sha256") if k in tr.pretrained_info
+            }
         if self.resume_from:
             tr.resume(self.resume_from)
         self.last_ckpt_step = tr.step
@@ -315,6 +320,7 @@ class Run:
             global_batch=tr.global_batch,
             amp={"level": tr.amp_plan.level, "loss_scale": tr.amp_plan.loss_scale},
             pretrained=tr.pretrained_info,
+            preprocess=tr.preprocess.describe(),
             resumed_from={"file": self.resume_from, "step": tr.step} if self.resume_from else None,
         )
         self._flush_warnings()

@@ -22,6 +22,7 @@ from ..data.sampling import balanced_epoch
 from ..device.backend import resolve_target, sink_notes, sink_size_for
 from ..distributed.strategy import StepStop, join
 from ..distributed.world import RANKS_DIR, RankInfo, device_id, local_ranks
+from ..models.preprocess import choose as choose_preprocess
 from ..rundir import atomic_write_json
 from ..spec_types import RunSpec, TrainSpec
 from . import param_groups, preflight, unfreeze
@@ -116,23 +117,38 @@ class Trainer:
         # The backbone's layout follows the pretrained file's origin (ModelZoo pads and normalises
         # otherwise than mindcv and the runner: models/net.py); checkpoints record it (store.py).
         variant = "default"
-        if m["pretrained"]:
+        weights = m["pretrained"]
+        fetched = None
+        origin = None
+        if weights:
+            from ..models.download import local_weights
             from ..models.pretrained import origin_of_file
 
-            _, variant = origin_of_file(m["pretrained"])
+            weights, fetched = local_weights(weights)  # mindcv:/hf-hub: names come from the cache
+            origin, variant = origin_of_file(weights)
+        # The evaluation resize the weights expect (models/preprocess.py); checkpoints record it.
+        self.preprocess, why_not = choose_preprocess(m["preprocess"], m["pretrained"], origin)
+        if why_not:
+            self.warn(code="preprocess_assumed", message=why_not, details={"preprocess": self.preprocess.name})
         self.net = TransferNet(m["backbone"], len(self.classes), self.frozen_upto, variant)
         self.load_report = None
         self.pretrained_info = None  # run_started's `pretrained`
-        if m["pretrained"]:
+        if weights:
             from ..models.pretrained import load_backbone
 
-            self.load_report = load_backbone(self.net.backbone, m["pretrained"])
+            self.load_report = load_backbone(self.net.backbone, weights)
             r = self.load_report
-            self.pretrained_info = r.describe(m["pretrained"])
+            self.pretrained_info = r.describe(weights)
+            if fetched:
+                self.pretrained_info.update(fetched.describe())
+            else:
+                from ..models.download import sha256_of
+
+                self.pretrained_info.update(source=m["pretrained"], sha256=sha256_of(weights))
             if r.missing or r.unexpected or r.mismatched:
                 self.warn(
                     code="pretrained_partial",
-                    message=f"loaded {len(r.loaded)} backbone tensors from {os.path.basename(m['pretrained'])}; "
+                    message=f"loaded {len(r.loaded)} backbone tensors from {os.path.basename(weights)}; "
                     f"{len(r.missing)} missing, {len(r.unexpected)} unexpected, {len(r.mismatched)} of the wrong shape",
                     details={
                         "missing": r.missing[:50],
@@ -461,6 +477,7 @@ class Trainer:
                 0,
                 drop_remainder=False,
                 on_device=self.normalize_on_device,
+                preprocess=self.preprocess,
             ).create_tuple_iterator(num_epochs=1, output_numpy=True)
         n = len(self.classes)
         tally = Tally(n)

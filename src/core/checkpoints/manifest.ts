@@ -27,6 +27,10 @@ export interface CheckpointEntry {
   order: number;
   /** Where the entry came from: the manifest, or only a `checkpoint` event (manifest unreadable). */
   source: 'manifest' | 'events';
+  /** The pretrained weights the run started from (`weights` of the entry): as written in the spec, and their sha256. */
+  weights: { source: string; sha256: string | null } | null;
+  /** The evaluation preprocessing recorded with it (`preprocess.name`: imagenet, mindcv, torchvision, timm). */
+  preprocess: string | null;
 }
 
 /** An entry of checkpoints.json that cannot be used, shown in the view with its reason. */
@@ -110,7 +114,26 @@ export function parseEntry(
     ...(typeof o.kind === 'string' && o.kind ? { kind: o.kind.slice(0, 40) } : {}),
     order,
     source,
+    weights: weightsOf(o.weights),
+    preprocess: shortString(obj(o.preprocess).name),
   };
+}
+
+function obj(x: unknown): Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x) ? (x as Record<string, unknown>) : {};
+}
+
+/** A string of a size worth showing (the manifest is written by whoever can write the run directory). */
+function shortString(x: unknown): string | null {
+  return typeof x === 'string' && x !== '' && x.length <= 4096 ? x : null;
+}
+
+function weightsOf(x: unknown): CheckpointEntry['weights'] {
+  const w = obj(x);
+  const source = shortString(w.source);
+  if (source === null) return null;
+  const sha = typeof w.sha256 === 'string' && SHA256.test(w.sha256.toLowerCase()) ? w.sha256.toLowerCase() : null;
+  return { source, sha256: sha };
 }
 
 /**

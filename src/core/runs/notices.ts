@@ -117,6 +117,7 @@ const WARNING_RANK: Readonly<Record<string, number>> = {
   telemetry_unavailable: 4,
   workers_above_cores: 4,
   no_checkpoint_interval: 4,
+  preprocess_assumed: 4,
   sink_unavailable: 5,
   sink_size_ignored: 5, // older runners' (no longer written)
   sink_size_reduced: 5,

@@ -5,6 +5,7 @@
 // mode on. Only the choices the wizard asks for and the recipe's fixed parts are written, so a
 // saved spec file stays short and readable.
 import { enumOf, fieldSchema, specDefault } from './fields';
+import { isNamedWeights } from './weightSources';
 
 export type Backbone = 'resnet18' | 'resnet34' | 'resnet50' | 'resnet101';
 export type FreezeMode = 'backbone' | 'none' | 'up_to:layer1' | 'up_to:layer2' | 'up_to:layer3' | 'up_to:layer4';
@@ -285,7 +286,14 @@ export function absolutizeSpecPaths(spec: unknown, baseDir: string, join: (a: st
         }
       : {}),
     ...(o.model !== undefined
-      ? { model: { ...model, ...('pretrained' in model ? { pretrained: fix(model.pretrained) } : {}) } }
+      ? {
+          model: {
+            ...model,
+            ...('pretrained' in model && !isNamedWeights(model.pretrained)
+              ? { pretrained: fix(model.pretrained) }
+              : {}),
+          },
+        }
       : {}),
   };
 }

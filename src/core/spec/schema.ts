@@ -15,6 +15,7 @@ import {
   type SchemaNode,
 } from './fields';
 import { closeMatch, pyDumps, pyNumber } from './py';
+import { isNamedWeights } from './weightSources';
 
 export * from './fields';
 
@@ -215,6 +216,7 @@ function fileProblems(raw: Record<string, unknown>, baseDir: string, bad: Set<st
   for (const { path: dotted, kind } of pathFields()) {
     const v = valueAt(raw, dotted.split('.'));
     if (typeof v !== 'string' || v === '' || bad.has(dotted)) continue;
+    if (dotted === 'model.pretrained' && isNamedWeights(v)) continue; // fetched by the runner
     const full = resolveSpecPath(v, baseDir);
     const ok = existsSync(full) && (kind === 'folder' ? statSync(full).isDirectory() : statSync(full).isFile());
     if (!ok)

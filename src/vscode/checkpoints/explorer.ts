@@ -98,6 +98,8 @@ export class CheckpointExplorer {
         target: host.targetLabel(run.targetId),
         backbone: null,
         pretrained: null,
+        weightsSha256: null,
+        preprocess: null,
         freeze: null,
         classes: [],
         live: host.isLive(run),
@@ -154,6 +156,7 @@ export class CheckpointExplorer {
         ...this.state.run,
         backbone: info.backbone,
         pretrained: info.pretrained,
+        ...weightsFacts(info.checkpoints),
         freeze: info.freeze,
         classes: info.classes,
         live: this.host.isLive(this.run),
@@ -307,6 +310,15 @@ export class CheckpointExplorer {
     CheckpointExplorer.open.delete(runKey(this.run));
     for (const s of this.subs.splice(0)) s.dispose();
   }
+}
+
+/** Where the weights came from, as the newest checkpoint that recorded it says. */
+function weightsFacts(cs: readonly CheckpointDetail[]): { weightsSha256: string | null; preprocess: string | null } {
+  const newest = [...cs].sort((a, b) => b.order - a.order);
+  return {
+    weightsSha256: newest.find((c) => c.weights?.sha256)?.weights?.sha256 ?? null,
+    preprocess: newest.find((c) => c.preprocess)?.preprocess ?? null,
+  };
 }
 
 function toRow(c: CheckpointDetail, problem: string | null): CheckpointRow {

@@ -9,6 +9,7 @@ import {
   formatBytes,
   mergeCheckpointEvents,
   newestEntry,
+  parseEntry,
   parseManifest,
   unsafeFileReason,
 } from '../../../src/core/checkpoints/manifest';
@@ -267,4 +268,25 @@ test('the helper on disk: gaps in the manifest filled from events.jsonl; an unre
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('an entry carries where its weights came from and its preprocessing; bad values are dropped', () => {
+  const sha = 'AB'.repeat(32);
+  const e = parseEntry(
+    {
+      file: 'checkpoints/a.ckpt',
+      weights: { source: 'mindcv:resnet18', file: '/c/w.ckpt', origin: 'mindcv', sha256: sha },
+      preprocess: { name: 'mindcv', crop_pct: 0.875 },
+    },
+    0,
+    'manifest',
+  );
+  assert.ok('file' in e);
+  assert.deepEqual([e.weights, e.preprocess], [{ source: 'mindcv:resnet18', sha256: sha.toLowerCase() }, 'mindcv']);
+  const bad = parseEntry({ file: 'checkpoints/b.ckpt', weights: { sha256: 'x' }, preprocess: 'timm' }, 1, 'manifest');
+  assert.ok('file' in bad);
+  assert.deepEqual([bad.weights, bad.preprocess], [null, null], 'an old or odd manifest shows nothing');
+  const noSha = parseEntry({ file: 'c.ckpt', weights: { source: '/w/r.ckpt', sha256: 'zz' } }, 2, 'manifest');
+  assert.ok('file' in noSha);
+  assert.deepEqual(noSha.weights, { source: '/w/r.ckpt', sha256: null });
 });

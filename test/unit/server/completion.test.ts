@@ -34,3 +34,16 @@ test('whole-spec snippets: offered once each, in an empty YAML spec at the top l
   // JSON specs: the snippets are YAML
   assert.ok(at('{|}', 'x.ascend.json').every((i) => !snippetNames().includes(String(i.label))));
 });
+
+test('model.pretrained completes the mindcv weights of the spec backbone from the runner catalog', () => {
+  const labels = (text: string) =>
+    at(text)
+      .map((i) => String(i.label))
+      .filter((l) => l.startsWith('mindcv:'));
+  assert.deepEqual(labels('model:\n  backbone: resnet18\n  pretrained: |\n'), ['mindcv:resnet18']);
+  assert.deepEqual(labels('model:\n  pretrained: |\n'), ['mindcv:resnet50'], 'the default backbone');
+  const json = at('{"model": {"backbone": "resnet101", "pretrained": |}}', 'x.ascend.json');
+  const item = json.find((i) => i.label === 'mindcv:resnet101');
+  assert.equal(item?.textEdit && 'newText' in item.textEdit ? item.textEdit.newText : undefined, '"mindcv:resnet101"');
+  assert.deepEqual(labels('amp:\n  level: |\n'), [], 'only for model.pretrained');
+});

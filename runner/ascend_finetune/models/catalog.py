@@ -1,0 +1,141 @@
+"""Named weight sources for `model.pretrained`: `mindcv:<model>` and `hf-hub:<org>/<repo>[:<file>]`.
+
+No MindSpore and no network here: `validate` checks a name against this table in well under a second.
+download.py fetches what `resolve_url` names.
+
+mindcv's URLs are the `default_cfgs` of mindcv 0.3.0 (mindcv/models/resnet.py, resnext, mobilenetv3.py,
+efficientnet.py, convnext.py, vit.py), kept as paths under mindcv's download base so a mirror
+(`ASCEND_FINETUNE_WEIGHTS_URL`) serves the same layout. mindcv publishes no checksum (its own loader
+checks none), so `sha256` is None for them: the download's sha256 is recorded in run_started and the
+checkpoint manifest instead, and a value pinned in the spec (`...#sha256=<hex>`) is checked.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+MINDCV_BASE = "https://download.mindspore.cn/toolkits/mindcv"
+HF_BASE = "https://huggingface.co"
+WEIGHTS_URL_ENV = "ASCEND_FINETUNE_WEIGHTS_URL"  # a mirror of MINDCV_BASE's layout
+HF_DEFAULT_FILE = "model.safetensors"
+HF_REVISION = "main"
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: str  # under the mindcv base
+    family: str
+    backbone: str | None  # the runner's backbone these weights load into; None: not supported yet
+    sha256: str | None = None
+
+
+def _load() -> dict[str, Entry]:
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "weights_catalog.json")
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    return {n: Entry(e["path"], e["family"], e["backbone"], e.get("sha256")) for n, e in doc["mindcv"].items()}
+
+
+# In weights_catalog.json, beside the spec schema: the language server completes `mindcv:` from it too.
+MINDCV: dict[str, Entry] = _load()
+# timm's ResNet tags on the Hugging Face hub (`timm/resnet50.a1_in1k`): the architecture is the part
+# before the dot. torchvision's weights are not on the hub under one org; use a local file for those.
+_HF_RESNET = re.compile(r"^(resnet(?:18|34|50|101))(\..+)?$")
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+_HF_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_HF_FILE = re.compile(r"^[A-Za-z0-9_.-][A-Za-z0-9_./-]*$")
+
+
+class SourceError(ValueError):
+    """A named source that cannot be used: `fix` says what to write instead."""
+
+    def __init__(self, message: str, fix: str):
+        super().__init__(message)
+        self.fix = fix
+
+
+@dataclass(frozen=True)
+class Source:
+    text: str  # as written, without the #sha256 pin
+    kind: str  # "mindcv" | "hf-hub"
+    name: str  # mindcv model, or "<org>/<repo>"
+    file: str  # file name in the repository (hf-hub) or on the mindcv base
+    backbone: str  # the runner's backbone the weights load into
+    sha256: str | None  # expected, from the catalog or the spec's pin
+
+    def cache_relpath(self) -> str:
+        """Where the file sits under the cache's `weights/` folder."""
+        if self.kind == "mindcv":
+            return os.path.join("mindcv", os.path.basename(self.file))
+        org, repo = self.name.split("/", 1)
+        return os.path.join("hf-hub", org, repo, HF_REVISION, *self.file.split("/"))
+
+
+def is_named(value: object) -> bool:
+    return isinstance(value, str) and value.startswith(("mindcv:", "hf-hub:"))
+
+
+def parse(value: str) -> Source:
+    """The source a `model.pretrained` value names; SourceError with a fix when it names none we load."""
+    text, _, pin = value.partition("#")
+    sha: str | None = None
+    if pin:
+        if not pin.startswith("sha256=") or not _HEX64.match(pin[7:].lower()):
+            raise SourceError(
+                f"bad pin {pin!r} in {value!r}", "pin a file with #sha256=<64 hex digits> after the source"
+            )
+        sha = pin[7:].lower()
+    if text.startswith("mindcv:"):
+        name = text[len("mindcv:") :]
+        entry = MINDCV.get(name)
+        if entry is None:
+            near = difflib.get_close_matches(name, list(MINDCV), n=1, cutoff=0.5)
+            raise SourceError(
+                f"mindcv has no model {name!r} in the catalog",
+                (f'did you mean "mindcv:{near[0]}"? ' if near else "")
+                + f"known: {', '.join('mindcv:' + n for n in MINDCV)}",
+            )
+        if entry.backbone is None:
+            raise SourceError(
+                f"mindcv:{name} is a {entry.family} model: only ResNet backbones load, "
+                f"{entry.family} is not supported yet",
+                f"use one of {', '.join('mindcv:' + n for n, e in MINDCV.items() if e.backbone)}",
+            )
+        return Source(text, "mindcv", name, entry.path, entry.backbone, sha or entry.sha256)
+    if text.startswith("hf-hub:"):
+        rest = text[len("hf-hub:") :]
+        repo_id, _, file = rest.partition(":")
+        parts = repo_id.split("/")
+        if len(parts) != 2 or not all(_HF_PART.match(p) for p in parts):
+            raise SourceError(
+                f"{text!r} does not name a hub repository",
+                "write hf-hub:<org>/<repo>, e.g. hf-hub:timm/resnet50.a1_in1k",
+            )
+        file = file or HF_DEFAULT_FILE
+        if not _HF_FILE.match(file) or ".." in file.split("/"):
+            raise SourceError(
+                f"bad file name {file!r} in {text!r}", "name a file inside the repository, e.g. :model.safetensors"
+            )
+        m = _HF_RESNET.match(parts[1])
+        if not m:
+            raise SourceError(
+                f"{repo_id} is not a ResNet-18/34/50/101 repository: other families are not supported yet",
+                "use a timm ResNet, e.g. hf-hub:timm/resnet50.a1_in1k, or a local file",
+            )
+        return Source(text, "hf-hub", repo_id, file, m.group(1), sha)
+    raise SourceError(f"{value!r} is not a named source", "write mindcv:<model> or hf-hub:<org>/<repo>")
+
+
+def resolve_url(src: Source, env: Mapping[str, str] | None = None) -> str:
+    """The download URL: mindcv's base (or the mirror in ASCEND_FINETUNE_WEIGHTS_URL), or the hub's
+    resolve URL under HF_ENDPOINT."""
+    e: Mapping[str, str] = os.environ if env is None else env
+    if src.kind == "mindcv":
+        return f"{(e.get(WEIGHTS_URL_ENV) or MINDCV_BASE).rstrip('/')}/{src.file}"
+    base = (e.get("HF_ENDPOINT") or HF_BASE).rstrip("/")
+    return f"{base}/{src.name}/resolve/{HF_REVISION}/{src.file}"

@@ -1,0 +1,194 @@
+"""Fetching a named weight source (catalog.py) into the local cache, where the run executes.
+
+The cache is `$ASCEND_FINETUNE_CACHE/weights/` (default `~/.cache/ascend-finetune/weights/`). A file
+there is used without any request (delete it to fetch again). A download goes to `<file>.part`, is
+resumed with an HTTP Range request when the connection drops (or on the next run), checked against
+the expected sha256 when there is one (a mismatch deletes it), and renamed into place atomically, so
+a cache path that exists holds a whole file. `HF_HUB_OFFLINE=1` forbids downloads from the hub.
+
+Progress goes to stderr as lines (`console.log` of a run, which the extension's "Show Console" tails).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import os
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from ..checkpoints.errors import PretrainedError
+from .catalog import Source, parse, resolve_url
+
+CACHE_ENV = "ASCEND_FINETUNE_CACHE"
+CHUNK = 1 << 20
+ATTEMPTS = 4  # one request plus three resumes after a dropped connection
+TIMEOUT_S = 30.0
+
+Progress = Callable[[int, int | None], None]
+
+
+@dataclass
+class Fetched:
+    path: str
+    source: str
+    url: str
+    sha256: str
+    downloaded: bool  # False: the cache already had it
+
+    def describe(self) -> dict[str, object]:
+        return {"source": self.source, "url": self.url, "sha256": self.sha256, "cached": not self.downloaded}
+
+
+def cache_root(env: Mapping[str, str] | None = None) -> str:
+    e: Mapping[str, str] = os.environ if env is None else env
+    root = e.get(CACHE_ENV) or os.path.join(os.path.expanduser("~"), ".cache", "ascend-finetune")
+    return os.path.join(os.path.abspath(root), "weights")
+
+
+def cache_path(src: Source, env: Mapping[str, str] | None = None) -> str:
+    return os.path.join(cache_root(env), src.cache_relpath())
+
+
+def sha256_of(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(CHUNK):
+            h.update(block)
+    return h.hexdigest()
+
+
+def stderr_progress(label: str) -> Progress:
+    """Lines like `downloading mindcv:resnet50: 40.0 of 97.8 MB (41%)`, at most every 10% or 5 s."""
+    last = [-1.0, 0.0]
+
+    def report(done: int, total: int | None) -> None:
+        now = time.monotonic()
+        pct = 100.0 * done / total if total else -1.0
+        final = total is not None and done >= total
+        if not final and pct - last[0] < 10 and now - last[1] < 5:
+            return
+        last[0], last[1] = pct, now
+        of = f" of {total / 1e6:.1f} MB ({pct:.0f}%)" if total else " MB"
+        print(f"downloading {label}: {done / 1e6:.1f}{of}", file=sys.stderr, flush=True)
+
+    return report
+
+
+def _offline_error(src: Source, url: str, dest: str, why: str) -> PretrainedError:
+    return PretrainedError(
+        f"cannot download {src.text} from {url}: {why}. On a machine without internet, fetch the file "
+        f"where there is a connection (or use 'Ascend: Copy Weights to Target…' in the editor), copy it "
+        f"to {dest} (the cache, used without a request) or anywhere on this machine, and set "
+        f"model.pretrained to that path"
+    )
+
+
+def _open(url: str, start: int) -> tuple[object, int, int | None]:
+    """(response, offset the body starts at, total size or None)."""
+    req = urllib.request.Request(url, headers={"User-Agent": "ascend-finetune"})
+    if start:
+        req.add_header("Range", f"bytes={start}-")
+    resp = urllib.request.urlopen(req, timeout=TIMEOUT_S)  # noqa: S310 (https/http URL from the catalog)
+    status = resp.status
+    length = resp.headers.get("Content-Length")
+    if start and status == 206:
+        cr = resp.headers.get("Content-Range", "")  # "bytes 100-199/200"
+        total = int(cr.rsplit("/", 1)[1]) if "/" in cr and not cr.endswith("*") else None
+        if not cr.startswith(f"bytes {start}-"):
+            resp.close()
+            raise urllib.error.HTTPError(url, 416, f"unexpected Content-Range {cr!r}", resp.headers, None)
+        return resp, start, total
+    return resp, 0, int(length) if length and length.isdigit() else None
+
+
+def _download(src: Source, url: str, dest: str, progress: Progress) -> None:
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    part = dest + ".part"
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    for _ in range(ATTEMPTS):
+        start = os.path.getsize(part) if os.path.isfile(part) else 0
+        try:
+            resp, offset, total = _open(url, start)
+        except urllib.error.HTTPError as e:
+            if e.code == 416 and start:  # the partial file is not a prefix of this one: start over
+                os.unlink(part)
+                continue
+            raise PretrainedError(
+                f"cannot download {src.text}: {url} answered HTTP {e.code} {e.reason}"
+                + ("; is the name right, and does the mirror hold it?" if e.code == 404 else "")
+            ) from None
+        except (urllib.error.URLError, OSError) as e:
+            reason = getattr(e, "reason", e)
+            raise _offline_error(src, url, dest, f"{type(reason).__name__}: {reason}") from None
+        done = offset
+        fd = os.open(part, flags, 0o644)
+        try:
+            os.ftruncate(fd, offset)  # a 200 answer to a Range request restarts from zero
+            os.lseek(fd, offset, os.SEEK_SET)
+            progress(done, total)
+            with resp:  # type: ignore[attr-defined]
+                while block := resp.read(CHUNK):  # type: ignore[attr-defined]
+                    os.write(fd, block)
+                    done += len(block)
+                    progress(done, total)
+        except (OSError, http.client.HTTPException) as e:  # reset, timeout, IncompleteRead
+            print(f"download of {src.text} cut at {done} bytes ({type(e).__name__}); resuming", file=sys.stderr)
+            continue
+        finally:
+            os.close(fd)
+        if total is not None and done < total:
+            print(f"download of {src.text} cut at {done} of {total} bytes; resuming", file=sys.stderr)
+            continue
+        return
+    raise PretrainedError(
+        f"download of {src.text} from {url} kept breaking off ({ATTEMPTS} attempts); the partial file "
+        f"{part} is kept and the next run resumes it"
+    )
+
+
+def fetch(value: str, env: dict[str, str] | None = None, progress: Progress | None = None) -> Fetched:
+    """The local file for a named source, downloaded into the cache if it is not there yet."""
+    env = dict(os.environ) if env is None else env
+    src = parse(value)
+    url = resolve_url(src, env)
+    dest = cache_path(src, env)
+    if os.path.isfile(dest) and not os.path.islink(dest):
+        actual = sha256_of(dest)
+        if src.sha256 and actual != src.sha256:
+            raise PretrainedError(
+                f"the cached {dest} for {src.text} has sha256 {actual}, expected {src.sha256}: "
+                "delete it to download it again"
+            )
+        return Fetched(dest, src.text, url, actual, downloaded=False)
+    if src.kind == "hf-hub" and env.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+        raise _offline_error(src, url, dest, "HF_HUB_OFFLINE is set and the file is not in the cache")
+    _download(src, url, dest, progress or stderr_progress(src.text))
+    part = dest + ".part"
+    actual = sha256_of(part)
+    if src.sha256 and actual != src.sha256:
+        os.unlink(part)
+        raise PretrainedError(
+            f"download of {src.text} from {url} has sha256 {actual}, expected {src.sha256}: the file was "
+            "deleted; check the mirror or the pinned hash"
+        )
+    os.replace(part, dest)
+    return Fetched(dest, src.text, url, actual, downloaded=True)
+
+
+def local_weights(value: str) -> tuple[str, Fetched | None]:
+    """`model.pretrained` as a local path: a named source is fetched (or found in the cache), a path
+    is returned as it is."""
+    from .catalog import SourceError, is_named
+
+    if not is_named(value):
+        return value, None
+    try:
+        got = fetch(value)
+    except SourceError as e:
+        raise PretrainedError(f"model.pretrained: {e}; {e.fix}") from None
+    return got.path, got

@@ -1,0 +1,46 @@
+// `model.pretrained` values that name a source instead of a file (`mindcv:resnet50`,
+// `hf-hub:timm/resnet50.a1_in1k`): the runner fetches them where the run executes
+// (runner/ascend_finetune/models/catalog.py), so they are neither joined to the spec's folder nor
+// checked as files here.
+
+import { applyEdits, modify, parse, type ParseError } from 'jsonc-parser';
+
+const NAMED = /^(mindcv|hf-hub):/;
+
+interface CatalogFile {
+  mindcv: Record<string, { path: string; family: string; backbone: string | null }>;
+}
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const CATALOG: CatalogFile = require('../../../runner/ascend_finetune/weights_catalog.json');
+
+export interface NamedWeights {
+  /** The model.pretrained value, e.g. `mindcv:resnet50`. */
+  value: string;
+  /** The runner backbone it loads into. */
+  backbone: string;
+  file: string;
+}
+
+/** The `mindcv:` sources the runner loads (those of its catalog with a backbone), for completion. */
+export function mindcvSources(): NamedWeights[] {
+  return Object.entries(CATALOG.mindcv).flatMap(([name, e]) =>
+    e.backbone === null ? [] : [{ value: `mindcv:${name}`, backbone: e.backbone, file: e.path }],
+  );
+}
+
+/** A named weight source (`mindcv:` or `hf-hub:`), not a path. */
+export function isNamedWeights(v: unknown): v is string {
+  return typeof v === 'string' && NAMED.test(v);
+}
+
+/**
+ * The spec text with `model.pretrained` set to `value`, or undefined for a YAML spec or text that is
+ * not a JSON object (the caller then shows the value to paste). Comments and layout are kept.
+ */
+export function withPretrained(text: string, value: string): string | undefined {
+  const errors: ParseError[] = [];
+  const tree: unknown = parse(text, errors, { allowTrailingComma: true });
+  if (errors.length || typeof tree !== 'object' || tree === null || Array.isArray(tree)) return undefined;
+  const edits = modify(text, ['model', 'pretrained'], value, { formattingOptions: { insertSpaces: true, tabSize: 2 } });
+  return applyEdits(text, edits);
+}

@@ -1,0 +1,109 @@
+// "Ascend: Copy Weights to Target…": for an SSH target without internet. The weights come from a
+// local file, or from a `mindcv:`/`hf-hub:` source that this machine's runner downloads into its own
+// cache (`fetch-weights`); core/targets/weightsCopy.ts copies the file into the target's weights
+// cache over the existing ssh connection. Then the open spec's model.pretrained can be pointed at it.
+import * as os from 'node:os';
+import * as vscode from 'vscode';
+import { isNamedWeights, withPretrained } from '../core/spec/weightSources';
+import { LOCAL_TARGET_ID, type TargetDef } from '../core/targets/model';
+import { runRunner } from '../core/targets/runnerCli';
+import { copyWeightsToTarget, localCacheWeights, weightsRelPath } from '../core/targets/weightsCopy';
+import type { App } from './app';
+import { LANGUAGE_ID } from './specLanguage';
+
+interface Fetched {
+  path: string;
+  sha256: string;
+  cached: boolean;
+}
+
+async function pickSshTarget(app: App, node: unknown): Promise<TargetDef | undefined> {
+  const id = typeof node === 'object' && node !== null ? (node as { targetId?: unknown }).targetId : undefined;
+  const given = typeof id === 'string' ? app.ctx.target(id) : undefined;
+  if (given?.kind === 'ssh') return given;
+  const items = app.ctx.targets
+    .filter((t) => t.kind === 'ssh')
+    .map((t) => ({ label: t.label, description: t.description, def: t }));
+  if (items.length === 0) {
+    void vscode.window.showInformationMessage('Add an SSH target first: weights are copied to SSH targets.');
+    return undefined;
+  }
+  return (await vscode.window.showQuickPick(items, { title: 'Copy weights to which SSH target?' }))?.def;
+}
+
+/** A local file and the value model.pretrained should get on the target (undefined: the remote path). */
+async function pickWeights(app: App): Promise<{ file: string; pretrained?: string } | undefined> {
+  const file = { label: '$(file) A weights file on this machine…', choice: 'file' as const };
+  const named = { label: '$(cloud-download) A mindcv: or hf-hub: source…', choice: 'named' as const };
+  const choice = await vscode.window.showQuickPick([file, named], { title: 'Copy Weights to Target' });
+  if (!choice) return undefined;
+  if (choice.choice === 'file') {
+    const uri = (
+      await vscode.window.showOpenDialog({
+        title: 'Weights to copy',
+        filters: { Weights: ['ckpt', 'safetensors', 'pth', 'pt', 'bin'] },
+      })
+    )?.[0];
+    return uri ? { file: uri.fsPath } : undefined;
+  }
+  const source = await vscode.window.showInputBox({
+    title: 'Copy Weights to Target',
+    prompt: 'Downloaded here, then copied: mindcv:<model> or hf-hub:<org>/<repo>[:<file>]',
+    placeHolder: 'mindcv:resnet50',
+    validateInput: (v) => (isNamedWeights(v.trim()) ? undefined : 'starts with mindcv: or hf-hub:'),
+  });
+  if (!source) return undefined;
+  const local = app.ctx.target(LOCAL_TARGET_ID);
+  if (!local) throw new Error('this machine is not a target: set its Python first');
+  await app.ctx.ensureRunner(local);
+  const got = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Downloading ${source.trim()} on this machine…` },
+    () => runRunner<Fetched>(app.ctx.transport(local), ['fetch-weights', source.trim()]),
+  );
+  // The target's cache gets it at the same place, so the source name itself works there.
+  return { file: got.path, pretrained: source.trim() };
+}
+
+export async function copyWeightsCommand(app: App, node: unknown): Promise<void> {
+  const def = await pickSshTarget(app, node);
+  if (!def) return;
+  const weights = await pickWeights(app);
+  if (!weights) return;
+  const rel = weightsRelPath(weights.file, localCacheWeights(process.env, os.homedir()));
+  await app.ctx.ensureRunner(def);
+  const result = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Copying weights to ${def.label}` },
+    (progress) => {
+      let last = 0;
+      return copyWeightsToTarget(def, weights.file, rel, {
+        ...app.ctx.sshFolders(),
+        onProgress: (sent, total) => {
+          if (total > 0) progress.report({ increment: ((sent - last) / total) * 100 });
+          last = sent;
+        },
+      });
+    },
+  );
+  const value = weights.pretrained ?? result.remotePath;
+  app.ctx.log.info(`weights copied to ${def.label}: ${result.remotePath} (sha256 ${result.sha256}, ${result.outcome})`);
+  const editor = vscode.window.activeTextEditor;
+  const spec = editor?.document.languageId === LANGUAGE_ID ? editor : undefined;
+  const set = spec ? 'Set model.pretrained' : undefined;
+  const what = result.outcome === 'current' ? 'was already on' : 'copied to';
+  const pick = await vscode.window.showInformationMessage(
+    `Weights ${what} ${def.label}: ${result.remotePath} (sha256 checked). model.pretrained: ${value}`,
+    ...(set ? [set] : []),
+    'Copy Value',
+  );
+  if (pick === 'Copy Value') await vscode.env.clipboard.writeText(value);
+  if (pick === set && spec) {
+    const text = withPretrained(spec.document.getText(), value);
+    if (text === undefined) {
+      await vscode.env.clipboard.writeText(value);
+      void vscode.window.showInformationMessage(`Not a JSON spec: the value is on the clipboard (${value}).`);
+      return;
+    }
+    const all = new vscode.Range(spec.document.positionAt(0), spec.document.positionAt(spec.document.getText().length));
+    await spec.edit((b) => b.replace(all, text));
+  }
+}

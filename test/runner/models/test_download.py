@@ -1,0 +1,227 @@
+"""`mindcv:` and `hf-hub:` weight sources, downloaded from a weights host on 127.0.0.1 (weights_server.py)
+that serves mindcv's URL layout (ASCEND_FINETUNE_WEIGHTS_URL) and the hub's resolve layout (HF_ENDPOINT).
+
+The served files are real checkpoints: a mindcv ResNet-18 made by mindcv itself with random weights,
+so "downloaded" is followed by "loads into the runner's backbone" and, in one case, a real CPU run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+
+import mindspore as ms
+import numpy as np
+import pytest
+from conftest import events, of_type, runner, spec, write_spec
+from weights_server import serve
+
+from ascend_finetune.checkpoints.errors import PretrainedError
+from ascend_finetune.checkpoints.loading import preprocess_of
+from ascend_finetune.checkpoints.tools import load_run
+from ascend_finetune.models.catalog import MINDCV, SourceError, parse
+from ascend_finetune.models.download import cache_path, fetch
+from ascend_finetune.models.net import TransferNet
+from ascend_finetune.models.pretrained import load_backbone, origin_of_file
+
+MINDCV_PATH = "/" + MINDCV["resnet18"].path  # resnet/resnet18-1e65cd21.ckpt
+HF_PATH = "/timm/resnet18.a1_in1k/resolve/main/model.safetensors"
+
+
+@pytest.fixture(scope="module")
+def mindcv_ckpt(tmp_path_factory) -> bytes:
+    from mindcv.models import create_model
+
+    net = create_model("resnet18", num_classes=1000, pretrained=False)
+    path = tmp_path_factory.mktemp("cv") / "resnet18.ckpt"
+    ms.save_checkpoint(net, str(path))
+    return path.read_bytes()
+
+
+@pytest.fixture
+def host(mindcv_ckpt):
+    state, server = serve()
+    state.files[MINDCV_PATH] = mindcv_ckpt
+    yield state
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def env(tmp_path, host):
+    return {"ASCEND_FINETUNE_CACHE": str(tmp_path / "cache"), "ASCEND_FINETUNE_WEIGHTS_URL": host.base}
+
+
+def quiet(done: int, total: int | None) -> None:
+    pass
+
+
+def test_a_mindcv_name_downloads_into_the_cache_and_loads(env, host, mindcv_ckpt):
+    seen: list[tuple[int, int | None]] = []
+    got = fetch("mindcv:resnet18", env=env, progress=lambda d, t: seen.append((d, t)))
+    assert got.downloaded and got.path == cache_path(parse("mindcv:resnet18"), env)
+    assert got.path.endswith(os.path.join("weights", "mindcv", "resnet18-1e65cd21.ckpt"))
+    assert open(got.path, "rb").read() == mindcv_ckpt
+    assert got.sha256 == hashlib.sha256(mindcv_ckpt).hexdigest()
+    assert got.url == host.base + MINDCV_PATH
+    assert seen[-1] == (len(mindcv_ckpt), len(mindcv_ckpt))  # progress ends at the whole file
+    assert not os.path.exists(got.path + ".part")
+    assert origin_of_file(got.path) == ("mindcv", "default")
+    net = TransferNet("resnet18", 3, 0, "default")
+    report = load_backbone(net.backbone, got.path)
+    assert not report.missing and not report.unexpected and not report.mismatched
+
+
+def test_a_cached_file_is_used_without_a_request(env, host):
+    fetch("mindcv:resnet18", env=env, progress=quiet)
+    n = len(host.requests)
+    again = fetch("mindcv:resnet18", env=env, progress=quiet)
+    assert not again.downloaded and len(host.requests) == n
+
+
+def test_a_hash_mismatch_is_refused_and_nothing_stays_in_the_cache(env, host, mindcv_ckpt):
+    wrong = "0" * 64
+    with pytest.raises(PretrainedError) as e:
+        fetch(f"mindcv:resnet18#sha256={wrong}", env=env, progress=quiet)
+    actual = hashlib.sha256(mindcv_ckpt).hexdigest()
+    assert wrong in str(e.value) and actual in str(e.value)
+    dest = cache_path(parse("mindcv:resnet18"), env)
+    assert os.listdir(os.path.dirname(dest)) == []
+    # The right pin passes.
+    assert fetch(f"mindcv:resnet18#sha256={actual}", env=env, progress=quiet).sha256 == actual
+
+
+def test_a_download_cut_half_way_is_resumed_with_a_range_request(env, host, mindcv_ckpt):
+    host.cut_first = True
+    got = fetch("mindcv:resnet18", env=env, progress=quiet)
+    assert open(got.path, "rb").read() == mindcv_ckpt
+    assert [r for _, r in host.requests] == [None, f"bytes={len(mindcv_ckpt) // 2}-"]
+
+
+def test_a_partial_file_left_by_an_earlier_run_is_resumed(env, host, mindcv_ckpt):
+    dest = cache_path(parse("mindcv:resnet18"), env)
+    os.makedirs(os.path.dirname(dest))
+    with open(dest + ".part", "wb") as f:
+        f.write(mindcv_ckpt[:1000])
+    got = fetch("mindcv:resnet18", env=env, progress=quiet)
+    assert open(got.path, "rb").read() == mindcv_ckpt and host.requests == [(MINDCV_PATH, "bytes=1000-")]
+
+
+def test_offline_names_the_source_the_cache_path_and_the_air_gapped_fix(tmp_path):
+    with socket.socket() as s:  # a port nothing listens on: connection refused
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {"ASCEND_FINETUNE_CACHE": str(tmp_path / "c"), "ASCEND_FINETUNE_WEIGHTS_URL": f"http://127.0.0.1:{port}"}
+    with pytest.raises(PretrainedError) as e:
+        fetch("mindcv:resnet50", env=env, progress=quiet)
+    msg = str(e.value)
+    assert "mindcv:resnet50" in msg and "ConnectionRefusedError" in msg
+    assert cache_path(parse("mindcv:resnet50"), env) in msg
+    assert "Copy Weights to Target" in msg and "set model.pretrained to that path" in msg
+
+
+def test_hf_endpoint_is_respected_and_hf_hub_offline_forbids_the_request(tmp_path, host, mindcv_ckpt):
+    host.files[HF_PATH] = mindcv_ckpt  # the hub serves any bytes; the layout is what is tested
+    env = {"ASCEND_FINETUNE_CACHE": str(tmp_path / "c"), "HF_ENDPOINT": host.base + "/"}
+    offline = dict(env, HF_HUB_OFFLINE="1")
+    with pytest.raises(PretrainedError, match="HF_HUB_OFFLINE"):
+        fetch("hf-hub:timm/resnet18.a1_in1k", env=offline, progress=quiet)
+    assert host.requests == []
+    got = fetch("hf-hub:timm/resnet18.a1_in1k", env=env, progress=quiet)
+    assert host.requests == [(HF_PATH, None)] and got.url == host.base + HF_PATH
+    assert got.path.endswith(os.path.join("hf-hub", "timm", "resnet18.a1_in1k", "main", "model.safetensors"))
+    # Once cached, offline mode is served from the cache.
+    assert fetch("hf-hub:timm/resnet18.a1_in1k", env=offline, progress=quiet).path == got.path
+
+
+def test_a_missing_file_on_the_host_is_a_clear_http_error(tmp_path, host):
+    env = {"ASCEND_FINETUNE_CACHE": str(tmp_path / "c"), "ASCEND_FINETUNE_WEIGHTS_URL": host.base}
+    with pytest.raises(PretrainedError, match=r"HTTP 404.*mirror"):
+        fetch("mindcv:resnet34", env=env, progress=quiet)
+
+
+@pytest.mark.parametrize(
+    "value, words",
+    [
+        ("mindcv:resnet5", ['did you mean "mindcv:resnet50"']),
+        ("mindcv:mobilenet_v3_large_100", ["mobilenetv3", "not supported yet"]),
+        ("hf-hub:timm/vit_base_patch16_224.augreg_in21k", ["not supported yet"]),
+        ("hf-hub:resnet50", ["hf-hub:<org>/<repo>"]),
+        ("hf-hub:timm/resnet50.a1_in1k:../../etc/passwd", ["bad file name"]),
+        ("mindcv:resnet50#md5=abc", ["#sha256="]),
+    ],
+)
+def test_names_the_catalog_cannot_load_are_refused_with_a_fix(value, words):
+    with pytest.raises(SourceError) as e:
+        parse(value)
+    text = f"{e.value} {e.value.fix}"
+    assert all(w in text for w in words), text
+
+
+def test_validate_checks_the_name_and_the_backbone_without_any_download(tmp_path, data_a):
+    s = spec(data_a, model={"backbone": "resnet50", "pretrained": "mindcv:resnet18"})
+    code, doc = runner("validate", str(write_spec(tmp_path / "s.json", s)))
+    assert code == 2
+    assert doc["problems"] == [
+        {
+            "path": "model.pretrained",
+            "message": "mindcv:resnet18 holds resnet18 weights but model.backbone is resnet50",
+            "fix": 'set model.backbone to "resnet18", or pick resnet50 weights',
+        }
+    ]
+    s["model"]["backbone"] = "resnet18"
+    code, doc = runner("validate", str(write_spec(tmp_path / "s.json", s)))
+    assert code == 0, doc
+
+
+def test_a_run_with_a_mindcv_name_downloads_loads_and_reports_the_source(tmp_path, data_a, host, mindcv_ckpt):
+    cache = tmp_path / "cache"
+    s = spec(data_a, model={"pretrained": "mindcv:resnet18", "freeze": "backbone"}, train={"epochs": 1})
+    old = {k: os.environ.get(k) for k in ("ASCEND_FINETUNE_CACHE", "ASCEND_FINETUNE_WEIGHTS_URL")}
+    os.environ.update(ASCEND_FINETUNE_CACHE=str(cache), ASCEND_FINETUNE_WEIGHTS_URL=host.base)
+    try:
+        code, out = runner("train", str(write_spec(tmp_path / "s.json", s)), "--run-dir", str(tmp_path / "run"))
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    assert code == 0, out
+    started = of_type(events(tmp_path / "run"), "run_started")[0]
+    p = started["pretrained"]
+    assert p["source"] == "mindcv:resnet18" and p["origin"] == "mindcv" and p["cached"] is False
+    assert p["sha256"] == hashlib.sha256(mindcv_ckpt).hexdigest()
+    assert p["file"] == str(cache / "weights" / "mindcv" / "resnet18-1e65cd21.ckpt")
+    assert started["spec"]["model"]["pretrained"] == "mindcv:resnet18"  # not made into a path
+    assert np.isfinite(of_type(events(tmp_path / "run"), "step")[-1]["loss"])
+    # mindcv's weights get mindcv's evaluation preprocessing, recorded for eval and predict to reuse.
+    assert started["preprocess"]["name"] == "mindcv" and started["preprocess"]["why"] == "mindcv: weights"
+    manifest = json.loads((tmp_path / "run" / "checkpoints.json").read_text())
+    assert manifest and all(e["preprocess"]["name"] == "mindcv" for e in manifest)
+    assert manifest[-1]["weights"] == {
+        "source": "mindcv:resnet18",
+        "file": p["file"],
+        "origin": "mindcv",
+        "sha256": p["sha256"],
+    }
+    run = load_run(str(tmp_path / "run"))
+    assert preprocess_of(run, str(tmp_path / "run" / manifest[-1]["file"])).name == "mindcv"
+
+
+def test_fetch_weights_answers_the_cache_path_for_the_editors_copy(tmp_path, host, mindcv_ckpt, monkeypatch):
+    monkeypatch.setenv("ASCEND_FINETUNE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("ASCEND_FINETUNE_WEIGHTS_URL", host.base)
+    code, doc = runner("fetch-weights", "mindcv:resnet18")
+    assert code == 0, doc
+    assert doc["path"] == str(tmp_path / "cache" / "weights" / "mindcv" / "resnet18-1e65cd21.ckpt")
+    assert doc["sha256"] == hashlib.sha256(mindcv_ckpt).hexdigest() and doc["cached"] is False
+    code, doc = runner("fetch-weights", "mindcv:resnet18")
+    assert code == 0 and doc["cached"] is True and len(host.requests) == 1
+    code, doc = runner("fetch-weights", "mindcv:convnext_tiny")
+    assert code == 2 and doc["error"]["kind"] == "bad_input" and "not supported yet" in doc["error"]["message"]
+    monkeypatch.setenv("ASCEND_FINETUNE_WEIGHTS_URL", "http://127.0.0.1:9")  # discard port: refused
+    code, doc = runner("fetch-weights", "mindcv:resnet50")
+    assert code == 1 and doc["error"]["kind"] == "download_failed" and "model.pretrained" in doc["error"]["message"]

@@ -1,0 +1,71 @@
+// Named weight sources (`mindcv:`, `hf-hub:`) in model.pretrained are not paths: the editor leaves
+// them as written when it launches from a copy of the spec, does not report them as missing files,
+// and does not ask the target's runner to probe them.
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { absolutizeSpecPaths } from '../../../src/core/spec/builder';
+import { checkSpec } from '../../../src/core/spec/schema';
+import { isNamedWeights, withPretrained } from '../../../src/core/spec/weightSources';
+import { parse as parseJsonc } from 'jsonc-parser';
+import { wantedPaths } from '../../../src/server/remoteFacts';
+import { parseSpecDocument } from '../../../src/server/specDocument';
+
+test('mindcv: and hf-hub: values are named sources; paths are not', () => {
+  assert.equal(isNamedWeights('mindcv:resnet50'), true);
+  assert.equal(isNamedWeights('hf-hub:timm/resnet50.a1_in1k:model.safetensors'), true);
+  assert.equal(isNamedWeights('weights/mindcv:resnet50.ckpt'), false);
+  assert.equal(isNamedWeights('resnet50.ckpt'), false);
+  assert.equal(isNamedWeights(null), false);
+});
+
+test('a named source stays as written when the spec paths are made absolute; a file is joined', () => {
+  const named = absolutizeSpecPaths({ model: { pretrained: 'mindcv:resnet18' } }, '/specs', path.posix.join);
+  assert.deepEqual(named, { model: { pretrained: 'mindcv:resnet18' } });
+  const file = absolutizeSpecPaths({ model: { pretrained: 'w/r.ckpt' } }, '/specs', path.posix.join);
+  assert.deepEqual(file, { model: { pretrained: '/specs/w/r.ckpt' } });
+});
+
+test('file checks pass a named source and still report a missing file', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'aft-weights-'));
+  try {
+    mkdirSync(path.join(dir, 'data', 'cat'), { recursive: true });
+    const spec = (pretrained: string) => ({
+      data: { train: 'data' },
+      model: { backbone: 'resnet18', pretrained },
+    });
+    assert.deepEqual(checkSpec(spec('mindcv:resnet18'), { checkFiles: true, baseDir: dir }), []);
+    const missing = checkSpec(spec('nope.ckpt'), { checkFiles: true, baseDir: dir });
+    assert.deepEqual(
+      missing.map((p) => p.message),
+      ['file not found: nope.ckpt'],
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the target is not asked to probe a named source', () => {
+  const doc = parseSpecDocument(
+    JSON.stringify({ data: { train: 'd' }, model: { pretrained: 'hf-hub:timm/resnet18.a1_in1k' } }),
+    '/s/run.ascend.json',
+  );
+  assert.deepEqual(wantedPaths(doc, '/s'), [{ field: 'data.train', path: '/s/d' }]);
+});
+
+test('model.pretrained is set in a JSON spec, comments and other fields kept; YAML is left alone', () => {
+  const text =
+    '{\n  // my run\n  "data": { "train": "d" },\n  "model": { "backbone": "resnet50", "pretrained": null }\n}\n';
+  const out = withPretrained(text, `/home/u/.cache/ascend-finetune/weights/local/it's "w".ckpt`);
+  assert.ok(out?.includes('// my run'));
+  const parsed = parseJsonc(out ?? '') as { model: { backbone: string; pretrained: string } };
+  assert.deepEqual(parsed.model, {
+    backbone: 'resnet50',
+    pretrained: `/home/u/.cache/ascend-finetune/weights/local/it's "w".ckpt`,
+  });
+  const noModel = withPretrained('{"data": {"train": "d"}}', 'mindcv:resnet50');
+  assert.deepEqual(parseJsonc(noModel ?? ''), { data: { train: 'd' }, model: { pretrained: 'mindcv:resnet50' } });
+  assert.equal(withPretrained('data:\n  train: d\n', 'mindcv:resnet50'), undefined);
+});
