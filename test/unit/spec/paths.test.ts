@@ -38,7 +38,15 @@ test('probePaths: the real runner says missing, file and folder with its classes
     facts.map((f) => f.path),
     paths,
   );
-  assert.deepEqual(facts[0], { path: data, resolved: data, kind: 'folder', classes: ['ant', 'zebra'], count: 2 });
+  assert.deepEqual(facts[0], {
+    path: data,
+    resolved: data,
+    kind: 'folder',
+    classes: ['ant', 'zebra'],
+    count: 2,
+    images: 0,
+    typical_size: null,
+  });
   assert.deepEqual(facts[1], { path: paths[1], resolved: paths[1], kind: 'file', bytes: 321 });
   assert.equal(facts[2].kind, 'missing');
   assert.equal(facts[3].kind, 'folder', 'a path starting with - is a path');

@@ -45,10 +45,12 @@ test('the runner files: the package .py files and pyproject, no caches; the hash
         r === 'pyproject.toml' ||
         r === 'requirements.txt' ||
         (r.startsWith('ascend_finetune/') && r.endsWith('.py')) ||
-        r === 'ascend_finetune/spec.schema.json',
+        r === 'ascend_finetune/spec.schema.json' ||
+        r === 'ascend_finetune/weights_catalog.json',
     ),
   );
   assert.ok(rels.includes('ascend_finetune/spec.schema.json'), 'the runner validates with the schema');
+  assert.ok(rels.includes('ascend_finetune/weights_catalog.json'), 'mindcv: names resolve on the target');
   assert.ok(!rels.some((r) => r.includes('__pycache__')));
   const h = contentHash(files);
   assert.equal(contentHash(files), h);
