@@ -1,5 +1,10 @@
 """The trainer: a resolved spec turned into data, model, AMP, optimizer and compiled steps, plus
 eval and resume. The step loop and the run directory's contract are run.py's (`Run`).
+
+Above the ~450-line mark on purpose: its parts share one object's state (the net, the optimizer
+rebuilt by unfreezing, the compiled step rebuilt with it, the step count that resume, sinks and
+the knobs move), and each knob already lives in its own module (param_groups, accumulate,
+unfreeze, knobs, loss); what is left here is the wiring between them.
 """
 
 from __future__ import annotations
