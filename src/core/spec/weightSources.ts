@@ -28,6 +28,11 @@ export function mindcvSources(): NamedWeights[] {
   );
 }
 
+/** The runner backbone a `mindcv:` catalog name loads into (undefined: not in the catalog, or `hf-hub:`). */
+export function backboneOfNamed(value: string): string | undefined {
+  return mindcvSources().find((s) => s.value === value)?.backbone;
+}
+
 /** A named weight source (`mindcv:` or `hf-hub:`), not a path. */
 export function isNamedWeights(v: unknown): v is string {
   return typeof v === 'string' && NAMED.test(v);

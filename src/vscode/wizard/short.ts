@@ -1,6 +1,7 @@
 // "Start Ascend fine-tune", the short path: target (only when there is more than one), health (only
 // when the target cannot train), data folder (the workspace's image folders first, with their
-// counts; an SSH target's folder is probed there for the same), pretrained weights (a checkpoint,
+// counts; an SSH target's folder is probed there for the same), pretrained weights (the mindcv
+// catalog's ImageNet weights, fetched on the target at launch; or a checkpoint,
 // browsed or typed, whose run's backbone the run takes; or none: then every layer trains), then
 // ONE summary of every setting where any line can be picked to change it, and Launch. With the
 // defaults that is at most five interactions from the palette (src/core/wizard/interactions.ts).
@@ -31,6 +32,7 @@ import { BACK, input, pick, pickMany, type StepInfo } from '../quickInput';
 import { browse, browseStart, choose, execute } from './common';
 import type { DataFacts } from '../../core/wizard/defaults';
 import { backboneForWeights, type WeightsFacts } from '../../core/wizard/targetData';
+import { backboneOfNamed, isNamedWeights, mindcvSources } from '../../core/spec/weightSources';
 import { describeData, describeWeights, resolvedFor, workspaceImageFolders } from './data';
 import { ensureHealthy } from './health';
 
@@ -129,7 +131,13 @@ async function remember(app: App, st: Short): Promise<void> {
  */
 async function useWeights(app: App, st: Short, weights: string | null): Promise<void> {
   st.c = withPretrained(st.c, weights ?? undefined, st.freezeChosen);
-  st.weights = weights ? await describeWeights(app, st.def, weights) : {};
+  // A catalog name (mindcv:resnet50) is fetched on the target when the run starts: its backbone is
+  // the catalog's, nothing to probe.
+  st.weights = !weights
+    ? {}
+    : isNamedWeights(weights)
+      ? { backbone: backboneOfNamed(weights) }
+      : await describeWeights(app, st.def, weights);
   const b = backboneForWeights(st.c.backbone, st.weights, st.userSet.has('backbone'));
   if (b !== st.c.backbone) {
     st.c.backbone = b;
@@ -203,6 +211,14 @@ async function weightsStep(app: App, st: Short, info: StepInfo): Promise<string 
       description: 'random initial weights: every layer trains (freeze none)',
       value: null,
     },
+    // The catalog's ImageNet weights, the current backbone's first: fetched on the target at launch.
+    ...mindcvSources()
+      .sort((a, b) => Number(b.backbone === st.c.backbone) - Number(a.backbone === st.c.backbone))
+      .map((w): WeightsItem => ({
+        label: `$(cloud-download) ${w.value}`,
+        description: `ImageNet weights (mindcv), fetched on ${st.def.label} and cached; backbone ${w.backbone}`,
+        value: w.value,
+      })),
     {
       label: '$(folder-opened) Browse for a checkpoint…',
       description: '.ckpt or .safetensors: from mindcv / ModelZoo, or a run of your own',

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { absolutizeSpecPaths } from '../../../src/core/spec/builder';
 import { checkSpec } from '../../../src/core/spec/schema';
-import { isNamedWeights, withPretrained } from '../../../src/core/spec/weightSources';
+import { backboneOfNamed, isNamedWeights, mindcvSources, withPretrained } from '../../../src/core/spec/weightSources';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { wantedPaths } from '../../../src/server/remoteFacts';
 import { parseSpecDocument } from '../../../src/server/specDocument';
@@ -68,4 +68,17 @@ test('model.pretrained is set in a JSON spec, comments and other fields kept; YA
   const noModel = withPretrained('{"data": {"train": "d"}}', 'mindcv:resnet50');
   assert.deepEqual(parseJsonc(noModel ?? ''), { data: { train: 'd' }, model: { pretrained: 'mindcv:resnet50' } });
   assert.equal(withPretrained('data:\n  train: d\n', 'mindcv:resnet50'), undefined);
+});
+
+test("the wizard's catalog rows: every ResNet the runner builds, each naming the backbone it loads into", () => {
+  const sources = mindcvSources();
+  assert.deepEqual(sources.map((s) => s.backbone).sort(), ['resnet101', 'resnet18', 'resnet34', 'resnet50']);
+  for (const s of sources) assert.equal(backboneOfNamed(s.value), s.backbone);
+  assert.equal(backboneOfNamed('mindcv:resnet50'), 'resnet50');
+  assert.equal(
+    backboneOfNamed('hf-hub:timm/resnet50.a1_in1k'),
+    undefined,
+    'a hub file says nothing about its backbone',
+  );
+  assert.equal(backboneOfNamed('/data/w.ckpt'), undefined);
 });
