@@ -220,12 +220,19 @@ test('the full wizard: back navigation, recipe defaults fitted to the CPU target
     {
       pick: /^Label smoothing$/,
       check: (w) =>
-        assert.equal(w.items.find((i) => i.label === 'Augmentation preset')?.description, 'basic (default)'),
+        assert.equal(
+          (w.items.find((i) => i.label === 'Augmentation preset') as { description?: string })?.description,
+          'basic (default)',
+        ),
     },
     { value: '0.1', check: (w) => assert.equal(w.value, '0') },
     {
       pick: /Continue/,
-      check: (w) => assert.equal(w.items.find((i) => i.label === 'Label smoothing')?.description, '0.1'),
+      check: (w) =>
+        assert.equal(
+          (w.items.find((i) => i.label === 'Label smoothing') as { description?: string })?.description,
+          '0.1',
+        ),
     },
     // the data folder disappears before launch, so validate has a problem to show
     {
