@@ -69,6 +69,8 @@ export interface EvalBlock {
   valAcc: (number | null)[];
   /** Top-5 accuracy (1 by definition with 5 classes or fewer); absent from an older host, null from an older runner. */
   valTop5?: (number | null)[];
+  /** With `train.ema`: the EMA weights' val accuracy (`eval.ema.val_acc`), null on rows without one; absent from an older host. */
+  valAccEma?: (number | null)[];
   /** perClassAcc[row][classIndex] */
   perClassAcc: (number | null)[][];
 }
@@ -113,6 +115,14 @@ export interface AmpDiagnosis {
   fix?: string;
 }
 
+/** A training event drawn as a labelled marker on the loss and lr charts, at the step it happened. */
+export interface RunMark {
+  step: number;
+  kind: 'unfreeze' | 'lr_reduced';
+  /** Short text beside the marker, e.g. `unfreeze layer4` or `lr 0.01→0.001`. */
+  label: string;
+}
+
 export interface RunNotice {
   seq: number;
   t: number;
@@ -128,6 +138,8 @@ export interface RunData {
   devices: DeviceBlock;
   amp: AmpHealth;
   notices: RunNotice[];
+  /** unfreeze and lr_reduced events, in step order; absent from an older host. */
+  marks?: RunMark[];
   /** Total step rows the host holds (before downsampling), and whether `steps` is downsampled. */
   totalStepRows: number;
   downsampled: boolean;
@@ -162,6 +174,8 @@ export type HostMessage =
       devices?: DeviceBlock;
       amp: AmpHealth;
       notices?: RunNotice[];
+      /** Marks since the last message. */
+      marks?: RunMark[];
       revision: number;
     }
   /** The host could not read the run (e.g. the connection dropped); shown as a banner. */

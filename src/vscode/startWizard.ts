@@ -1,9 +1,10 @@
 // The full Start wizard ("All settings…" from the short path's summary, Start from Spec File, Fine-tune
 // from a checkpoint): a multi-step quick pick with back navigation (target, data folder browsed on
 // the target, backbone, pretrained checkpoint, freeze, AMP, epochs, batch size, learning rate, NPUs
-// and other machines when there are any, name, then launch and/or save as a spec file). Defaults are
-// the reference recipe's, resolved for the target (src/core/wizard/defaults.ts); `validate` runs on
-// the target before `launch`, and its problems are shown with their fixes. The step counter counts
+// and other machines when there are any, training options (the fine-tuning knobs, optional), name,
+// then launch and/or save as a spec file). Defaults are the reference recipe's, resolved for the
+// target (src/core/wizard/defaults.ts); `validate` runs on the target before `launch`, and its
+// problems are shown with their fixes. The step counter counts
 // the steps this target shows (the NPU step only where there is a choice).
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -21,6 +22,7 @@ import { nodeAddress, npuChoices, type TargetDef } from '../core/targets/model';
 import { describeData, resolvedFor } from './wizard/data';
 import { browse, browseStart, choose, execute, targetOf, type Action, type StepResult } from './wizard/common';
 import { ensureHealthy } from './wizard/health';
+import { knobsStep } from './wizard/knobsStep';
 import type { App } from './app';
 import { BACK, input, pick, pickMany, type StepInfo } from './quickInput';
 
@@ -151,7 +153,9 @@ const STEPS: Step[] = [
       direction = 'back';
     }
   },
-  // 11. name
+  // 11. training options (optional knobs: augmentation, mixup, early stopping, EMA, ...); Continue keeps the recipe.
+  (_app, s, info) => knobsStep(info, s),
+  // 12. name
   async (_app, s, info) => {
     const r = await input({
       ...info,
@@ -163,7 +167,7 @@ const STEPS: Step[] = [
     s.name = r.trim();
     return 'next';
   },
-  // 12. what to do
+  // 13. what to do
   async (app, s, info) => {
     const def = targetOf(app, s);
     type Item = vscode.QuickPickItem & { action: Action };
@@ -222,7 +226,7 @@ async function runSteps(app: App, s: State): Promise<boolean> {
   let i = 0;
   let direction: 'forward' | 'back' = 'forward';
   while (i < STEPS.length) {
-    // Numbered as shown: without the device step the name is 10/11, not 11/12.
+    // Numbered as shown: without the device step the name is 11/12, not 12/13.
     const skip = s.targetId !== undefined && !deviceStepShown(app, s) ? 1 : 0;
     const info: StepInfo = {
       title: TITLE,

@@ -119,8 +119,10 @@ test(
         await h.screenshot('node-b-ticked');
         await h.page.locator(SELECTORS.quickInputBox).press('Enter');
         await waitForStep(h, 11);
-        await typeAndEnter(h, RUN);
+        await chooseRow(h, /Continue/); // training options as they are
         await waitForStep(h, 12);
+        await typeAndEnter(h, RUN);
+        await waitForStep(h, 13);
         await chooseRow(h, `Launch on ${NODE_A}`);
         await notes.waitFor(new RegExp(`Started Ascend run "${RUN}" on ${NODE_A}`), LONG);
         // The log names every node the launch started, with one master port.

@@ -175,7 +175,8 @@ export interface WizardChoices {
 /**
  * "Start Ascend Fine-Tune from Spec File" from the palette, the spec chosen in the open dialog, then
  * every wizard step: target, data folder (browsed on the target), backbone, no pretrained weights,
- * frozen backbone, O0 (fp32, the fast one on CPU), epochs, batch size, learning rate, name, Launch.
+ * frozen backbone, O0 (fp32, the fast one on CPU), epochs, batch size, learning rate, training
+ * options left as they are, name, Launch.
  */
 export async function startRunFromSpec(h: Harness, specFile: string, c: WizardChoices): Promise<void> {
   await h.runCommand('Ascend: Start Ascend Fine-Tune from Spec File');
@@ -206,10 +207,13 @@ export async function startRunFromSpec(h: Harness, specFile: string, c: WizardCh
   await typeAndEnter(h, String(c.batchSize));
   await waitForStep(h, 9);
   await typeAndEnter(h, c.lr ?? '0.01');
-  // The NPU step is not shown on a target with fewer than two: the name is step 10 of 11.
+  // The NPU step is not shown on a target with fewer than two: training options are step 10 of 12
+  // (Continue keeps the recipe's), the name 11.
   await waitForStep(h, 10);
-  await typeAndEnter(h, c.name);
+  await chooseRow(h, /Continue/);
   await waitForStep(h, 11);
+  await typeAndEnter(h, c.name);
+  await waitForStep(h, 12);
   await chooseRow(h, `Launch on ${c.target}`);
 }
 

@@ -214,6 +214,26 @@ test('the full wizard: back navigation, recipe defaults fitted to the CPU target
     { value: '1', check: (w) => assert.equal(w.value, '10') },
     { value: '4', check: (w) => assert.equal(w.value, '32') },
     { value: '0.005', check: (w) => assert.equal(w.value, '0.01') },
+    // training options: a knob's value opens and Back leaves it as it was; another is set, then Continue
+    { pick: /^Augmentation preset$/, check: (w) => assert.equal(w.activeItems[0]?.label, '$(arrow-right) Continue') },
+    { back: true, check: (w) => assert.equal(w.activeItems[0]?.label, 'basic', 'the default is preselected') },
+    {
+      pick: /^Label smoothing$/,
+      check: (w) =>
+        assert.equal(
+          (w.items.find((i) => i.label === 'Augmentation preset') as { description?: string })?.description,
+          'basic (default)',
+        ),
+    },
+    { value: '0.1', check: (w) => assert.equal(w.value, '0') },
+    {
+      pick: /Continue/,
+      check: (w) =>
+        assert.equal(
+          (w.items.find((i) => i.label === 'Label smoothing') as { description?: string })?.description,
+          '0.1',
+        ),
+    },
     // the data folder disappears before launch, so validate has a problem to show
     {
       value: 'wiz test',
@@ -241,16 +261,18 @@ test('the full wizard: back navigation, recipe defaults fitted to the CPU target
     // resolved for this CPU-only machine: no loss scaling with fp32, no sink, loader threads within its cores
     data: { train: data, batch_size: 4, image_size: 224, workers: cpus().length },
     model: { backbone: 'resnet34', pretrained: null, freeze: 'none' },
-    train: { epochs: 1, optimizer: 'momentum', lr: 0.005, momentum: 0.9 },
+    // the one knob changed from its default, and only that one
+    train: { epochs: 1, optimizer: 'momentum', lr: 0.005, momentum: 0.9, label_smoothing: 0.1 },
     amp: { level: 'O0', loss_scale: 'none' },
     sink: { enabled: false },
     checkpoint: { every_steps: 1000, keep_max: 5 },
     device: { ids: [0] },
   });
-  // numbered as shown: no NPU step on this machine, so the name is step 10 of 11
+  // numbered as shown: no NPU step on this machine, so training options are step 10 of 12 (a knob's
+  // value is asked within it) and the name is 11
   assert.deepEqual(
     fake.shownInputs.map((s) => [s.step, s.totalSteps]),
-    [1, 2, 2, 3, 4, 3, 4, 5, 6, 7, 8, 9, 10, 11, 1].map((n) => [n, 11]),
+    [1, 2, 2, 3, 4, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10, 10, 11, 12, 1].map((n) => [n, 12]),
   );
 });
 

@@ -2,7 +2,9 @@
 // that the app owns (a drag on any chart zooms all of them, a double click or Reset zooms out).
 // About 450 lines: uPlot's options, axes, series and the shared cursor and zoom belong together.
 import uPlot from 'uplot';
+import type { RunMark } from '../../src/shared/dashboardProtocol';
 import { h, setText } from './dom';
+import { drawEventMarks } from './eventMarks';
 
 export interface Theme {
   fg: string;
@@ -283,6 +285,8 @@ export class ChartPanel {
   private width = 400;
   /** Rows the chart had when it last drew. */
   private drawnRows = 0;
+  /** Training events drawn as labelled markers (eventMarks.ts), on charts whose def asks for them. */
+  private marks: readonly RunMark[] = [];
 
   constructor(
     readonly def: ChartDef,
@@ -359,6 +363,14 @@ export class ChartPanel {
       if (any && !coveredByLastDraw(u, si, from, rows)) return false;
     }
     return true;
+  }
+
+  /** The event markers to draw; the chart redraws (without new data) only when they changed. */
+  setMarks(marks: readonly RunMark[]): void {
+    const key = (ms: readonly RunMark[]) => ms.map((m) => `${m.step}:${m.label}`).join('|');
+    if (key(marks) === key(this.marks)) return;
+    this.marks = marks;
+    if (this.u) drawEventMarks(this.u, marks);
   }
 
   /** The data the chart draws now (for tests and exports). */
@@ -440,6 +452,7 @@ export class ChartPanel {
       legend: { live: true },
       hooks: {
         drawSeries: [drawDenseColumns],
+        draw: [(u) => drawEventMarks(u, this.marks)],
         setSelect: [
           (u) => {
             if (u.select.width > 3) {

@@ -77,13 +77,16 @@ export class ChartDrawer {
     }
     if (follow('accuracy', evalsNew)) {
       p('accuracy').update(
-        e.steps.length ? ([e.steps, live.accPercent, live.top5Percent] as uPlot.AlignedData) : null,
+        e.steps.length ? ([e.steps, live.accPercent, live.top5Percent, live.emaPercent] as uPlot.AlignedData) : null,
         e.steps.length
           ? undefined
           : 'Validation accuracy appears after the first epoch (none when the run has no validation set).',
       );
     }
     renderPerClass(p('accuracy').extra, run.header.classes, e, 3);
+    // unfreeze and lr_reduced events, labelled, where the loss and the rate show their effect
+    p('loss').setMarks(run.marks ?? []);
+    p('lr').setMarks(run.marks ?? []);
     if (follow('lr', stepsNew)) give('lr', hasSteps ? ([s.steps, s.lr] as uPlot.AlignedData) : null, waiting);
 
     if (follow('lossScale', stepsNew)) {

@@ -48,4 +48,5 @@ export function applyAppend(run: RunData, m: Extract<HostMessage, { type: 'appen
   if (m.evals) appendEvals(run.evals, m.evals);
   if (m.devices) appendDevices(run.devices, m.devices);
   pushAll(run.notices, m.notices);
+  if (m.marks) run.marks = [...(run.marks ?? []), ...m.marks];
 }

@@ -28,9 +28,10 @@ export class SingleRunColumns {
   /** Loss-scale chart's derived columns, one per step row. */
   readonly markers: Col = [];
   readonly overflowCounts: number[] = [];
-  /** Accuracy chart's y columns (per cent), one per eval row: top-1 and top-5. */
+  /** Accuracy chart's y columns (per cent), one per eval row: top-1, top-5 and the EMA weights' top-1. */
   readonly accPercent: Col = [];
   readonly top5Percent: Col = [];
+  readonly emaPercent: Col = [];
 
   /** Whether the last update rebuilt the columns (else it only appended rows, or did nothing). */
   rebuilt = false;
@@ -96,6 +97,10 @@ export class SingleRunColumns {
     replace(
       this.top5Percent,
       e.steps.map((_, i) => percent(e.valTop5?.[i])),
+    );
+    replace(
+      this.emaPercent,
+      e.steps.map((_, i) => percent(e.valAccEma?.[i])),
     );
     // The smoothing and window state at the last row, for later appends.
     const w = Math.min(Math.max(weight, 0), 0.999);
@@ -172,6 +177,7 @@ export class SingleRunColumns {
       const v = e.valAcc[i];
       this.accPercent.push(v === null || v === undefined ? null : v * 100);
       this.top5Percent.push(percent(e.valTop5?.[i]));
+      this.emaPercent.push(percent(e.valAccEma?.[i]));
     }
     this.stepRows = s.steps.length;
     this.evalRows = e.steps.length;

@@ -5,10 +5,12 @@
 import type {
   CheckpointEvent,
   EvalEvent,
+  LrReducedEvent,
   RunEvent,
   RunFinishedEvent,
   RunStartedEvent,
   StepEvent,
+  UnfreezeEvent,
 } from '../../shared/eventsProtocol';
 import { isKnownEvent, runHealth, type RunHealth } from '../../shared/eventsProtocol';
 import type {
@@ -16,6 +18,7 @@ import type {
   DeviceBlock,
   EvalBlock,
   RunKey,
+  RunMark,
   RunNotice,
   StepBlock,
 } from '../../shared/dashboardProtocol';
@@ -106,6 +109,7 @@ export class RunSeriesStore {
     valLoss: (number | null)[];
     valAcc: (number | null)[];
     valTop5: (number | null)[];
+    valAccEma: (number | null)[];
     perClassAcc: (number | null)[][];
   } = {
     steps: [],
@@ -113,8 +117,11 @@ export class RunSeriesStore {
     valLoss: [],
     valAcc: [],
     valTop5: [],
+    valAccEma: [],
     perClassAcc: [],
   };
+  /** unfreeze and lr_reduced events as chart markers, in step order. */
+  readonly marks: RunMark[] = [];
   readonly devices: {
     steps: number[];
     t: number[];
@@ -209,6 +216,10 @@ export class RunSeriesStore {
         }
         case 'checkpoint':
           this.checkpoint(e);
+          break;
+        case 'unfreeze':
+        case 'lr_reduced':
+          this.addMark(markOf(e));
           break;
         case 'warning':
           this.notices.push({ seq: e.seq, t: e.t, level: 'warning', code: String(e.code), message: String(e.message) });
@@ -323,6 +334,7 @@ export class RunSeriesStore {
       ev.valLoss.pop();
       ev.valAcc.pop();
       ev.valTop5.pop();
+      ev.valAccEma.pop();
       ev.perClassAcc.pop();
     }
     ev.steps.push(step);
@@ -330,7 +342,23 @@ export class RunSeriesStore {
     ev.valLoss.push(orNull(num(e.val_loss)));
     ev.valAcc.push(orNull(num(e.val_acc)));
     ev.valTop5.push(orNull(num(e.val_top5)));
+    ev.valAccEma.push(orNull(num(e.ema?.val_acc)));
     ev.perClassAcc.push(Array.isArray(e.per_class_acc) ? e.per_class_acc.map((a) => orNull(num(a))) : []);
+  }
+
+  /**
+   * A resumed segment replays its events from the checkpoint on: marks after the step are dropped
+   * and the same mark again (an unfreeze at the resumed epoch's start) is not drawn twice. Several
+   * marks may share a step (a plateau's lr_reduced and the next epoch's unfreeze).
+   */
+  private addMark(m: RunMark | undefined): void {
+    if (!m) return;
+    while (this.marks.length && this.marks[this.marks.length - 1].step > m.step) {
+      this.marks.pop();
+      this.rewinds++; // marks already sent changed: a snapshot is due
+    }
+    if (this.marks.some((k) => k.step === m.step && k.kind === m.kind)) return;
+    this.marks.push(m);
   }
 
   private checkpoint(e: CheckpointEvent): void {
@@ -423,6 +451,7 @@ export class RunSeriesStore {
       valLoss: ev.valLoss.slice(from),
       valAcc: ev.valAcc.slice(from),
       valTop5: ev.valTop5.slice(from),
+      valAccEma: ev.valAccEma.slice(from),
       perClassAcc: ev.perClassAcc.slice(from).map((r) => r.slice()),
     };
   }
@@ -441,6 +470,18 @@ export class RunSeriesStore {
     }
     return { steps: d.steps.slice(from), t: d.t.slice(from), devices };
   }
+}
+
+/** An unfreeze or lr_reduced event as a chart mark; undefined without a step to put it at. */
+export function markOf(e: UnfreezeEvent | LrReducedEvent): RunMark | undefined {
+  const step = num(e.step);
+  if (Number.isNaN(step)) return undefined;
+  if (e.type === 'unfreeze') {
+    const parts = Array.isArray(e.unfrozen) ? e.unfrozen.map(String) : [];
+    return { step, kind: 'unfreeze', label: `unfreeze ${parts.length ? parts.join('+') : String(e.freeze)}` };
+  }
+  const fmt = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? Number(v.toPrecision(3)).toString() : '?');
+  return { step, kind: 'lr_reduced', label: `lr ${fmt(e.previous_lr)}→${fmt(e.lr)}` };
 }
 
 /** The verdict as the header carries it: code, message and fix of each reason (no parameters). */

@@ -66,6 +66,7 @@ interface Entry {
   sentEvals: number;
   sentDevices: number;
   sentNotices: number;
+  sentMarks: number;
   sentRewinds: number;
   /** Rows appended since the last snapshot. */
   appendedSinceSnapshot: number;
@@ -109,6 +110,7 @@ export class DashboardSession {
       sentEvals: 0,
       sentDevices: 0,
       sentNotices: 0,
+      sentMarks: 0,
       sentRewinds: 0,
       appendedSinceSnapshot: 0,
       dirty: false,
@@ -265,6 +267,7 @@ export class DashboardSession {
     e.sentEvals = s.evals.steps.length;
     e.sentDevices = s.devices.steps.length;
     e.sentNotices = s.notices.length;
+    e.sentMarks = s.marks.length;
     e.sentRewinds = s.rewinds;
     e.appendedSinceSnapshot = 0;
     e.dirty = false;
@@ -275,6 +278,7 @@ export class DashboardSession {
       devices: s.deviceBlock(),
       amp: ampHealth(s, this.options.window ?? AMP_WINDOW),
       notices: s.notices.slice(),
+      marks: s.marks.slice(),
       totalStepRows: s.steps.length,
       downsampled: sel.downsampled,
     };
@@ -327,11 +331,13 @@ export class DashboardSession {
     if (s.evals.steps.length > e.sentEvals) m.evals = s.evalBlock(e.sentEvals);
     if (s.devices.steps.length > e.sentDevices) m.devices = s.deviceBlock(e.sentDevices);
     if (s.notices.length > e.sentNotices) m.notices = s.notices.slice(e.sentNotices);
+    if (s.marks.length > e.sentMarks) m.marks = s.marks.slice(e.sentMarks);
     e.appendedSinceSnapshot += rows - e.sentRows;
     e.sentRows = rows;
     e.sentEvals = s.evals.steps.length;
     e.sentDevices = s.devices.steps.length;
     e.sentNotices = s.notices.length;
+    e.sentMarks = s.marks.length;
     e.dirty = false;
     this.options.post(m);
   }

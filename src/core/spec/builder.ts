@@ -5,6 +5,7 @@
 // mode on. Only the choices the wizard asks for and the recipe's fixed parts are written, so a
 // saved spec file stays short and readable.
 import { enumOf, fieldSchema, specDefault } from './fields';
+import { applyKnobs, knobsFromSpec, type Knobs } from './knobs';
 import { isNamedWeights } from './weightSources';
 
 export type Backbone = 'resnet18' | 'resnet34' | 'resnet50' | 'resnet101';
@@ -46,6 +47,8 @@ export interface WizardChoices {
   sink?: boolean;
   lossScale?: LossScale;
   checkpointEverySteps?: number;
+  /** The "Training options" step's knobs (src/core/spec/knobs.ts); those at their default are absent. */
+  knobs?: Knobs;
 }
 
 export type LossScale = 'dynamic' | 'fixed' | 'none';
@@ -114,9 +117,10 @@ export function defaultName(dataTrain: string, backbone: Backbone): string {
 
 export interface RunSpec {
   name: string;
-  data: { train: string; batch_size: number; image_size?: number; workers?: number };
+  // The index signatures hold the knobs (data.augment, train.ema, ...), when chosen.
+  data: { train: string; batch_size: number; image_size?: number; workers?: number; [knob: string]: unknown };
   model: { backbone: Backbone; pretrained: string | null; freeze: FreezeMode };
-  train: { epochs: number; optimizer: 'momentum'; lr: number; momentum: number };
+  train: { epochs: number; optimizer: 'momentum'; lr: number; momentum: number; [knob: string]: unknown };
   amp: { level: AmpLevel; loss_scale: LossScale };
   sink: { enabled: boolean };
   checkpoint: { every_steps: number; keep_max: number };
@@ -125,7 +129,7 @@ export interface RunSpec {
 
 /** The spec the wizard writes. The recipe's fixed parts (optimizer, loss scaling, checkpoints) are spelled out. */
 export function buildSpec(c: WizardChoices): RunSpec {
-  return {
+  const spec: RunSpec = {
     name: c.name.trim(),
     data: {
       train: c.dataTrain,
@@ -146,6 +150,7 @@ export function buildSpec(c: WizardChoices): RunSpec {
       ...(c.nodes && c.nodes.length > 1 ? { nodes: [...c.nodes] } : {}),
     },
   };
+  return applyKnobs(spec as unknown as Record<string, unknown>, c.knobs ?? {}) as unknown as RunSpec;
 }
 
 /** The spec as a file (`*.ascend.json`). */
@@ -187,6 +192,8 @@ export function choicesFromSpec(spec: unknown): Partial<WizardChoices> {
   }
   if (Array.isArray(device.nodes) && device.nodes.length > 1 && device.nodes.every((n) => typeof n === 'string'))
     out.nodes = device.nodes as string[];
+  const knobs = knobsFromSpec(spec);
+  if (Object.keys(knobs).length > 0) out.knobs = knobs;
   return out;
 }
 
@@ -218,14 +225,23 @@ function oneOf<T extends string>(values: readonly T[], x: unknown): x is T {
 export function mergeSpec(base: unknown, built: RunSpec): Record<string, unknown> {
   const out: Record<string, unknown> = { ...obj(base) };
   for (const [k, v] of Object.entries(built)) {
-    out[k] = typeof v === 'object' && v !== null && !Array.isArray(v) ? { ...obj(out[k]), ...v } : v;
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+      out[k] = v;
+      continue;
+    }
+    // One level deeper too: a knob's object (train.early_stopping) keeps the file's other fields.
+    const sec: Record<string, unknown> = { ...obj(out[k]) };
+    for (const [f, fv] of Object.entries(v as Record<string, unknown>))
+      sec[f] = Object.keys(obj(fv)).length > 0 ? { ...obj(sec[f]), ...obj(fv) } : fv;
+    out[k] = sec;
   }
   // The wizard asked which machines: one machine means none of the base's other nodes.
   if (built.device.nodes === undefined && 'nodes' in obj(out.device)) {
     const { nodes: _dropped, ...device } = obj(out.device);
     out.device = device;
   }
-  return out;
+  // The wizard showed the file's knobs and asked: one it left at the default is the default.
+  return applyKnobs(out, knobsFromSpec(built));
 }
 
 /** The slug the runner makes of a name (docs/protocol.md, section 1), for file names. */

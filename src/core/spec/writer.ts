@@ -80,7 +80,17 @@ export function writeSpec(
     for (const sub of subKeys) {
       const subRule = fieldSchema([key, sub]);
       for (const g of gist(subRule?.description)) lines.push(`  # ${g}`);
-      lines.push(`  ${sub}: ${yamlValue(value[sub])}`);
+      const inner = value[sub];
+      if (!isObject(inner) || Object.keys(inner).length === 0) {
+        lines.push(`  ${sub}: ${yamlValue(inner)}`);
+        continue;
+      }
+      // A field that is itself an object (train.early_stopping, train.plateau): its fields one level in.
+      lines.push(`  ${sub}:`);
+      for (const [f, fv] of Object.entries(inner)) {
+        for (const g of gist(fieldSchema([key, sub, f])?.description)) lines.push(`    # ${g}`);
+        lines.push(`    ${f}: ${yamlValue(fv)}`);
+      }
     }
   }
   return lines.join('\n') + '\n';
