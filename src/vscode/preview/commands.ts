@@ -18,12 +18,13 @@ import { LOCAL_TARGET_ID, type TargetDef } from '../../core/targets/model';
 import { listFolder } from '../../core/targets/ops';
 import { RunnerError } from '../../core/targets/runnerCli';
 import type { App } from '../app';
-import { pickCheckpoint, resolve, type ActionsHost } from '../checkpoints/actions';
+import { resolve, type ActionsHost } from '../checkpoints/actions';
 import { LONG_TIMEOUT_MS, type CkptRef } from '../checkpoints/types';
 import { errorText, type Ctx } from '../context';
 import type { RunRef } from '../runMonitor';
 import { specLanguage } from '../specLanguage';
 import { DataPanel, type JobControl } from './panel';
+import { pickClassifyCheckpoint } from './pickCheckpoint';
 
 /** The image types the runner reads (Pillow's common formats); the file dialog offers these. */
 export const IMAGE_EXTENSIONS = ['jpg', 'jpeg', 'png', 'bmp', 'gif', 'tif', 'tiff', 'webp'];
@@ -194,9 +195,10 @@ export async function classifyCommand(host: ClassifyHost, node: unknown, nodes: 
   const ref: CkptRef | undefined =
     !given && n && typeof n.targetId === 'string' && typeof n.runId === 'string' && typeof n.file === 'string'
       ? { targetId: n.targetId, runId: n.runId, file: n.file }
-      : await pickCheckpoint(
+      : await pickClassifyCheckpoint(
           host,
           given ? `Classify ${given.length} image(s) with which checkpoint?` : 'Classify images with which checkpoint?',
+          given !== undefined,
         );
   if (!ref) return;
   const r = await resolve(host, ref);
