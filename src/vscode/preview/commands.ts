@@ -11,6 +11,7 @@ import { checkpointPath } from '../../core/checkpoints/client';
 import { downloadCheckpoint } from '../../core/checkpoints/download';
 import { readRunCheckpoints } from '../../core/checkpoints/runInfo';
 import { predictFiles, PreviewCancelled, runPreview } from '../../core/preview/client';
+import { answeredFiles, targetImages } from '../../core/preview/images';
 import { toClassifyView, toPreviewView } from '../../core/preview/model';
 import { absolutizeSpecPaths } from '../../core/spec/builder';
 import { parseSpecText } from '../../core/spec/file';
@@ -19,7 +20,7 @@ import { listFolder } from '../../core/targets/ops';
 import { RunnerError } from '../../core/targets/runnerCli';
 import type { App } from '../app';
 import { resolve, type ActionsHost } from '../checkpoints/actions';
-import { LONG_TIMEOUT_MS, type CkptRef } from '../checkpoints/types';
+import { LONG_TIMEOUT_MS, TIMEOUT_MS, type CkptRef } from '../checkpoints/types';
 import { errorText, type Ctx } from '../context';
 import type { RunRef } from '../runMonitor';
 import { specLanguage } from '../specLanguage';
@@ -297,9 +298,21 @@ export function openClassify(
           signal: ac.signal,
           timeoutMs: LONG_TIMEOUT_MS,
         });
-        const images = new Map<string, string>();
+        let images = new Map<string, string>();
         let shown = 0;
-        if (def.kind === 'local')
+        if (def.kind !== 'local') {
+          // Thumbnails made on the target; without them the answer still shows (bars only).
+          ctl.set({ activity: `Fetching thumbnails from ${def.label}…` });
+          try {
+            images = await targetImages(ctx.transport(def), answeredFiles(raw), {
+              signal: ac.signal,
+              timeoutMs: TIMEOUT_MS,
+            });
+          } catch (e) {
+            if (ac.signal.aborted) throw e;
+            ctx.log.warn(`thumbnails from ${def.label}: ${errorText(e)}`);
+          }
+        } else
           for (const f of files) {
             const u = shown < MAX_SHOWN_TOTAL ? imageUrl(f) : null;
             if (u && shown + u.length <= MAX_SHOWN_TOTAL) {
