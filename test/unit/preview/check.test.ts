@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { DataCheckCache, dataCheckOf, type DataCheck } from '../../../src/core/preview/check';
+import { answeredFiles } from '../../../src/core/preview/images';
 import { dataCheckLines } from '../../../src/core/wizard/summary';
 
 // Real `preview --samples 0` style answers of the runner: shapes.json has a planted duplicate, a
@@ -66,4 +67,18 @@ test('the data check runs once per folder, and a failed one is tried again next 
   assert.equal(again.now.state, 'checking');
   assert.equal((await again.done).state, 'failed');
   assert.equal(fails, 2);
+});
+
+test('Classify fetches thumbnails only for the files predict answered (not the ones with an error)', () => {
+  assert.deepEqual(
+    answeredFiles({
+      predictions: [
+        { file: '/d/red circle/0003.png', top: [{ class: 'red circle', prob: 1 }] },
+        { file: '/d/not an image.jpg', error: { kind: 'not_an_image', message: 'x' } },
+        { file: 7 },
+      ],
+    }),
+    ['/d/red circle/0003.png'],
+  );
+  assert.deepEqual(answeredFiles({ error: { kind: 'bad_input' } }), []);
 });
