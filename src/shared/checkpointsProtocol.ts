@@ -168,8 +168,16 @@ export interface ExplorerState {
 
 export type HostMessage = { type: 'state'; state: ExplorerState };
 
-export type RowAction = 'resume' | 'fineTune' | 'download' | 'reveal' | 'copyPath' | 'delete';
-export const ROW_ACTIONS: readonly RowAction[] = ['resume', 'fineTune', 'download', 'reveal', 'copyPath', 'delete'];
+export type RowAction = 'resume' | 'fineTune' | 'classify' | 'download' | 'reveal' | 'copyPath' | 'delete';
+export const ROW_ACTIONS: readonly RowAction[] = [
+  'resume',
+  'fineTune',
+  'classify',
+  'download',
+  'reveal',
+  'copyPath',
+  'delete',
+];
 
 export type UiMessage =
   | { type: 'ready' }

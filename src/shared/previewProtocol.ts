@@ -65,7 +65,8 @@ export interface PreviewView {
   numTrain: number;
   numVal: number;
   imageSize: number;
-  augment: boolean;
+  /** The train augmentation preset (data.augment: "basic", "randaugment"...); null when it is "none". */
+  augment: string | null;
   classes: ClassBar[];
   /** "1.2× (blue triangle 6 / green square 5)"; null with fewer than two classes. */
   imbalance: { ratio: number; largest: string; smallest: string; text: string } | null;

@@ -50,6 +50,8 @@ export interface PickOptions<T extends vscode.QuickPickItem> extends StepInfo {
   active?: string;
   /** Called on each typed value; returns extra items to put first (e.g. "Go to <path>"). */
   extraItems?: (value: string) => T[];
+  /** Items that replace the shown ones when they come (a line that said "checking…"), keeping the active one. */
+  later?: Promise<readonly T[]>;
 }
 
 export function pick<T extends vscode.QuickPickItem>(o: PickOptions<T>): Promise<T | Back | undefined> {
@@ -92,6 +94,21 @@ export function pick<T extends vscode.QuickPickItem>(o: PickOptions<T>): Promise
     } else {
       base = o.items;
       setItems();
+    }
+    if (o.later) {
+      // Busy (a progress bar; the items stay pickable) until the late items come.
+      qp.busy = true;
+      o.later.then(
+        (items) => {
+          const was = qp.activeItems[0]?.label;
+          base = items;
+          qp.busy = false;
+          setItems();
+          const again = was === undefined ? undefined : base.find((i) => i.label === was);
+          if (again && !o.extraItems?.(qp.value).length) qp.activeItems = [again];
+        },
+        () => (qp.busy = false),
+      );
     }
     qp.show();
   });

@@ -277,6 +277,7 @@ test(
     assert.match((await page.locator('body').textContent()) ?? '', /✔ The frozen part is unchanged/);
     await page.locator('vscode-button', { hasText: 'Export ONNX' }).click();
     await page.locator('vscode-button', { hasText: 'Download' }).click();
+    await page.locator('vscode-button', { hasText: 'Classify images…' }).click();
 
     const messages = (await sent(page)) as { type: string }[];
     const known = new Set(files);
@@ -288,6 +289,7 @@ test(
         { type: 'compare', a: files[0], b: files[2] },
         { type: 'export', file: files[1], format: 'onnx' },
         { type: 'action', action: 'download', file: files[1] },
+        { type: 'action', action: 'classify', file: files[1] },
       ],
     );
     assert.deepEqual((page as unknown as { refused: string[] }).refused, [], 'no CSP violations');

@@ -1,7 +1,8 @@
 // Preview Data and Classify with Checkpoint's core (src/core/preview/) against the REAL runner over a
 // real OpenSSH server on 127.0.0.1: thumbnails of a class folder whose name is full of shell syntax
 // (argv quoted once by the ssh layer: nothing in it runs), a cancel that ends the runner on the far
-// side too, and `predict` over ssh where a broken file keeps its own error beside a good answer.
+// side too, and `predict` over ssh where a broken file keeps its own error beside a good answer, and
+// the answered image comes back as a thumbnail made on the far side.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { predictFiles, PreviewCancelled, runPreview } from '../../src/core/preview/client';
+import { answeredFiles, targetImages } from '../../src/core/preview/images';
 import { toClassifyView, toPreviewView } from '../../src/core/preview/model';
 import { runnerArgs, runRunner } from '../../src/core/targets/runnerCli';
 import { localTarget, sshTarget, type SshTarget } from '../../src/core/targets/target';
@@ -150,10 +152,19 @@ test(
       file: string;
     }[];
     const ckpt = path.join(runDir, manifest[manifest.length - 1].file);
-    const v = toClassifyView(await predictFiles(ssh, ckpt, [image, broken], runDir, { timeoutMs: 300_000 }));
+    const raw = await predictFiles(ssh, ckpt, [image, broken], runDir, { timeoutMs: 300_000 });
+    // The panel's image: a thumbnail made on the target (`thumbs` in the odd folder), for the answered file only.
+    assert.deepEqual(answeredFiles(raw), [image]);
+    const images = await targetImages(ssh, answeredFiles(raw), { timeoutMs: 120_000 });
+    const v = toClassifyView(raw, images);
     assert.equal(v.predictions.length, 2);
     const [ok, bad] = v.predictions;
     assert.equal(ok.file, image);
+    assert.match(ok.image ?? '', /^data:image\/jpeg;base64,/);
+    const jpeg = Buffer.from((ok.image ?? '').split(',')[1], 'base64');
+    assert.deepEqual([...jpeg.subarray(0, 3)], [0xff, 0xd8, 0xff], 'a JPEG');
+    assert.ok(jpeg.length < 16_000, `a thumbnail, not the file (${jpeg.length} bytes)`);
+    assert.equal(bad.image, null);
     assert.equal(ok.top?.length, 4);
     assert.ok(Math.abs((ok.top ?? []).reduce((a, t) => a + t.prob, 0) - 1) < 1e-6);
     assert.equal(bad.top, null);

@@ -3,8 +3,10 @@
 // to the live one and streams it to its end (status bar, completion notice), and Delete Run
 // removes a finished run's directory through the target. Needs the project's .venv (npm test makes it).
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import {
   appendFileSync,
+  copyFileSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -303,4 +305,31 @@ test('a tasks.json task launches its spec; a bad spec ends the task with exit 2 
   assert.equal(code, 2, out);
   assert.match(out, /data\.train: folder not found: .*ws\/no such folder/);
   assert.match(out, /train\.lr: must be > 0/);
+});
+
+test("the short path's summary checks the chosen folder: its counts and its problems, one line each", async () => {
+  needVenv();
+  // Three images per class (tiny classes) and one exact copy: real problems for `preview`.
+  const data = path.join(tmp, 'short data');
+  execFileSync(python, ['-m', 'ascend_finetune', 'make-demo-data', data, '--per-class', '3'], {
+    cwd: path.join(root, 'runner'),
+  });
+  copyFileSync(path.join(data, 'red circle', '0000.png'), path.join(data, 'red circle', 'copy.png'));
+  let lines: string[] = [];
+  fake.inputScript.push(
+    { type: data, pick: /^\$\(check\) Use / },
+    { pick: /None/ },
+    // The check runs while the summary shows (busy); the fake answers once it is done.
+    { dismiss: true, check: (w) => (lines = w.items.map((i) => i.label)) },
+  );
+  await fake.commands.executeCommand('ascend.startFineTune');
+  assert.deepEqual(fake.inputScript, [], `every step was shown: ${fake.recorded.log.slice(-5).join('\n')}`);
+  const at = lines.findIndex((l) => l.startsWith('Data: '));
+  assert.ok(at >= 0, lines.join('\n'));
+  // 13 images, a tenth of each class held out (the recipe's val_split, seeded): the copy lands in val.
+  assert.equal(lines[at + 1], '$(graph) Data check: 4 classes, 9 train / 4 val images, imbalance 1.5×');
+  assert.match(
+    lines[at + 2],
+    /^\$\(warning\) Problems: 1 validation image is a copy .*leakage.*; 4 classes with fewer than 20/,
+  );
 });

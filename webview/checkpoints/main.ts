@@ -209,6 +209,10 @@ function actions(s: ExplorerState, r: CheckpointRow): HTMLElement {
     button('Export ONNX', () => send({ type: 'export', file: f, format: 'onnx' }), { secondary: true }),
     button('Resume from it', () => send({ type: 'action', action: 'resume', file: f }), { secondary: true }),
     button('Fine-tune from it', () => send({ type: 'action', action: 'fineTune', file: f }), { secondary: true }),
+    button('Classify images…', () => send({ type: 'action', action: 'classify', file: f }), {
+      secondary: true,
+      title: 'Top-5 classes of image files by this checkpoint (Classify with Checkpoint…)',
+    }),
     s.run.ssh
       ? button('Download', () => send({ type: 'action', action: 'download', file: f }), { secondary: true })
       : button('Reveal', () => send({ type: 'action', action: 'reveal', file: f }), { secondary: true }),

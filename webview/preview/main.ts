@@ -99,7 +99,7 @@ function classesSection(v: PreviewView): HTMLElement {
     el(
       'div',
       { class: 'muted' },
-      `${v.numTrain} training and ${v.numVal} validation images · ${v.split} · ${v.imageSize} px · augmentation ${v.augment ? 'on' : 'off'}`,
+      `${v.numTrain} training and ${v.numVal} validation images · ${v.split} · ${v.imageSize} px · augmentation ${v.augment ?? 'off'}`,
     ),
     v.imbalance ? el('div', { id: 'imbalance' }, `Imbalance: ${v.imbalance.text}`) : null,
     ...v.classes.map((c) => {

@@ -254,7 +254,9 @@ export function toPreviewView(raw: unknown): PreviewView {
     numTrain: num(raw, 'num_train'),
     numVal: num(raw, 'num_val'),
     imageSize: num(raw, 'image_size'),
-    augment: raw.augment === true,
+    // A data.augment preset; runners before the presets answered a boolean.
+    augment:
+      typeof raw.augment === 'string' ? (raw.augment === 'none' ? null : raw.augment) : raw.augment ? 'basic' : null,
     classes,
     imbalance,
     problems: problems(raw),

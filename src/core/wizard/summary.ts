@@ -2,6 +2,7 @@
 // the wizard chose it for the target or the data), any of which can be picked to change it, then
 // Launch, or All settings… for the full step-by-step wizard. A pure model: the glue turns it into a
 // quick pick and asks for the picked line's new value.
+import type { DataCheck } from '../preview/check';
 import { RECIPE_DEFAULTS, type WizardChoices } from '../spec/builder';
 import type { DataFacts, ResolvedDefaults } from './defaults';
 import type { WeightsFacts } from './targetData';
@@ -127,6 +128,35 @@ export function summaryLines(i: SummaryInput): SummaryLine[] {
     },
     { key: 'name', label: 'Name', value: c.name },
   ];
+}
+
+/** A line of the data check under the Data line: what the preview found, and whether it is a problem. */
+export interface DataCheckLine {
+  kind: 'counts' | 'problems';
+  text: string;
+  /** Problems were found (the glue marks the line, and picking it opens the Preview Data panel). */
+  warn: boolean;
+}
+
+/** The data check's two lines: the counts (classes, train/val images) and the problems, each in one line. */
+export function dataCheckLines(check: DataCheck): DataCheckLine[] {
+  switch (check.state) {
+    case 'checking':
+      return [
+        { kind: 'counts', text: 'Data check: checking…', warn: false },
+        { kind: 'problems', text: 'Problems: checking…', warn: false },
+      ];
+    case 'failed':
+      return [
+        { kind: 'counts', text: 'Data check: could not read the folder', warn: true },
+        { kind: 'problems', text: `Problems: ${check.message}`, warn: true },
+      ];
+    case 'done':
+      return [
+        { kind: 'counts', text: `Data check: ${check.counts}`, warn: false },
+        { kind: 'problems', text: `Problems: ${check.problems}`, warn: !check.clean },
+      ];
+  }
 }
 
 /** The first line of the summary: what will happen, in one sentence. */

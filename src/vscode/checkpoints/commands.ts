@@ -78,6 +78,7 @@ const explorerHost = (host: CheckpointsHost): ExplorerHost => ({
     const f = {
       resume: resumeFrom,
       fineTune: fineTuneFrom,
+      classify: (_: ActionsHost, x: CkptRef) => classifyCommand(host, x, undefined),
       download,
       reveal,
       copyPath,

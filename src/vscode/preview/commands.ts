@@ -11,6 +11,7 @@ import { checkpointPath } from '../../core/checkpoints/client';
 import { downloadCheckpoint } from '../../core/checkpoints/download';
 import { readRunCheckpoints } from '../../core/checkpoints/runInfo';
 import { predictFiles, PreviewCancelled, runPreview } from '../../core/preview/client';
+import { answeredFiles, targetImages } from '../../core/preview/images';
 import { toClassifyView, toPreviewView } from '../../core/preview/model';
 import { absolutizeSpecPaths } from '../../core/spec/builder';
 import { parseSpecText } from '../../core/spec/file';
@@ -18,12 +19,13 @@ import { LOCAL_TARGET_ID, type TargetDef } from '../../core/targets/model';
 import { listFolder } from '../../core/targets/ops';
 import { RunnerError } from '../../core/targets/runnerCli';
 import type { App } from '../app';
-import { pickCheckpoint, resolve, type ActionsHost } from '../checkpoints/actions';
-import { LONG_TIMEOUT_MS, type CkptRef } from '../checkpoints/types';
+import { resolve, type ActionsHost } from '../checkpoints/actions';
+import { LONG_TIMEOUT_MS, TIMEOUT_MS, type CkptRef } from '../checkpoints/types';
 import { errorText, type Ctx } from '../context';
 import type { RunRef } from '../runMonitor';
 import { specLanguage } from '../specLanguage';
 import { DataPanel, type JobControl } from './panel';
+import { pickClassifyCheckpoint } from './pickCheckpoint';
 
 /** The image types the runner reads (Pillow's common formats); the file dialog offers these. */
 export const IMAGE_EXTENSIONS = ['jpg', 'jpeg', 'png', 'bmp', 'gif', 'tif', 'tiff', 'webp'];
@@ -194,9 +196,10 @@ export async function classifyCommand(host: ClassifyHost, node: unknown, nodes: 
   const ref: CkptRef | undefined =
     !given && n && typeof n.targetId === 'string' && typeof n.runId === 'string' && typeof n.file === 'string'
       ? { targetId: n.targetId, runId: n.runId, file: n.file }
-      : await pickCheckpoint(
+      : await pickClassifyCheckpoint(
           host,
           given ? `Classify ${given.length} image(s) with which checkpoint?` : 'Classify images with which checkpoint?',
+          given !== undefined,
         );
   if (!ref) return;
   const r = await resolve(host, ref);
@@ -295,9 +298,21 @@ export function openClassify(
           signal: ac.signal,
           timeoutMs: LONG_TIMEOUT_MS,
         });
-        const images = new Map<string, string>();
+        let images = new Map<string, string>();
         let shown = 0;
-        if (def.kind === 'local')
+        if (def.kind !== 'local') {
+          // Thumbnails made on the target; without them the answer still shows (bars only).
+          ctl.set({ activity: `Fetching thumbnails from ${def.label}…` });
+          try {
+            images = await targetImages(ctx.transport(def), answeredFiles(raw), {
+              signal: ac.signal,
+              timeoutMs: TIMEOUT_MS,
+            });
+          } catch (e) {
+            if (ac.signal.aborted) throw e;
+            ctx.log.warn(`thumbnails from ${def.label}: ${errorText(e)}`);
+          }
+        } else
           for (const f of files) {
             const u = shown < MAX_SHOWN_TOTAL ? imageUrl(f) : null;
             if (u && shown + u.length <= MAX_SHOWN_TOTAL) {

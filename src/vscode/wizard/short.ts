@@ -25,8 +25,11 @@ import type { TargetDef } from '../../core/targets/model';
 import { npuChoices } from '../../core/targets/model';
 import { imageFolderDescription } from '../../core/wizard/imageFolders';
 import { recallChoices, rememberChoices, rememberKey } from '../../core/wizard/remember';
-import { summaryLines, summaryTitle, withPretrained, type SummaryKey } from '../../core/wizard/summary';
+import { DataCheckCache, type DataCheck } from '../../core/preview/check';
+import { runPreview } from '../../core/preview/client';
+import { dataCheckLines, summaryLines, summaryTitle, withPretrained, type SummaryKey } from '../../core/wizard/summary';
 import type { App } from '../app';
+import { LONG_TIMEOUT_MS } from '../checkpoints/types';
 import { startWizard } from '../startWizard';
 import { BACK, input, pick, pickMany, type StepInfo } from '../quickInput';
 import { browse, browseStart, choose, execute } from './common';
@@ -38,6 +41,8 @@ import { ensureHealthy } from './health';
 
 const TITLE = 'Start Ascend fine-tune';
 const LAST_TARGET = 'ascend.wizard.lastTarget';
+/** The summary's data checks, per target and folder, for the life of the extension host. */
+const dataChecks = new DataCheckCache();
 
 interface Short {
   def: TargetDef;
@@ -101,6 +106,10 @@ export async function startShortPath(app: App, start: { targetId?: string } = {}
   for (;;) {
     const r = await summary(app, st, info(first + 2, total));
     if (r === undefined) return;
+    if (r === 'preview') {
+      void vscode.commands.executeCommand('ascend.previewData', { targetId: st.def.id, dir: st.c.dataTrain });
+      continue;
+    }
     if (r === 'all') {
       await startWizard(app, { targetId: st.def.id, choices: { ...st.c } });
       return;
@@ -253,7 +262,20 @@ async function weightsStep(app: App, st: Short, info: StepInfo): Promise<string 
   return file;
 }
 
-type SummaryItem = vscode.QuickPickItem & { act: SummaryKey | 'launch' | 'save' | 'all' };
+type SummaryItem = vscode.QuickPickItem & { act: SummaryKey | 'launch' | 'save' | 'all' | 'preview' };
+
+/**
+ * The chosen folder's data check: `preview` without thumbnails (`--samples 0`: no image is decoded
+ * for display and MindSpore is not loaded), started when the summary first shows it.
+ */
+function dataCheck(app: App, st: Short): { now: DataCheck; done: Promise<DataCheck> } {
+  const { def } = st;
+  const dir = st.c.dataTrain;
+  return dataChecks.check(`${def.id}\0${dir}`, async () => {
+    await app.ctx.ensureRunner(def);
+    return runPreview(app.ctx.transport(def), dir, { samples: 0, timeoutMs: LONG_TIMEOUT_MS }).result;
+  });
+}
 
 async function summary(app: App, st: Short, info: StepInfo): Promise<SummaryItem['act'] | undefined> {
   const input = {
@@ -268,21 +290,31 @@ async function summary(app: App, st: Short, info: StepInfo): Promise<SummaryItem
     description: 'validate, then start the run',
     act: 'launch',
   };
-  const items: SummaryItem[] = [
+  const itemsWith = (check: DataCheck): SummaryItem[] => [
     launch,
     { label: '', kind: vscode.QuickPickItemKind.Separator, act: 'launch' },
-    ...summaryLines(input).map((l): SummaryItem => ({
-      label: `${l.label}: ${l.value}`,
-      description: l.note,
-      act: l.key,
-    })),
+    ...summaryLines(input).flatMap((l): SummaryItem[] => {
+      const line: SummaryItem = { label: `${l.label}: ${l.value}`, description: l.note, act: l.key };
+      if (l.key !== 'data' || !st.c.dataTrain) return [line];
+      // Under the Data line: what the preview found; picking either opens the Preview Data panel.
+      return [
+        line,
+        ...dataCheckLines(check).map((d): SummaryItem => ({
+          label: `${d.kind === 'counts' ? '$(graph)' : d.warn ? '$(warning)' : '$(pass)'} ${d.text}`,
+          description: check.state === 'checking' ? undefined : 'open Preview Data',
+          act: 'preview',
+        })),
+      ];
+    }),
     { label: '', kind: vscode.QuickPickItemKind.Separator, act: 'launch' },
     { label: '$(list-unordered) All settings…', description: 'every step of the full wizard', act: 'all' },
     { label: '$(save) Save as a spec file, then launch', act: 'save' },
   ];
+  const check = st.c.dataTrain ? dataCheck(app, st) : undefined;
   const r = await pick<SummaryItem>({
     ...info,
-    items,
+    items: itemsWith(check?.now ?? { state: 'checking' }),
+    later: check?.now.state === 'checking' ? check.done.then(itemsWith) : undefined,
     placeholder: `${summaryTitle(input)}. Pick a line to change it, or Launch.`,
     active: launch.label,
   });

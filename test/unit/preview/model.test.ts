@@ -174,3 +174,10 @@ test('messages from the panel: only listed files may be opened', () => {
   assert.equal(validateUiMessage({ type: 'rm -rf' }, files).ok, false);
   assert.equal(validateUiMessage('ready', files).ok, false);
 });
+
+test('the preview names the train augmentation preset (data.augment), "none" as off', () => {
+  const clean = load('shapes-clean.json');
+  assert.equal(toPreviewView(clean).augment, 'basic');
+  assert.equal(toPreviewView({ ...clean, augment: 'randaugment' }).augment, 'randaugment');
+  assert.equal(toPreviewView({ ...clean, augment: 'none' }).augment, null);
+});
