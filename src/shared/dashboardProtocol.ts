@@ -49,8 +49,11 @@ export interface StepBlock {
   loss: (number | null)[];
   lr: (number | null)[];
   lossScale: (number | null)[];
-  /** 1 when that step overflowed (its update was skipped), else 0. Every overflowed step is kept. */
-  overflow: (0 | 1)[];
+  /**
+   * The row's overflowed steps (their updates were skipped): 0 or 1 for a step, up to a sink's size
+   * for a sink row (`firstStep` set). Every row with an overflow is kept.
+   */
+  overflow: number[];
   imgPerS: (number | null)[];
   stepMs: (number | null)[];
   dataMs: (number | null)[];

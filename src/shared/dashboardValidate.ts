@@ -3,7 +3,7 @@
 // bounded size; the result is a fresh object holding only the known fields, so nothing extra the
 // sender attached (a __proto__, a path) reaches the host's code.
 import type { UiMessage } from './dashboardProtocol';
-import type { RunEvent } from './eventsProtocol';
+import { stepsCovered, type RunEvent } from './eventsProtocol';
 
 /** Plot widths in CSS pixels: wide enough for any monitor, small enough to bound a snapshot. */
 export const MIN_WIDTH = 16;
@@ -232,5 +232,17 @@ export function checkRunEvent(raw: unknown): CheckedEvent {
     repaired ??= 'run_started.amp';
   }
   if (type === 'step' && !isNum(e.step)) return { ok: false, error: 'step.step must be a number' };
+  if (type === 'step') {
+    // a sink's counts: whole numbers from 0 to the steps it covers; any other value is dropped, and
+    // the event's last-step flags stand in for it
+    const size = stepsCovered(e);
+    for (const field of ['overflows', 'skipped_updates']) {
+      const n = e[field];
+      if (n === undefined || (isNum(n) && Number.isInteger(n) && n >= 0 && n <= size)) continue;
+      if (e === raw) e = { ...e };
+      delete e[field];
+      repaired ??= `step.${field}`;
+    }
+  }
   return { ok: true, event: e as unknown as RunEvent, repaired };
 }

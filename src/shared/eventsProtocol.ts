@@ -84,6 +84,10 @@ export interface StepEvent extends EventEnvelope<'step'> {
   overflow: boolean;
   /** The update was skipped (an overflow, or a non-finite loss). */
   skipped?: boolean;
+  /** A sink's steps that overflowed, 0..its size (`overflow` is its last step's). Absent for one step. */
+  overflows?: number;
+  /** A sink's steps that applied no update, 0..its size (`skipped` is its last step's). Absent for one step. */
+  skipped_updates?: number;
   /** Wall time since the previous step ended, data wait included (a sink's: per step). */
   step_ms: number;
   /** Time spent waiting for the batch (absent for a sink: the device queue hides it). */
@@ -340,6 +344,8 @@ const PAYLOADS: Readonly<Record<KnownEventType, Readonly<Record<string, Kind>>>>
     loss_scale: 'num?',
     overflow: 'bool',
     skipped: 'bool',
+    overflows: 'num',
+    skipped_updates: 'num',
     step_ms: 'num',
     data_ms: 'num',
     img_per_s: 'num?',
@@ -416,6 +422,43 @@ function hasKind(x: unknown, kind: Kind): boolean {
   }
 }
 
+/** Steps a step event covers: `step - first_step + 1` for a sink, else 1. */
+export function stepsCovered(e: { step?: unknown; first_step?: unknown }): number {
+  return isNum(e.first_step) && isNum(e.step) && e.first_step <= e.step ? e.step - e.first_step + 1 : 1;
+}
+
+const isCount = (v: unknown, max: number): v is number => isNum(v) && Number.isInteger(v) && v >= 0 && v <= max;
+
+/**
+ * Overflowed steps a step event stands for: a sink's `overflows` (every step of its range), else 1
+ * for `overflow: true` (one step, or an older runner's sink whose flag is its last step's).
+ */
+export function stepOverflows(e: {
+  step?: unknown;
+  first_step?: unknown;
+  overflow?: unknown;
+  overflows?: unknown;
+}): number {
+  return isCount(e.overflows, stepsCovered(e)) ? e.overflows : e.overflow === true ? 1 : 0;
+}
+
+/** Skipped updates a step event stands for (a sink's `skipped_updates`, else its flags), at least its overflows. */
+export function stepSkippedUpdates(e: {
+  step?: unknown;
+  first_step?: unknown;
+  overflow?: unknown;
+  overflows?: unknown;
+  skipped?: unknown;
+  skipped_updates?: unknown;
+}): number {
+  const counted = isCount(e.skipped_updates, stepsCovered(e))
+    ? e.skipped_updates
+    : e.skipped === true || e.overflow === true
+      ? 1
+      : 0;
+  return Math.max(counted, stepOverflows(e));
+}
+
 /**
  * Why a value with a good envelope is still not an event readers can take: a known type with a
  * field of the wrong type (`spec: null`, `epoch: "3"`, `loss: {}`). Missing fields are allowed
@@ -433,6 +476,14 @@ export function eventProblem(x: EventEnvelope): string | undefined {
   }
   if (x.type === 'step' && isNum(e.first_step) && isNum(e.step) && !(e.first_step <= e.step)) {
     return `step seq ${x.seq}: first_step ${e.first_step} is after step ${e.step}`;
+  }
+  if (x.type === 'step') {
+    const size = stepsCovered(e);
+    for (const field of ['overflows', 'skipped_updates'] as const) {
+      const v = e[field];
+      if (v !== undefined && !isCount(v, size))
+        return `step seq ${x.seq}: ${field} ${String(v)} is not a whole number from 0 to the event's ${size} step(s)`;
+    }
   }
   if (x.type === 'run_finished' && e.status !== undefined && !FINISH_STATUSES.has(e.status as string)) {
     return `run_finished seq ${x.seq}: status ${JSON.stringify(e.status).slice(0, 40)} is not one of completed, stopped, failed`;

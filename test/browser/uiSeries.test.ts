@@ -31,6 +31,17 @@ test('overflows per window count every overflowed step in (step - window, step]'
   assert.deepEqual(overflowsInWindow(steps, overflow, 1), [1, 1, 0, 1, 0, 0, 1]);
 });
 
+test("a sink row's overflow count counts as that many overflowed steps, at its last step", () => {
+  // rows at the ends of sinks of 4 (steps 1-4, 5-8, 9-12): 3, 0 and 2 of their steps overflowed
+  assert.deepEqual(overflowsInWindow([4, 8, 12], [3, 0, 2], 8), [3, 3, 2]);
+  assert.deepEqual(overflowsInWindow([4, 8, 12], [3, 0, 2], 100), [3, 3, 5]);
+  assert.deepEqual(overflowMarkers({ lossScale: [2048, 2048, 512], overflow: [3, 0, 2], loss: [1, 1, 1] }), [
+    2048,
+    null,
+    512,
+  ]);
+});
+
 test('overflow markers sit on the loss scale of the overflowed steps only', () => {
   assert.deepEqual(overflowMarkers({ lossScale: [1024, 512, 512], overflow: [1, 0, 1], loss: [1, 1, 1] }), [
     1024,

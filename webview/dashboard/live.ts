@@ -112,7 +112,7 @@ export class SingleRunColumns {
       this.n++;
     }
     this.marks = [];
-    for (let i = 0; i < s.steps.length; i++) if (s.overflow[i] === 1) this.marks.push(s.steps[i]);
+    for (let i = 0; i < s.steps.length; i++) for (let k = 0; k < s.overflow[i]; k++) this.marks.push(s.steps[i]);
     const last = s.steps.length ? s.steps[s.steps.length - 1] : -Infinity;
     this.lo = 0;
     while (this.lo < this.marks.length && this.marks[this.lo] <= last - Math.max(1, window)) this.lo++;
@@ -168,8 +168,8 @@ export class SingleRunColumns {
     const win = Math.max(1, this.window);
     for (let i = this.stepRows; i < s.steps.length; i++) {
       const step = s.steps[i];
-      this.markers.push(s.overflow[i] === 1 ? s.lossScale[i] : null);
-      if (s.overflow[i] === 1) this.marks.push(step);
+      this.markers.push(s.overflow[i] > 0 ? s.lossScale[i] : null);
+      for (let k = 0; k < s.overflow[i]; k++) this.marks.push(step); // a sink's overflows, at its last step
       while (this.lo < this.marks.length && this.marks[this.lo] <= step - win) this.lo++;
       this.overflowCounts.push(this.marks.length - this.lo);
     }

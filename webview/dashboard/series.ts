@@ -26,12 +26,13 @@ export function smooth(values: readonly (number | null)[], weight: number): (num
 
 /**
  * For each row, how many overflowed steps lie in (step - window, step]. Rows may be downsampled,
- * but the host keeps every overflowed step, so the count is exact.
+ * but the host keeps every row with an overflow, so the count is exact; a sink row's overflows
+ * (`overflow` counts them) are placed at its last step.
  */
-export function overflowsInWindow(steps: readonly number[], overflow: readonly (0 | 1)[], window: number): number[] {
+export function overflowsInWindow(steps: readonly number[], overflow: readonly number[], window: number): number[] {
   const w = Math.max(1, window);
   const marks: number[] = [];
-  for (let i = 0; i < steps.length; i++) if (overflow[i] === 1) marks.push(steps[i]);
+  for (let i = 0; i < steps.length; i++) for (let k = 0; k < overflow[i]; k++) marks.push(steps[i]);
   const out: number[] = new Array(steps.length);
   let lo = 0;
   let hi = 0;
@@ -44,16 +45,16 @@ export function overflowsInWindow(steps: readonly number[], overflow: readonly (
   return out;
 }
 
-/** The loss scale at overflowed steps, null elsewhere: the chart draws these as markers. */
+/** The loss scale at rows with an overflow (a sink's: any of its steps), null elsewhere: the chart's markers. */
 export function overflowMarkers(block: Pick<StepBlock, 'lossScale' | 'overflow' | 'loss'>): (number | null)[] {
-  return block.overflow.map((o, i) => (o === 1 ? block.lossScale[i] : null));
+  return block.overflow.map((o, i) => (o > 0 ? block.lossScale[i] : null));
 }
 
 /**
  * The block with each sink row (one event for several steps: Ascend's sink mode, `firstStep` set)
  * drawn as the range it covers: two rows, at its first and at its last step, with the row's values
  * (the loss being the sink's mean), so that every step chart draws it flat across its steps rather
- * than as one point at its end. The overflow mark stays on the last row (it counts once). A block
+ * than as one point at its end. The overflow count stays on the last row (counted once). A block
  * without sinks comes back as it is.
  */
 export function spanSinks(b: StepBlock): StepBlock {
@@ -69,7 +70,7 @@ export function spanSinks(b: StepBlock): StepBlock {
     stepMs: [],
     dataMs: [],
   };
-  const row = (i: number, step: number, overflow: 0 | 1) => {
+  const row = (i: number, step: number, overflow: number) => {
     out.steps.push(step);
     out.loss.push(b.loss[i]);
     out.lr.push(b.lr[i]);

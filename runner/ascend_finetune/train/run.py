@@ -365,7 +365,17 @@ class Run:
             for rec in tr.epoch_steps(epoch, skip_in_epoch, wants_stop):
                 first, loss, n = rec["first_step"], rec["loss"], rec["step"] - rec["first_step"] + 1
                 overflows += rec["overflows"]
-                step_fields: dict[str, Any] = {"first_step": first, "mean_loss": rec["mean_loss"]} if n > 1 else {}
+                # A sink's counts over its steps: its `overflow` and `skipped` flags are its last step's.
+                step_fields: dict[str, Any] = (
+                    {
+                        "first_step": first,
+                        "mean_loss": rec["mean_loss"],
+                        "overflows": rec["overflows"],
+                        "skipped_updates": rec["skipped_updates"],
+                    }
+                    if n > 1
+                    else {}
+                )
                 if rec["data_ms"] is not None:
                     step_fields["data_ms"] = rec["data_ms"]
                 self.log.emit(

@@ -385,7 +385,8 @@ class Trainer:
     ) -> Iterator[dict[str, Any]]:
         """Train the rest of `epoch` (its first `skip` steps are done), yielding one record per step,
         or per sink on Ascend with sink.size N > 1: the step event's fields for the last step of the
-        call, with `first_step` and `mean_loss` (over the call's finite losses), `overflows`,
+        call, with `first_step` and `mean_loss` (over the call's finite losses), `overflows` and
+        `skipped_updates` (the call's steps that overflowed, that applied no update),
         `nonfinite` (steps with a NaN/Inf loss), `stop` (the ranks agreed to stop after this call;
         single process: `wants_stop()`) and `warning` (a data_bound warning, once per run).
 
@@ -450,6 +451,7 @@ class Trainer:
                 "overflows": int(round(overflows)),
                 "nonfinite": size - int(round(finite_n)),
                 "skipped": updated < 0.5,
+                "skipped_updates": size - int(round(updates)),  # overflows and NaN/Inf losses of the call
                 "step_ms": round(step_s * 1000, 3),
                 "data_ms": round(data_s * 1000, 3) if data_s is not None else None,
                 "img_per_s": round(batch / step_s, 2) if step_s > 0 else None,

@@ -19,7 +19,7 @@ The reasons and their thresholds (docs/protocol.md, `run_finished`):
   LOSS_RISE_MIN above) the median of the first window. The window is a fifth of the finite-loss
   steps, from 3 to 50; medians, so a single spike does not count. Needs MIN_TREND_STEPS such steps.
 - `updates_skipped`: more than SKIPPED_SHARE of the steps overflowed under loss scaling (their
-  update was skipped). Needs MIN_SKIP_STEPS steps.
+  update was skipped). Needs MIN_SKIP_STEPS steps. A sink's event counts its steps (`overflows`).
 - `frozen_random_backbone`: the pre-flight rule (frozen layers, no pretrained weights).
 - `chance_level`: the best val accuracy is at most chance + margin. Chance is 1/num_classes, or the
   share of the validation set's largest class when that is larger (a model that always answers that
@@ -57,7 +57,9 @@ MIN_VAL_PER_CLASS = 5
 class Step:
     step: int
     loss: float | None  # None: NaN or Inf
-    overflow_skipped: bool  # the update was skipped because loss scaling overflowed
+    # updates skipped because loss scaling overflowed: 0 or 1 for a step, up to `n` for a sink
+    overflow_skipped: int
+    n: int = 1  # steps the event covers (a sink's first_step..step)
 
 
 @dataclass
@@ -96,7 +98,7 @@ class RunRecord:
         elif t == "step" and isinstance(ev.get("step"), int):
             loss = ev.get("loss")
             value = float(loss) if isinstance(loss, (int, float)) and math.isfinite(loss) else None
-            self.steps.append(Step(ev["step"], value, bool(ev.get("overflow")) and bool(ev.get("skipped"))))
+            self.steps.append(_step(ev, value))
         elif t == "eval" and isinstance(ev.get("val_acc"), (int, float)):
             conf = ev.get("confusion")
             if not ev.get("nonfinite") and isinstance(conf, list) and all(isinstance(r, list) for r in conf):
@@ -109,6 +111,23 @@ class RunRecord:
                     float(vl) if isinstance(vl, (int, float)) and math.isfinite(vl) else None,
                 )
             )
+
+
+def _count(v: Any, n: int) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= n else None
+
+
+def _step(ev: dict[str, Any], loss: float | None) -> Step:
+    """A step event as the verdict counts it. A sink's event (first_step < step) carries its steps'
+    `overflows` and `skipped_updates`; an overflow always skips its update, so the smaller of the
+    two is the overflow-skipped count. Without them (one step, or an older runner's sink) the event
+    counts as one step with its last step's flags, as before."""
+    first = ev.get("first_step")
+    n = ev["step"] - first + 1 if isinstance(first, int) and 0 < first <= ev["step"] else 1
+    overflows, skipped = _count(ev.get("overflows"), n), _count(ev.get("skipped_updates"), n)
+    if n > 1 and overflows is not None:
+        return Step(ev["step"], loss, min(overflows, n if skipped is None else skipped), n)
+    return Step(ev["step"], loss, int(bool(ev.get("overflow")) and bool(ev.get("skipped"))))
 
 
 def record_events(spec: Mapping[str, Any], events: Iterable[dict[str, Any]]) -> RunRecord:
@@ -199,18 +218,19 @@ def judge(rec: RunRecord, status: str, error: dict[str, Any] | None = None) -> d
                     steps=len(losses),
                 )
             )
-    skipped = sum(s.overflow_skipped for s in steps)
-    if len(steps) >= MIN_SKIP_STEPS and skipped > SKIPPED_SHARE * len(steps):
+    # every step counts, a sink's inside ones too
+    skipped, ran = sum(s.overflow_skipped for s in steps), sum(s.n for s in steps)
+    if ran >= MIN_SKIP_STEPS and skipped > SKIPPED_SHARE * ran:
         reasons.append(
             _reason(
                 "updates_skipped",
-                f"{skipped} of {len(steps)} updates were skipped because the scaled gradients overflowed "
-                f"({skipped / len(steps):.0%}): the model learned from the other steps only.",
+                f"{skipped} of {ran} updates were skipped because the scaled gradients overflowed "
+                f"({skipped / ran:.0%}): the model learned from the other steps only.",
                 "Lower amp.init_scale (for example to 1024); on CPU, set amp.level to O0, which needs no "
                 "loss scaling (fp16 is not faster there).",
                 skipped=skipped,
-                steps=len(steps),
-                share=skipped / len(steps),
+                steps=ran,
+                share=skipped / ran,
             )
         )
     model = rec.spec.get("model")

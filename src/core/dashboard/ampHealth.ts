@@ -10,7 +10,8 @@
 // - no loss scaling with fp16 (O2/O3): small gradients underflow to zero and overflows go unseen.
 import type { AmpDiagnosis, AmpHealth } from '../../shared/dashboardProtocol';
 import { ampScaling } from './ampScaling';
-import type { RunSeriesStore } from './seriesStore';
+import { lowerBound } from './downsample';
+import type { RunSeriesStore, StepColumns } from './seriesStore';
 
 export const AMP_WINDOW = 200;
 /** Overflows in the window that make a storm (outside the start-up burst). */
@@ -28,7 +29,8 @@ export function ampHealth(store: RunSeriesStore, window = AMP_WINDOW): AmpHealth
   const s = store.steps;
   const n = s.length;
   const seg = Math.min(store.segmentStartRow, n);
-  const recentFrom = Math.max(seg, n - window);
+  // the rows of the last `window` steps (a sink's row stands for its steps, and counts its overflows)
+  const recentFrom = n ? Math.max(seg, lowerBound(s.step.data, n, s.step.data[n - 1] - window + 1)) : seg;
   let overflowsRecent = 0;
   for (let i = recentFrom; i < n; i++) overflowsRecent += s.overflow.data[i];
   const currentScale = n ? s.lossScale.data[n - 1] : NaN;
@@ -44,7 +46,7 @@ export function ampHealth(store: RunSeriesStore, window = AMP_WINDOW): AmpHealth
   if (seg < n && s.overflow.data[seg]) {
     for (let i = seg, gap = 0; i < n && gap <= BURST_GAP; i++) {
       if (s.overflow.data[i]) {
-        burst++;
+        burst += s.overflow.data[i];
         burstEnd = i + 1;
         gap = 0;
       } else gap++;
@@ -83,9 +85,9 @@ export function ampHealth(store: RunSeriesStore, window = AMP_WINDOW): AmpHealth
       message: `The loss scale is at its floor of ${fmtScale(currentScale)} and the last ${pinnedRows.steps} steps still overflowed: the gradients are not finite even unscaled, so no update is applied and the model has stopped learning (the loss stays flat).`,
       fix: 'This is no longer an fp16 range problem: lower train.lr, check the data for NaN/Inf, or run with amp.level O0 to find where the values blow up.',
     });
-  } else if (stormOverflows >= Math.max(STORM_MIN, (n - recentFrom) * STORM_FRACTION)) {
+  } else if (stormOverflows >= Math.max(STORM_MIN, stepsIn(s, recentFrom, n) * STORM_FRACTION)) {
     storm = true;
-    const recentSteps = n - recentFrom;
+    const recentSteps = stepsIn(s, recentFrom, n);
     diagnosis.push({
       code: 'overflow_storm',
       severity: 'warning',
@@ -95,16 +97,17 @@ export function ampHealth(store: RunSeriesStore, window = AMP_WINDOW): AmpHealth
   }
 
   if (burst > 0 && !storm && mode === 'dynamic' && pinnedRows.steps < PINNED_MIN_STEPS) {
-    const startScale = s.lossScale.data[seg] * 2; // the scale before the first halving
+    // the scale before the first halving: the first row's scale is after its overflows' halvings
+    const startScale = s.lossScale.data[seg] * 2 ** s.overflow.data[seg];
     const endScale = fmtScale(s.lossScale.data[burstEnd - 1]);
     let later = 0;
     for (let i = burstEnd; i < n; i++) later += s.overflow.data[i];
-    const settled = n - burstEnd > BURST_GAP;
+    const settled = stepsIn(s, burstEnd, n) > BURST_GAP;
     diagnosis.push({
       code: 'startup_burst',
       severity: 'info',
       message: settled
-        ? `Normal start-up: the dynamic loss scale started at ${fmtScale(startScale)} and overflowed on ${burst} of the first ${burstEnd - seg} steps, halving each time down to ${endScale}; ` +
+        ? `Normal start-up: the dynamic loss scale started at ${fmtScale(startScale)} and overflowed on ${burst} of the first ${stepsIn(s, seg, burstEnd)} steps, halving each time down to ${endScale}; ` +
           (later === 0
             ? 'no overflow since.'
             : `since then only ${later} isolated overflow${plural(later)} (the scale probing upward).`) +
@@ -156,10 +159,20 @@ function pinnedAtFloor(store: RunSeriesStore, from: number): { steps: number; ov
   let overflows = 0;
   for (let i = s.length - 1; i >= from; i--) {
     if (!(s.lossScale.data[i] <= SCALE_FLOOR)) break;
-    steps++;
+    steps += stepsIn(s, i, i + 1);
     overflows += s.overflow.data[i];
   }
   return { steps, overflows };
+}
+
+/** Steps the rows [from, to) cover: one each, a sink row its first step to its step. */
+function stepsIn(s: StepColumns, from: number, to: number): number {
+  let steps = 0;
+  for (let i = from; i < to; i++) {
+    const first = s.firstStep.data[i];
+    steps += Number.isNaN(first) ? 1 : s.step.data[i] - first + 1;
+  }
+  return steps;
 }
 
 function firstNanWithoutOverflow(store: RunSeriesStore): number | undefined {

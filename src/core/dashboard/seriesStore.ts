@@ -12,7 +12,13 @@ import type {
   StepEvent,
   UnfreezeEvent,
 } from '../../shared/eventsProtocol';
-import { isKnownEvent, runHealth, type RunHealth } from '../../shared/eventsProtocol';
+import {
+  isKnownEvent,
+  runHealth,
+  stepOverflows,
+  stepSkippedUpdates,
+  type RunHealth,
+} from '../../shared/eventsProtocol';
 import type {
   DashboardHeader,
   DeviceBlock,
@@ -45,7 +51,10 @@ export class Column {
   }
 }
 
-/** The step columns the dashboard charts; `overflow` and `skipped` are 0/1. */
+/**
+ * The step columns the dashboard charts; `overflow` and `skipped` count the row's overflowed and
+ * skipped steps: 0 or 1 for a step, up to its size for a sink (one row for several steps).
+ */
 export const STEP_SERIES = ['loss', 'lr', 'lossScale', 'imgPerS', 'stepMs', 'dataMs'] as const;
 export type StepSeries = (typeof STEP_SERIES)[number];
 
@@ -282,13 +291,15 @@ export class RunSeriesStore {
     s.imgPerS.push(num(e.img_per_s));
     s.stepMs.push(num(e.step_ms));
     s.dataMs.push(num(e.data_ms));
-    const overflow = e.overflow === true;
-    const skipped = e.skipped === true || overflow;
-    s.overflow.push(overflow ? 1 : 0);
-    s.skipped.push(skipped ? 1 : 0);
-    if (overflow) this.overflowsTotal++;
-    if (skipped) this.skippedTotal++;
-    if (!overflow && (sink ? e.mean_loss : e.loss) === null) this.nanWithoutOverflow++;
+    // A sink's counts cover all its steps (its flags are its last step's); an older sink event has
+    // only the flags, counted once as before.
+    const overflows = stepOverflows(e);
+    const skipped = stepSkippedUpdates(e);
+    s.overflow.push(overflows);
+    s.skipped.push(skipped);
+    this.overflowsTotal += overflows;
+    this.skippedTotal += skipped;
+    if (!overflows && (sink ? e.mean_loss : e.loss) === null) this.nanWithoutOverflow++;
   }
 
   private rewindTo(step: number): void {
@@ -296,8 +307,8 @@ export class RunSeriesStore {
     let keep = s.length;
     while (keep > 0 && s.step.data[keep - 1] >= step) keep--;
     for (let i = keep; i < s.length; i++) {
-      if (s.overflow.data[i]) this.overflowsTotal--;
-      if (s.skipped.data[i]) this.skippedTotal--;
+      this.overflowsTotal -= s.overflow.data[i];
+      this.skippedTotal -= s.skipped.data[i];
       if (!s.overflow.data[i] && Number.isNaN(s.loss.data[i])) this.nanWithoutOverflow--;
     }
     for (const c of s.all()) c.truncate(keep);
@@ -424,7 +435,7 @@ export class RunSeriesStore {
       b.loss[i] = orNull(s.loss.data[r]);
       b.lr[i] = orNull(s.lr.data[r]);
       b.lossScale[i] = orNull(s.lossScale.data[r]);
-      b.overflow[i] = s.overflow.data[r] ? 1 : 0;
+      b.overflow[i] = s.overflow.data[r];
       b.imgPerS[i] = orNull(s.imgPerS.data[r]);
       b.stepMs[i] = orNull(s.stepMs.data[r]);
       b.dataMs[i] = orNull(s.dataMs.data[r]);

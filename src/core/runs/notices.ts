@@ -5,6 +5,8 @@ import {
   isEarlyStop,
   isKnownEvent,
   runHealth,
+  stepOverflows,
+  stepsCovered,
   type RunEvent,
   type RunFinishedEvent,
   type WarningEvent,
@@ -220,14 +222,18 @@ export class OverflowStorm {
   private run = 0;
   private warned = false;
 
-  /** True exactly when this step makes the streak reach the threshold. */
-  step(overflow: boolean): boolean {
-    if (!overflow) {
+  /**
+   * True exactly when this step makes the streak reach the threshold. A sink of `size` steps with
+   * `overflows` of them overflowed extends the streak when all did; else one that ended on an
+   * overflow (`overflow`, its last step's flag) starts a streak of at least 1.
+   */
+  step(overflow: boolean, overflows = overflow ? 1 : 0, size = 1): boolean {
+    if (overflows < size) {
       this.run = 0;
       this.warned = false;
-      return false;
     }
-    this.run++;
+    if (!overflow) return false;
+    this.run += overflows < size ? 1 : size;
     if (this.run >= OVERFLOW_STORM_STEPS && !this.warned) {
       this.warned = true;
       return true;
@@ -277,7 +283,8 @@ export class RunNotices {
           out.push(nanLossNotice(this.name, event.step));
         }
         // The streak counts whatever the setting: one that peaked while it was off is not reported later.
-        if (this.storm.step(event.overflow) && notifyWarnings) out.push(overflowStormNotice(this.name, event.step));
+        if (this.storm.step(event.overflow, stepOverflows(event), stepsCovered(event)) && notifyWarnings)
+          out.push(overflowStormNotice(this.name, event.step));
         return out;
       }
       default:

@@ -7,7 +7,7 @@ import type {
   StepEvent,
   WarningEvent,
 } from '../../shared/eventsProtocol';
-import { isEarlyStop, isKnownEvent, runHealth } from '../../shared/eventsProtocol';
+import { isEarlyStop, isKnownEvent, runHealth, stepOverflows } from '../../shared/eventsProtocol';
 
 /**
  * Folds a run's events into what a one-line progress text needs: totals from `run_started`,
@@ -43,9 +43,10 @@ export class ProgressTracker {
           this.lossSum += event.loss;
           this.lossCount++;
         }
-        if (event.overflow) {
-          this.epochOverflows++;
-          this.overflowTotal++;
+        {
+          const overflows = stepOverflows(event); // a sink's: all its steps
+          this.epochOverflows += overflows;
+          this.overflowTotal += overflows;
         }
         break;
     }

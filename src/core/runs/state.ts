@@ -2,7 +2,7 @@
 // the transport sees (a dropped stream, a dead process). Views, the status bar and notifications
 // read `RunView`; nothing here knows about VS Code.
 import type { RunEvent, RunFinishedEvent } from '../../shared/eventsProtocol';
-import { isKnownEvent } from '../../shared/eventsProtocol';
+import { isKnownEvent, stepOverflows } from '../../shared/eventsProtocol';
 
 /**
  * launching: `launch` returned, no run_started yet; running: events flow; reconnecting: the stream
@@ -79,7 +79,7 @@ export function applyEvent(view: RunView, event: RunEvent): RunView {
       v.loss = event.loss;
       v.imgPerS = event.img_per_s;
       v.lossScale = event.loss_scale;
-      if (event.overflow) v.overflows++;
+      v.overflows += stepOverflows(event); // a sink's: all its steps
       break;
     }
     case 'eval':

@@ -30,11 +30,11 @@ def sink_data(tmp_path_factory):
 def _spec(data, name, **over):
     # No augmentation and fp32 without loss scaling: the two runs compared below see the same batches
     # and compute the same steps.
+    over.setdefault("amp", {"level": "O0", "loss_scale": "none"})
     return spec(
         data,
         name=name,
         data={"batch_size": 4, "workers": 1, "val_split": 0.25, "augment": "none"},
-        amp={"level": "O0", "loss_scale": "none"},
         checkpoint={"every_steps": 6, "keep_max": 10},
         sink={"enabled": True, "size": 5},
         **over,
@@ -117,3 +117,31 @@ def test_a_stop_is_taken_between_sinks(tmp_path, sink_data):
     steps = of_type(evs, "step")
     assert fin["final"]["step"] == steps[-1]["step"] and fin["final"]["step"] % 4 == 0, "a whole sink, never a part"
     assert of_type(evs, "checkpoint")[-1]["step"] == fin["final"]["step"]
+
+
+def test_a_sinks_overflows_and_skipped_updates_count_its_inside_steps(tmp_path, sink_data):
+    """O2 with the dynamic scale's default 2^24 start overflows on the first steps on CPU (the
+    start-up burst) and the burst ends inside a sink: the sink's event carries the overflows and
+    skipped updates of all its steps, checked against the same spec trained step by step."""
+    runs = {}
+    for mode in ("steps", "sinks"):
+        s = _spec(
+            sink_data,
+            f"o2-{mode}",
+            amp={"level": "O2", "loss_scale": "dynamic", "init_scale": 2**24},
+            train={"epochs": 1},
+        )
+        path = write_spec(tmp_path / f"{mode}.json", s)
+        code, doc = _cli("train", str(path), "--run-dir", str(tmp_path / mode), sink=mode == "sinks")
+        assert code == 0, doc
+        runs[mode] = of_type(events(tmp_path / mode), "step")
+    per_step = {e["step"]: e for e in runs["steps"]}
+    assert not any("overflows" in e or "skipped_updates" in e for e in per_step.values()), "one step: its flags"
+    inside = 0
+    for e in runs["sinks"]:
+        covered = [per_step[s] for s in range(e["first_step"], e["step"] + 1)]
+        assert e["overflows"] == sum(c["overflow"] for c in covered)
+        assert e["skipped_updates"] == sum(c["skipped"] for c in covered)
+        inside += e["overflows"] - int(e["overflow"])
+    assert inside > 0, "no overflow fell inside a sink: the test would not tell"
+    assert sum(e["overflows"] for e in runs["sinks"]) == sum(e["overflow"] for e in runs["steps"])

@@ -102,6 +102,47 @@ def test_most_updates_skipped_by_loss_scaling():
     assert _judge([_started(), *_steps([1.0] * 12, overflow=[True] * 6 + [False] * 6)])["reasons"] == []
 
 
+def _sink(first: int, last: int, overflows: int | None, last_overflowed: bool = False) -> dict:
+    """A sink's step event: its flags are its last step's; `overflows` None is an older runner's."""
+    ev = {
+        "type": "step",
+        "step": last,
+        "first_step": first,
+        "loss": 1.0,
+        "mean_loss": 1.0,
+        "overflow": last_overflowed,
+        "skipped": last_overflowed,
+    }
+    if overflows is not None:
+        ev.update(overflows=overflows, skipped_updates=overflows)
+    return ev
+
+
+def test_overflows_inside_sinks_count_as_skipped_updates():
+    """Three sinks of 4 steps whose first three steps overflowed and the last did not (a start-up
+    burst that ends before each sink's end): 9 of 12 updates skipped, while every event's own
+    flag says its last step was fine."""
+    sinks = [_sink(1, 4, 3), _sink(5, 8, 3), _sink(9, 12, 3)]
+    (r,) = _judge([_started(), *sinks])["reasons"]
+    assert (r["code"], r["skipped"], r["steps"]) == ("updates_skipped", 9, 12)
+    assert r["share"] == pytest.approx(9 / 12)
+    # a sink's steps count in the share's denominator too: 5 of 12 is not most
+    assert _judge([_started(), _sink(1, 4, 3), _sink(5, 8, 2), _sink(9, 12, 0)])["reasons"] == []
+
+
+def test_sink_events_of_an_older_runner_keep_their_one_flag_meaning():
+    old = [_sink(1, 4, None, True), _sink(5, 8, None, True), _sink(9, 12, None, True), _sink(13, 16, None)]
+    (r,) = _judge([_started(), *old])["reasons"]
+    assert (r["code"], r["skipped"], r["steps"]) == ("updates_skipped", 3, 4)
+
+
+def test_sink_counts_out_of_range_are_not_trusted():
+    """overflows above the sink's size (or negative) fall back to the last step's flag."""
+    bad = [{**_sink(1, 4, None), "overflows": 9, "skipped_updates": 9} for _ in range(1)]
+    bad += [{**_sink(5 + 4 * i, 8 + 4 * i, None), "overflows": -1} for i in range(3)]
+    assert _judge([_started(), *bad])["reasons"] == []
+
+
 def test_frozen_random_backbone_uses_the_preflight_rule():
     frozen = {"model": {"freeze": "up_to:layer2", "pretrained": None}}
     (r,) = _judge([], spec_=frozen)["reasons"]

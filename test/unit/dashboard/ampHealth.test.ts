@@ -189,3 +189,45 @@ test("the header carries run_finished's verdict (code, message, fix); none befor
     reasons: [{ code: 'loss_rose', message: 'The loss rose.', fix: 'Lower train.lr.' }],
   });
 });
+
+test("a sink run's start-up burst (recorded): every overflowed step of the sinks, the scale it started at", () => {
+  const h = health(recorded('sink-run'));
+  assert.deepEqual(codes(h), ['startup_burst']);
+  const d = h.diagnosis[0];
+  assert.match(d.message, /started at 2\^24/, "the first sink's scale is after its 3 halvings");
+  assert.match(d.message, /overflowed on 8 of the first 9 steps/);
+  assert.match(d.message, /down to 2\^16; no overflow since/);
+  assert.equal(h.overflowsTotal, 8);
+  assert.equal(h.skippedTotal, 8);
+  assert.equal(h.overflowsRecent, 8);
+});
+
+test('a storm inside sinks is seen although every sink ends on a clean step', () => {
+  // Synthesized (a CPU run does not storm): sinks of 10 steps, 4 overflows each after a clean start.
+  const m = new EventMaker();
+  const evs: RunEvent[] = [m.started({ totalSteps: 400, stepsPerEpoch: 400, initScale: 1024 })];
+  for (let last = 10; last <= 200; last += 10) {
+    const overflows = last <= 50 ? 0 : 4;
+    evs.push(
+      m.ev('step', {
+        epoch: 1,
+        step: last,
+        first_step: last - 9,
+        loss: 1,
+        mean_loss: 1,
+        lr: 0.01,
+        loss_scale: 1024,
+        overflow: false,
+        skipped: false,
+        overflows,
+        skipped_updates: overflows,
+        step_ms: 1,
+        img_per_s: 1,
+      }),
+    );
+  }
+  const h = health(evs);
+  assert.deepEqual(codes(h), ['overflow_storm']);
+  assert.equal(h.overflowsTotal, 60);
+  assert.match(h.diagnosis[0].message, /60 of the last 200 steps overflowed/);
+});

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { selectRows } from '../../../src/core/dashboard/downsample';
 import { RunSeriesStore, STEP_SERIES } from '../../../src/core/dashboard/seriesStore';
+import { applyEvent, initialView } from '../../../src/core/runs/state';
 import type { RunEvent } from '../../../src/shared/eventsProtocol';
 import { EventMaker, recorded } from '../fixtures/dashboard/events';
 
@@ -286,4 +287,61 @@ test('a run in sink mode: one row per sink, its first step alongside, its mean l
   const plain = newStore();
   plain.ingest(recorded('amp-startup-burst'));
   assert.equal(plain.stepRange(0, plain.steps.length).firstStep, undefined);
+});
+
+test("a sink run counts every overflowed step of its sinks, not only each sink's last", () => {
+  // Recorded (fixtures README): the 2^24 start-up burst overflows steps 1-7 and 9; in sinks of 3
+  // the events' own flags say 3 overflows (steps 3, 6, 9), their counts say 8.
+  const evs = recorded('sink-run');
+  const steps = evs.filter((e) => e.type === 'step') as unknown as { overflow: boolean }[];
+  assert.equal(steps.filter((e) => e.overflow).length, 3, 'the last steps alone');
+  const s = newStore();
+  s.ingest(evs);
+  assert.deepEqual(s.stepRange(0, s.steps.length).overflow, [3, 3, 2, 0, 0, 0]);
+  assert.equal(s.overflowsTotal, 8);
+  assert.equal(s.skippedTotal, 8);
+  let view = initialView();
+  for (const e of evs) view = applyEvent(view, e);
+  assert.equal(view.overflows, 8, "the run state's count (the Runs view's) agrees");
+  // Every row with an overflow survives downsampling, with its count.
+  const rows = selectRows(s.steps.step, [s.steps.loss], s.steps.overflow, { min: null, max: null }, 1);
+  let kept = 0;
+  for (const r of rows.rows) kept += s.steps.overflow.data[r];
+  assert.equal(kept, 8);
+  // A resume that rewinds into the sinks takes their counts back out.
+  const m = new EventMaker();
+  m.seq = evs[evs.length - 1].seq;
+  s.ingest([
+    m.ev('run_started', { run_id: 'sinkrun', spec: {}, classes: [], resumed_from: { file: 'x', step: 3 } }),
+    m.ev('step', {
+      epoch: 1,
+      step: 6,
+      first_step: 4,
+      loss: 1,
+      mean_loss: 1,
+      lr: 0.01,
+      loss_scale: 2 ** 20,
+      overflow: false,
+      skipped: false,
+      overflows: 1,
+      skipped_updates: 1,
+      step_ms: 1,
+      img_per_s: 1,
+    }),
+  ]);
+  assert.equal(s.overflowsTotal, 4);
+  assert.equal(s.skippedTotal, 4);
+});
+
+test('sink events of an older runner (no counts) keep their one-flag meaning', () => {
+  const old = recorded('sink-run').map((e) => {
+    if (e.type !== 'step') return e;
+    const { overflows: _o, skipped_updates: _s, ...rest } = e as unknown as Record<string, unknown>;
+    return rest as unknown as RunEvent;
+  });
+  const s = newStore();
+  s.ingest(old);
+  assert.deepEqual(s.stepRange(0, s.steps.length).overflow, [1, 1, 1, 0, 0, 0]);
+  assert.equal(s.overflowsTotal, 3);
+  assert.equal(s.skippedTotal, 3);
 });

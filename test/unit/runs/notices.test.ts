@@ -327,3 +327,13 @@ test('the run end flushes held warnings before the finish notice', () => {
     ['Ascend run "f": images_skipped message [images_skipped]', 'Ascend run "f" completed.'],
   );
 });
+
+test('an overflow storm inside sinks: whole sinks of overflows add their steps, a clean step inside breaks the streak', () => {
+  const s = new OverflowStorm();
+  assert.equal(s.step(true, 10, 10), false);
+  assert.equal(s.step(true, 10, 10), true, '20 overflows in a row over two sinks of 10');
+  const t = new OverflowStorm();
+  assert.equal(t.step(true, 10, 10), false);
+  assert.equal(t.step(true, 9, 10), false, 'one clean step in the sink: the streak restarts at its last step');
+  assert.equal(t.step(true, 10, 10), false, '11 in a row, not 20');
+});

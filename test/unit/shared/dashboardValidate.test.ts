@@ -2,7 +2,7 @@
 // ones are refused with a reason that names the field.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MAX_EXPORT_CHARS, validateUiMessage } from '../../../src/shared/dashboardValidate';
+import { checkRunEvent, MAX_EXPORT_CHARS, validateUiMessage } from '../../../src/shared/dashboardValidate';
 
 const ok = (raw: unknown) => {
   const v = validateUiMessage(raw);
@@ -104,4 +104,21 @@ test('exports: a plain file name, the right format, bounded data', () => {
     /data:image\/png;base64/,
   );
   assert.equal((ok(csv({ suggestedName: 'loss.CSV' })) as { suggestedName: string }).suggestedName, 'loss.CSV');
+});
+
+test("a sink step's overflow counts out of its range are dropped and named, good ones kept", () => {
+  const step = { v: 1, seq: 3, t: 1, type: 'step', epoch: 1, step: 6, first_step: 4, overflow: false, skipped: false };
+  const good = checkRunEvent({ ...step, overflows: 3, skipped_updates: 3 });
+  assert.ok(good.ok && good.repaired === null);
+  assert.equal((good.event as unknown as { overflows: number }).overflows, 3);
+  for (const [bad, field] of [
+    [{ ...step, overflows: 4 }, 'step.overflows'],
+    [{ ...step, skipped_updates: -1 }, 'step.skipped_updates'],
+    [{ ...step, overflows: 'many' }, 'step.overflows'],
+  ] as const) {
+    const c = checkRunEvent(bad);
+    assert.ok(c.ok, JSON.stringify(bad));
+    assert.equal(c.repaired, field);
+    assert.ok(!(field.slice(5) in c.event), `${field} dropped: the last step's flags stand in`);
+  }
 });

@@ -6,6 +6,9 @@ import {
   isKnownEvent,
   isRunEvent,
   runHealth,
+  stepOverflows,
+  stepSkippedUpdates,
+  stepsCovered,
 } from '../../../src/shared/eventsProtocol';
 
 test('isRunEvent accepts a valid envelope, known type or not', () => {
@@ -142,4 +145,29 @@ test('a sink step event names its range and mean loss; a range that ends before 
     assert.equal(isRunEvent(bad), false, JSON.stringify(bad));
     assert.match(eventProblem(bad as never) ?? '', /first_step|mean_loss/);
   }
+});
+
+test("a sink's overflows and skipped_updates are whole numbers within its range; the readers' counts use them", () => {
+  const env = { v: 1, seq: 4, t: 1, type: 'step', step: 8, first_step: 5, loss: 1.2, overflow: false, skipped: false };
+  assert.ok(isRunEvent({ ...env, overflows: 2, skipped_updates: 3 }));
+  assert.ok(isRunEvent({ ...env, overflows: 4, skipped_updates: 4 }), 'every step of the 4');
+  for (const bad of [
+    { ...env, overflows: 5 },
+    { ...env, overflows: -1 },
+    { ...env, skipped_updates: 1.5 },
+    { ...env, overflows: '2' },
+    { ...env, first_step: undefined, overflows: 2 },
+  ]) {
+    assert.equal(isRunEvent(bad), false, JSON.stringify(bad));
+    assert.match(eventProblem(bad as never) ?? '', /overflows|skipped_updates/);
+  }
+  assert.equal(stepOverflows({ ...env, overflows: 3 }), 3, 'a sink: all its steps, though its last step was fine');
+  assert.equal(stepSkippedUpdates({ ...env, overflows: 3, skipped_updates: 3 }), 3);
+  assert.equal(stepSkippedUpdates({ ...env, overflows: 3 }), 3, 'an overflow always skips its update');
+  // One step, or an older runner's sink without the counts: its flags, once.
+  assert.equal(stepOverflows({ ...env, overflow: true }), 1);
+  assert.equal(stepSkippedUpdates({ ...env, overflow: false, skipped: true }), 1);
+  assert.equal(stepOverflows({ ...env, first_step: undefined, overflow: true }), 1);
+  assert.equal(stepsCovered(env), 4);
+  assert.equal(stepsCovered({ step: 8 }), 1);
 });
