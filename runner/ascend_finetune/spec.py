@@ -3,7 +3,8 @@
 The rules live in one JSON Schema, `spec.schema.json`, next to this file: the extension and its
 language server validate against the same file. Ascend boxes may lack the `jsonschema` package,
 so the small subset the schema uses is interpreted here (`_walk`); the TypeScript side does the
-same with ajv and must give the same problems (test/spec-examples runs both).
+same with ajv and must give the same problems (test/spec-examples runs both). About 480 lines: the
+schema interpreter, resolution and the spec-file loader share the problem type and the field paths.
 
 Validation never stops at the first problem: a user fixing a spec wants every problem at once.
 """

@@ -2,6 +2,8 @@
 // tens of MB and a snapshot can scan it in milliseconds. Fed by RunEvents in seq order; events at
 // or below the last seq seen are ignored, so a re-attach that replays the log doubles nothing.
 // NaN stands for null in the float columns (the runner writes NaN/Inf losses as null anyway).
+// About 500 lines: one column per series and the one ingest that fills them all (steps, sinks,
+// evals, EMA, marks); split, the columns' shared row index would have to cross a module boundary.
 import type {
   CheckpointEvent,
   EvalEvent,
