@@ -57,3 +57,15 @@ test('a promise left floating in extension code is a lint error', async () => {
     hits.join('; '),
   );
 });
+
+test('an import cycle between two modules is a lint error', async () => {
+  // presentation.ts imports state.ts, so state.ts importing presentation.ts closes a cycle.
+  const hits = await rulesHit(
+    "import { stateIcon } from './presentation';\nexport const p = stateIcon;\n",
+    'src/core/runs/state.ts',
+  );
+  assert.ok(
+    hits.some((h) => h.startsWith('import-x/no-cycle')),
+    hits.join('; ') || 'no problem reported',
+  );
+});

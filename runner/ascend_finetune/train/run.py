@@ -6,6 +6,9 @@ The process that starts a Run says how it takes part (`RunSetup`): the CLI's `tr
 process holds the run directory; one of msrun's ranks (train/rank.py) does not (its launcher does)
 and brings its rank's strategy, event log and inbox. The CLI hands a run of several ranks to the
 launcher (distributed/launcher.py) instead of calling `execute`.
+
+It stays one file above the 450-line mark: the contract's order (lock, then status, then events, then
+the ending) is what it guarantees, and splitting the loop from its ending would spread that order.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 // `delete-checkpoints`, `verify`), in the style of targets/runnerCli.ts: argv arrays only, one JSON object
 // back, errors as RunnerError. The runner's output is checked here before anyone relies on it, so a
 // runner of another version gives a clear error instead of a view that breaks on a missing field.
+// One file above 450 lines on purpose: each command is a short argv builder beside the checks of its answer,
+// and the checks share the small readers at the top.
 import * as path from 'node:path';
 import { RunnerError, runRunner, type RunOptions } from '../targets/runnerCli';
 import type { RunnerConfig } from '../targets/invocation';
