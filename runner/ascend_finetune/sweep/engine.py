@@ -14,7 +14,6 @@ import os
 from typing import Any
 
 import optuna
-from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution, IntDistribution
 from optuna.storages import BaseStorage, JournalStorage, RDBStorage
 from optuna.storages.journal import JournalFileBackend
 
@@ -82,16 +81,17 @@ def pruner_for(sweep: dict[str, Any]) -> optuna.pruners.BasePruner:
     return optuna.pruners.NopPruner()
 
 
-def distributions(sweep: dict[str, Any]) -> dict[str, BaseDistribution]:
-    out: dict[str, BaseDistribution] = {}
+def suggest_all(trial: optuna.trial.Trial, sweep: dict[str, Any]) -> dict[str, Any]:
+    """The trial's value of every space field, through Optuna's suggest API (a value the trial
+    already has is returned as it is: a trial asked before a crash keeps its draw)."""
     for key, e in sweep["space"].items():
         if "choices" in e:
-            out[key] = CategoricalDistribution(e["choices"])
+            trial.suggest_categorical(key, e["choices"])
         elif e["int"]:
-            out[key] = IntDistribution(e["low"], e["high"], log=e["log"], step=e.get("step", 1))
+            trial.suggest_int(key, e["low"], e["high"], step=e.get("step", 1), log=e["log"])
         else:
-            out[key] = FloatDistribution(e["low"], e["high"], log=e["log"], step=e.get("step"))
-    return out
+            trial.suggest_float(key, e["low"], e["high"], step=e.get("step"), log=e["log"])
+    return dict(trial.params)
 
 
 def open_study(sweep: dict[str, Any], sweep_dir: str, study_name: str, create: bool = True) -> optuna.Study:

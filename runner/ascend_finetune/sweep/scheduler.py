@@ -96,7 +96,6 @@ class Scheduler:
             write_status(self.dir, kind="sweep", pid_start=process_start(os.getpid()))
             ensure_control_dir(self.dir)
             self.study = engine.open_study(self.sweep, self.dir, self.sweep["study_name"] or self.sweep_id)
-            self.dists = engine.distributions(self.sweep)
             self.log.emit(
                 "sweep_started",
                 sweep_id=self.sweep_id,
@@ -207,16 +206,21 @@ class Scheduler:
     # -- trials -------------------------------------------------------------------------------
 
     def _start_trial(self) -> None:
-        assert self.study and self.log
+        assert self.study
         slot = self.slots.take()
         assert slot is not None
-        trial = self.study.ask(self.dists)
+        self._launch(self.study.ask(), slot)
+
+    def _launch(self, trial: optuna.trial.Trial, slot: int) -> None:
+        """Start a trial's run: its values (those a trial asked before a crash has are kept), its spec
+        (validated first), `launch`, the tags; a trial that cannot start is told FAIL."""
+        assert self.log
         n = trial.number
         run_id = folder.trial_run_id(self.sweep_id, n)
         run_dir = os.path.join(self.root, run_id)
         run = {"run_id": run_id, "run_dir": run_dir, "sweep_dir": self.dir, "host": self.host, "slot": slot}
         trial.set_user_attr("run", run)  # before the run exists: a resume finds it by this
-        params = dict(trial.params)
+        params = engine.suggest_all(trial, self.sweep)
         spec = trial_spec(self.base, params, f"{self.base['name']}-t{n}")
         spec["device"]["ids"] = self.slots.spec_ids(slot)
         problems = specmod.check(spec, "/")
@@ -324,15 +328,16 @@ class Scheduler:
             trial.set_user_attr("reason", str(event["reason"])[:2000])
         self.study.tell(trial, value if state == TrialState.COMPLETE else None, state=state)
         self.slots.release(slot)
-        if outcome in RETRIED:
+        if outcome in RETRIED and set(trial.params) == set(self.sweep["space"]):
             # The same parameters again, as a new trial (Optuna's own retry: RetryFailedTrialCallback).
             self.study.enqueue_trial(dict(trial.params), user_attrs={"retry_of": number})
         self.log.emit("trial_finished", number=number, state=state.name, value=value, outcome=outcome, **event)
 
     def _reconcile(self) -> None:
-        """Trials that a previous scheduler left RUNNING: follow, tell or retry each (see above)."""
+        """Trials that a previous scheduler left RUNNING: follow, tell, retry or start each (see above)."""
         assert self.study and self.log
         journal = not self.sweep["storage"]  # a journal in this folder: every trial is this sweep's
+        unlaunched = []
         for t in self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
             run = t.user_attrs.get("run")
             if isinstance(run, dict) and run.get("sweep_dir") not in (None, self.dir):
@@ -341,6 +346,11 @@ class Scheduler:
                 continue  # maybe another scheduler, between ask and its first write
             run_id = folder.trial_run_id(self.sweep_id, t.number)
             run_dir = os.path.join(self.root, run_id)
+            spec_path = os.path.join(self.dir, "trials", f"t{t.number}.json")
+            launched = os.path.isfile(status_path(run_dir))
+            if not launched and not os.path.isfile(spec_path):
+                unlaunched.append(t)  # asked, never given a run: start it below, as the same trial
+                continue
             slot = run.get("slot") if isinstance(run, dict) else None
             slot = slot if isinstance(slot, int) and 0 <= slot < len(self.slots.groups) else None
             self.slots.take(slot)
@@ -349,17 +359,22 @@ class Scheduler:
             tr.reported = {int(k): v for k, v in t.intermediate_values.items()}
             at = t.user_attrs.get("pruned_at")
             tr.pruned_at = at if isinstance(at, int) else None
-            if not os.path.isfile(status_path(run_dir)):
-                # Not started, or its launch is still under way: give it the launch window.
-                spec_path = os.path.join(self.dir, "trials", f"t{t.number}.json")
-                written = os.path.getmtime(spec_path) if os.path.isfile(spec_path) else 0.0
-                tr.launch_deadline = max(time.time(), written + LAUNCH_WINDOW_S) if written else time.time()
+            if not launched:  # its `launch` may still be under way (it outlives a killed scheduler)
+                tr.launch_deadline = os.path.getmtime(spec_path) + LAUNCH_WINDOW_S
             self.active[t.number] = tr
             self.handles[t.number] = optuna.trial.Trial(self.study, t._trial_id)
-            state = effective_state(run_dir) if os.path.isfile(status_path(run_dir)) else None
+            state = effective_state(run_dir) if launched else None
             if tr.pruned_at is not None and state == "running":
                 self._request_stop(tr)
             self.log.emit("trial_resumed", number=t.number, run_id=run_id, run_state=state, reported=len(tr.reported))
+        for t in unlaunched:
+            slot = self.slots.take()
+            trial = optuna.trial.Trial(self.study, t._trial_id)
+            self.log.emit("trial_resumed", number=t.number, run_id=None, run_state=None, reported=0)
+            if slot is None:  # more of them than free slots (the spec's devices cannot change): retry later
+                self._tell(trial, t.number, TrialState.FAIL, None, "lost", None, reason="no free slot at resume")
+            else:
+                self._launch(trial, slot)
 
 
 def count_states(trials: list[optuna.trial.FrozenTrial]) -> dict[str, int]:

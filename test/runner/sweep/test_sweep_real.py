@@ -1,6 +1,6 @@
 """Real sweeps on CPU: Optuna's grid sampler and median pruner over real MindSpore trainings of the
 demo data, the scheduler killed mid-sweep and resumed, and sweep-stop on a study kept in SQLite.
-Trials are tiny (resnet18 at 32 px, 2 epochs, 120 training images); most of a trial's time is
+Trials are tiny (resnet18 at 32 px, 3 epochs, 120 training images); most of a trial's time is
 MindSpore's start-up."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import pytest
 from conftest import runner, wait_for
 
 from ascend_finetune.events import read_events
+from ascend_finetune.rundir import effective_state
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +46,7 @@ def test_a_grid_sweep_prunes_hopeless_trials_and_resumes_after_its_scheduler_is_
     # the median pruner needs before it can judge a trial (it prunes nothing before one completes).
     spec.write_text(
         "name: lr-freeze\nbase:\n"
-        + BASE.format(data=demo, epochs=2)
+        + BASE.format(data=demo, epochs=3)
         + "space:\n  train.lr: {choices: [0.02, 0.1, 50]}\n  model.freeze: {choices: [none, 'up_to:layer2']}\n"
         "objective: {metric: best_val_acc}\ntrials: 6\nsampler: grid\nseed: 2\n"
         "pruner: {kind: median, startup_trials: 1}\ndevices: {ids: [0, 1]}\nconcurrency: 2\n"
@@ -56,13 +57,13 @@ def test_a_grid_sweep_prunes_hopeless_trials_and_resumes_after_its_scheduler_is_
     sweep_dir = started["sweep_dir"]
     assert sweep_dir == str(root / "sweeps" / started["sweep_id"])
 
-    # Kill the scheduler once a trial has finished, with two trials' runs still going.
-    wait_for(lambda: any(e["type"] == "trial_finished" for e in events_of(sweep_dir)), 300, "a finished trial")
+    # Kill the scheduler once a trial has reported its first epoch, with both trials' runs still going.
+    wait_for(lambda: any(e["type"] == "trial_reported" for e in events_of(sweep_dir)), 300, "a reported epoch")
     os.kill(started["pid"], signal.SIGKILL)
+    wait_for(lambda: effective_state(sweep_dir) == "lost", 30, "the killed scheduler to show lost")
     code, mid = runner("sweep-status", sweep_dir)
-    assert code == 0, mid
-    wait_for(lambda: runner("sweep-status", sweep_dir)[1]["state"] == "lost", 30, "the killed scheduler to show lost")
-    assert any(t["state"] == "RUNNING" for t in mid["trials"])
+    assert code == 0 and mid["state"] == "lost", mid
+    assert [t["state"] for t in mid["trials"]] == ["RUNNING", "RUNNING"]
 
     code, final = runner("sweep", sweep_dir, timeout=400)  # resume, in the foreground
     assert code == 0, final
@@ -75,7 +76,7 @@ def test_a_grid_sweep_prunes_hopeless_trials_and_resumes_after_its_scheduler_is_
     pruned = [t for t in trials if t["state"] == "PRUNED"]
     assert pruned, "the median pruner pruned no trial"
     for t in pruned:
-        assert isinstance(t["pruned_at"], int) and t["pruned_at"] < 2  # stopped before its last epoch
+        assert isinstance(t["pruned_at"], int) and t["pruned_at"] < 3  # stopped before its last epoch
     complete = [t for t in trials if t["state"] == "COMPLETE"]
     best = max(complete, key=lambda t: t["value"])
     assert final["best"]["number"] == best["number"] and final["best"]["params"] == best["params"]
@@ -101,7 +102,11 @@ def test_a_grid_sweep_prunes_hopeless_trials_and_resumes_after_its_scheduler_is_
     assert [e["resumed"] for e in evs if e["type"] == "sweep_started"] == [False, True]
     started_numbers = [e["number"] for e in evs if e["type"] == "trial_started"]
     assert sorted(started_numbers) == list(range(6))  # none started twice
-    assert {e["number"] for e in evs if e["type"] == "trial_resumed"}  # the killed scheduler's trials were taken over
+    resumed = [e for e in evs if e["type"] == "trial_resumed"]
+    assert {e["number"] for e in resumed} == {0, 1}  # the killed scheduler's trials were taken over
+    assert "running" in {e["run_state"] for e in resumed}  # and a live one was followed again
+    reported = Counter((e["number"], e["epoch"]) for e in evs if e["type"] == "trial_reported")
+    assert max(reported.values()) == 1  # no epoch told to Optuna twice across the resume
     assert evs[-1]["type"] == "sweep_finished" and evs[-1]["status"] == "completed"
     assert {e["number"] for e in evs if e["type"] == "trial_pruned"} == {t["number"] for t in pruned}
 
