@@ -450,7 +450,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("target", metavar="SPEC|SWEEP_DIR", help="a sweep spec (new sweep) or a sweep folder (resume)")
     s.add_argument("--root", help="runs root: the trials' runs and sweeps/<sweep_id>/ go under it")
     s.add_argument("--sweep-id", help="name the new sweep (an existing one with the same spec is resumed)")
-    s.add_argument("--detach", action="store_true", help="run the scheduler in a new session; print sweep_id, sweep_dir, pid")
+    s.add_argument(
+        "--detach", action="store_true", help="run the scheduler in a new session; print sweep_id, sweep_dir, pid"
+    )
     s.set_defaults(fn=cmd_sweep)
     s = sub.add_parser("sweep-status", help="a sweep's trials, best trial and parameter importances")
     s.add_argument("sweep_dir")

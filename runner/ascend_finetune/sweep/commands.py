@@ -35,7 +35,9 @@ def prepare(target: str, root: str | None, sweep_id: str | None) -> tuple[str, b
     """(the sweep folder, whether it existed): a new one for a spec file, or the folder given."""
     if os.path.isdir(target):
         if not folder.is_sweep_dir(target):
-            raise BadInput("bad_input", f"{target} is not a sweep folder (no sweep.json): pass a sweep spec or a sweep folder")
+            raise BadInput(
+                "bad_input", f"{target} is not a sweep folder (no sweep.json): pass a sweep spec or a sweep folder"
+            )
         folder.read(target)
         return os.path.abspath(target), True
     if not root:
@@ -54,7 +56,9 @@ def prepare(target: str, root: str | None, sweep_id: str | None) -> tuple[str, b
     try:
         return folder.create(root, sweep, sid), False
     except FileExistsError:
-        raise BadInput("busy", f"{existing} already exists and is not a sweep folder: pick another --sweep-id") from None
+        raise BadInput(
+            "busy", f"{existing} already exists and is not a sweep folder: pick another --sweep-id"
+        ) from None
 
 
 def detach(sweep_dir: str) -> int:
@@ -66,7 +70,14 @@ def detach(sweep_dir: str) -> int:
     argv = [sys.executable, "-m", "ascend_finetune", "sweep", sweep_dir]
     with os.fdopen(open_append(os.path.join(sweep_dir, folder.CONSOLE)), "ab") as log:  # never through a symlink
         proc = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, cwd=sweep_dir, env=env, close_fds=True
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            cwd=sweep_dir,
+            env=env,
+            close_fds=True,
         )
     return proc.pid
 

@@ -77,7 +77,9 @@ def pruner_for(sweep: dict[str, Any]) -> optuna.pruners.BasePruner:
     if p["kind"] == "median":
         return optuna.pruners.MedianPruner(n_startup_trials=p["startup_trials"], n_warmup_steps=p["warmup_epochs"])
     if p["kind"] == "successive_halving":
-        return optuna.pruners.SuccessiveHalvingPruner(min_resource=p["min_epochs"], reduction_factor=p["reduction_factor"])
+        return optuna.pruners.SuccessiveHalvingPruner(
+            min_resource=p["min_epochs"], reduction_factor=p["reduction_factor"]
+        )
     return optuna.pruners.NopPruner()
 
 

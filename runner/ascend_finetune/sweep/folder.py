@@ -57,7 +57,13 @@ def create(root: str, sweep: dict[str, Any], sweep_id: str) -> str:
     os.mkdir(os.path.join(d, "trials"))
     atomic_write_json(
         os.path.join(d, SWEEP_JSON),
-        {"format": FORMAT, "sweep_id": sweep_id, "root": os.path.abspath(root), "created_at": time.time(), "spec": sweep},
+        {
+            "format": FORMAT,
+            "sweep_id": sweep_id,
+            "root": os.path.abspath(root),
+            "created_at": time.time(),
+            "spec": sweep,
+        },
     )
     return d
 

@@ -30,7 +30,8 @@ def _time(t: Any) -> float | None:
 
 
 def _trial(t: optuna.trial.FrozenTrial) -> dict[str, Any]:
-    run = t.user_attrs.get("run") if isinstance(t.user_attrs.get("run"), dict) else {}
+    got = t.user_attrs.get("run")
+    run: dict[str, Any] = got if isinstance(got, dict) else {}
     reported = sorted(t.intermediate_values.items())[-MAX_REPORTED:]
     return {
         "number": t.number,
@@ -119,12 +120,15 @@ def list_sweeps(root: str) -> list[dict[str, Any]]:
         except OSError:
             last = None
         sweep = doc["spec"]
+        state = _status(d)
+        if state["state"] == "running":
+            last = None  # a resumed sweep: its last sweep_finished is an earlier scheduler's
         out.append(
             {
                 "sweep_id": doc["sweep_id"],
                 "sweep_dir": os.path.abspath(d),
                 "name": sweep["name"],
-                **_status(d),
+                **state,
                 "objective": {"metric": sweep["objective"]["metric"], "direction": sweep["objective"]["direction"]},
                 "trials_target": sweep["trials"],
                 "counts": last.get("counts") if last else None,

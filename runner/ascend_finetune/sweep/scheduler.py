@@ -201,7 +201,9 @@ class Scheduler:
             request(tr.run_dir, "stop")
         except OSError as e:
             assert self.log
-            self.log.emit("warning", code="stop_failed", message=f"trial {tr.number}: could not ask its run to stop: {e}")
+            self.log.emit(
+                "warning", code="stop_failed", message=f"trial {tr.number}: could not ask its run to stop: {e}"
+            )
 
     # -- trials -------------------------------------------------------------------------------
 
@@ -226,7 +228,13 @@ class Scheduler:
         problems = specmod.check(spec, "/")
         if problems:
             self._tell(
-                trial, n, TrialState.FAIL, None, "invalid", slot, reason="; ".join(f"{p.path}: {p.message}" for p in problems)
+                trial,
+                n,
+                TrialState.FAIL,
+                None,
+                "invalid",
+                slot,
+                reason="; ".join(f"{p.path}: {p.message}" for p in problems),
             )
             return
         spec_path = os.path.join(self.dir, "trials", f"t{n}.json")
@@ -240,7 +248,9 @@ class Scheduler:
             link(run_dir, self.sweep_id, self.dir, n, params)
         except (OSError, MetaError) as e:
             self.log.emit("warning", code="link_failed", message=f"trial {n}: could not tag its run: {e}")
-        self.active[n] = TrialRun(n, run_id, run_dir, slot, params, self.sweep["objective"]["field"], self._epochs(params))
+        self.active[n] = TrialRun(
+            n, run_id, run_dir, slot, params, self.sweep["objective"]["field"], self._epochs(params)
+        )
         self.handles[n] = trial
         self.log.emit(
             "trial_started",
@@ -296,12 +306,22 @@ class Scheduler:
         elif status == "stopped" and tr.pruned_at is not None:
             self._tell(trial, tr.number, TrialState.PRUNED, None, "pruned", tr.slot, pruned_at=tr.pruned_at, **kw)
         elif status == "stopped" and self.stopping:
-            self._tell(trial, tr.number, TrialState.FAIL, None, "stopped", tr.slot, reason="stopped by sweep-stop", **kw)
+            self._tell(
+                trial, tr.number, TrialState.FAIL, None, "stopped", tr.slot, reason="stopped by sweep-stop", **kw
+            )
         elif status == "stopped":  # someone stopped the trial's run: a pruning by hand
             at = max(tr.reported) if tr.reported else None
             trial.set_user_attr("pruned_at", at)
             self._tell(
-                trial, tr.number, TrialState.PRUNED, None, "pruned", tr.slot, pruned_at=at, reason="its run was stopped", **kw
+                trial,
+                tr.number,
+                TrialState.PRUNED,
+                None,
+                "pruned",
+                tr.slot,
+                pruned_at=at,
+                reason="its run was stopped",
+                **kw,
             )
         elif status == "failed":
             err = tr.finished.get("error") if tr.finished else None
@@ -355,7 +375,9 @@ class Scheduler:
             slot = slot if isinstance(slot, int) and 0 <= slot < len(self.slots.groups) else None
             self.slots.take(slot)
             params = dict(t.params)
-            tr = TrialRun(t.number, run_id, run_dir, slot, params, self.sweep["objective"]["field"], self._epochs(params))
+            tr = TrialRun(
+                t.number, run_id, run_dir, slot, params, self.sweep["objective"]["field"], self._epochs(params)
+            )
             tr.reported = {int(k): v for k, v in t.intermediate_values.items()}
             at = t.user_attrs.get("pruned_at")
             tr.pruned_at = at if isinstance(at, int) else None

@@ -71,7 +71,9 @@ def _is_int(v: Any) -> bool:
 
 def _unknown(path: str, key: str, known: list[str]) -> Problem:
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-    return Problem(path, "unknown field", f'did you mean "{close[0]}"?' if close else f"known fields: {', '.join(known)}")
+    return Problem(
+        path, "unknown field", f'did you mean "{close[0]}"?' if close else f"known fields: {', '.join(known)}"
+    )
 
 
 def set_field(spec: dict[str, Any], dotted: str, value: Any) -> None:
@@ -178,7 +180,9 @@ def _space_entry(key: str, entry: Any, base: RunSpec | None, problems: list[Prob
         return {"choices": list(ch)} if len(problems) == n else None
     if "low" not in entry or "high" not in entry:
         problems.append(
-            Problem(path, "needs choices, or both low and high", f"write {path}: {{low: A, high: B}} or {{choices: [...]}}")
+            Problem(
+                path, "needs choices, or both low and high", f"write {path}: {{low: A, high: B}} or {{choices: [...]}}"
+            )
         )
         return None
     types = _types(rule)
@@ -194,11 +198,15 @@ def _space_entry(key: str, entry: Any, base: RunSpec | None, problems: list[Prob
     for k, v in (("low", lo), ("high", hi)):
         if not ok(v):
             want = "an integer" if kind == "integer" else "a number"
-            problems.append(Problem(f"{path}.{k}", f"must be {want} ({key} is {want}), got {json.dumps(v)}", f"set {path}.{k}"))
+            problems.append(
+                Problem(f"{path}.{k}", f"must be {want} ({key} is {want}), got {json.dumps(v)}", f"set {path}.{k}")
+            )
     if not isinstance(log, bool):
         problems.append(Problem(f"{path}.log", f"must be true or false, got {json.dumps(log)}", f"set {path}.log"))
     if step is not None and (not ok(step) or step <= 0):
-        problems.append(Problem(f"{path}.step", f"must be a positive {kind}, got {json.dumps(step)}", f"set {path}.step"))
+        problems.append(
+            Problem(f"{path}.step", f"must be a positive {kind}, got {json.dumps(step)}", f"set {path}.step")
+        )
     if len(problems) > n:
         return None
     if lo >= hi:
@@ -224,7 +232,9 @@ def _int_field(raw: dict[str, Any], path: str, rule: dict[str, Any], problems: l
     hi = rule.get("maximum", math.inf)
     if not _is_int(v) or not lo <= v <= hi:
         rng = f"from {lo}" + (f" to {hi}" if hi != math.inf else "")
-        problems.append(Problem(path, f"must be an integer {rng}, got {json.dumps(v)}", f"set {path} to a whole number {rng}"))
+        problems.append(
+            Problem(path, f"must be an integer {rng}, got {json.dumps(v)}", f"set {path} to a whole number {rng}")
+        )
         return None
     return v
 
@@ -235,7 +245,9 @@ def _enum(raw: dict[str, Any], path: str, rule: dict[str, Any], problems: list[P
         hint = difflib.get_close_matches(str(v), rule["enum"], n=1, cutoff=0.5)
         problems.append(
             Problem(
-                path, f"unknown value {json.dumps(v)}", (f'did you mean "{hint[0]}"? ' if hint else "") + f"one of: {', '.join(rule['enum'])}"
+                path,
+                f"unknown value {json.dumps(v)}",
+                (f'did you mean "{hint[0]}"? ' if hint else "") + f"one of: {', '.join(rule['enum'])}",
             )
         )
         return None
@@ -259,7 +271,11 @@ def check_sweep(raw: Any, base_dir: str) -> tuple[dict[str, Any] | None, list[Pr
         return None, [Problem("", "a sweep spec must be an object", SCHEMA["x-fix"])]
     problems: list[Problem] = []
     problems += [_unknown(k, k, list(TOP)) for k in raw if k not in TOP]
-    problems += [Problem(k, "is required", f"set {k} ({TOP[k]['description'].split('.')[0]})") for k in SCHEMA["required"] if k not in raw]
+    problems += [
+        Problem(k, "is required", f"set {k} ({TOP[k]['description'].split('.')[0]})")
+        for k in SCHEMA["required"]
+        if k not in raw
+    ]
     name = raw.get("name", "sweep")
     if not isinstance(name, str) or not name.strip():
         problems.append(Problem("name", f"must be a non-empty string, got {json.dumps(name)}", TOP["name"]["x-fix"]))
@@ -268,7 +284,9 @@ def check_sweep(raw: Any, base_dir: str) -> tuple[dict[str, Any] | None, list[Pr
     space: dict[str, Any] = {}
     raw_space = raw.get("space", {})
     if not isinstance(raw_space, dict) or ("space" in raw and not raw_space):
-        problems.append(Problem("space", f"must be {TOP['space']['x-expect']}, got {json.dumps(raw_space)}", TOP["space"]["x-fix"]))
+        problems.append(
+            Problem("space", f"must be {TOP['space']['x-expect']}, got {json.dumps(raw_space)}", TOP["space"]["x-fix"])
+        )
     else:
         for key, entry in raw_space.items():
             got = _space_entry(key, entry, base, problems)
@@ -303,7 +321,11 @@ def check_sweep(raw: Any, base_dir: str) -> tuple[dict[str, Any] | None, list[Pr
         combos = math.prod(len(e["choices"]) for e in space.values()) if space and not ranges else None
         if combos is not None and trials is not None and trials > combos:
             problems.append(
-                Problem("trials", f"the grid has {combos} combinations, fewer than {trials} trials", f"set trials to {combos} or less")
+                Problem(
+                    "trials",
+                    f"the grid has {combos} combinations, fewer than {trials} trials",
+                    f"set trials to {combos} or less",
+                )
             )
 
     pr_raw = _section(raw, "pruner", problems)
@@ -318,30 +340,63 @@ def check_sweep(raw: Any, base_dir: str) -> tuple[dict[str, Any] | None, list[Pr
         dev_rules = TOP["devices"]["properties"]
         problems += [_unknown(f"devices.{k}", k, list(dev_rules)) for k in devices if k not in dev_rules]
         ids, per = devices.get("ids"), _int_field(devices, "devices.per_trial", dev_rules["per_trial"], problems)
-        if not isinstance(ids, list) or not ids or not all(_is_int(i) and i >= 0 for i in ids) or len(set(ids)) != len(ids):
-            problems.append(Problem("devices.ids", f"must be a list of distinct device numbers, got {json.dumps(ids)}", "e.g. devices.ids: [0, 1, 2, 3]"))
+        if (
+            not isinstance(ids, list)
+            or not ids
+            or not all(_is_int(i) and i >= 0 for i in ids)
+            or len(set(ids)) != len(ids)
+        ):
+            problems.append(
+                Problem(
+                    "devices.ids",
+                    f"must be a list of distinct device numbers, got {json.dumps(ids)}",
+                    "e.g. devices.ids: [0, 1, 2, 3]",
+                )
+            )
         elif per is not None:
             if len(ids) % per:
                 problems.append(
-                    Problem("devices.ids", f"{len(ids)} ids do not split into groups of per_trial={per}", f"list a multiple of {per} ids")
+                    Problem(
+                        "devices.ids",
+                        f"{len(ids)} ids do not split into groups of per_trial={per}",
+                        f"list a multiple of {per} ids",
+                    )
                 )
             else:
                 slots = len(ids) // per
                 devices = {"ids": ids, "per_trial": per}
     elif devices != "all free":
-        problems.append(Problem("devices", f"must be {TOP['devices']['x-expect']}, got {json.dumps(devices)}", TOP["devices"]["x-fix"]))
+        problems.append(
+            Problem(
+                "devices", f"must be {TOP['devices']['x-expect']}, got {json.dumps(devices)}", TOP["devices"]["x-fix"]
+            )
+        )
     concurrency = _int_field(raw, "concurrency", TOP["concurrency"], problems)
     if concurrency is not None and slots is not None and concurrency > slots:
         problems.append(
-            Problem("concurrency", f"{concurrency} trials at once need {concurrency} device slots; devices gives {slots}", f"set concurrency to {slots} or list more devices.ids")
+            Problem(
+                "concurrency",
+                f"{concurrency} trials at once need {concurrency} device slots; devices gives {slots}",
+                f"set concurrency to {slots} or list more devices.ids",
+            )
         )
 
     storage = raw.get("storage")
     if storage is not None and (not isinstance(storage, str) or "://" not in storage):
-        problems.append(Problem("storage", f"must be {TOP['storage']['x-expect']}, got {json.dumps(storage)}", TOP["storage"]["x-fix"]))
+        problems.append(
+            Problem(
+                "storage", f"must be {TOP['storage']['x-expect']}, got {json.dumps(storage)}", TOP["storage"]["x-fix"]
+            )
+        )
     study_name = raw.get("study_name")
     if study_name is not None and (not isinstance(study_name, str) or not study_name.strip()):
-        problems.append(Problem("study_name", f"must be a non-empty string or null, got {json.dumps(study_name)}", "set study_name or remove it"))
+        problems.append(
+            Problem(
+                "study_name",
+                f"must be a non-empty string or null, got {json.dumps(study_name)}",
+                "set study_name or remove it",
+            )
+        )
 
     if problems:
         return None, problems

@@ -48,7 +48,8 @@ def launch(spec_path: str, root: str, run_id: str, env_add: dict[str, str]) -> d
 def link(run_dir: str, sweep_id: str, sweep_dir: str, number: int, params: dict[str, Any]) -> None:
     """Tags and the sweep.json link that group a trial's run under its sweep in `ls` and the editor."""
     atomic_write_json(
-        os.path.join(run_dir, "sweep.json"), {"sweep_id": sweep_id, "sweep_dir": sweep_dir, "trial": number, "params": params}
+        os.path.join(run_dir, "sweep.json"),
+        {"sweep_id": sweep_id, "sweep_dir": sweep_dir, "trial": number, "params": params},
     )
     update_meta(run_dir, add_tags=[f"sweep:{sweep_id}", f"trial:{number}"])
 

@@ -110,6 +110,14 @@ def test_a_grid_sweep_prunes_hopeless_trials_and_resumes_after_its_scheduler_is_
     assert evs[-1]["type"] == "sweep_finished" and evs[-1]["status"] == "completed"
     assert {e["number"] for e in evs if e["type"] == "trial_pruned"} == {t["number"] for t in pruned}
 
+    # The editor follows a sweep like a run (attach ends at sweep_finished) and lists it with sweep-ls.
+    code, out = runner("attach", sweep_dir, check_json=False, timeout=30)
+    assert code == 0 and [json.loads(ln)["seq"] for ln in out.splitlines()] == [e["seq"] for e in evs]
+    code, listed = runner("sweep-ls", str(root))
+    (only,) = listed["sweeps"]
+    assert only["sweep_id"] == started["sweep_id"] and only["state"] == "completed"
+    assert only["counts"]["counted"] == 6 and only["best"]["number"] == best["number"]
+
 
 def test_sweep_stop_stops_the_running_trial_and_a_resume_runs_it_again_with_an_sqlite_study(demo, tmp_path):
     db = tmp_path / "study.db"

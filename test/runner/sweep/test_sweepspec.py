@@ -51,7 +51,9 @@ def test_fields_the_sweep_sets_itself_are_refused_in_the_space(base):
 
 
 def test_the_grid_sampler_refuses_a_range_and_says_to_use_choices(base):
-    raw = sweep(base, sampler="grid", space={"train.lr": {"low": 0.001, "high": 0.1}, "model.freeze": {"choices": ["none"]}})
+    raw = sweep(
+        base, sampler="grid", space={"train.lr": {"low": 0.001, "high": 0.1}, "model.freeze": {"choices": ["none"]}}
+    )
     p = problems(raw)["space.train.lr"]
     assert "grid" in p.message and "choices" in p.fix
 
@@ -97,7 +99,12 @@ def test_nested_fields_can_be_swept(base):
 
 def test_a_direction_against_the_metric_and_unknown_fields_are_named(base):
     probs = problems(
-        sweep(base, objective={"metric": "best_val_loss", "direction": "maximize"}, sampeler="tpe", pruner={"kind": "medain"})
+        sweep(
+            base,
+            objective={"metric": "best_val_loss", "direction": "maximize"},
+            sampeler="tpe",
+            pruner={"kind": "medain"},
+        )
     )
     assert "minimize" in probs["objective.direction"].fix
     assert '"sampler"' in probs["sampeler"].fix
