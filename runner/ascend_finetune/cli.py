@@ -342,7 +342,22 @@ def cmd_thumbs(a: argparse.Namespace) -> int:
     return 0
 
 
+def _need_optuna() -> None:
+    """Sweeps need Optuna (and the PyYAML it brings), which training does not: say so, not a traceback."""
+    import importlib.util
+
+    for mod in ("optuna", "yaml"):
+        if importlib.util.find_spec(mod) is None:
+            raise CliError(
+                1,
+                "missing_dependency",
+                f"sweeps need Optuna, and {mod} is not installed in {sys.executable}: "
+                "install optuna==5.0.0 there (runner/requirements.txt)",
+            )
+
+
 def cmd_sweep(a: argparse.Namespace) -> int:
+    _need_optuna()
     from .sweep.commands import BadInput, detach, prepare
     from .sweep.folder import Busy, read
     from .sweep.report import status
@@ -354,16 +369,17 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         if a.detach:
             out({"sweep_id": sweep_id, "sweep_dir": sweep_dir, "pid": detach(sweep_dir), "resumed": resumed})
             return 0
-        Scheduler(sweep_dir).run()
+        state = Scheduler(sweep_dir).run()
     except BadInput as e:
         raise CliError(2, e.kind, str(e)) from e
     except Busy as e:
         raise CliError(2, "busy", str(e)) from e
     out(status(sweep_dir))
-    return 0
+    return 1 if state == "failed" else 0
 
 
 def cmd_sweep_status(a: argparse.Namespace) -> int:
+    _need_optuna()
     from .sweep.report import status
 
     try:
@@ -374,6 +390,7 @@ def cmd_sweep_status(a: argparse.Namespace) -> int:
 
 
 def cmd_sweep_stop(a: argparse.Namespace) -> int:
+    _need_optuna()
     from .sweep.commands import BadInput, stop
 
     try:
@@ -386,6 +403,7 @@ def cmd_sweep_stop(a: argparse.Namespace) -> int:
 
 
 def cmd_sweep_ls(a: argparse.Namespace) -> int:
+    _need_optuna()
     from .sweep.report import list_sweeps
 
     out({"root": os.path.abspath(a.root), "sweeps": list_sweeps(a.root)})

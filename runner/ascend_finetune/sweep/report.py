@@ -81,15 +81,20 @@ def status(sweep_dir: str) -> dict[str, Any]:
     sweep_dir = os.path.abspath(sweep_dir)
     doc = folder.read(sweep_dir)
     sweep = doc["spec"]
-    study = engine.open_study(sweep, sweep_dir, sweep["study_name"] or doc["sweep_id"], create=False)
-    trials = study.get_trials(deepcopy=False)
+    try:
+        study: optuna.Study | None = engine.open_study(
+            sweep, sweep_dir, sweep["study_name"] or doc["sweep_id"], create=False
+        )
+    except KeyError:  # a scheduler just detached has not made its study yet
+        study = None
+    trials = study.get_trials(deepcopy=False) if study else []
     return {
         "sweep_id": doc["sweep_id"],
         "sweep_dir": sweep_dir,
         "root": doc["root"],
         "name": sweep["name"],
         **_status(sweep_dir),
-        "study_name": study.study_name,
+        "study_name": sweep["study_name"] or doc["sweep_id"],
         "storage": engine.safe_url(sweep["storage"]) or folder.JOURNAL,
         "objective": {"metric": sweep["objective"]["metric"], "direction": sweep["objective"]["direction"]},
         "sampler": sweep["sampler"],
@@ -98,8 +103,8 @@ def status(sweep_dir: str) -> dict[str, Any]:
         "trials_target": sweep["trials"],
         "counts": count_states(trials),
         "trials": [_trial(t) for t in trials],
-        "best": best_trial(study),
-        "importances": importances(study),
+        "best": best_trial(study) if study else None,
+        "importances": importances(study) if study else None,
         "last_seq": last_complete_offset(os.path.join(sweep_dir, folder.EVENTS))[1],
     }
 
