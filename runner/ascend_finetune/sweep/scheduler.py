@@ -108,8 +108,12 @@ class Scheduler:
                 resumed=resumed,
                 pid=os.getpid(),
             )
-            self._reconcile()
-            state = self._loop()
+            if not self.slots.groups:
+                self._finish("failed", [], "no free device: every NPU npu-smi lists has a process on it")
+                state = "failed"
+            else:
+                self._reconcile()
+                state = self._loop()
         except BaseException as e:
             if self.log:
                 self.log.emit("sweep_finished", status="failed", error={"kind": type(e).__name__, "message": str(e)})
@@ -123,7 +127,7 @@ class Scheduler:
             if self.log:
                 self.log.close()
             os.close(lock_fd)
-        write_status(self.dir, state=state, ended_at=time.time(), exit_code=0)
+        write_status(self.dir, state=state, ended_at=time.time(), exit_code=1 if state == "failed" else 0)
         return state
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
