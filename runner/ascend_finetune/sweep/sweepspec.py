@@ -18,6 +18,7 @@ import os
 from typing import Any, cast
 
 from .. import spec as specmod
+from ..models.catalog import is_named
 from ..spec import Problem, SpecError
 from ..spec_types import RunSpec
 from . import specfile
@@ -131,7 +132,17 @@ def _check_value(base: RunSpec | None, key: str, value: Any, where: str) -> list
     return [Problem(where, f"{key} = {json.dumps(value)}: {p.message}", p.fix) for p in specmod.check(spec, "/")]
 
 
-def _space_entry(key: str, entry: Any, base: RunSpec | None, problems: list[Problem]) -> dict[str, Any] | None:
+def _abs_path(key: str, value: Any, base_dir: str) -> Any:
+    """A path choice (data.val, model.pretrained...) made absolute against the sweep file's folder, as a
+    run spec's paths are against its own; a named weights source (`mindcv:...`) stays as it is."""
+    if key not in specmod.PATHS or not isinstance(value, str) or not value or is_named(value):
+        return value
+    return os.path.abspath(os.path.join(base_dir, os.path.expanduser(value)))
+
+
+def _space_entry(
+    key: str, entry: Any, base: RunSpec | None, problems: list[Problem], base_dir: str
+) -> dict[str, Any] | None:
     path = f"space.{key}"
     if key in MANAGED:
         problems.append(Problem(path, f"{key} is set by the sweep", MANAGED[key]))
@@ -164,6 +175,7 @@ def _space_entry(key: str, entry: Any, base: RunSpec | None, problems: list[Prob
             problems.append(Problem(f"{path}.choices", "must be a non-empty list", f"e.g. {path}.choices: [a, b]"))
             return None
         n = len(problems)
+        ch = [_abs_path(key, v, base_dir) for v in ch]
         for i, v in enumerate(ch):
             if isinstance(v, (list, dict)):
                 problems.append(
@@ -289,7 +301,7 @@ def check_sweep(raw: Any, base_dir: str) -> tuple[dict[str, Any] | None, list[Pr
         )
     else:
         for key, entry in raw_space.items():
-            got = _space_entry(key, entry, base, problems)
+            got = _space_entry(key, entry, base, problems, base_dir)
             if got is not None:
                 space[key] = got
 

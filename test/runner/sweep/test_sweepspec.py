@@ -4,6 +4,7 @@ against the run spec's own fields and rules; YAML reads as the editor reads it."
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from conftest import runner
@@ -180,3 +181,9 @@ def test_the_sweep_command_refuses_a_bad_spec_with_exit_2_and_every_problem(base
     assert out["error"]["kind"] == "bad_spec"
     assert [p["path"] for p in out["error"]["problems"]] == ["space.train.lr"]
     assert not (tmp_path / "runs" / "sweeps").exists()  # nothing made, nothing detached
+
+
+def test_path_choices_are_relative_to_the_sweep_file_as_run_spec_paths_are(base, data_a, data_b):
+    rel = os.path.relpath(data_b, data_a.parent)
+    got, probs = check_sweep(sweep(base, space={"data.val": {"choices": [rel, None]}}), str(data_a.parent))
+    assert probs == [] and got["space"]["data.val"]["choices"] == [str(data_b), None]
