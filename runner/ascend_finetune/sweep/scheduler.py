@@ -114,6 +114,8 @@ class Scheduler:
             else:
                 self._reconcile()
                 state = self._loop()
+            # Before the lock is let go: a scheduler started next must find this state, not write over its own.
+            write_status(self.dir, state=state, ended_at=time.time(), exit_code=1 if state == "failed" else 0)
         except BaseException as e:
             if self.log:
                 self.log.emit("sweep_finished", status="failed", error={"kind": type(e).__name__, "message": str(e)})
@@ -127,7 +129,6 @@ class Scheduler:
             if self.log:
                 self.log.close()
             os.close(lock_fd)
-        write_status(self.dir, state=state, ended_at=time.time(), exit_code=1 if state == "failed" else 0)
         return state
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
