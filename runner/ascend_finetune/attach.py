@@ -94,8 +94,10 @@ def attach(run_dir: str, since: int, follow: bool = True, poll_s: float = 0.02) 
                 return 1
             for line, ev in batch:
                 got = True
-                if ev.get("type") in ("run_finished", "run_started"):
-                    finished = ev["type"] == "run_finished"
+                # A sweep folder (sweep/folder.py) is followed the same way: its scheduler's events
+                # start with sweep_started and end with sweep_finished.
+                if ev.get("type") in ("run_finished", "run_started", "sweep_finished", "sweep_started"):
+                    finished = ev["type"] in ("run_finished", "sweep_finished")
                 if ev["seq"] <= since:
                     continue
                 out.write(line + b"\n")

@@ -342,6 +342,74 @@ def cmd_thumbs(a: argparse.Namespace) -> int:
     return 0
 
 
+def _need_optuna() -> None:
+    """Sweeps need Optuna (and the PyYAML it brings), which training does not: say so, not a traceback."""
+    import importlib.util
+
+    for mod in ("optuna", "yaml"):
+        if importlib.util.find_spec(mod) is None:
+            raise CliError(
+                1,
+                "missing_dependency",
+                f"sweeps need Optuna, and {mod} is not installed in {sys.executable}: "
+                "install optuna==5.0.0 there (runner/requirements.txt)",
+            )
+
+
+def cmd_sweep(a: argparse.Namespace) -> int:
+    _need_optuna()
+    from .sweep.commands import BadInput, detach, prepare
+    from .sweep.folder import Busy, read
+    from .sweep.report import status
+    from .sweep.scheduler import Scheduler
+
+    try:
+        sweep_dir, resumed = prepare(a.target, a.root, a.sweep_id)
+        sweep_id = read(sweep_dir)["sweep_id"]
+        if a.detach:
+            out({"sweep_id": sweep_id, "sweep_dir": sweep_dir, "pid": detach(sweep_dir), "resumed": resumed})
+            return 0
+        state = Scheduler(sweep_dir).run()
+    except BadInput as e:
+        raise CliError(2, e.kind, str(e)) from e
+    except Busy as e:
+        raise CliError(2, "busy", str(e)) from e
+    out(status(sweep_dir))
+    return 1 if state == "failed" else 0
+
+
+def cmd_sweep_status(a: argparse.Namespace) -> int:
+    _need_optuna()
+    from .sweep.report import status
+
+    try:
+        out(status(a.sweep_dir))
+    except ValueError as e:
+        raise CliError(2, "not_a_sweep", str(e)) from e
+    return 0
+
+
+def cmd_sweep_stop(a: argparse.Namespace) -> int:
+    _need_optuna()
+    from .sweep.commands import BadInput, stop
+
+    try:
+        out(stop(a.sweep_dir, a.drain, a.timeout))
+    except BadInput as e:
+        raise CliError(2, e.kind, str(e)) from e
+    except ValueError as e:
+        raise CliError(2, "not_a_sweep", str(e)) from e
+    return 0
+
+
+def cmd_sweep_ls(a: argparse.Namespace) -> int:
+    _need_optuna()
+    from .sweep.report import list_sweeps
+
+    out({"root": os.path.abspath(a.root), "sweeps": list_sweeps(a.root)})
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m ascend_finetune", description="Ascend Fine-Tune runner")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -396,6 +464,25 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--tag", action="append", default=[], help="add a tag (repeatable)")
     s.add_argument("--untag", action="append", default=[], help="remove a tag (repeatable)")
     s.set_defaults(fn=cmd_meta)
+    s = sub.add_parser("sweep", help="run (or resume) a hyperparameter sweep with Optuna; --detach prints its pid")
+    s.add_argument("target", metavar="SPEC|SWEEP_DIR", help="a sweep spec (new sweep) or a sweep folder (resume)")
+    s.add_argument("--root", help="runs root: the trials' runs and sweeps/<sweep_id>/ go under it")
+    s.add_argument("--sweep-id", help="name the new sweep (an existing one with the same spec is resumed)")
+    s.add_argument(
+        "--detach", action="store_true", help="run the scheduler in a new session; print sweep_id, sweep_dir, pid"
+    )
+    s.set_defaults(fn=cmd_sweep)
+    s = sub.add_parser("sweep-status", help="a sweep's trials, best trial and parameter importances")
+    s.add_argument("sweep_dir")
+    s.set_defaults(fn=cmd_sweep_status)
+    s = sub.add_parser("sweep-stop", help="stop a sweep and its running trials (--drain: let them finish)")
+    s.add_argument("sweep_dir")
+    s.add_argument("--drain", action="store_true", help="start no new trial; let the running ones finish")
+    s.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for the sweep to end (0: no wait)")
+    s.set_defaults(fn=cmd_sweep_stop)
+    s = sub.add_parser("sweep-ls", help="the sweeps under ROOT/sweeps with their states")
+    s.add_argument("root")
+    s.set_defaults(fn=cmd_sweep_ls)
     s = sub.add_parser("doctor", help="python, mindspore, backends, CANN, NPUs")
     s.set_defaults(fn=cmd_doctor)
     s = sub.add_parser("inspect", help="tensors of a checkpoint: name, shape, dtype, module, trainable")

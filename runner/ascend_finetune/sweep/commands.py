@@ -1,0 +1,97 @@
+"""What the `sweep` and `sweep-stop` commands do (cli.py only parses their flags and prints).
+
+`sweep SPEC --root ROOT` validates the spec, makes the sweep folder and runs the scheduler;
+`sweep SWEEP_DIR` runs the scheduler of an existing sweep again (resume). With `--detach` the
+scheduler runs in a new session, like `launch`'s training process, with its stderr in the sweep's
+console.log, and the command prints {sweep_id, sweep_dir, pid} at once. Bad input fails before
+anything is detached.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from typing import Any
+
+from ..control import request
+from ..rundir import effective_state, open_append, status_path
+from . import folder
+from .sweepspec import load_sweep
+from .trialrun import PKG_PARENT
+
+SWEEP_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,59}")
+
+
+class BadInput(Exception):
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+def prepare(target: str, root: str | None, sweep_id: str | None) -> tuple[str, bool]:
+    """(the sweep folder, whether it existed): a new one for a spec file, or the folder given."""
+    if os.path.isdir(target):
+        if not folder.is_sweep_dir(target):
+            raise BadInput(
+                "bad_input", f"{target} is not a sweep folder (no sweep.json): pass a sweep spec or a sweep folder"
+            )
+        folder.read(target)
+        return os.path.abspath(target), True
+    if not root:
+        raise BadInput("bad_input", "--root is required with a sweep spec: the runs root the trials' runs go under")
+    if sweep_id is not None and not SWEEP_ID.fullmatch(sweep_id):
+        raise BadInput("bad_input", f"--sweep-id {sweep_id!r}: use up to 60 letters, digits, '.', '_' and '-'")
+    sweep = load_sweep(target)  # SpecError with every problem
+    sid = sweep_id or folder.new_sweep_id(sweep["name"])
+    existing = os.path.join(root, folder.SWEEPS, sid)
+    if folder.is_sweep_dir(existing):
+        if folder.read(existing)["spec"] != sweep:
+            raise BadInput(
+                "busy", f"{existing} holds another spec: resume it with `sweep {existing}`, or pick a new --sweep-id"
+            )
+        return os.path.abspath(existing), True
+    try:
+        return folder.create(root, sweep, sid), False
+    except FileExistsError:
+        raise BadInput(
+            "busy", f"{existing} already exists and is not a sweep folder: pick another --sweep-id"
+        ) from None
+
+
+def detach(sweep_dir: str) -> int:
+    """Start `python -m ascend_finetune sweep SWEEP_DIR` in a new session; its pid."""
+    if folder.is_locked(sweep_dir):
+        raise BadInput("busy", f"a scheduler is already running {sweep_dir}: see sweep-status, or sweep-stop it")
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env["PYTHONPATH"] = PKG_PARENT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    argv = [sys.executable, "-m", "ascend_finetune", "sweep", sweep_dir]
+    with os.fdopen(open_append(os.path.join(sweep_dir, folder.CONSOLE)), "ab") as log:  # never through a symlink
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            cwd=sweep_dir,
+            env=env,
+            close_fds=True,
+        )
+    return proc.pid
+
+
+def stop(sweep_dir: str, drain: bool, timeout: float) -> dict[str, Any]:
+    """Ask the scheduler to stop (its running trials too) or to drain (start nothing new, let the
+    running trials finish); wait up to `timeout` s for the sweep to end (0: do not wait)."""
+    folder.read(sweep_dir)
+    state = effective_state(sweep_dir) if os.path.isfile(status_path(sweep_dir)) else "lost"
+    if state != "running":
+        raise BadInput("not_running", f"the sweep is {state}; only a running sweep can be stopped")
+    request(sweep_dir, "drain" if drain else "stop")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and effective_state(sweep_dir) == "running":
+        time.sleep(0.1)
+    state = effective_state(sweep_dir)
+    return {"action": "drain" if drain else "stop", "state": state, "handled": state != "running"}
