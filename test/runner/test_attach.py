@@ -147,9 +147,10 @@ def test_a_run_directory_deleted_while_followed_ends_attach_with_an_error(tmp_pa
     log.emit("run_started", run_id="x", total_steps=10)
     log.close()
     proc = _attach(run_dir)
-    wait_for(lambda: (run_dir / "events.jsonl").exists(), timeout=5)
-    time.sleep(0.3)
+    # Delete only once attach is following (it has printed run_started): deleted earlier, the folder is
+    # one that does not exist yet, which attach rightly waits for (a launch still creating it).
+    first = json.loads(proc.stdout.readline())
     shutil.rmtree(run_dir)
     code, evs = _read(proc)  # without the check this never returns (the test times out)
     assert code == 1
-    assert evs[0]["type"] == "run_started" and evs[-1]["error"]["kind"] == "gone"
+    assert first["type"] == "run_started" and evs[-1]["error"]["kind"] == "gone"
