@@ -5,7 +5,9 @@ trainer's Run calls (train/run.py is above this module and hands itself nothing 
   ranks write nothing but their msrun log and their verdict (`ranks/rank-<rank>.json`);
 - every rank sums a stop flag, so a stop that rank 0 took from the inbox, or a signal any rank got,
   ends them all after that same step: once after set-up in an AllReduce of its own (StopFlag), then
-  in the train step's own loss AllReduce (StepStop, Trainer.epoch_steps), agreed with each call.
+  in the train step's own loss AllReduce (StepStop, Trainer.epoch_steps), agreed with each call;
+- rank 0 alone evaluates: what it decides after an eval reaches the others in an AllReduce of its
+  own at the epoch's end (`from_leader`), so that they stop, or lower the rate, at the same step.
 """
 
 from __future__ import annotations
@@ -66,9 +68,9 @@ class NoInbox(ControlInbox):
         pass
 
 
-class StopFlag:
-    """Sums one float over the ranks: > 0 means some rank wants to stop after this step.
-    (CPU's AllReduce supports only a sum.)"""
+class RankSum:
+    """Sums a float32 vector over the ranks in an AllReduce of its own (CPU's AllReduce supports
+    only a sum); every rank must call it at the same point with the same length."""
 
     def __init__(self) -> None:
         import mindspore as ms
@@ -84,11 +86,17 @@ class StopFlag:
 
         self._ms, self._cell = ms, Sum()
 
-    def __call__(self, wanted: bool) -> bool:
+    def __call__(self, values: list[float]) -> list[float]:
         import numpy as np
 
-        x = self._ms.Tensor(np.array([1.0 if wanted else 0.0], np.float32))
-        return float(self._cell(x).asnumpy()[0]) > 0.5
+        return [float(v) for v in self._cell(self._ms.Tensor(np.array(values, np.float32))).asnumpy()]
+
+
+class StopFlag(RankSum):
+    """Sums one float over the ranks: > 0 means some rank wants to stop after this step."""
+
+    def __call__(self, wanted: bool) -> bool:  # type: ignore[override]
+        return super().__call__([1.0 if wanted else 0.0])[0] > 0.5
 
 
 class StepStop:
@@ -136,6 +144,7 @@ class RankStrategy:
         fault = os.environ.get(FAULT_ENV, "")
         self._fault = tuple(int(v) for v in fault.split(":")) if re.fullmatch(r"\d+:\d+", fault) else None
         self._stop_flag: StopFlag | None = None
+        self._leader_sum: RankSum | None = None
 
     @property
     def leads(self) -> bool:
@@ -165,6 +174,16 @@ class RankStrategy:
         if self._stop_flag is None:
             self._stop_flag = StopFlag()
         return self._stop_flag(stop_requested)
+
+    def from_leader(self, values: list[float]) -> list[float]:
+        """Rank 0's `values` on every rank (all ranks call this at the same point, with the same
+        length): an AllReduce sum to which the other ranks add zeros, so that every rank gets rank
+        0's float32 values exactly. Rank 0 alone evaluates, so its decisions after an eval (early
+        stopping, a plateau's lower rate: train/knobs.py) reach the others this way, before the
+        next step: every rank stops, or changes its rate, at the same step."""
+        if self._leader_sum is None:
+            self._leader_sum = RankSum()
+        return self._leader_sum(values if self.leads else [0.0] * len(values))
 
     def write_verdict(self, status: str, error: dict[str, Any] | None, code: int, step: int | None, net: Any) -> None:
         """ranks/rank-<rank>.json: how this rank ended, for the launcher (distributed/launcher.py)."""

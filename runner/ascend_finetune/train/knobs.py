@@ -1,7 +1,8 @@
 """The epoch-level knobs of `train` that keep state across a run: early stopping, the plateau
 schedule and the weights' EMA. The trainer builds one `Knobs`; the run loop calls its hooks
 (after each update, at each eval, at each checkpoint), and a resume loads their state back from
-the checkpoint's `knobs.*` entries and the EMA checkpoint beside it."""
+the checkpoint's `knobs.*` entries and the EMA checkpoint beside it. Of several ranks, rank 0 alone
+evaluates and decides; the others take its decisions at the epoch's end (`after_epoch`)."""
 
 from __future__ import annotations
 
@@ -29,24 +30,9 @@ class Knobs:
                 "early stopping watches a validation metric, but this run has no validation images",
                 "set data.val or data.val_split, or train.early_stopping.patience to 0",
             )
-        if self.early and tr.world > 1:
-            # Only rank 0 evaluates: the other ranks could not take the same decision at the same step.
-            raise DataError(
-                "train.early_stopping",
-                f"early stopping is not supported on {tr.world} devices yet: only rank 0 evaluates, so the "
-                "ranks cannot agree on the epoch to stop at",
-                "set train.early_stopping.patience to 0, or train on one device",
-            )
         self.plateau = None
         if t["lr_schedule"] == "plateau":
             cfg = dict(t["plateau"])
-            if tr.world > 1 and cfg["metric"] != "train_loss":
-                raise DataError(
-                    "train.plateau.metric",
-                    f"on {tr.world} devices the plateau schedule can only watch train_loss (the same on every "
-                    f"rank); {cfg['metric']} is measured by rank 0 alone, and the ranks' rates would differ",
-                    "set train.plateau.metric to train_loss, or train on one device",
-                )
             if cfg["metric"].startswith("val_") and not tr.val_samples:
                 tr.warn(
                     "plateau_on_train_loss",
@@ -70,28 +56,51 @@ class Knobs:
         with self.ema.swapped_in():
             return self.tr.evaluate()
 
-    def after_epoch(self, epoch: int, metrics: dict[str, Any], emit: Callable[..., Any]) -> dict[str, Any] | None:
+    def after_epoch(
+        self,
+        epoch: int,
+        metrics: dict[str, Any],
+        emit: Callable[..., Any],
+        from_leader: Callable[[list[float]], list[float]] | None = None,
+    ) -> dict[str, Any] | None:
         """After the epoch's eval, before its checkpoint (so that the checkpoint holds the counters
         after this epoch): lowers the rate at a plateau (an `lr_reduced` event); returns
-        run_finished's `early_stop` when the run is to end here, else None."""
+        run_finished's `early_stop` when the run is to end here, else None.
+
+        Of several ranks (`from_leader`: RankStrategy.from_leader), rank 0 alone evaluates, so it
+        alone decides, and every rank takes its [stop, rate ratio] from it here, before the next
+        step: all ranks end at the same step, and apply the same (float32) ratio at the same update."""
         tr = self.tr
-        if self.plateau is not None:
+        shared = from_leader is not None and (self.early is not None or self.plateau is not None)
+        leads = not (tr.rank and tr.rank.rank)
+        dropped, early = None, None
+        if leads and self.plateau is not None:
+            dropped = self.plateau.after_eval(metrics.get(self.plateau.watch.metric), epoch)
+        if leads and self.early is not None:
+            early = self.early.after_eval(metrics, epoch)
+        ratio = dropped[1] / dropped[0] if dropped else 1.0
+        if shared:
+            assert from_leader is not None
+            stop, ratio = from_leader([1.0 if early else 0.0, ratio])
+            if stop > 0.5 and early is None:  # another rank: rank 0's run_finished says why
+                early = {"epoch": epoch, "message": "rank 0's train.early_stopping ended the run at this epoch"}
+            if ratio != 1.0 and self.plateau is not None and not leads:
+                self.plateau.scale *= ratio  # rank 0's Plateau counted it already
+        if ratio != 1.0:
+            apply(tr.optimizer, tr.lrs, tr.applied, ratio)
+        if dropped and self.plateau is not None:
             w = self.plateau.watch
-            dropped = self.plateau.after_eval(metrics.get(w.metric), epoch)
-            if dropped:
-                old, new = dropped
-                apply(tr.optimizer, tr.lrs, tr.applied, new / old)
-                emit(
-                    "lr_reduced",
-                    epoch=epoch,
-                    step=tr.step,
-                    lr=new,
-                    previous_lr=old,
-                    metric=w.metric,
-                    best=w.best,
-                    best_epoch=w.best_epoch,
-                )
-        return self.early.after_eval(metrics, epoch) if self.early else None
+            emit(
+                "lr_reduced",
+                epoch=epoch,
+                step=tr.step,
+                lr=dropped[1],
+                previous_lr=dropped[0],
+                metric=w.metric,
+                best=w.best,
+                best_epoch=w.best_epoch,
+            )
+        return early
 
     def state(self) -> dict[str, Any]:
         """Checkpoint entries of the counters (the EMA shadow is its own checkpoint)."""

@@ -449,7 +449,9 @@ class Run:
                 **extra,
             )
             watched = {**metrics, "train_loss": loss_sum / loss_n if loss_n else None}
-            early_stop = tr.knobs.after_epoch(epoch, watched, self.log.emit)  # before the checkpoint: its counters
+            # Before the checkpoint (its counters); of several ranks, rank 0's decisions reach every rank here.
+            from_leader = self.rank.from_leader if self.rank is not None else None
+            early_stop = tr.knobs.after_epoch(epoch, watched, self.log.emit, from_leader)
             entry = self._checkpoint(metrics, ev_ema)
             if entry["best"]:  # the raw weights' checkpoint, or the EMA one (train.ema) when it scored better
                 best = {k: entry[k] for k in ("file", "epoch", "step", "metrics")}

@@ -220,13 +220,21 @@ class Trainer:
         on_host = self.target == "CPU" and os.environ.get(HOST_SINK_ENV) == "1"
         self._data_sink = host_sink if on_host else None
         sink_target = "Ascend" if on_host else self.target
-        for code, msg in sink_notes(spec["sink"], sink_target, self.steps_per_epoch, bool(self.features)):
+        self.sinks = bool(spec["sink"]["enabled"]) and sink_target == "Ascend" and not self.features
+        notes = sink_notes(spec["sink"], sink_target, self.steps_per_epoch, bool(self.features))
+        if self.sinks and self.accumulate > 1:  # accumulation loops over its micro-batches in Python
+            self.sinks = False
+            notes = [
+                (
+                    "sink_unavailable",
+                    f"dataset sink mode is not used with train.accumulate_steps {self.accumulate}: the micro-batches "
+                    "of an update are fed from the host, step by step, one step event per update; set "
+                    "train.accumulate_steps to 1 (with a larger data.batch_size, if it fits) to train in sinks",
+                )
+            ]
+        for code, msg in notes:
             self.warn(code=code, message=msg, details={"sink": spec["sink"], "target": self.target})
         self.warnings.extend(preflight.run_warnings(spec, self.total_steps, self.steps_per_epoch, self.target))
-        # Accumulation loops over its micro-batches in Python too.
-        self.sinks = (
-            bool(spec["sink"]["enabled"]) and sink_target == "Ascend" and not self.features and self.accumulate == 1
-        )
         self.sink_size = int(spec["sink"]["size"]) if self.sinks else 1
         self.prefetch = spec["data"].get("prefetch") or max(16, 2 * self.sink_size)
         self.data_monitor = DataWaitMonitor(self.workers, spec["data"]["image_size"], bool(self.features))
