@@ -29,10 +29,31 @@ export interface TableRun {
   /** The fixed columns' values. */
   fixed: Record<string, CellValue>;
   spec: FlatSpec;
+}
+
+interface SearchText {
   /** Lower-case text a word of the text filter looks in: name, id, target, tags, spec values. */
-  search: string;
+  words: string;
   /** Lower-case `key=value` of each spec field, where a word with `=` looks (`freeze=none`). */
   pairs: string;
+}
+
+// Made on the first text filter, not with the rows: most openings of the table never filter by text.
+const searchCache = new WeakMap<TableRun, SearchText>();
+function searchOf(r: TableRun): SearchText {
+  let s = searchCache.get(r);
+  if (!s) {
+    const words = [r.name, r.runId, String(r.fixed.target), ...r.tags, ...Object.values(r.spec).map(String)];
+    s = {
+      words: words.join('\n').toLowerCase(),
+      pairs: Object.entries(r.spec)
+        .map(([k, v]) => `\n${k}=${String(v)}\n`)
+        .join('')
+        .toLowerCase(),
+    };
+    searchCache.set(r, s);
+  }
+  return s;
 }
 
 const col = (key: string, label: string, kind: ColumnView['kind']): ColumnView => ({
@@ -130,11 +151,6 @@ export function tableRun(targetId: string, targetLabel: string, l: ListedRunDeta
     skipped_updates: num(s.skipped_updates),
     run_id: l.run_id,
   };
-  const search = [name, l.run_id, targetLabel, ...tags, ...Object.values(spec).map(String)].join('\n').toLowerCase();
-  const pairs = Object.entries(spec)
-    .map(([k, v]) => `\n${k}=${String(v)}\n`)
-    .join('')
-    .toLowerCase();
   return {
     id: rowId(targetId, l.run_id),
     targetId,
@@ -148,8 +164,6 @@ export function tableRun(targetId: string, targetLabel: string, l: ListedRunDeta
     problem: typeof l.problem === 'string' && l.problem ? l.problem : null,
     fixed,
     spec,
-    search,
-    pairs,
   };
 }
 
@@ -162,7 +176,11 @@ export function cellOf(run: TableRun, key: string): CellValue | undefined {
 export function specColumns(runs: readonly TableRun[]): ColumnView[] {
   const numeric = new Map<string, boolean>();
   for (const r of runs)
-    for (const [k, v] of Object.entries(r.spec)) numeric.set(k, (numeric.get(k) ?? true) && typeof v === 'number');
+    for (const k in r.spec) {
+      const isNum = typeof r.spec[k] === 'number';
+      const was = numeric.get(k);
+      if (was === undefined || (was && !isNum)) numeric.set(k, isNum);
+    }
   return [...numeric].map(([k, isNum]) => ({
     key: SPEC_PREFIX + k,
     label: k,
@@ -190,7 +208,10 @@ export function filterRuns(runs: readonly TableRun[], f: TableFilter): TableRun[
   return runs.filter((r) => {
     if (states.size && !states.has(r.state)) return false;
     if (tags.size && !r.tags.some((t) => tags.has(t))) return false;
-    if (words.some((w) => (w.includes('=') ? !pairMatch(r.pairs, w) : !r.search.includes(w)))) return false;
+    if (words.length) {
+      const t = searchOf(r);
+      if (words.some((w) => (w.includes('=') ? !pairMatch(t.pairs, w) : !t.words.includes(w)))) return false;
+    }
     for (const range of f.ranges) {
       const v = cellOf(r, range.key);
       if (range.min === null && range.max === null) continue;

@@ -43,6 +43,10 @@ export class RunsTableModel {
   private chosen: string[] | null = null;
   private selected: string[] = [];
   private diff: { ids: string[]; onlyDiffering: boolean } | null = null;
+  /** Every column (fixed, then the runs' spec fields): changes only with the listing. */
+  private columnsAll: ColumnView[] = [...FIXED_COLUMNS];
+  /** The filtered runs and the spec fields that differ among them: change with the listing or the filter. */
+  private listedCache: { runs: TableRun[]; differs: Set<string> } | null = null;
 
   constructor(
     private readonly title: string,
@@ -54,6 +58,8 @@ export class RunsTableModel {
   setListings(listings: readonly TargetListing[], errors: readonly string[], now: number): void {
     this.runs = tableRuns(listings, now);
     this.byId = new Map(this.runs.map((r) => [r.id, r]));
+    this.columnsAll = [...FIXED_COLUMNS, ...specColumns(this.runs)];
+    this.listedCache = null;
     this.errors = [...errors];
     this.loading = false;
     this.selected = this.selected.filter((id) => this.byId.has(id));
@@ -84,6 +90,7 @@ export class RunsTableModel {
       }
       case 'filter':
         this.filter = m.filter;
+        this.listedCache = null;
         return { type: 'none' };
       case 'columns':
         if (m.mode === 'auto') this.chosen = null;
@@ -118,13 +125,20 @@ export class RunsTableModel {
   }
 
   private allColumns(): ColumnView[] {
-    return [...FIXED_COLUMNS, ...specColumns(this.runs)];
+    return this.columnsAll;
+  }
+
+  private listed(): { runs: TableRun[]; differs: Set<string> } {
+    if (!this.listedCache) {
+      const runs = filterRuns(this.runs, this.filter);
+      this.listedCache = { runs, differs: new Set(differingSpecKeys(runs)) };
+    }
+    return this.listedCache;
   }
 
   snapshot(): TableState {
-    const listed = filterRuns(this.runs, this.filter);
+    const { runs: listed, differs } = this.listed();
     const all = this.allColumns();
-    const differs = new Set(differingSpecKeys(listed));
     const shownKeys = this.chosen ?? [
       ...defaultFixedKeys(this.multiTarget),
       ...all.filter((c) => differs.has(c.key)).map((c) => c.key),

@@ -50,11 +50,7 @@ export class RunsTablePanel {
       ...webviewOptions(uri),
       retainContextWhenHidden: false,
     });
-    this.panel.webview.html = webviewPage({
-      ...bundleAssets(this.panel.webview, uri, 'runsTable'),
-      title,
-      placeholder: 'Listing runs…',
-    });
+    this.panel.webview.html = runsTableHtml(this.panel.webview, uri, title);
     this.subs.push(
       this.panel.webview.onDidReceiveMessage((m) => void this.onMessage(m)),
       this.panel.onDidChangeViewState(() => this.panel.visible && this.post()),
@@ -141,6 +137,15 @@ export class RunsTablePanel {
     RunsTablePanel.open.delete(this.targetId ?? ALL);
     for (const s of this.subs.splice(0)) s.dispose();
   }
+}
+
+/** The page (src/core/webviewPage.ts) with the Runs Table bundle (webview/runsTable: script and stylesheet). */
+export function runsTableHtml(
+  webview: Pick<vscode.Webview, 'asWebviewUri' | 'cspSource'>,
+  extensionUri: vscode.Uri,
+  title: string,
+): string {
+  return webviewPage({ ...bundleAssets(webview, extensionUri, 'runsTable'), title, placeholder: 'Listing runs…' });
 }
 
 /** ascend.openRunsTable: from a target (Targets view, or a Runs view group), or from the palette (pick a scope). */
