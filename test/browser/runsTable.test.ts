@@ -278,7 +278,7 @@ test(
       `${differing}`,
     );
     const same = page.locator('#diff-table tr[data-key="data.image_size"]');
-    assert.equal(await same.getAttribute('class'), '', 'an equal field is listed, not highlighted');
+    assert.equal((await same.getAttribute('class')) ?? '', '', 'an equal field is listed, not highlighted');
     const bg = (sel: string) =>
       page
         .locator(sel)

@@ -139,9 +139,10 @@ export class RunsTableModel {
   snapshot(): TableState {
     const { runs: listed, differs } = this.listed();
     const all = this.allColumns();
+    // The spec's own `name` is left to the Name column (the display name) unless chosen.
     const shownKeys = this.chosen ?? [
       ...defaultFixedKeys(this.multiTarget),
-      ...all.filter((c) => differs.has(c.key)).map((c) => c.key),
+      ...all.filter((c) => differs.has(c.key) && c.key !== 'spec:name').map((c) => c.key),
     ];
     const byKey = new Map(all.map((c) => [c.key, c]));
     const columns = shownKeys.map((k) => byKey.get(k)).filter((c): c is ColumnView => c !== undefined);
