@@ -29,7 +29,6 @@ from .rundir import (
     status_path,
 )
 
-
 SUMMARY_FILE = "summary.json"
 SUMMARY_VERSION = 1
 # summary.json's fields that `ls` lists; each is a number or null, except `state` (a string or null).

@@ -142,7 +142,7 @@ class RunSummary:
             if is_int(ev.get("step")):
                 p["steps_done"] = ev["step"]
             skipped = ev.get("skipped_updates")
-            if is_int(skipped) and skipped >= 0:  # a sink's count over its steps
+            if isinstance(skipped, int) and not isinstance(skipped, bool) and skipped >= 0:  # a sink's count
                 p["skipped_updates"] += skipped
             elif ev.get("skipped") is True:
                 p["skipped_updates"] += 1
@@ -155,7 +155,10 @@ class RunSummary:
             if acc is not None:
                 p["final_val_acc"] = acc
                 if p["best_val_acc"] is None or acc > p["best_val_acc"]:
-                    p["best_val_acc"], p["best_val_acc_epoch"] = acc, ev.get("epoch") if is_int(ev.get("epoch")) else None
+                    p["best_val_acc"], p["best_val_acc_epoch"] = (
+                        acc,
+                        ev.get("epoch") if is_int(ev.get("epoch")) else None,
+                    )
             if loss is not None and (p["best_val_loss"] is None or loss < p["best_val_loss"]):
                 p["best_val_loss"] = loss
         elif kind == "epoch_end" and is_int(ev.get("epoch")):
