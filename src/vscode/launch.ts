@@ -180,7 +180,9 @@ export async function askPreflight(lines: string[], canEdit: boolean): Promise<'
   const buttons = canEdit ? ['Launch Anyway', 'Edit Choices'] : ['Launch Anyway'];
   const n = lines.length;
   const a = await vscode.window.showWarningMessage(
-    `Pre-flight: ${n} thing${n === 1 ? '' : 's'} to check before this run starts`,
+    n === 1
+      ? vscode.l10n.t('Pre-flight: 1 thing to check before this run starts')
+      : vscode.l10n.t('Pre-flight: {0} things to check before this run starts', n),
     { modal: true, detail: lines.join('\n\n') },
     ...buttons,
   );

@@ -270,9 +270,9 @@ export class RunMonitor implements vscode.Disposable {
       this.statusBar.backgroundColor = shown.warning
         ? new vscode.ThemeColor('statusBarItem.warningBackground')
         : undefined;
-      this.statusBar.tooltip = `Ascend run ${f.ref.runId}\nClick to open its dashboard.`;
+      this.statusBar.tooltip = vscode.l10n.t('Ascend run {0}\nClick to open its dashboard.', f.ref.runId);
       this.statusBar.command = {
-        title: 'Open Dashboard',
+        title: vscode.l10n.t('Open Dashboard'),
         command: 'ascend.openDashboard' satisfies CommandId,
         arguments: [f.ref],
       };
@@ -283,9 +283,13 @@ export class RunMonitor implements vscode.Disposable {
     const run = (this.shown && this.live.get(this.shown)) || live[0];
     const more = live.length > 1 ? ` (+${live.length - 1})` : '';
     this.statusBar.text = statusBarText(this.nameOf(run.ref, run.name), run.view) + more;
-    this.statusBar.tooltip = `Ascend run ${run.ref.runId} on ${this.ctx.target(run.ref.targetId)?.label ?? run.ref.targetId}\nClick to open its dashboard.`;
+    this.statusBar.tooltip = vscode.l10n.t(
+      'Ascend run {0} on {1}\nClick to open its dashboard.',
+      run.ref.runId,
+      this.ctx.target(run.ref.targetId)?.label ?? run.ref.targetId,
+    );
     this.statusBar.command = {
-      title: 'Open Dashboard',
+      title: vscode.l10n.t('Open Dashboard'),
       command: 'ascend.openDashboard' satisfies CommandId,
       arguments: [run.ref],
     };

@@ -164,7 +164,7 @@ export class CheckpointExplorer {
       rows,
       problems: [
         ...info.problems.map((p) => ({ label: p.label, message: p.message })),
-        ...info.unlisted.map((f) => ({ label: f, message: 'not in checkpoints.json' })),
+        ...info.unlisted.map((f) => ({ label: f, message: vscode.l10n.t('not in checkpoints.json') })),
       ],
       selected,
       tensors: selected && this.state.tensors?.file === selected ? this.state.tensors : null,
@@ -409,7 +409,7 @@ export function explorerHtml(
 ): string {
   return webviewPage({
     ...bundleAssets(webview, extensionUri, 'checkpoints'),
-    title: 'Checkpoints',
-    placeholder: 'Loading…',
+    title: vscode.l10n.t('Checkpoints'),
+    placeholder: vscode.l10n.t('Loading…'),
   });
 }

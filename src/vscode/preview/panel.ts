@@ -136,7 +136,7 @@ export class DataPanel {
         try {
           await this.job.openFile(m.path);
         } catch (e) {
-          void vscode.window.showErrorMessage(`Ascend: cannot open ${m.path}: ${errorText(e)}`);
+          void vscode.window.showErrorMessage(vscode.l10n.t('Ascend: cannot open {0}: {1}', m.path, errorText(e)));
         }
         return;
     }
@@ -156,7 +156,7 @@ export function previewHtml(
 ): string {
   return webviewPage({
     ...bundleAssets(webview, extensionUri, 'preview'),
-    title: 'Preview Data',
-    placeholder: 'Loading…',
+    title: vscode.l10n.t('Preview Data'),
+    placeholder: vscode.l10n.t('Loading…'),
   });
 }
