@@ -3,14 +3,14 @@
 // or with the first state message through `setBundle`. Strings are keyed by their English text,
 // like `vscode.l10n.t`, so `@vscode/l10n-dev export` finds `l10n.t('…')` calls here too and the
 // one l10n/bundle.l10n.<locale>.json serves the host and every page.
-import { translator, type L10nBundle, type Translate } from '../../src/shared/l10n';
+import { formatMessage, type L10nBundle } from '../../src/shared/l10n';
 
-let current: Translate = translator({});
+let current: L10nBundle = {};
 let lang = 'en';
 
 /** Uses a bundle (empty: English) and the language tag for number and date formats. */
 export function setBundle(bundle: L10nBundle, language = 'en'): void {
-  current = translator(bundle);
+  current = bundle;
   lang = language;
   if (typeof document !== 'undefined') document.documentElement.lang = language;
 }
@@ -31,8 +31,10 @@ export function loadBundleFromBody(): void {
   }
 }
 
-/** The translated message, placeholders filled. */
-export const t: Translate = (message, ...args) => current(message, ...args);
+/** The translated message, placeholders filled (as a template literal would print them). */
+export function t(message: string, ...args: unknown[]): string {
+  return formatMessage(Object.hasOwn(current, message) ? current[message] : message, args);
+}
 
 /** The page's language tag, for Intl number and date formats. */
 export function language(): string {

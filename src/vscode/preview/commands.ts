@@ -140,7 +140,8 @@ export function openPreview(ctx: Ctx, req: PreviewRequest): DataPanel {
         const view = toPreviewView(await job.result);
         ctl.set({ status: 'done', activity: null, progress: null, preview: view });
       } catch (e) {
-        if (e instanceof PreviewCancelled) ctl.set({ status: 'cancelled', activity: null, error: 'Cancelled.' });
+        if (e instanceof PreviewCancelled)
+          ctl.set({ status: 'cancelled', activity: null, error: vscode.l10n.t('Cancelled.') });
         else ctl.set({ status: 'failed', activity: null, error: runnerMessage(e) });
       }
     },
@@ -329,7 +330,7 @@ export function openClassify(
           }
         ctl.set({ status: 'done', activity: null, classify: toClassifyView(raw, images) });
       } catch (e) {
-        if (ac.signal.aborted) ctl.set({ status: 'cancelled', activity: null, error: 'Cancelled.' });
+        if (ac.signal.aborted) ctl.set({ status: 'cancelled', activity: null, error: vscode.l10n.t('Cancelled.') });
         else ctl.set({ status: 'failed', activity: null, error: runnerMessage(e) });
       }
     },

@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import { webviewPage } from '../../core/webviewPage';
 import { listedFiles, validateUiMessage, type HostMessage, type PanelState } from '../../shared/previewProtocol';
 import { errorText } from '../context';
-import { bundleAssets, webviewOptions } from '../webviewAssets';
+import { bundleAssets, pageL10n, webviewOptions } from '../webviewAssets';
 
 export interface JobControl {
   set(patch: Partial<PanelState>): void;
@@ -156,6 +156,7 @@ export function previewHtml(
 ): string {
   return webviewPage({
     ...bundleAssets(webview, extensionUri, 'preview'),
+    l10n: pageL10n(),
     title: vscode.l10n.t('Preview Data'),
     placeholder: vscode.l10n.t('Loading…'),
   });
