@@ -45,18 +45,25 @@ function header(s: ExplorerState): HTMLElement {
   return el(
     'div',
     {},
-    el('h2', {}, `${r.name}`, el('span', { class: 'muted' }, `  ${r.runId} · ${r.target}${r.live ? ' · live' : ''}`)),
+    el(
+      'h2',
+      {},
+      `${r.name}`,
+      el('span', { class: 'muted' }, `  ${r.runId} · ${r.target}${r.live ? l10n.t(' · live') : ''}`),
+    ),
     el(
       'div',
       { class: 'muted' },
       [
         r.backbone,
         r.pretrained
-          ? `from ${r.pretrained}${r.weightsSha256 ? ` (sha256 ${r.weightsSha256.slice(0, 12)}…)` : ''}`
-          : 'from random initialization',
-        r.preprocess ? `preprocess ${r.preprocess}` : '',
-        r.freeze ? `freeze ${r.freeze}` : '',
-        r.classes.length ? `${r.classes.length} classes` : '',
+          ? r.weightsSha256
+            ? l10n.t('from {0} (sha256 {1}…)', r.pretrained, r.weightsSha256.slice(0, 12))
+            : l10n.t('from {0}', r.pretrained)
+          : l10n.t('from random initialization'),
+        r.preprocess ? l10n.t('preprocess {0}', r.preprocess) : '',
+        r.freeze ? l10n.t('freeze {0}', r.freeze) : '',
+        r.classes.length ? l10n.t('{0} classes', r.classes.length) : '',
       ]
         .filter(Boolean)
         .join(' · '),
@@ -161,7 +168,7 @@ function checkpointsTable(s: ExplorerState): HTMLElement {
       'div',
       { class: 'bar' },
       button(
-        l10n.t('Compare {0}', picked.length === 2 ? 'the two picked' : '(pick two)'),
+        picked.length === 2 ? l10n.t('Compare the two picked') : l10n.t('Compare (pick two)'),
         () => send({ type: 'compare', a: picked[0], b: picked[1] }),
         { disabled: picked.length !== 2 },
       ),
