@@ -134,13 +134,20 @@ export function predictionsCompareSection(
     el(
       'div',
       { class: 'muted' },
-      l10n.t(
-        '{0} image(s) changed prediction: {1} fixed, {2} broken, {3} other.',
-        c.changedCount,
-        c.fixed,
-        c.broken,
-        c.changedCount - c.fixed - c.broken,
-      ),
+      c.changedCount === 1
+        ? l10n.t(
+            '1 image changed prediction: {0} fixed, {1} broken, {2} other.',
+            c.fixed,
+            c.broken,
+            1 - c.fixed - c.broken,
+          )
+        : l10n.t(
+            '{0} images changed prediction: {1} fixed, {2} broken, {3} other.',
+            c.changedCount,
+            c.fixed,
+            c.broken,
+            c.changedCount - c.fixed - c.broken,
+          ),
       c.items.length < c.changedCount ? l10n.t(' The first {0} are shown.', c.items.length) : '',
     ),
     per,
