@@ -10,7 +10,7 @@ export type L10nBundle = Readonly<Record<string, string>>;
 export type L10nArg = string | number | boolean;
 
 /** What code that builds user sentences is given: the English message and its arguments. */
-export type Translate = (message: string, ...args: L10nArg[] | [Record<string, L10nArg>]) => string;
+export type Translate = (message: string, ...args: L10nArg[]) => string;
 
 const PLACEHOLDER = /\{([^{}]+)\}/g;
 

@@ -98,7 +98,7 @@ export class RunMonitor implements vscode.Disposable {
       view: initialView(),
       abort: new AbortController(),
       notifyAfter: opts.launched ? 0 : record.lastSeq,
-      notices: new RunNotices(record.name ?? record.runId),
+      notices: new RunNotices(record.name ?? record.runId, vscode.l10n.t),
       lastPersist: 0,
     };
     this.live.set(key, live);
@@ -157,13 +157,13 @@ export class RunMonitor implements vscode.Disposable {
       if (e instanceof FollowError && e.info?.kind === 'lost') {
         this.update(live, applySignal(live.view, { kind: 'lost' }));
         this.activity.fire({ ref: live.ref, signal: { kind: 'lost' } });
-        this.notify(lostNotice(live.name), live.ref);
+        this.notify(lostNotice(live.name, vscode.l10n.t), live.ref);
       } else if (!live.abort.signal.aborted) {
         log.error(
           `run ${key}: stopped streaming: ${errorText(e)}${e instanceof FollowError && e.stderrTail ? `\n${e.stderrTail}` : ''}`,
         );
         const sentence = e instanceof FollowError && e.info ? runnerErrorSentence(e.info) : undefined;
-        this.notify(streamStoppedNotice(live.name, sentence ?? errorText(e)), live.ref);
+        this.notify(streamStoppedNotice(live.name, sentence ?? errorText(e), vscode.l10n.t), live.ref);
       }
     } finally {
       clearTimeout(live.burstTimer);
@@ -225,11 +225,15 @@ export class RunMonitor implements vscode.Disposable {
         : n.severity === 'warning'
           ? vscode.window.showWarningMessage
           : vscode.window.showInformationMessage;
-    void show(n.message, ...n.actions).then((a) => {
+    // Buttons show translated labels; the choice maps back to the action id.
+    const labels = n.actions.map((id) => ({ id, title: actionLabel(id) }));
+    void show(n.message, ...labels).then((picked) => {
+      const a = picked?.id;
       if (a === 'Show All') {
         const details = n.details ?? [n.message];
         for (const d of details) this.ctx.log.info(`run ${runKey(ref)}: ${d}`);
-        void show(n.message.replace(/ \(\+\d+ more\)$/, ''), { modal: true, detail: details.join('\n\n') });
+        // the headline without its "(+N more)" (English or translated): the details list them all
+        void show(n.message.replace(/\s*[(（]\+\d+[^)）]*[)）]$/, ''), { modal: true, detail: details.join('\n\n') });
       } else if (a === 'Open Dashboard')
         void vscode.commands.executeCommand('ascend.openDashboard' satisfies CommandId, ref);
       else if (a === 'Reattach') void vscode.commands.executeCommand('ascend.reattach' satisfies CommandId, ref);
@@ -303,5 +307,21 @@ export class RunMonitor implements vscode.Disposable {
     this.statusBar.dispose();
     this.changed.dispose();
     this.activity.dispose();
+  }
+}
+
+/** A notice action's button label in the display language. */
+function actionLabel(id: NoticeAction): string {
+  switch (id) {
+    case 'Open Dashboard':
+      return vscode.l10n.t('Open Dashboard');
+    case 'Show Checkpoints':
+      return vscode.l10n.t('Show Checkpoints');
+    case 'Show Console':
+      return vscode.l10n.t('Show Console');
+    case 'Reattach':
+      return vscode.l10n.t('Reattach');
+    case 'Show All':
+      return vscode.l10n.t('Show All');
   }
 }

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import ts from 'typescript';
-import { english, placeholders, translator } from '../../src/shared/l10n';
+import { formatMessage, placeholders, translator } from '../../src/shared/l10n';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const readJson = (f: string) => JSON.parse(readFileSync(path.join(ROOT, f), 'utf8')) as Record<string, string>;
@@ -39,18 +39,22 @@ const SOURCES = [...tsFiles('src'), ...tsFiles('webview')];
 const parse = (file: string) =>
   ts.createSourceFile(file, readFileSync(path.join(ROOT, file), 'utf8'), ts.ScriptTarget.Latest, true);
 
-/** The messages of `l10n.t('…')` / `vscode.l10n.t('…')` calls, with where they are. */
+/**
+ * `l10n.t('…')` / `vscode.l10n.t('…')` anywhere, and in src/core the injected translator
+ * (src/core/l10n.ts), called `t(…)` or `this.t(…)`.
+ */
+function isTranslateCall(n: ts.CallExpression, file: string, sf: ts.SourceFile): boolean {
+  const callee = n.expression.getText(sf);
+  return /(^|\.)l10n\.t$/.test(callee) || (file.startsWith('src/core/') && /^(this\.)?t$/.test(callee));
+}
+
+/** The messages of the translate calls, with where they are. */
 function l10nCalls(): { file: string; message: string | null; line: number }[] {
   const found: { file: string; message: string | null; line: number }[] = [];
   for (const file of SOURCES) {
     const sf = parse(file);
     const visit = (n: ts.Node) => {
-      if (
-        ts.isCallExpression(n) &&
-        ts.isPropertyAccessExpression(n.expression) &&
-        n.expression.name.text === 't' &&
-        /(^|\.)l10n$/.test(n.expression.expression.getText(sf))
-      ) {
+      if (ts.isCallExpression(n) && isTranslateCall(n, file, sf)) {
         const a = n.arguments[0];
         const message = a && (ts.isStringLiteral(a) || ts.isNoSubstitutionTemplateLiteral(a)) ? a.text : null;
         found.push({ file, message, line: sf.getLineAndCharacterOfPosition(n.getStart(sf)).line + 1 });
@@ -66,7 +70,7 @@ test('the message format fills {0} and {name} after lookup, so a translation can
   const zh = translator({ 'Started "{0}" on {1} ({2}).': '已在 {1} 上启动 "{0}"（{2}）。' });
   assert.equal(zh('Started "{0}" on {1} ({2}).', 'flowers', 'ssh:box', 'r1'), '已在 ssh:box 上启动 "flowers"（r1）。');
   assert.equal(zh('Not translated {0}', 3), 'Not translated 3');
-  assert.equal(english('{n} of {m}', { n: 1, m: 2 }), '1 of 2');
+  assert.equal(formatMessage('{n} of {m}', [{ n: 1, m: 2 }]), '1 of 2');
 });
 
 test('every l10n.t message in src/ and webview/ is a literal with a zh-cn entry using the same placeholders', () => {

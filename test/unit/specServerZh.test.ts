@@ -82,7 +82,10 @@ test('a zh-cn client gets Chinese advice, quick-fix titles and hovers', { timeou
   const diags = await open(uri, text);
   const freeze = diags.find((d) => d.range.start.line === 5);
   assert.ok(freeze, `an advice on model.freeze: ${JSON.stringify(diags)}`);
-  assert.match(freeze.message, /^model\.freeze 为 "backbone"，但 model\.pretrained 为 null：冻结的层保持随机初始权重/);
+  assert.match(
+    String(freeze.message),
+    /^model\.freeze 为 "backbone"，但 model\.pretrained 为 null：冻结的层保持随机初始权重/,
+  );
   const actions = (await conn.sendRequest('textDocument/codeAction', {
     textDocument: { uri },
     range: freeze.range,
