@@ -141,9 +141,9 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
         modal: true,
         detail: vscode.l10n.t('This deletes, with its checkpoints and logs:\n{0}\nIt cannot be undone.', where),
       },
-      'Delete',
+      vscode.l10n.t('Delete'),
     );
-    if (yes !== 'Delete') return;
+    if (yes !== vscode.l10n.t('Delete')) return;
     for (const p of parts) {
       try {
         await deleteRunDir(app.ctx.python(p.def), p.runDir, { timeoutMs: 120_000 });
@@ -283,9 +283,9 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
     const yes = await vscode.window.showWarningMessage(
       vscode.l10n.t('Remove the target {0}?', def.label),
       { modal: true, detail: vscode.l10n.t('Its runs keep going on the host; they are no longer listed here.') },
-      'Remove',
+      vscode.l10n.t('Remove'),
     );
-    if (yes !== 'Remove') return;
+    if (yes !== vscode.l10n.t('Remove')) return;
     await saveSshTargets(app.ctx.settings.sshTargets.filter((t) => t.host !== def.label));
     app.ctx.reloadTargets();
   },

@@ -104,9 +104,9 @@ export async function copyWeightsCommand(app: App, node: unknown): Promise<void>
       value,
     ),
     ...(set ? [set] : []),
-    'Copy Value',
+    vscode.l10n.t('Copy Value'),
   );
-  if (pick === 'Copy Value') await vscode.env.clipboard.writeText(value);
+  if (pick === vscode.l10n.t('Copy Value')) await vscode.env.clipboard.writeText(value);
   if (pick === set && spec) {
     const text = withPretrained(spec.document.getText(), value);
     if (text === undefined) {

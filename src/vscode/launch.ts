@@ -177,7 +177,9 @@ async function track(
 
 /** The pre-flight question: a modal listing what was found, Launch Anyway or (in the wizard) Edit. */
 export async function askPreflight(lines: string[], canEdit: boolean): Promise<'launch' | 'edit' | 'cancel'> {
-  const buttons = canEdit ? ['Launch Anyway', 'Edit Choices'] : ['Launch Anyway'];
+  const launch = vscode.l10n.t('Launch Anyway');
+  const edit = vscode.l10n.t('Edit Choices');
+  const buttons = canEdit ? [launch, edit] : [launch];
   const n = lines.length;
   const a = await vscode.window.showWarningMessage(
     n === 1
@@ -186,5 +188,5 @@ export async function askPreflight(lines: string[], canEdit: boolean): Promise<'
     { modal: true, detail: lines.join('\n\n') },
     ...buttons,
   );
-  return a === 'Launch Anyway' ? 'launch' : a === 'Edit Choices' ? 'edit' : 'cancel';
+  return a === launch ? 'launch' : a === edit ? 'edit' : 'cancel';
 }

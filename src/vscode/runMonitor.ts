@@ -3,6 +3,7 @@
 // replays the run's log from the start so totals and the ETA are right, and notifies only about
 // events newer than what the index had already seen.
 import * as vscode from 'vscode';
+import type { Translate } from '../core/l10n';
 import { FollowError, followRun } from '../core/runs/attach';
 import type { RunRecord } from '../core/runs/runIndex';
 import {
@@ -98,7 +99,7 @@ export class RunMonitor implements vscode.Disposable {
       view: initialView(),
       abort: new AbortController(),
       notifyAfter: opts.launched ? 0 : record.lastSeq,
-      notices: new RunNotices(record.name ?? record.runId, vscode.l10n.t),
+      notices: new RunNotices(record.name ?? record.runId, translate),
       lastPersist: 0,
     };
     this.live.set(key, live);
@@ -157,13 +158,13 @@ export class RunMonitor implements vscode.Disposable {
       if (e instanceof FollowError && e.info?.kind === 'lost') {
         this.update(live, applySignal(live.view, { kind: 'lost' }));
         this.activity.fire({ ref: live.ref, signal: { kind: 'lost' } });
-        this.notify(lostNotice(live.name, vscode.l10n.t), live.ref);
+        this.notify(lostNotice(live.name, translate), live.ref);
       } else if (!live.abort.signal.aborted) {
         log.error(
           `run ${key}: stopped streaming: ${errorText(e)}${e instanceof FollowError && e.stderrTail ? `\n${e.stderrTail}` : ''}`,
         );
         const sentence = e instanceof FollowError && e.info ? runnerErrorSentence(e.info) : undefined;
-        this.notify(streamStoppedNotice(live.name, sentence ?? errorText(e), vscode.l10n.t), live.ref);
+        this.notify(streamStoppedNotice(live.name, sentence ?? errorText(e), translate), live.ref);
       }
     } finally {
       clearTimeout(live.burstTimer);
@@ -309,6 +310,9 @@ export class RunMonitor implements vscode.Disposable {
     this.activity.dispose();
   }
 }
+
+/** vscode.l10n.t for the core's sentences (src/core/l10n.ts). */
+const translate: Translate = (message, ...args) => vscode.l10n.t(message, ...args);
 
 /** A notice action's button label in the display language. */
 function actionLabel(id: NoticeAction): string {

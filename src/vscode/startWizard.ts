@@ -134,12 +134,12 @@ const STEPS: Step[] = [
       info,
       AMP_LEVELS,
       s.ampLevel ?? RECIPE_DEFAULTS.ampLevel,
-      'Automatic mixed precision level',
+      vscode.l10n.t('Automatic mixed precision level'),
       (v) => (s.ampLevel = v),
     ),
   // 7-9. numbers
-  (_app, s, info) => numberStep(info, s, 'epochs', 'Epochs'),
-  (_app, s, info) => numberStep(info, s, 'batchSize', 'Batch size per device'),
+  (_app, s, info) => numberStep(info, s, 'epochs', vscode.l10n.t('Epochs')),
+  (_app, s, info) => numberStep(info, s, 'batchSize', vscode.l10n.t('Batch size per device')),
   (_app, s, info) => numberStep(info, s, 'lr', 'Learning rate (Momentum 0.9)'),
   // 10. NPUs (asked when the target's doctor lists more than one), then other machines (asked when
   // the target is an SSH host and there are other SSH targets); several of either train through

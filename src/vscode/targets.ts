@@ -160,9 +160,11 @@ export class TargetsView implements vscode.TreeDataProvider<TargetsNode>, vscode
         this.setContexts(def);
         if (def.kind === 'ssh' && row.label === 'SSH') {
           // A password, one-time code or host key: batch mode cannot answer, a terminal can.
-          void vscode.window.showWarningMessage(`${def.label}: ${row.description}`, 'Log In').then((a) => {
-            if (a) void vscode.commands.executeCommand('ascend.sshLogin' satisfies CommandId, { targetId: def.id });
-          });
+          void vscode.window
+            .showWarningMessage(`${def.label}: ${row.description}`, vscode.l10n.t('Log In'))
+            .then((a) => {
+              if (a) void vscode.commands.executeCommand('ascend.sshLogin' satisfies CommandId, { targetId: def.id });
+            });
         }
         return undefined;
       } finally {

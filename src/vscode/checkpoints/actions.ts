@@ -194,7 +194,7 @@ export async function exportTo(host: ActionsHost, ref: CkptRef, format: ExportFo
   );
   host.ctx.log.info(`export ${r.abs} -> ${res.file} (${res.bytes} bytes, input ${res.input_shape.join('x')})`);
   host.view.refresh(ref);
-  const actions = r.def.kind === 'local' ? ['Reveal'] : [];
+  const actions = r.def.kind === 'local' ? [vscode.l10n.t('Reveal')] : [];
   void vscode.window
     .showInformationMessage(
       vscode.l10n.t(
@@ -207,7 +207,8 @@ export async function exportTo(host: ActionsHost, ref: CkptRef, format: ExportFo
       ...actions,
     )
     .then((a) => {
-      if (a === 'Reveal') void vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(res.file));
+      if (a === vscode.l10n.t('Reveal'))
+        void vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(res.file));
     });
 }
 
@@ -250,9 +251,9 @@ export async function resumeFrom(host: ActionsHost, ref: CkptRef): Promise<void>
         live ? '\nThe original run is still live.' : '',
       ),
     },
-    'Resume',
+    vscode.l10n.t('Resume'),
   );
-  if (yes !== 'Resume') return;
+  if (yes !== vscode.l10n.t('Resume')) return;
   const outcome = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Ascend: resuming on {0}', r.def.label) },
     (p) => host.launch(r.def, r.info.spec!, (message) => p.report({ message }), { resume: r.abs }),
@@ -288,7 +289,7 @@ export async function download(host: ActionsHost, ref: CkptRef): Promise<void> {
     dest = (
       await vscode.window.showSaveDialog({
         title: vscode.l10n.t('Download the checkpoint to'),
-        saveLabel: 'Download',
+        saveLabel: vscode.l10n.t('Download'),
         filters: { Checkpoint: ['ckpt', 'safetensors'] },
       })
     )?.fsPath;
@@ -328,12 +329,12 @@ export async function download(host: ActionsHost, ref: CkptRef): Promise<void> {
       `downloaded ${r.abs} from ${r.def.label} to ${res.file} (sha256 ${res.sha256}, verified ${res.verified})`,
     );
     const note = res.verified
-      ? 'sha256 verified against checkpoints.json'
-      : 'NOT verified: checkpoints.json has no sha256 for it';
+      ? vscode.l10n.t('sha256 verified against checkpoints.json')
+      : vscode.l10n.t('NOT verified: checkpoints.json has no sha256 for it');
     void vscode.window
       .showInformationMessage(
         vscode.l10n.t('Downloaded to {0} ({1}).', vscode.workspace.asRelativePath(res.file), note),
-        'Reveal',
+        vscode.l10n.t('Reveal'),
       )
       .then((a) => {
         if (a) void vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(res.file));
@@ -353,7 +354,7 @@ export async function reveal(host: ActionsHost, ref: CkptRef): Promise<void> {
     void vscode.window
       .showInformationMessage(
         vscode.l10n.t('{0} is on {1}: download it first.', path.posix.basename(r.abs), r.def.label),
-        'Download',
+        vscode.l10n.t('Download'),
       )
       .then((a) => {
         if (a) void download(host, ref).catch((e) => vscode.window.showErrorMessage(errorText(e)));
@@ -392,12 +393,14 @@ export async function deleteSome(host: ActionsHost, refs: CkptRef[]): Promise<vo
   const asked = [...plan.plain, ...(plan.best ? [plan.best] : [])];
   if (!asked.length) return;
   const yes = await vscode.window.showWarningMessage(
-    vscode.l10n.t(
-      'Delete {0} checkpoint(s) of "{1}" on {2}?',
-      asked.length,
-      r.record.name ?? r.record.runId,
-      r.def.label,
-    ),
+    asked.length === 1
+      ? vscode.l10n.t('Delete 1 checkpoint of "{0}" on {1}?', r.record.name ?? r.record.runId, r.def.label)
+      : vscode.l10n.t(
+          'Delete {0} checkpoints of "{1}" on {2}?',
+          asked.length,
+          r.record.name ?? r.record.runId,
+          r.def.label,
+        ),
     {
       modal: true,
       detail:
@@ -405,9 +408,9 @@ export async function deleteSome(host: ActionsHost, refs: CkptRef[]): Promise<vo
         (plan.best ? '\n\nThe best checkpoint is asked about once more.' : '') +
         '\n\nThis cannot be undone.',
     },
-    'Delete',
+    vscode.l10n.t('Delete'),
   );
-  if (yes !== 'Delete') return;
+  if (yes !== vscode.l10n.t('Delete')) return;
   const files = [...plan.plain];
   let allowBest = false;
   if (plan.best) {
@@ -422,9 +425,9 @@ export async function deleteSome(host: ActionsHost, refs: CkptRef[]): Promise<vo
           listForConfirmation(r.info.checkpoints, [plan.best])[0],
         ),
       },
-      'Delete the Best Checkpoint',
+      vscode.l10n.t('Delete the Best Checkpoint'),
     );
-    if (sure === 'Delete the Best Checkpoint') {
+    if (sure === vscode.l10n.t('Delete the Best Checkpoint')) {
       files.push(plan.best);
       allowBest = true;
     }
@@ -461,7 +464,9 @@ export async function prune(host: ActionsHost, run: RunRef, keepNewest?: number)
     return;
   }
   const yes = await vscode.window.showWarningMessage(
-    vscode.l10n.t('Prune "{0}": delete {1} checkpoint(s)?', record.name ?? record.runId, plan.drop.length),
+    plan.drop.length === 1
+      ? vscode.l10n.t('Prune "{0}": delete 1 checkpoint?', record.name ?? record.runId)
+      : vscode.l10n.t('Prune "{0}": delete {1} checkpoints?', record.name ?? record.runId, plan.drop.length),
     {
       modal: true,
       detail: vscode.l10n.t(
@@ -470,9 +475,9 @@ export async function prune(host: ActionsHost, run: RunRef, keepNewest?: number)
         listForConfirmation(l.info.checkpoints, plan.keep).join('\n'),
       ),
     },
-    'Delete',
+    vscode.l10n.t('Delete'),
   );
-  if (yes !== 'Delete') return;
+  if (yes !== vscode.l10n.t('Delete')) return;
   const r = await resolve(host, { ...run, file: plan.drop[0] });
   await runDelete(host, r, plan.drop, false);
 }

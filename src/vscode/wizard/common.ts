@@ -159,16 +159,16 @@ export async function execute(
       const a = await vscode.window.showErrorMessage(
         n === 1 ? vscode.l10n.t('The run spec has 1 problem') : vscode.l10n.t('The run spec has {0} problems', n),
         { modal: true, detail: outcome.lines.join('\n') },
-        'Edit Choices',
+        vscode.l10n.t('Edit Choices'),
       );
-      return a === 'Edit Choices' ? 'edit' : 'done';
+      return a === vscode.l10n.t('Edit Choices') ? 'edit' : 'done';
     }
     if (outcome.kind === 'held') return outcome.choice === 'edit' ? 'edit' : 'done';
     const { runId } = outcome.record;
     void vscode.window
       .showInformationMessage(
         vscode.l10n.t('Started Ascend run "{0}" on {1} ({2}).', choices.name, def.label, runId),
-        'Open Console',
+        vscode.l10n.t('Open Console'),
       )
       .then((a) => {
         if (a)
@@ -181,11 +181,11 @@ export async function execute(
     );
     const a = await vscode.window.showErrorMessage(
       vscode.l10n.t('Could not start the run on {0}: {1}', def.label, errorText(e)),
-      'Show Log',
-      'Check Target',
+      vscode.l10n.t('Show Log'),
+      vscode.l10n.t('Check Target'),
     );
-    if (a === 'Show Log') app.ctx.log.show();
-    if (a === 'Check Target') void app.targets.check(def);
+    if (a === vscode.l10n.t('Show Log')) app.ctx.log.show();
+    if (a === vscode.l10n.t('Check Target')) void app.targets.check(def);
     return 'done';
   }
 }

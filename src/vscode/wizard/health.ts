@@ -57,8 +57,8 @@ export async function usePython(app: App, def: TargetDef, python: string): Promi
     () => healthWith(app, def, python),
   );
   if (!h.ok) {
-    const a = await vscode.window.showWarningMessage(h.sentence, { modal: true }, 'Use It Anyway');
-    if (a !== 'Use It Anyway') return h;
+    const a = await vscode.window.showWarningMessage(h.sentence, { modal: true }, vscode.l10n.t('Use It Anyway'));
+    if (a !== vscode.l10n.t('Use It Anyway')) return h;
   }
   return savePython(app, python);
 }
@@ -95,7 +95,7 @@ export async function createPythonEnv(app: App): Promise<Health | undefined> {
   const task = new vscode.Task(
     { type: 'ascend-finetune-setup' },
     vscode.TaskScope.Global,
-    'Create Python environment with MindSpore',
+    vscode.l10n.t('Create Python environment with MindSpore'),
     'Ascend',
     new vscode.ProcessExecution('/bin/sh', venvTaskArgs(VENV_DIR, requirements)),
   );

@@ -378,9 +378,9 @@ async function edit(app: App, st: Short, key: SummaryKey, info: StepInfo): Promi
     case 'imageSize':
       return number('imageSize', 'Image size in pixels (the images are resized and cropped to it)');
     case 'epochs':
-      return number('epochs', 'Epochs');
+      return number('epochs', vscode.l10n.t('Epochs'));
     case 'batchSize':
-      return number('batchSize', 'Batch size per device');
+      return number('batchSize', vscode.l10n.t('Batch size per device'));
     case 'lr':
       return number('lr', 'Learning rate (Momentum 0.9)');
     case 'backbone':
