@@ -126,26 +126,48 @@ test('every manifest string is a %key% with an English and a zh-cn entry and the
   const check = (where: string, v: unknown) => {
     if (typeof v === 'string' && !/^%[^%]+%$/.test(v)) plain.push(`${where}: ${v}`);
   };
-  const c = pkg.contributes as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-  for (const cmd of c.commands)
-    (check(`command ${cmd.command}`, cmd.title), check(`category ${cmd.command}`, cmd.category));
-  for (const v of Object.values(c.views).flat() as any[]) check(`view ${v.id}`, v.name); // eslint-disable-line @typescript-eslint/no-explicit-any
-  for (const w of c.viewsWelcome) check(`viewsWelcome ${w.view}`, w.contents);
-  for (const [k, p] of Object.entries(c.configuration.properties) as [string, any][]) {
-    // eslint-disable-line @typescript-eslint/no-explicit-any
-    check(k, p.description ?? p.markdownDescription);
-    for (const [s, sp] of Object.entries(p.items?.properties ?? {}) as [string, any][])
-      if (sp.description) check(`${k}.${s}`, sp.description); // eslint-disable-line @typescript-eslint/no-explicit-any
+  const c = pkg.contributes as unknown as Contributes;
+  for (const cmd of c.commands) {
+    check(`command ${cmd.command}`, cmd.title);
+    check(`category ${cmd.command}`, cmd.category);
   }
-  for (const t of c.taskDefinitions)
-    for (const [k, p] of Object.entries(t.properties) as [string, any][]) check(`task ${k}`, p.description); // eslint-disable-line @typescript-eslint/no-explicit-any
+  for (const v of Object.values(c.views).flat()) check(`view ${v.id}`, v.name);
+  for (const w of c.viewsWelcome) check(`viewsWelcome ${w.view}`, w.contents);
+  for (const [k, p] of Object.entries(c.configuration.properties)) {
+    check(k, p.description ?? p.markdownDescription);
+    for (const [s, sp] of Object.entries(p.items?.properties ?? {})) check(`${k}.${s}`, sp.description);
+  }
+  for (const td of c.taskDefinitions)
+    for (const [k, p] of Object.entries(td.properties)) check(`task ${k}`, p.description);
   for (const w of c.walkthroughs) {
     check(w.id, w.title);
     check(w.id, w.description);
-    for (const s of w.steps) (check(s.id, s.title), check(s.id, s.description));
+    for (const s of w.steps) {
+      check(s.id, s.title);
+      check(s.id, s.description);
+    }
   }
   assert.deepEqual(plain, [], 'manifest strings that bypass package.nls.json');
 });
+
+/** The parts of package.json's contributes that hold user-visible strings. */
+interface Described {
+  description?: string;
+  markdownDescription?: string;
+}
+interface Contributes {
+  commands: { command: string; title: string; category?: string }[];
+  views: Record<string, { id: string; name: string }[]>;
+  viewsWelcome: { view: string; contents: string }[];
+  configuration: { properties: Record<string, Described & { items?: { properties?: Record<string, Described> } }> };
+  taskDefinitions: { properties: Record<string, Described> }[];
+  walkthroughs: {
+    id: string;
+    title: string;
+    description: string;
+    steps: { id: string; title: string; description: string }[];
+  }[];
+}
 
 /** Literals that are names or ids, not sentences: never translated. */
 const ALLOW = new Set(['SSH', 'MindIR', 'ONNX', 'NPU', 'CPU', 'ImageFolder']);
@@ -189,7 +211,11 @@ test('no user-visible literal in src/vscode/ or webview/checkpoints|preview/ byp
     const flag = (n: ts.Node | undefined): void => {
       if (!n) return;
       if (ts.isParenthesizedExpression(n)) return flag(n.expression);
-      if (ts.isConditionalExpression(n)) return (flag(n.whenTrue), flag(n.whenFalse));
+      if (ts.isConditionalExpression(n)) {
+        flag(n.whenTrue);
+        flag(n.whenFalse);
+        return;
+      }
       if (
         ts.isBinaryExpression(n) &&
         [ts.SyntaxKind.BarBarToken, ts.SyntaxKind.QuestionQuestionToken].includes(n.operatorToken.kind)
