@@ -6,6 +6,7 @@
 // <body>, and each bundle's CSS uses those (the dashboard's also has fallbacks for a plain
 // browser). Kept free of `vscode` so tests and the bench can serve it to a real Chromium.
 import { randomBytes } from 'node:crypto';
+import type { L10nBundle } from '../shared/l10n';
 
 export interface PageAssets {
   /** The webview's `cspSource` (where the extension's files are served from). */
@@ -18,6 +19,8 @@ export interface PageAssets {
   title: string;
   /** Text in `#app` until the UI renders (none by default). */
   placeholder?: string;
+  /** The display language and its bundle, read by webview/shared/l10n.ts (none: English). */
+  l10n?: { language: string; bundle: L10nBundle };
 }
 
 /** A fresh nonce for one page. */
@@ -34,14 +37,14 @@ export function webviewPage(a: PageAssets): string {
     `font-src ${a.cspSource}`,
   ].join('; ');
   return `<!DOCTYPE html>
-<html lang="en">
+<html lang="${escapeAttr(a.l10n?.language ?? 'en')}">
 <head>
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 ${a.styleUri ? `<link rel="stylesheet" href="${a.styleUri}">\n` : ''}<title>${escapeText(a.title)}</title>
 </head>
-<body>
+<body${a.l10n ? ` data-lang="${escapeAttr(a.l10n.language)}" data-l10n="${escapeAttr(JSON.stringify(a.l10n.bundle))}"` : ''}>
 <div id="app">${escapeText(a.placeholder ?? '')}</div>
 <script nonce="${a.nonce}" src="${a.scriptUri}"></script>
 </body>
@@ -50,4 +53,8 @@ ${a.styleUri ? `<link rel="stylesheet" href="${a.styleUri}">\n` : ''}<title>${es
 
 function escapeText(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+function escapeAttr(s: string): string {
+  return escapeText(s).replace(/"/g, '&quot;');
 }

@@ -1,4 +1,5 @@
 // Hover, quick fixes and code lenses of a spec file.
+import * as l10n from './l10n';
 import {
   CodeActionKind,
   MarkupKind,
@@ -36,7 +37,7 @@ export function quickFixes(doc: SpecDocument, td: TextDocument, diagnostics: Dia
     if (!node) continue;
     if (fix.kind === 'renameKey' && node.keySpan) {
       const newText = doc.kind === 'json' ? JSON.stringify(fix.to) : fix.to;
-      out.push(action(`Rename to "${fix.to}"`, d, td, node.keySpan, newText, true));
+      out.push(action(l10n.t('Rename to "{0}"', fix.to), d, td, node.keySpan, newText, true));
     } else if (fix.kind === 'setValue') {
       fix.values.forEach((v, i) => {
         const newText =
@@ -93,10 +94,16 @@ export function codeLenses(
   target?: SpecTargetInfo,
 ): CodeLens[] {
   const range = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
-  const on = target && target.kind !== 'local' ? ` on ${target.label}` : '';
+  const on = target && target.kind !== 'local' ? l10n.t(' on {0}', target.label) : '';
   const lenses: CodeLens[] = [
-    { range, command: { title: `$(rocket) Start fine-tune${on}`, command: COMMANDS.start, arguments: [uri] } },
-    { range, command: { title: 'Start on target…', command: COMMANDS.start, arguments: [uri, { pickTarget: true }] } },
+    {
+      range,
+      command: { title: l10n.t('$(rocket) Start fine-tune{0}', on), command: COMMANDS.start, arguments: [uri] },
+    },
+    {
+      range,
+      command: { title: l10n.t('Start on target…'), command: COMMANDS.start, arguments: [uri, { pickTarget: true }] },
+    },
   ];
   const name =
     typeof (doc.value as { name?: unknown } | undefined)?.name === 'string'
@@ -107,7 +114,7 @@ export function codeLenses(
     lenses.push({
       range,
       command: {
-        title: `Open last run (${last.state}, ${last.runId})`,
+        title: l10n.t('Open last run ({0}, {1})', last.state, last.runId),
         command: COMMANDS.openRun,
         arguments: [{ targetId: last.targetId, runId: last.runId }],
       },
@@ -120,7 +127,7 @@ export function codeLenses(
     const where = { start: { line, character: 0 }, end: { line, character: 0 } };
     lenses.push({
       range: where,
-      command: { title: '$(eye) Preview data', command: COMMANDS.previewData, arguments: [{ spec: uri }] },
+      command: { title: l10n.t('$(eye) Preview data'), command: COMMANDS.previewData, arguments: [{ spec: uri }] },
     });
   }
   return lenses;

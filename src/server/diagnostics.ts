@@ -2,6 +2,7 @@
 // placed on the key or value they are about), and checks that need this machine: class folders,
 // num_classes against them, files that must exist (on this machine, or on an SSH target from the
 // runner's `probe`), and advice about AMP and devices.
+import * as l10n from './l10n';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
@@ -77,7 +78,7 @@ export function diagnose(doc: SpecDocument, td: TextDocument, opts: DiagnoseOpti
       range: range({ start: 0, end: 0 }),
       severity: DiagnosticSeverity.Error,
       source: SOURCE,
-      message: `and ${more} more problems: is this a run spec?`,
+      message: l10n.t('and {0} more problems: is this a run spec?', more),
     });
   }
   return out;
@@ -126,16 +127,16 @@ function fixFor(doc: SpecDocument, p: SpecProblem): FixData | undefined {
   const values: { label: string; value: unknown }[] = [];
   if (rule.enum && p.message.startsWith('unknown value')) {
     const hint = closeMatch(String(node.value), rule.enum, 0.5);
-    if (hint !== undefined) values.push({ label: `Change to "${hint}"`, value: hint });
+    if (hint !== undefined) values.push({ label: l10n.t('Change to "{0}"', hint), value: hint });
   }
   if (p.message.startsWith('must be >') && typeof node.value === 'number') {
     const lo = rule.minimum ?? rule.exclusiveMinimum;
     if (rule.maximum !== undefined && node.value > rule.maximum)
-      values.push({ label: `Set to the maximum, ${rule.maximum}`, value: rule.maximum });
+      values.push({ label: l10n.t('Set to the maximum, {0}', rule.maximum), value: rule.maximum });
     else if (rule.minimum !== undefined && node.value < rule.minimum)
-      values.push({ label: `Set to the minimum, ${rule.minimum}`, value: rule.minimum });
+      values.push({ label: l10n.t('Set to the minimum, {0}', rule.minimum), value: rule.minimum });
     else if (lo === undefined && rule.maximum !== undefined)
-      values.push({ label: `Set to the maximum, ${rule.maximum}`, value: rule.maximum });
+      values.push({ label: l10n.t('Set to the maximum, {0}', rule.maximum), value: rule.maximum });
   }
   const def = specDefault(p.path);
   if (
@@ -143,7 +144,7 @@ function fixFor(doc: SpecDocument, p: SpecProblem): FixData | undefined {
     def !== undefined &&
     def !== null
   ) {
-    values.push({ label: `Set to the default, ${JSON.stringify(def)}`, value: def });
+    values.push({ label: l10n.t('Set to the default, {0}', JSON.stringify(def)), value: def });
   }
   return values.length ? { kind: 'setValue', path: p.path, values } : undefined;
 }
@@ -196,7 +197,7 @@ function remoteChecks(
   bad: Set<string>,
   range: (s: Span) => Diagnostic['range'],
 ): Diagnostic[] {
-  const on = ` on ${remote.target}`;
+  const on = l10n.t(' on {0}', remote.target);
   if (remote.unavailable !== undefined) {
     const node = doc.nodes.get('data.train') ?? doc.nodes.get('data');
     const firstLine = doc.text.indexOf('\n');
@@ -208,7 +209,7 @@ function remoteChecks(
         severity: DiagnosticSeverity.Information,
         source: SOURCE,
         code: 'target',
-        message: `paths not checked${on}: ${remote.unavailable}`,
+        message: l10n.t('paths not checked{0}: {1}', on, remote.unavailable),
       },
     ];
   }
@@ -225,14 +226,16 @@ function remoteChecks(
     }
     const what =
       fact.kind === 'missing'
-        ? 'does not exist'
-        : `is ${fact.kind === 'other' ? 'neither a file nor a folder' : `a ${fact.kind}, not a ${kind},`}`;
+        ? l10n.t('does not exist')
+        : fact.kind === 'other'
+          ? l10n.t('is neither a file nor a folder')
+          : l10n.t('is a {0}, not a {1},', fact.kind, kind);
     out.push({
       range: range(node.valueSpan),
       severity: DiagnosticSeverity.Warning,
       source: SOURCE,
       code: dotted,
-      message: `${dotted} ${what}${on}: ${where} (point ${dotted} at an existing ${kind} there)`,
+      message: l10n.t('{0} {1}{2}: {3} (point {4} at an existing {5} there)', dotted, what, on, where, dotted, kind),
     });
   }
   return out;
@@ -255,7 +258,18 @@ function classChecks(
       severity: DiagnosticSeverity.Error,
       source: SOURCE,
       code: 'data.train',
-      message: `data.train has ${count} class folder${count === 1 ? '' : 's'}${on}${classes.length ? ` (${classes[0]})` : ''}: an ImageFolder needs one subfolder per class, at least 2 (point data.train at the folder that holds the class folders)`,
+      message:
+        count === 1
+          ? l10n.t(
+              'data.train has 1 class folder{0} ({1}): an ImageFolder needs one subfolder per class, at least 2 (point data.train at the folder that holds the class folders)',
+              on,
+              classes[0] ?? '',
+            )
+          : l10n.t(
+              'data.train has {0} class folders{1}: an ImageFolder needs one subfolder per class, at least 2 (point data.train at the folder that holds the class folders)',
+              count,
+              on,
+            ),
     });
     return out;
   }
@@ -267,13 +281,20 @@ function classChecks(
       severity: DiagnosticSeverity.Error,
       source: SOURCE,
       code: 'model.num_classes',
-      message: `model.num_classes is ${nc.value} but data.train has ${count} class folders${on} (${shown}); the run would fail (set it to ${count}, or null to use the folders)`,
+      message: l10n.t(
+        'model.num_classes is {0} but data.train has {1} class folders{2} ({3}); the run would fail (set it to {4}, or null to use the folders)',
+        nc.value,
+        count,
+        on,
+        shown,
+        count,
+      ),
       data: {
         kind: 'setValue',
         path: 'model.num_classes',
         values: [
-          { label: `Set to ${count} (the class folders)`, value: count },
-          { label: 'Set to null (count the folders)', value: null },
+          { label: l10n.t('Set to {0} (the class folders)', count), value: count },
+          { label: l10n.t('Set to null (count the folders)'), value: null },
         ],
       } satisfies FixData,
     });
@@ -308,13 +329,15 @@ function advice(doc: SpecDocument, range: (s: Span) => Diagnostic['range'], vali
   if (scale === 'none' && level === 'O3') {
     warn(
       at(doc, 'amp.loss_scale', 'amp.level'),
-      `amp.level O3 without loss scaling: O3 runs everything in float16, BatchNorm and the loss included, and float16 gradients smaller than about 6e-8 become 0, so small gradients are lost and training can stall (set amp.loss_scale to "dynamic", or use O2, which keeps BatchNorm and the loss in float32)`,
+      l10n.t(
+        'amp.level O3 without loss scaling: O3 runs everything in float16, BatchNorm and the loss included, and float16 gradients smaller than about 6e-8 become 0, so small gradients are lost and training can stall (set amp.loss_scale to "dynamic", or use O2, which keeps BatchNorm and the loss in float32)',
+      ),
       'amp.loss_scale',
       DiagnosticSeverity.Warning,
       {
         kind: 'setValue',
         path: 'amp.loss_scale',
-        values: [{ label: 'Set amp.loss_scale to "dynamic"', value: 'dynamic' }],
+        values: [{ label: l10n.t('Set amp.loss_scale to "dynamic"'), value: 'dynamic' }],
       },
     );
   }
@@ -323,13 +346,16 @@ function advice(doc: SpecDocument, range: (s: Span) => Diagnostic['range'], vali
     // the runner refuses it at start (bad_input on train.cache_features): say so while editing
     warn(
       at(doc, 'train.cache_features'),
-      `train.cache_features needs model.freeze "backbone" (it is "${freeze}"): cached features are only right while the backbone does not change`,
+      l10n.t(
+        'train.cache_features needs model.freeze "backbone" (it is "{0}"): cached features are only right while the backbone does not change',
+        freeze,
+      ),
       'train.cache_features',
       DiagnosticSeverity.Error,
       {
         kind: 'setValue',
         path: 'model.freeze',
-        values: [{ label: 'Set model.freeze to "backbone"', value: 'backbone' }],
+        values: [{ label: l10n.t('Set model.freeze to "backbone"'), value: 'backbone' }],
       },
     );
   }
@@ -340,14 +366,18 @@ function advice(doc: SpecDocument, range: (s: Span) => Diagnostic['range'], vali
     const freezeNode = doc.nodes.get('model.freeze');
     warn(
       freezeNode ?? doc.nodes.get('model.pretrained') ?? doc.nodes.get('model'),
-      `model.freeze is "${freeze}"${freezeNode ? '' : ' (the default)'} but model.pretrained is null: the frozen layers keep their random initial weights, so only the head learns, on random features (accuracy stays near chance and the loss can grow); set model.pretrained to a checkpoint, or model.freeze to "none" to train every layer`,
+      l10n.t(
+        'model.freeze is "{0}"{1} but model.pretrained is null: the frozen layers keep their random initial weights, so only the head learns, on random features (accuracy stays near chance and the loss can grow); set model.pretrained to a checkpoint, or model.freeze to "none" to train every layer',
+        freeze,
+        freezeNode ? '' : l10n.t(' (the default)'),
+      ),
       'frozen_random_backbone', // the runner's warning code for the same thing
       DiagnosticSeverity.Warning,
       freezeNode
         ? {
             kind: 'setValue',
             path: 'model.freeze',
-            values: [{ label: 'Set model.freeze to "none" (train every layer)', value: 'none' }],
+            values: [{ label: l10n.t('Set model.freeze to "none" (train every layer)'), value: 'none' }],
           }
         : undefined,
     );
@@ -357,7 +387,15 @@ function advice(doc: SpecDocument, range: (s: Span) => Diagnostic['range'], vali
   if (Array.isArray(ids) && ids.length > 1 && Number.isInteger(batch) && batch % ids.length !== 0) {
     warn(
       at(doc, 'data.batch_size', 'device.ids'),
-      `data.batch_size ${batch} does not divide over ${ids.length} NPUs: batch_size is per device, so the global batch is ${batch * ids.length}; if you meant ${batch} in total, use a multiple of ${ids.length} and divide it by ${ids.length}`,
+      l10n.t(
+        'data.batch_size {0} does not divide over {1} NPUs: batch_size is per device, so the global batch is {2}; if you meant {3} in total, use a multiple of {4} and divide it by {5}',
+        batch,
+        ids.length,
+        batch * ids.length,
+        batch,
+        ids.length,
+        ids.length,
+      ),
       'data.batch_size',
     );
   }

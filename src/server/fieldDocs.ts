@@ -1,5 +1,6 @@
 // Markdown about a field, from the schema: what it does, its default (the reference recipe's),
 // what it accepts and, for an enum value, what that value does. Used by hover and completion.
+import * as l10n from './l10n';
 import { fieldSchema, rangeText, typesOf, type SchemaNode } from '../core/spec/fields';
 
 export function acceptsText(rule: SchemaNode): string {
@@ -24,8 +25,13 @@ export function fieldMarkdown(segs: readonly string[], value?: unknown): string 
   const dotted = segs.join('.');
   const lines: string[] = [];
   const isSection = rule.type === 'object';
-  const def = rule.default === undefined ? (isSection ? undefined : 'required') : `\`${JSON.stringify(rule.default)}\``;
-  lines.push(`**\`${dotted}\`**${def ? ` · default ${def}` : ''}${isSection ? '' : ` · ${acceptsText(rule)}`}`);
+  const def =
+    rule.default === undefined
+      ? isSection
+        ? undefined
+        : l10n.t('required')
+      : l10n.t('default {0}', `\`${JSON.stringify(rule.default)}\``);
+  lines.push(`**\`${dotted}\`**${def ? ` · ${def}` : ''}${isSection ? '' : ` · ${acceptsText(rule)}`}`);
   lines.push('', rule.markdownDescription ?? rule.description ?? '');
   if (rule.enum && rule['x-enumDescriptions']) {
     const i = typeof value === 'string' ? rule.enum.indexOf(value) : -1;
@@ -35,9 +41,12 @@ export function fieldMarkdown(segs: readonly string[], value?: unknown): string 
   if (isSection)
     lines.push(
       '',
-      `Fields: ${Object.keys(rule.properties ?? {})
-        .map((k) => `\`${k}\``)
-        .join(', ')}`,
+      l10n.t(
+        'Fields: {0}',
+        Object.keys(rule.properties ?? {})
+          .map((k) => `\`${k}\``)
+          .join(', '),
+      ),
     );
   return lines.join('\n');
 }

@@ -1,6 +1,7 @@
 // The run-spec language server: its own Node process, started by the extension over IPC (or by
 // tests over stdio). The language logic lives in the modules next to this one, without `vscode`;
 // this file only wires them to the connection.
+import * as l10n from './l10n';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -81,7 +82,7 @@ function stateOf(td: TextDocument) {
     diagnostics = [
       {
         range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
-        message: `the spec checker failed: ${(e as Error).message}`,
+        message: l10n.t('the spec checker failed: {0}', (e as Error).message),
         source: 'ascend-run',
       },
     ];
@@ -100,6 +101,7 @@ function republish(uri: string): void {
 }
 
 connection.onInitialize((params) => {
+  l10n.setLocale(params.locale); // diagnostics, hovers and quick fixes in the client's display language
   const opts = (params.initializationOptions ?? {}) as { localChecks?: boolean; specTargets?: unknown };
   if (opts.localChecks === false) localChecks = false;
   if (opts.specTargets !== undefined) specTargets = asSpecTargets(opts.specTargets);

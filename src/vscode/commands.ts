@@ -55,7 +55,7 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
         : (
             await vscode.window.showOpenDialog({
               filters: { 'Ascend run spec': [...SPEC_EXTENSIONS] },
-              title: 'Start from a run spec',
+              title: vscode.l10n.t('Start from a run spec'),
             })
           )?.[0];
     if (!file) return;
@@ -101,10 +101,13 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
         ref: { targetId: r.targetId, runId: r.runId },
       }));
       if (items.length < 2) {
-        void vscode.window.showInformationMessage('Compare needs at least two Ascend runs.');
+        void vscode.window.showInformationMessage(vscode.l10n.t('Compare needs at least two Ascend runs.'));
         return;
       }
-      const picked = await vscode.window.showQuickPick(items, { title: 'Compare which runs?', canPickMany: true });
+      const picked = await vscode.window.showQuickPick(items, {
+        title: vscode.l10n.t('Compare which runs?'),
+        canPickMany: true,
+      });
       if (!picked) return;
       refs = picked.map((p) => p.ref);
     }
@@ -123,7 +126,7 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
     const { def, record } = found;
     if (!app.runs.deletable(record)) {
       void vscode.window.showWarningMessage(
-        `Run "${record.name ?? record.runId}" is still running or streaming: stop it first.`,
+        vscode.l10n.t('Run "{0}" is still running or streaming: stop it first.', record.name ?? record.runId),
       );
       return;
     }
@@ -135,11 +138,14 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
     }
     const where = parts.map((p) => `${p.runDir} on ${p.def.label}`).join('\n');
     const yes = await vscode.window.showWarningMessage(
-      `Delete run "${record.name ?? record.runId}" on ${def.label}?`,
-      { modal: true, detail: `This deletes, with its checkpoints and logs:\n${where}\nIt cannot be undone.` },
-      'Delete',
+      vscode.l10n.t('Delete run "{0}" on {1}?', record.name ?? record.runId, def.label),
+      {
+        modal: true,
+        detail: vscode.l10n.t('This deletes, with its checkpoints and logs:\n{0}\nIt cannot be undone.', where),
+      },
+      vscode.l10n.t('Delete'),
     );
-    if (yes !== 'Delete') return;
+    if (yes !== vscode.l10n.t('Delete')) return;
     for (const p of parts) {
       try {
         await deleteRunDir(app.ctx.python(p.def), p.runDir, { timeoutMs: 120_000 });
@@ -147,7 +153,9 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
       } catch (e) {
         // A folder that is already gone is what was asked for.
         if (!(e instanceof RunnerError && e.info?.kind === 'not_a_run')) {
-          void vscode.window.showErrorMessage(`Could not delete ${p.runDir} on ${p.def.label}: ${errorText(e)}`);
+          void vscode.window.showErrorMessage(
+            vscode.l10n.t('Could not delete {0} on {1}: {2}', p.runDir, p.def.label, errorText(e)),
+          );
           return;
         }
       }
@@ -160,8 +168,12 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
     if (!found) return;
     const { record } = found;
     const name = await vscode.window.showInputBox({
-      title: `Rename Run: ${runDisplayName(app.ctx, record)}`,
-      prompt: `The name shown for ${record.runId} (empty: the spec's name${record.name ? `, "${record.name}"` : ''})`,
+      title: vscode.l10n.t('Rename Run: {0}', runDisplayName(app.ctx, record)),
+      prompt: vscode.l10n.t(
+        "The name shown for {0} (empty: the spec's name{1})",
+        record.runId,
+        record.name ? `, "${record.name}"` : '',
+      ),
       value: record.meta?.name ?? '',
     });
     if (name === undefined) return;
@@ -171,8 +183,8 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
     const found = await resolveRun(app, node, 'Edit the notes of which run?');
     if (!found) return;
     const notes = await vscode.window.showInputBox({
-      title: `Run Notes: ${runDisplayName(app.ctx, found.record)}`,
-      prompt: 'Free text about this run (shown in its tooltip)',
+      title: vscode.l10n.t('Run Notes: {0}', runDisplayName(app.ctx, found.record)),
+      prompt: vscode.l10n.t('Free text about this run (shown in its tooltip)'),
       value: found.record.meta?.notes ?? '',
     });
     if (notes === undefined) return;
@@ -182,8 +194,8 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
     const found = await resolveRun(app, node, 'Tag which run?');
     if (!found) return;
     const typed = await vscode.window.showInputBox({
-      title: `Tag Run: ${runDisplayName(app.ctx, found.record)}`,
-      prompt: 'Tags, separated by commas or spaces (remove one to untag it)',
+      title: vscode.l10n.t('Tag Run: {0}', runDisplayName(app.ctx, found.record)),
+      prompt: vscode.l10n.t('Tags, separated by commas or spaces (remove one to untag it)'),
       value: tagsText(found.record.meta),
     });
     if (typed === undefined) return;
@@ -204,19 +216,22 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
     const fromConfig = app.ctx.targets
       .filter((t) => t.source === 'sshConfig')
       .map((t) => ({ label: t.label, description: t.description }));
-    const enter = { label: '$(edit) Enter a host…', description: 'user@host, or an alias' };
+    const enter = {
+      label: vscode.l10n.t('$(edit) Enter a host…'),
+      description: vscode.l10n.t('user@host, or an alias'),
+    };
     const picked = fromConfig.length
       ? await vscode.window.showQuickPick([enter, ...fromConfig], {
-          title: 'Add SSH Target',
-          placeHolder: 'A host from ~/.ssh/config, or enter one',
+          title: vscode.l10n.t('Add SSH Target'),
+          placeHolder: vscode.l10n.t('A host from ~/.ssh/config, or enter one'),
         })
       : enter;
     if (!picked) return;
     let host =
       picked === enter
         ? await vscode.window.showInputBox({
-            title: 'Add SSH Target',
-            prompt: 'Host name or ~/.ssh/config alias (user@host also works)',
+            title: vscode.l10n.t('Add SSH Target'),
+            prompt: vscode.l10n.t('Host name or ~/.ssh/config alias (user@host also works)'),
             validateInput: (v) =>
               /^\s*$|\s/.test(v) || v.startsWith('-') ? 'one host, no spaces, not starting with -' : undefined,
           })
@@ -229,18 +244,20 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
       entry.host = host = host.slice(at + 1);
     }
     if (listed.has(host)) {
-      void vscode.window.showInformationMessage(`${host} is already a target.`);
+      void vscode.window.showInformationMessage(vscode.l10n.t('{0} is already a target.', host));
       return;
     }
     const python = await vscode.window.showInputBox({
-      title: `Add SSH Target: ${host}`,
-      prompt: 'Python with MindSpore on that host',
+      title: vscode.l10n.t('Add SSH Target: {0}', host),
+      prompt: vscode.l10n.t('Python with MindSpore on that host'),
       value: app.ctx.settings.remote.python,
     });
     if (python === undefined) return;
     const setup = await vscode.window.showInputBox({
-      title: `Add SSH Target: ${host}`,
-      prompt: 'Set-up line run first (optional), e.g. source /usr/local/Ascend/ascend-toolkit/set_env.sh',
+      title: vscode.l10n.t('Add SSH Target: {0}', host),
+      prompt: vscode.l10n.t(
+        'Set-up line run first (optional), e.g. source /usr/local/Ascend/ascend-toolkit/set_env.sh',
+      ),
       value: app.ctx.settings.remote.setup ?? '',
     });
     if (setup === undefined) return;
@@ -257,17 +274,20 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
     if (def.source !== 'settings') {
       void vscode.window.showInformationMessage(
         def.kind === 'local'
-          ? 'This machine is always a target.'
-          : `${def.label} comes from ~/.ssh/config; remove it there, or turn off ascendFinetune.readSshConfig.`,
+          ? vscode.l10n.t('This machine is always a target.')
+          : vscode.l10n.t(
+              '{0} comes from ~/.ssh/config; remove it there, or turn off ascendFinetune.readSshConfig.',
+              def.label,
+            ),
       );
       return;
     }
     const yes = await vscode.window.showWarningMessage(
-      `Remove the target ${def.label}?`,
-      { modal: true, detail: 'Its runs keep going on the host; they are no longer listed here.' },
-      'Remove',
+      vscode.l10n.t('Remove the target {0}?', def.label),
+      { modal: true, detail: vscode.l10n.t('Its runs keep going on the host; they are no longer listed here.') },
+      vscode.l10n.t('Remove'),
     );
-    if (yes !== 'Remove') return;
+    if (yes !== vscode.l10n.t('Remove')) return;
     await saveSshTargets(app.ctx.settings.sshTargets.filter((t) => t.host !== def.label));
     app.ctx.reloadTargets();
   },
@@ -275,7 +295,7 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
     const def = targetOf(app, node) ?? (await pickTarget(app, 'Log in to which SSH target?', (t) => t.kind === 'ssh'));
     if (!def) return;
     if (def.kind !== 'ssh') {
-      void vscode.window.showInformationMessage('This machine needs no login.');
+      void vscode.window.showInformationMessage(vscode.l10n.t('This machine needs no login.'));
       return;
     }
     openLogin(app.ctx, def);
@@ -306,7 +326,7 @@ export function registerCommands(app: App, checkpoints: CheckpointsView): void {
           return await handler(...args);
         } catch (e) {
           app.ctx.log.error(`${id}: ${errorText(e)}`);
-          void vscode.window.showErrorMessage(`Ascend: ${errorText(e)}`);
+          void vscode.window.showErrorMessage(vscode.l10n.t('Ascend: {0}', errorText(e)));
         }
       }),
     );
@@ -395,7 +415,7 @@ async function resolveRun(
         record: r,
       }));
     if (items.length === 0) {
-      void vscode.window.showInformationMessage('No matching Ascend runs.');
+      void vscode.window.showInformationMessage(vscode.l10n.t('No matching Ascend runs.'));
       return undefined;
     }
     record = (await vscode.window.showQuickPick(items, { title }))?.record;
@@ -404,7 +424,7 @@ async function resolveRun(
   const def = app.ctx.target(record.targetId);
   if (!def) {
     void vscode.window.showErrorMessage(
-      `The target of run ${record.runId} (${record.targetId}) is not configured any more.`,
+      vscode.l10n.t('The target of run {0} ({1}) is not configured any more.', record.runId, record.targetId),
     );
     return undefined;
   }
@@ -424,7 +444,9 @@ async function changeMeta(app: App, found: { def: TargetDef; record: RunRecord }
   } catch (e) {
     const info = e instanceof RunnerError ? e.info : undefined;
     const why = metaRefusal(info) ?? (info ? runnerErrorSentence(info) : undefined) ?? errorText(e);
-    void vscode.window.showErrorMessage(`Could not change run "${runDisplayName(app.ctx, record)}": ${why}`);
+    void vscode.window.showErrorMessage(
+      vscode.l10n.t('Could not change run "{0}": {1}', runDisplayName(app.ctx, record), why),
+    );
   }
 }
 
@@ -450,15 +472,19 @@ async function control(app: App, node: unknown, action: ControlAction): Promise<
     if (action === 'checkpoint') {
       void vscode.window.showInformationMessage(
         res.handled
-          ? `"${name}" took the checkpoint request.`
-          : `"${name}" did not take the checkpoint request (state ${res.state}).`,
+          ? vscode.l10n.t('"{0}" took the checkpoint request.', name)
+          : vscode.l10n.t('"{0}" did not take the checkpoint request (state {1}).', name, res.state ?? '?'),
       );
     } else if (!res.handled) {
-      void vscode.window.showWarningMessage(`"${name}" has not stopped yet (state ${res.state}); it may still stop.`);
+      void vscode.window.showWarningMessage(
+        vscode.l10n.t('"{0}" has not stopped yet (state {1}); it may still stop.', name, res.state ?? '?'),
+      );
     }
   } catch (e) {
     void vscode.window.showErrorMessage(
-      `Could not ${action === 'stop' ? 'stop' : 'checkpoint'} "${name}": ${errorText(e)}`,
+      action === 'stop'
+        ? vscode.l10n.t('Could not stop "{0}": {1}', name, errorText(e))
+        : vscode.l10n.t('Could not checkpoint "{0}": {1}', name, errorText(e)),
     );
   }
   void vscode.commands.executeCommand(`${VIEWS.runs}.focus`);

@@ -62,7 +62,9 @@ export function openConsole(ctx: Ctx, def: TargetDef, record: RunRecord): void {
     if (!toldFallback) {
       toldFallback = true;
       void vscode.window.showInformationMessage(
-        'Ascend Fine-Tune: node-pty could not be loaded from VS Code, so consoles are read-only (Ctrl+C closes them).',
+        vscode.l10n.t(
+          'Ascend Fine-Tune: node-pty could not be loaded from VS Code, so consoles are read-only (Ctrl+C closes them).',
+        ),
       );
     }
   }

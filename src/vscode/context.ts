@@ -75,7 +75,10 @@ export class Ctx implements vscode.Disposable {
       p = (async () => {
         const files = runnerFiles(path.join(this.extension.extensionUri.fsPath, 'runner'));
         const result = await vscode.window.withProgress(
-          { location: vscode.ProgressLocation.Notification, title: `Ascend: runner ${this.version} on ${def.label}…` },
+          {
+            location: vscode.ProgressLocation.Notification,
+            title: vscode.l10n.t('Ascend: runner {0} on {1}…', this.version, def.label),
+          },
           () => deployRunner(def, files, { ...this.sshFolders(), timeoutMs: 180_000 }),
         );
         this.log.info(`runner on ${def.label} (${deployDir(def)}): ${result}`);

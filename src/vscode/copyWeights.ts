@@ -25,31 +25,33 @@ async function pickSshTarget(app: App, node: unknown): Promise<TargetDef | undef
     .filter((t) => t.kind === 'ssh')
     .map((t) => ({ label: t.label, description: t.description, def: t }));
   if (items.length === 0) {
-    void vscode.window.showInformationMessage('Add an SSH target first: weights are copied to SSH targets.');
+    void vscode.window.showInformationMessage(
+      vscode.l10n.t('Add an SSH target first: weights are copied to SSH targets.'),
+    );
     return undefined;
   }
-  return (await vscode.window.showQuickPick(items, { title: 'Copy weights to which SSH target?' }))?.def;
+  return (await vscode.window.showQuickPick(items, { title: vscode.l10n.t('Copy weights to which SSH target?') }))?.def;
 }
 
 /** A local file and the value model.pretrained should get on the target (undefined: the remote path). */
 async function pickWeights(app: App): Promise<{ file: string; pretrained?: string } | undefined> {
-  const file = { label: '$(file) A weights file on this machine…', choice: 'file' as const };
-  const named = { label: '$(cloud-download) A mindcv: or hf-hub: source…', choice: 'named' as const };
-  const choice = await vscode.window.showQuickPick([file, named], { title: 'Copy Weights to Target' });
+  const file = { label: vscode.l10n.t('$(file) A weights file on this machine…'), choice: 'file' as const };
+  const named = { label: vscode.l10n.t('$(cloud-download) A mindcv: or hf-hub: source…'), choice: 'named' as const };
+  const choice = await vscode.window.showQuickPick([file, named], { title: vscode.l10n.t('Copy Weights to Target') });
   if (!choice) return undefined;
   if (choice.choice === 'file') {
     const uri = (
       await vscode.window.showOpenDialog({
-        title: 'Weights to copy',
+        title: vscode.l10n.t('Weights to copy'),
         filters: { Weights: ['ckpt', 'safetensors', 'pth', 'pt', 'bin'] },
       })
     )?.[0];
     return uri ? { file: uri.fsPath } : undefined;
   }
   const source = await vscode.window.showInputBox({
-    title: 'Copy Weights to Target',
-    prompt: 'Downloaded here, then copied: mindcv:<model> or hf-hub:<org>/<repo>[:<file>]',
-    placeHolder: 'mindcv:resnet50',
+    title: vscode.l10n.t('Copy Weights to Target'),
+    prompt: vscode.l10n.t('Downloaded here, then copied: mindcv:<model> or hf-hub:<org>/<repo>[:<file>]'),
+    placeHolder: vscode.l10n.t('mindcv:resnet50'),
     validateInput: (v) => (isNamedWeights(v.trim()) ? undefined : 'starts with mindcv: or hf-hub:'),
   });
   if (!source) return undefined;
@@ -57,7 +59,10 @@ async function pickWeights(app: App): Promise<{ file: string; pretrained?: strin
   if (!local) throw new Error('this machine is not a target: set its Python first');
   await app.ctx.ensureRunner(local);
   const got = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `Downloading ${source.trim()} on this machine…` },
+    {
+      location: vscode.ProgressLocation.Notification,
+      title: vscode.l10n.t('Downloading {0} on this machine…', source.trim()),
+    },
     () => runRunner<Fetched>(app.ctx.transport(local), ['fetch-weights', source.trim()]),
   );
   // The target's cache gets it at the same place, so the source name itself works there.
@@ -72,7 +77,7 @@ export async function copyWeightsCommand(app: App, node: unknown): Promise<void>
   const rel = weightsRelPath(weights.file, localCacheWeights(process.env, os.homedir()));
   await app.ctx.ensureRunner(def);
   const result = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `Copying weights to ${def.label}` },
+    { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Copying weights to {0}', def.label) },
     (progress) => {
       let last = 0;
       return copyWeightsToTarget(def, weights.file, rel, {
@@ -91,16 +96,24 @@ export async function copyWeightsCommand(app: App, node: unknown): Promise<void>
   const set = spec ? 'Set model.pretrained' : undefined;
   const what = result.outcome === 'current' ? 'was already on' : 'copied to';
   const pick = await vscode.window.showInformationMessage(
-    `Weights ${what} ${def.label}: ${result.remotePath} (sha256 checked). model.pretrained: ${value}`,
+    vscode.l10n.t(
+      'Weights {0} {1}: {2} (sha256 checked). model.pretrained: {3}',
+      what,
+      def.label,
+      result.remotePath,
+      value,
+    ),
     ...(set ? [set] : []),
-    'Copy Value',
+    vscode.l10n.t('Copy Value'),
   );
-  if (pick === 'Copy Value') await vscode.env.clipboard.writeText(value);
+  if (pick === vscode.l10n.t('Copy Value')) await vscode.env.clipboard.writeText(value);
   if (pick === set && spec) {
     const text = withPretrained(spec.document.getText(), value);
     if (text === undefined) {
       await vscode.env.clipboard.writeText(value);
-      void vscode.window.showInformationMessage(`Not a JSON spec: the value is on the clipboard (${value}).`);
+      void vscode.window.showInformationMessage(
+        vscode.l10n.t('Not a JSON spec: the value is on the clipboard ({0}).', value),
+      );
       return;
     }
     const all = new vscode.Range(spec.document.positionAt(0), spec.document.positionAt(spec.document.getText().length));

@@ -177,12 +177,16 @@ async function track(
 
 /** The pre-flight question: a modal listing what was found, Launch Anyway or (in the wizard) Edit. */
 export async function askPreflight(lines: string[], canEdit: boolean): Promise<'launch' | 'edit' | 'cancel'> {
-  const buttons = canEdit ? ['Launch Anyway', 'Edit Choices'] : ['Launch Anyway'];
+  const launch = vscode.l10n.t('Launch Anyway');
+  const edit = vscode.l10n.t('Edit Choices');
+  const buttons = canEdit ? [launch, edit] : [launch];
   const n = lines.length;
   const a = await vscode.window.showWarningMessage(
-    `Pre-flight: ${n} thing${n === 1 ? '' : 's'} to check before this run starts`,
+    n === 1
+      ? vscode.l10n.t('Pre-flight: 1 thing to check before this run starts')
+      : vscode.l10n.t('Pre-flight: {0} things to check before this run starts', n),
     { modal: true, detail: lines.join('\n\n') },
     ...buttons,
   );
-  return a === 'Launch Anyway' ? 'launch' : a === 'Edit Choices' ? 'edit' : 'cancel';
+  return a === launch ? 'launch' : a === edit ? 'edit' : 'cancel';
 }

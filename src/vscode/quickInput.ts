@@ -87,7 +87,7 @@ export function pick<T extends vscode.QuickPickItem>(o: PickOptions<T>): Promise
         (e: unknown) => {
           qp.busy = false;
           qp.enabled = true;
-          qp.placeholder = `Error: ${e instanceof Error ? e.message : String(e)}`;
+          qp.placeholder = vscode.l10n.t('Error: {0}', e instanceof Error ? e.message : String(e));
           setItems();
         },
       );

@@ -3,6 +3,7 @@
 // replays the run's log from the start so totals and the ETA are right, and notifies only about
 // events newer than what the index had already seen.
 import * as vscode from 'vscode';
+import type { Translate } from '../core/l10n';
 import { FollowError, followRun } from '../core/runs/attach';
 import type { RunRecord } from '../core/runs/runIndex';
 import {
@@ -98,7 +99,7 @@ export class RunMonitor implements vscode.Disposable {
       view: initialView(),
       abort: new AbortController(),
       notifyAfter: opts.launched ? 0 : record.lastSeq,
-      notices: new RunNotices(record.name ?? record.runId),
+      notices: new RunNotices(record.name ?? record.runId, translate),
       lastPersist: 0,
     };
     this.live.set(key, live);
@@ -157,13 +158,13 @@ export class RunMonitor implements vscode.Disposable {
       if (e instanceof FollowError && e.info?.kind === 'lost') {
         this.update(live, applySignal(live.view, { kind: 'lost' }));
         this.activity.fire({ ref: live.ref, signal: { kind: 'lost' } });
-        this.notify(lostNotice(live.name), live.ref);
+        this.notify(lostNotice(live.name, translate), live.ref);
       } else if (!live.abort.signal.aborted) {
         log.error(
           `run ${key}: stopped streaming: ${errorText(e)}${e instanceof FollowError && e.stderrTail ? `\n${e.stderrTail}` : ''}`,
         );
         const sentence = e instanceof FollowError && e.info ? runnerErrorSentence(e.info) : undefined;
-        this.notify(streamStoppedNotice(live.name, sentence ?? errorText(e)), live.ref);
+        this.notify(streamStoppedNotice(live.name, sentence ?? errorText(e), translate), live.ref);
       }
     } finally {
       clearTimeout(live.burstTimer);
@@ -225,11 +226,15 @@ export class RunMonitor implements vscode.Disposable {
         : n.severity === 'warning'
           ? vscode.window.showWarningMessage
           : vscode.window.showInformationMessage;
-    void show(n.message, ...n.actions).then((a) => {
+    // Buttons show translated labels; the choice maps back to the action id.
+    const labels = n.actions.map((id) => ({ id, title: actionLabel(id) }));
+    void show(n.message, ...labels).then((picked) => {
+      const a = picked?.id;
       if (a === 'Show All') {
         const details = n.details ?? [n.message];
         for (const d of details) this.ctx.log.info(`run ${runKey(ref)}: ${d}`);
-        void show(n.message.replace(/ \(\+\d+ more\)$/, ''), { modal: true, detail: details.join('\n\n') });
+        // the headline without its "(+N more)" (English or translated): the details list them all
+        void show(n.message.replace(/\s*[(（]\+\d+[^)）]*[)）]$/, ''), { modal: true, detail: details.join('\n\n') });
       } else if (a === 'Open Dashboard')
         void vscode.commands.executeCommand('ascend.openDashboard' satisfies CommandId, ref);
       else if (a === 'Reattach') void vscode.commands.executeCommand('ascend.reattach' satisfies CommandId, ref);
@@ -270,9 +275,9 @@ export class RunMonitor implements vscode.Disposable {
       this.statusBar.backgroundColor = shown.warning
         ? new vscode.ThemeColor('statusBarItem.warningBackground')
         : undefined;
-      this.statusBar.tooltip = `Ascend run ${f.ref.runId}\nClick to open its dashboard.`;
+      this.statusBar.tooltip = vscode.l10n.t('Ascend run {0}\nClick to open its dashboard.', f.ref.runId);
       this.statusBar.command = {
-        title: 'Open Dashboard',
+        title: vscode.l10n.t('Open Dashboard'),
         command: 'ascend.openDashboard' satisfies CommandId,
         arguments: [f.ref],
       };
@@ -283,9 +288,13 @@ export class RunMonitor implements vscode.Disposable {
     const run = (this.shown && this.live.get(this.shown)) || live[0];
     const more = live.length > 1 ? ` (+${live.length - 1})` : '';
     this.statusBar.text = statusBarText(this.nameOf(run.ref, run.name), run.view) + more;
-    this.statusBar.tooltip = `Ascend run ${run.ref.runId} on ${this.ctx.target(run.ref.targetId)?.label ?? run.ref.targetId}\nClick to open its dashboard.`;
+    this.statusBar.tooltip = vscode.l10n.t(
+      'Ascend run {0} on {1}\nClick to open its dashboard.',
+      run.ref.runId,
+      this.ctx.target(run.ref.targetId)?.label ?? run.ref.targetId,
+    );
     this.statusBar.command = {
-      title: 'Open Dashboard',
+      title: vscode.l10n.t('Open Dashboard'),
       command: 'ascend.openDashboard' satisfies CommandId,
       arguments: [run.ref],
     };
@@ -299,5 +308,24 @@ export class RunMonitor implements vscode.Disposable {
     this.statusBar.dispose();
     this.changed.dispose();
     this.activity.dispose();
+  }
+}
+
+/** vscode.l10n.t for the core's sentences (src/core/l10n.ts). */
+const translate: Translate = (message, ...args) => vscode.l10n.t(message, ...args);
+
+/** A notice action's button label in the display language. */
+function actionLabel(id: NoticeAction): string {
+  switch (id) {
+    case 'Open Dashboard':
+      return vscode.l10n.t('Open Dashboard');
+    case 'Show Checkpoints':
+      return vscode.l10n.t('Show Checkpoints');
+    case 'Show Console':
+      return vscode.l10n.t('Show Console');
+    case 'Reattach':
+      return vscode.l10n.t('Reattach');
+    case 'Show All':
+      return vscode.l10n.t('Show All');
   }
 }

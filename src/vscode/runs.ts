@@ -58,7 +58,9 @@ export class RunsView implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
       const runs = this.ctx.index.byTarget().get(node.targetId) ?? [];
       const item = new vscode.TreeItem(def?.label ?? node.targetId, vscode.TreeItemCollapsibleState.Expanded);
       item.id = `group/${node.targetId}`;
-      item.description = `${runs.length} run${runs.length === 1 ? '' : 's'}${def ? '' : ' · target not configured'}`;
+      item.description =
+        (runs.length === 1 ? vscode.l10n.t('1 run') : vscode.l10n.t('{0} runs', runs.length)) +
+        (def ? '' : vscode.l10n.t(' · target not configured'));
       item.iconPath = new vscode.ThemeIcon(def?.kind === 'ssh' || node.targetId.startsWith('ssh:') ? 'remote' : 'vm');
       item.contextValue = 'runGroup';
       return item;

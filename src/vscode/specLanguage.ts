@@ -129,7 +129,7 @@ export class SpecLanguage implements vscode.Disposable {
   private async probe(p: ProbeParams): Promise<ProbeResult> {
     const def = typeof p?.targetId === 'string' ? this.app.ctx.target(p.targetId) : undefined;
     if (!def || def.kind !== 'ssh')
-      return { ok: false, message: `"${String(p?.targetId)}" is not a configured SSH target` };
+      return { ok: false, message: vscode.l10n.t('"{0}" is not a configured SSH target', String(p?.targetId)) };
     const paths = Array.isArray(p.paths) ? p.paths.filter((x): x is string => typeof x === 'string') : [];
     try {
       const facts = await this.paths.get(def.id, paths, async (todo) => {
@@ -173,7 +173,7 @@ export class SpecLanguage implements vscode.Disposable {
       const problems = checkSpec(raw, { floatPaths: parseSpecDocument(text, file.path).floatPaths });
       if (problems.length) {
         void vscode.window.showErrorMessage(
-          `${vscode.workspace.asRelativePath(file)} has ${problems.length} problem(s)`,
+          vscode.l10n.t('{0} has {1} problem(s)', vscode.workspace.asRelativePath(file), problems.length),
           { modal: true, detail: problemLines({ problems }).join('\n') },
         );
         return;
@@ -190,7 +190,7 @@ export class SpecLanguage implements vscode.Disposable {
       def = (
         await vscode.window.showQuickPick(
           targets.map((t) => ({ label: t.label, description: t.description, def: t })),
-          { title: 'Start the fine-tune on which target?' },
+          { title: vscode.l10n.t('Start the fine-tune on which target?') },
         )
       )?.def;
       if (!def) return;
@@ -208,7 +208,11 @@ export class SpecLanguage implements vscode.Disposable {
       def = this.defOf(id);
       if (!def) {
         void vscode.window.showErrorMessage(
-          `ascendFinetune.${SPEC_TARGET_SETTING} is "${id}", which is not a configured target. Use "Start on target…" or change the setting.`,
+          vscode.l10n.t(
+            'ascendFinetune.{0} is "{1}", which is not a configured target. Use "Start on target…" or change the setting.',
+            SPEC_TARGET_SETTING,
+            id,
+          ),
         );
         return;
       }
@@ -216,27 +220,34 @@ export class SpecLanguage implements vscode.Disposable {
     const name = typeof spec.name === 'string' ? spec.name : 'run';
     try {
       const outcome = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: `Ascend: ${name} on ${def.label}` },
+        { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Ascend: {0} on {1}', name, def.label) },
         (progress) =>
           launchSpec(this.app, def, spec, (message) => progress.report({ message }), {
             confirmPreflight: (lines) => askPreflight(lines, false),
           }),
       );
       if (outcome.kind === 'problems') {
-        void vscode.window.showErrorMessage(`The run spec has ${outcome.lines.length} problem(s) on ${def.label}`, {
-          modal: true,
-          detail: outcome.lines.join('\n'),
-        });
+        void vscode.window.showErrorMessage(
+          vscode.l10n.t('The run spec has {0} problem(s) on {1}', outcome.lines.length, def.label),
+          {
+            modal: true,
+            detail: outcome.lines.join('\n'),
+          },
+        );
         return;
       }
       if (outcome.kind === 'held') return;
       this.scheduleRuns();
-      void vscode.window.showInformationMessage(`Started "${name}" on ${def.label} (${outcome.record.runId}).`);
+      void vscode.window.showInformationMessage(
+        vscode.l10n.t('Started "{0}" on {1} ({2}).', name, def.label, outcome.record.runId),
+      );
     } catch (e) {
       this.app.ctx.log.error(
         `start ${file.fsPath} on ${def.label}: ${errorText(e)}${e instanceof RunnerError ? `\n${e.stderrTail}` : ''}`,
       );
-      void vscode.window.showErrorMessage(`Could not start the run on ${def.label}: ${errorText(e)}`);
+      void vscode.window.showErrorMessage(
+        vscode.l10n.t('Could not start the run on {0}: {1}', def.label, errorText(e)),
+      );
     }
   }
 
@@ -256,7 +267,7 @@ export class SpecLanguage implements vscode.Disposable {
       defaultUri: folder ? vscode.Uri.joinPath(folder, 'experiment.ascend.yaml') : undefined,
       filters: { 'Ascend run spec (YAML, commented)': ['yaml', 'yml'], 'Ascend run spec (JSON)': ['json'] },
       saveLabel: 'Create Run Spec',
-      title: 'New run spec (*.ascend.yaml keeps comments)',
+      title: vscode.l10n.t('New run spec (*.ascend.yaml keeps comments)'),
     });
     if (!uri) return;
     const target = /\.ascend\.(ya?ml|json)$/i.test(uri.path)
@@ -298,7 +309,7 @@ async function specUri(uri: unknown): Promise<vscode.Uri | undefined> {
   return (
     await vscode.window.showOpenDialog({
       filters: { 'Ascend run spec': [...SPEC_EXTENSIONS] },
-      title: 'Start from a run spec',
+      title: vscode.l10n.t('Start from a run spec'),
     })
   )?.[0];
 }

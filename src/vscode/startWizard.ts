@@ -56,7 +56,7 @@ const STEPS: Step[] = [
       iconPath: new vscode.ThemeIcon(t.kind === 'ssh' ? 'remote' : 'vm'),
     }));
     const current = app.ctx.target(s.targetId ?? '');
-    const r = await pick({ ...info, items, placeholder: 'Where to train', active: current?.label });
+    const r = await pick({ ...info, items, placeholder: vscode.l10n.t('Where to train'), active: current?.label });
     if (r === BACK || r === undefined) return r;
     if (r.id !== s.targetId) {
       s.targetId = r.id;
@@ -90,19 +90,23 @@ const STEPS: Step[] = [
   async (app, s, info) => {
     type Item = vscode.QuickPickItem & { value?: string | null };
     const items: Item[] = [
-      { label: '$(circle-slash) None', description: 'start from random weights', value: null },
-      { label: '$(folder-opened) Browse on the target…' },
+      {
+        label: vscode.l10n.t('$(circle-slash) None'),
+        description: vscode.l10n.t('start from random weights'),
+        value: null,
+      },
+      { label: vscode.l10n.t('$(folder-opened) Browse on the target…') },
     ];
     if (s.pretrained)
       items.unshift({
-        label: `$(check) ${path.posix.basename(s.pretrained)}`,
+        label: vscode.l10n.t('$(check) {0}', path.posix.basename(s.pretrained)),
         description: s.pretrained,
         value: s.pretrained,
       });
     const r = await pick<Item>({
       ...info,
       items,
-      placeholder: 'Pretrained backbone weights (.ckpt or .safetensors), optional',
+      placeholder: vscode.l10n.t('Pretrained backbone weights (.ckpt or .safetensors), optional'),
     });
     if (r === BACK || r === undefined) return r;
     if (r.value !== undefined) {
@@ -130,12 +134,12 @@ const STEPS: Step[] = [
       info,
       AMP_LEVELS,
       s.ampLevel ?? RECIPE_DEFAULTS.ampLevel,
-      'Automatic mixed precision level',
+      vscode.l10n.t('Automatic mixed precision level'),
       (v) => (s.ampLevel = v),
     ),
   // 7-9. numbers
-  (_app, s, info) => numberStep(info, s, 'epochs', 'Epochs'),
-  (_app, s, info) => numberStep(info, s, 'batchSize', 'Batch size per device'),
+  (_app, s, info) => numberStep(info, s, 'epochs', vscode.l10n.t('Epochs')),
+  (_app, s, info) => numberStep(info, s, 'batchSize', vscode.l10n.t('Batch size per device')),
   (_app, s, info) => numberStep(info, s, 'lr', 'Learning rate (Momentum 0.9)'),
   // 10. NPUs (asked when the target's doctor lists more than one), then other machines (asked when
   // the target is an SSH host and there are other SSH targets); several of either train through
@@ -160,7 +164,7 @@ const STEPS: Step[] = [
     const r = await input({
       ...info,
       value: s.name ?? defaultName(s.dataTrain ?? 'run', s.backbone ?? RECIPE_DEFAULTS.backbone),
-      prompt: 'Run name (part of the run id and the checkpoint names)',
+      prompt: vscode.l10n.t('Run name (part of the run id and the checkpoint names)'),
       validate: checkName,
     });
     if (r === BACK || r === undefined) return r;
@@ -173,21 +177,27 @@ const STEPS: Step[] = [
     type Item = vscode.QuickPickItem & { action: Action };
     const items: Item[] = [
       {
-        label: `$(rocket) Launch on ${def.label}`,
-        description: 'validate, then start a detached run',
+        label: vscode.l10n.t('$(rocket) Launch on {0}', def.label),
+        description: vscode.l10n.t('validate, then start a detached run'),
         action: 'launch',
       },
-      { label: '$(save) Save as a spec file, then launch', action: 'saveAndLaunch' },
+      { label: vscode.l10n.t('$(save) Save as a spec file, then launch'), action: 'saveAndLaunch' },
       {
-        label: '$(save) Save as a spec file only',
-        description: '*.ascend.yaml or *.ascend.json in the workspace',
+        label: vscode.l10n.t('$(save) Save as a spec file only'),
+        description: vscode.l10n.t('*.ascend.yaml or *.ascend.json in the workspace'),
         action: 'save',
       },
     ];
     const r = await pick<Item>({
       ...info,
       items,
-      placeholder: `${s.name}: ${s.backbone}, ${s.epochs} epochs on ${s.dataTrain}`,
+      placeholder: vscode.l10n.t(
+        '{0}: {1}, {2} epochs on {3}',
+        s.name ?? '',
+        s.backbone ?? '',
+        s.epochs ?? '',
+        s.dataTrain ?? '',
+      ),
     });
     if (r === BACK || r === undefined) return r;
     s.action = r.action;
@@ -265,8 +275,9 @@ async function npuStep(app: App, s: State, info: StepInfo, direction: 'forward' 
   const r = await pickMany({
     ...info,
     items,
-    placeholder:
+    placeholder: vscode.l10n.t(
       'NPUs to train on (busy ones are in use by other processes; more than one trains data-parallel through msrun)',
+    ),
     selected: (i) => current.has(i.id),
   });
   if (r === BACK || r === undefined) return r;
@@ -301,7 +312,13 @@ async function machinesStep(app: App, s: State, info: StepInfo): Promise<StepRes
     ...info,
     items,
     allowNone: true,
-    placeholder: `Other machines to train with ${master.label} (the master, ${nodeAddress(master)}); none ticked: ${master.label} only. Each uses ${per} NPU(s) and needs the data at the same path.`,
+    placeholder: vscode.l10n.t(
+      'Other machines to train with {0} (the master, {1}); none ticked: {2} only. Each uses {3} NPU(s) and needs the data at the same path.',
+      master.label,
+      nodeAddress(master),
+      master.label,
+      per,
+    ),
     selected: (i) => current.has(i.address),
   });
   if (r === BACK || r === undefined) return r;
@@ -323,7 +340,7 @@ async function numberStep(
   const r = await input({
     ...info,
     value: String(value),
-    prompt: `${prompt} (recipe default ${RECIPE_DEFAULTS[field]})`,
+    prompt: vscode.l10n.t('{0} (recipe default {1})', prompt, RECIPE_DEFAULTS[field]),
     validate: (v) => {
       const p = parseNumberField(field, v);
       return 'error' in p ? p.error : undefined;

@@ -55,7 +55,8 @@ export class TargetsView implements vscode.TreeDataProvider<TargetsNode>, vscode
         check === undefined ? vscode.TreeItemCollapsibleState.None : vscode.TreeItemCollapsibleState.Expanded;
       const item = new vscode.TreeItem(def?.label ?? node.targetId, state);
       item.id = `target/${node.targetId}#${check?.n ?? 0}`;
-      item.description = check?.state === 'checking' ? `${def?.description ?? ''} · checking…` : def?.description;
+      item.description =
+        check?.state === 'checking' ? vscode.l10n.t('{0} · checking…', def?.description ?? '') : def?.description;
       const problems = check?.state === 'done' && check.rows.some((r) => r.problem);
       item.iconPath = new vscode.ThemeIcon(
         check?.state === 'checking' ? 'loading~spin' : def?.kind === 'ssh' ? 'remote' : 'vm',
@@ -79,7 +80,9 @@ export class TargetsView implements vscode.TreeDataProvider<TargetsNode>, vscode
       );
       item.id = `target/${node.targetId}#${this.checks.get(node.targetId)?.n ?? 0}/row/${node.index}`;
       item.description = node.row.description;
-      item.tooltip = node.row.fix ? `${node.row.description}\nFix: ${node.row.fix}` : node.row.description;
+      item.tooltip = node.row.fix
+        ? vscode.l10n.t('{0}\nFix: {1}', node.row.description, node.row.fix)
+        : node.row.description;
       // an NPU another job is using: a warning-coloured chip icon, not an error (it is not broken)
       item.iconPath =
         node.row.busy && !node.row.problem
@@ -107,7 +110,7 @@ export class TargetsView implements vscode.TreeDataProvider<TargetsNode>, vscode
     if (def && row) {
       const fix = fixCommand(row, def.kind, def.id);
       item.command = { title: fix.title, command: fix.command, arguments: fix.args };
-      item.tooltip = `${node.fix}\nClick: ${fix.title}`;
+      item.tooltip = vscode.l10n.t('{0}\nClick: {1}', node.fix, fix.title);
     }
     return item;
   }
@@ -157,9 +160,11 @@ export class TargetsView implements vscode.TreeDataProvider<TargetsNode>, vscode
         this.setContexts(def);
         if (def.kind === 'ssh' && row.label === 'SSH') {
           // A password, one-time code or host key: batch mode cannot answer, a terminal can.
-          void vscode.window.showWarningMessage(`${def.label}: ${row.description}`, 'Log In').then((a) => {
-            if (a) void vscode.commands.executeCommand('ascend.sshLogin' satisfies CommandId, { targetId: def.id });
-          });
+          void vscode.window
+            .showWarningMessage(`${def.label}: ${row.description}`, vscode.l10n.t('Log In'))
+            .then((a) => {
+              if (a) void vscode.commands.executeCommand('ascend.sshLogin' satisfies CommandId, { targetId: def.id });
+            });
         }
         return undefined;
       } finally {

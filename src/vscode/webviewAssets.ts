@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import * as vscode from 'vscode';
 import { newNonce } from '../core/webviewPage';
+import type { L10nBundle } from '../shared/l10n';
 
 /** Scripts on; files only from the bundles' folder and media/. */
 export function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions {
@@ -29,4 +30,9 @@ export function bundleAssets(
     styleUri: existsSync(file(`${name}.css`).fsPath) ? webview.asWebviewUri(file(`${name}.css`)).toString() : undefined,
     nonce: newNonce(),
   };
+}
+
+/** The display language and the extension's bundle for it, for the page (webview/shared/l10n.ts). */
+export function pageL10n(): { language: string; bundle: L10nBundle } {
+  return { language: vscode.env.language, bundle: vscode.l10n.bundle ?? {} };
 }

@@ -46,6 +46,8 @@ const ALLOWED: RegExp[] = [
   /^\[Content_Types\]\.xml$/,
   /^extension\.vsixmanifest$/,
   /^extension\/package\.json$/,
+  /^extension\/package\.nls(\.[a-z-]+)?\.json$/,
+  /^extension\/l10n\/bundle\.l10n(\.[a-z-]+)?\.json$/,
   /^extension\/readme\.md$/i,
   /^extension\/changelog\.md$/i,
   /^extension\/license(\.txt|\.md)?$/i,

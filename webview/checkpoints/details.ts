@@ -1,6 +1,7 @@
 // The read-only sections of the checkpoint explorer UI: the selected checkpoint's tensors by
 // module, its last evaluation (accuracy, per-class table, confusion matrix) and a comparison of two
 // checkpoints. They draw what the host sent; the controls are in main.ts.
+import * as l10n from '../shared/l10n';
 import type { CompareView, EvalView, TensorsView } from '../../src/shared/checkpointsProtocol';
 import { button, el, fix, pct } from './dom';
 
@@ -15,8 +16,13 @@ export function tensorsSection(t: TensorsView, classes: string[]): HTMLElement {
           'div',
           { class: t.headMatchesClasses === false ? 'bad' : t.headMatchesClasses ? 'ok' : 'muted' },
           t.headMatchesClasses === false
-            ? `✖ The head outputs ${t.headOut} classes, the run has ${classes.length}`
-            : `${t.headMatchesClasses ? '✔ ' : ''}The head outputs ${t.headOut} classes${classes.length ? ` (the run has ${classes.length})` : ''}`,
+            ? l10n.t('✖ The head outputs {0} classes, the run has {1}', t.headOut, classes.length)
+            : l10n.t(
+                '{0}The head outputs {1} classes{2}',
+                t.headMatchesClasses ? '✔ ' : '',
+                t.headOut,
+                classes.length ? ` (the run has ${classes.length})` : '',
+              ),
         );
   const modules = [...groups].map(([m, list]) => {
     const els = list.reduce((a, x) => a + x.elements, 0);
@@ -40,7 +46,7 @@ export function tensorsSection(t: TensorsView, classes: string[]): HTMLElement {
         'summary',
         {},
         el('span', { class: 'module' }, m),
-        ` ${list.length} tensors · ${els.toLocaleString()} values${summary ? ` · ${summary}` : ''}`,
+        l10n.t(' {0} tensors · {1} values{2}', list.length, els.toLocaleString(), summary ? ` · ${summary}` : ''),
       ),
       el('table', {}, el('tbody', {}, ...rows)),
     );
@@ -49,7 +55,11 @@ export function tensorsSection(t: TensorsView, classes: string[]): HTMLElement {
   return el(
     'div',
     {},
-    el('h3', {}, `Tensors of ${t.file.split('/').pop()} (${t.tensors.length}, ${t.total.toLocaleString()} values)`),
+    el(
+      'h3',
+      {},
+      l10n.t('Tensors of {0} ({1}, {2} values)', t.file.split('/').pop(), t.tensors.length, t.total.toLocaleString()),
+    ),
     head,
     ...modules,
   );
@@ -72,10 +82,10 @@ export function evalSection(e: EvalView, clicks: EvalClicks): HTMLElement {
       el(
         'tr',
         {},
-        el('th', {}, 'Class'),
-        el('th', { class: 'num' }, 'Precision'),
-        el('th', { class: 'num' }, 'Recall'),
-        el('th', { class: 'num' }, 'Support'),
+        el('th', {}, l10n.t('Class')),
+        el('th', { class: 'num' }, l10n.t('Precision')),
+        el('th', { class: 'num' }, l10n.t('Recall')),
+        el('th', { class: 'num' }, l10n.t('Support')),
       ),
     ),
     el(
@@ -87,7 +97,11 @@ export function evalSection(e: EvalView, clicks: EvalClicks): HTMLElement {
           {},
           el('td', {}, p.class),
           p.precision === null
-            ? el('td', { class: 'num muted', title: 'No image was predicted as this class' }, 'never predicted')
+            ? el(
+                'td',
+                { class: 'num muted', title: l10n.t('No image was predicted as this class') },
+                l10n.t('never predicted'),
+              )
             : el('td', { class: 'num' }, pct(p.precision)),
           el('td', { class: 'num' }, pct(p.recall)),
           el('td', { class: 'num' }, String(p.support)),
@@ -102,7 +116,7 @@ export function evalSection(e: EvalView, clicks: EvalClicks): HTMLElement {
     el(
       'thead',
       {},
-      el('tr', {}, el('th', {}, 'true \\ predicted'), ...e.classes.map((c) => el('th', { title: c }, c))),
+      el('tr', {}, el('th', {}, l10n.t('true \\ predicted')), ...e.classes.map((c) => el('th', { title: c }, c))),
     ),
     el(
       'tbody',
@@ -133,25 +147,43 @@ export function evalSection(e: EvalView, clicks: EvalClicks): HTMLElement {
   return el(
     'div',
     {},
-    el('h3', {}, `Evaluation of ${e.file.split('/').pop()}`),
+    el('h3', {}, l10n.t('Evaluation of {0}', e.file.split('/').pop())),
     el(
       'div',
       {},
-      `Accuracy ${pct(e.accuracy)}${e.top5 !== null ? ` · top-5 ${pct(e.top5)}${e.classes.length <= 5 ? ' (5 classes or fewer: 1 by definition)' : ''}` : ''} · loss ${fix(e.loss)} · ${e.numImages} images in ${e.data}${e.skipped ? ` · ${e.skipped} skipped` : ''}${e.evaluatedAt ? ` · ${new Date(e.evaluatedAt * 1000).toLocaleString()}` : ''}`,
+      l10n.t(
+        'Accuracy {0}{1} · loss {2} · {3} images in {4}{5}{6}',
+        pct(e.accuracy),
+        e.top5 !== null
+          ? ` · top-5 ${pct(e.top5)}${e.classes.length <= 5 ? ' (5 classes or fewer: 1 by definition)' : ''}`
+          : '',
+        fix(e.loss),
+        e.numImages,
+        e.data,
+        e.skipped ? ` · ${e.skipped} skipped` : '',
+        e.evaluatedAt ? ` · ${new Date(e.evaluatedAt * 1000).toLocaleString()}` : '',
+      ),
     ),
     per,
     el(
       'div',
       { class: 'muted' },
-      `Confusion matrix (rows: true class, columns: predicted)${gallery ? '. Click a cell for its images.' : ''}`,
+      l10n.t(
+        'Confusion matrix (rows: true class, columns: predicted){0}',
+        gallery ? '. Click a cell for its images.' : '',
+      ),
     ),
     cm,
     e.recorded === null
-      ? el('div', { class: 'muted' }, 'This evaluation has no per-image predictions (evaluate again for the gallery).')
+      ? el(
+          'div',
+          { class: 'muted' },
+          l10n.t('This evaluation has no per-image predictions (evaluate again for the gallery).'),
+        )
       : el(
           'div',
           { class: 'bar' },
-          button(`Most confident mistakes (${e.mistakes})`, () => clicks.mistakes(), {
+          button(l10n.t('Most confident mistakes ({0})', e.mistakes), () => clicks.mistakes(), {
             secondary: true,
             disabled: e.mistakes === 0,
           }),
@@ -159,8 +191,12 @@ export function evalSection(e: EvalView, clicks: EvalClicks): HTMLElement {
             'span',
             { class: 'muted' },
             e.recorded.all
-              ? `every image's prediction recorded (${e.recorded.kept})`
-              : `${e.recorded.kept} of ${e.recorded.total} images recorded: the most confident mistakes and a sample of the rest`,
+              ? l10n.t("every image's prediction recorded ({0})", e.recorded.kept)
+              : l10n.t(
+                  '{0} of {1} images recorded: the most confident mistakes and a sample of the rest',
+                  e.recorded.kept,
+                  e.recorded.total,
+                ),
           ),
         ),
   );
@@ -198,7 +234,11 @@ function foldedRow(folded: TensorDiff[]): HTMLElement {
         el(
           'summary',
           {},
-          `${folded.length} frozen tensors unchanged (L2 of difference 0, ${values.toLocaleString()} values)`,
+          l10n.t(
+            '{0} frozen tensors unchanged (L2 of difference 0, {1} values)',
+            folded.length,
+            values.toLocaleString(),
+          ),
         ),
         el('div', { class: 'muted' }, folded.map((t) => t.name).join(', ')),
       ),
@@ -216,14 +256,14 @@ export function compareSection(c: CompareView): HTMLElement {
   return el(
     'div',
     {},
-    el('h3', {}, `${c.a.split('/').pop()} vs ${c.b.split('/').pop()}`),
+    el('h3', {}, l10n.t('{0} vs {1}', c.a.split('/').pop(), c.b.split('/').pop())),
     el(
       'div',
       {},
-      `${c.changed} changed, ${c.unchanged} unchanged`,
-      c.onlyInA.length ? ` · only in A: ${c.onlyInA.length}` : '',
-      c.onlyInB.length ? ` · only in B: ${c.onlyInB.length}` : '',
-      c.shapeMismatch.length ? ` · shape differs: ${c.shapeMismatch.join(', ')}` : '',
+      l10n.t('{0} changed, {1} unchanged', c.changed, c.unchanged),
+      c.onlyInA.length ? l10n.t(' · only in A: {0}', c.onlyInA.length) : '',
+      c.onlyInB.length ? l10n.t(' · only in B: {0}', c.onlyInB.length) : '',
+      c.shapeMismatch.length ? l10n.t(' · shape differs: {0}', c.shapeMismatch.join(', ')) : '',
     ),
     frozenOk === null
       ? null
@@ -231,8 +271,8 @@ export function compareSection(c: CompareView): HTMLElement {
           'div',
           { class: frozenOk ? 'ok' : 'bad' },
           frozenOk
-            ? '✔ The frozen part is unchanged (max L2 distance 0): freezing worked.'
-            : `✖ The frozen part changed (max L2 distance ${c.frozenMaxL2}).`,
+            ? l10n.t('✔ The frozen part is unchanged (max L2 distance 0): freezing worked.')
+            : l10n.t('✖ The frozen part changed (max L2 distance {0}).', c.frozenMaxL2),
         ),
     el(
       'table',
@@ -243,10 +283,10 @@ export function compareSection(c: CompareView): HTMLElement {
         el(
           'tr',
           {},
-          el('th', {}, 'Tensor'),
-          el('th', {}, 'Shape'),
-          el('th', { class: 'num' }, 'L2 of difference'),
-          el('th', { class: 'num' }, 'Relative change'),
+          el('th', {}, l10n.t('Tensor')),
+          el('th', {}, l10n.t('Shape')),
+          el('th', { class: 'num' }, l10n.t('L2 of difference')),
+          el('th', { class: 'num' }, l10n.t('Relative change')),
           el('th', {}, ''),
         ),
       ),

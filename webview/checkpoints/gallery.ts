@@ -2,6 +2,7 @@
 // the most confident mistakes (thumbnails the host fetched from the target, most confident first),
 // and two checkpoints compared by their predictions. File and class names go in as text; a
 // thumbnail is a data: URL of the base64 JPEG the runner made (the page's CSP allows data: images).
+import * as l10n from '../shared/l10n';
 import type { GalleryItem, GalleryView, PredictionsCompareView } from '../../src/shared/checkpointsProtocol';
 import { button, el, pct } from './dom';
 
@@ -20,7 +21,7 @@ function figure(item: GalleryItem, classes: string[], extra: (string | null)[] =
     img.alt = item.file;
     img.src = `data:image/jpeg;base64,${item.thumb}`;
     pic = img;
-  } else pic = el('div', { class: 'nothumb', title: item.thumbError ?? '' }, item.thumbError ?? 'no thumbnail');
+  } else pic = el('div', { class: 'nothumb', title: item.thumbError ?? '' }, item.thumbError ?? l10n.t('no thumbnail'));
   return el(
     'figure',
     { class: 'shot', title: item.file },
@@ -29,7 +30,7 @@ function figure(item: GalleryItem, classes: string[], extra: (string | null)[] =
       'figcaption',
       {},
       el('div', { class: 'fname' }, item.file.split('/').pop() ?? item.file),
-      el('div', {}, `true: ${classes[item.label] ?? item.label}`),
+      el('div', {}, l10n.t('true: {0}', classes[item.label] ?? item.label)),
       el('div', { class: 'muted' }, topLine(item.top, classes)),
       ...extra.filter((x): x is string => x !== null).map((x) => el('div', { class: 'muted' }, x)),
     ),
@@ -52,16 +53,22 @@ export function gallerySection(g: GalleryView, classes: string[], close: () => v
     el(
       'div',
       { class: 'muted' },
-      `${note}${g.items.length < g.recorded ? `; the first ${g.items.length} shown` : ''}, the most confident first.`,
+      l10n.t(
+        '{0}{1}, the most confident first.',
+        note,
+        g.items.length < g.recorded ? `; the first ${g.items.length} shown` : '',
+      ),
     ),
     g.items.length
       ? el('div', { class: 'shots' }, ...g.items.map((it) => figure(it, classes)))
       : el(
           'p',
           { class: 'muted' },
-          g.count ? 'None of these images was recorded (see the evaluation’s note).' : 'No images here.',
+          g.count
+            ? l10n.t('None of these images was recorded (see the evaluation’s note).')
+            : l10n.t('No images here.'),
         ),
-    el('div', { class: 'bar' }, button('Close', close, { secondary: true })),
+    el('div', { class: 'bar' }, button(l10n.t('Close'), close, { secondary: true })),
   );
 }
 
@@ -84,11 +91,11 @@ export function predictionsCompareSection(
       el(
         'tr',
         {},
-        el('th', {}, 'Class'),
-        el('th', { class: 'num' }, `Recall ${A}`),
-        el('th', { class: 'num' }, `Recall ${B}`),
-        el('th', { class: 'num' }, 'Change'),
-        el('th', { class: 'num' }, 'Images'),
+        el('th', {}, l10n.t('Class')),
+        el('th', { class: 'num' }, l10n.t('Recall {0}', A)),
+        el('th', { class: 'num' }, l10n.t('Recall {0}', B)),
+        el('th', { class: 'num' }, l10n.t('Change')),
+        el('th', { class: 'num' }, l10n.t('Images')),
       ),
     ),
     el(
@@ -111,16 +118,37 @@ export function predictionsCompareSection(
   return el(
     'div',
     { class: 'gallery' },
-    el('h3', {}, `Predictions: ${A} vs ${B}`),
+    el('h3', {}, l10n.t('Predictions: {0} vs {1}', A, B)),
     el(
       'div',
       {},
-      `Accuracy ${pct(c.accuracyA)} → ${pct(c.accuracyB)} (${delta(c.accuracyA, c.accuracyB)}) on ${c.common} images both evaluations recorded in ${c.data}`,
+      l10n.t(
+        'Accuracy {0} → {1} ({2}) on {3} images both evaluations recorded in {4}',
+        pct(c.accuracyA),
+        pct(c.accuracyB),
+        delta(c.accuracyA, c.accuracyB),
+        c.common,
+        c.data,
+      ),
     ),
     el(
       'div',
       { class: 'muted' },
-      `${c.changedCount} image${c.changedCount === 1 ? '' : 's'} changed prediction: ${c.fixed} fixed, ${c.broken} broken, ${c.changedCount - c.fixed - c.broken} other${c.items.length < c.changedCount ? `; the first ${c.items.length} shown` : ''}.`,
+      c.changedCount === 1
+        ? l10n.t(
+            '1 image changed prediction: {0} fixed, {1} broken, {2} other.',
+            c.fixed,
+            c.broken,
+            1 - c.fixed - c.broken,
+          )
+        : l10n.t(
+            '{0} images changed prediction: {1} fixed, {2} broken, {3} other.',
+            c.changedCount,
+            c.fixed,
+            c.broken,
+            c.changedCount - c.fixed - c.broken,
+          ),
+      c.items.length < c.changedCount ? l10n.t(' The first {0} are shown.', c.items.length) : '',
     ),
     per,
     c.items.length
@@ -131,7 +159,7 @@ export function predictionsCompareSection(
             figure({ ...it }, classes, [`${B}: ${topLine(it.topB ?? null, classes, 2)}`, kindText[it.kind]]),
           ),
         )
-      : el('p', { class: 'muted' }, 'No image changed its prediction.'),
-    el('div', { class: 'bar' }, button('Close', close, { secondary: true })),
+      : el('p', { class: 'muted' }, l10n.t('No image changed its prediction.')),
+    el('div', { class: 'bar' }, button(l10n.t('Close'), close, { secondary: true })),
   );
 }

@@ -2,6 +2,7 @@
 // host's snapshot (src/shared/checkpointsProtocol.ts) and sends back what the user asks for. Every
 // text from a run (names, classes, paths) goes in through textContent, never as HTML. The tensors,
 // evaluation and comparison sections are in details.ts, the DOM helpers in dom.ts.
+import * as l10n from '../shared/l10n';
 import './explorer.css'; // esbuild bundles it into dist/webview/checkpoints.css
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
@@ -14,6 +15,8 @@ import {
 import { compareSection, evalSection, tensorsSection } from './details';
 import { gallerySection, predictionsCompareSection } from './gallery';
 import { age, button, bytes, el, fix, pct, type Child } from './dom';
+
+l10n.loadBundleFromBody(); // before the first render: every text below goes through l10n.t
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void; getState(): unknown; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
@@ -42,39 +45,46 @@ function header(s: ExplorerState): HTMLElement {
   return el(
     'div',
     {},
-    el('h2', {}, `${r.name}`, el('span', { class: 'muted' }, `  ${r.runId} · ${r.target}${r.live ? ' · live' : ''}`)),
+    el(
+      'h2',
+      {},
+      `${r.name}`,
+      el('span', { class: 'muted' }, `  ${r.runId} · ${r.target}${r.live ? l10n.t(' · live') : ''}`),
+    ),
     el(
       'div',
       { class: 'muted' },
       [
         r.backbone,
         r.pretrained
-          ? `from ${r.pretrained}${r.weightsSha256 ? ` (sha256 ${r.weightsSha256.slice(0, 12)}…)` : ''}`
-          : 'from random initialization',
-        r.preprocess ? `preprocess ${r.preprocess}` : '',
-        r.freeze ? `freeze ${r.freeze}` : '',
-        r.classes.length ? `${r.classes.length} classes` : '',
+          ? r.weightsSha256
+            ? l10n.t('from {0} (sha256 {1}…)', r.pretrained, r.weightsSha256.slice(0, 12))
+            : l10n.t('from {0}', r.pretrained)
+          : l10n.t('from random initialization'),
+        r.preprocess ? l10n.t('preprocess {0}', r.preprocess) : '',
+        r.freeze ? l10n.t('freeze {0}', r.freeze) : '',
+        r.classes.length ? l10n.t('{0} classes', r.classes.length) : '',
       ]
         .filter(Boolean)
         .join(' · '),
     ),
     s.busy ? el('div', { class: 'busy' }, document.createElement('vscode-progress-ring'), ` ${s.busy}`) : null,
-    s.error ? el('div', { class: 'error', title: 'The last action failed' }, s.error) : null,
+    s.error ? el('div', { class: 'error', title: l10n.t('The last action failed') }, s.error) : null,
     ...s.problems.map((p) => el('div', { class: 'bad' }, `⚠ ${p.label}: ${p.message}`)),
   );
 }
 
 const COLUMNS: { key: SortKey; label: string; num?: boolean; cell: (r: CheckpointRow) => string }[] = [
-  { key: 'name', label: 'Checkpoint', cell: (r) => r.name },
-  { key: 'epoch', label: 'Epoch', num: true, cell: (r) => String(r.epoch ?? '') },
-  { key: 'step', label: 'Step', num: true, cell: (r) => String(r.step ?? '') },
-  { key: 'valAcc', label: 'Val acc', num: true, cell: (r) => pct(r.valAcc) },
-  { key: 'valTop5', label: 'Top-5', num: true, cell: (r) => pct(r.valTop5) },
-  { key: 'valLoss', label: 'Val loss', num: true, cell: (r) => fix(r.valLoss) },
-  { key: 'loss', label: 'Loss', num: true, cell: (r) => fix(r.loss) },
-  { key: 'bytes', label: 'Size', num: true, cell: (r) => bytes(r.bytes) },
-  { key: 'createdAt', label: 'Age', num: true, cell: (r) => age(r.createdAt) },
-  { key: 'evalAcc', label: 'Eval acc', num: true, cell: (r) => pct(r.evalAcc) },
+  { key: 'name', label: l10n.t('Checkpoint'), cell: (r) => r.name },
+  { key: 'epoch', label: l10n.t('Epoch'), num: true, cell: (r) => String(r.epoch ?? '') },
+  { key: 'step', label: l10n.t('Step'), num: true, cell: (r) => String(r.step ?? '') },
+  { key: 'valAcc', label: l10n.t('Val acc'), num: true, cell: (r) => pct(r.valAcc) },
+  { key: 'valTop5', label: l10n.t('Top-5'), num: true, cell: (r) => pct(r.valTop5) },
+  { key: 'valLoss', label: l10n.t('Val loss'), num: true, cell: (r) => fix(r.valLoss) },
+  { key: 'loss', label: l10n.t('Loss'), num: true, cell: (r) => fix(r.loss) },
+  { key: 'bytes', label: l10n.t('Size'), num: true, cell: (r) => bytes(r.bytes) },
+  { key: 'createdAt', label: l10n.t('Age'), num: true, cell: (r) => age(r.createdAt) },
+  { key: 'evalAcc', label: l10n.t('Eval acc'), num: true, cell: (r) => pct(r.evalAcc) },
 ];
 
 function sortedRows(rows: CheckpointRow[]): CheckpointRow[] {
@@ -94,14 +104,14 @@ function checkpointsTable(s: ExplorerState): HTMLElement {
   const head = el(
     'tr',
     {},
-    el('th', { title: 'Pick two to compare' }, '⇄'),
+    el('th', { title: l10n.t('Pick two to compare') }, '⇄'),
     el('th', {}, ''),
     ...COLUMNS.map((c) =>
       el(
         'th',
         {
           class: c.num ? 'num' : undefined,
-          title: 'Sort',
+          title: l10n.t('Sort'),
           onclick: () => {
             ui.desc = ui.sort === c.key ? !ui.desc : c.key !== 'name';
             ui.sort = c.key;
@@ -112,7 +122,7 @@ function checkpointsTable(s: ExplorerState): HTMLElement {
         c.label + (ui.sort === c.key ? (ui.desc ? ' ▼' : ' ▲') : ''),
       ),
     ),
-    el('th', {}, 'Status'),
+    el('th', {}, l10n.t('Status')),
   );
   const body = sortedRows(s.rows).map((r) => {
     const box = el('input');
@@ -142,7 +152,7 @@ function checkpointsTable(s: ExplorerState): HTMLElement {
         onclick: () => send({ type: 'select', file: r.file }),
       },
       el('td', {}, box),
-      el('td', { class: 'star', title: r.best ? 'Best validation accuracy' : undefined }, r.best ? '★' : ''),
+      el('td', { class: 'star', title: r.best ? l10n.t('Best validation accuracy') : undefined }, r.best ? '★' : ''),
       ...COLUMNS.map((c) => el('td', { class: c.num ? 'num' : undefined }, c.cell(r))),
       el('td', {}, status),
     );
@@ -152,22 +162,22 @@ function checkpointsTable(s: ExplorerState): HTMLElement {
   return el(
     'div',
     {},
-    el('h3', {}, `Checkpoints (${s.rows.length})`),
+    el('h3', {}, l10n.t('Checkpoints ({0})', s.rows.length)),
     el('table', {}, el('thead', {}, head), el('tbody', {}, ...body)),
     el(
       'div',
       { class: 'bar' },
       button(
-        `Compare ${picked.length === 2 ? 'the two picked' : '(pick two)'}`,
+        picked.length === 2 ? l10n.t('Compare the two picked') : l10n.t('Compare (pick two)'),
         () => send({ type: 'compare', a: picked[0], b: picked[1] }),
         { disabled: picked.length !== 2 },
       ),
-      button('Compare predictions', () => send({ type: 'comparePredictions', a: picked[0], b: picked[1] }), {
+      button(l10n.t('Compare predictions'), () => send({ type: 'comparePredictions', a: picked[0], b: picked[1] }), {
         secondary: true,
         disabled: picked.length !== 2,
-        title: 'The images whose prediction changed between the two (both evaluated on the same data)',
+        title: l10n.t('The images whose prediction changed between the two (both evaluated on the same data)'),
       }),
-      button('Refresh', () => send({ type: 'refresh' }), { secondary: true }),
+      button(l10n.t('Refresh'), () => send({ type: 'refresh' }), { secondary: true }),
       pruneControl(),
     ),
   );
@@ -189,9 +199,9 @@ function pruneControl(): HTMLElement {
   return el(
     'span',
     {},
-    button('Prune: keep best + newest', () => send({ type: 'prune', keepNewest: ui.keepNewest }), {
+    button(l10n.t('Prune: keep best + newest'), () => send({ type: 'prune', keepNewest: ui.keepNewest }), {
       secondary: true,
-      title: 'Lists what goes and asks first; the best is always kept',
+      title: l10n.t('Lists what goes and asks first; the best is always kept'),
     }),
     ' ',
     n,
@@ -203,21 +213,23 @@ function actions(s: ExplorerState, r: CheckpointRow): HTMLElement {
   return el(
     'div',
     { class: 'bar' },
-    button('Evaluate on val set', () => send({ type: 'evaluate', file: f, data: 'val' })),
-    button('Evaluate on folder…', () => send({ type: 'evaluate', file: f, data: 'pick' }), { secondary: true }),
-    button('Export MindIR', () => send({ type: 'export', file: f, format: 'mindir' }), { secondary: true }),
-    button('Export ONNX', () => send({ type: 'export', file: f, format: 'onnx' }), { secondary: true }),
-    button('Resume from it', () => send({ type: 'action', action: 'resume', file: f }), { secondary: true }),
-    button('Fine-tune from it', () => send({ type: 'action', action: 'fineTune', file: f }), { secondary: true }),
-    button('Classify images…', () => send({ type: 'action', action: 'classify', file: f }), {
+    button(l10n.t('Evaluate on val set'), () => send({ type: 'evaluate', file: f, data: 'val' })),
+    button(l10n.t('Evaluate on folder…'), () => send({ type: 'evaluate', file: f, data: 'pick' }), { secondary: true }),
+    button(l10n.t('Export MindIR'), () => send({ type: 'export', file: f, format: 'mindir' }), { secondary: true }),
+    button(l10n.t('Export ONNX'), () => send({ type: 'export', file: f, format: 'onnx' }), { secondary: true }),
+    button(l10n.t('Resume from it'), () => send({ type: 'action', action: 'resume', file: f }), { secondary: true }),
+    button(l10n.t('Fine-tune from it'), () => send({ type: 'action', action: 'fineTune', file: f }), {
       secondary: true,
-      title: 'Top-5 classes of image files by this checkpoint (Classify with Checkpoint…)',
+    }),
+    button(l10n.t('Classify images…'), () => send({ type: 'action', action: 'classify', file: f }), {
+      secondary: true,
+      title: l10n.t('Top-5 classes of image files by this checkpoint (Classify with Checkpoint…)'),
     }),
     s.run.ssh
-      ? button('Download', () => send({ type: 'action', action: 'download', file: f }), { secondary: true })
-      : button('Reveal', () => send({ type: 'action', action: 'reveal', file: f }), { secondary: true }),
-    button('Copy path', () => send({ type: 'action', action: 'copyPath', file: f }), { secondary: true }),
-    button('Delete…', () => send({ type: 'action', action: 'delete', file: f }), { secondary: true }),
+      ? button(l10n.t('Download'), () => send({ type: 'action', action: 'download', file: f }), { secondary: true })
+      : button(l10n.t('Reveal'), () => send({ type: 'action', action: 'reveal', file: f }), { secondary: true }),
+    button(l10n.t('Copy path'), () => send({ type: 'action', action: 'copyPath', file: f }), { secondary: true }),
+    button(l10n.t('Delete…'), () => send({ type: 'action', action: 'delete', file: f }), { secondary: true }),
   );
 }
 
@@ -236,11 +248,11 @@ function render(): void {
   const sel = s.rows.find((r) => r.file === s.selected);
   const parts: Child[] = [
     header(s),
-    s.rows.length ? checkpointsTable(s) : el('p', {}, s.busy ? '' : 'This run has no checkpoints yet.'),
+    s.rows.length ? checkpointsTable(s) : el('p', {}, s.busy ? '' : l10n.t('This run has no checkpoints yet.')),
     sel
-      ? el('div', {}, el('h3', {}, `Selected: ${sel.name}`), actions(s, sel))
+      ? el('div', {}, el('h3', {}, l10n.t('Selected: {0}', sel.name)), actions(s, sel))
       : s.rows.length
-        ? el('p', { class: 'muted' }, 'Click a checkpoint for its tensors and actions.')
+        ? el('p', { class: 'muted' }, l10n.t('Click a checkpoint for its tensors and actions.'))
         : null,
     s.comparison ? compareSection(s.comparison) : null,
     s.predictionsComparison

@@ -2,6 +2,7 @@
 // the host's snapshot (src/shared/previewProtocol.ts) and sends back Cancel, Run Again and the file
 // the user clicked. Every text from the data (class and file names, runner messages) goes in through
 // textContent, never as HTML; images are the runner's base64 JPEGs (or the host's data: URL).
+import * as l10n from '../shared/l10n';
 import './preview.css'; // esbuild bundles it into dist/webview/preview.css
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
@@ -13,6 +14,8 @@ import {
   type Thumb,
   type UiMessage,
 } from '../../src/shared/previewProtocol';
+
+l10n.loadBundleFromBody(); // before the first render: every text below goes through l10n.t
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void; getState(): unknown; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
@@ -55,7 +58,11 @@ function button(
 }
 
 const fileLink = (path: string, label = path) => {
-  const a = el('a', { class: 'file', title: `Open ${path}`, onclick: () => send({ type: 'openFile', path }) }, label);
+  const a = el(
+    'a',
+    { class: 'file', title: l10n.t('Open {0}', path), onclick: () => send({ type: 'openFile', path }) },
+    label,
+  );
   a.dataset.path = path;
   return a;
 };
@@ -77,15 +84,15 @@ function header(s: PanelState): HTMLElement {
     'div',
     {},
     el('h2', {}, `${what}: `, el('span', { id: 'subject' }, s.subject)),
-    el('div', { class: 'muted' }, `on ${s.target}`),
+    el('div', { class: 'muted' }, l10n.t('on {0}', s.target)),
     el(
       'div',
       { class: 'status', id: 'status' },
       running ? document.createElement('vscode-progress-ring') : null,
-      running ? el('span', { id: 'activity' }, s.activity ?? 'Working…') : null,
+      running ? el('span', { id: 'activity' }, s.activity ?? l10n.t('Working…')) : null,
       progress,
-      button('Cancel', () => send({ type: 'cancel' }), { secondary: true, disabled: !running, id: 'cancel' }),
-      button('Run Again', () => send({ type: 'rerun' }), { secondary: true, disabled: running, id: 'rerun' }),
+      button(l10n.t('Cancel'), () => send({ type: 'cancel' }), { secondary: true, disabled: !running, id: 'cancel' }),
+      button(l10n.t('Run Again'), () => send({ type: 'rerun' }), { secondary: true, disabled: running, id: 'rerun' }),
     ),
     s.error ? el('div', { class: 'error', id: 'error' }, s.error) : null,
   );
@@ -95,13 +102,20 @@ function classesSection(v: PreviewView): HTMLElement {
   return el(
     'section',
     { id: 'classes' },
-    el('h3', {}, `Classes (${v.classes.length})`),
+    el('h3', {}, l10n.t('Classes ({0})', v.classes.length)),
     el(
       'div',
       { class: 'muted' },
-      `${v.numTrain} training and ${v.numVal} validation images · ${v.split} · ${v.imageSize} px · augmentation ${v.augment ?? 'off'}`,
+      l10n.t(
+        '{0} training and {1} validation images · {2} · {3} px · augmentation {4}',
+        v.numTrain,
+        v.numVal,
+        v.split,
+        v.imageSize,
+        v.augment ?? 'off',
+      ),
     ),
-    v.imbalance ? el('div', { id: 'imbalance' }, `Imbalance: ${v.imbalance.text}`) : null,
+    v.imbalance ? el('div', { id: 'imbalance' }, l10n.t('Imbalance: {0}', v.imbalance.text)) : null,
     ...v.classes.map((c) => {
       const fill = el('div', { class: 'fill' });
       fill.style.width = `${(c.share * 100).toFixed(1)}%`;
@@ -109,7 +123,7 @@ function classesSection(v: PreviewView): HTMLElement {
         'div',
         {
           class: `class-row${c.tiny ? ' tiny' : ''}`,
-          title: c.tiny ? 'fewer training images than the tiny threshold' : '',
+          title: c.tiny ? l10n.t('fewer training images than the tiny threshold') : '',
         },
         el('span', { class: 'name' }, c.name),
         el('div', { class: 'track' }, fill),
@@ -125,10 +139,10 @@ function problemsSection(v: PreviewView): HTMLElement {
   return el(
     'section',
     { id: 'problems' },
-    el('h3', {}, v.problems.length ? `Problems (${v.problems.length})` : 'Problems'),
+    el('h3', {}, v.problems.length ? l10n.t('Problems ({0})', v.problems.length) : l10n.t('Problems')),
     v.problems.length
       ? null
-      : el('div', { class: 'muted' }, 'None found: no duplicates, leaks, skipped files or tiny classes.'),
+      : el('div', { class: 'muted' }, l10n.t('None found: no duplicates, leaks, skipped files or tiny classes.')),
     ...v.problems.map((p) => {
       const d = el(
         'div',
@@ -141,7 +155,7 @@ function problemsSection(v: PreviewView): HTMLElement {
               ...p.files.map((f) => el('li', {}, fileLink(f.path), el('span', { class: 'muted' }, ` ${f.note}`))),
             )
           : null,
-        p.more ? el('div', { class: 'muted' }, `${p.more} more not listed`) : null,
+        p.more ? el('div', { class: 'muted' }, l10n.t('{0} more not listed', p.more)) : null,
       );
       d.dataset.kind = p.kind;
       return d;
@@ -157,7 +171,7 @@ function statsSection(v: PreviewView): HTMLElement {
   return el(
     'section',
     { id: 'stats' },
-    el('h3', {}, `Images (${s.count} read)`),
+    el('h3', {}, l10n.t('Images ({0} read)', s.count)),
     el(
       'table',
       { class: 'stats' },
@@ -168,7 +182,7 @@ function statsSection(v: PreviewView): HTMLElement {
       row('grayscale', String(s.grayscale)),
       row('with alpha', String(s.alpha)),
     ),
-    el('div', { class: 'muted' }, `Previewed in ${v.elapsedS.toFixed(1)} s.`),
+    el('div', { class: 'muted' }, l10n.t('Previewed in {0} s.', v.elapsedS.toFixed(1))),
   );
 }
 
@@ -179,7 +193,7 @@ function thumbImage(t: Thumb): HTMLElement {
   const img = document.createElement('img');
   img.src = `data:image/jpeg;base64,${b64}`;
   img.alt = name;
-  img.title = `${t.file} (click to open)`;
+  img.title = l10n.t('{0} (click to open)', t.file);
   img.dataset.path = t.file;
   img.addEventListener('click', () => send({ type: 'openFile', path: t.file }));
   return el('div', { class: 'thumb' }, img);
@@ -203,7 +217,7 @@ function thumbsSection(v: PreviewView): HTMLElement {
   return el(
     'section',
     { id: 'thumbs' },
-    el('h3', {}, `Samples (${t.shown})`),
+    el('h3', {}, l10n.t('Samples ({0})', t.shown)),
     el(
       'div',
       { class: 'toggle' },
@@ -211,7 +225,9 @@ function thumbsSection(v: PreviewView): HTMLElement {
       pick('train', 'Augmented (train)'),
       pick('eval', 'Eval transform'),
     ),
-    t.leftOut ? el('div', { class: 'muted' }, `${t.leftOut} samples left out to keep the panel small.`) : null,
+    t.leftOut
+      ? el('div', { class: 'muted' }, l10n.t('{0} samples left out to keep the panel small.', t.leftOut))
+      : null,
     ...t.classes.map((c) => {
       const d = el(
         'div',
@@ -229,7 +245,11 @@ function classifySection(c: ClassifyView): HTMLElement {
   return el(
     'section',
     { id: 'predictions' },
-    el('div', { class: 'muted' }, `${c.predictions.length} image(s) · ${c.classes} classes · ${c.device}`),
+    el(
+      'div',
+      { class: 'muted' },
+      l10n.t('{0} image(s) · {1} classes · {2}', c.predictions.length, c.classes, c.device),
+    ),
     ...c.predictions.map((p) => {
       const img = p.image ? Object.assign(document.createElement('img'), { src: p.image, alt: p.name }) : null;
       const body = p.error

@@ -1,6 +1,7 @@
 // What to tell the user about a run's events, decided without vscode: which event makes a
 // notification, its severity, its words and its actions (labels the glue maps to commands). The
-// glue (src/vscode/runMonitor.ts) only shows what these return.
+// glue (src/vscode/runMonitor.ts) only shows what these return. Sentences go through `t` (the
+// glue passes vscode.l10n.t; English by default); action ids stay English, the glue labels them.
 import {
   isEarlyStop,
   isKnownEvent,
@@ -11,6 +12,7 @@ import {
   type RunFinishedEvent,
   type WarningEvent,
 } from '../../shared/eventsProtocol';
+import { english, type Translate } from '../l10n';
 
 export type NoticeAction = 'Open Dashboard' | 'Show Checkpoints' | 'Show Console' | 'Reattach' | 'Show All';
 
@@ -47,52 +49,59 @@ export function runnerErrorSentence(err: { kind?: unknown; message?: unknown; pa
 }
 
 /** The notification for a run's end: green words only for a healthy run. */
-export function finishNotice(name: string, e: RunFinishedEvent): Notice {
+export function finishNotice(name: string, e: RunFinishedEvent, t: Translate = english): Notice {
   const best =
     e.best?.metrics && typeof e.best.metrics.val_acc === 'number'
-      ? `, best val_acc ${(e.best.metrics.val_acc * 100).toFixed(1)}%`
+      ? t(', best val_acc {0}%', (e.best.metrics.val_acc * 100).toFixed(1))
       : '';
   const health = runHealth(e.health);
   if (e.status !== 'failed' && health?.verdict === 'problems') {
     const [first, ...rest] = health.reasons;
     const why = first ? `: ${first.message}${first.fix ? ` — ${first.fix}` : ''}` : '';
-    const more = rest.length ? ` (+${rest.length} more)` : '';
+    const more = rest.length ? t(' (+{0} more)', rest.length) : '';
     return {
       severity: 'warning',
-      message: `Ascend run "${name}" ${e.status} with problems${why}${more}`,
+      message:
+        e.status === 'stopped'
+          ? t('Ascend run "{0}" stopped with problems{1}{2}', name, why, more)
+          : t('Ascend run "{0}" completed with problems{1}{2}', name, why, more),
       actions: rest.length ? ['Show All', 'Open Dashboard'] : ['Open Dashboard'],
-      details: health.reasons.map((r) => `${r.message}${r.fix ? ` Fix: ${r.fix}` : ''}`),
+      details: health.reasons.map((r) => (r.fix ? t('{0} Fix: {1}', r.message, r.fix) : r.message)),
     };
   }
   if (e.status === 'completed') {
-    const early = isEarlyStop(e.early_stop) ? ` early (${e.early_stop.message})` : '';
+    const early = isEarlyStop(e.early_stop) ? t(' early ({0})', e.early_stop.message) : '';
     return {
       severity: 'info',
-      message: `Ascend run "${name}" completed${early}${best}.`,
+      message: t('Ascend run "{0}" completed{1}{2}.', name, early, best),
       actions: ['Open Dashboard', 'Show Checkpoints'],
     };
   }
   if (e.status === 'stopped') {
-    return { severity: 'info', message: `Ascend run "${name}" stopped${best}.`, actions: ['Show Checkpoints'] };
+    return { severity: 'info', message: t('Ascend run "{0}" stopped{1}.', name, best), actions: ['Show Checkpoints'] };
   }
   const err = e.error;
-  let why = err ? (runnerErrorSentence(err) ?? `${err.kind}: ${err.message}`) : 'no error reported';
-  if (err?.fix) why += ` (fix: ${err.fix})`;
-  return { severity: 'error', message: `Ascend run "${name}" failed: ${why}`, actions: ['Show Console'] };
+  let why = err ? (runnerErrorSentence(err) ?? `${err.kind}: ${err.message}`) : t('no error reported');
+  if (err?.fix) why += t(' (fix: {0})', err.fix);
+  return { severity: 'error', message: t('Ascend run "{0}" failed: {1}', name, why), actions: ['Show Console'] };
 }
 
 /** A lost run: the process died without finishing. */
-export function lostNotice(name: string): Notice {
+export function lostNotice(name: string, t: Translate = english): Notice {
   return {
     severity: 'error',
-    message: `Ascend run "${name}" was lost: its training process is gone without finishing.`,
+    message: t('Ascend run "{0}" was lost: its training process is gone without finishing.', name),
     actions: ['Show Console'],
   };
 }
 
 /** The stream stopped for another reason than a lost run (the run itself may go on): offer to re-attach. */
-export function streamStoppedNotice(name: string, reason: string): Notice {
-  return { severity: 'warning', message: `Stopped following Ascend run "${name}": ${reason}`, actions: ['Reattach'] };
+export function streamStoppedNotice(name: string, reason: string, t: Translate = english): Notice {
+  return {
+    severity: 'warning',
+    message: t('Stopped following Ascend run "{0}": {1}', name, reason),
+    actions: ['Reattach'],
+  };
 }
 
 /** Runner warnings worth a notification: every one, with its code (unknown codes as they are). */
@@ -194,19 +203,24 @@ export class WarningBurst {
 }
 
 /** A step whose loss is NaN or Inf (the runner skipped its update). */
-export function nanLossNotice(name: string, step: number): Notice {
+export function nanLossNotice(name: string, step: number, t: Translate = english): Notice {
   return {
     severity: 'warning',
-    message: `Ascend run "${name}": the loss is NaN or Inf at step ${step}; the update was skipped.`,
+    message: t('Ascend run "{0}": the loss is NaN or Inf at step {1}; the update was skipped.', name, step),
     actions: ['Show Console'],
   };
 }
 
 /** A streak of OVERFLOW_STORM_STEPS loss-scale overflows, ending at `step`. */
-export function overflowStormNotice(name: string, step: number): Notice {
+export function overflowStormNotice(name: string, step: number, t: Translate = english): Notice {
   return {
     severity: 'warning',
-    message: `Ascend run "${name}": ${OVERFLOW_STORM_STEPS} loss-scale overflows in a row (step ${step}); fp16 may not hold these gradients (try amp.level O0 or a lower learning rate).`,
+    message: t(
+      'Ascend run "{0}": {1} loss-scale overflows in a row (step {2}); fp16 may not hold these gradients (try amp.level O0 or a lower learning rate).',
+      name,
+      OVERFLOW_STORM_STEPS,
+      step,
+    ),
     actions: [],
   };
 }
@@ -252,7 +266,10 @@ export class RunNotices {
   private readonly burst = new WarningBurst();
   private nanWarned = false;
 
-  constructor(private readonly name: string) {}
+  constructor(
+    private readonly name: string,
+    private readonly t: Translate = english,
+  ) {}
 
   /** Warnings are held while their burst may still grow: the glue calls `flush` a moment after one. */
   get holding(): boolean {
@@ -273,18 +290,18 @@ export class RunNotices {
     if (!isKnownEvent(event)) return [];
     switch (event.type) {
       case 'run_finished':
-        return [...this.flush(notifyWarnings), finishNotice(this.name, event)];
+        return [...this.flush(notifyWarnings), finishNotice(this.name, event, this.t)];
       case 'warning':
         return this.burstNotice(this.burst.add(event), notifyWarnings);
       case 'step': {
         const out: Notice[] = this.burstNotice(this.burst.step(), notifyWarnings);
         if (event.loss === null && !this.nanWarned) {
           this.nanWarned = true;
-          out.push(nanLossNotice(this.name, event.step));
+          out.push(nanLossNotice(this.name, event.step, this.t));
         }
         // The streak counts whatever the setting: one that peaked while it was off is not reported later.
         if (this.storm.step(event.overflow, stepOverflows(event), stepsCovered(event)) && notifyWarnings)
-          out.push(overflowStormNotice(this.name, event.step));
+          out.push(overflowStormNotice(this.name, event.step, this.t));
         return out;
       }
       default:

@@ -75,7 +75,7 @@ export async function pickCheckpoint(
 ): Promise<CkptRef | undefined> {
   const runs = run ? [run] : host.ctx.index.all();
   const items = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Window, title: 'Ascend: reading checkpoints' },
+    { location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Ascend: reading checkpoints') },
     async () => {
       const out: (vscode.QuickPickItem & { ref: CkptRef })[] = [];
       for (const r of runs) {
@@ -94,7 +94,7 @@ export async function pickCheckpoint(
     },
   );
   if (items.length === 0) {
-    void vscode.window.showInformationMessage('No checkpoints found.');
+    void vscode.window.showInformationMessage(vscode.l10n.t('No checkpoints found.'));
     return undefined;
   }
   return (await vscode.window.showQuickPick(items, { title, matchOnDescription: true }))?.ref;
@@ -109,13 +109,18 @@ export async function pickEvalData(
   if (choice === undefined) {
     const items = [
       {
-        label: "$(check) The run's validation set",
-        description: r.info.valData ?? `held-out split of ${r.info.trainData ?? 'the training folder'}`,
+        label: vscode.l10n.t("$(check) The run's validation set"),
+        description:
+          r.info.valData ?? vscode.l10n.t('held-out split of {0}', r.info.trainData ?? 'the training folder'),
         v: 'val' as const,
       },
-      { label: `$(folder-opened) Another ImageFolder on ${r.def.label}…`, v: 'pick' as const },
+      { label: vscode.l10n.t('$(folder-opened) Another ImageFolder on {0}…', r.def.label), v: 'pick' as const },
     ];
-    choice = (await vscode.window.showQuickPick(items, { title: `Evaluate ${path.posix.basename(r.entry.file)}` }))?.v;
+    choice = (
+      await vscode.window.showQuickPick(items, {
+        title: vscode.l10n.t('Evaluate {0}', path.posix.basename(r.entry.file)),
+      })
+    )?.v;
     if (!choice) return null;
   }
   if (choice === 'val') return undefined;
@@ -125,19 +130,19 @@ export async function pickEvalData(
     try {
       listing = await listFolder(host.ctx.python(r.def), dir);
     } catch (e) {
-      void vscode.window.showErrorMessage(`Cannot list ${dir} on ${r.def.label}: ${errorText(e)}`);
+      void vscode.window.showErrorMessage(vscode.l10n.t('Cannot list {0} on {1}: {2}', dir, r.def.label, errorText(e)));
       dir = '~';
       continue;
     }
     const items = [
-      { label: '$(check) Use this folder', description: listing.path, use: listing.path },
+      { label: vscode.l10n.t('$(check) Use this folder'), description: listing.path, use: listing.path },
       ...(listing.parent !== listing.path
-        ? [{ label: '$(arrow-up) ..', description: listing.parent, go: listing.parent }]
+        ? [{ label: vscode.l10n.t('$(arrow-up) ..'), description: listing.parent, go: listing.parent }]
         : []),
-      ...listing.dirs.map((d) => ({ label: `$(folder) ${d}`, go: path.posix.join(listing.path, d) })),
+      ...listing.dirs.map((d) => ({ label: vscode.l10n.t('$(folder) {0}', d), go: path.posix.join(listing.path, d) })),
     ] as (vscode.QuickPickItem & { use?: string; go?: string })[];
     const r2 = await vscode.window.showQuickPick(items, {
-      title: `An ImageFolder on ${r.def.label} (one sub-folder per class)`,
+      title: vscode.l10n.t('An ImageFolder on {0} (one sub-folder per class)', r.def.label),
     });
     if (!r2) return null;
     if (r2.use) return r2.use;
@@ -159,7 +164,7 @@ export async function evaluate(
     const res = await vscode.window.withProgress(
       {
         location: vscode.ProgressLocation.Notification,
-        title: `Ascend: evaluating ${name}${data ? ` on ${data}` : ''}…`,
+        title: vscode.l10n.t('Ascend: evaluating {0}{1}…', name, data ? ` on ${data}` : ''),
       },
       () =>
         evaluateCheckpoint(host.ctx.transport(r.def), r.record.runDir, r.abs, { data }, { timeoutMs: LONG_TIMEOUT_MS }),
@@ -180,7 +185,7 @@ export async function exportTo(host: ActionsHost, ref: CkptRef, format: ExportFo
   const res = await vscode.window.withProgress(
     {
       location: vscode.ProgressLocation.Notification,
-      title: `Ascend: exporting ${path.posix.basename(r.entry.file)} to ${label}…`,
+      title: vscode.l10n.t('Ascend: exporting {0} to {1}…', path.posix.basename(r.entry.file), label),
     },
     () =>
       exportCheckpoint(host.ctx.transport(r.def), r.record.runDir, r.abs, format, undefined, {
@@ -189,14 +194,21 @@ export async function exportTo(host: ActionsHost, ref: CkptRef, format: ExportFo
   );
   host.ctx.log.info(`export ${r.abs} -> ${res.file} (${res.bytes} bytes, input ${res.input_shape.join('x')})`);
   host.view.refresh(ref);
-  const actions = r.def.kind === 'local' ? ['Reveal'] : [];
+  const actions = r.def.kind === 'local' ? [vscode.l10n.t('Reveal')] : [];
   void vscode.window
     .showInformationMessage(
-      `Exported ${label}: ${res.file} (${formatBytes(res.bytes)}, input ${res.input_shape.join('×')}).`,
+      vscode.l10n.t(
+        'Exported {0}: {1} ({2}, input {3}).',
+        label,
+        res.file,
+        formatBytes(res.bytes),
+        res.input_shape.join('×'),
+      ),
       ...actions,
     )
     .then((a) => {
-      if (a === 'Reveal') void vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(res.file));
+      if (a === vscode.l10n.t('Reveal'))
+        void vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(res.file));
     });
 }
 
@@ -217,7 +229,7 @@ export async function compare(
   const rb = await resolve(host, b);
   await host.ctx.ensureRunner(ra.def);
   const result = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: 'Ascend: comparing checkpoints…' },
+    { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Ascend: comparing checkpoints…') },
     () =>
       compareCheckpoints(host.ctx.transport(ra.def), ra.abs, rb.abs, ra.record.runDir, { timeoutMs: LONG_TIMEOUT_MS }),
   );
@@ -229,25 +241,30 @@ export async function resumeFrom(host: ActionsHost, ref: CkptRef): Promise<void>
   if (!r.info.spec) throw new Error(`the spec.json of ${r.record.runId} cannot be read`);
   const live = host.isLive(r.record);
   const yes = await vscode.window.showInformationMessage(
-    `Resume "${r.record.name ?? r.record.runId}" from ${path.posix.basename(r.entry.file)}?`,
+    vscode.l10n.t('Resume "{0}" from {1}?', r.record.name ?? r.record.runId, path.posix.basename(r.entry.file)),
     {
       modal: true,
-      detail: `A new run on ${r.def.label} continues from step ${r.entry.step ?? '?'} with the same spec, to the same total steps.${live ? '\nThe original run is still live.' : ''}`,
+      detail: vscode.l10n.t(
+        'A new run on {0} continues from step {1} with the same spec, to the same total steps.{2}',
+        r.def.label,
+        r.entry.step ?? '?',
+        live ? '\nThe original run is still live.' : '',
+      ),
     },
-    'Resume',
+    vscode.l10n.t('Resume'),
   );
-  if (yes !== 'Resume') return;
+  if (yes !== vscode.l10n.t('Resume')) return;
   const outcome = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `Ascend: resuming on ${r.def.label}` },
+    { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Ascend: resuming on {0}', r.def.label) },
     (p) => host.launch(r.def, r.info.spec!, (message) => p.report({ message }), { resume: r.abs }),
   );
   if (outcome.kind === 'problems')
-    void vscode.window.showErrorMessage('The run spec no longer validates', {
+    void vscode.window.showErrorMessage(vscode.l10n.t('The run spec no longer validates'), {
       modal: true,
       detail: outcome.lines.join('\n'),
     });
   else if (outcome.kind === 'launched')
-    void vscode.window.showInformationMessage(`Resumed as ${outcome.record.runId}.`);
+    void vscode.window.showInformationMessage(vscode.l10n.t('Resumed as {0}.', outcome.record.runId));
 }
 
 export async function fineTuneFrom(host: ActionsHost, ref: CkptRef): Promise<void> {
@@ -271,8 +288,8 @@ export async function download(host: ActionsHost, ref: CkptRef): Promise<void> {
   if (!dest)
     dest = (
       await vscode.window.showSaveDialog({
-        title: 'Download the checkpoint to',
-        saveLabel: 'Download',
+        title: vscode.l10n.t('Download the checkpoint to'),
+        saveLabel: vscode.l10n.t('Download'),
         filters: { Checkpoint: ['ckpt', 'safetensors'] },
       })
     )?.fsPath;
@@ -282,7 +299,7 @@ export async function download(host: ActionsHost, ref: CkptRef): Promise<void> {
     const res = await vscode.window.withProgress(
       {
         location: vscode.ProgressLocation.Notification,
-        title: `Ascend: downloading ${path.posix.basename(r.entry.file)} from ${r.def.label}`,
+        title: vscode.l10n.t('Ascend: downloading {0} from {1}', path.posix.basename(r.entry.file), r.def.label),
         cancellable: true,
       },
       (progress, token) => {
@@ -312,16 +329,21 @@ export async function download(host: ActionsHost, ref: CkptRef): Promise<void> {
       `downloaded ${r.abs} from ${r.def.label} to ${res.file} (sha256 ${res.sha256}, verified ${res.verified})`,
     );
     const note = res.verified
-      ? 'sha256 verified against checkpoints.json'
-      : 'NOT verified: checkpoints.json has no sha256 for it';
+      ? vscode.l10n.t('sha256 verified against checkpoints.json')
+      : vscode.l10n.t('NOT verified: checkpoints.json has no sha256 for it');
     void vscode.window
-      .showInformationMessage(`Downloaded to ${vscode.workspace.asRelativePath(res.file)} (${note}).`, 'Reveal')
+      .showInformationMessage(
+        vscode.l10n.t('Downloaded to {0} ({1}).', vscode.workspace.asRelativePath(res.file), note),
+        vscode.l10n.t('Reveal'),
+      )
       .then((a) => {
         if (a) void vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(res.file));
       });
   } catch (e) {
     if (e instanceof IntegrityError)
-      void vscode.window.showErrorMessage(`Download failed the integrity check: ${e.message}`, { modal: true });
+      void vscode.window.showErrorMessage(vscode.l10n.t('Download failed the integrity check: {0}', e.message), {
+        modal: true,
+      });
     else throw e;
   }
 }
@@ -330,7 +352,10 @@ export async function reveal(host: ActionsHost, ref: CkptRef): Promise<void> {
   const r = await resolve(host, ref);
   if (r.def.kind !== 'local') {
     void vscode.window
-      .showInformationMessage(`${path.posix.basename(r.abs)} is on ${r.def.label}: download it first.`, 'Download')
+      .showInformationMessage(
+        vscode.l10n.t('{0} is on {1}: download it first.', path.posix.basename(r.abs), r.def.label),
+        vscode.l10n.t('Download'),
+      )
       .then((a) => {
         if (a) void download(host, ref).catch((e) => vscode.window.showErrorMessage(errorText(e)));
       });
@@ -362,11 +387,20 @@ export async function deleteSome(host: ActionsHost, refs: CkptRef[]): Promise<vo
     live,
   );
   for (const x of plan.refused)
-    void vscode.window.showWarningMessage(`Not deleting ${path.posix.basename(x.file)}: ${x.reason}.`);
+    void vscode.window.showWarningMessage(
+      vscode.l10n.t('Not deleting {0}: {1}.', path.posix.basename(x.file), x.reason),
+    );
   const asked = [...plan.plain, ...(plan.best ? [plan.best] : [])];
   if (!asked.length) return;
   const yes = await vscode.window.showWarningMessage(
-    `Delete ${asked.length} checkpoint${asked.length === 1 ? '' : 's'} of "${r.record.name ?? r.record.runId}" on ${r.def.label}?`,
+    asked.length === 1
+      ? vscode.l10n.t('Delete 1 checkpoint of "{0}" on {1}?', r.record.name ?? r.record.runId, r.def.label)
+      : vscode.l10n.t(
+          'Delete {0} checkpoints of "{1}" on {2}?',
+          asked.length,
+          r.record.name ?? r.record.runId,
+          r.def.label,
+        ),
     {
       modal: true,
       detail:
@@ -374,21 +408,26 @@ export async function deleteSome(host: ActionsHost, refs: CkptRef[]): Promise<vo
         (plan.best ? '\n\nThe best checkpoint is asked about once more.' : '') +
         '\n\nThis cannot be undone.',
     },
-    'Delete',
+    vscode.l10n.t('Delete'),
   );
-  if (yes !== 'Delete') return;
+  if (yes !== vscode.l10n.t('Delete')) return;
   const files = [...plan.plain];
   let allowBest = false;
   if (plan.best) {
     const sure = await vscode.window.showWarningMessage(
-      `${files.length ? 'Also delete' : 'Really delete'} the BEST checkpoint ${path.posix.basename(plan.best)}?`,
+      files.length
+        ? vscode.l10n.t('Also delete the BEST checkpoint {0}?', path.posix.basename(plan.best))
+        : vscode.l10n.t('Really delete the BEST checkpoint {0}?', path.posix.basename(plan.best)),
       {
         modal: true,
-        detail: `${listForConfirmation(r.info.checkpoints, [plan.best])[0]}\n\nIt has the run's highest validation accuracy. Delete it only if you are sure.`,
+        detail: vscode.l10n.t(
+          "{0}\n\nIt has the run's highest validation accuracy. Delete it only if you are sure.",
+          listForConfirmation(r.info.checkpoints, [plan.best])[0],
+        ),
       },
-      'Delete the Best Checkpoint',
+      vscode.l10n.t('Delete the Best Checkpoint'),
     );
-    if (sure === 'Delete the Best Checkpoint') {
+    if (sure === vscode.l10n.t('Delete the Best Checkpoint')) {
       files.push(plan.best);
       allowBest = true;
     }
@@ -403,9 +442,9 @@ export async function prune(host: ActionsHost, run: RunRef, keepNewest?: number)
   if (!l.info) throw new Error(l.error ?? 'the run could not be read');
   if (keepNewest === undefined) {
     const v = await vscode.window.showInputBox({
-      title: 'Prune checkpoints: keep the best and the newest N',
+      title: vscode.l10n.t('Prune checkpoints: keep the best and the newest N'),
       value: '2',
-      prompt: 'N, the newest checkpoints to keep besides the best',
+      prompt: vscode.l10n.t('N, the newest checkpoints to keep besides the best'),
       validateInput: (s) => (/^\d+$/.test(s.trim()) && Number(s) >= 1 ? undefined : 'a whole number, 1 or more'),
     });
     if (v === undefined) return;
@@ -416,19 +455,29 @@ export async function prune(host: ActionsHost, run: RunRef, keepNewest?: number)
   if (!record) return;
   if (plan.drop.length === 0) {
     void vscode.window.showInformationMessage(
-      `Nothing to prune: ${plan.keep.length} checkpoint(s) kept (the best and the newest ${keepNewest}).`,
+      vscode.l10n.t(
+        'Nothing to prune: {0} checkpoint(s) kept (the best and the newest {1}).',
+        plan.keep.length,
+        keepNewest,
+      ),
     );
     return;
   }
   const yes = await vscode.window.showWarningMessage(
-    `Prune "${record.name ?? record.runId}": delete ${plan.drop.length} checkpoint${plan.drop.length === 1 ? '' : 's'}?`,
+    plan.drop.length === 1
+      ? vscode.l10n.t('Prune "{0}": delete 1 checkpoint?', record.name ?? record.runId)
+      : vscode.l10n.t('Prune "{0}": delete {1} checkpoints?', record.name ?? record.runId, plan.drop.length),
     {
       modal: true,
-      detail: `Deleted:\n${listForConfirmation(l.info.checkpoints, plan.drop).join('\n')}\n\nKept:\n${listForConfirmation(l.info.checkpoints, plan.keep).join('\n')}`,
+      detail: vscode.l10n.t(
+        'Deleted:\n{0}\n\nKept:\n{1}',
+        listForConfirmation(l.info.checkpoints, plan.drop).join('\n'),
+        listForConfirmation(l.info.checkpoints, plan.keep).join('\n'),
+      ),
     },
-    'Delete',
+    vscode.l10n.t('Delete'),
   );
-  if (yes !== 'Delete') return;
+  if (yes !== vscode.l10n.t('Delete')) return;
   const r = await resolve(host, { ...run, file: plan.drop[0] });
   await runDelete(host, r, plan.drop, false);
 }
@@ -442,5 +491,7 @@ async function runDelete(host: ActionsHost, r: Resolved, files: string[], allowB
   host.view.refresh(r.record);
   const notDone = files.filter((f) => !res.deleted.some((d) => d === f || d.endsWith(`/${path.posix.basename(f)}`)));
   if (notDone.length)
-    void vscode.window.showWarningMessage(`The runner kept ${notDone.map((f) => path.posix.basename(f)).join(', ')}.`);
+    void vscode.window.showWarningMessage(
+      vscode.l10n.t('The runner kept {0}.', notDone.map((f) => path.posix.basename(f)).join(', ')),
+    );
 }

@@ -154,7 +154,8 @@ export const CHECKPOINT_COMMAND_FACTORIES = {
     let run: RunRef | undefined = isRunRef(node) ? node : undefined;
     if (!run) {
       const items = host.ctx.index.all().map((r) => ({ label: r.name ?? r.runId, description: r.runId, r }));
-      run = (await vscode.window.showQuickPick(items, { title: 'Prune the checkpoints of which run?' }))?.r;
+      run = (await vscode.window.showQuickPick(items, { title: vscode.l10n.t('Prune the checkpoints of which run?') }))
+        ?.r;
     }
     if (run) await prune(host, { targetId: run.targetId, runId: run.runId });
   },

@@ -28,7 +28,7 @@ import {
 } from '../../shared/checkpointsProtocol';
 import { errorText } from '../context';
 import { runKey, type RunRef } from '../runMonitor';
-import { bundleAssets, webviewOptions } from '../webviewAssets';
+import { bundleAssets, pageL10n, webviewOptions } from '../webviewAssets';
 import { cannotCompare, galleryView, mistakeCount, predictionsCompareView } from './gallery';
 import type { CheckpointSource, CkptRef } from './types';
 
@@ -113,7 +113,7 @@ export class CheckpointExplorer {
       comparison: null,
       gallery: null,
       predictionsComparison: null,
-      busy: 'Reading checkpoints…',
+      busy: vscode.l10n.t('Reading checkpoints…'),
       error: null,
     };
     this.panel.webview.html = explorerHtml(this.panel.webview, host.extensionUri);
@@ -145,7 +145,7 @@ export class CheckpointExplorer {
     const l = await this.host.view.load(this.run);
     const info = l.info;
     if (!info) {
-      this.set({ busy: null, error: l.error ?? 'the run could not be read', rows: [] });
+      this.set({ busy: null, error: l.error ?? vscode.l10n.t('the run could not be read'), rows: [] });
       return;
     }
     this.files = new Set(info.checkpoints.map((c) => c.file));
@@ -164,7 +164,7 @@ export class CheckpointExplorer {
       rows,
       problems: [
         ...info.problems.map((p) => ({ label: p.label, message: p.message })),
-        ...info.unlisted.map((f) => ({ label: f, message: 'not in checkpoints.json' })),
+        ...info.unlisted.map((f) => ({ label: f, message: vscode.l10n.t('not in checkpoints.json') })),
       ],
       selected,
       tensors: selected && this.state.tensors?.file === selected ? this.state.tensors : null,
@@ -176,7 +176,7 @@ export class CheckpointExplorer {
         this.files.has(this.state.predictionsComparison.b)
           ? this.state.predictionsComparison
           : null,
-      busy: this.state.busy === 'Reading checkpoints…' ? null : this.state.busy,
+      busy: this.state.busy === vscode.l10n.t('Reading checkpoints…') ? null : this.state.busy,
     });
     // A kept evaluation of the selected checkpoint is shown until a new one replaces it.
     const kept = info.checkpoints.find((c) => c.file === selected)?.lastEval;
@@ -204,13 +204,15 @@ export class CheckpointExplorer {
     const kept = l?.info?.checkpoints.find((c) => c.file === file)?.lastEval;
     if (kept) this.set({ evaluation: toEvalView(file, kept) });
     if (this.state.tensors?.file === file) return;
-    const res = await this.busy(`Inspecting ${path.posix.basename(file)}…`, () => this.host.inspect(this.ref(file)));
+    const res = await this.busy(vscode.l10n.t('Inspecting {0}…', path.posix.basename(file)), () =>
+      this.host.inspect(this.ref(file)),
+    );
     if (res && this.state.selected === file) this.set({ tensors: toTensorsView(file, res) });
   }
 
   async evaluate(file: string, data?: 'val' | 'pick'): Promise<void> {
     this.panel.reveal();
-    const res = await this.busy(`Evaluating ${path.posix.basename(file)}…`, () =>
+    const res = await this.busy(vscode.l10n.t('Evaluating {0}…', path.posix.basename(file)), () =>
       this.host.evaluate(this.ref(file), data),
     );
     if (res) {
@@ -229,10 +231,10 @@ export class CheckpointExplorer {
   async gallery(file: string, what: GalleryWhat): Promise<void> {
     const ev = this.evalOf(file);
     if (!ev) {
-      this.set({ error: `${path.posix.basename(file)} has no evaluation: evaluate it first.` });
+      this.set({ error: vscode.l10n.t('{0} has no evaluation: evaluate it first.', path.posix.basename(file)) });
       return;
     }
-    const res = await this.busy('Fetching thumbnails…', () =>
+    const res = await this.busy(vscode.l10n.t('Fetching thumbnails…'), () =>
       galleryView(file, ev, what, (root, files) => this.host.thumbs(this.ref(file), root, files)),
     );
     if (res) this.set({ gallery: res });
@@ -246,7 +248,7 @@ export class CheckpointExplorer {
       this.set({ error: why });
       return;
     }
-    const res = await this.busy('Comparing predictions…', () =>
+    const res = await this.busy(vscode.l10n.t('Comparing predictions…'), () =>
       predictionsCompareView(a, b, ea!, eb!, (root, files) => this.host.thumbs(this.ref(a), root, files)),
     );
     if (res) this.set({ predictionsComparison: res });
@@ -254,7 +256,7 @@ export class CheckpointExplorer {
 
   async compare(a: string, b?: CkptRef): Promise<void> {
     this.panel.reveal();
-    const res = await this.busy('Comparing…', () => this.host.compare(this.ref(a), b));
+    const res = await this.busy(vscode.l10n.t('Comparing…'), () => this.host.compare(this.ref(a), b));
     if (!res) return;
     this.compared = [res.a.file, ...(res.b.runId === this.run.runId ? [res.b.file] : [])];
     this.set({
@@ -284,7 +286,7 @@ export class CheckpointExplorer {
       case 'evaluate':
         return this.evaluate(m.file, m.data);
       case 'export':
-        await this.busy(`Exporting ${path.posix.basename(m.file)}…`, () =>
+        await this.busy(vscode.l10n.t('Exporting {0}…', path.posix.basename(m.file)), () =>
           this.host.exportTo(this.ref(m.file), m.format),
         );
         return;
@@ -301,7 +303,7 @@ export class CheckpointExplorer {
         await this.busy('', () => this.host.action(m.action, this.ref(m.file)));
         return;
       case 'prune':
-        await this.busy('Pruning…', () => this.host.prune(this.run, m.keepNewest));
+        await this.busy(vscode.l10n.t('Pruning…'), () => this.host.prune(this.run, m.keepNewest));
         return;
     }
   }
@@ -409,7 +411,8 @@ export function explorerHtml(
 ): string {
   return webviewPage({
     ...bundleAssets(webview, extensionUri, 'checkpoints'),
-    title: 'Checkpoints',
-    placeholder: 'Loading…',
+    l10n: pageL10n(),
+    title: vscode.l10n.t('Checkpoints'),
+    placeholder: vscode.l10n.t('Loading…'),
   });
 }

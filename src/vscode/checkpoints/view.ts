@@ -211,7 +211,7 @@ export class CheckpointsView implements vscode.TreeDataProvider<CkptNode>, Check
           kind: 'problem',
           ...ref,
           label: f,
-          message: 'not in checkpoints.json (left by an interrupted save or prune?)',
+          message: vscode.l10n.t('not in checkpoints.json (left by an interrupted save or prune?)'),
         });
       return out;
     }
@@ -250,14 +250,16 @@ export class CheckpointsView implements vscode.TreeDataProvider<CkptNode>, Check
       case 'source': {
         const p = l?.info?.pretrained ?? null;
         const item = new vscode.TreeItem(
-          p ? `from ${path.posix.basename(p)}` : 'from random initialization',
+          p ? vscode.l10n.t('from {0}', path.posix.basename(p)) : vscode.l10n.t('from random initialization'),
           vscode.TreeItemCollapsibleState.Expanded,
         );
         item.id = `cksrc/${runKey(ref)}`;
         item.description = [l?.info?.backbone, l?.info?.freeze ? `freeze ${l.info.freeze}` : '']
           .filter(Boolean)
           .join(' · ');
-        item.tooltip = p ? `Pretrained weights: ${p}` : 'No pretrained weights: the run started from random weights.';
+        item.tooltip = p
+          ? vscode.l10n.t('Pretrained weights: {0}', p)
+          : vscode.l10n.t('No pretrained weights: the run started from random weights.');
         item.iconPath = new vscode.ThemeIcon(p ? 'references' : 'circle-outline');
         item.contextValue = 'checkpointSource';
         return item;
@@ -281,7 +283,7 @@ export class CheckpointsView implements vscode.TreeDataProvider<CkptNode>, Check
         item.contextValue = `checkpoint.${where}.${c?.best ? 'best' : 'plain'}${problem ? '.bad' : ''}`;
         item.command = {
           command: 'ascend.checkpoints.openExplorer' satisfies CommandId,
-          title: 'Open Checkpoint Explorer',
+          title: vscode.l10n.t('Open Checkpoint Explorer'),
           arguments: [node],
         };
         return item;

@@ -78,7 +78,7 @@ async function previewRequest(app: App, arg: unknown): Promise<PreviewRequest | 
   const picked = await vscode.window.showOpenDialog({
     canSelectFolders: true,
     canSelectFiles: false,
-    title: 'Preview which image folder? (one sub-folder per class)',
+    title: vscode.l10n.t('Preview which image folder? (one sub-folder per class)'),
     openLabel: 'Preview',
   });
   return def && picked?.[0] ? { def, dir: picked[0].fsPath } : undefined;
@@ -122,7 +122,7 @@ export function openPreview(ctx: Ctx, req: PreviewRequest): DataPanel {
   const name = path.posix.basename(req.dir.replace(/\\/g, '/').replace(/\/+$/, '')) || req.dir;
   return DataPanel.show(ctx.extension.extensionUri, {
     key: `preview:${def.id}:${req.dir}:${req.val ?? ''}`,
-    title: `Preview: ${name}${def.kind === 'local' ? '' : ` (${def.label})`}`,
+    title: vscode.l10n.t('Preview: {0}{1}', name, def.kind === 'local' ? '' : ` (${def.label})`),
     initial: { kind: 'preview', subject: req.dir, target: def.label, ssh: def.kind !== 'local' },
     log: (m) => ctx.log.warn(m),
     openFile: (p) => openTargetFile(ctx, def, p),
@@ -140,7 +140,8 @@ export function openPreview(ctx: Ctx, req: PreviewRequest): DataPanel {
         const view = toPreviewView(await job.result);
         ctl.set({ status: 'done', activity: null, progress: null, preview: view });
       } catch (e) {
-        if (e instanceof PreviewCancelled) ctl.set({ status: 'cancelled', activity: null, error: 'Cancelled.' });
+        if (e instanceof PreviewCancelled)
+          ctl.set({ status: 'cancelled', activity: null, error: vscode.l10n.t('Cancelled.') });
         else ctl.set({ status: 'failed', activity: null, error: runnerMessage(e) });
       }
     },
@@ -169,7 +170,7 @@ async function openTargetFile(ctx: Ctx, def: TargetDef, file: string): Promise<v
   await vscode.window.withProgress(
     {
       location: vscode.ProgressLocation.Notification,
-      title: `Ascend: copying ${path.posix.basename(file)} from ${def.label}`,
+      title: vscode.l10n.t('Ascend: copying {0} from {1}', path.posix.basename(file), def.label),
     },
     () => downloadCheckpoint(ctx.python(def), file, local, { bytes: null, sha256: null }, { timeoutMs: 120_000 }),
   );
@@ -220,7 +221,7 @@ async function pickLocalImages(): Promise<string[] | undefined> {
     canSelectFiles: true,
     canSelectFolders: false,
     filters: { Images: IMAGE_EXTENSIONS },
-    title: 'Classify which images?',
+    title: vscode.l10n.t('Classify which images?'),
     openLabel: 'Classify',
   });
   return picked?.map((u) => u.fsPath);
@@ -243,15 +244,22 @@ async function pickRemoteImage(
         IMAGE_EXTENSIONS.map((e) => `.${e}`),
       );
       items = [
-        ...(l.parent !== l.path ? [{ label: '$(arrow-up) ..', description: l.parent, go: l.parent }] : []),
-        ...l.files.map((f) => ({ label: `$(file-media) ${f}`, use: path.posix.join(l.path, f) })),
-        ...l.dirs.map((d) => ({ label: `$(folder) ${d}`, go: path.posix.join(l.path, d) })),
+        ...(l.parent !== l.path
+          ? [{ label: vscode.l10n.t('$(arrow-up) ..'), description: l.parent, go: l.parent }]
+          : []),
+        ...l.files.map((f) => ({ label: vscode.l10n.t('$(file-media) {0}', f), use: path.posix.join(l.path, f) })),
+        ...l.dirs.map((d) => ({ label: vscode.l10n.t('$(folder) {0}', d), go: path.posix.join(l.path, d) })),
       ];
     } catch (e) {
       ctx.log.warn(`listing ${dir} on ${def.label}: ${errorText(e)}`);
-      items = [{ label: `$(error) ${errorText(e)}` }, { label: '$(home) Home folder', go: '~' }];
+      items = [
+        { label: vscode.l10n.t('$(error) {0}', errorText(e)) },
+        { label: vscode.l10n.t('$(home) Home folder'), go: '~' },
+      ];
     }
-    const r = await vscode.window.showQuickPick(items, { title: `An image on ${def.label} (${dir})` });
+    const r = await vscode.window.showQuickPick(items, {
+      title: vscode.l10n.t('An image on {0} ({1})', def.label, dir),
+    });
     if (!r) return undefined;
     if (r.use) return [r.use];
     if (r.go) dir = r.go;
@@ -281,7 +289,7 @@ export function openClassify(
   const ctx = host.ctx;
   return DataPanel.show(host.extensionUri, {
     key: `classify:${def.id}:${ckpt}:${files.join('\n')}`,
-    title: `Classify: ${path.posix.basename(ckpt)}`,
+    title: vscode.l10n.t('Classify: {0}', path.posix.basename(ckpt)),
     initial: { kind: 'classify', subject: ckpt, target: def.label, ssh: def.kind !== 'local' },
     log: (m) => ctx.log.warn(m),
     openFile: async (p) => {
@@ -322,7 +330,7 @@ export function openClassify(
           }
         ctl.set({ status: 'done', activity: null, classify: toClassifyView(raw, images) });
       } catch (e) {
-        if (ac.signal.aborted) ctl.set({ status: 'cancelled', activity: null, error: 'Cancelled.' });
+        if (ac.signal.aborted) ctl.set({ status: 'cancelled', activity: null, error: vscode.l10n.t('Cancelled.') });
         else ctl.set({ status: 'failed', activity: null, error: runnerMessage(e) });
       }
     },

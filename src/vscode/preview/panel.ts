@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import { webviewPage } from '../../core/webviewPage';
 import { listedFiles, validateUiMessage, type HostMessage, type PanelState } from '../../shared/previewProtocol';
 import { errorText } from '../context';
-import { bundleAssets, webviewOptions } from '../webviewAssets';
+import { bundleAssets, pageL10n, webviewOptions } from '../webviewAssets';
 
 export interface JobControl {
   set(patch: Partial<PanelState>): void;
@@ -136,7 +136,7 @@ export class DataPanel {
         try {
           await this.job.openFile(m.path);
         } catch (e) {
-          void vscode.window.showErrorMessage(`Ascend: cannot open ${m.path}: ${errorText(e)}`);
+          void vscode.window.showErrorMessage(vscode.l10n.t('Ascend: cannot open {0}: {1}', m.path, errorText(e)));
         }
         return;
     }
@@ -156,7 +156,8 @@ export function previewHtml(
 ): string {
   return webviewPage({
     ...bundleAssets(webview, extensionUri, 'preview'),
-    title: 'Preview Data',
-    placeholder: 'Loading…',
+    l10n: pageL10n(),
+    title: vscode.l10n.t('Preview Data'),
+    placeholder: vscode.l10n.t('Loading…'),
   });
 }

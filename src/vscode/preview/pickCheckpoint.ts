@@ -16,7 +16,7 @@ export async function pickClassifyCheckpoint(
 ): Promise<CkptRef | undefined> {
   const records = host.ctx.index.all().filter((r) => !localOnly || r.targetId === LOCAL_TARGET_ID);
   const items = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Window, title: 'Ascend: reading checkpoints' },
+    { location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Ascend: reading checkpoints') },
     async () => {
       const runs = await Promise.all(
         records.map(async (r) => ({
@@ -32,7 +32,12 @@ export async function pickClassifyCheckpoint(
         return {
           label: `${c.best ? '$(star-full) ' : ''}${path.posix.basename(c.file)}`,
           description: `${host.view.record(c.run)?.name ?? c.run.name ?? c.run.runId}${entry ? ` · ${describeEntry(entry, now)}` : ''}`,
-          detail: i === 0 ? (c.best ? 'the best of the newest run' : 'the newest run') : undefined,
+          detail:
+            i === 0
+              ? c.best
+                ? vscode.l10n.t('the best of the newest run')
+                : vscode.l10n.t('the newest run')
+              : undefined,
           ref: { targetId: c.run.targetId, runId: c.run.runId, file: c.file },
         };
       });
@@ -40,7 +45,9 @@ export async function pickClassifyCheckpoint(
   );
   if (items.length === 0) {
     void vscode.window.showInformationMessage(
-      localOnly ? 'No checkpoints of runs on this machine found.' : 'No checkpoints found.',
+      localOnly
+        ? vscode.l10n.t('No checkpoints of runs on this machine found.')
+        : vscode.l10n.t('No checkpoints found.'),
     );
     return undefined;
   }

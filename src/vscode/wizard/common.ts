@@ -73,31 +73,41 @@ export async function browse(
       ...info,
       placeholder:
         mode === 'folder'
-          ? `Training data on ${def.label}: an ImageFolder root (one sub-folder per class). Type a path to go there.`
-          : `Pretrained checkpoint on ${def.label} (.ckpt, .safetensors). Type a path to go there.`,
+          ? vscode.l10n.t(
+              'Training data on {0}: an ImageFolder root (one sub-folder per class). Type a path to go there.',
+              def.label,
+            )
+          : vscode.l10n.t('Pretrained checkpoint on {0} (.ckpt, .safetensors). Type a path to go there.', def.label),
       items: async () => {
         try {
           const l = await listFolder(app.ctx.python(def), dir, mode === 'file' ? ['.ckpt', '.safetensors'] : []);
           const items: Item[] = [];
-          if (mode === 'folder') items.push({ label: '$(check) Use this folder', description: l.path, use: l.path });
+          if (mode === 'folder')
+            items.push({ label: vscode.l10n.t('$(check) Use this folder'), description: l.path, use: l.path });
           // Opens the Preview Data panel beside the wizard (counts, problems, samples) and stays here.
           if (mode === 'folder')
             items.push({
-              label: '$(eye) Preview…',
-              description: 'classes, problems and samples of this folder',
+              label: vscode.l10n.t('$(eye) Preview…'),
+              description: vscode.l10n.t('classes, problems and samples of this folder'),
               preview: l.path,
             });
-          if (l.parent !== l.path) items.push({ label: '$(arrow-up) ..', description: l.parent, go: l.parent });
-          for (const f of l.files) items.push({ label: `$(file-binary) ${f}`, use: join(l.path, f) });
-          for (const d of l.dirs) items.push({ label: `$(folder) ${d}`, go: join(l.path, d) });
+          if (l.parent !== l.path)
+            items.push({ label: vscode.l10n.t('$(arrow-up) ..'), description: l.parent, go: l.parent });
+          for (const f of l.files) items.push({ label: vscode.l10n.t('$(file-binary) {0}', f), use: join(l.path, f) });
+          for (const d of l.dirs) items.push({ label: vscode.l10n.t('$(folder) {0}', d), go: join(l.path, d) });
           return items;
         } catch (e) {
           app.ctx.log.warn(`listing ${dir} on ${def.label}: ${errorText(e)}`);
-          return [{ label: `$(error) ${errorText(e)}` }, { label: '$(home) Home folder', go: '~' }];
+          return [
+            { label: vscode.l10n.t('$(error) {0}', errorText(e)) },
+            { label: vscode.l10n.t('$(home) Home folder'), go: '~' },
+          ];
         }
       },
       extraItems: (v) =>
-        /^[~/]/.test(v.trim()) ? [{ label: `$(go-to-file) Go to ${v.trim()}`, go: v.trim(), alwaysShow: true }] : [],
+        /^[~/]/.test(v.trim())
+          ? [{ label: vscode.l10n.t('$(go-to-file) Go to {0}', v.trim()), go: v.trim(), alwaysShow: true }]
+          : [],
     });
     if (r === BACK || r === undefined) return r;
     if (r.use) return r.use;
@@ -123,7 +133,7 @@ export async function execute(
       defaultUri: folder ? vscode.Uri.joinPath(folder, `${slugOf(choices.name)}.ascend.yaml`) : undefined,
       filters: { 'Ascend run spec (YAML, commented)': ['yaml', 'yml'], 'Ascend run spec (JSON)': ['json'] },
       saveLabel: 'Save Run Spec',
-      title: 'Save the run spec (*.ascend.yaml keeps comments; *.ascend.json also works)',
+      title: vscode.l10n.t('Save the run spec (*.ascend.yaml keeps comments; *.ascend.json also works)'),
     });
     if (!uri) return 'done';
     // The same writer as New Run Spec: YAML with a comment on each field, or plain JSON.
@@ -136,7 +146,7 @@ export async function execute(
     const outcome = await vscode.window.withProgress(
       {
         location: vscode.ProgressLocation.Notification,
-        title: `Ascend: ${choices.name} on ${def.label}`,
+        title: vscode.l10n.t('Ascend: {0} on {1}', choices.name, def.label),
         cancellable: false,
       },
       (progress) =>
@@ -147,16 +157,19 @@ export async function execute(
     if (outcome.kind === 'problems') {
       const n = outcome.lines.length;
       const a = await vscode.window.showErrorMessage(
-        `The run spec has ${n} problem${n === 1 ? '' : 's'}`,
+        n === 1 ? vscode.l10n.t('The run spec has 1 problem') : vscode.l10n.t('The run spec has {0} problems', n),
         { modal: true, detail: outcome.lines.join('\n') },
-        'Edit Choices',
+        vscode.l10n.t('Edit Choices'),
       );
-      return a === 'Edit Choices' ? 'edit' : 'done';
+      return a === vscode.l10n.t('Edit Choices') ? 'edit' : 'done';
     }
     if (outcome.kind === 'held') return outcome.choice === 'edit' ? 'edit' : 'done';
     const { runId } = outcome.record;
     void vscode.window
-      .showInformationMessage(`Started Ascend run "${choices.name}" on ${def.label} (${runId}).`, 'Open Console')
+      .showInformationMessage(
+        vscode.l10n.t('Started Ascend run "{0}" on {1} ({2}).', choices.name, def.label, runId),
+        vscode.l10n.t('Open Console'),
+      )
       .then((a) => {
         if (a)
           void vscode.commands.executeCommand('ascend.openConsole' satisfies CommandId, { targetId: def.id, runId });
@@ -167,12 +180,12 @@ export async function execute(
       `start ${choices.name} on ${def.label}: ${errorText(e)}${e instanceof RunnerError ? `\n${e.stderrTail}` : ''}`,
     );
     const a = await vscode.window.showErrorMessage(
-      `Could not start the run on ${def.label}: ${errorText(e)}`,
-      'Show Log',
-      'Check Target',
+      vscode.l10n.t('Could not start the run on {0}: {1}', def.label, errorText(e)),
+      vscode.l10n.t('Show Log'),
+      vscode.l10n.t('Check Target'),
     );
-    if (a === 'Show Log') app.ctx.log.show();
-    if (a === 'Check Target') void app.targets.check(def);
+    if (a === vscode.l10n.t('Show Log')) app.ctx.log.show();
+    if (a === vscode.l10n.t('Check Target')) void app.targets.check(def);
     return 'done';
   }
 }

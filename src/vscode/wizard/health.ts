@@ -53,12 +53,12 @@ async function savePython(app: App, python: string): Promise<Health | undefined>
 /** Checks a Python, then saves it when it can train (or when the user keeps it anyway). */
 export async function usePython(app: App, def: TargetDef, python: string): Promise<Health | undefined> {
   const h = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `Ascend: checking ${python}…` },
+    { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Ascend: checking {0}…', python) },
     () => healthWith(app, def, python),
   );
   if (!h.ok) {
-    const a = await vscode.window.showWarningMessage(h.sentence, { modal: true }, 'Use It Anyway');
-    if (a !== 'Use It Anyway') return h;
+    const a = await vscode.window.showWarningMessage(h.sentence, { modal: true }, vscode.l10n.t('Use It Anyway'));
+    if (a !== vscode.l10n.t('Use It Anyway')) return h;
   }
   return savePython(app, python);
 }
@@ -72,7 +72,7 @@ export async function setPythonPath(app: App): Promise<Health | undefined> {
     ? path.dirname(current)
     : (vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir());
   const picked = await vscode.window.showOpenDialog({
-    title: 'Python with MindSpore for runs on this machine',
+    title: vscode.l10n.t('Python with MindSpore for runs on this machine'),
     defaultUri: vscode.Uri.file(folder),
     canSelectFiles: true,
     canSelectFolders: false,
@@ -95,7 +95,7 @@ export async function createPythonEnv(app: App): Promise<Health | undefined> {
   const task = new vscode.Task(
     { type: 'ascend-finetune-setup' },
     vscode.TaskScope.Global,
-    'Create Python environment with MindSpore',
+    vscode.l10n.t('Create Python environment with MindSpore'),
     'Ascend',
     new vscode.ProcessExecution('/bin/sh', venvTaskArgs(VENV_DIR, requirements)),
   );
@@ -111,18 +111,18 @@ export async function createPythonEnv(app: App): Promise<Health | undefined> {
   const code = await vscode.window.withProgress(
     {
       location: vscode.ProgressLocation.Notification,
-      title: `Ascend: creating ${VENV_DIR} with MindSpore (see the terminal)…`,
+      title: vscode.l10n.t('Ascend: creating {0} with MindSpore (see the terminal)…', VENV_DIR),
     },
     () => exit,
   );
   if (code !== 0) {
     void vscode.window.showErrorMessage(
-      `Creating the Python environment failed (exit ${code ?? '?'}): the terminal shows why.`,
+      vscode.l10n.t('Creating the Python environment failed (exit {0}): the terminal shows why.', code ?? '?'),
     );
     return undefined;
   }
   const h = await savePython(app, path.join(VENV_DIR, 'bin', 'python'));
-  if (h?.ok) void vscode.window.showInformationMessage(`This machine now trains with ${VENV_DIR}.`);
+  if (h?.ok) void vscode.window.showInformationMessage(vscode.l10n.t('This machine now trains with {0}.', VENV_DIR));
   return h;
 }
 
@@ -146,44 +146,50 @@ export async function ensureHealthy(app: App, start: TargetDef, info: StepInfo):
     const h = await vscode.window.withProgress(
       {
         location: vscode.ProgressLocation.Notification,
-        title: `Ascend: checking ${def.label} (Python, MindSpore, NPUs)…`,
+        title: vscode.l10n.t('Ascend: checking {0} (Python, MindSpore, NPUs)…', def.label),
       },
       () => targetHealth(app, def),
     );
     if (h === undefined || h.ok) return 'ok';
     const qp = vscode.window.createQuickPick<HealthItem>();
     qp.ignoreFocusOut = true;
-    qp.title = `${info.title}: ${def.label} cannot train yet`;
+    qp.title = vscode.l10n.t('{0}: {1} cannot train yet', info.title, def.label);
     qp.placeholder = h.sentence;
     const base: HealthItem[] = [{ label: '$(error) ' + h.sentence, act: 'log', alwaysShow: true }];
     if (def.kind === 'local') {
       base.push(
         {
-          label: '$(file-directory) Set Python Path…',
-          description: 'choose a Python with MindSpore (it is checked before it is saved)',
+          label: vscode.l10n.t('$(file-directory) Set Python Path…'),
+          description: vscode.l10n.t('choose a Python with MindSpore (it is checked before it is saved)'),
           act: 'set',
         },
         {
-          label: '$(terminal) Create a Python environment with MindSpore',
-          description: `${VENV_DIR}: a venv with MindSpore 2.10, Pillow and NumPy, in a terminal`,
+          label: vscode.l10n.t('$(terminal) Create a Python environment with MindSpore'),
+          description: vscode.l10n.t('{0}: a venv with MindSpore 2.10, Pillow and NumPy, in a terminal', VENV_DIR),
           act: 'create',
         },
       );
     } else if (h.problem === 'ssh') {
-      base.push({ label: '$(key) Log In to SSH Target', act: 'login' });
+      base.push({ label: vscode.l10n.t('$(key) Log In to SSH Target'), act: 'login' });
     }
     base.push(
-      { label: '$(refresh) Check again', act: 'again' },
-      { label: '$(output) Show Log', act: 'log' },
+      { label: vscode.l10n.t('$(refresh) Check again'), act: 'again' },
+      { label: vscode.l10n.t('$(output) Show Log'), act: 'log' },
       {
-        label: '$(arrow-right) Continue anyway',
-        description: 'the launch will fail until this is fixed',
+        label: vscode.l10n.t('$(arrow-right) Continue anyway'),
+        description: vscode.l10n.t('the launch will fail until this is fixed'),
         act: 'continue',
       },
     );
     const typed = (v: string): HealthItem[] =>
       def.kind === 'local' && /^[~/]/.test(v.trim())
-        ? [{ label: `$(check) Use ${v.trim()} as this machine's Python`, act: 'use', alwaysShow: true }]
+        ? [
+            {
+              label: vscode.l10n.t("$(check) Use {0} as this machine's Python", v.trim()),
+              act: 'use',
+              alwaysShow: true,
+            },
+          ]
         : [];
     qp.items = base;
     qp.show();

@@ -1,7 +1,7 @@
 // The full wizard's optional "Training options" step: a list of the fine-tuning knobs
 // (src/core/spec/knobs.ts) with their values; Continue goes on, a row opens its value (a pick
 // among the schema's values, or a number checked against the schema's range), then the list again.
-import type * as vscode from 'vscode';
+import * as vscode from 'vscode';
 import {
   KNOBS,
   knobChoices,
@@ -25,14 +25,17 @@ export async function knobsStep(info: StepInfo, s: { knobs?: Knobs }): Promise<S
     type Item = vscode.QuickPickItem & { knob?: Knob };
     const changed = Object.keys(knobs).length;
     const items: Item[] = [
-      { label: CONTINUE, description: changed ? `${changed} changed` : 'the recipe as it is' },
+      {
+        label: CONTINUE,
+        description: changed ? vscode.l10n.t('{0} changed', changed) : vscode.l10n.t('the recipe as it is'),
+      },
       ...KNOBS.map((k) => ({ label: k.label, description: knobText(k.path, knobs), knob: k })),
     ];
     const r = await pick<Item>({
       ...info,
       items,
       active,
-      placeholder: 'Training options (optional): pick one to change it, or Continue',
+      placeholder: vscode.l10n.t('Training options (optional): pick one to change it, or Continue'),
     });
     if (r === undefined) return undefined;
     if (r === BACK) {

@@ -73,7 +73,7 @@ export async function startShortPath(app: App, start: { targetId?: string } = {}
         id: t.id,
         iconPath: new vscode.ThemeIcon(t.kind === 'ssh' ? 'remote' : 'vm'),
       })),
-      placeholder: 'Where to train',
+      placeholder: vscode.l10n.t('Where to train'),
       active: app.ctx.target(last ?? '')?.label,
     });
     if (r === BACK || r === undefined) return;
@@ -173,7 +173,10 @@ async function dataStep(app: App, st: Short, info: StepInfo): Promise<string | u
   const def = st.def;
   const r = await pick<DataItem>({
     ...info,
-    placeholder: `Training data on ${def.label}: an image folder (one sub-folder per class). Type a path to use another.`,
+    placeholder: vscode.l10n.t(
+      'Training data on {0}: an image folder (one sub-folder per class). Type a path to use another.',
+      def.label,
+    ),
     items: async () => {
       const items: DataItem[] = [];
       const last = st.c.dataTrain;
@@ -181,25 +184,31 @@ async function dataStep(app: App, st: Short, info: StepInfo): Promise<string | u
       const lastFound = found.find((f) => f.path === last);
       if (last)
         items.push({
-          label: `$(history) ${path.basename(last)}`,
-          description: lastFound ? imageFolderDescription(lastFound) : 'last used',
+          label: vscode.l10n.t('$(history) {0}', path.basename(last)),
+          description: lastFound ? imageFolderDescription(lastFound) : vscode.l10n.t('last used'),
           detail: last,
           use: last,
         });
       for (const f of found) {
         if (f.path === last) continue;
         items.push({
-          label: `$(folder-library) ${vscode.workspace.asRelativePath(f.path)}`,
+          label: vscode.l10n.t('$(folder-library) {0}', vscode.workspace.asRelativePath(f.path)),
           description: imageFolderDescription(f),
           detail: f.path,
           use: f.path,
         });
       }
-      items.push({ label: '$(folder-opened) Browse…', description: `folders on ${def.label}`, browse: true });
+      items.push({
+        label: vscode.l10n.t('$(folder-opened) Browse…'),
+        description: vscode.l10n.t('folders on {0}', def.label),
+        browse: true,
+      });
       return items;
     },
     extraItems: (v) =>
-      /^[~/]/.test(v.trim()) ? [{ label: `$(check) Use ${v.trim()}`, use: v.trim(), alwaysShow: true }] : [],
+      /^[~/]/.test(v.trim())
+        ? [{ label: vscode.l10n.t('$(check) Use {0}', v.trim()), use: v.trim(), alwaysShow: true }]
+        : [],
   });
   if (r === BACK || r === undefined) return undefined;
   if (r.use) {
@@ -216,38 +225,44 @@ type WeightsItem = vscode.QuickPickItem & { value?: string | null };
 async function weightsStep(app: App, st: Short, info: StepInfo): Promise<string | null | undefined> {
   const items: WeightsItem[] = [
     {
-      label: '$(circle-slash) None',
-      description: 'random initial weights: every layer trains (freeze none)',
+      label: vscode.l10n.t('$(circle-slash) None'),
+      description: vscode.l10n.t('random initial weights: every layer trains (freeze none)'),
       value: null,
     },
     // The catalog's ImageNet weights, the current backbone's first: fetched on the target at launch.
     ...mindcvSources()
       .sort((a, b) => Number(b.backbone === st.c.backbone) - Number(a.backbone === st.c.backbone))
       .map((w): WeightsItem => ({
-        label: `$(cloud-download) ${w.value}`,
-        description: `ImageNet weights (mindcv), fetched on ${st.def.label} and cached; backbone ${w.backbone}`,
+        label: vscode.l10n.t('$(cloud-download) {0}', w.value),
+        description: vscode.l10n.t(
+          'ImageNet weights (mindcv), fetched on {0} and cached; backbone {1}',
+          st.def.label,
+          w.backbone,
+        ),
         value: w.value,
       })),
     {
-      label: '$(folder-opened) Browse for a checkpoint…',
-      description: '.ckpt or .safetensors: from mindcv / ModelZoo, or a run of your own',
+      label: vscode.l10n.t('$(folder-opened) Browse for a checkpoint…'),
+      description: vscode.l10n.t('.ckpt or .safetensors: from mindcv / ModelZoo, or a run of your own'),
     },
   ];
   if (st.c.pretrained)
     items.unshift({
-      label: `$(history) ${path.basename(st.c.pretrained)}`,
-      description: 'last used',
+      label: vscode.l10n.t('$(history) {0}', path.basename(st.c.pretrained)),
+      description: vscode.l10n.t('last used'),
       detail: st.c.pretrained,
       value: st.c.pretrained,
     });
   const r = await pick<WeightsItem>({
     ...info,
     items,
-    placeholder: `Pretrained weights (optional: without them every layer trains from scratch). Type a checkpoint's path to use it.`,
+    placeholder: vscode.l10n.t(
+      "Pretrained weights (optional: without them every layer trains from scratch). Type a checkpoint's path to use it.",
+    ),
     active: items[0].label,
     extraItems: (v) =>
       /^[~/].*\.(ckpt|safetensors)$/i.test(v.trim())
-        ? [{ label: `$(check) Use ${v.trim()}`, value: v.trim(), alwaysShow: true }]
+        ? [{ label: vscode.l10n.t('$(check) Use {0}', v.trim()), value: v.trim(), alwaysShow: true }]
         : [],
   });
   if (r === BACK || r === undefined) return undefined;
@@ -286,8 +301,8 @@ async function summary(app: App, st: Short, info: StepInfo): Promise<SummaryItem
     resolved: resolvedFor(app, st.def, st.c, st.facts),
   };
   const launch: SummaryItem = {
-    label: `$(rocket) Launch on ${st.def.label}`,
-    description: 'validate, then start the run',
+    label: vscode.l10n.t('$(rocket) Launch on {0}', st.def.label),
+    description: vscode.l10n.t('validate, then start the run'),
     act: 'launch',
   };
   const itemsWith = (check: DataCheck): SummaryItem[] => [
@@ -301,21 +316,25 @@ async function summary(app: App, st: Short, info: StepInfo): Promise<SummaryItem
         line,
         ...dataCheckLines(check).map((d): SummaryItem => ({
           label: `${d.kind === 'counts' ? '$(graph)' : d.warn ? '$(warning)' : '$(pass)'} ${d.text}`,
-          description: check.state === 'checking' ? undefined : 'open Preview Data',
+          description: check.state === 'checking' ? undefined : vscode.l10n.t('open Preview Data'),
           act: 'preview',
         })),
       ];
     }),
     { label: '', kind: vscode.QuickPickItemKind.Separator, act: 'launch' },
-    { label: '$(list-unordered) All settings…', description: 'every step of the full wizard', act: 'all' },
-    { label: '$(save) Save as a spec file, then launch', act: 'save' },
+    {
+      label: vscode.l10n.t('$(list-unordered) All settings…'),
+      description: vscode.l10n.t('every step of the full wizard'),
+      act: 'all',
+    },
+    { label: vscode.l10n.t('$(save) Save as a spec file, then launch'), act: 'save' },
   ];
   const check = st.c.dataTrain ? dataCheck(app, st) : undefined;
   const r = await pick<SummaryItem>({
     ...info,
     items: itemsWith(check?.now ?? { state: 'checking' }),
     later: check?.now.state === 'checking' ? check.done.then(itemsWith) : undefined,
-    placeholder: `${summaryTitle(input)}. Pick a line to change it, or Launch.`,
+    placeholder: vscode.l10n.t('{0}. Pick a line to change it, or Launch.', summaryTitle(input)),
     active: launch.label,
   });
   return r === BACK || r === undefined ? undefined : r.act;
@@ -359,9 +378,9 @@ async function edit(app: App, st: Short, key: SummaryKey, info: StepInfo): Promi
     case 'imageSize':
       return number('imageSize', 'Image size in pixels (the images are resized and cropped to it)');
     case 'epochs':
-      return number('epochs', 'Epochs');
+      return number('epochs', vscode.l10n.t('Epochs'));
     case 'batchSize':
-      return number('batchSize', 'Batch size per device');
+      return number('batchSize', vscode.l10n.t('Batch size per device'));
     case 'lr':
       return number('lr', 'Learning rate (Momentum 0.9)');
     case 'backbone':
@@ -387,7 +406,11 @@ async function edit(app: App, st: Short, key: SummaryKey, info: StepInfo): Promi
       const choices = npuChoices(app.targets.doctorOutput(st.def.id));
       if (choices.length <= 1) {
         void vscode.window.showInformationMessage(
-          `${st.def.label} has ${choices.length === 0 ? 'no NPU: runs train on its CPU' : 'one NPU'}; "All settings…" also offers other machines.`,
+          vscode.l10n.t(
+            '{0} has {1}; "All settings…" also offers other machines.',
+            st.def.label,
+            choices.length === 0 ? 'no NPU: runs train on its CPU' : 'one NPU',
+          ),
         );
         return;
       }
@@ -395,7 +418,7 @@ async function edit(app: App, st: Short, key: SummaryKey, info: StepInfo): Promi
       const r = await pickMany({
         ...info,
         items: choices.map((d) => ({ label: d.label, description: d.description, id: d.id })),
-        placeholder: 'NPUs to train on (more than one trains data-parallel through msrun)',
+        placeholder: vscode.l10n.t('NPUs to train on (more than one trains data-parallel through msrun)'),
         selected: (i) => current.has(i.id),
       });
       if (r === BACK || r === undefined) return;
@@ -404,7 +427,7 @@ async function edit(app: App, st: Short, key: SummaryKey, info: StepInfo): Promi
       return;
     }
     case 'name': {
-      const r = await input({ ...info, value: c.name, prompt: 'Run name', validate: checkName });
+      const r = await input({ ...info, value: c.name, prompt: vscode.l10n.t('Run name'), validate: checkName });
       if (typeof r === 'string') {
         c.name = r.trim();
         mark('name');

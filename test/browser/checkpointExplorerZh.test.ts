@@ -1,0 +1,141 @@
+// The checkpoint explorer in Simplified Chinese, in a real headless Chromium: the host's page
+// (explorerHtml) carries the zh-cn bundle for vscode.env.language, webview/shared/l10n.ts reads it,
+// and no English is left on the page except what comes from the run (names, paths, ids, numbers).
+// A screenshot goes to test-output/ for a look.
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import * as http from 'node:http';
+import Module from 'node:module';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { after, before, test } from 'node:test';
+import * as esbuild from 'esbuild';
+import { chromium, type Browser } from 'playwright-core';
+import type { ExplorerState } from '../../src/shared/checkpointsProtocol';
+import * as fake from '../unit/fixtures/fakeVscode';
+
+const CHROMIUM = '/usr/bin/chromium';
+const root = path.join(__dirname, '..', '..');
+const mod = Module as unknown as { _load: (request: string, ...rest: unknown[]) => unknown };
+const load = mod._load;
+mod._load = (request, ...rest) => (request === 'vscode' ? fake : load(request, ...rest));
+
+let tmp: string;
+let server: http.Server;
+let base: string;
+let browser: Browser;
+
+before(async () => {
+  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium (.ci/run does this)`);
+  tmp = mkdtempSync(path.join(tmpdir(), 'aft-ckzh-'));
+  const webRoot = path.join(tmp, 'dist', 'webview');
+  await esbuild.build({
+    entryPoints: [path.join(root, 'webview/checkpoints/main.ts')],
+    bundle: true,
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+    loader: { '.css': 'css' },
+    outfile: path.join(webRoot, 'checkpoints.js'),
+    logLevel: 'error',
+  });
+  // What VS Code does for a zh-cn display language: env.language and the extension's zh-cn bundle.
+  fake.env.language = 'zh-cn';
+  fake.l10n.bundle = JSON.parse(readFileSync(path.join(root, 'l10n', 'bundle.l10n.zh-cn.json'), 'utf8'));
+  const { explorerHtml } =
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- after the fake vscode above is in place
+    require('../../src/vscode/checkpoints/explorer') as typeof import('../../src/vscode/checkpoints/explorer');
+  const types: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css' };
+  server = http.createServer((req, res) => {
+    const file = /^\/(checkpoints\.(js|css))$/.exec(req.url ?? '')?.[1];
+    if (file) {
+      res.writeHead(200, { 'content-type': types[path.extname(file)] }).end(readFileSync(path.join(webRoot, file)));
+      return;
+    }
+    const webview = {
+      cspSource: base,
+      asWebviewUri: (u: { fsPath: string }) => ({ toString: () => `${base}/${path.basename(u.fsPath)}` }),
+    };
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end(explorerHtml(webview as never, fake.Uri.file(tmp) as never));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
+});
+after(async () => {
+  fake.env.language = 'en';
+  fake.l10n.bundle = undefined;
+  await browser?.close();
+  server?.close();
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+const row = (file: string, step: number, valAcc: number | null, best = false) => ({
+  file,
+  name: file.split('/')[1],
+  epoch: step,
+  step,
+  loss: 1 / step,
+  valLoss: 2 / step,
+  valAcc,
+  reason: null,
+  bytes: 44_767_056,
+  createdAt: Date.now() / 1000 - 120,
+  best,
+  problem: null,
+  exports: [],
+  evalAcc: null,
+  valTop5: null,
+});
+const files = ['checkpoints/ck-e1-s2.ckpt', 'checkpoints/ck-e1-s3.ckpt'];
+const state: ExplorerState = {
+  run: {
+    name: 'flowers-probe',
+    runId: 'r1',
+    target: 'ssh:gpu-box',
+    backbone: 'resnet18',
+    pretrained: 'mindcv:resnet18',
+    weightsSha256: 'ab12cd34ef56'.padEnd(64, '0'),
+    preprocess: 'mindcv',
+    freeze: 'backbone',
+    classes: ['daisy', 'rose'],
+    live: false,
+    ssh: true,
+  },
+  rows: [row(files[0], 2, null), row(files[1], 3, 0.75, true)],
+  problems: [],
+  selected: files[1],
+  tensors: null,
+  evaluation: null,
+  comparison: null,
+  gallery: null,
+  predictionsComparison: null,
+  busy: null,
+  error: null,
+};
+
+/** Run text and terms kept as they are in Chinese (glossary: docs/glossary.md). */
+const FROM_RUN_OR_TERM =
+  /flowers-probe|ssh:gpu-box|resnet18|mindcv|backbone|ck-e1-s[23]\.ckpt|checkpoints\/|sha256|[0-9a-f]{12}|MindIR|ONNX|Top-5|MB|min|px|\bs\b/g;
+
+test('the explorer in zh-cn: the table, the buttons and the run header are Chinese', { timeout: 60_000 }, async () => {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 700 } });
+  await page.addInitScript(`
+    window.__sent = [];
+    window.acquireVsCodeApi = () => ({ postMessage: (m) => window.__sent.push(m), getState: () => null, setState: () => {} });
+  `);
+  await page.goto(base);
+  assert.equal(await page.evaluate(() => document.documentElement.lang), 'zh-cn');
+  await page.evaluate((st) => window.postMessage({ type: 'state', state: st }, '*'), state);
+  await page.locator('tr.row').first().waitFor();
+  const text = await page.locator('body').innerText();
+  assert.match(text, /验证准确率/, 'the column headers are translated');
+  assert.match(text, /在验证集上评估/, 'the action buttons are translated');
+  const english = text.replace(FROM_RUN_OR_TERM, '').match(/[A-Za-z]{2,}/g) ?? [];
+  mkdirSync(path.join(root, 'test-output'), { recursive: true });
+  await page.screenshot({ path: path.join(root, 'test-output', 'checkpoint-explorer-zh-cn.png'), fullPage: true });
+  assert.deepEqual(english, [], `English left on the page:\n${text}`);
+  await page.close();
+});
