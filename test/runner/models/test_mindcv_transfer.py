@@ -13,7 +13,8 @@ from conftest import events, of_type, runner, spec, write_spec
 
 
 def _train(tmp_path, name: str, s: dict):
-    code, out = runner("train", str(write_spec(tmp_path / f"{name}.json", s)), "--run-dir", str(tmp_path / name))
+    path = write_spec(tmp_path / f"{name}.json", s)
+    code, out = runner("train", str(path), "--run-dir", str(tmp_path / name), timeout=900)
     assert code == 0, out
     return tmp_path / name, events(tmp_path / name)
 
