@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 from conftest import events, of_type, runner, spec, write_spec
 
-
 pytestmark = pytest.mark.skipif(
     os.environ.get("ASCEND_FINETUNE_SLOW_TESTS") != "1", reason="slow (3 runs per family); ASCEND_FINETUNE_SLOW_TESTS=1"
 )
