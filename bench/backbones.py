@@ -90,6 +90,8 @@ def main() -> None:
     a = ap.parse_args()
     import mindspore as ms
 
+    from ascend_finetune.models import backbones as bb
+
     ms.set_context(mode=ms.GRAPH_MODE)
     ms.set_device("CPU")
     names = models(set(a.only.split(",")) if a.only else None)
@@ -98,6 +100,10 @@ def main() -> None:
     print(f"{'backbone':24s} " + " ".join(f"{c:>{w}s}" for c, w in cols) + f" {'cache x':>8s} {'x/5ep':>6s}")
     for size in (int(s) for s in a.sizes.split(",")):
         for name in names:
+            fixed = bb.fixed_image_size(name)
+            if fixed and fixed != size:  # ViT: its own input size only (backbones.json image_size)
+                print(f"{name:24s} {size:4d}  ({fixed} px only)", flush=True)
+                continue
             r = measure(name, size, a.batch, a.steps)
             ratio, full_ips, frozen_ips = (
                 r["frozen"] / r["cached"],
