@@ -13,10 +13,9 @@ REQ=runner/requirements.txt
 DEV=runner/requirements-dev.txt
 STAMP="$VENV/.requirements.sha256"
 # Test-only, so not in REQ. Both have cp311 wheels and accept numpy 1.x (MindSpore 2.10 needs numpy<2);
-# onnxruntime is a 13 MB wheel (about 21 MB with sympy and its other dependencies). mindcv 0.3.0 (with
-# PyYAML and tqdm, its only other dependencies besides numpy) is the reference the pretrained-origin
-# tests compare the runner's ResNet with (test/runner/models/test_origins.py).
-EXTRA=(onnx==1.17.0 onnxruntime==1.20.1 mindcv==0.3.0 pyyaml==6.0.4 tqdm==4.70.1)
+# onnxruntime is a 13 MB wheel (about 21 MB with sympy and its other dependencies). mindcv is a runner
+# dependency now (runner/requirements.txt: the mindcv backbones).
+EXTRA=(onnx==1.17.0 onnxruntime==1.20.1)
 want=$( (sha256sum "$REQ" "$DEV" runner/pyproject.toml; echo "${EXTRA[*]}") | sha256sum | cut -d' ' -f1)
 
 if [ ! -x "$VENV/bin/python" ]; then

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn, cast
 
 from .data.folder import IMAGE_EXTENSIONS
+from .models.backbones import fixed_image_size, freeze_values
 from .models.catalog import SourceError, is_named
 from .models.catalog import parse as parse_source
 from .spec_types import RunSpec
@@ -228,6 +229,8 @@ def check(raw: Any, base_dir: str = ".", check_files: bool = True) -> list[Probl
         return [Problem("", "a run spec must be a JSON object", SCHEMA["x-fix"])]
     problems = _walk(raw, SCHEMA, "")
     bad = {p.path for p in problems}
+    problems += _stage_problems(raw.get("model"), bad)
+    problems += _size_problems(raw, bad)
     if check_files:
         for path, kind in sorted(PATHS.items()):
             sec, sub = path.split(".")
@@ -251,6 +254,51 @@ def check(raw: Any, base_dir: str = ".", check_files: bool = True) -> list[Probl
                     if p:
                         problems.append(p)
     return problems
+
+
+def _stage_problems(model: Any, bad: set[str]) -> list[Problem]:
+    """model.freeze and model.unfreeze's stages must be stages of model.backbone: the schema's enum holds
+    every backbone's stages (models/backbones.py)."""
+    if not isinstance(model, dict) or "model.backbone" in bad:
+        return []
+    backbone = model.get("backbone", DEFAULTS["model"]["backbone"])
+    valid = freeze_values(backbone)
+    rules = [("model.freeze", model.get("freeze", DEFAULTS["model"]["freeze"]))]
+    steps = model.get("unfreeze")
+    if isinstance(steps, list):
+        rules += [(f"model.unfreeze[{i}].freeze", s.get("freeze")) for i, s in enumerate(steps) if isinstance(s, dict)]
+    return [
+        Problem(
+            path,
+            f"{backbone} has no stage {value[6:]!r}: its freeze values are {', '.join(valid)}",
+            f"set {path} to one of: {', '.join(valid)}",
+        )
+        for path, value in rules
+        if isinstance(value, str)
+        and value.startswith("up_to:")
+        and value not in valid
+        and path not in bad
+        and not any(b.startswith(path) for b in bad)
+    ]
+
+
+def _size_problems(raw: dict[str, Any], bad: set[str]) -> list[Problem]:
+    """A mindcv backbone with a fixed input size (ViT's position embedding) takes images of that size."""
+    model, data = raw.get("model"), raw.get("data")
+    if not isinstance(model, dict) or "model.backbone" in bad or "data.image_size" in bad:
+        return []
+    backbone = model.get("backbone", DEFAULTS["model"]["backbone"])
+    fixed = fixed_image_size(backbone)
+    size = (data if isinstance(data, dict) else {}).get("image_size", DEFAULTS["data"]["image_size"])
+    if fixed is None or size == fixed:
+        return []
+    return [
+        Problem(
+            "data.image_size",
+            f"{backbone} takes {fixed} px images only (its position embedding is fixed), not {size}",
+            f"set data.image_size to {fixed}, or pick another backbone",
+        )
+    ]
 
 
 def _named_source_problems(value: str, model: dict[str, Any]) -> list[Problem]:

@@ -15,8 +15,46 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
-Backbone = Literal["resnet18", "resnet34", "resnet50", "resnet101"]
-Freeze = Literal["none", "backbone", "up_to:layer1", "up_to:layer2", "up_to:layer3", "up_to:layer4"]
+Backbone = Literal[
+    "resnet18",
+    "resnet34",
+    "resnet50",
+    "resnet101",
+    "convnext_small",
+    "convnext_tiny",
+    "efficientnet_b0",
+    "efficientnet_b1",
+    "mobilenet_v3_large_100",
+    "mobilenet_v3_small_100",
+    "vit_b_16_224",
+    "vit_b_32_224",
+]
+Freeze = Literal[
+    "none",
+    "backbone",
+    "up_to:layer1",
+    "up_to:layer2",
+    "up_to:layer3",
+    "up_to:layer4",
+    "up_to:feature.1",
+    "up_to:feature.3",
+    "up_to:feature.5",
+    "up_to:feature.7",
+    "up_to:features.3",
+    "up_to:features.4",
+    "up_to:features.5",
+    "up_to:features.7",
+    "up_to:features.12",
+    "up_to:features.8",
+    "up_to:features.14",
+    "up_to:features.20",
+    "up_to:features.10",
+    "up_to:features.16",
+    "up_to:blocks.2",
+    "up_to:blocks.5",
+    "up_to:blocks.8",
+    "up_to:blocks.11",
+]
 Optimizer = Literal["momentum", "sgd", "adamw"]
 LrSchedule = Literal["constant", "cosine", "step", "plateau"]
 Sampling = Literal["shuffle", "balanced"]

@@ -13,7 +13,7 @@ import {
   BACKBONES,
   checkName,
   defaultName,
-  FREEZE_MODES,
+  freezeModesFor,
   parseNumberField,
   RECIPE_DEFAULTS,
   type WizardChoices,
@@ -127,7 +127,13 @@ const STEPS: Step[] = [
   },
   // 5. freeze
   (_app, s, info) =>
-    choose(info, FREEZE_MODES, s.freeze ?? RECIPE_DEFAULTS.freeze, 'What to freeze', (v) => (s.freeze = v)),
+    choose(
+      info,
+      freezeModesFor(s.backbone ?? RECIPE_DEFAULTS.backbone),
+      s.freeze ?? RECIPE_DEFAULTS.freeze,
+      'What to freeze',
+      (v) => (s.freeze = v),
+    ),
   // 6. AMP
   (_app, s, info) =>
     choose(

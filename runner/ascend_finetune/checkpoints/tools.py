@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..models.backbones import STAGES
+from ..models.backbones import MINDCV_PREFIX, freeze_values, frozen_parts, is_mindcv, parts_of
 from ..rundir import CLASSES_MAX_BYTES, atomic_write_json, effective_state, open_regular, read_json
 from .errors import ToolError
 from .format import CheckpointIndex, read_index
@@ -42,11 +42,20 @@ class RunInfo:
 
     def frozen_prefixes(self) -> tuple[str, ...]:
         """Name prefixes of the frozen parameters; the same parts as model.frozen_parts/frozen_cells
-        (stem = conv1 + bn1, then layer1..layer4), without importing MindSpore."""
-        parts = [("backbone.conv1.", "backbone.bn1.")] + [(f"backbone.{s}.",) for s in STAGES]
-        f = self.freeze
-        n = 0 if f == "none" else 5 if f == "backbone" else 2 + STAGES.index(f.split(":", 1)[1])
-        return tuple(p for group in parts[:n] for p in group)
+        (backbones.parts_of: a ResNet's stem = conv1 + bn1, then layer1..layer4), without importing
+        MindSpore. A frozen mindcv neck (freeze "backbone") is all of `backbone.`."""
+        backbone = self.backbone
+        parts = parts_of(backbone)
+        n = frozen_parts(self.freeze, backbone)
+        if n >= len(parts) and not parts[-1][1]:
+            return ("backbone.",)
+        root = MINDCV_PREFIX if is_mindcv(backbone) else "backbone."
+        # a path names a cell (its parameters follow a dot) or one parameter (ViT's cls_token)
+        return tuple(f"{root}{p}{'' if p in ('cls_token', 'pos_embed') else '.'}" for _, ps in parts[:n] for p in ps)
+
+    @property
+    def backbone(self) -> str:
+        return (self.spec.get("model") or {}).get("backbone") or "resnet50"
 
 
 def load_run(run_dir: str) -> RunInfo:
@@ -59,7 +68,14 @@ def load_run(run_dir: str) -> RunInfo:
             run_dir=os.path.abspath(run_dir),
         )
     freeze = (spec.get("model") or {}).get("freeze") or "none"
-    if freeze not in ("none", "backbone") and not (freeze.startswith("up_to:") and freeze[6:] in STAGES):
+    backbone = (spec.get("model") or {}).get("backbone") or "resnet50"
+    try:
+        known = freeze_values(backbone)
+    except KeyError:
+        raise ToolError(
+            "bad_input", f"{run_dir}/spec.json has an unknown model.backbone {backbone!r}", run_dir=run_dir
+        ) from None
+    if freeze not in known:
         raise ToolError("bad_input", f"{run_dir}/spec.json has an unknown model.freeze {freeze!r}", run_dir=run_dir)
     classes = read_json(os.path.join(run_dir, "classes.json"), None, CLASSES_MAX_BYTES)
     return RunInfo(os.path.abspath(run_dir), spec, classes if isinstance(classes, list) else None)

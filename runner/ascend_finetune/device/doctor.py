@@ -1,4 +1,4 @@
-"""`doctor`: what this machine can train with. Python, MindSpore and its backends, CANN, NPUs.
+"""`doctor`: what this machine can train with. Python, MindSpore and its backends, mindcv, CANN, NPUs.
 
 The NPU part runs `npu-smi info` and parses it (npu_smi.py); on machines without it (this
 project's CI) it reports none.
@@ -34,6 +34,34 @@ def _mindspore() -> dict[str, Any]:
     except Exception:
         backends["Ascend"] = False
     return {"ok": True, "version": ms.__version__, "backends": backends}
+
+
+MINDCV_PINS = {"mindcv": "0.3.0", "pyyaml": None, "tqdm": None}  # runner/requirements.txt's mindcv lines
+
+
+def _mindcv() -> dict[str, Any]:
+    """mindcv and its two small dependencies, read from the installed packages' metadata (importing
+    mindcv would import all its models). Only mindcv backbones need them; ResNet runs do not."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found: dict[str, str | None] = {}
+    for name in MINDCV_PINS:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = None
+    bad = [n for n, want in MINDCV_PINS.items() if found[n] is None or (want and found[n] != want)]
+    out: dict[str, Any] = {
+        "ok": not bad,
+        "version": found["mindcv"],
+        "packages": found,
+        "needed_for": "mindcv backbones",
+    }
+    if bad:
+        out["fix"] = (
+            "pip install mindcv==0.3.0 pyyaml tqdm into the Python that the target uses (ResNet runs work without them)"
+        )
+    return out
 
 
 def _cann() -> dict[str, Any]:
@@ -96,6 +124,7 @@ def doctor() -> dict[str, Any]:
             "ok": sys.version_info[:2] >= (3, 9),
         },
         "mindspore": _mindspore(),
+        "mindcv": _mindcv(),
         "cann": _cann(),
         "npu": _npus(),
         "host": platform.node(),

@@ -102,8 +102,8 @@ def parse(value: str) -> Source:
             )
         if entry.backbone is None:
             raise SourceError(
-                f"mindcv:{name} is a {entry.family} model: only ResNet backbones load, "
-                f"{entry.family} is not supported yet",
+                f"mindcv:{name} is a {entry.family} model the runner does not offer as a backbone "
+                "(docs/weights.md lists which mindcv families train here and why the others do not)",
                 f"use one of {', '.join('mindcv:' + n for n, e in MINDCV.items() if e.backbone)}",
             )
         return Source(text, "mindcv", name, entry.path, entry.backbone, sha or entry.sha256)

@@ -27,7 +27,9 @@ from typing import Any
 from mindspore import nn, ops
 from mindspore.common.initializer import HeUniform, Normal
 
+from . import backbones as bb
 from .backbones import BACKBONES, STAGES, VARIANTS
+from .backbones import MINDCV_PREFIX as PREFIX
 
 
 @dataclass(frozen=True)
@@ -169,17 +171,35 @@ class ResNetBackbone(nn.Cell):
 class TransferNet(nn.Cell):
     """Backbone + `Dense(features, classes)` head with Normal(0.02) init (the recipe's head).
 
-    `frozen_upto` is the number of leading parts (stem, layer1..layer4) whose output is cut from the
-    gradient with stop_gradient, so autodiff computes nothing for them.
+    The backbone is the runner's ResNet or a mindcv model (mindcv_net.py, by name: backbones.py).
+    `frozen_upto` is the number of leading parts (backbones.parts_of: stem, stages, neck) that are
+    frozen. In a ResNet the output of each frozen part is cut from the gradient with stop_gradient,
+    so autodiff computes nothing for them; in a mindcv model, whose forward is mindcv's, only a whole
+    frozen backbone is cut (its frozen parameters get no update either way: requires_grad=False).
     """
 
     def __init__(self, backbone: str, num_classes: int, frozen_upto: int = 0, variant: str = "default"):
         super().__init__()
-        self.backbone = ResNetBackbone(backbone, variant)
+        self.backbone_name = backbone
+        self.is_mindcv = bb.is_mindcv(backbone)
+        self.n_parts = len(bb.parts_of(backbone))
+        if self.is_mindcv:
+            if variant != "default":
+                raise ValueError(f"{backbone} is built in mindcv's layout only, not {variant!r}")
+            from .mindcv_net import MindcvBackbone
+
+            self.backbone = MindcvBackbone(backbone)
+        else:
+            self.backbone = ResNetBackbone(backbone, variant)
         self.head = nn.Dense(self.backbone.num_features, num_classes, weight_init=Normal(0.02))
         self.frozen_upto = frozen_upto
 
     def construct(self, x: Any) -> Any:
+        if self.is_mindcv:
+            x = self.backbone(x)
+            if self.frozen_upto >= self.n_parts:
+                x = ops.stop_gradient(x)
+            return self.head(x)
         b = self.backbone
         x = b.stem(x)
         if self.frozen_upto >= 1:
@@ -206,33 +226,63 @@ class BackboneFeatures(nn.Cell):
     def __init__(self, net: TransferNet):
         super().__init__(auto_prefix=False)
         self.backbone = net.backbone
+        self.is_mindcv = net.is_mindcv
 
     def construct(self, x: Any) -> Any:
         b = self.backbone
+        if self.is_mindcv:
+            return b(x)
         x = b.layer4(b.layer3(b.layer2(b.layer1(b.stem(x)))))
         return b.mean(x, (2, 3))
 
 
-def frozen_parts(freeze: str) -> int:
-    """How many leading parts (stem, layer1..4) a `model.freeze` value freezes."""
-    if freeze == "none":
-        return 0
-    if freeze == "backbone":
-        return 5
-    # "up_to:layerN" freezes the stem and layer1..layerN
-    return 1 + STAGES.index(freeze.split(":", 1)[1]) + 1
+def frozen_parts(freeze: str, backbone: str = "resnet50") -> int:
+    """How many leading parts (backbones.parts_of) a `model.freeze` value freezes."""
+    return bb.frozen_parts(freeze, backbone)
+
+
+def _root(net: TransferNet) -> nn.Cell:
+    """The cell the part paths of backbones.parts_of are relative to."""
+    return net.backbone.model if net.is_mindcv else net.backbone
+
+
+def _relative(net: TransferNet, param_name: str) -> str:
+    """A backbone parameter's name relative to _root: without the network's `backbone.` (a ResNet's)
+    or `backbone.model.` (a mindcv model's, mindcv_net.PREFIX)."""
+    prefix = PREFIX if net.is_mindcv else "backbone."
+    return param_name[len(prefix) :] if param_name.startswith(prefix) else param_name
+
+
+def part_cells(net: TransferNet, lo: int, hi: int) -> list[nn.Cell]:
+    """The cells of parts lo..hi-1 (paths that name a cell; a bare parameter such as ViT's
+    cls_token has none). The neck's cells are those that no other part holds."""
+    parts = bb.parts_of(net.backbone_name)
+    cells = dict(_root(net).cells_and_names())
+    out: list[nn.Cell] = []
+    for i in range(lo, min(hi, len(parts))):
+        paths = parts[i][1]
+        if paths:
+            out.extend(cells[p] for p in paths if p in cells)
+        else:  # the neck: top-level cells outside every other part
+            held = {p.split(".")[0] for _, ps in parts for p in ps}  # their containers too
+            out.extend(c for name, c in cells.items() if name and "." not in name and name not in held)
+    return out
+
+
+def part_params(net: TransferNet, lo: int, hi: int) -> list[Any]:
+    """The backbone parameters of parts lo..hi-1."""
+    name = net.backbone_name
+    return [p for p in net.backbone.get_parameters() if lo <= bb.part_index(name, _relative(net, p.name)) < hi]
 
 
 def frozen_cells(net: TransferNet) -> list[nn.Cell]:
-    parts = [[net.backbone.conv1, net.backbone.bn1]] + [[getattr(net.backbone, s)] for s in STAGES]
-    return [c for group in parts[: min(net.frozen_upto, 5)] for c in group]
+    return part_cells(net, 0, net.frozen_upto)
 
 
 def apply_freeze(net: TransferNet) -> None:
     """Frozen parameters get requires_grad=False; frozen BatchNorms run on their moving statistics."""
-    for cell in frozen_cells(net):
-        for p in cell.get_parameters():
-            p.requires_grad = False
+    for p in part_params(net, 0, net.frozen_upto):
+        p.requires_grad = False
 
 
 def set_train_mode(net: TransferNet, training: bool) -> None:

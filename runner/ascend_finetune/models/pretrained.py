@@ -181,12 +181,37 @@ class _Array:
         return self.value
 
 
+def _mindcv_name(name: str, head: tuple[str, ...]) -> str | None:
+    """A mindcv model's own name for a checkpoint entry (mindcv's files, or the runner's under
+    `backbone.`), or None for its classifier and optimizer state. No ResNet renames: mindcv's
+    `norm`/`norm1` are LayerNorms of its own."""
+    from .backbones import MINDCV_PREFIX
+
+    if name.startswith(MINDCV_PREFIX):  # the runner's own checkpoint of a mindcv backbone
+        name = name[len(MINDCV_PREFIX) :]
+    if NON_WEIGHT.match(name) or HEAD.match(name) or name.split(".")[0] in head:
+        return None
+    return name
+
+
 def load_backbone(backbone: ms.nn.Cell, path: str) -> LoadReport:
     """Loads the file's backbone weights into `backbone`, which must be built in the file's layout
-    (see origin_of_file): a backbone of another layout is refused, not loaded into."""
+    (see origin_of_file): a backbone of another layout is refused, not loaded into. A mindcv
+    backbone (mindcv_net.py) takes mindcv's names as they are."""
     origin, variant = origin_of_file(path)
     head: list[str] = []
     dropped: list[str] = []
+    mindcv_head: tuple[str, ...] | None = None
+    if hasattr(backbone, "model"):  # a MindcvBackbone: names relative to mindcv's model
+        from .backbones import mindcv_models
+
+        mindcv_head = tuple(mindcv_models()[backbone.name_]["head"])
+        if origin == "torch":
+            raise PretrainedError(
+                f"{os.path.basename(path)} is a PyTorch state dict: those load into the runner's ResNet "
+                f"backbones only; for {backbone.name_} use mindcv's weights (mindcv:{backbone.name_} where the "
+                "catalog has them) or a MindSpore checkpoint of the same mindcv model"
+            )
     if origin == "torch":
         state = read_state_dict(path)
         if not looks_torch(state):
@@ -202,13 +227,18 @@ def load_backbone(backbone: ms.nn.Cell, path: str) -> LoadReport:
             f"{os.path.basename(path)} holds a {origin} ResNet ({variant} layout) but the backbone was "
             f"built in the {built} layout: its features would differ; build it with variant={variant!r}"
         )
-    ours = {name: p for name, p in backbone.parameters_and_names()}
+    root = backbone.model if mindcv_head is not None else backbone
+    ours = {name: p for name, p in root.parameters_and_names()}
     report = LoadReport(origin=origin, variant=variant, head_dropped=head, dropped=dropped)
     to_load = {}
     for name, value in params.items():
-        mapped = name if origin == "torch" else map_name(name)
+        if mindcv_head is not None:
+            mapped = _mindcv_name(name, mindcv_head)
+        else:
+            mapped = name if origin == "torch" else map_name(name)
         if mapped is None:
-            if HEAD.match(name.split(".", 1)[-1] if name.startswith(PREFIXES) else name):
+            bare = name.split(".", 1)[-1] if name.startswith(PREFIXES) else name
+            if HEAD.match(bare) or (mindcv_head is not None and bare.split(".")[0] in mindcv_head):
                 report.head_dropped.append(name)
             continue
         if mapped not in ours:

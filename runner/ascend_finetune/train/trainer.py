@@ -118,7 +118,7 @@ class Trainer:
 
         # Model
         unfreeze.check(spec)
-        self.frozen_upto = frozen_parts(m["freeze"])
+        self.frozen_upto = frozen_parts(m["freeze"], m["backbone"])
         # The backbone's layout follows the pretrained file's origin (ModelZoo pads and normalises
         # otherwise than mindcv and the runner: models/net.py); checkpoints record it (store.py).
         variant = "default"
@@ -170,7 +170,7 @@ class Trainer:
 
         # Optimizer, schedule, loss scaling, compiled steps
         self.lrs = lr_per_step(t, self.total_steps)
-        self.optimizer = param_groups.build_optimizer(t, self.net.trainable_params(), self.lrs)
+        self.optimizer = param_groups.build_optimizer(t, self.net.trainable_params(), self.lrs, m["backbone"])
         self.scaler = ampmod.make_scaler(spec["amp"], self.amp_plan.loss_scale)
         # Not the recipe's SoftmaxCrossEntropyWithLogits: its CPU kernel returns inf once a logit passes
         # ~88 (exp overflows in fp32). nn.CrossEntropyLoss (log-softmax first) with the spec's label

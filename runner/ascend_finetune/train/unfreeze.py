@@ -22,10 +22,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..data.folder import DataError
-from ..models.backbones import STAGES
+from ..models.backbones import parts_of
 from ..spec_types import RunSpec
-
-PARTS = ("stem", *STAGES)
 
 
 def freeze_for(model: dict[str, Any], epoch: int) -> str:
@@ -50,9 +48,9 @@ def check(spec: RunSpec) -> None:
             "unfreezing trains backbone parts, but train.cache_features trains the head on fixed features",
             "remove model.unfreeze, or set train.cache_features to false",
         )
-    prev_epoch, prev = 1, frozen_parts(m["freeze"])
+    prev_epoch, prev = 1, frozen_parts(m["freeze"], m["backbone"])
     for i, e in enumerate(entries):
-        now = frozen_parts(e["freeze"])
+        now = frozen_parts(e["freeze"], m["backbone"])
         if e["epoch"] <= prev_epoch or now > prev:
             raise DataError(
                 f"model.unfreeze[{i}]",
@@ -67,18 +65,16 @@ def check(spec: RunSpec) -> None:
 def apply(tr: Any, epoch: int) -> dict[str, Any] | None:
     """Make the trainable set the one `epoch` should have (Trainer `tr`); the unfreeze event's fields
     when it changed, else None."""
-    from ..models.net import frozen_parts
+    from ..models.net import frozen_parts, part_params
 
     rule = freeze_for(tr.spec["model"], epoch)
-    new, old = frozen_parts(rule), tr.net.frozen_upto
+    backbone = tr.spec["model"]["backbone"]
+    new, old = frozen_parts(rule, backbone), tr.net.frozen_upto
     if new == old:
         return None
-    parts = [tr.net.backbone.conv1, tr.net.backbone.bn1], *([getattr(tr.net.backbone, s)] for s in STAGES)
-    for group in parts[new:old]:
-        for cell in group:
-            for p in cell.get_parameters():
-                if "moving_" not in p.name:  # BatchNorm statistics are never trained
-                    p.requires_grad = True
+    for p in part_params(tr.net, new, old):
+        if "moving_" not in p.name:  # BatchNorm statistics are never trained
+            p.requires_grad = True
     tr.net.frozen_upto = new
     _rebuild_optimizer(tr)
     tr.build_step()  # compiles anew with the new cuts, and sets the BatchNorm modes
@@ -86,7 +82,7 @@ def apply(tr: Any, epoch: int) -> dict[str, Any] | None:
         "epoch": epoch,
         "step": tr.step,
         "freeze": rule,
-        "unfrozen": list(PARTS[new : min(old, len(PARTS))]),
+        "unfrozen": [name for name, _ in parts_of(backbone)[new:old]],
         "trainable_params": len(tr.net.trainable_params()),
     }
 
@@ -96,7 +92,7 @@ def _rebuild_optimizer(tr: Any) -> None:
     from .param_groups import build_optimizer
 
     old = {p.name: p for p in tr.optimizer.get_parameters()}
-    tr.optimizer = build_optimizer(tr.spec["train"], tr.net.trainable_params(), tr.lrs)
+    tr.optimizer = build_optimizer(tr.spec["train"], tr.net.trainable_params(), tr.lrs, tr.spec["model"]["backbone"])
     for p in tr.optimizer.get_parameters():
         if p.name in old and tuple(old[p.name].shape) == tuple(p.shape) and not p.name.startswith("learning_rate"):
             p.set_data(old[p.name].data.copy())

@@ -22,6 +22,23 @@ export const BACKBONES: readonly Backbone[] = enumOf('model.backbone') as Backbo
 export const FREEZE_MODES: readonly FreezeMode[] = defaultFirst<FreezeMode>('model.freeze');
 export const AMP_LEVELS: readonly AmpLevel[] = defaultFirst<AmpLevel>('amp.level');
 
+/** The runner's mindcv backbones and their stages (runner/ascend_finetune/backbones.json). */
+interface BackbonesFile {
+  backbones: Record<string, { stages: { name: string }[] }>;
+}
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const MINDCV_BACKBONES: BackbonesFile = require('../../../runner/ascend_finetune/backbones.json');
+const RESNET_STAGES = ['layer1', 'layer2', 'layer3', 'layer4'];
+
+/** The freeze modes of one backbone (the schema lists every backbone's stages; the runner refuses
+ * a stage the chosen backbone does not have), the default first. */
+export function freezeModesFor(backbone: string): readonly FreezeMode[] {
+  const stages = (MINDCV_BACKBONES.backbones[backbone]?.stages.map((s) => s.name) ?? RESNET_STAGES).map(
+    (s) => `up_to:${s}`,
+  );
+  return FREEZE_MODES.filter((m) => !m.startsWith('up_to:') || stages.includes(m));
+}
+
 export interface WizardChoices {
   name: string;
   /** The ImageFolder root, as a path on the target. */

@@ -15,7 +15,7 @@ import {
   BACKBONES,
   checkName,
   defaultName,
-  FREEZE_MODES,
+  freezeModesFor,
   parseNumberField,
   RECIPE_DEFAULTS,
   type NumberField,
@@ -391,7 +391,7 @@ async function edit(app: App, st: Short, key: SummaryKey, info: StepInfo): Promi
       });
       return;
     case 'freeze':
-      await choose(info, FREEZE_MODES, c.freeze, 'What to freeze', (v) => {
+      await choose(info, freezeModesFor(c.backbone), c.freeze, 'What to freeze', (v) => {
         c.freeze = v;
         st.freezeChosen = true;
       });

@@ -146,7 +146,7 @@ def test_a_missing_file_on_the_host_is_a_clear_http_error(tmp_path, host):
     "value, words",
     [
         ("mindcv:resnet5", ['did you mean "mindcv:resnet50"']),
-        ("mindcv:mobilenet_v3_large_100", ["mobilenetv3", "not supported yet"]),
+        ("mindcv:resnext50_32x4d", ["resnext", "does not offer", "docs/weights.md"]),
         ("hf-hub:timm/vit_base_patch16_224.augreg_in21k", ["not supported yet"]),
         ("hf-hub:resnet50", ["hf-hub:<org>/<repo>"]),
         ("hf-hub:timm/resnet50.a1_in1k:../../etc/passwd", ["bad file name"]),
@@ -220,8 +220,8 @@ def test_fetch_weights_answers_the_cache_path_for_the_editors_copy(tmp_path, hos
     assert doc["sha256"] == hashlib.sha256(mindcv_ckpt).hexdigest() and doc["cached"] is False
     code, doc = runner("fetch-weights", "mindcv:resnet18")
     assert code == 0 and doc["cached"] is True and len(host.requests) == 1
-    code, doc = runner("fetch-weights", "mindcv:convnext_tiny")
-    assert code == 2 and doc["error"]["kind"] == "bad_input" and "not supported yet" in doc["error"]["message"]
+    code, doc = runner("fetch-weights", "mindcv:resnet152")
+    assert code == 2 and doc["error"]["kind"] == "bad_input" and "does not offer" in doc["error"]["message"]
     monkeypatch.setenv("ASCEND_FINETUNE_WEIGHTS_URL", "http://127.0.0.1:9")  # discard port: refused
     code, doc = runner("fetch-weights", "mindcv:resnet50")
     assert code == 1 and doc["error"]["kind"] == "download_failed" and "model.pretrained" in doc["error"]["message"]

@@ -7,6 +7,7 @@ import {
   checkName,
   choicesFromSpec,
   defaultName,
+  freezeModesFor,
   mergeSpec,
   parseNumberField,
   problemLines,
@@ -160,4 +161,24 @@ test('a spec file started from elsewhere keeps pointing at its own data', () => 
   );
   assert.deepEqual(absolutizeSpecPaths({ name: 'n' }, '/ws', path.posix.join), { name: 'n' });
   assert.equal(absolutizeSpecPaths(null, '/ws', path.posix.join), null);
+});
+
+test("the wizard's freeze choices are the chosen backbone's stages only", () => {
+  assert.deepEqual(freezeModesFor('resnet50'), [
+    'backbone',
+    'none',
+    'up_to:layer1',
+    'up_to:layer2',
+    'up_to:layer3',
+    'up_to:layer4',
+  ]);
+  assert.deepEqual(freezeModesFor('convnext_tiny'), [
+    'backbone',
+    'none',
+    'up_to:feature.1',
+    'up_to:feature.3',
+    'up_to:feature.5',
+    'up_to:feature.7',
+  ]);
+  assert.ok(!freezeModesFor('vit_b_32_224').includes('up_to:layer4'));
 });

@@ -1,0 +1,284 @@
+"""Which mindcv families the runner can offer as `model.backbone`, and what backbones.json says of them.
+
+For one small variant of each of mindcv 0.3.0's families (its model modules), in a child process each:
+build it (mindcv's own model, nothing patched) at 64 px on CPU, find where forward_features leaves the
+features (pooled, a map, tokens) and the stages (mindcv_net.structure), then in GRAPH mode train 2 steps
+of the runner's TransferNet (mindcv's features + the new head) and export MindIR. ok, or the step that
+failed and the first line of the error.
+
+    .venv/bin/python bench/backbone_survey.py [--only vit,convnext] [--write]
+
+--write rewrites runner/ascend_finetune/backbones.json: every passing family's surveyed variant plus
+the EXTRA variants of the families the issue names, and the survey's verdict per family. docs/weights.md
+lists the failures with their reasons.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "runner"))
+
+# The surveyed (smallest) variant where the name alone does not make it the first pick.
+PICK = {
+    "mobilenetv3": "mobilenet_v3_small_100",
+    "efficientnet": "efficientnet_b0",
+    "convnext": "convnext_tiny",
+    "vit": "vit_b_32_224",
+    "resnet": "resnet18",
+    "regnet": "regnet_x_200mf",
+    "mobilenetv2": "mobilenet_v2_100",
+    "crossvit": "crossvit_9",
+}
+# More variants offered for the families the issue names (those with mindcv weights, and their kin).
+EXTRA = {
+    "mobilenetv3": ["mobilenet_v3_large_100"],
+    "efficientnet": ["efficientnet_b1"],
+    "convnext": ["convnext_small"],
+    "vit": ["vit_b_16_224"],
+}
+# Families the runner has its own backbone for (models/net.py): surveyed, but not offered through mindcv.
+OWN = {"resnet"}
+SMALL = ("atto", "femto", "pico", "nano", "tiny", "small", "xxs", "xs", "s12", "b0", "050", "075", "100", "18", "_s")
+
+
+def families() -> dict[str, list[str]]:
+    from mindcv.models import registry
+
+    out: dict[str, list[str]] = {}
+    for name in registry.list_models():
+        out.setdefault(registry._model_to_module[name], []).append(name)
+    return out
+
+
+def pick(family: str, names: list[str]) -> str:
+    if family in PICK:
+        return PICK[family]
+    for key in SMALL:
+        hits = [n for n in names if key in n]
+        if hits:
+            return sorted(hits, key=len)[0]
+    return sorted(names, key=len)[0]
+
+
+def describe(name: str, family: str, size: int = 64) -> dict:
+    """backbones.json's entry for a model, from mindcv's model (PyNative forward at `size` px)."""
+    import mindspore as ms
+    import numpy as np
+
+    from ascend_finetune.models.mindcv_net import build_mindcv, structure
+
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    model = build_mindcv(name)
+    model.set_train(False)
+    cfg = sys.modules[type(model).__module__].default_cfgs[name]
+    head = [str(cfg.get("classifier", "classifier")).split(".")[0]]
+    out = model.forward_features(ms.Tensor(np.zeros((1, 3, size, size), np.float32)))
+    if out.ndim == 2:
+        pool, width = "pooled", out.shape[1]
+    elif out.ndim == 4:
+        pool, width = "avg", out.shape[1]
+    elif out.ndim == 3:
+        pool, width = ("avg_tokens" if getattr(model, "global_pool", "token") == "avg" else "token"), out.shape[2]
+    else:
+        raise ValueError(f"forward_features gave shape {out.shape}")
+    params = sum(int(np.prod(p.shape)) for n, p in model.parameters_and_names() if n.split(".")[0] not in head)
+    fixed = {} if size == 64 else {"image_size": size}  # takes only its own input size
+    return {
+        "family": family,
+        **fixed,
+        "num_features": int(width),
+        "pool": pool,
+        "head": head,
+        **structure(model, family),
+        "params": params,
+        "preprocess": {
+            "input_size": int(cfg.get("input_size", (3, 224, 224))[-1]),
+            "crop_pct": float(cfg.get("crop_pct", 0.875)),
+            "interpolation": str(cfg.get("interpolation", "bilinear")),
+            "mean": [round(v * 255, 4) for v in cfg.get("mean", (0.485, 0.456, 0.406))],
+            "std": [round(v * 255, 4) for v in cfg.get("std", (0.229, 0.224, 0.225))],
+        },
+    }
+
+
+def train_and_export(name: str, entry: dict, size: int = 64) -> None:
+    """2 GRAPH-mode steps of TransferNet(name) with a fresh head, then a MindIR export."""
+    import mindspore as ms
+    import numpy as np
+    from mindspore import nn
+
+    from ascend_finetune.models import backbones as bb
+    from ascend_finetune.models.net import TransferNet, apply_freeze, set_train_mode
+
+    doc = {"backbones": {name: entry}, "families": {}}
+    bb.catalog = lambda: doc  # this model's entry, before backbones.json has it
+    ms.set_context(mode=ms.GRAPH_MODE)
+    ms.set_seed(0)
+    net = TransferNet(name, 4, 0)
+    apply_freeze(net)
+    set_train_mode(net, True)
+    step = nn.TrainOneStepCell(
+        nn.WithLossCell(net, nn.CrossEntropyLoss()), nn.Momentum(net.trainable_params(), 0.01, 0.9)
+    )
+    step.set_train(True)
+    x = ms.Tensor(np.random.default_rng(0).random((2, 3, size, size), np.float32))
+    y = ms.Tensor(np.array([0, 1], np.int32))
+    losses = [float(step(x, y).asnumpy()) for _ in range(2)]
+    if not all(np.isfinite(losses)):
+        raise ValueError(f"non-finite loss {losses}")
+    net.set_train(False)
+    with tempfile.TemporaryDirectory() as d:
+        ms.export(net, x, file_name=os.path.join(d, "net"), file_format="MINDIR")
+        if not os.path.getsize(os.path.join(d, "net.mindir")):
+            raise ValueError("empty MindIR")
+
+
+def child(name: str, family: str) -> dict:
+    stage = "build"
+    t0 = time.time()
+    try:
+        try:
+            entry = describe(name, family)
+        except Exception as e:  # a model with a fixed input size (a position embedding): its own size
+            size = int(
+                getattr(sys.modules.get("mindcv.models." + family), "default_cfgs", {})
+                .get(name, {})
+                .get("input_size", (3, 64, 64))[-1]
+            )
+            if size == 64:
+                raise
+            at64 = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:160]}"
+            entry = describe(name, family, size)
+        stage = "train"
+        train_and_export(name, entry, int(entry.get("image_size", 64)))
+        r = {"model": name, "status": "ok", "entry": entry, "seconds": round(time.time() - t0, 1)}
+        if "image_size" in entry:
+            r["note"] = f"{entry['image_size']} px images only; at 64 px: {at64}"
+        return r
+    except Exception as e:  # the survey's verdict, not a crash
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0][:240]
+        return {"model": name, "status": "fail", "stage": stage, "reason": f"{type(e).__name__}: {first}"}
+
+
+def run_child(name: str, family: str, timeout: float) -> dict:
+    cmd = [sys.executable, __file__, "--child", name, "--family", family]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"model": name, "status": "fail", "stage": "train", "reason": f"over {timeout:.0f} s"}
+    for line in reversed(p.stdout.splitlines()):
+        if line.startswith("{"):
+            return dict(json.loads(line))
+    tail = (p.stderr.strip().splitlines() or ["no output"])[-1][:240]
+    return {"model": name, "status": "fail", "stage": "build", "reason": f"exit {p.returncode}: {tail}"}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", help="comma-separated families")
+    ap.add_argument("--write", action="store_true")
+    ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--child")
+    ap.add_argument("--family")
+    a = ap.parse_args()
+    if a.child:
+        print(json.dumps(child(a.child, a.family)))
+        return
+    fams = families()
+    only = set(a.only.split(",")) if a.only else set(fams)
+    out_path = os.path.join(HERE, "..", "runner", "ascend_finetune", "backbones.json")
+    with open(out_path, encoding="utf-8") as f:
+        doc = json.load(f)
+    for fam in sorted(fams):
+        if fam not in only:
+            continue
+        r = run_child(pick(fam, fams[fam]), fam, a.timeout)
+        entry = r.pop("entry", None)
+        took = str(r.get("seconds", ""))
+        print(
+            f"{fam:20s} {r['model']:28s} {r['status']:4s} {took:>6s} {r.get('stage', '')} {r.get('reason', '')}",
+            flush=True,
+        )
+        doc["families"][fam] = r
+        for n in [k for k, v in doc["backbones"].items() if v["family"] == fam]:
+            del doc["backbones"][n]
+        if r["status"] == "ok" and entry and fam not in OWN:
+            doc["backbones"][r["model"]] = entry
+            for extra in EXTRA.get(fam, []):
+                doc["backbones"][extra] = json.loads(run_describe(extra, fam, int(entry.get("image_size", 64))))
+        if a.write:  # after each family: a long survey keeps what it found
+            write(doc, out_path)
+
+
+def write(doc: dict, out_path: str) -> None:
+    doc["backbones"] = dict(sorted(doc["backbones"].items()))
+    doc["families"] = dict(sorted(doc["families"].items()))
+    with open(out_path, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    update_schema(doc)
+
+
+def update_schema(doc: dict) -> None:
+    """spec.schema.json's model.backbone and freeze enums from backbones.json (the runner's ResNets
+    first); spec.py checks the stage against the chosen backbone."""
+    path = os.path.join(HERE, "..", "runner", "ascend_finetune", "spec.schema.json")
+    with open(path, encoding="utf-8") as f:
+        schema = json.load(f)
+    model = schema["properties"]["model"]["properties"]
+    resnets = [b for b in model["backbone"]["enum"] if b.startswith("resnet")]
+    descs = model["backbone"]["x-enumDescriptions"][: len(resnets)]
+    names = list(doc["backbones"])
+    model["backbone"]["enum"] = resnets + names
+    model["backbone"]["x-enumDescriptions"] = descs + [
+        f"mindcv {n} ({e['family']}): {e['num_features']} features, {e['params'] / 1e6:.1f}M parameters; "
+        f"stages {', '.join(s['name'] for s in e['stages'])}."
+        for n, e in doc["backbones"].items()
+    ]
+    base = ["none", "backbone"] + [f"up_to:layer{i}" for i in range(1, 5)]
+    owners: dict[str, list[str]] = {}
+    for n, e in doc["backbones"].items():
+        for st in e["stages"]:
+            owners.setdefault(f"up_to:{st['name']}", []).append(n)
+    freeze = model["freeze"]
+    freeze["enum"] = base + list(owners)
+    freeze["x-enumDescriptions"] = freeze["x-enumDescriptions"][: len(base)] + [
+        f"mindcv ({', '.join(ns)}): the stem and the stages up to {v[6:]} are frozen." for v, ns in owners.items()
+    ]
+    model["unfreeze"]["items"]["properties"]["freeze"]["enum"] = list(freeze["enum"])
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(schema, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+    # spec_types.py's Literals of the same enums (test/runner/test_spec_types.py holds them equal)
+    types = os.path.join(HERE, "..", "runner", "ascend_finetune", "spec_types.py")
+    with open(types, encoding="utf-8") as f:
+        text = f.read()
+    for alias, values in (("Backbone", model["backbone"]["enum"]), ("Freeze", freeze["enum"])):
+        body = ",\n".join(f'    "{v}"' for v in values)
+        text = re.sub(
+            rf"^{alias} = Literal\[(.|\n)*?\]\n", f"{alias} = Literal[\n{body},\n]\n", text, count=1, flags=re.M
+        )
+    with open(types, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def run_describe(name: str, family: str, size: int) -> str:
+    code = (
+        f"import json, sys; sys.path.insert(0, {HERE!r}); import backbone_survey as s; "
+        f"print(json.dumps(s.describe({name!r}, {family!r}, {size})))"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return p.stdout.strip().splitlines()[-1]
+
+
+if __name__ == "__main__":
+    main()
