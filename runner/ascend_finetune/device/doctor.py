@@ -13,6 +13,7 @@ import subprocess
 import sys
 from typing import Any
 
+from .backend import ascend_available
 from .npu_smi import UnknownFormat, parse_info
 
 RAW_LIMIT = 4000  # characters of npu-smi's output kept when it could not be read
@@ -28,11 +29,8 @@ def _mindspore() -> dict[str, Any]:
             "error": f"{type(e).__name__}: {e}",
             "fix": "pip install mindspore==2.10.0 into the Python that the target uses",
         }
-    backends = {"CPU": True}
-    try:
-        backends["Ascend"] = bool(ms.hal.is_available("Ascend"))
-    except Exception:
-        backends["Ascend"] = False
+    # The same question training asks (device_context, not the deprecated ms.hal), so doctor and a run agree.
+    backends = {"CPU": True, "Ascend": ascend_available(ms)}
     return {"ok": True, "version": ms.__version__, "backends": backends}
 
 

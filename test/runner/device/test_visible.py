@@ -81,3 +81,15 @@ def test_auto_asks_the_device_context_api(monkeypatch):
     assert backend.resolve_target("auto") == ("Ascend", None)
     monkeypatch.setattr(ascend, "is_available", lambda: False)
     assert backend.ascend_available(ms) is False
+
+
+def test_doctor_asks_the_device_context_api_too(monkeypatch):
+    """doctor's backends come from the same call training uses, never the deprecated ms.hal."""
+    from mindspore.device_context import ascend
+
+    from ascend_finetune.device import doctor
+
+    monkeypatch.setattr(ms.hal, "is_available", lambda *_: pytest.fail("the deprecated API was called"))
+    for answer in (True, False):
+        monkeypatch.setattr(ascend, "is_available", lambda a=answer: a)
+        assert doctor._mindspore()["backends"] == {"CPU": True, "Ascend": answer}
