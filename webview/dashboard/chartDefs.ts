@@ -89,13 +89,13 @@ export function chartDefs(t: Theme, mode: 'single' | 'compare', runs: RunData[])
       options: () => ({
         series: [
           { label: 'step' },
-          // per step from the train step's own forward pass, smoothed like the loss
-          line('train acc %', c[0], { width: 1.5 }),
           line('val acc %', c[2], { points: { show: true, size: 6 } }),
           // dashed: a looser measure beside the top-1 line (1.0 by definition with 5 classes or fewer)
           line('top-5 %', c[2], { width: 1, dash: [4, 4], points: { show: true, size: 4 } } as Partial<uPlot.Series>),
           // train.ema: the moving average's val accuracy beside the raw weights' (a gap without EMA)
           line('EMA val acc %', c[5], { points: { show: true, size: 5 } }),
+          // per step from the train step's own forward pass (step.train_acc), smoothed like the loss
+          line('train acc %', c[0], { width: 1.5 }),
         ],
         scales: { y: { range: [0, 100] } },
         axes: [stepAxis(t), axis(t, { size: 60 })],

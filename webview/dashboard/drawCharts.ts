@@ -82,8 +82,8 @@ export class ChartDrawer {
       p('accuracy').update(
         e.steps.length || hasTrain
           ? (joinOnX([
-              { x: hasTrain ? s.steps : [], ys: [hasTrain ? train : []] },
               { x: e.steps, ys: [live.accPercent, live.top5Percent, live.emaPercent] },
+              { x: hasTrain ? s.steps : [], ys: [hasTrain ? train : []] },
             ]) as uPlot.AlignedData)
           : null,
         e.steps.length || hasTrain
