@@ -1,10 +1,15 @@
 """`ls`: one summary per run directory under a root, with `lost` detection and a `problem` for a
 run whose files cannot be trusted (rundir.py's rules: regular files only, capped, typed), so one bad
-run is listed as bad and never hides the others."""
+run is listed as bad and never hides the others.
+
+Each entry also carries the run's `summary` (summary.json, which the training process keeps up to
+date: train/summary.py writes it, this module reads it) and its spec flattened to dotted keys
+(`spec_fields`), which is what the Runs Table shows and diffs. Neither reads the event log."""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 from typing import Any
 
@@ -19,9 +24,82 @@ from .rundir import (
     is_time,
     load_json,
     open_regular,
+    read_json,
     short_json,
     status_path,
 )
+
+
+SUMMARY_FILE = "summary.json"
+SUMMARY_VERSION = 1
+# summary.json's fields that `ls` lists; each is a number or null, except `state` (a string or null).
+SUMMARY_FIELDS = (
+    "state",
+    "started_at",
+    "ended_at",
+    "duration_s",
+    "updated_at",
+    "epochs_done",
+    "steps_done",
+    "total_steps",
+    "best_val_acc",
+    "best_val_acc_epoch",
+    "final_val_acc",
+    "best_val_loss",
+    "img_per_s",
+    "skipped_updates",
+)
+# Bounds of a flattened spec, the same as the extension's (src/core/runs/specDiff.ts).
+FLAT_MAX_KEYS = 400
+FLAT_MAX_TEXT = 200
+_FLAT_MAX_DEPTH = 8
+
+
+def read_summary(run_dir: str) -> dict[str, Any] | None:
+    """The listed fields of a run's summary.json, each checked (a wrong-typed one reads null); None
+    for a run without one (runs from before it existed) or with one that cannot be used (not a
+    regular file, too large, not a JSON object)."""
+    raw = read_json(os.path.join(run_dir, SUMMARY_FILE), None, JSON_MAX_BYTES)
+    if not isinstance(raw, dict):
+        return None
+    out: dict[str, Any] = {}
+    for k in SUMMARY_FIELDS:
+        v = raw.get(k)
+        if k == "state":
+            out[k] = v if isinstance(v, str) and len(v) <= 20 else None
+        else:
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            out[k] = v if ok else None
+    return out
+
+
+def _flat_value(v: Any) -> Any:
+    if v is None or isinstance(v, (bool, int)):
+        return v
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, separators=(",", ":"), default=str)
+    return text if len(text) <= FLAT_MAX_TEXT else text[: FLAT_MAX_TEXT - 1] + "\u2026"
+
+
+def flatten_spec(spec: Any) -> dict[str, Any]:
+    """Dotted keys of a spec (`train.lr`), in the spec's order; a list is one value, its compact JSON
+    text (`device.ids: "[0,1]"`). At most FLAT_MAX_KEYS keys, text cut to FLAT_MAX_TEXT characters."""
+    out: dict[str, Any] = {}
+
+    def walk(x: dict[Any, Any], prefix: str, depth: int) -> None:
+        for k, v in x.items():
+            if len(out) >= FLAT_MAX_KEYS:
+                return
+            path = f"{prefix}.{k}" if prefix else str(k)
+            if isinstance(v, dict) and depth < _FLAT_MAX_DEPTH:
+                walk(v, path, depth + 1)
+            else:
+                out[path] = _flat_value(v)
+
+    if isinstance(spec, dict):
+        walk(spec, "", 0)
+    return out
 
 
 def _problem(e: Exception) -> str:
@@ -30,17 +108,23 @@ def _problem(e: Exception) -> str:
     return f"{e.strerror or type(e).__name__}" if isinstance(e, OSError) else str(e)
 
 
-def _spec_fields(run_dir: str, problems: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": None, "backbone": None, "epochs": None}
+def _load_spec(run_dir: str, problems: list[str]) -> dict[str, Any] | None:
     try:
         spec = load_json(os.path.join(run_dir, "spec.json"), JSON_MAX_BYTES)
     except FileNotFoundError:
-        return out
+        return None
     except (OSError, ValueError) as e:
         problems.append(_problem(e))
-        return out
+        return None
     if not isinstance(spec, dict):
         problems.append("spec.json is not a JSON object")
+        return None
+    return spec
+
+
+def _spec_fields(spec: dict[str, Any] | None, problems: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": None, "backbone": None, "epochs": None}
+    if spec is None:
         return out
     for key, section, field, want, ok in (
         ("name", None, "name", "a string", lambda v: isinstance(v, str)),
@@ -101,6 +185,8 @@ def _bad_run(run_dir: str, problem: str) -> dict[str, Any]:
         "step": None,
         "loss": None,
         "best": None,
+        "summary": None,
+        "spec_fields": None,
         "problem": problem,
     }
 
@@ -118,7 +204,8 @@ def summarize(run_dir: str) -> dict[str, Any] | None:
     status, problems = check_status(raw)
     if not isinstance(raw, dict):
         return _bad_run(run_dir, problems[0])
-    fields = _spec_fields(run_dir, problems)
+    spec = _load_spec(run_dir, problems)
+    fields = _spec_fields(spec, problems)
     last_step: dict[str, Any] | None = None
     try:
         last_step = last_event_of(os.path.join(run_dir, "events.jsonl"), "step")
@@ -141,6 +228,8 @@ def summarize(run_dir: str) -> dict[str, Any] | None:
         "step": num("step", int),
         "loss": num("loss", (int, float)),
         "best": best,
+        "summary": read_summary(run_dir),
+        "spec_fields": flatten_spec(spec) if spec is not None else None,
         "problem": "; ".join(problems) or None,
     }
 

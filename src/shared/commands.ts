@@ -10,6 +10,8 @@ export const COMMANDS = [
   { id: 'ascend.openConsole', title: 'Open Console', icon: '$(terminal)' },
   { id: 'ascend.openDashboard', title: 'Open Dashboard', icon: '$(graph-line)' },
   { id: 'ascend.compareRuns', title: 'Compare Runs', icon: '$(graph)' },
+  // The Runs Table webview (src/vscode/runsTable/): every run of a target, or of all, with results and spec fields.
+  { id: 'ascend.openRunsTable', title: 'Open Runs Table', icon: '$(table)' },
   { id: 'ascend.reattach', title: 'Reattach', icon: '$(plug)' },
   { id: 'ascend.deleteRun', title: 'Delete Run', icon: '$(trash)' },
   // A run's meta (name, notes, tags) through the runner's `meta` command.

@@ -40,6 +40,7 @@ import { saveSshTargets } from './settings';
 import { specLanguage } from './specLanguage';
 import { startWizard } from './startWizard';
 import { previewDataCommand } from './preview/commands';
+import { openRunsTableCommand } from './runsTable/panel';
 import { createPythonEnv, openTargetSettings, setPythonPath } from './wizard/health';
 import { startShortPath } from './wizard/short';
 
@@ -109,6 +110,7 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
     }
     registerDashboards(app).open(refs);
   },
+  'ascend.openRunsTable': (app) => (node) => openRunsTableCommand(app, node),
   'ascend.reattach': (app) => async (node) => {
     const found = await resolveRun(app, node, 'Reattach to which run?');
     if (!found) return;

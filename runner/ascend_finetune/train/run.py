@@ -33,6 +33,7 @@ from ..events import EventLog
 from ..rundir import atomic_write_json, make_reserve, open_lock, process_start, release_reserve, write_status
 from ..spec import SpecError
 from ..spec_types import RunSpec
+from .summary import summary_for
 from .trainer import NonFiniteLoss, Trainer
 from .verdict import judge_log
 
@@ -103,6 +104,7 @@ class Run:
         # kernel caches): keep them in the run directory, not wherever the runner was started.
         os.chdir(run_dir)
         self.log: EventLog | NullLog = setup.log or EventLog(os.path.join(run_dir, "events.jsonl"))
+        self.summary = summary_for(self.log, run_dir)  # summary.json, which `ls` lists
         self.stop_requested = False
         self.stop_reason: str | None = None
         self.inbox = setup.inbox or ControlInbox(run_dir)
@@ -234,6 +236,8 @@ class Run:
             pass
         self.inbox.clear()  # a request that came too late must not reach a later resume
         self.error = error
+        if self.summary:
+            self.summary.update(status)
         if self.holds_dir:
             write_status(self.run_dir, state=status, ended_at=time.time(), exit_code=code, error=error, health=health)
         if self.rank:
@@ -446,6 +450,8 @@ class Run:
                 epoch_s=round(time.perf_counter() - epoch_t0, 3),
                 **extra,
             )
+            if self.summary:
+                self.summary.update()
             watched = {**metrics, "train_loss": loss_sum / loss_n if loss_n else None}
             early_stop = tr.knobs.after_epoch(epoch, watched, self.log.emit)  # before the checkpoint: its counters
             entry = self._checkpoint(metrics, ev_ema)

@@ -54,6 +54,10 @@ export interface ListedRun {
   health?: unknown;
   meta?: { name?: unknown; notes?: unknown; tags?: unknown } | null;
   display_name?: string | null;
+  /** summary.json's figures (runner/ascend_finetune/train/summary.py); null for runs older than it. Read with `listedSummary`. */
+  summary?: Record<string, unknown> | null;
+  /** The spec flattened to dotted keys (`train.lr`), as src/core/runs/specDiff.ts flattens it. */
+  spec_fields?: Record<string, unknown> | null;
 }
 
 /** `meta` as the runner prints it, checked: wrong-typed parts read as unset. */
@@ -204,6 +208,8 @@ const OPTIONAL: Readonly<Record<string, (x: unknown) => boolean>> = {
   health: obj,
   meta: obj,
   display_name: (x) => typeof x === 'string',
+  summary: obj,
+  spec_fields: obj,
   best: (x) =>
     obj(x) && (x.metrics == null || (obj(x.metrics) && (x.metrics.val_acc == null || finite(x.metrics.val_acc)))),
 };

@@ -1,0 +1,178 @@
+// The Runs Table panel: one webview (webview/runsTable) per scope (a target, or all of them). The
+// state lives in a RunsTableModel (src/core/runs/tableModel.ts); the panel lists the scope's runs
+// with the runner's `ls` (the Runs view's own listing call, which also refreshes the Runs view),
+// sends the model's snapshot after each change and when the panel becomes visible again, and turns
+// Compare and Delete into the existing commands (Delete with its own confirmation per run).
+import * as vscode from 'vscode';
+import type { ListedRunDetail } from '../../core/runs/presentation';
+import type { TargetListing } from '../../core/runs/table';
+import { RunsTableModel, type TableAction } from '../../core/runs/tableModel';
+import { runnerArgs, runRunner } from '../../core/targets/runnerCli';
+import { targetsToList, type TargetDef } from '../../core/targets/model';
+import { webviewPage } from '../../core/webviewPage';
+import { validateTableMessage, type HostMessage } from '../../shared/runsTableProtocol';
+import type { App } from '../app';
+import { errorText } from '../context';
+import { bundleAssets, webviewOptions } from '../webviewAssets';
+
+const VIEW_TYPE = 'ascend.runsTable';
+const ALL = '*';
+
+export class RunsTablePanel {
+  private static readonly open = new Map<string, RunsTablePanel>();
+  private readonly model: RunsTableModel;
+  private readonly panel: vscode.WebviewPanel;
+  private readonly subs: vscode.Disposable[] = [];
+  private loading: Promise<void> | undefined;
+
+  /** Reveals the scope's table (a target id, or undefined for every target) and lists its runs again. */
+  static show(app: App, targetId: string | undefined): RunsTablePanel {
+    const key = targetId ?? ALL;
+    let p = RunsTablePanel.open.get(key);
+    if (p) p.panel.reveal();
+    else {
+      p = new RunsTablePanel(app, targetId);
+      RunsTablePanel.open.set(key, p);
+    }
+    void p.reload();
+    return p;
+  }
+
+  private constructor(
+    private readonly app: App,
+    private readonly targetId: string | undefined,
+  ) {
+    const label = targetId === undefined ? 'all targets' : (app.ctx.target(targetId)?.label ?? targetId);
+    const title = `Runs Table: ${label}`;
+    this.model = new RunsTableModel(title, targetId === undefined);
+    const uri = app.ctx.extension.extensionUri;
+    this.panel = vscode.window.createWebviewPanel(VIEW_TYPE, title, vscode.ViewColumn.Active, {
+      ...webviewOptions(uri),
+      retainContextWhenHidden: false,
+    });
+    this.panel.webview.html = runsTableHtml(this.panel.webview, uri, title);
+    this.subs.push(
+      this.panel.webview.onDidReceiveMessage((m) => void this.onMessage(m)),
+      this.panel.onDidChangeViewState(() => this.panel.visible && this.post()),
+      this.panel.onDidDispose(() => this.dispose()),
+    );
+  }
+
+  private post(): void {
+    const msg: HostMessage = { type: 'state', state: this.model.snapshot() };
+    void this.panel.webview.postMessage(msg);
+  }
+
+  private targets(): TargetDef[] {
+    const { ctx } = this.app;
+    if (this.targetId !== undefined) {
+      const def = ctx.target(this.targetId);
+      return def ? [def] : [];
+    }
+    return targetsToList(ctx.targets, ctx.index.byTarget().keys());
+  }
+
+  /** Lists the scope's runs (one `ls` per target, side by side); a target that fails is named, the rest shown. */
+  reload(): Promise<void> {
+    this.loading ??= this.list().finally(() => (this.loading = undefined));
+    return this.loading;
+  }
+
+  private async list(): Promise<void> {
+    const { ctx } = this.app;
+    this.model.setLoading(true);
+    this.post();
+    const errors: string[] = [];
+    const listings: TargetListing[] = [];
+    await Promise.all(
+      this.targets().map(async (def) => {
+        try {
+          await ctx.ensureRunner(def);
+          const out = await runRunner<{ runs?: ListedRunDetail[] }>(ctx.transport(def), runnerArgs.ls(def.runsRoot), {
+            timeoutMs: 60_000,
+          });
+          const runs = Array.isArray(out.runs) ? out.runs : [];
+          listings.push({ targetId: def.id, targetLabel: def.label, runs });
+          await ctx.index.mergeListing(def.id, runs); // the Runs view and Compare Runs see the same runs
+        } catch (e) {
+          errors.push(`${def.label}: could not list runs (${errorText(e)})`);
+          ctx.log.warn(`runs table: ls on ${def.label} failed: ${errorText(e)}`);
+        }
+      }),
+    );
+    const order = this.targets().map((t) => t.id);
+    listings.sort((a, b) => order.indexOf(a.targetId) - order.indexOf(b.targetId));
+    this.model.setListings(listings, errors, Date.now() / 1000);
+    this.app.runs.refresh();
+    this.post();
+  }
+
+  private async onMessage(raw: unknown): Promise<void> {
+    const v = validateTableMessage(raw);
+    if (!v.ok) {
+      this.app.ctx.log.warn(`runs table: refused a message: ${v.error}`);
+      return;
+    }
+    const action: TableAction = this.model.handle(v.message);
+    if (v.message.type !== 'refresh') this.post();
+    switch (action.type) {
+      case 'none':
+        return;
+      case 'refresh':
+        return this.reload();
+      case 'compare': {
+        const refs = action.runs.map((r) => ({ targetId: r.targetId, runId: r.runId }));
+        await vscode.commands.executeCommand('ascend.compareRuns', refs[0], refs);
+        return;
+      }
+      case 'delete':
+        // One at a time, each through Delete Run and its confirmation (the runner's `rm`, the index).
+        for (const r of action.runs)
+          await vscode.commands.executeCommand('ascend.deleteRun', { targetId: r.targetId, runId: r.runId });
+        return this.reload();
+    }
+  }
+
+  private dispose(): void {
+    RunsTablePanel.open.delete(this.targetId ?? ALL);
+    for (const s of this.subs.splice(0)) s.dispose();
+  }
+}
+
+/** The page (src/core/webviewPage.ts) with the Runs Table bundle (webview/runsTable: script and stylesheet). */
+export function runsTableHtml(
+  webview: Pick<vscode.Webview, 'asWebviewUri' | 'cspSource'>,
+  extensionUri: vscode.Uri,
+  title: string,
+): string {
+  return webviewPage({ ...bundleAssets(webview, extensionUri, 'runsTable'), title, placeholder: 'Listing runs…' });
+}
+
+/** ascend.openRunsTable: from a target (Targets view, or a Runs view group), or from the palette (pick a scope). */
+export async function openRunsTableCommand(app: App, node: unknown): Promise<void> {
+  const id =
+    typeof node === 'object' && node !== null && typeof (node as { targetId?: unknown }).targetId === 'string'
+      ? (node as { targetId: string }).targetId
+      : undefined;
+  if (id !== undefined) {
+    RunsTablePanel.show(app, id);
+    return;
+  }
+  const targets = targetsToList(app.ctx.targets, app.ctx.index.byTarget().keys());
+  if (targets.length <= 1) {
+    RunsTablePanel.show(app, targets[0]?.id);
+    return;
+  }
+  const picked = await vscode.window.showQuickPick(
+    [
+      {
+        label: 'All targets',
+        description: `${targets.length} targets, one table`,
+        id: undefined as string | undefined,
+      },
+      ...targets.map((t) => ({ label: t.label, description: t.description, id: t.id as string | undefined })),
+    ],
+    { title: 'Runs Table of which target?' },
+  );
+  if (picked) RunsTablePanel.show(app, picked.id);
+}
