@@ -5,6 +5,7 @@
 // (deep, huge, odd types) costs the UI a bounded table of strings and nothing else.
 import type { ConfigRow, RunConfig } from '../../shared/dashboardProtocol';
 import type { RunStartedEvent } from '../../shared/eventsProtocol';
+import { differingKeys, flattenSpec, formatFlatValue } from '../runs/specDiff';
 
 /** Rows per section and characters per value the panel is sent. */
 export const MAX_CONFIG_ROWS = 400;
@@ -87,16 +88,19 @@ export function runConfig(start: RunStartedEvent | undefined, specFile?: Record<
 }
 
 // ---- Compare Runs' labels ----------------------------------------------------------------------
-// ADAPTER (until src/core/runs/specDiff.ts from branch `table` is merged): the spec fields whose
-// values differ between the compared runs. Replace the body with specDiff's when it lands.
 
 /** Fields every run has its own value of, never a setting the user chose. */
 const NOT_SETTINGS = new Set(['name', 'notes', 'tags']);
 
-/** Per run, its values of the spec fields that differ between `configs` (missing counts as "—"). */
-export function differingSettings(configs: readonly (RunConfig | null | undefined)[], max = 8): ConfigRow[][] {
-  const maps = configs.map((c) => new Map((c?.spec ?? []).map((r) => [r.path, r.value])));
-  const paths = [...new Set(maps.flatMap((m) => [...m.keys()]))].filter((p) => !NOT_SETTINGS.has(p));
-  const differing = paths.filter((p) => new Set(maps.map((m) => m.get(p) ?? '—')).size > 1);
-  return maps.map((m) => differing.slice(0, max).map((path) => ({ path, value: m.get(path) ?? '—' })));
+/**
+ * Per run, its values of the spec fields that differ between `specs` (the runs' resolved specs,
+ * flattened and compared as the Runs Table does: core/runs/specDiff.ts); a run without a spec yet
+ * reads "—". At most `max` fields, in the spec's order.
+ */
+export function differingSettings(specs: readonly (Record<string, unknown> | undefined)[], max = 8): ConfigRow[][] {
+  const flat = specs.map((s) => flattenSpec(s ?? {}));
+  const keys = differingKeys(flat)
+    .filter((k) => !NOT_SETTINGS.has(k))
+    .slice(0, max);
+  return flat.map((f) => keys.map((path) => ({ path, value: formatFlatValue(f[path]) })));
 }

@@ -372,6 +372,12 @@ export class RunSeriesStore {
     this.configRevision++;
   }
 
+  /** The resolved spec: spec.json's, else run_started's (undefined before either). */
+  spec(): Record<string, unknown> | undefined {
+    const e = this.start?.event.spec;
+    return this.specFile ?? (typeof e === 'object' && e !== null && !Array.isArray(e) ? e : undefined);
+  }
+
   /** The config panel's contents (null before run_started or spec.json). */
   config(): RunConfig | null {
     if (this.configCache === undefined) this.configCache = runConfig(this.start?.event, this.specFile);

@@ -317,7 +317,7 @@ export class DashboardSession {
     const runs = [...this.runs.values()].map((e) => this.runData(e));
     if (this.options.mode === 'compare') {
       // Compare Runs labels each run with its values of the settings that differ between them.
-      const differs = differingSettings(runs.map((r) => r.config));
+      const differs = differingSettings([...this.runs.values()].map((e) => e.store.spec()));
       runs.forEach((r, i) => (r.differs = differs[i]));
     }
     const m: Extract<HostMessage, { type: 'snapshot' }> = {
