@@ -141,7 +141,19 @@ class AccumulatingRunStep:
         loss, finite, scale, updated, correct = self.acc(xs, ys).asnumpy().tolist()
         agreed = float(self.stop.agreed.asnumpy().reshape(-1)[0]) if self.stop is not None else 0.0
         ok = bool(np.isfinite(loss))
-        row = [loss, finite, scale, updated, agreed, loss if ok else 0.0, float(ok), 1.0 - finite, updated, correct, correct]
+        row = [
+            loss,
+            finite,
+            scale,
+            updated,
+            agreed,
+            loss if ok else 0.0,
+            float(ok),
+            1.0 - finite,
+            updated,
+            correct,
+            correct,
+        ]
         return ms.Tensor(np.array(row, np.float32))
 
 

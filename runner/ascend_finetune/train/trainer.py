@@ -254,7 +254,8 @@ class Trainer:
             )
         # Distributed: the stop flag rides in the step's loss AllReduce (strategy.StepStop).
         self.step_stop = StepStop(core) if distributed else None
-        # self.train_step: [loss, finite, scale, updated, correct] per call, one device read (accumulating: per k batches)
+        # self.train_step: [loss, finite, scale, updated, correct] per call, one device read
+        # (accumulating: per k batches)
         self._core_step = core
         self._run_step: Any = None  # RunStep around the same step, built by epoch_steps
         self._set_train_mode(self.net, True)  # the step's set_train(True) reached the frozen BatchNorms too
