@@ -370,8 +370,13 @@ export class ChartPanel {
     });
   }
 
+  /** Compare Runs' runs hidden from this chart (kept through a rebuild). */
+  private readonly hiddenRuns = new Set<number>();
+
   /** Compare Runs: shows or hides every series of run `run` (its line, its overflow markers). */
   setRunShown(run: number, shown: boolean): void {
+    if (shown) this.hiddenRuns.delete(run);
+    else this.hiddenRuns.add(run);
     const runs = this.def.seriesRuns;
     const u = this.u;
     if (!runs || !u) return;
@@ -552,8 +557,10 @@ export class ChartPanel {
     if (this.logOn())
       for (const k of this.def.logScales!) scales[k] = { ...scales[k], distr: 3, log: 10, range: undefined };
     const hidden = ctx.hiddenSeries?.(this.def.id);
-    if (hidden?.size)
-      base.series = base.series.map((s, i) => (i > 0 && hidden.has(String(s.label)) ? { ...s, show: false } : s));
+    const runs = this.def.seriesRuns;
+    base.series = base.series.map((s, i) =>
+      i > 0 && (hidden?.has(String(s.label)) || (runs && this.hiddenRuns.has(runs[i]))) ? { ...s, show: false } : s,
+    );
     const ticks = ctx.xTicks?.();
     if (ticks && base.axes?.[0]) {
       base.axes = [

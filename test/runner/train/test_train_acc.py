@@ -88,7 +88,10 @@ def test_train_accuracy_equals_an_eval_of_the_same_images(tmp_path):
     last = [e for e in of_type(evs, "step") if e["epoch"] == 2]
     train_acc = sum(e["train_acc"] for e in last) / len(last)
     ckpt = [e for e in of_type(evs, "checkpoint")][-1]["file"]
-    code, out = runner("eval", os.path.join(tmp_path, "same", ckpt), "--data", str(data), timeout=600)
+    run_dir = os.path.join(tmp_path, "same")
+    code, out = runner(
+        "eval", "--run", run_dir, "--ckpt", os.path.join(run_dir, ckpt), "--data", str(data), timeout=600
+    )
     assert code == 0, out
     assert isinstance(out, dict)
     assert abs(train_acc - out["accuracy"]) <= 0.07, (train_acc, out["accuracy"])
