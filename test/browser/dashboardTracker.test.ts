@@ -151,7 +151,12 @@ describe('the dashboard as a tracker, on real CPU runs', { timeout: 900_000 }, (
     // the filter narrows the spec's rows
     await page.locator('#config-filter').fill('backbone');
     const shown = await page.locator('[data-config="spec"] tbody tr:not([hidden])').allTextContents();
-    assert.deepEqual(shown, ['model.backboneresnet18']);
+    const all = await page.locator('[data-config="spec"] tbody tr').count();
+    assert.ok(shown.includes('model.backboneresnet18') && shown.length < all, shown.join(' | '));
+    assert.ok(
+      shown.every((r) => r.includes('backbone')),
+      shown.join(' | '),
+    );
     await page.screenshot({ path: path.join(OUT, 'tracker-config.png'), fullPage: true });
     await page.close();
   });
