@@ -487,7 +487,16 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
     const state = await page.evaluate(() =>
       (window as unknown as { __ascendDashboard: { state(): unknown } }).__ascendDashboard.state(),
     );
-    assert.deepEqual(state, { smoothing: 0.6, zoom: { min: 3, max: 9 }, tab: 1 });
+    // (with the tracker's defaults: step x axis, no log scale, nothing hidden)
+    assert.deepEqual(state, {
+      smoothing: 0.6,
+      zoom: { min: 3, max: 9 },
+      tab: 1,
+      xAxis: 'step',
+      logCharts: [],
+      hiddenSeries: {},
+      hiddenRuns: [],
+    });
     await page.close();
   });
 
