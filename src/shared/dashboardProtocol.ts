@@ -38,6 +38,8 @@ export interface DashboardHeader {
   bestValAcc?: number | null;
   bestCheckpoint?: string | null;
   globalBatch?: number;
+  /** run_started.steps_per_epoch (the epoch x axis). */
+  stepsPerEpoch?: number;
   classes: string[];
   /** Why a failed run failed; `path` and `fix` name the spec field and the fix for bad input. */
   error?: { kind: string; message: string; traceTail: string | null; path?: string; fix?: string } | null;
@@ -62,6 +64,10 @@ export interface StepBlock {
    * null; `loss` is then the sink's mean loss. Absent when no row of the block is a sink.
    */
   firstStep?: (number | null)[];
+  /** Training accuracy (0..1) of the row's batches (step.train_acc); null from an older runner. Absent from an older host. */
+  trainAcc?: (number | null)[];
+  /** The row's event time, unix seconds (the wall-clock x axis). Absent from an older host. */
+  t?: number[];
 }
 
 /** One row per eval event. */
@@ -93,6 +99,42 @@ export interface DeviceBlock {
       powerW: (number | null)[];
     }
   >;
+}
+
+/** One row per `host` event (a machine without NPUs: CPU, memory, the training process's RSS). */
+export interface HostBlock {
+  /** The run's step at the time of the sample (the last step seen before it). */
+  steps: number[];
+  t: number[];
+  /** Busy share of all CPUs, per cent. */
+  cpuPct: (number | null)[];
+  /** The training process's CPU, per cent of one core. */
+  procCpuPct: (number | null)[];
+  memUsedMb: (number | null)[];
+  memTotalMb: (number | null)[];
+  rssMb: (number | null)[];
+}
+
+/** A setting as the config panel shows it: a dotted path (`train.lr`) and its value as text. */
+export interface ConfigRow {
+  path: string;
+  value: string;
+}
+
+/** The config panel: what the run was started with, as the run directory records it. */
+export interface RunConfig {
+  /** Where `spec` was read: the run's spec.json (a local run), or its run_started event (any target). */
+  specSource: 'spec.json' | 'run_started';
+  /** The resolved spec, flattened to dotted paths. */
+  spec: ConfigRow[];
+  /** run_started.pretrained (source, sha256, download URL, origin, layout); empty: random initialisation. */
+  weights: ConfigRow[];
+  /** run_started.preprocess: the evaluation resize and normalisation the weights expect. */
+  preprocess: ConfigRow[];
+  /** run_started.versions (runner, MindSpore, Python) and where it trained (run_started.device). */
+  versions: ConfigRow[];
+  /** The settings cut off to keep the message bounded (0 normally). */
+  truncated: number;
 }
 
 export interface AmpHealth {
@@ -143,6 +185,12 @@ export interface RunData {
   notices: RunNotice[];
   /** unfreeze and lr_reduced events, in step order; absent from an older host. */
   marks?: RunMark[];
+  /** Host telemetry (a run without NPUs); absent from an older host. */
+  host?: HostBlock;
+  /** The config panel's contents; null before the host knows them, absent from an older host. */
+  config?: RunConfig | null;
+  /** Compare mode: this run's values of the spec fields that differ between the compared runs. */
+  differs?: ConfigRow[];
   /** Total step rows the host holds (before downsampling), and whether `steps` is downsampled. */
   totalStepRows: number;
   downsampled: boolean;
@@ -175,6 +223,9 @@ export type HostMessage =
       steps?: StepBlock;
       evals?: EvalBlock;
       devices?: DeviceBlock;
+      host?: HostBlock;
+      /** The config, when it changed since the last message (the run started, spec.json was read). */
+      config?: RunConfig;
       amp: AmpHealth;
       notices?: RunNotice[];
       /** Marks since the last message. */

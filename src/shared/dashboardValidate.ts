@@ -123,6 +123,7 @@ const RULES: Record<string, Record<string, Rule>> = {
     step_ms: 'numOrNull',
     data_ms: 'numOrNull',
     img_per_s: 'numOrNull',
+    train_acc: 'numOrNull',
   },
   eval: {
     epoch: 'num',
@@ -134,6 +135,13 @@ const RULES: Record<string, Record<string, Rule>> = {
   },
   checkpoint: { file: 'str', best: 'bool', metrics: 'objOrNull' },
   device: { devices: 'arr' },
+  host: {
+    cpu_pct: 'numOrNull',
+    mem_used_mb: 'numOrNull',
+    mem_total_mb: 'numOrNull',
+    rss_mb: 'numOrNull',
+    proc_cpu_pct: 'numOrNull',
+  },
   warning: { code: 'str', message: 'str' },
   run_finished: { status: 'str', error: 'objOrNull', best: 'objOrNull', final: 'objOrNull' },
 };

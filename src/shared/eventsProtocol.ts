@@ -94,6 +94,12 @@ export interface StepEvent extends EventEnvelope<'step'> {
   /** Time spent waiting for the batch (absent for a sink: the device queue hides it). */
   data_ms?: number;
   img_per_s: number | null;
+  /**
+   * Training accuracy (0..1) of the event's batches, from the train step's own forward pass (before
+   * its update; no second pass): for a sink or an accumulation, over all its batches; on several
+   * ranks, rank 0's share. Mixup/cutmix count the label with the largest share. Absent from older runners.
+   */
+  train_acc?: number | null;
 }
 
 export interface EvalEvent extends EventEnvelope<'eval'> {
@@ -178,6 +184,19 @@ export interface DeviceSample {
 
 export interface DeviceEvent extends EventEnvelope<'device'> {
   devices: DeviceSample[];
+}
+
+/** Host telemetry where there is no `npu-smi` (a CPU run): from /proc, every device.telemetry_s. */
+export interface HostEvent extends EventEnvelope<'host'> {
+  /** Busy share of all the host's CPUs since the previous sample, per cent. */
+  cpu_pct: number | null;
+  /** MemTotal - MemAvailable, and MemTotal, in MB. */
+  mem_used_mb: number | null;
+  mem_total_mb: number | null;
+  /** The training process's resident set, MB. */
+  rss_mb: number | null;
+  /** The training process's CPU use, per cent of one core (400: four cores busy). */
+  proc_cpu_pct?: number | null;
 }
 
 export interface WarningEvent extends EventEnvelope<'warning'> {
@@ -276,6 +295,7 @@ export type KnownEvent =
   | UnfreezeEvent
   | CheckpointEvent
   | DeviceEvent
+  | HostEvent
   | WarningEvent
   | LrReducedEvent
   | RunFinishedEvent;
@@ -297,6 +317,7 @@ const KNOWN_TYPES: ReadonlySet<string> = new Set<KnownEventType>([
   'unfreeze',
   'checkpoint',
   'device',
+  'host',
   'warning',
   'lr_reduced',
   'run_finished',
@@ -350,6 +371,7 @@ const PAYLOADS: Readonly<Record<KnownEventType, Readonly<Record<string, Kind>>>>
     step_ms: 'num',
     data_ms: 'num',
     img_per_s: 'num?',
+    train_acc: 'num?',
   },
   eval: {
     epoch: 'num',
@@ -377,6 +399,7 @@ const PAYLOADS: Readonly<Record<KnownEventType, Readonly<Record<string, Kind>>>>
     kind: 'str',
   },
   device: { devices: 'arr' },
+  host: { cpu_pct: 'num?', mem_used_mb: 'num?', mem_total_mb: 'num?', rss_mb: 'num?', proc_cpu_pct: 'num?' },
   warning: { code: 'str', message: 'str' },
   lr_reduced: { epoch: 'num', step: 'num', lr: 'num', previous_lr: 'num', metric: 'str', best_epoch: 'num' },
   run_finished: { status: 'str', error: 'obj?', best: 'obj?', final: 'obj?', early_stop: 'obj?' },

@@ -5,9 +5,11 @@
 // (retainContextWhenHidden false: no memory held by hidden panels) and gets a snapshot on `ready`;
 // after a window reload the serializer reopens each panel on the same runs.
 import { randomBytes } from 'node:crypto';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { followRun } from '../core/runs/attach';
 import { dashboardShell } from '../core/dashboard/html';
+import { MAX_SPEC_BYTES, readJsonObject } from '../core/dashboard/runFiles';
 import { dashboardTitle, retitled } from '../core/dashboard/title';
 import { DashboardSession, type RunMeta } from '../core/dashboard/session';
 import { isLive } from '../core/runs/presentation';
@@ -121,6 +123,15 @@ class DashboardPanel {
     }
     const feed: Feed = { ref, key, backfilling: true, held: [] };
     this.feeds.set(runKey(ref), feed);
+    if (def.kind === 'local') {
+      // The config panel shows the run's spec.json (bounded, a regular file); elsewhere run_started's spec.
+      const spec = readJsonObject(path.join(record.runDir, 'spec.json'), MAX_SPEC_BYTES);
+      const store = this.session.store(key);
+      if (spec.ok === true && store) {
+        store.setSpecFile(spec.value);
+        this.session.touched(key);
+      }
+    }
     try {
       await ctx.ensureRunner(def);
       // `--no-follow` stops at a run_finished; a resumed run's log goes on after it, so read on

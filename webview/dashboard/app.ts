@@ -8,6 +8,8 @@ import { ChartDrawer, type DrawFrame } from './drawCharts';
 import { applyAppend, ingestRuns } from './ingest';
 import { renderPicker, type PickerRun } from './picker';
 import { renderVerdict } from './verdict';
+import { renderConfig } from './configPanel';
+import { epochTicks, timeTicks, type XAxisMode } from './xAxis';
 import {
   elapsedS,
   renderAmp,
@@ -44,6 +46,15 @@ export class DashboardApp {
   private readonly chartsEl = h('div', { class: 'charts' });
   private readonly perClass = h('div', { class: 'per-class-wrap' });
   private readonly notices = h('div', { class: 'notices-wrap' });
+  private readonly configEl = h('div', { class: 'config-wrap' });
+  private readonly xAxisSelect = h(
+    'select',
+    { id: 'x-axis', 'aria-label': 'X axis' },
+    h('option', { value: 'step' }, 'step'),
+    h('option', { value: 'epoch' }, 'epoch'),
+    h('option', { value: 'time' }, 'wall-clock'),
+  ) as HTMLSelectElement;
+  private readonly xAxisLabel = h('label', { for: 'x-axis' }, 'X axis ');
   private readonly noticeTab = h('vscode-tab-header', { 'data-tab': 'notices' }, 'Warnings & errors');
   private readonly tabs: HTMLElement;
   private readonly smoothingInput: HTMLInputElement;
@@ -70,11 +81,26 @@ export class DashboardApp {
     private readonly transport: Transport,
   ) {
     const saved = transport.loadState() ?? {};
+    const strings = (v: unknown): string[] =>
+      Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string').slice(0, 200) : [];
+    const hiddenSeries: Record<string, string[]> = {};
+    if (saved.hiddenSeries && typeof saved.hiddenSeries === 'object')
+      for (const [k, v] of Object.entries(saved.hiddenSeries).slice(0, 50)) hiddenSeries[k] = strings(v);
     this.state = {
       smoothing: typeof saved.smoothing === 'number' ? saved.smoothing : 0.6,
       zoom: saved.zoom && Number.isFinite(saved.zoom.min) && Number.isFinite(saved.zoom.max) ? saved.zoom : null,
       tab: typeof saved.tab === 'number' ? saved.tab : 0,
+      xAxis: saved.xAxis === 'epoch' || saved.xAxis === 'time' ? saved.xAxis : 'step',
+      logCharts: strings(saved.logCharts),
+      hiddenSeries,
+      hiddenRuns: strings(saved.hiddenRuns),
     };
+    this.xAxisSelect.value = this.state.xAxis ?? 'step';
+    this.xAxisSelect.addEventListener('change', () => {
+      this.state.xAxis = this.xAxisSelect.value as XAxisMode;
+      this.save();
+      for (const p of this.panels.values()) p.rebuild(); // the axis's splits and labels are fixed at creation
+    });
     this.theme = readTheme();
 
     this.smoothingInput = h('input', {
@@ -121,6 +147,9 @@ export class DashboardApp {
       applyZoom,
       reset,
       h('span', { class: 'sep' }),
+      this.xAxisLabel,
+      this.xAxisSelect,
+      h('span', { class: 'sep' }),
       csv,
     );
 
@@ -133,6 +162,8 @@ export class DashboardApp {
       h('vscode-tab-panel', {}, this.perClass),
       this.noticeTab,
       h('vscode-tab-panel', {}, this.notices),
+      h('vscode-tab-header', { 'data-tab': 'config' }, 'Config'),
+      h('vscode-tab-panel', {}, this.configEl),
     );
     this.tabs.addEventListener('vsc-tabs-select', (ev) => {
       this.state.tab = (ev as CustomEvent<{ selectedIndex: number }>).detail.selectedIndex;
@@ -257,15 +288,56 @@ export class DashboardApp {
       full: () => this.fullRange(),
       onZoom: (min, max) => max > min && this.setZoom({ min, max }),
       onReset: () => this.setZoom(null),
+      xTicks: () => this.xTicks(),
+      isLog: (id) => (this.state.logCharts ?? []).includes(id),
+      setLog: (id, on) => {
+        const rest = (this.state.logCharts ?? []).filter((c) => c !== id);
+        this.state.logCharts = on ? [...rest, id] : rest;
+        this.save();
+      },
+      hiddenSeries: (id) => new Set(this.state.hiddenSeries?.[id] ?? []),
+      setSeriesShown: (id, label, shown) => {
+        const all = (this.state.hiddenSeries ??= {});
+        const rest = (all[id] ?? []).filter((l) => l !== label);
+        all[id] = shown ? rest : [...rest, label];
+        this.save();
+      },
     };
+  }
+
+  /** The x axis's labels in the chosen unit (single run; Compare Runs keeps steps). */
+  private xTicks() {
+    const run = this.runs[0];
+    if (this.mode !== 'single' || !run) return null;
+    if (this.state.xAxis === 'epoch' && run.header.stepsPerEpoch) return epochTicks(run.header.stepsPerEpoch);
+    if (this.state.xAxis === 'time') return timeTicks(run.steps, run.header.startedAt);
+    return null;
+  }
+
+  /** Compare Runs: a run shown or hidden in every chart. */
+  private setRunShown(key: string, shown: boolean): void {
+    const rest = (this.state.hiddenRuns ?? []).filter((k) => k !== key);
+    this.state.hiddenRuns = shown ? rest : [...rest, key];
+    this.save();
+    this.applyHiddenRuns();
+  }
+
+  private applyHiddenRuns(): void {
+    const hidden = new Set(this.state.hiddenRuns ?? []);
+    this.runs.forEach((r, i) => {
+      for (const p of this.panels.values()) p.setRunShown(i, !hidden.has(r.header.key));
+    });
   }
 
   // ---- charts -----------------------------------------------------------------------------------
 
   private structure(): string {
-    const devices =
-      this.mode === 'single' && this.runs[0] ? Object.keys(this.runs[0].devices.devices).sort().join(',') : '';
-    return `${this.mode}|${this.runs.map((r) => r.header.key).join(',')}|${devices}`;
+    const run = this.runs[0];
+    const devices = this.mode === 'single' && run ? Object.keys(run.devices.devices).sort().join(',') : '';
+    const host = this.mode === 'single' && run?.host?.steps.length ? 'host' : '';
+    // Compare Runs' series labels carry each run's differing settings
+    const labels = this.mode === 'compare' ? this.runs.map((r) => JSON.stringify(r.differs ?? [])).join('|') : '';
+    return `${this.mode}|${this.runs.map((r) => r.header.key).join(',')}|${devices}|${host}|${labels}`;
   }
 
   /** The structure changed (a snapshot: other runs; an append: a device's first sample): new charts. */
@@ -323,8 +395,11 @@ export class DashboardApp {
     }
     const now = Date.now() / 1000;
     if (this.structure() !== this.builtFor) this.rebuildPanels();
+    renderConfig(this.configEl, this.mode === 'single' ? runs[0].config : undefined);
     if (this.mode === 'compare') {
-      renderCompareHeader(this.header, runs, this.theme.palette);
+      renderCompareHeader(this.header, runs, this.theme.palette, new Set(this.state.hiddenRuns ?? []), (key, shown) =>
+        this.setRunShown(key, shown),
+      );
       renderVerdict(this.verdict, undefined);
       this.amp.hidden = true;
       this.final.hidden = true;
@@ -334,6 +409,7 @@ export class DashboardApp {
         this.perClass.dataset.drawn = drawn;
       }
       this.drawer.compare(runs, this.frame());
+      this.applyHiddenRuns();
     } else {
       const run = runs[0];
       renderVerdict(this.verdict, run.header);
@@ -407,6 +483,10 @@ export class DashboardApp {
       },
       charts: () => [...this.panels.keys()],
       xRange: (id: string) => this.panels.get(id)?.xRange() ?? null,
+      scales: (id: string) => this.panels.get(id)?.scales() ?? null,
+      shown: (id: string) => this.panels.get(id)?.shown() ?? null,
+      xLabels: (id: string) => this.panels.get(id)?.xLabels() ?? null,
+      notes: () => Object.fromEntries([...this.panels].map(([id, p]) => [id, p.noteText()])),
       mode: () => this.mode,
       runs: () => this.runs.map((r) => ({ key: r.header.key, name: r.header.name, stepRows: r.steps.steps.length })),
       state: () => ({ ...this.state }),

@@ -3,13 +3,15 @@
 import type uPlot from 'uplot';
 import type { RunData } from '../../src/shared/dashboardProtocol';
 import { axis, line, markers, stepAxis, type ChartDef, type Theme } from './charts';
+import { compareLabel } from './panels';
 
 /** Overflow-count window when the host has not said (AmpHealth.window). */
 export const LOSS_SCALE_WINDOW_FALLBACK = 100;
 
 export function chartDefs(t: Theme, mode: 'single' | 'compare', runs: RunData[]): ChartDef[] {
   const c = t.palette;
-  const runNames = runs.map((r) => r.header.name);
+  // Compare Runs: the display name and the settings that set the run apart
+  const runNames = runs.map((r) => (mode === 'compare' ? compareLabel(r) : r.header.name));
   const log2Axis = (extra: Partial<uPlot.Axis> = {}) =>
     axis(t, {
       scale: 'ls',
@@ -18,10 +20,14 @@ export function chartDefs(t: Theme, mode: 'single' | 'compare', runs: RunData[])
       ...extra,
     });
   if (mode === 'compare') {
+    const perRun = [0, ...runNames.map((_, i) => i)];
     return [
       {
         id: 'loss',
         title: 'Training loss (smoothed)',
+        logScales: ['y'],
+        seriesToggles: false,
+        seriesRuns: perRun,
         options: () => ({
           series: [{ label: 'step' }, ...runNames.map((n, i) => line(n, c[i % c.length]))],
           axes: [stepAxis(t), axis(t, { size: 60 })],
@@ -30,6 +36,9 @@ export function chartDefs(t: Theme, mode: 'single' | 'compare', runs: RunData[])
       {
         id: 'accuracy',
         title: 'Validation accuracy (%)',
+        logScales: ['y'],
+        seriesToggles: false,
+        seriesRuns: perRun,
         options: () => ({
           series: [
             { label: 'step' },
@@ -42,6 +51,8 @@ export function chartDefs(t: Theme, mode: 'single' | 'compare', runs: RunData[])
       {
         id: 'lossScale',
         title: 'Loss scale (log2) with overflowed steps',
+        seriesToggles: false,
+        seriesRuns: [...perRun, ...runNames.map((_, i) => i)],
         options: () => ({
           series: [
             { label: 'step' },
@@ -60,6 +71,7 @@ export function chartDefs(t: Theme, mode: 'single' | 'compare', runs: RunData[])
     {
       id: 'loss',
       title: 'Training loss',
+      logScales: ['y'],
       options: () => ({
         series: [
           { label: 'step' },
@@ -72,7 +84,8 @@ export function chartDefs(t: Theme, mode: 'single' | 'compare', runs: RunData[])
     },
     {
       id: 'accuracy',
-      title: 'Validation accuracy (%)',
+      title: 'Accuracy (%): validation, and training from the train step',
+      logScales: ['y'],
       options: () => ({
         series: [
           { label: 'step' },
@@ -81,6 +94,8 @@ export function chartDefs(t: Theme, mode: 'single' | 'compare', runs: RunData[])
           line('top-5 %', c[2], { width: 1, dash: [4, 4], points: { show: true, size: 4 } } as Partial<uPlot.Series>),
           // train.ema: the moving average's val accuracy beside the raw weights' (a gap without EMA)
           line('EMA val acc %', c[5], { points: { show: true, size: 5 } }),
+          // per step from the train step's own forward pass (step.train_acc), smoothed like the loss
+          line('train acc %', c[0], { width: 1.5 }),
         ],
         scales: { y: { range: [0, 100] } },
         axes: [stepAxis(t), axis(t, { size: 60 })],
@@ -90,6 +105,7 @@ export function chartDefs(t: Theme, mode: 'single' | 'compare', runs: RunData[])
       id: 'lr',
       title: 'Learning rate',
       height: 150,
+      logScales: ['y'],
       options: () => ({ series: [{ label: 'step' }, line('lr', c[3])], axes: [stepAxis(t), axis(t, { size: 60 })] }),
     },
     {
@@ -113,6 +129,7 @@ export function chartDefs(t: Theme, mode: 'single' | 'compare', runs: RunData[])
     {
       id: 'throughput',
       title: 'Throughput and step time',
+      logScales: ['ips', 'ms'],
       options: () => ({
         series: [
           { label: 'step' },
@@ -127,6 +144,51 @@ export function chartDefs(t: Theme, mode: 'single' | 'compare', runs: RunData[])
         ],
       }),
     },
+    ...(deviceIds.length === 0 && run?.host?.steps.length ? hostDefs(t) : npuDefs(t, deviceIds)),
+  ];
+}
+
+/** On a machine without NPUs: the host's CPU and memory and the training process's, in their place. */
+function hostDefs(t: Theme): ChartDef[] {
+  const c = t.palette;
+  return [
+    {
+      id: 'hostCpu',
+      title: 'Host CPU (%): all cores, and the training process (% of one core)',
+      options: () => ({
+        series: [
+          { label: 'step' },
+          line('host CPU %', c[0], { scale: 'pct' }),
+          line('process CPU % of a core', c[1], { scale: 'proc', dash: [4, 3] }),
+        ],
+        scales: { pct: { range: [0, 100] } },
+        axes: [
+          stepAxis(t),
+          axis(t, { scale: 'pct', size: 50 }),
+          axis(t, { scale: 'proc', side: 1, size: 50, grid: { show: false } }),
+        ],
+      }),
+    },
+    {
+      id: 'hostMem',
+      title: 'Host memory and the training process’s RSS (GB)',
+      logScales: ['y'],
+      options: () => ({
+        series: [
+          { label: 'step' },
+          line('host used', c[2]),
+          line('host total', c[2], { width: 1, dash: [2, 4] }),
+          line('process RSS', c[3]),
+        ],
+        axes: [stepAxis(t), axis(t, { size: 50 })],
+      }),
+    },
+  ];
+}
+
+function npuDefs(t: Theme, deviceIds: string[]): ChartDef[] {
+  const c = t.palette;
+  return [
     {
       id: 'npu',
       title: 'NPU utilisation (%) and temperature (°C)',

@@ -5,6 +5,7 @@ import uPlot from 'uplot';
 import type { RunMark } from '../../src/shared/dashboardProtocol';
 import { h, setText } from './dom';
 import { drawEventMarks } from './eventMarks';
+import type { XTicks } from './xAxis';
 
 export interface Theme {
   fg: string;
@@ -53,6 +54,13 @@ export interface ChartContext {
   full(): { min: number; max: number } | null;
   onZoom(min: number, max: number): void;
   onReset(): void;
+  /** The x axis's tick positions (steps) and labels when it reads other than steps (epoch, wall-clock). */
+  xTicks?(): XTicks | null;
+  /** The chart's log-scale choice and its hidden series (by label), kept by the app across rebuilds. */
+  isLog?(chartId: string): boolean;
+  setLog?(chartId: string, on: boolean): void;
+  hiddenSeries?(chartId: string): ReadonlySet<string>;
+  setSeriesShown?(chartId: string, label: string, shown: boolean): void;
 }
 
 export interface ChartDef {
@@ -61,6 +69,12 @@ export interface ChartDef {
   /** Everything but size, x scale, cursor and hooks, which the panel adds. */
   options(theme: Theme): Pick<uPlot.Options, 'series' | 'axes'> & { scales?: uPlot.Scales };
   height?: number;
+  /** The scales a "Log scale" toggle turns logarithmic (none: the chart has no toggle). */
+  logScales?: string[];
+  /** Checkboxes that show or hide each series (default true; Compare Runs toggles whole runs instead). */
+  seriesToggles?: boolean;
+  /** Compare Runs: the run index of each series (index 0 is x), for the per-run visibility toggles. */
+  seriesRuns?: number[];
 }
 
 export function axis(theme: Theme, extra: Partial<uPlot.Axis> = {}): uPlot.Axis {
@@ -303,14 +317,108 @@ export class ChartPanel {
     this.body = h('div', { class: 'chart-body', 'data-chart': def.id });
     this.note = h('p', { class: 'chart-note', hidden: true });
     this.extra = h('div', { class: 'chart-extra' });
+    const controls = h('div', { class: 'chart-controls' });
+    if (def.logScales?.length && ctx.isLog && ctx.setLog) {
+      const id = `log-${def.id}`;
+      const box = h('input', { type: 'checkbox', id, 'data-log': def.id }) as HTMLInputElement;
+      box.checked = ctx.isLog(def.id);
+      box.addEventListener('change', () => {
+        ctx.setLog!(def.id, box.checked);
+        this.rebuild();
+      });
+      controls.append(h('label', { for: id, class: 'toggle' }, box, ' Log scale'));
+    }
+    this.toggles = h('div', { class: 'series-toggles', role: 'group', 'aria-label': `${def.title}: series shown` });
+    if (def.seriesToggles !== false && ctx.hiddenSeries) this.renderToggles();
     this.box = h(
       'section',
-      { class: 'chart card', 'aria-label': def.title },
-      h('header', { class: 'chart-head' }, h('h3', {}, def.title), png),
+      { class: 'chart card', 'aria-label': def.title, 'data-chart-card': def.id },
+      h('header', { class: 'chart-head' }, h('h3', {}, def.title), controls, png),
+      this.toggles,
       this.note,
       this.body,
       this.extra,
     );
+  }
+
+  private readonly toggles: HTMLElement;
+  private readonly boxes = new Map<string, HTMLInputElement>();
+
+  /** One checkbox per series (keyboard: Tab to it, Space toggles), in sync with uPlot's legend clicks. */
+  private renderToggles(): void {
+    const hidden = this.ctx.hiddenSeries!(this.def.id);
+    const series = this.def.options(this.theme).series.slice(1);
+    const labels = [...new Set(series.map((s) => String(s.label ?? '')))];
+    for (const [i, label] of labels.entries()) {
+      const id = `show-${this.def.id}-${i}`;
+      const box = h('input', { type: 'checkbox', id, 'data-series': label }) as HTMLInputElement;
+      box.checked = !hidden.has(label);
+      box.addEventListener('change', () => this.showSeries(label, box.checked));
+      this.boxes.set(label, box);
+      this.toggles.append(h('label', { for: id, class: 'toggle' }, box, ` ${label}`));
+    }
+  }
+
+  private showSeries(label: string, shown: boolean): void {
+    this.ctx.setSeriesShown?.(this.def.id, label, shown);
+    const box = this.boxes.get(label);
+    if (box && box.checked !== shown) box.checked = shown;
+    const u = this.u;
+    if (!u) return;
+    u.series.forEach((s, i) => {
+      if (i > 0 && s.label === label && s.show !== shown) u.setSeries(i, { show: shown });
+    });
+  }
+
+  /** Compare Runs' runs hidden from this chart (kept through a rebuild). */
+  private readonly hiddenRuns = new Set<number>();
+
+  /** Compare Runs: shows or hides every series of run `run` (its line, its overflow markers). */
+  setRunShown(run: number, shown: boolean): void {
+    if (shown) this.hiddenRuns.delete(run);
+    else this.hiddenRuns.add(run);
+    const runs = this.def.seriesRuns;
+    const u = this.u;
+    if (!runs || !u) return;
+    runs.forEach((r, i) => {
+      if (i > 0 && r === run && u.series[i] && u.series[i].show !== shown) u.setSeries(i, { show: shown });
+    });
+  }
+
+  /** The one-line note shown instead of the chart, or null when the chart draws (for tests). */
+  noteText(): string | null {
+    return this.note.hidden ? null : this.note.textContent;
+  }
+
+  /** Which series are drawn now (for tests): label to shown. */
+  shown(): Record<string, boolean> {
+    const out: Record<string, boolean> = {};
+    this.u?.series.forEach((s, i) => {
+      if (i > 0) out[String(s.label)] = s.show !== false;
+    });
+    return out;
+  }
+
+  /** The y scales as drawn now (for tests): distribution (1 linear, 3 log) and range. */
+  scales(): Record<string, { distr: number; min: number | null; max: number | null }> {
+    const out: Record<string, { distr: number; min: number | null; max: number | null }> = {};
+    for (const [k, sc] of Object.entries(this.u?.scales ?? {}))
+      if (k !== 'x') out[k] = { distr: sc.distr ?? 1, min: sc.min ?? null, max: sc.max ?? null };
+    return out;
+  }
+
+  /** The x axis's tick labels as drawn now (for tests). */
+  xLabels(): string[] {
+    const ax = this.u?.axes[0] as (uPlot.Axis & { _values?: string[] }) | undefined;
+    return ax?._values ? ax._values.map(String) : [];
+  }
+
+  /** Built again with the same data (a log-scale or x-axis change: uPlot fixes scales at creation). */
+  rebuild(): void {
+    if (!this.u) return;
+    this.u.destroy();
+    this.u = undefined;
+    if (this.data) this.update(this.data);
   }
 
   /** New data (columns on one x); null hides the chart behind `note`. */
@@ -321,6 +429,7 @@ export class ChartPanel {
     setText(this.note, note ?? '');
     if (this.body.hidden !== (data === null)) this.body.hidden = data === null;
     if (data === null) return;
+    if (this.logOn()) this.data = data = this.positiveOnly(data);
     if (!this.u) this.create();
     else this.u.setData(data, true);
     this.drawnRows = data[0].length;
@@ -333,6 +442,7 @@ export class ChartPanel {
    * (10 steps of a million are a hundredth of a pixel), and a redraw is most of an append's cost.
    */
   append(data: uPlot.AlignedData): void {
+    if (this.logOn()) return this.update(data); // positiveOnly copies: nothing to extend in place
     const u = this.u;
     if (!u || this.data === null || !this.sameColumns(u, data) || !this.pictureUnchanged(u, data[0].length))
       return this.update(data);
@@ -363,6 +473,21 @@ export class ChartPanel {
       if (any && !coveredByLastDraw(u, si, from, rows)) return false;
     }
     return true;
+  }
+
+  private logOn(): boolean {
+    return !!this.def.logScales?.length && !!this.ctx.isLog?.(this.def.id);
+  }
+
+  /** A log axis has no place for 0 or less: those values become gaps in the log scales' series. */
+  private positiveOnly(data: uPlot.AlignedData): uPlot.AlignedData {
+    const logged = new Set(this.def.logScales);
+    const series = this.def.options(this.theme).series;
+    return data.map((col, i) =>
+      i > 0 && logged.has(series[i]?.scale ?? 'y')
+        ? Array.from(col as ArrayLike<number | null>, (v) => (v !== null && v > 0 ? v : null))
+        : col,
+    ) as uPlot.AlignedData;
   }
 
   /** The event markers to draw; the chart redraws (without new data) only when they changed. */
@@ -428,12 +553,31 @@ export class ChartPanel {
   private create(): void {
     const base = this.def.options(this.theme);
     const ctx = this.ctx;
+    const scales: uPlot.Scales = { ...base.scales };
+    if (this.logOn())
+      for (const k of this.def.logScales!) scales[k] = { ...scales[k], distr: 3, log: 10, range: undefined };
+    const hidden = ctx.hiddenSeries?.(this.def.id);
+    const runs = this.def.seriesRuns;
+    base.series = base.series.map((s, i) =>
+      i > 0 && (hidden?.has(String(s.label)) || (runs && this.hiddenRuns.has(runs[i]))) ? { ...s, show: false } : s,
+    );
+    const ticks = ctx.xTicks?.();
+    if (ticks && base.axes?.[0]) {
+      base.axes = [
+        {
+          ...base.axes[0],
+          splits: (u: uPlot, _i: number, min: number, max: number) => ticks.splits(min, max, u.bbox.width),
+          values: (_u: uPlot, splits: number[]) => splits.map((v) => ticks.label(v)),
+        },
+        ...base.axes.slice(1),
+      ];
+    }
     const opts: uPlot.Options = {
       width: this.width,
       height: this.def.height ?? 200,
       ...base,
       scales: {
-        ...base.scales,
+        ...scales,
         x: {
           time: false,
           // Every chart shows the zoomed range, or the whole run's steps.
@@ -451,6 +595,19 @@ export class ChartPanel {
       },
       legend: { live: true },
       hooks: {
+        // a click on uPlot's legend toggles a series too: the checkboxes follow it
+        setSeries: [
+          (u, i) => {
+            const sr = i === null ? undefined : u.series[i];
+            if (!sr) return;
+            const label = String(sr.label);
+            const box = this.boxes.get(label);
+            if (box && box.checked !== (sr.show !== false)) {
+              box.checked = sr.show !== false;
+              ctx.setSeriesShown?.(this.def.id, label, box.checked);
+            }
+          },
+        ],
         drawSeries: [drawDenseColumns],
         draw: [(u) => drawEventMarks(u, this.marks)],
         setSelect: [

@@ -75,10 +75,18 @@ export class ChartDrawer {
         appended && !evalsNew,
       );
     }
-    if (follow('accuracy', evalsNew)) {
+    if (follow('accuracy', evalsNew || (stepsNew && !!s.trainAcc))) {
+      // train accuracy per step row (smoothed as the loss is) beside the evals' rows, on one x
+      const train = s.trainAcc ? smooth(s.trainAcc, f.smoothing).map((v) => (v === null ? null : v * 100)) : [];
+      const hasTrain = train.some((v) => v !== null);
       p('accuracy').update(
-        e.steps.length ? ([e.steps, live.accPercent, live.top5Percent, live.emaPercent] as uPlot.AlignedData) : null,
-        e.steps.length
+        e.steps.length || hasTrain
+          ? (joinOnX([
+              { x: e.steps, ys: [live.accPercent, live.top5Percent, live.emaPercent] },
+              { x: hasTrain ? s.steps : [], ys: [hasTrain ? train : []] },
+            ]) as uPlot.AlignedData)
+          : null,
+        e.steps.length || hasTrain
           ? undefined
           : 'Validation accuracy appears after the first epoch (none when the run has no validation set).',
       );
@@ -107,11 +115,12 @@ export class ChartDrawer {
     if (follow('throughput', stepsNew))
       give('throughput', hasSteps ? ([s.steps, s.imgPerS, s.stepMs, s.dataMs] as uPlot.AlignedData) : null, waiting);
 
+    const ids = Object.keys(d.devices).sort((a, b) => Number(a) - Number(b));
+    if (f.panels.has('hostCpu')) return this.host(run, f, follow);
     const npuNew = follow('npu', devicesNew);
     if (!follow('hbm', devicesNew) || !npuNew) return;
-    const ids = Object.keys(d.devices).sort((a, b) => Number(a) - Number(b));
     const noDevices =
-      'No NPU telemetry in this run (the runner reports it from device events on Ascend; a CPU run has none).';
+      'No NPU telemetry in this run (npu-smi was not where it ran) and no host samples (an older runner, or device.telemetry_s 0).';
     if (d.steps.length && ids.length) {
       const mb2gb = (v: number | null) => (v === null ? null : v / 1024);
       p('npu').update([
@@ -131,6 +140,23 @@ export class ChartDrawer {
       p('hbm').update(null, noDevices);
     }
   }
+
+  /** The host charts in the NPU charts' place (a run without NPUs). */
+  private host(run: RunData, f: DrawFrame, follow: (id: string, isNew: boolean) => boolean): void {
+    const hb = run.host;
+    if (!hb) return;
+    const isNew = f.fresh || this.drawnHost?.block !== hb || this.drawnHost.rows !== hb.steps.length;
+    this.drawnHost = { block: hb, rows: hb.steps.length };
+    const cpuNew = follow('hostCpu', isNew);
+    if (!follow('hostMem', isNew) || !cpuNew) return;
+    const gb = (v: number | null) => (v === null ? null : v / 1024);
+    f.panels.get('hostCpu')!.update([hb.steps, hb.cpuPct, hb.procCpuPct] as uPlot.AlignedData);
+    f.panels
+      .get('hostMem')!
+      .update([hb.steps, hb.memUsedMb.map(gb), hb.memTotalMb.map(gb), hb.rssMb.map(gb)] as uPlot.AlignedData);
+  }
+
+  private drawnHost: { block: NonNullable<RunData['host']>; rows: number } | undefined;
 
   /** Several runs overlaid: redrawn when any run has new rows or the smoothing changed. */
   compare(runs: RunData[], f: DrawFrame): void {

@@ -1,6 +1,13 @@
 // What the host sends, folded into the runs the page holds: a snapshot replaces them, an append
 // extends one run's columns in place (the charts' derived columns follow, see live.ts).
-import type { DeviceBlock, EvalBlock, HostMessage, RunData, StepBlock } from '../../src/shared/dashboardProtocol';
+import type {
+  DeviceBlock,
+  EvalBlock,
+  HostBlock,
+  HostMessage,
+  RunData,
+  StepBlock,
+} from '../../src/shared/dashboardProtocol';
 import { spanSinks } from './series';
 
 export function pushAll<T>(into: T[], from: readonly T[] | undefined): void {
@@ -13,6 +20,10 @@ function appendSteps(a: StepBlock, b: StepBlock): void {
 
 function appendEvals(a: EvalBlock, b: EvalBlock): void {
   for (const k of Object.keys(a) as (keyof EvalBlock)[]) pushAll(a[k] as unknown[], b[k] as unknown[]);
+}
+
+function appendHost(a: HostBlock, b: HostBlock): void {
+  for (const k of Object.keys(a) as (keyof HostBlock)[]) pushAll(a[k] as unknown[], b[k] as unknown[]);
 }
 
 function appendDevices(a: DeviceBlock, b: DeviceBlock): void {
@@ -47,6 +58,11 @@ export function applyAppend(run: RunData, m: Extract<HostMessage, { type: 'appen
   }
   if (m.evals) appendEvals(run.evals, m.evals);
   if (m.devices) appendDevices(run.devices, m.devices);
+  if (m.host) {
+    if (run.host) appendHost(run.host, m.host);
+    else run.host = m.host;
+  }
+  if (m.config) run.config = m.config;
   pushAll(run.notices, m.notices);
   if (m.marks) run.marks = [...(run.marks ?? []), ...m.marks];
 }

@@ -334,13 +334,24 @@ export function renderPerClass(el: HTMLElement, classes: readonly string[], eval
 }
 
 /** Compare mode: one line per run with its colour, state and best accuracy. */
-export function renderCompareHeader(el: HTMLElement, runs: readonly RunData[], colors: readonly string[]): void {
+export function renderCompareHeader(
+  el: HTMLElement,
+  runs: readonly RunData[],
+  colors: readonly string[],
+  hidden: ReadonlySet<string>,
+  onToggle: (key: string, shown: boolean) => void,
+): void {
   const lines = runs.map(
     (r) =>
       ` ${stateOf(r.header)}, step ${r.header.step ?? 0}${r.header.totalSteps ? `/${r.header.totalSteps}` : ''}, best ${formatPercent(r.header.bestValAcc ?? null)}, loss scale ${formatScale(r.amp.currentScale)}`,
   );
-  const drawn = JSON.stringify([runs.map((r) => r.header.name), lines, colors]);
-  if (el.dataset.drawn === drawn && el.querySelector('.compare-runs')) return;
+  // each run's values of the settings that differ between the runs (the host's diff)
+  const differs = runs.map((r) => (r.differs ?? []).map((d) => `${d.path}=${d.value}`).join(', '));
+  const drawn = JSON.stringify([runs.map((r) => r.header.name), lines, differs, colors]);
+  if (el.dataset.drawn === drawn && el.querySelector('.compare-runs')) {
+    el.querySelectorAll<HTMLInputElement>('input[data-run]').forEach((b) => (b.checked = !hidden.has(b.dataset.run!)));
+    return;
+  }
   el.dataset.drawn = drawn;
   fill(
     el,
@@ -348,13 +359,40 @@ export function renderCompareHeader(el: HTMLElement, runs: readonly RunData[], c
     h(
       'ul',
       { class: 'compare-runs' },
-      ...runs.map((r, i) =>
-        h('li', {}, h('span', { class: 'swatch', 'data-color': String(i) }), h('strong', {}, r.header.name), lines[i]),
-      ),
+      ...runs.map((r, i) => {
+        const id = `show-run-${i}`;
+        const box = h('input', {
+          type: 'checkbox',
+          id,
+          'data-run': r.header.key,
+          title: `Show ${r.header.name} in the charts`,
+        }) as HTMLInputElement;
+        box.checked = !hidden.has(r.header.key);
+        box.addEventListener('change', () => onToggle(r.header.key, box.checked));
+        return h(
+          'li',
+          { 'data-run-key': r.header.key },
+          box,
+          h(
+            'label',
+            { for: id },
+            h('span', { class: 'swatch', 'data-color': String(i) }),
+            h('strong', {}, r.header.name),
+            lines[i],
+          ),
+          differs[i] ? h('div', { class: 'differs muted', 'data-field': 'differs' }, differs[i]) : h('span'),
+        );
+      }),
     ),
   );
   // Colours through CSSOM, not a style attribute (the page's CSP allows no inline styles).
   el.querySelectorAll<HTMLElement>('.swatch').forEach(
     (s) => (s.style.background = colors[Number(s.dataset.color) % colors.length]),
   );
+}
+
+/** Compare Runs' series labels: the display name and the settings that set the run apart. */
+export function compareLabel(run: RunData): string {
+  const d = (run.differs ?? []).slice(0, 3).map((x) => `${x.path.split('.').pop()}=${x.value}`);
+  return d.length ? `${run.header.name} (${d.join(', ')})` : run.header.name;
 }

@@ -60,25 +60,19 @@ export function overflowMarkers(block: Pick<StepBlock, 'lossScale' | 'overflow' 
 export function spanSinks(b: StepBlock): StepBlock {
   const first = b.firstStep;
   if (!first) return b;
-  const out: StepBlock = {
-    steps: [],
-    loss: [],
-    lr: [],
-    lossScale: [],
-    overflow: [],
-    imgPerS: [],
-    stepMs: [],
-    dataMs: [],
-  };
+  // Every per-row column but the axis, the overflow count and firstStep itself (trainAcc and t
+  // when the host sends them): a sink's values stand for each of its steps.
+  const cols = (Object.keys(b) as (keyof StepBlock)[]).filter(
+    (k) => k !== 'steps' && k !== 'overflow' && k !== 'firstStep' && Array.isArray(b[k]),
+  );
+  const out = { steps: [], overflow: [] } as unknown as StepBlock;
+  const o = out as unknown as Record<string, unknown[]>;
+  const src = b as unknown as Record<string, unknown[]>;
+  for (const k of cols) o[k] = [];
   const row = (i: number, step: number, overflow: number) => {
     out.steps.push(step);
-    out.loss.push(b.loss[i]);
-    out.lr.push(b.lr[i]);
-    out.lossScale.push(b.lossScale[i]);
     out.overflow.push(overflow);
-    out.imgPerS.push(b.imgPerS[i]);
-    out.stepMs.push(b.stepMs[i]);
-    out.dataMs.push(b.dataMs[i]);
+    for (const k of cols) o[k].push(src[k][i]);
   };
   for (let i = 0; i < b.steps.length; i++) {
     const f = first[i];

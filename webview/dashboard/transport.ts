@@ -7,6 +7,14 @@ export interface UiState {
   smoothing: number;
   zoom: { min: number; max: number } | null;
   tab: number;
+  /** The x axis's unit (single run): step, epoch or wall-clock time. */
+  xAxis?: 'step' | 'epoch' | 'time';
+  /** Charts drawn with a log y scale, by chart id. */
+  logCharts?: string[];
+  /** Series hidden per chart id, by label. */
+  hiddenSeries?: Record<string, string[]>;
+  /** Compare Runs: the runs hidden from the charts, by key. */
+  hiddenRuns?: string[];
 }
 
 export interface Transport {

@@ -1,4 +1,5 @@
-"""NPU telemetry while training: a background thread samples `npu-smi info` and writes `device` events.
+"""Telemetry while training: a background thread samples `npu-smi info` and writes `device` events,
+or, on a machine without NPUs, reads /proc and writes `host` events (HostSampler, at the end).
 
 One `npu-smi info` call reads every chip, so a sample costs one short subprocess whatever the number
 of devices. The thread spends its time blocked in that subprocess or sleeping, both outside the GIL,
@@ -166,3 +167,133 @@ class DeviceSampler:
         while not self._stop.is_set():
             self.sample_once()
             self._stop.wait(self.interval_s)
+
+
+# -- the host, where there is no npu-smi ----------------------------------------------------------
+
+MAX_PROC_BYTES = 64 << 10  # /proc/stat of a 512-core box is ~40 KB
+
+
+def _read_proc(path: str) -> str:
+    """A /proc file's text, bounded (procfs files are regular files of size 0: read to EOF or the cap)."""
+    with open(path, "rb") as f:
+        return f.read(MAX_PROC_BYTES).decode("ascii", "replace")
+
+
+def cpu_times(stat: str) -> tuple[int, int]:
+    """(busy, total) jiffies of all CPUs from /proc/stat's first line; iowait counts as idle."""
+    fields = [int(v) for v in stat.split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    total = sum(fields[:8])  # guest time is already inside user and nice
+    return total - idle, total
+
+
+def mem_mb(meminfo: str) -> tuple[float | None, float | None]:
+    """(used, total) MB from /proc/meminfo: used is MemTotal - MemAvailable, as `free` counts it."""
+    kb: dict[str, int] = {}
+    for line in meminfo.splitlines():
+        name, _, rest = line.partition(":")
+        parts = rest.split()
+        if parts and parts[0].isdigit():
+            kb[name] = int(parts[0])
+    total, avail = kb.get("MemTotal"), kb.get("MemAvailable")
+    if total is None:
+        return None, None
+    return (round((total - avail) / 1024, 1) if avail is not None else None), round(total / 1024, 1)
+
+
+def rss_mb(status: str) -> float | None:
+    """The process's resident set (VmRSS) in MB from /proc/<pid>/status."""
+    for line in status.splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return None
+
+
+def proc_cpu_ticks(stat: str) -> int:
+    """utime + stime of a process from /proc/<pid>/stat (fields after the parenthesised name)."""
+    rest = stat[stat.rindex(")") + 2 :].split()
+    return int(rest[11]) + int(rest[12])
+
+
+class HostSampler:
+    """On a machine without NPUs: the host's CPU use (all cores, %), its memory and the training
+    process's RSS and CPU use (% of one core, so 400 is four cores busy), read from /proc every
+    `interval_s` and written as `host` events. Reading /proc costs microseconds; no subprocess.
+    Where /proc is missing (not Linux) it warns once and stops."""
+
+    def __init__(self, emit: Emit, interval_s: float = DEFAULT_INTERVAL_S, proc: str = "/proc", pid: int | None = None):
+        import os
+
+        self.emit, self.interval_s, self.proc = emit, float(interval_s), proc
+        self.pid = pid if pid is not None else os.getpid()
+        self.ticks_per_s = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        self.samples = 0
+        self._last: tuple[int, int, int, float] | None = None  # busy, total, process ticks, time
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="host-telemetry", daemon=True)
+
+    def start(self) -> HostSampler:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)
+
+    def read(self) -> dict[str, Any]:
+        """One sample's fields; the CPU shares are over the time since the previous read (None on the first)."""
+        import time
+
+        busy, total = cpu_times(_read_proc(f"{self.proc}/stat"))
+        used, mem_total = mem_mb(_read_proc(f"{self.proc}/meminfo"))
+        pid_dir = f"{self.proc}/{self.pid}"
+        ticks = proc_cpu_ticks(_read_proc(f"{pid_dir}/stat"))
+        now = time.monotonic()
+        cpu_pct = proc_pct = None
+        if self._last is not None:
+            b0, t0, p0, w0 = self._last
+            if total > t0:
+                cpu_pct = round(100.0 * (busy - b0) / (total - t0), 1)
+            if now > w0:
+                proc_pct = round(100.0 * (ticks - p0) / self.ticks_per_s / (now - w0), 1)
+        self._last = (busy, total, ticks, now)
+        return {
+            "cpu_pct": cpu_pct,
+            "mem_used_mb": used,
+            "mem_total_mb": mem_total,
+            "rss_mb": rss_mb(_read_proc(f"{pid_dir}/status")),
+            "proc_cpu_pct": proc_pct,
+        }
+
+    def _loop(self) -> None:
+        try:
+            self.read()  # the baseline for the first sample's CPU shares
+        except (OSError, ValueError, IndexError) as e:
+            return self._unavailable(e)
+        while not self._stop.wait(self.interval_s):
+            try:
+                fields = self.read()
+            except (OSError, ValueError, IndexError) as e:
+                return self._unavailable(e)
+            self.emit("host", **fields)
+            self.samples += 1
+
+    def _unavailable(self, e: Exception) -> None:
+        self.emit(
+            "warning",
+            code="telemetry_unavailable",
+            message=f"host telemetry: cannot read {self.proc} ({type(e).__name__}: {e}); training goes on without it",
+            details={"kind": "host"},
+        )
+
+
+Sampler = DeviceSampler | HostSampler
+
+
+def start_sampler(emit: Emit, ids: Sequence[int], interval_s: float) -> Sampler | None:
+    """The run's telemetry: the NPUs' through `npu-smi` where it exists, else the host's (CPU, memory,
+    the process's RSS); None when telemetry is off (interval 0)."""
+    if interval_s <= 0:
+        return None
+    return DeviceSampler.for_run(emit, ids, interval_s) or HostSampler(emit, interval_s).start()

@@ -47,20 +47,31 @@ def make_scaler(spec_amp: AmpSpec, mode: str) -> Any:
     return None
 
 
+def correct_count(logits: Any, y: Any) -> Any:
+    """How many rows of the batch the logits classify right, as a float32 scalar outside the
+    gradient: the label's index, or with mixup/cutmix's soft label rows the largest share's."""
+    labels = y.argmax(-1) if len(y.shape) > 1 else y
+    hits = ops.equal(logits.argmax(-1).astype(ms.int32), labels.astype(ms.int32))
+    return ops.stop_gradient(hits.astype(ms.float32).sum())
+
+
 class _LossCell(nn.Cell):
-    """The network and its loss, computed in float32 whatever the AMP level."""
+    """The network and its loss, computed in float32 whatever the AMP level, and the batch's
+    correct predictions from the same forward pass (train accuracy without a second pass)."""
 
     def __init__(self, net: nn.Cell, loss_fn: nn.Cell):
         super().__init__(auto_prefix=False)
         self.net, self.loss_fn = net, loss_fn
 
     def construct(self, x: Any, y: Any) -> Any:
-        return self.loss_fn(self.net(x).astype(ms.float32), y)
+        logits = self.net(x).astype(ms.float32)
+        return self.loss_fn(logits, y), correct_count(logits, y)
 
 
 class TrainStep(nn.Cell):
-    """One compiled training step; returns [loss, grads_finite, scale, updated] as one float32 tensor
-    (one device read per step).
+    """One compiled training step; returns [loss, grads_finite, scale, updated, correct] as one float32
+    tensor (one device read per step); `correct` counts this rank's images the forward pass (before
+    the update) classified right.
 
     With loss scaling, gradients that are not finite are an overflow: the update is skipped and a
     dynamic scaler lowers the scale, as MindSpore's TrainOneStepWithLossScaleCell does (with the
@@ -117,9 +128,10 @@ class TrainStep(nn.Cell):
         return finite
 
     def construct(self, x: Any, y: Any) -> Any:
-        loss = self.network(x, y)
+        loss, correct = self.network(x, y)
         sens = self.scaler.scale_value.astype(loss.dtype) if self.scaled else ops.ones((), loss.dtype)
-        grads = self.grad(self.network, self.weights)(x, y, sens)
+        # The count has no gradient: its sensitivity is 0 (the network returns both outputs).
+        grads = self.grad(self.network, self.weights)(x, y, (sens, ops.zeros_like(correct)))
         if self.distributed:
             grads = self.grad_reducer(grads)
             loss = self.loss_sum(loss) / self.ranks
@@ -139,7 +151,7 @@ class TrainStep(nn.Cell):
             update = loss_ok
         if update:
             loss = ops.depend(loss, self.optimizer(grads))
-        return ops.stack([loss, finite.astype(ms.float32), scale, update.astype(ms.float32)])
+        return ops.stack([loss, finite.astype(ms.float32), scale, update.astype(ms.float32), correct])
 
 
 def build_train_step(

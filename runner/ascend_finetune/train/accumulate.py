@@ -50,24 +50,25 @@ class MicroStep(nn.Cell):
     def __init__(self, owner: AccumulateStep) -> None:
         super().__init__(auto_prefix=False)
         self.network, self.weights = owner.network, owner.weights
-        self.accum, self.loss_acc = owner.accum, owner.loss_acc
+        self.accum, self.loss_acc, self.correct_acc = owner.accum, owner.loss_acc, owner.correct_acc
         self.scaler, self.scaled = owner.scaler, owner.scaled
         self.grad = ops.GradOperation(get_by_list=True, sens_param=True)
         self.hyper_map = ops.HyperMap()
 
     def construct(self, x: Any, y: Any) -> Any:
-        loss = self.network(x, y)
+        loss, correct = self.network(x, y)
         sens = self.scaler.scale_value.astype(loss.dtype) if self.scaled else ops.ones((), loss.dtype)
-        grads = self.grad(self.network, self.weights)(x, y, sens)
+        grads = self.grad(self.network, self.weights)(x, y, (sens, ops.zeros_like(correct)))
         done = self.hyper_map(_add, self.accum, grads)
+        done = ops.depend(done, ops.assign_add(self.correct_acc, correct.reshape(1)))
         return ops.depend(ops.assign_add(self.loss_acc, loss.reshape(1)), done)
 
 
 class AccumulateStep(TrainStep):
     """The update of an accumulation: the mean of the summed gradients, unscaled, reduced over the
     ranks (data parallel) and checked as TrainStep checks one batch's, then applied or skipped. The
-    accumulators are emptied either way. Returns TrainStep's [loss, finite, scale, updated], the
-    loss being the mean of the micro-batches' losses."""
+    accumulators are emptied either way. Returns TrainStep's [loss, finite, scale, updated, correct],
+    the loss being the mean of the micro-batches' losses and `correct` their correct predictions' sum."""
 
     def __init__(
         self, net: nn.Cell, loss_fn: nn.Cell, optimizer: nn.Optimizer, scaler: Any, k: int, distributed: bool = False
@@ -76,6 +77,8 @@ class AccumulateStep(TrainStep):
         self.k = k
         self.accum = self.weights.clone(prefix="accumulated", init="zeros")
         self.loss_acc = ms.Parameter(ms.Tensor(np.zeros(1, np.float32)), name="accumulated_loss", requires_grad=False)
+        zero = ms.Tensor(np.zeros(1, np.float32))
+        self.correct_acc = ms.Parameter(zero, name="accumulated_correct", requires_grad=False)
         self.hyper_map = ops.HyperMap()
         self.micro = MicroStep(self)
         self.micro.set_train(True)
@@ -104,13 +107,16 @@ class AccumulateStep(TrainStep):
             loss = ops.depend(loss, self.optimizer(grads))
         loss = ops.depend(loss, self.hyper_map(_zero, self.accum))
         loss = ops.depend(loss, ops.assign(self.loss_acc, ops.zeros_like(self.loss_acc)))
-        return ops.stack([loss, finite.astype(ms.float32), scale, update.astype(ms.float32)])
+        correct = self.correct_acc[0] * 1.0  # read before it is emptied
+        loss = ops.depend(loss, correct)
+        loss = ops.depend(loss, ops.assign(self.correct_acc, ops.zeros_like(self.correct_acc)))
+        return ops.stack([loss, finite.astype(ms.float32), scale, update.astype(ms.float32), correct])
 
 
 class Accumulating:
     """The trainer's train step under accumulation: called with a group of k micro-batches (lists of
     images and labels, `grouped` below), it runs k micro-steps and one update and returns the update's
-    [loss, finite, scale, updated] (one device read, as the one-batch step)."""
+    [loss, finite, scale, updated, correct] (one device read, as the one-batch step)."""
 
     def __init__(self, step: AccumulateStep) -> None:
         self.step = step
@@ -122,7 +128,7 @@ class Accumulating:
 
 
 class AccumulatingRunStep:
-    """Trainer.run_step's counterpart (steps.run_step_cell's RunStep) for accumulation: the same nine
+    """Trainer.run_step's counterpart (steps.run_step_cell's RunStep) for accumulation: the same eleven
     outputs, the per-call sums kept on the host (one update per call; no sink)."""
 
     def __init__(self, acc: Accumulating, stop: Any) -> None:
@@ -132,10 +138,22 @@ class AccumulatingRunStep:
         pass
 
     def __call__(self, xs: list[Any], ys: list[Any]) -> Any:
-        loss, finite, scale, updated = self.acc(xs, ys).asnumpy().tolist()
+        loss, finite, scale, updated, correct = self.acc(xs, ys).asnumpy().tolist()
         agreed = float(self.stop.agreed.asnumpy().reshape(-1)[0]) if self.stop is not None else 0.0
         ok = bool(np.isfinite(loss))
-        row = [loss, finite, scale, updated, agreed, loss if ok else 0.0, float(ok), 1.0 - finite, updated]
+        row = [
+            loss,
+            finite,
+            scale,
+            updated,
+            agreed,
+            loss if ok else 0.0,
+            float(ok),
+            1.0 - finite,
+            updated,
+            correct,
+            correct,
+        ]
         return ms.Tensor(np.array(row, np.float32))
 
 

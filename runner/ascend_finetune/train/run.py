@@ -30,7 +30,7 @@ from .. import __version__
 from ..checkpoints.errors import PretrainedError
 from ..control import ControlInbox
 from ..data.folder import DataError
-from ..device.telemetry import DEFAULT_INTERVAL_S, DeviceSampler
+from ..device.telemetry import DEFAULT_INTERVAL_S, Sampler, start_sampler
 from ..distributed.strategy import NullLog, RankStrategy
 from ..events import EventLog
 from ..rundir import atomic_write_json, make_reserve, open_lock, process_start, release_reserve, write_status
@@ -119,7 +119,7 @@ class Run:
         self.error: dict[str, Any] | None = None
         self.trainer: Trainer | None = None
         self.store: CheckpointStore | None = None
-        self.sampler: DeviceSampler | None = None
+        self.sampler: Sampler | None = None
         self.last_ckpt_step = 0
         self.early_stop: dict[str, Any] | None = None  # run_finished's reason when early stopping ended the run
 
@@ -334,7 +334,7 @@ class Run:
         # NPU utilisation, HBM, temperature and power as `device` events, where npu-smi exists: rank 0
         # for its node (another node's launcher samples that node's, distributed/launcher.py).
         if self.rank is None or self.rank.leads:
-            self.sampler = DeviceSampler.for_run(
+            self.sampler = start_sampler(
                 self.log.emit, spec["device"]["ids"], float(spec["device"].get("telemetry_s", DEFAULT_INTERVAL_S))
             )
         if tr.features:
@@ -396,6 +396,7 @@ class Run:
                     skipped=rec["skipped"],
                     step_ms=rec["step_ms"],
                     img_per_s=rec["img_per_s"],
+                    train_acc=rec["train_acc"],
                     **step_fields,
                 )
                 if rec["warning"]:

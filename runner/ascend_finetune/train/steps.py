@@ -118,9 +118,10 @@ def normalized(net: Any) -> Any:
 
 def run_step_cell(core: Any, stop: StepStop | None) -> Any:
     """The loop's step: the train step plus, in the graph, what a sink would otherwise hide: the sum
-    of the finite losses, their count, the overflows and the updates since `reset()` (Parameters
-    that accumulate across a sink's steps), and the ranks' agreed stop. Returns
-    [loss, finite, scale, updated, stop_agreed, loss_sum, finite_count, overflows, updates]."""
+    of the finite losses, their count, the overflows, the updates and the correct predictions since
+    `reset()` (Parameters that accumulate across a sink's steps), and the ranks' agreed stop. Returns
+    [loss, finite, scale, updated, stop_agreed, loss_sum, finite_count, overflows, updates,
+    correct_sum, correct] (the last: this step's own count)."""
     import mindspore as ms
     from mindspore import Parameter, nn, ops
 
@@ -129,19 +130,20 @@ def run_step_cell(core: Any, stop: StepStop | None) -> Any:
             super().__init__(auto_prefix=False)
             self.step = core
             self.stop = stop.cell if stop is not None else None
-            self.acc = Parameter(ms.Tensor(np.zeros(4, np.float32)), name="run_step_acc", requires_grad=False)
+            self.acc = Parameter(ms.Tensor(np.zeros(5, np.float32)), name="run_step_acc", requires_grad=False)
 
         def construct(self, x: Any, y: Any) -> Any:
             out = self.step(x, y)
-            loss, finite, updated = out[0], out[1], out[3]
+            loss, finite, updated, correct = out[0], out[1], out[3], out[4]
             ok = ops.isfinite(loss)
-            inc = ops.stack([ops.select(ok, loss, ops.zeros_like(loss)), ok.astype(ms.float32), 1 - finite, updated])
+            zero = ops.zeros_like(loss)
+            inc = ops.stack([ops.select(ok, loss, zero), ok.astype(ms.float32), 1 - finite, updated, correct])
             acc = ops.assign_add(self.acc, inc)
             agreed = self.stop.agreed if self.stop is not None else ops.zeros(1, ms.float32)
-            return ops.concat([out, agreed, ops.depend(self.acc, acc)])
+            return ops.concat([out[:4], agreed, ops.depend(self.acc, acc), out[4:]])
 
         def reset(self) -> None:
-            self.acc.set_data(ms.Tensor(np.zeros(4, np.float32)))
+            self.acc.set_data(ms.Tensor(np.zeros(5, np.float32)))
 
     cell = RunStep()
     cell.set_train(True)

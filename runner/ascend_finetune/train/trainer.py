@@ -262,7 +262,8 @@ class Trainer:
             )
         # Distributed: the stop flag rides in the step's loss AllReduce (strategy.StepStop).
         self.step_stop = StepStop(core) if distributed else None
-        # self.train_step: [loss, finite, scale, updated] per call, one device read (accumulating: per k batches)
+        # self.train_step: [loss, finite, scale, updated, correct] per call, one device read
+        # (accumulating: per k batches)
         self._core_step = core
         self._run_step: Any = None  # RunStep around the same step, built by epoch_steps
         self._set_train_mode(self.net, True)  # the step's set_train(True) reached the frozen BatchNorms too
@@ -394,7 +395,7 @@ class Trainer:
         """Train the rest of `epoch` (its first `skip` steps are done), yielding one record per step,
         or per sink on Ascend with sink.size N > 1: the step event's fields for the last step of the
         call, with `first_step` and `mean_loss` (over the call's finite losses), `overflows` and
-        `skipped_updates` (the call's steps that overflowed, that applied no update),
+        `skipped_updates` (the call's steps that overflowed, that applied no update), `train_acc`,
         `nonfinite` (steps with a NaN/Inf loss), `stop` (the ranks agreed to stop after this call;
         single process: `wants_stop()`) and `warning` (a data_bound warning, once per run).
 
@@ -434,8 +435,9 @@ class Trainer:
                 t_data = t_prev
                 out = call().asnumpy()
             t_end = time.perf_counter()
-            loss, finite, scale, updated, agreed, loss_sum, finite_n, overflows, updates = out.tolist()
+            loss, finite, scale, updated, agreed, loss_sum, finite_n, overflows, updates, correct, own = out.tolist()
             if size == 1:
+                correct = own
                 ok = math.isfinite(loss)
                 loss_sum, finite_n, overflows, updates = (loss if ok else 0.0), float(ok), 1.0 - finite, updated
             first = self.step + 1
@@ -463,6 +465,8 @@ class Trainer:
                 "step_ms": round(step_s * 1000, 3),
                 "data_ms": round(data_s * 1000, 3) if data_s is not None else None,
                 "img_per_s": round(batch / step_s, 2) if step_s > 0 else None,
+                # this rank's images of the call, classified by the forward pass of their own step
+                "train_acc": correct / (size * self.global_batch // self.world),
                 "stop": agreed > 0.5 if self.step_stop is not None else False,
                 "warning": None,
             }

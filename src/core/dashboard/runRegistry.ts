@@ -34,6 +34,8 @@ export interface DashboardRunInfo {
 }
 
 const RUN_FILES = ['events.jsonl', 'status.json', 'spec.json'];
+/** meta.json: a name, notes (10 KB at most) and tags (runner/ascend_finetune/meta.py). */
+const MAX_META_BYTES = 64 << 10;
 
 export function isRunDir(dir: string): boolean {
   return RUN_FILES.some((f) => exists(path.join(dir, f)));
@@ -88,6 +90,9 @@ export class RunFeed {
       this.skipped = this.repaired = 0;
       this.firstBad = this.eventsProblem = null;
       this.loads++;
+      // The config panel shows spec.json (the resolved spec) when it reads as an object.
+      const spec = readJsonObject(path.join(this.dir, 'spec.json'), MAX_SPEC_BYTES);
+      if (spec.ok === true) this.store.setSpecFile(spec.value);
     }
     await this.poll();
     return this.store;
@@ -202,10 +207,13 @@ export function describeRun(feed: RunFeed): DashboardRunInfo {
   if (events) problems.push(events);
   const fromEvents = feed.problemText();
   if (fromEvents && !problems.includes(fromEvents)) problems.push(fromEvents);
+  // meta.json: the name the user gave the run after the fact (Rename Run), first
+  const meta = readJsonObject(path.join(dir, 'meta.json'), MAX_META_BYTES);
+  const metaName = meta.ok === true && typeof meta.value.name === 'string' ? meta.value.name.trim() : '';
   return {
     key: feed.key,
     runId: path.basename(dir),
-    name: typeof sp?.name === 'string' ? sp.name : path.basename(dir),
+    name: metaName || (typeof sp?.name === 'string' ? sp.name : path.basename(dir)),
     state: typeof st?.state === 'string' ? st.state : null,
     startedAt: typeof st?.started_at === 'number' ? st.started_at : null,
     backbone: typeof backbone === 'string' ? backbone : null,

@@ -7,6 +7,7 @@
 import type {
   CheckpointEvent,
   EvalEvent,
+  HostEvent,
   LrReducedEvent,
   RunEvent,
   RunFinishedEvent,
@@ -25,12 +26,15 @@ import type {
   DashboardHeader,
   DeviceBlock,
   EvalBlock,
+  HostBlock,
+  RunConfig,
   RunKey,
   RunMark,
   RunNotice,
   StepBlock,
 } from '../../shared/dashboardProtocol';
 import { ampScaling } from './ampScaling';
+import { runConfig } from './runConfig';
 import { applyEvent, applySignal, initialView, type RunView, type TransportSignal } from '../runs/state';
 
 /** A float column that grows by doubling; `length` rows are valid. */
@@ -57,7 +61,7 @@ export class Column {
  * The step columns the dashboard charts; `overflow` and `skipped` count the row's overflowed and
  * skipped steps: 0 or 1 for a step, up to its size for a sink (one row for several steps).
  */
-export const STEP_SERIES = ['loss', 'lr', 'lossScale', 'imgPerS', 'stepMs', 'dataMs'] as const;
+export const STEP_SERIES = ['loss', 'lr', 'lossScale', 'imgPerS', 'stepMs', 'dataMs', 'trainAcc'] as const;
 export type StepSeries = (typeof STEP_SERIES)[number];
 
 export class StepColumns {
@@ -68,6 +72,9 @@ export class StepColumns {
   readonly imgPerS = new Column();
   readonly stepMs = new Column();
   readonly dataMs = new Column();
+  readonly trainAcc = new Column();
+  /** The row's event time (unix seconds). */
+  readonly t = new Column();
   readonly overflow = new Column();
   readonly skipped = new Column();
   /** A sink's first step (one event for several steps), NaN for a row of one step. */
@@ -84,6 +91,8 @@ export class StepColumns {
       this.imgPerS,
       this.stepMs,
       this.dataMs,
+      this.trainAcc,
+      this.t,
       this.overflow,
       this.skipped,
       this.firstStep,
@@ -108,8 +117,11 @@ interface StartInfo {
   lossScaleMode?: string;
   initScale?: number;
   globalBatch?: number;
+  stepsPerEpoch?: number;
   classes: string[];
   firstStartedAt: number;
+  /** The event itself, for the config panel. */
+  event: RunStartedEvent;
 }
 
 export class RunSeriesStore {
@@ -151,7 +163,14 @@ export class RunSeriesStore {
     t: [],
     byId: new Map(),
   };
+  /** `host` events (a machine without NPUs). */
+  readonly host: HostBlock = { steps: [], t: [], cpuPct: [], procCpuPct: [], memUsedMb: [], memTotalMb: [], rssMb: [] };
   readonly notices: RunNotice[] = [];
+  /** spec.json as the owner read it (a local run directory), preferred to run_started's spec. */
+  private specFile: Record<string, unknown> | undefined;
+  private configCache: RunConfig | null | undefined;
+  /** Bumped when the config changes (run_started, spec.json): an append carries it then. */
+  configRevision = 0;
   view: RunView = initialView();
   start: StartInfo | undefined;
   bestCheckpoint: { file: string; valAcc: number | null } | null = null;
@@ -225,6 +244,9 @@ export class RunSeriesStore {
             for (const c of Object.values(cols)) if (c.length === row) c.push(null);
           break;
         }
+        case 'host':
+          this.addHost(e);
+          break;
         case 'checkpoint':
           this.checkpoint(e);
           break;
@@ -293,6 +315,8 @@ export class RunSeriesStore {
     s.imgPerS.push(num(e.img_per_s));
     s.stepMs.push(num(e.step_ms));
     s.dataMs.push(num(e.data_ms));
+    s.trainAcc.push(num(e.train_acc));
+    s.t.push(num(e.t));
     // A sink's counts cover all its steps (its flags are its last step's); an older sink event has
     // only the flags, counted once as before.
     const overflows = stepOverflows(e);
@@ -330,11 +354,58 @@ export class RunSeriesStore {
       lossScaleMode: e.amp?.loss_scale ?? (typeof spec.amp?.loss_scale === 'string' ? spec.amp.loss_scale : undefined),
       initScale: typeof spec.amp?.init_scale === 'number' ? spec.amp.init_scale : undefined,
       globalBatch: typeof e.global_batch === 'number' ? e.global_batch : undefined,
+      stepsPerEpoch: typeof e.steps_per_epoch === 'number' && e.steps_per_epoch > 0 ? e.steps_per_epoch : undefined,
       classes: Array.isArray(e.classes) ? e.classes.map(String) : [],
       firstStartedAt: this.start?.firstStartedAt ?? e.t,
+      event: e,
     };
+    this.configCache = undefined;
+    this.configRevision++;
     this.finished = undefined;
     this.segmentStartRow = this.steps.length;
+  }
+
+  /** The owner read the run's spec.json (bounded, a regular file): the config panel shows it. */
+  setSpecFile(spec: Record<string, unknown>): void {
+    this.specFile = spec;
+    this.configCache = undefined;
+    this.configRevision++;
+  }
+
+  /** The resolved spec: spec.json's, else run_started's (undefined before either). */
+  spec(): Record<string, unknown> | undefined {
+    const e = this.start?.event.spec;
+    return this.specFile ?? (typeof e === 'object' && e !== null && !Array.isArray(e) ? e : undefined);
+  }
+
+  /** The config panel's contents (null before run_started or spec.json). */
+  config(): RunConfig | null {
+    if (this.configCache === undefined) this.configCache = runConfig(this.start?.event, this.specFile);
+    return this.configCache;
+  }
+
+  private addHost(e: HostEvent): void {
+    const h = this.host;
+    h.steps.push(this.steps.length ? this.steps.step.data[this.steps.length - 1] : 0);
+    h.t.push(e.t);
+    h.cpuPct.push(orNull(num(e.cpu_pct)));
+    h.procCpuPct.push(orNull(num(e.proc_cpu_pct)));
+    h.memUsedMb.push(orNull(num(e.mem_used_mb)));
+    h.memTotalMb.push(orNull(num(e.mem_total_mb)));
+    h.rssMb.push(orNull(num(e.rss_mb)));
+  }
+
+  hostBlock(from = 0): HostBlock {
+    const h = this.host;
+    return {
+      steps: h.steps.slice(from),
+      t: h.t.slice(from),
+      cpuPct: h.cpuPct.slice(from),
+      procCpuPct: h.procCpuPct.slice(from),
+      memUsedMb: h.memUsedMb.slice(from),
+      memTotalMb: h.memTotalMb.slice(from),
+      rssMb: h.rssMb.slice(from),
+    };
   }
 
   private addEval(e: EvalEvent): void {
@@ -402,6 +473,7 @@ export class RunSeriesStore {
       bestValAcc: v.bestValAcc ?? null,
       bestCheckpoint: this.bestCheckpoint?.file ?? null,
       globalBatch: st?.globalBatch,
+      stepsPerEpoch: st?.stepsPerEpoch,
       classes: st?.classes ?? [],
       ampSummary: ampScaling(st?.ampLevel, st?.lossScaleMode).summary,
       health: dashboardHealth(runHealth(f?.health)),
@@ -430,6 +502,8 @@ export class RunSeriesStore {
       imgPerS: new Array(n),
       stepMs: new Array(n),
       dataMs: new Array(n),
+      trainAcc: new Array(n),
+      t: new Array(n),
     };
     for (let i = 0; i < n; i++) {
       const r = rows[i];
@@ -441,6 +515,8 @@ export class RunSeriesStore {
       b.imgPerS[i] = orNull(s.imgPerS.data[r]);
       b.stepMs[i] = orNull(s.stepMs.data[r]);
       b.dataMs[i] = orNull(s.dataMs.data[r]);
+      b.trainAcc![i] = orNull(s.trainAcc.data[r]);
+      b.t![i] = s.t.data[r];
     }
     // Only a run in sink mode pays for the column on the wire.
     let sinks = false;

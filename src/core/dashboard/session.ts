@@ -24,6 +24,7 @@ import type { HostMessage, RunData, RunKey, UiMessage, ViewRange } from '../../s
 import type { TransportSignal } from '../runs/state';
 import { AMP_WINDOW, ampHealth } from './ampHealth';
 import { ROWS_PER_PIXEL, selectRows } from './downsample';
+import { differingSettings } from './runConfig';
 import { RunSeriesStore, STEP_SERIES } from './seriesStore';
 import { validateUiMessage } from '../../shared/dashboardValidate';
 
@@ -65,6 +66,8 @@ interface Entry {
   sentRows: number;
   sentEvals: number;
   sentDevices: number;
+  sentHost: number;
+  sentConfig: number;
   sentNotices: number;
   sentMarks: number;
   sentRewinds: number;
@@ -109,6 +112,8 @@ export class DashboardSession {
       sentRows: 0,
       sentEvals: 0,
       sentDevices: 0,
+      sentHost: 0,
+      sentConfig: 0,
       sentNotices: 0,
       sentMarks: 0,
       sentRewinds: 0,
@@ -206,6 +211,7 @@ export class DashboardSession {
       const rows = e.store.steps.length;
       if (
         e.store.rewinds !== e.sentRewinds ||
+        (this.options.mode === 'compare' && e.store.configRevision !== e.sentConfig) || // the labels' diff
         rows < e.sentRows ||
         (this.range.max === null &&
           e.appendedSinceSnapshot + rows - e.sentRows > this.width * RESNAPSHOT_ROWS_PER_PIXEL)
@@ -266,6 +272,8 @@ export class DashboardSession {
     e.sentRows = s.steps.length;
     e.sentEvals = s.evals.steps.length;
     e.sentDevices = s.devices.steps.length;
+    e.sentHost = s.host.steps.length;
+    e.sentConfig = s.configRevision;
     e.sentNotices = s.notices.length;
     e.sentMarks = s.marks.length;
     e.sentRewinds = s.rewinds;
@@ -276,6 +284,8 @@ export class DashboardSession {
       steps: s.stepBlock(sel.rows),
       evals: s.evalBlock(),
       devices: s.deviceBlock(),
+      host: s.hostBlock(),
+      config: s.config(),
       amp: ampHealth(s, this.options.window ?? AMP_WINDOW),
       notices: s.notices.slice(),
       marks: s.marks.slice(),
@@ -305,6 +315,11 @@ export class DashboardSession {
       this.timer = undefined;
     }
     const runs = [...this.runs.values()].map((e) => this.runData(e));
+    if (this.options.mode === 'compare') {
+      // Compare Runs labels each run with its values of the settings that differ between them.
+      const differs = differingSettings([...this.runs.values()].map((e) => e.store.spec()));
+      runs.forEach((r, i) => (r.differs = differs[i]));
+    }
     const m: Extract<HostMessage, { type: 'snapshot' }> = {
       type: 'snapshot',
       mode: this.options.mode,
@@ -330,12 +345,17 @@ export class DashboardSession {
     if (rows > e.sentRows) m.steps = s.stepRange(e.sentRows, rows);
     if (s.evals.steps.length > e.sentEvals) m.evals = s.evalBlock(e.sentEvals);
     if (s.devices.steps.length > e.sentDevices) m.devices = s.deviceBlock(e.sentDevices);
+    if (s.host.steps.length > e.sentHost) m.host = s.hostBlock(e.sentHost);
+    const config = s.configRevision !== e.sentConfig ? s.config() : null;
+    if (config) m.config = config;
     if (s.notices.length > e.sentNotices) m.notices = s.notices.slice(e.sentNotices);
     if (s.marks.length > e.sentMarks) m.marks = s.marks.slice(e.sentMarks);
     e.appendedSinceSnapshot += rows - e.sentRows;
     e.sentRows = rows;
     e.sentEvals = s.evals.steps.length;
     e.sentDevices = s.devices.steps.length;
+    e.sentHost = s.host.steps.length;
+    e.sentConfig = s.configRevision;
     e.sentNotices = s.notices.length;
     e.sentMarks = s.marks.length;
     e.dirty = false;

@@ -173,3 +173,41 @@ def test_no_npu_smi_no_device_events(tmp_path, run_a):
     if any(Path(p, "npu-smi").exists() for p in os.environ.get("PATH", "").split(os.pathsep)):
         pytest.skip("this machine has an npu-smi")
     assert of_type(events(run_a), "device") == []
+
+
+# -- host telemetry (no npu-smi) ------------------------------------------------------------------
+
+
+def _fake_proc(root: Path, busy: int, idle: int, ticks: int) -> None:
+    (root / "42").mkdir(parents=True, exist_ok=True)
+    # user nice system idle iowait irq softirq steal
+    (root / "stat").write_text(f"cpu  {busy} 0 0 {idle} 0 0 0 0 0 0\ncpu0 1 2 3 4\n")
+    (root / "meminfo").write_text("MemTotal:       16384000 kB\nMemFree: 1 kB\nMemAvailable:    8192000 kB\n")
+    (root / "42" / "status").write_text("Name:\tpython\nVmRSS:\t  524288 kB\n")
+    fields = ["S"] + ["0"] * 10 + [str(ticks), "0"]  # state, then utime (14th field) and stime
+    (root / "42" / "stat").write_text(f"42 (a (weird) name) {' '.join(fields)} 0 0\n")
+
+
+def test_the_host_sampler_reads_cpu_memory_and_rss_from_proc(tmp_path):
+    from ascend_finetune.device.telemetry import HostSampler
+
+    _fake_proc(tmp_path, busy=1000, idle=1000, ticks=0)
+    sampler = HostSampler(lambda *a, **k: None, 1.0, proc=str(tmp_path), pid=42)
+    first = sampler.read()
+    assert first["cpu_pct"] is None and first["proc_cpu_pct"] is None, "no share before a second read"
+    assert (first["mem_used_mb"], first["mem_total_mb"], first["rss_mb"]) == (8000.0, 16000.0, 512.0)
+    _fake_proc(tmp_path, busy=1300, idle=1100, ticks=50)  # 300 of 400 jiffies busy
+    second = sampler.read()
+    assert second["cpu_pct"] == 75.0
+    assert second["proc_cpu_pct"] is not None and second["proc_cpu_pct"] > 0
+
+
+def test_without_proc_the_host_sampler_warns_once_and_stops(tmp_path):
+    from ascend_finetune.device.telemetry import HostSampler
+
+    got = []
+    sampler = HostSampler(lambda t, **f: got.append((t, f)), 0.05, proc=str(tmp_path / "missing"), pid=1)
+    sampler.start()
+    sampler._thread.join(timeout=5)
+    assert not sampler._thread.is_alive()
+    assert [t for t, _ in got] == ["warning"] and got[0][1]["code"] == "telemetry_unavailable"

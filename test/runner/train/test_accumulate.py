@@ -99,12 +99,13 @@ def test_a_non_finite_micro_batch_skips_the_whole_update():
     # finite, the head's gradient times the 2^30 scale overflows float32 in this micro-batch only.
     bad = x[2 * B : 3 * B] * np.float32(1e30)
     before = _trained(net)
-    loss, finite, scale, updated = accumulating(xs[:2] + [ms.Tensor(bad)] + xs[3:], ys).asnumpy().tolist()
+    loss, finite, scale, updated, _ = accumulating(xs[:2] + [ms.Tensor(bad)] + xs[3:], ys).asnumpy().tolist()
     assert finite == 0.0 and updated == 0.0 and scale == 2.0**29, "one bad micro-batch: no update, the scale halves"
     after = _trained(net)
     assert all(np.array_equal(before[n], after[n]) for n in before), "nothing of the bad update was applied"
-    loss, finite, scale, updated = accumulating(xs, ys).asnumpy().tolist()
+    loss, finite, scale, updated, correct = accumulating(xs, ys).asnumpy().tolist()
     assert finite == 1.0 and updated == 1.0 and np.isfinite(loss), "the next update starts from empty sums"
+    assert correct == float(int(correct)) and 0 <= correct <= K * B, "the k micro-batches' correct predictions"
     assert all(np.isfinite(p).all() for p in _trained(net).values())
 
 

@@ -145,3 +145,14 @@ def test_a_sinks_overflows_and_skipped_updates_count_its_inside_steps(tmp_path, 
         inside += e["overflows"] - int(e["overflow"])
     assert inside > 0, "no overflow fell inside a sink: the test would not tell"
     assert sum(e["overflows"] for e in runs["sinks"]) == sum(e["overflow"] for e in runs["steps"])
+
+
+def test_a_sinks_train_accuracy_is_the_mean_of_its_steps(two_runs):
+    """The sink counts its steps' correct predictions in the graph (RunStep's sums): over the same
+    batches and weights, the mean of the step-by-step run's train_acc over the sink's steps."""
+    by_step = {e["step"]: e["train_acc"] for e in of_type(two_runs["steps"], "step")}
+    sinks = of_type(two_runs["sinks"], "step")
+    assert sinks and all("train_acc" in e for e in sinks)
+    for e in sinks:
+        covered = [by_step[s] for s in range(e["first_step"], e["step"] + 1)]
+        assert e["train_acc"] == pytest.approx(sum(covered) / len(covered), abs=1e-6), e
