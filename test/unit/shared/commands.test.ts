@@ -7,10 +7,22 @@ import { COMMAND_CATEGORY, COMMANDS, VIEWS } from '../../../src/shared/commands'
 const root = path.join(__dirname, '..', '..', '..');
 const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
 const ids = new Set<string>(COMMANDS.map((c) => c.id));
+// Manifest strings are %keys% into package.nls.json (English; zh-cn beside it): compare what users read.
+const nls: Record<string, string> = JSON.parse(readFileSync(path.join(root, 'package.nls.json'), 'utf8'));
+function shown(s: string): string {
+  const key = /^%(.+)%$/.exec(s)?.[1];
+  if (key === undefined) return s;
+  assert.ok(key in nls, `package.nls.json has no ${key}`);
+  return nls[key];
+}
 
 test('package.json contributes exactly the commands of src/shared/commands.ts', () => {
   assert.deepEqual(
-    pkg.contributes.commands,
+    pkg.contributes.commands.map((c: { title: string; category: string }) => ({
+      ...c,
+      title: shown(c.title),
+      category: shown(c.category),
+    })),
     COMMANDS.map((c) => ({ command: c.id, title: c.title, category: COMMAND_CATEGORY, icon: c.icon })),
   );
   assert.ok(
@@ -24,7 +36,7 @@ test('menus, welcome links and activation events name only known commands; every
     for (const item of items) assert.ok(ids.has(item.command), `${menu}: ${item.command}`);
   }
   for (const w of pkg.contributes.viewsWelcome) {
-    for (const m of (w.contents as string).matchAll(/\(command:([\w.]+)\)/g)) assert.ok(ids.has(m[1]), m[1]);
+    for (const m of shown(w.contents as string).matchAll(/\(command:([\w.]+)\)/g)) assert.ok(ids.has(m[1]), m[1]);
   }
   const events: string[] = pkg.activationEvents;
   for (const id of ids) assert.ok(events.includes(`onCommand:${id}`), id);
@@ -61,6 +73,7 @@ test('the walkthrough: every step has a command button, a completion event and m
     ['checkTarget', 'weights', 'runSpec', 'start', 'watch', 'checkpoints'],
   );
   // "Create a run spec" creates one; steps complete when their action is done anywhere, not only here
+  for (const step of walk.steps) step.description = shown(step.description);
   assert.match(walk.steps[2].description, /\(command:ascend\.newRunSpec\)/);
   const sources = ['src/vscode/targets.ts', 'src/vscode/launch.ts'].map((f) =>
     readFileSync(path.join(root, f), 'utf8'),

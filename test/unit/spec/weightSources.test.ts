@@ -2,7 +2,7 @@
 // them as written when it launches from a copy of the spec, does not report them as missing files,
 // and does not ask the target's runner to probe them.
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
@@ -70,9 +70,18 @@ test('model.pretrained is set in a JSON spec, comments and other fields kept; YA
   assert.equal(withPretrained('data:\n  train: d\n', 'mindcv:resnet50'), undefined);
 });
 
-test("the wizard's catalog rows: every ResNet the runner builds, each naming the backbone it loads into", () => {
+test("the wizard's catalog rows: every ResNet the runner builds and mindcv backbones, each naming the backbone it loads into", () => {
   const sources = mindcvSources();
-  assert.deepEqual(sources.map((s) => s.backbone).sort(), ['resnet101', 'resnet18', 'resnet34', 'resnet50']);
+  const backbones = new Set(sources.map((s) => s.backbone));
+  for (const b of ['resnet101', 'resnet18', 'resnet34', 'resnet50', 'mobilenet_v3_small_100', 'convnext_tiny']) {
+    assert.ok(backbones.has(b), `a catalog row for ${b}`);
+  }
+  // Every row loads into a backbone the spec accepts (the one schema's model.backbone enum).
+  const schema = JSON.parse(
+    readFileSync(path.join(__dirname, '../../../runner/ascend_finetune/spec.schema.json'), 'utf8'),
+  );
+  const accepted = new Set<string>(schema.properties.model.properties.backbone.enum);
+  for (const b of backbones) assert.ok(accepted.has(b!), `${b} is a model.backbone`);
   for (const s of sources) assert.equal(backboneOfNamed(s.value), s.backbone);
   assert.equal(backboneOfNamed('mindcv:resnet50'), 'resnet50');
   assert.equal(

@@ -46,9 +46,14 @@ test('the runner files: the package .py files and pyproject, no caches; the hash
         r === 'requirements.txt' ||
         (r.startsWith('ascend_finetune/') && r.endsWith('.py')) ||
         r === 'ascend_finetune/spec.schema.json' ||
-        r === 'ascend_finetune/weights_catalog.json',
+        r === 'ascend_finetune/weights_catalog.json' ||
+        r === 'ascend_finetune/backbones.json' ||
+        r === 'ascend_finetune/sweep.schema.json',
     ),
+    rels.filter((r) => !r.endsWith('.py')).join(', '),
   );
+  assert.ok(rels.includes('ascend_finetune/backbones.json'), 'mindcv backbones and their stages on the target');
+  assert.ok(rels.includes('ascend_finetune/sweep.schema.json'), 'sweeps validate on the target');
   assert.ok(rels.includes('ascend_finetune/spec.schema.json'), 'the runner validates with the schema');
   assert.ok(rels.includes('ascend_finetune/weights_catalog.json'), 'mindcv: names resolve on the target');
   assert.ok(!rels.some((r) => r.includes('__pycache__')));
