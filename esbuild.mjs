@@ -52,6 +52,8 @@ const bundles = [
   { ...browser, entryPoints: ['webview/checkpoints/main.ts'], outfile: path.join(outdir, 'webview', 'checkpoints.js') },
   // The Preview Data and Classify with Checkpoint panels (preview.css beside it).
   { ...browser, entryPoints: ['webview/preview/main.ts'], outfile: path.join(outdir, 'webview', 'preview.js') },
+  // The Sweep panel (sweep.css beside it).
+  { ...browser, entryPoints: ['webview/sweep/main.ts'], outfile: path.join(outdir, 'webview', 'sweep.js') },
 ].filter((b) => existsSync(b.entryPoints[0])); // parts not written yet are skipped
 
 async function writeMeta(result, outfile) {
