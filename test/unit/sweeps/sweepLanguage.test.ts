@@ -34,7 +34,7 @@ test('schema problems and unknown space fields are reported at their lines, nami
       .replace('train.lr:', 'train.lrr:')
       .replace('sampler: tpe', 'sampler: tpe\nsampler2: x'),
   );
-  const ds = diagnoseSweep(doc, td);
+  const ds = diagnoseSweep(doc, td).map((d) => ({ ...d, message: String(d.message) }));
   const trials = ds.find((d) => d.message.startsWith('trials:'));
   assert.ok(trials, JSON.stringify(ds.map((d) => d.message)));
   assert.equal(trials.range.start.line, 6);
