@@ -31,7 +31,7 @@ test(
 base:
   name: ${BASE}
   data: {train: ${JSON.stringify(s.dataDir)}, image_size: 32, batch_size: 8, workers: 1, val_split: 0.25}
-  model: {backbone: resnet18, pretrained: null}
+  model: {backbone: resnet18, pretrained: null, freeze: none}
   train: {epochs: 1}
   amp: {level: O0, loss_scale: none}
   checkpoint: {keep_max: 1}

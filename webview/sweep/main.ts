@@ -153,7 +153,11 @@ function axis(name: string, values: (number | string | boolean | null)[], h: num
     let hi = Math.max(...nums);
     const log = lo > 0 && hi / lo > 100;
     const f = (v: number) => (log ? Math.log10(v) : v);
-    if (lo === hi) [lo, hi] = [lo - 1, hi + 1];
+    if (lo === hi) {
+      // One value seen (two trials tied): a small band around it, not a unit either side.
+      const pad = Math.abs(lo) * 0.1 || 0.1;
+      [lo, hi] = [lo - pad, hi + pad];
+    }
     const pos = (v: number | string | boolean | null) =>
       typeof v === 'number' ? h - ((f(v) - f(lo)) / (f(hi) - f(lo))) * h : null;
     return {
