@@ -54,6 +54,8 @@ const bundles = [
   { ...browser, entryPoints: ['webview/preview/main.ts'], outfile: path.join(outdir, 'webview', 'preview.js') },
   // The Runs Table (runsTable.css beside it).
   { ...browser, entryPoints: ['webview/runsTable/main.ts'], outfile: path.join(outdir, 'webview', 'runsTable.js') },
+  // The Sweep panel (sweep.css beside it).
+  { ...browser, entryPoints: ['webview/sweep/main.ts'], outfile: path.join(outdir, 'webview', 'sweep.js') },
 ].filter((b) => existsSync(b.entryPoints[0])); // parts not written yet are skipped
 
 async function writeMeta(result, outfile) {

@@ -28,6 +28,8 @@ import { complete } from './completion';
 import { diagnose, type RemoteFacts } from './diagnostics';
 import { RemoteFactsStore, wantedPaths } from './remoteFacts';
 import { parseSpecDocument, type SpecDocument } from './specDocument';
+import { isSweepFile } from '../core/sweeps/schema';
+import { completeSweep, diagnoseSweep, hoverSweep } from './sweepLanguage';
 
 export { RUNS_NOTIFICATION };
 
@@ -67,6 +69,12 @@ function stateOf(td: TextDocument) {
   const doc = parseSpecDocument(td.getText(), td.uri);
   let diagnostics: Diagnostic[];
   try {
+    if (isSweepFile(td.uri)) {
+      // A sweep spec (src/server/sweepLanguage.ts): its own schema; no target facts or lenses.
+      const state = { version: td.version, doc, diagnostics: diagnoseSweep(doc, td) };
+      parsed.set(td.uri, state);
+      return state;
+    }
     const target = targetOf(td.uri);
     const baseDir = baseDirOf(td.uri);
     // A spec for an SSH target: its paths are checked there, through the extension (never blocks).
@@ -131,17 +139,19 @@ documents.onDidClose((e) => {
 
 connection.onCompletion((p) => {
   const td = documents.get(p.textDocument.uri);
+  if (td && isSweepFile(td.uri)) return completeSweep(stateOf(td).doc, td, td.offsetAt(p.position));
   return td ? complete(stateOf(td).doc, td, td.offsetAt(p.position), baseDirOf(td.uri)) : [];
 });
 
 connection.onHover((p) => {
   const td = documents.get(p.textDocument.uri);
+  if (td && isSweepFile(td.uri)) return hoverSweep(stateOf(td).doc, td, td.offsetAt(p.position)) ?? null;
   return td ? (hover(stateOf(td).doc, td, td.offsetAt(p.position)) ?? null) : null;
 });
 
 connection.onCodeAction((p) => {
   const td = documents.get(p.textDocument.uri);
-  if (!td) return [];
+  if (!td || isSweepFile(td.uri)) return [];
   const { doc, diagnostics } = stateOf(td);
   // Our own diagnostics in the range (they carry the fix data), whatever the client sent back.
   const inRange = diagnostics.filter(
@@ -152,7 +162,7 @@ connection.onCodeAction((p) => {
 
 connection.onCodeLens((p) => {
   const td = documents.get(p.textDocument.uri);
-  return td ? codeLenses(stateOf(td).doc, td.uri, runs, targetOf(td.uri)) : [];
+  return td && !isSweepFile(td.uri) ? codeLenses(stateOf(td).doc, td.uri, runs, targetOf(td.uri)) : [];
 });
 
 connection.onNotification(RUNS_NOTIFICATION, (list: unknown) => {

@@ -51,6 +51,12 @@ export const COMMANDS = [
   // See the data and what a checkpoint makes of an image (src/vscode/preview/).
   { id: 'ascend.previewData', title: 'Preview Data', icon: '$(eye)' },
   { id: 'ascend.checkpoint.classify', title: 'Classify with Checkpoint…', icon: '$(symbol-class)' },
+  // Sweeps (src/vscode/sweeps/commands.ts): Optuna over a run spec's fields, trials beneath the sweep in Runs.
+  { id: 'ascend.startSweep', title: 'Start Sweep…', icon: '$(beaker)' },
+  { id: 'ascend.startSweepFromRun', title: 'Start Sweep from This Run…', icon: '$(beaker)' },
+  { id: 'ascend.openSweep', title: 'Open Sweep', icon: '$(graph-scatter)' },
+  { id: 'ascend.stopSweep', title: 'Stop Sweep', icon: '$(debug-stop)' },
+  { id: 'ascend.sweep.fineTuneFromBest', title: 'Fine-tune from the Best Trial', icon: '$(rocket)' },
 ] as const;
 
 export type CommandId = (typeof COMMANDS)[number]['id'];

@@ -43,10 +43,13 @@ import { previewDataCommand } from './preview/commands';
 import { openRunsTableCommand } from './runsTable/panel';
 import { createPythonEnv, openTargetSettings, setPythonPath } from './wizard/health';
 import { startShortPath } from './wizard/short';
+import { refreshSweeps } from './sweeps/listing';
+import { SWEEP_COMMAND_FACTORIES } from './sweeps/commands';
 
 type Handler = (...args: unknown[]) => unknown;
 
 export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, (app: App) => Handler> = {
+  ...SWEEP_COMMAND_FACTORIES, // src/vscode/sweeps/commands.ts
   'ascend.startFineTune': (app) => (node) => startShortPath(app, { targetId: targetIdOf(node) }),
   'ascend.startFromSpec': (app) => async (uri) => {
     const file =
@@ -355,6 +358,7 @@ export async function listRuns(app: App): Promise<void> {
           if (typeof l.problem === 'string' && l.problem)
             ctx.log.warn(`ls on ${def.label}: bad run ${l.run_id}: ${l.problem}`);
         await ctx.index.mergeListing(def.id, listed);
+        await refreshSweeps(app, def); // sweeps become parent rows of their trials
         // Runs that are not streaming take ls's progress; live ones get theirs from the stream.
         for (const l of listed) {
           const r = ctx.index.get(def.id, l.run_id);

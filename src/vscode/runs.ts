@@ -13,15 +13,23 @@ import {
 } from '../core/runs/presentation';
 import type { RunRecord } from '../core/runs/runIndex';
 import { describe } from '../core/runs/state';
+import { groupRuns, sweepOf } from '../core/sweeps/grouping';
+import { SweepStore } from '../core/sweeps/store';
+import { sweepTreeItem } from './sweeps/treeItem';
 import type { Ctx } from './context';
 import { runKey, type RunMonitor, type RunRef } from './runMonitor';
 
-export type RunsNode = { kind: 'group'; targetId: string } | { kind: 'run'; targetId: string; runId: string };
+export type RunsNode =
+  | { kind: 'group'; targetId: string }
+  | { kind: 'sweep'; targetId: string; sweepId: string }
+  | { kind: 'run'; targetId: string; runId: string };
 
 export class RunsView implements vscode.TreeDataProvider<RunsNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<RunsNode | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private readonly subscriptions: vscode.Disposable[];
+  /** Each target's sweeps: their trials are shown beneath them (sweeps/listing.ts fills it). */
+  readonly sweeps = new SweepStore();
 
   constructor(
     private readonly ctx: Ctx,
@@ -47,8 +55,19 @@ export class RunsView implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
       const ids = [...byTarget.keys()].sort((a, b) => rank(order, a) - rank(order, b) || a.localeCompare(b));
       return ids.map((targetId) => ({ kind: 'group', targetId }));
     }
+    const top = groupRuns(byTarget.get(node.targetId) ?? [], this.sweeps.summaries(node.targetId));
     if (node.kind === 'group')
-      return (byTarget.get(node.targetId) ?? []).map((r) => ({ kind: 'run', targetId: r.targetId, runId: r.runId }));
+      return top.map((t) =>
+        t.kind === 'run'
+          ? { kind: 'run', targetId: node.targetId, runId: t.record.runId }
+          : { kind: 'sweep', targetId: node.targetId, sweepId: t.group.sweepId },
+      );
+    if (node.kind === 'sweep') {
+      const g = top.find((t) => t.kind === 'sweep' && t.group.sweepId === node.sweepId);
+      return g?.kind === 'sweep'
+        ? g.group.trials.map((r) => ({ kind: 'run', targetId: r.targetId, runId: r.runId }))
+        : [];
+    }
     return [];
   }
 
@@ -64,6 +83,11 @@ export class RunsView implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
       item.iconPath = new vscode.ThemeIcon(def?.kind === 'ssh' || node.targetId.startsWith('ssh:') ? 'remote' : 'vm');
       item.contextValue = 'runGroup';
       return item;
+    }
+    if (node.kind === 'sweep') {
+      const top = groupRuns(this.ctx.index.byTarget().get(node.targetId) ?? [], this.sweeps.summaries(node.targetId));
+      const g = top.find((t) => t.kind === 'sweep' && t.group.sweepId === node.sweepId);
+      return sweepTreeItem(node, g?.kind === 'sweep' ? g.group : { sweepId: node.sweepId, sweep: null, trials: [] });
     }
     const record = this.ctx.index.get(node.targetId, node.runId);
     const item = new vscode.TreeItem(runDisplayName(this.ctx, node), vscode.TreeItemCollapsibleState.None);
@@ -84,7 +108,10 @@ export class RunsView implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
   }
 
   getParent(node: RunsNode): RunsNode | undefined {
-    return node.kind === 'run' ? { kind: 'group', targetId: node.targetId } : undefined;
+    if (node.kind === 'group') return undefined;
+    const record = node.kind === 'run' ? this.ctx.index.get(node.targetId, node.runId) : undefined;
+    const sweepId = record && sweepOf(record);
+    return sweepId ? { kind: 'sweep', targetId: node.targetId, sweepId } : { kind: 'group', targetId: node.targetId };
   }
 
   /** Whether Delete Run is allowed for this run now. */

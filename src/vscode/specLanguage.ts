@@ -62,7 +62,7 @@ export class SpecLanguage implements vscode.Disposable {
       debug: { module, transport: TransportKind.ipc, options: { execArgv: ['--nolazy', '--inspect=6019'] } },
     };
     const clientOptions: LanguageClientOptions = {
-      documentSelector: [{ language: LANGUAGE_ID }],
+      documentSelector: [{ language: LANGUAGE_ID }, { language: 'ascend-sweep' }], // sweep specs: src/server/sweepLanguage.ts
       outputChannel: app.ctx.log,
       initializationOptions: () => ({ specTargets: this.specTargets() }),
     };

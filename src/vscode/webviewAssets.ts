@@ -21,7 +21,7 @@ export function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions 
 export function bundleAssets(
   webview: Pick<vscode.Webview, 'asWebviewUri' | 'cspSource'>,
   extensionUri: vscode.Uri,
-  name: 'dashboard' | 'checkpoints' | 'preview' | 'runsTable',
+  name: 'dashboard' | 'checkpoints' | 'preview' | 'runsTable' | 'sweep',
 ): { cspSource: string; scriptUri: string; styleUri?: string; nonce: string } {
   const file = (f: string) => vscode.Uri.joinPath(extensionUri, 'dist', 'webview', f);
   return {

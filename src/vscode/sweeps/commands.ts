@@ -1,0 +1,217 @@
+// The sweep commands: Start Sweep (a sweep spec file, or one made from a run spec or a run), Open
+// Sweep (its panel), Stop Sweep, and Fine-tune from the Best Trial (the Start wizard with the best
+// trial's spec and its best checkpoint as the pretrained weights, as Fine-tune from Checkpoint does).
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { checkpointPath } from '../../core/checkpoints/client';
+import { bestEntry } from '../../core/checkpoints/manifest';
+import { readRunCheckpoints } from '../../core/checkpoints/runInfo';
+import { choicesFromSpec } from '../../core/spec/builder';
+import { startSweep, stopSweep, sweepStatus } from '../../core/sweeps/client';
+import { sweepTemplate, SWEEP_FILE_GLOB, sweepFileBeside } from '../../core/sweeps/template';
+import type { TargetDef } from '../../core/targets/model';
+import type { App } from '../app';
+import { specLanguage } from '../specLanguage';
+import { startWizard } from '../startWizard';
+import { SweepPanel, type SweepActions } from './panel';
+import type { SweepRef } from './treeItem';
+
+type Handler = (...args: unknown[]) => unknown;
+type SweepCommandId =
+  | 'ascend.startSweep'
+  | 'ascend.startSweepFromRun'
+  | 'ascend.openSweep'
+  | 'ascend.stopSweep'
+  | 'ascend.sweep.fineTuneFromBest';
+
+const CREATE = 'create';
+
+function sweepRefOf(node: unknown): SweepRef | undefined {
+  const n = node as Partial<SweepRef> | undefined;
+  return n && typeof n.targetId === 'string' && typeof n.sweepId === 'string'
+    ? { targetId: n.targetId, sweepId: n.sweepId }
+    : undefined;
+}
+
+/** The sweep a command is about: the node it got, or one picked from the listed ones. */
+async function resolveSweep(app: App, node: unknown, title: string, running = false): Promise<SweepRef | undefined> {
+  const ref = sweepRefOf(node);
+  if (ref) return ref;
+  const items = app.ctx.targets.flatMap((t) =>
+    app.runs.sweeps
+      .summaries(t.id)
+      .filter((s) => !running || s.state === 'running')
+      .map((s) => ({
+        label: s.name,
+        description: `${s.state} · ${t.label}`,
+        detail: s.sweep_id,
+        ref: { targetId: t.id, sweepId: s.sweep_id },
+      })),
+  );
+  if (!items.length) {
+    void vscode.window.showInformationMessage(
+      running ? 'No running sweeps.' : 'No sweeps listed (Refresh the Runs view).',
+    );
+    return undefined;
+  }
+  return (await vscode.window.showQuickPick(items, { title }))?.ref;
+}
+
+function targetFor(app: App, ref: SweepRef): { def: TargetDef; dir: string } {
+  const def = app.ctx.target(ref.targetId);
+  if (!def) throw new Error(`the target ${ref.targetId} is not configured any more`);
+  const dir = app.runs.sweeps.get(ref.targetId, ref.sweepId)?.sweep_dir;
+  if (!dir) throw new Error(`sweep ${ref.sweepId} is not listed on ${def.label} (Refresh the Runs view)`);
+  return { def, dir };
+}
+
+/** Writes a sweep spec for `base` (a path relative to the new file) and opens it. */
+async function writeSweepFile(file: vscode.Uri, base: string, name: string): Promise<void> {
+  try {
+    await vscode.workspace.fs.stat(file);
+  } catch {
+    await vscode.workspace.fs.writeFile(file, Buffer.from(sweepTemplate(base, name), 'utf8'));
+  }
+  await vscode.window.showTextDocument(file);
+  void vscode.window.showInformationMessage(
+    `Edit the search space, then run "Ascend: Start Sweep…" (or the editor title's beaker) on ${path.basename(file.fsPath)}.`,
+  );
+}
+
+async function createFromRunSpec(): Promise<void> {
+  const specs = await vscode.workspace.findFiles('**/*.ascend.{yaml,yml,json}', '**/node_modules/**', 200);
+  const picked = specs.length
+    ? (
+        await vscode.window.showQuickPick(
+          specs.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u })),
+          { title: 'Make a sweep over which run spec?' },
+        )
+      )?.uri
+    : (await vscode.window.showOpenDialog({ title: 'Make a sweep over which run spec?' }))?.[0];
+  if (!picked) return;
+  const out = vscode.Uri.file(sweepFileBeside(picked.fsPath));
+  await writeSweepFile(out, `./${path.basename(picked.fsPath)}`, path.basename(out.fsPath).split('.')[0]);
+}
+
+async function start(app: App, arg: unknown): Promise<void> {
+  let file = arg instanceof vscode.Uri ? arg : undefined;
+  if (!file) {
+    const found = await vscode.workspace.findFiles(SWEEP_FILE_GLOB, '**/node_modules/**', 200);
+    const pick = await vscode.window.showQuickPick(
+      [
+        ...found.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u as vscode.Uri | typeof CREATE })),
+        { label: '$(new-file) Create a sweep spec from a run spec…', uri: CREATE as vscode.Uri | typeof CREATE },
+      ],
+      { title: 'Start which sweep?' },
+    );
+    if (!pick) return;
+    if (pick.uri === CREATE) return createFromRunSpec();
+    file = pick.uri;
+  }
+  if (!/\.ascend-sweep\.(ya?ml|json)$/.test(file.path)) {
+    // A run spec: make its sweep spec first.
+    if (/\.ascend\.(ya?ml|json)$/.test(file.path)) {
+      const out = vscode.Uri.file(sweepFileBeside(file.fsPath));
+      return writeSweepFile(out, `./${path.basename(file.fsPath)}`, path.basename(out.fsPath).split('.')[0]);
+    }
+    throw new Error(`${path.basename(file.fsPath)} is not a sweep spec (*.ascend-sweep.yaml)`);
+  }
+  await vscode.workspace.textDocuments.find((d) => d.uri.toString() === file!.toString())?.save();
+  const def = specLanguage(app).targetOf(file) ?? app.ctx.target('local');
+  if (!def) throw new Error('no target for the sweep: add this machine or an SSH target');
+  if (def.kind !== 'local')
+    throw new Error(
+      `sweeps start from a file on the target; ${def.label} is an SSH target: copy ${path.basename(file.fsPath)} and its base spec there and run "python -m ascend_finetune sweep FILE --root ${def.runsRoot} --detach" (docs/sweeps.md)`,
+    );
+  await app.ctx.ensureRunner(def);
+  const started = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Ascend: starting sweep ${path.basename(file.fsPath)}…` },
+    () => startSweep(app.ctx.transport(def), file!.fsPath, def.runsRoot, { timeoutMs: 120_000 }),
+  );
+  app.ctx.log.info(`sweep ${started.sweep_id} on ${def.label}: ${started.sweep_dir} (pid ${started.pid})`);
+  await vscode.commands.executeCommand('ascend.refresh');
+  void vscode.commands.executeCommand('ascend.runs.focus');
+  SweepPanel.show(app, { targetId: def.id, sweepId: started.sweep_id }, actions(app));
+}
+
+/** "Start Sweep from This Run…": a sweep spec in the workspace whose base is the run's resolved spec. */
+async function fromRun(app: App, node: unknown): Promise<void> {
+  const n = node as { targetId?: unknown; runId?: unknown } | undefined;
+  const record =
+    n && typeof n.targetId === 'string' && typeof n.runId === 'string'
+      ? app.ctx.index.get(n.targetId, n.runId)
+      : undefined;
+  if (!record) throw new Error('choose a run in the Runs view');
+  const def = app.ctx.target(record.targetId);
+  if (def?.kind !== 'local') throw new Error("Start Sweep from This Run works on this machine's runs");
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? path.dirname(record.runDir);
+  const name = `${(record.meta?.name ?? record.name ?? 'run').replace(/[^\w.-]+/g, '-')}-sweep`;
+  const out = vscode.Uri.file(path.join(folder, `${name}.ascend-sweep.yaml`));
+  // The run's resolved spec (absolute paths) is the base; the sweep sets name and devices itself.
+  await writeSweepFile(out, path.join(record.runDir, 'spec.json'), name);
+}
+
+function actions(app: App): SweepActions {
+  return {
+    fineTuneBest: (ref) => fineTuneBest(app, ref),
+    stop: (ref) => stop(app, ref),
+  };
+}
+
+async function stop(app: App, ref: SweepRef): Promise<void> {
+  const { def, dir } = targetFor(app, ref);
+  const how = await vscode.window.showWarningMessage(
+    `Stop sweep ${app.runs.sweeps.get(ref.targetId, ref.sweepId)?.name ?? ref.sweepId}?`,
+    {
+      modal: true,
+      detail:
+        'Stop ends its running trials now (they run again when the sweep is resumed); Drain starts no new trial and lets the running ones finish.',
+    },
+    'Stop',
+    'Drain',
+  );
+  if (!how) return;
+  await app.ctx.ensureRunner(def);
+  const res = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Ascend: stopping the sweep…` },
+    () => stopSweep(app.ctx.transport(def), dir, { drain: how === 'Drain', timeoutS: 120, timeoutMs: 180_000 }),
+  );
+  app.ctx.log.info(`sweep-stop ${ref.sweepId}: ${JSON.stringify(res)}`);
+  if (!res.handled) void vscode.window.showWarningMessage(`The sweep has not ended yet (state ${res.state}).`);
+  await vscode.commands.executeCommand('ascend.refresh');
+}
+
+async function fineTuneBest(app: App, ref: SweepRef): Promise<void> {
+  const { def, dir } = targetFor(app, ref);
+  await app.ctx.ensureRunner(def);
+  const status = await sweepStatus(app.ctx.transport(def), dir, { timeoutMs: 60_000 });
+  if (!status.best?.run_dir) throw new Error('no trial of this sweep has completed yet');
+  const info = await readRunCheckpoints(app.ctx.python(def), status.best.run_dir, { timeoutMs: 60_000 });
+  const best = bestEntry(info.checkpoints);
+  if (!best) throw new Error(`trial ${status.best.number}'s run has no best checkpoint`);
+  const abs = checkpointPath(status.best.run_dir, best.file);
+  const spec = info.spec ?? {};
+  // As Fine-tune from Checkpoint: the trial's spec (its swept values) with its best checkpoint as the weights.
+  await startWizard(app, {
+    targetId: def.id,
+    choices: { ...choicesFromSpec(spec), pretrained: abs, name: `${status.name}-best-ft` },
+    baseSpec: { ...spec, model: { ...(spec.model as object), pretrained: abs } },
+  });
+}
+
+export const SWEEP_COMMAND_FACTORIES: Record<SweepCommandId, (app: App) => Handler> = {
+  'ascend.startSweep': (app) => (arg) => start(app, arg),
+  'ascend.startSweepFromRun': (app) => (node) => fromRun(app, node),
+  'ascend.openSweep': (app) => async (node) => {
+    const ref = await resolveSweep(app, node, 'Open which sweep?');
+    if (ref) SweepPanel.show(app, ref, actions(app));
+  },
+  'ascend.stopSweep': (app) => async (node) => {
+    const ref = await resolveSweep(app, node, 'Stop which sweep?', true);
+    if (ref) await stop(app, ref);
+  },
+  'ascend.sweep.fineTuneFromBest': (app) => async (node) => {
+    const ref = await resolveSweep(app, node, 'Fine-tune from the best trial of which sweep?');
+    if (ref) await fineTuneBest(app, ref);
+  },
+};
