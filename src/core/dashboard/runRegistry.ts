@@ -8,7 +8,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import type { RunKey } from '../../shared/dashboardProtocol';
-import { checkRunEvent } from '../../shared/dashboardValidate';
+import { checkRunEvent, checkRunMeta } from '../../shared/dashboardValidate';
 import type { RunEvent } from '../../shared/eventsProtocol';
 import {
   CappedLineSplitter,
@@ -26,6 +26,9 @@ export interface DashboardRunInfo {
   key: RunKey;
   runId: string;
   name: string;
+  /** The user's notes and tags (meta.json); empty when it has none. */
+  notes: string;
+  tags: string[];
   state: string | null;
   startedAt: number | null;
   backbone: string | null;
@@ -207,13 +210,18 @@ export function describeRun(feed: RunFeed): DashboardRunInfo {
   if (events) problems.push(events);
   const fromEvents = feed.problemText();
   if (fromEvents && !problems.includes(fromEvents)) problems.push(fromEvents);
-  // meta.json: the name the user gave the run after the fact (Rename Run), first
-  const meta = readJsonObject(path.join(dir, 'meta.json'), MAX_META_BYTES);
-  const metaName = meta.ok === true && typeof meta.value.name === 'string' ? meta.value.name.trim() : '';
+  // meta.json: the name the user gave the run after the fact (Rename Run) comes first; its notes
+  // and tags go to the header. A missing file is no problem; a bad field is named and left out.
+  const metaFile = readJsonObject(path.join(dir, 'meta.json'), MAX_META_BYTES);
+  const meta = checkRunMeta(metaFile.ok === true ? metaFile.value : {});
+  if (metaFile.ok === false && exists(path.join(dir, 'meta.json'))) problems.push(metaFile.problem);
+  if (meta.problem) problems.push(meta.problem);
   return {
     key: feed.key,
     runId: path.basename(dir),
-    name: metaName || (typeof sp?.name === 'string' ? sp.name : path.basename(dir)),
+    name: meta.name || (typeof sp?.name === 'string' ? sp.name : path.basename(dir)),
+    notes: meta.notes,
+    tags: meta.tags,
     state: typeof st?.state === 'string' ? st.state : null,
     startedAt: typeof st?.started_at === 'number' ? st.started_at : null,
     backbone: typeof backbone === 'string' ? backbone : null,

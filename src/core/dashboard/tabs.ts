@@ -141,7 +141,7 @@ export class Tabs {
         const store = await feed.load();
         if (closed) return;
         const info = describeRun(feed);
-        store.meta = { name: info.name, target: targetOf(feed.dir) };
+        store.meta = { name: info.name, target: targetOf(feed.dir), notes: info.notes, tags: info.tags };
         session.addRun(key, store.meta, store);
         if (info.problem) session.status(key, 'warning', `${info.name}: ${info.problem}`);
         unsubscribe.push(
