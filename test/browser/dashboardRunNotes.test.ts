@@ -114,16 +114,18 @@ describe('run notes and tags in the dashboard header, on a real CPU run', { time
     await page.close();
   });
 
-  test('an edit with the `meta` command shows on the next open; a run without notes or tags shows none', async () => {
+  test('an edit with the `meta` command shows in an open tab at once; no notes and no tags: no box', async () => {
+    const page = await open();
     await runRunner(runner, ['meta', runDir, '--notes', 'short note', '--untag', 'baseline']);
-    let page = await open();
-    assert.equal(await page.locator('.run-meta .run-notes').textContent(), 'short note');
+    await page
+      .locator('.run-meta .run-notes')
+      .filter({ hasText: /^short note$/ })
+      .waitFor({ timeout: 30_000 });
     assert.equal(await page.locator('.run-meta .notes-toggle').isVisible(), false, 'a short note has no toggle');
     assert.deepEqual(await page.locator('.run-meta .tag-chip').allTextContents(), ['<b>lr-0.01</b>']);
-    await page.close();
 
-    await runRunner(runner, ['meta', runDir, '--notes', '', '--untag', '<b>lr-0.01</b>']);
-    page = await open();
+    await runRunner(runner, ['meta', runDir, '--notes', '', '--untag', '<b>lr-0.01</b>', '--name', 'renamed run']);
+    await page.locator('.run-name').filter({ hasText: 'renamed run' }).waitFor({ timeout: 30_000 });
     assert.equal(await page.locator('.run-meta').isVisible(), false, 'no notes and no tags: no empty box');
     await page.close();
   });
@@ -133,7 +135,10 @@ describe('run notes and tags in the dashboard header, on a real CPU run', { time
     const page = await browser.newPage();
     page.on('pageerror', (e) => pageErrors.push(e.message));
     await page.goto(`${srv.url}&run=${srv.runs()[0].key}`);
-    await page.locator('.run-name').filter({ hasText: 'renamed' }).waitFor({ timeout: 60_000 });
+    await page
+      .locator('.run-name')
+      .filter({ hasText: /^renamed$/ })
+      .waitFor({ timeout: 60_000 });
     assert.equal(await page.locator('.run-meta .run-notes').textContent(), 'kept');
     await page
       .getByText(/meta\.json: tags must be a list of strings/)

@@ -5,7 +5,7 @@
 //
 // A run whose files are bad (not regular files, too big, wrong JSON, lines that are not events) is
 // still listed and served as far as it can be read; what is wrong is its `problem`, shown in the UI.
-import { readdirSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import type { RunKey } from '../../shared/dashboardProtocol';
 import { checkRunEvent, checkRunMeta } from '../../shared/dashboardValidate';
@@ -50,6 +50,8 @@ export interface FeedListener {
   touched(): void;
   /** The run's problem report changed (null: it has none). */
   problem(text: string | null): void;
+  /** meta.json changed (a rename, notes or tags edited meanwhile): the header is due again. */
+  meta?(): void;
 }
 
 /** How long a run's store is kept after its last tab left (a reload reopens it without a re-read). */
@@ -68,6 +70,8 @@ export class RunFeed {
   private skipped = 0;
   private repaired = 0;
   private firstBad: string | null = null;
+  /** meta.json's size and mtime when last looked at ('' when absent). */
+  private metaSeen = '';
   /** Times the store was built from the start of events.jsonl, and bytes read from it in all. */
   loads = 0;
   bytesRead = 0;
@@ -96,6 +100,7 @@ export class RunFeed {
       // The config panel shows spec.json (the resolved spec) when it reads as an object.
       const spec = readJsonObject(path.join(this.dir, 'spec.json'), MAX_SPEC_BYTES);
       if (spec.ok === true) this.store.setSpecFile(spec.value);
+      this.metaSeen = this.metaSignature();
     }
     await this.poll();
     return this.store;
@@ -144,6 +149,21 @@ export class RunFeed {
     if (fresh > 0) for (const l of this.listeners) l.touched();
     const after = this.problemText();
     if (after !== before) for (const l of this.listeners) l.problem(after);
+    const meta = this.metaSignature();
+    if (meta !== this.metaSeen) {
+      this.metaSeen = meta;
+      for (const l of this.listeners) l.meta?.();
+    }
+  }
+
+  /** meta.json's size and mtime, without following a link (the runner replaces it atomically). */
+  private metaSignature(): string {
+    try {
+      const st = lstatSync(path.join(this.dir, 'meta.json'));
+      return `${st.size}:${st.mtimeMs}:${st.ino}`;
+    } catch {
+      return '';
+    }
   }
 
   private bad(lineNo: number, why: string): void {

@@ -151,6 +151,13 @@ export class Tabs {
               const p = describeRun(feed).problem;
               if (p) session.status(key, 'warning', `${info.name}: ${p}`);
             },
+            // an edit of the name, notes or tags while the tab is open shows at once
+            meta: () => {
+              const now = describeRun(feed);
+              store.meta = { ...store.meta, name: now.name, notes: now.notes, tags: now.tags };
+              session.addRun(key, store.meta, store);
+              if (now.problem) session.status(key, 'warning', `${now.name}: ${now.problem}`);
+            },
           }),
         );
       }
