@@ -87,7 +87,7 @@ export class CheckpointExplorer {
     const name = host.displayName?.(run) ?? record?.name ?? run.runId;
     this.panel = vscode.window.createWebviewPanel(
       VIEW_TYPE,
-      `Checkpoints: ${name}`,
+      vscode.l10n.t('Checkpoints: {0}', name),
       vscode.ViewColumn.Active,
       webviewOptions(host.extensionUri),
     );
