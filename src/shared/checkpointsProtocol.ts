@@ -137,6 +137,9 @@ export interface CompareView {
 export interface ExplorerState {
   run: {
     name: string;
+    /** The user's notes (meta.json, plain text, at most 10 KB) and tags; empty when none. */
+    notes?: string;
+    tags?: string[];
     runId: string;
     target: string;
     backbone: string | null;

@@ -14,6 +14,10 @@ export type RunKey = string;
 export interface DashboardHeader {
   key: RunKey;
   name: string;
+  /** The user's notes on the run (meta.json, at most 10 KB): plain text. Absent from an older host. */
+  notes?: string;
+  /** The user's tags on the run (meta.json). Absent from an older host. */
+  tags?: string[];
   /** launching | running | reconnecting | finished | lost (see src/core/runs/state.ts) */
   phase: string;
   status?: 'completed' | 'stopped' | 'failed';

@@ -254,3 +254,52 @@ export function checkRunEvent(raw: unknown): CheckedEvent {
   }
   return { ok: true, event: e as unknown as RunEvent, repaired };
 }
+
+// ---- meta.json (the runner's `meta` command), at the dashboard's boundary ----------------------
+// The user's name, notes and tags of a run, bounded as runner/ascend_finetune/meta.py writes them.
+// A field of the wrong type (or too big) is refused with its name; the others still count, so a
+// hand-edited meta.json with a bad `tags` keeps its name and notes.
+
+export const MAX_META_NAME_CHARS = 200;
+export const MAX_META_NOTES_BYTES = 10_000;
+export const MAX_META_TAGS = 32;
+export const MAX_META_TAG_CHARS = 64;
+
+export interface CheckedRunMeta {
+  name: string | null;
+  notes: string;
+  tags: string[];
+  /** What was refused, naming the field and the fix (null: all sound). */
+  problem: string | null;
+}
+
+export function checkRunMeta(raw: unknown): CheckedRunMeta {
+  const out: CheckedRunMeta = { name: null, notes: '', tags: [], problem: null };
+  if (!isObj(raw))
+    return { ...out, problem: "meta.json: must be a JSON object (rewrite it with the runner's `meta` command)" };
+  const problems: string[] = [];
+  const fixIt = "set it with the runner's `meta` command";
+  const { name, notes, tags } = raw;
+  if (name !== undefined && name !== null) {
+    if (typeof name !== 'string') problems.push(`meta.json: name must be a string; ${fixIt}`);
+    else if (name.length > MAX_META_NAME_CHARS)
+      problems.push(`meta.json: name is longer than ${MAX_META_NAME_CHARS} characters; ${fixIt}`);
+    else out.name = name.trim() || null;
+  }
+  if (notes !== undefined && notes !== null) {
+    if (typeof notes !== 'string') problems.push(`meta.json: notes must be a string; ${fixIt}`);
+    else if (new TextEncoder().encode(notes).length > MAX_META_NOTES_BYTES)
+      problems.push(`meta.json: notes are over ${MAX_META_NOTES_BYTES} bytes; ${fixIt}`);
+    else out.notes = notes;
+  }
+  if (tags !== undefined && tags !== null) {
+    if (!Array.isArray(tags) || !tags.every((t) => typeof t === 'string'))
+      problems.push(`meta.json: tags must be a list of strings; ${fixIt}`);
+    else if (tags.length > MAX_META_TAGS) problems.push(`meta.json: more than ${MAX_META_TAGS} tags; ${fixIt}`);
+    else if (tags.some((t: string) => t.length > MAX_META_TAG_CHARS))
+      problems.push(`meta.json: a tag is longer than ${MAX_META_TAG_CHARS} characters; ${fixIt}`);
+    else out.tags = (tags as string[]).map((t) => t.trim()).filter(Boolean);
+  }
+  out.problem = problems.length ? problems.join('; ') : null;
+  return out;
+}

@@ -80,14 +80,16 @@ class DashboardPanel {
     saved.runs.forEach((ref, i) => void this.start(ref, `r${i}`));
   }
 
-  /** The names its runs show now, in `saved.runs` order (after a Rename Run): the page's headers follow. */
-  showNames(names: readonly string[]): void {
-    names.forEach((name, i) => {
+  /** The names, notes and tags its runs show now, in `saved.runs` order (after a Rename Run, an
+   * edit of notes or tags): the page's headers follow. */
+  showNames(shown: readonly Pick<RunMeta, 'name' | 'notes' | 'tags'>[]): void {
+    shown.forEach((now, i) => {
       const key = `r${i}`;
       const meta = this.metas.get(key);
-      if (!meta || meta.name === name) return;
-      this.metas.set(key, { ...meta, name });
-      this.session.addRun(key, { ...meta, name }); // an added run's meta is replaced and re-sent
+      if (!meta || sameMeta(meta, now)) return;
+      const next = { ...meta, ...now };
+      this.metas.set(key, next);
+      this.session.addRun(key, next); // an added run's meta is replaced and re-sent
     });
   }
 
@@ -108,7 +110,7 @@ class DashboardPanel {
     const { ctx } = this.app;
     const record = ctx.index.get(ref.targetId, ref.runId);
     const def = record && ctx.target(record.targetId);
-    const meta = { name: runDisplayName(this.app.ctx, ref), target: def?.label ?? ref.targetId };
+    const meta = { ...shownMeta(this.app, ref), target: def?.label ?? ref.targetId };
     this.metas.set(key, meta);
     this.session.addRun(key, meta);
     if (!record || !def) {
@@ -239,7 +241,7 @@ export class Dashboards implements vscode.Disposable {
   private retitle(): void {
     const panels = [...this.panels];
     const names = panels.map((p) => p.saved.runs.map((r) => runDisplayName(this.app.ctx, r)));
-    panels.forEach((p, i) => p.showNames(names[i]));
+    panels.forEach((p) => p.showNames(p.saved.runs.map((r) => shownMeta(this.app, r))));
     const changes = retitled(panels.map((p, i) => ({ title: p.saved.title, names: names[i] })));
     if (changes.length === 0) return;
     for (const [i, title] of changes) {
@@ -323,4 +325,16 @@ export function registerDashboards(app: App): Dashboards {
     registry.set(app, d);
   }
   return d;
+}
+
+/** What a run's header shows of it: its display name, and the notes and tags of its meta.json. */
+function shownMeta(app: App, ref: RunRef): Pick<RunMeta, 'name' | 'notes' | 'tags'> {
+  const meta = app.ctx.index.get(ref.targetId, ref.runId)?.meta;
+  return { name: runDisplayName(app.ctx, ref), notes: meta?.notes ?? '', tags: meta?.tags ?? [] };
+}
+
+function sameMeta(a: Pick<RunMeta, 'name' | 'notes' | 'tags'>, b: Pick<RunMeta, 'name' | 'notes' | 'tags'>): boolean {
+  return (
+    a.name === b.name && (a.notes ?? '') === (b.notes ?? '') && (a.tags ?? []).join('\n') === (b.tags ?? []).join('\n')
+  );
 }

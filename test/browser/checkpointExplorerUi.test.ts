@@ -462,3 +462,41 @@ test(
     await page.close();
   },
 );
+
+test(
+  "the run header shows the run's tags as chips and its notes as text, long notes folded",
+  { timeout: 60_000 },
+  async () => {
+    const page = await open();
+    const notes = [
+      'Baseline <img src=x onerror="window.__pwned=1"> with frozen backbone.',
+      'Line two.',
+      'Line three.',
+      'Line four: hidden until "more".',
+    ].join('\n');
+    await post(page, { ...state, run: { ...state.run, notes, tags: ['baseline', '<b>frozen</b>'] } });
+    await page.locator('tr.row').first().waitFor();
+    assert.deepEqual(await page.locator('.run-meta .tag-chip').allTextContents(), ['baseline', '<b>frozen</b>']);
+    const p = page.locator('.run-meta .run-notes');
+    assert.equal(await p.textContent(), notes, 'the notes as written, HTML as text');
+    assert.equal(await page.locator('.run-meta img, .run-meta b').count(), 0);
+    assert.equal(await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned), undefined);
+    // folded: the text runs past the box (clamped to three lines); "more" shows all of it
+    const cut = () => p.evaluate((e) => e.scrollHeight > e.clientHeight + 1);
+    const folded = (await p.boundingBox())!.height;
+    assert.equal(await cut(), true, 'folded: part of the notes is hidden');
+    await page.locator('.run-meta .notes-toggle', { hasText: 'more' }).click();
+    assert.equal(await cut(), false, 'all of the notes after "more"');
+    assert.ok((await p.boundingBox())!.height > folded, 'the box grew');
+    // the next snapshot (a reload of the run's files) keeps the notes open while they are the same
+    await post(page, { ...state, run: { ...state.run, notes, tags: ['baseline'] } });
+    await page.locator('.run-meta .notes-toggle', { hasText: 'less' }).waitFor();
+    assert.deepEqual(await page.locator('.run-meta .tag-chip').allTextContents(), ['baseline']);
+    // no notes and no tags: no empty box
+    await post(page, { ...state, run: { ...state.run, notes: '', tags: [] } });
+    await page.locator('tr.row').first().waitFor();
+    assert.equal(await page.locator('.run-meta').count(), 0);
+    assert.deepEqual((page as unknown as { refused: string[] }).refused, [], 'no CSP violations');
+    await page.close();
+  },
+);

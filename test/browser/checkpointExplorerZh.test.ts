@@ -93,6 +93,9 @@ const files = ['checkpoints/ck-e1-s2.ckpt', 'checkpoints/ck-e1-s3.ckpt'];
 const state: ExplorerState = {
   run: {
     name: 'flowers-probe',
+    // the user's own words (Chinese here) and a long note: its fold toggle must be Chinese too
+    notes: '学习率的基线。\n第二行\n第三行\n第四行',
+    tags: ['基线'],
     runId: 'r1',
     target: 'ssh:gpu-box',
     backbone: 'resnet18',
@@ -133,6 +136,8 @@ test('the explorer in zh-cn: the table, the buttons and the run header are Chine
   const text = await page.locator('body').innerText();
   assert.match(text, /验证准确率/, 'the column headers are translated');
   assert.match(text, /在验证集上评估/, 'the action buttons are translated');
+  assert.equal(await page.locator('.run-meta .notes-toggle').textContent(), '更多', "the notes' fold toggle");
+  assert.equal(await page.locator('.run-meta .run-tags').getAttribute('title'), '标签');
   const english = text.replace(FROM_RUN_OR_TERM, '').match(/[A-Za-z]{2,}/g) ?? [];
   mkdirSync(path.join(root, 'test-output'), { recursive: true });
   await page.screenshot({ path: path.join(root, 'test-output', 'checkpoint-explorer-zh-cn.png'), fullPage: true });

@@ -225,6 +225,23 @@ test('Open Dashboard: a locked-down HTML shell, then the run history as a snapsh
   assert.equal(p.revealed, 1);
 });
 
+test("Edit Run Notes… and Tag Run… show at once in the open dashboard's header (meta.json through the runner)", async () => {
+  const p = panels.find((x) => x.title === 'Dashboard: burst')!;
+  const header = () => {
+    const m = p.posted.at(-1);
+    return m?.type === 'snapshot' ? m.runs[0].header : m?.type === 'append' ? m.header : undefined;
+  };
+  assert.deepEqual([header()?.notes, header()?.tags], ['', []], 'no meta.json yet');
+  fake.inputScript.push({ type: 'lr too high <b>?</b>\nsecond line' });
+  await fake.commands.executeCommand('ascend.editRunNotes', ref('20261202-100000-burst-aaaa'));
+  await waitFor('the notes in the header', () => header()?.notes === 'lr too high <b>?</b>\nsecond line');
+  fake.inputScript.push({ type: 'baseline, fp16' });
+  await fake.commands.executeCommand('ascend.tagRun', ref('20261202-100000-burst-aaaa'));
+  await waitFor('the tags in the header', () => header()?.tags?.join() === 'baseline,fp16');
+  const meta = JSON.parse(readFileSync(path.join(runsRoot, '20261202-100000-burst-aaaa', 'meta.json'), 'utf8'));
+  assert.deepEqual([meta.notes, meta.tags], ['lr too high <b>?</b>\nsecond line', ['baseline', 'fp16']]);
+});
+
 test('the UI is untrusted: bad messages are refused and logged; export goes through a save dialog', async () => {
   const p = panels.find((x) => x.title === 'Dashboard: burst')!;
   const before = p.posted.length;

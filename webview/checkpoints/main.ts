@@ -51,6 +51,7 @@ function header(s: ExplorerState): HTMLElement {
       `${r.name}`,
       el('span', { class: 'muted' }, `  ${r.runId} · ${r.target}${r.live ? l10n.t(' · live') : ''}`),
     ),
+    runNotes(r.notes ?? '', r.tags ?? []),
     el(
       'div',
       { class: 'muted' },
@@ -71,6 +72,48 @@ function header(s: ExplorerState): HTMLElement {
     s.busy ? el('div', { class: 'busy' }, document.createElement('vscode-progress-ring'), ` ${s.busy}`) : null,
     s.error ? el('div', { class: 'error', title: l10n.t('The last action failed') }, s.error) : null,
     ...s.problems.map((p) => el('div', { class: 'bad' }, `⚠ ${p.label}: ${p.message}`)),
+  );
+}
+
+/** Notes folded past this many lines or characters (the stylesheet clamps them to 3 lines). */
+const FOLD_LINES = 3;
+const FOLD_CHARS = 240;
+/** The user's notes stay unfolded across snapshots while they are the same text. */
+let notesOpenFor: string | null = null;
+
+/** The user's tags as chips and notes as text (meta.json: Tag Run…, Edit Run Notes…); long notes fold. */
+function runNotes(notes: string, tags: string[]): HTMLElement | null {
+  const text = notes.trim();
+  if (!text && tags.length === 0) return null;
+  const long = text.split('\n').length > FOLD_LINES || text.length > FOLD_CHARS;
+  const open = long && notesOpenFor === text;
+  const p = text ? el('p', { class: `run-notes${long && !open ? ' folded' : ''}` }, text) : null;
+  const toggle = long
+    ? el(
+        'button',
+        {
+          class: 'notes-toggle',
+          onclick: () => {
+            const nowOpen = p!.classList.toggle('folded') === false;
+            notesOpenFor = nowOpen ? text : null;
+            toggle!.textContent = nowOpen ? l10n.t('less') : l10n.t('more');
+          },
+        },
+        open ? l10n.t('less') : l10n.t('more'),
+      )
+    : null;
+  return el(
+    'div',
+    { class: 'run-meta' },
+    tags.length
+      ? el(
+          'div',
+          { class: 'run-tags', title: l10n.t('Tags') },
+          ...tags.map((t) => el('span', { class: 'tag-chip' }, t)),
+        )
+      : null,
+    p,
+    toggle,
   );
 }
 

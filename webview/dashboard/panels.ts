@@ -2,6 +2,7 @@
 // wrote (names, class names, checkpoint paths, messages, traces) goes in as text.
 import type { AmpHealth, DashboardHeader, EvalBlock, RunData, RunNotice } from '../../src/shared/dashboardProtocol';
 import { fill, h, setAttr, setText } from './dom';
+import { renderRunNotes } from './runNotes';
 import { formatDuration, formatPercent, formatScale } from './series';
 
 function stateOf(header: DashboardHeader): string {
@@ -19,6 +20,8 @@ export function elapsedS(header: DashboardHeader, nowS: number): number | null {
 interface HeaderView {
   name: HTMLElement;
   state: HTMLElement;
+  /** The user's notes and tags (meta.json). */
+  meta: HTMLElement;
   values: Record<'target' | 'backbone' | 'amp' | 'epoch' | 'step' | 'elapsed' | 'eta' | 'best', HTMLElement>;
   progress: HTMLElement;
 }
@@ -32,6 +35,7 @@ export function renderHeader(el: HTMLElement, header: DashboardHeader, nowS: num
     const built: HeaderView = {
       name: h('h1', { class: 'run-name' }),
       state: h('span', { class: 'state', role: 'status' }),
+      meta: h('div', { class: 'run-meta' }),
       values: {
         target: value(),
         backbone: value(),
@@ -49,6 +53,7 @@ export function renderHeader(el: HTMLElement, header: DashboardHeader, nowS: num
     fill(
       el,
       h('div', { class: 'title-row' }, built.name, built.state),
+      built.meta,
       h(
         'div',
         { class: 'fields' },
@@ -80,6 +85,7 @@ export function renderHeader(el: HTMLElement, header: DashboardHeader, nowS: num
       ? '–'
       : `${formatPercent(header.bestValAcc)}${header.bestCheckpoint ? ` (${header.bestCheckpoint})` : ''}`;
   setText(v.name, header.name);
+  renderRunNotes(v.meta, header.notes, header.tags);
   // A run that ended with a `problems` verdict: amber words, not the green "completed".
   const problems = header.status !== undefined && header.status !== 'failed' && header.health?.verdict === 'problems';
   setAttr(v.state, 'class', `state state-${problems ? 'problems' : state}`);

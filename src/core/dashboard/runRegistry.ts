@@ -5,10 +5,10 @@
 //
 // A run whose files are bad (not regular files, too big, wrong JSON, lines that are not events) is
 // still listed and served as far as it can be read; what is wrong is its `problem`, shown in the UI.
-import { readdirSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import type { RunKey } from '../../shared/dashboardProtocol';
-import { checkRunEvent } from '../../shared/dashboardValidate';
+import { checkRunEvent, checkRunMeta } from '../../shared/dashboardValidate';
 import type { RunEvent } from '../../shared/eventsProtocol';
 import {
   CappedLineSplitter,
@@ -26,6 +26,9 @@ export interface DashboardRunInfo {
   key: RunKey;
   runId: string;
   name: string;
+  /** The user's notes and tags (meta.json); empty when it has none. */
+  notes: string;
+  tags: string[];
   state: string | null;
   startedAt: number | null;
   backbone: string | null;
@@ -47,6 +50,8 @@ export interface FeedListener {
   touched(): void;
   /** The run's problem report changed (null: it has none). */
   problem(text: string | null): void;
+  /** meta.json changed (a rename, notes or tags edited meanwhile): the header is due again. */
+  meta?(): void;
 }
 
 /** How long a run's store is kept after its last tab left (a reload reopens it without a re-read). */
@@ -65,6 +70,8 @@ export class RunFeed {
   private skipped = 0;
   private repaired = 0;
   private firstBad: string | null = null;
+  /** meta.json's size and mtime when last looked at ('' when absent). */
+  private metaSeen = '';
   /** Times the store was built from the start of events.jsonl, and bytes read from it in all. */
   loads = 0;
   bytesRead = 0;
@@ -93,6 +100,7 @@ export class RunFeed {
       // The config panel shows spec.json (the resolved spec) when it reads as an object.
       const spec = readJsonObject(path.join(this.dir, 'spec.json'), MAX_SPEC_BYTES);
       if (spec.ok === true) this.store.setSpecFile(spec.value);
+      this.metaSeen = this.metaSignature();
     }
     await this.poll();
     return this.store;
@@ -141,6 +149,21 @@ export class RunFeed {
     if (fresh > 0) for (const l of this.listeners) l.touched();
     const after = this.problemText();
     if (after !== before) for (const l of this.listeners) l.problem(after);
+    const meta = this.metaSignature();
+    if (meta !== this.metaSeen) {
+      this.metaSeen = meta;
+      for (const l of this.listeners) l.meta?.();
+    }
+  }
+
+  /** meta.json's size and mtime, without following a link (the runner replaces it atomically). */
+  private metaSignature(): string {
+    try {
+      const st = lstatSync(path.join(this.dir, 'meta.json'));
+      return `${st.size}:${st.mtimeMs}:${st.ino}`;
+    } catch {
+      return '';
+    }
   }
 
   private bad(lineNo: number, why: string): void {
@@ -207,13 +230,18 @@ export function describeRun(feed: RunFeed): DashboardRunInfo {
   if (events) problems.push(events);
   const fromEvents = feed.problemText();
   if (fromEvents && !problems.includes(fromEvents)) problems.push(fromEvents);
-  // meta.json: the name the user gave the run after the fact (Rename Run), first
-  const meta = readJsonObject(path.join(dir, 'meta.json'), MAX_META_BYTES);
-  const metaName = meta.ok === true && typeof meta.value.name === 'string' ? meta.value.name.trim() : '';
+  // meta.json: the name the user gave the run after the fact (Rename Run) comes first; its notes
+  // and tags go to the header. A missing file is no problem; a bad field is named and left out.
+  const metaFile = readJsonObject(path.join(dir, 'meta.json'), MAX_META_BYTES);
+  const meta = checkRunMeta(metaFile.ok === true ? metaFile.value : {});
+  if (metaFile.ok === false && exists(path.join(dir, 'meta.json'))) problems.push(metaFile.problem);
+  if (meta.problem) problems.push(meta.problem);
   return {
     key: feed.key,
     runId: path.basename(dir),
-    name: metaName || (typeof sp?.name === 'string' ? sp.name : path.basename(dir)),
+    name: meta.name || (typeof sp?.name === 'string' ? sp.name : path.basename(dir)),
+    notes: meta.notes,
+    tags: meta.tags,
     state: typeof st?.state === 'string' ? st.state : null,
     startedAt: typeof st?.started_at === 'number' ? st.started_at : null,
     backbone: typeof backbone === 'string' ? backbone : null,

@@ -186,7 +186,7 @@ export class RunSeriesStore {
 
   constructor(
     readonly key: RunKey,
-    public meta: { name: string; target: string },
+    public meta: { name: string; target: string; notes?: string; tags?: string[] },
   ) {}
 
   /** The last seq ingested (duplicates at or below it are ignored). */
@@ -457,6 +457,8 @@ export class RunSeriesStore {
     return {
       key: this.key,
       name: this.meta.name,
+      notes: this.meta.notes ?? '',
+      tags: this.meta.tags ?? [],
       phase: v.phase,
       status: v.status,
       target: this.meta.target,

@@ -31,6 +31,9 @@ import { validateUiMessage } from '../../shared/dashboardValidate';
 export interface RunMeta {
   name: string;
   target: string;
+  /** The user's notes and tags (meta.json); a rename or an edit re-sends them with `addRun`. */
+  notes?: string;
+  tags?: string[];
 }
 
 export interface SessionOptions {

@@ -141,7 +141,7 @@ export class Tabs {
         const store = await feed.load();
         if (closed) return;
         const info = describeRun(feed);
-        store.meta = { name: info.name, target: targetOf(feed.dir) };
+        store.meta = { name: info.name, target: targetOf(feed.dir), notes: info.notes, tags: info.tags };
         session.addRun(key, store.meta, store);
         if (info.problem) session.status(key, 'warning', `${info.name}: ${info.problem}`);
         unsubscribe.push(
@@ -150,6 +150,13 @@ export class Tabs {
             problem: () => {
               const p = describeRun(feed).problem;
               if (p) session.status(key, 'warning', `${info.name}: ${p}`);
+            },
+            // an edit of the name, notes or tags while the tab is open shows at once
+            meta: () => {
+              const now = describeRun(feed);
+              store.meta = { ...store.meta, name: now.name, notes: now.notes, tags: now.tags };
+              session.addRun(key, store.meta, store);
+              if (now.problem) session.status(key, 'warning', `${now.name}: ${now.problem}`);
             },
           }),
         );

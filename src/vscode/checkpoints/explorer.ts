@@ -87,13 +87,14 @@ export class CheckpointExplorer {
     const name = host.displayName?.(run) ?? record?.name ?? run.runId;
     this.panel = vscode.window.createWebviewPanel(
       VIEW_TYPE,
-      `Checkpoints: ${name}`,
+      vscode.l10n.t('Checkpoints: {0}', name),
       vscode.ViewColumn.Active,
       webviewOptions(host.extensionUri),
     );
     this.state = {
       run: {
         name,
+        ...this.userMeta(),
         runId: run.runId,
         target: host.targetLabel(run.targetId),
         backbone: null,
@@ -126,6 +127,12 @@ export class CheckpointExplorer {
     void this.reload();
   }
 
+  /** The run's notes and tags (meta.json through the Runs view's record). */
+  private userMeta(): { notes: string; tags: string[] } {
+    const meta = this.host.view.record(this.run)?.meta;
+    return { notes: meta?.notes ?? '', tags: meta?.tags ?? [] };
+  }
+
   private ref(file: string): CkptRef {
     return { ...this.run, file };
   }
@@ -149,11 +156,16 @@ export class CheckpointExplorer {
       return;
     }
     this.files = new Set(info.checkpoints.map((c) => c.file));
+    const name = this.host.displayName?.(this.run) ?? this.host.view.record(this.run)?.name ?? this.run.runId;
+    this.panel.title = vscode.l10n.t('Checkpoints: {0}', name);
     const rows = info.checkpoints.map((c) => toRow(c, l.problems.get(c.file) ?? null));
     const selected = this.state.selected && this.files.has(this.state.selected) ? this.state.selected : null;
     this.set({
       run: {
         ...this.state.run,
+        // a rename or an edit of notes or tags redraws the view, which reloads this
+        name,
+        ...this.userMeta(),
         backbone: info.backbone,
         pretrained: info.pretrained,
         ...weightsFacts(info.checkpoints),
