@@ -187,7 +187,9 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
     if (!found) return;
     const notes = await vscode.window.showInputBox({
       title: vscode.l10n.t('Run Notes: {0}', runDisplayName(app.ctx, found.record)),
-      prompt: vscode.l10n.t('Free text about this run (shown in its tooltip, its dashboards and the checkpoint explorer)'),
+      prompt: vscode.l10n.t(
+        'Free text about this run (shown in its tooltip, its dashboards and the checkpoint explorer)',
+      ),
       value: found.record.meta?.notes ?? '',
     });
     if (notes === undefined) return;
