@@ -448,7 +448,7 @@ export function streamEnds(log: string, runId: string): { phase: string; seq: nu
 
 /** What each step of a pre-filled wizard must offer before Enter accepts it (Fine-tune from). */
 export interface PrefilledWizard {
-  /** Steps 1-6, 11: the focused row's label and description, run together. */
+  /** Steps 1-6, 12: the focused row's label and description, run together. */
   target: RegExp;
   dataFolder: RegExp;
   backbone: RegExp;
@@ -456,7 +456,7 @@ export interface PrefilledWizard {
   freeze: RegExp;
   amp: RegExp;
   launch: RegExp;
-  /** Steps 7-9, 10: the input box's pre-filled value. */
+  /** Steps 7-9, 11: the input box's pre-filled value. */
   epochs: string;
   batchSize: string;
   lr: string;
@@ -466,7 +466,8 @@ export interface PrefilledWizard {
 /**
  * Walks a wizard that opened with its choices filled in, pressing Enter on each step after checking
  * that the step shows the expected choice: the focused row of a pick, the value of an input box.
- * The NPU step is not shown on a target with fewer than two, so the name is step 10 of 11.
+ * The NPU step is not shown on a target with fewer than two; step 10 is Training options (Continue keeps
+ * the knobs), so the name is step 11 of 12.
  */
 export async function acceptPrefilledWizard(h: Harness, w: PrefilledWizard): Promise<void> {
   const box = h.page.locator(SELECTORS.quickInputBox);
@@ -516,8 +517,9 @@ export async function acceptPrefilledWizard(h: Harness, w: PrefilledWizard): Pro
   await inputStep(7, w.epochs);
   await inputStep(8, w.batchSize);
   await inputStep(9, w.lr);
-  await inputStep(10, w.name);
-  await pickStep(11, w.launch);
+  await pickStep(10, /^Continue/); // the Training options step: the knobs as they are
+  await inputStep(11, w.name);
+  await pickStep(12, w.launch);
 }
 
 /** Expands a view of the side bar if it is collapsed (a click on its header toggles it). */
