@@ -579,6 +579,20 @@ export async function expandTreeRow(h: Harness, view: string, label: string, tim
 }
 
 /** Right-clicks a tree row and runs the context-menu entry with that title (menus are DOM in code-server). */
+/**
+ * Moves the mouse off the workbench and waits for an open hover to go: a tree row's tooltip (a run's
+ * id and path) opens under the pointer after a click and can cover the next row, taking its clicks.
+ */
+export async function dismissHovers(h: Harness): Promise<void> {
+  await h.page.mouse.move(1, 1);
+  await h.page
+    .locator('.context-view .hover-contents, .monaco-hover')
+    .filter({ visible: true })
+    .first()
+    .waitFor({ state: 'hidden', timeout: 3000 })
+    .catch(() => undefined);
+}
+
 export async function contextMenuOnRow(
   h: Harness,
   view: string,
@@ -598,7 +612,17 @@ export async function contextMenuOnRow(
     .last();
   const deadline = Date.now() + timeoutMs;
   for (let attempt = 1; ; attempt++) {
-    await r.click({ button: 'right' });
+    await dismissHovers(h);
+    // Bounded, so a click something still covers is tried again rather than eating the whole timeout.
+    if (
+      !(await r.click({ button: 'right', timeout: 10_000 }).then(
+        () => true,
+        () => false,
+      ))
+    ) {
+      if (Date.now() > deadline) throw new Error(`no right-click on "${label}" in ${view}: something covers it`);
+      continue;
+    }
     // A menu that closed before the click (focus moved: a run started, a view refreshed) is opened again.
     if (
       await item.waitFor({ state: 'visible', timeout: 10_000 }).then(
