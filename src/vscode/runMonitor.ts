@@ -89,6 +89,9 @@ export class RunMonitor implements vscode.Disposable {
 
   /** Starts streaming a run (again, with `restart`); a no-op when it is already streaming. */
   follow(record: RunRecord, opts: { restart?: boolean; launched?: boolean } = {}): void {
+    // A listing that finishes after deactivation (it now waits on sweep-ls too) must not start an
+    // attach nobody will stop: that process would outlive the extension.
+    if (this.disposed) return;
     const key = runKey(record);
     const existing = this.live.get(key);
     if (existing && !opts.restart) return;
@@ -301,7 +304,10 @@ export class RunMonitor implements vscode.Disposable {
     this.statusBar.show();
   }
 
+  private disposed = false;
+
   dispose(): void {
+    this.disposed = true;
     for (const l of this.live.values()) l.abort.abort();
     this.live.clear();
     if (this.uiTimer) clearTimeout(this.uiTimer);
