@@ -1,6 +1,6 @@
 // Command handlers as factories `(app) => handler`, one per id of src/shared/commands.ts that is
 // not a checkpoint command (those are in checkpoints/commands.ts): the Record types make a missing
-// or misspelled command a compile error. About 450 lines because it is one table of small
+// or misspelled command a compile error. About 500 lines because it is one table of small
 // handlers: splitting it by letter would hide the one place that lists them.
 import * as path from 'node:path';
 import * as vscode from 'vscode';

@@ -1,5 +1,6 @@
 // The dashboard: holds what the host sent (snapshots replace, appends extend), draws it once per
 // animation frame, and keeps the user's smoothing, zoom and tab across reloads.
+// About 500 lines: the one owner of the page's state; the panels, charts and tabs it drives are their own modules.
 import type { HostMessage, RunData } from '../../src/shared/dashboardProtocol';
 import { ChartPanel, readTheme, type ChartContext, type Theme } from './charts';
 import { chartDefs } from './chartDefs';

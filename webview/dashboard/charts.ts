@@ -1,6 +1,6 @@
 // uPlot charts that share one step axis: a synchronised cursor (uPlot's cursor.sync) and one zoom
 // that the app owns (a drag on any chart zooms all of them, a double click or Reset zooms out).
-// About 450 lines: uPlot's options, axes, series and the shared cursor and zoom belong together.
+// About 630 lines: uPlot's options, axes, series and the shared cursor and zoom belong together.
 import uPlot from 'uplot';
 import type { RunMark } from '../../src/shared/dashboardProtocol';
 import { h, setText } from './dom';

@@ -2,6 +2,7 @@
 // copy the path, delete and prune. The tree's commands (commands.ts) and the checkpoint explorer
 // (explorer.ts) both call them. They work on what the view loaded (CheckpointSource) and ask the
 // runner through src/core; their dependencies come in an ActionsHost, built once at activation.
+// About 500 lines: one short function per action, sharing the pickers and the runner client's errors at the top.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
