@@ -45,7 +45,10 @@ tier "unit tests" node --import tsx --test --test-reporter=spec "${unit_files[@]
 mapfile -t integration_files < <(find test/integration -name '*.test.ts' -type f | sort)
 tier "integration tests" node --import tsx --test --test-reporter=spec "${integration_files[@]}"
 
-tier "runner tests" .venv/bin/python -m pytest test/runner -q
+# A whole pass writes ~17 GB of runs and checkpoints under pytest's temp root; keeping only the folders
+# of failed tests (and one past session) keeps a CI disk from filling.
+tier "runner tests" .venv/bin/python -m pytest test/runner -q \
+  -o tmp_path_retention_policy=failed -o tmp_path_retention_count=1
 
 # The dashboard UI in a real Chromium (playwright-core + Debian chromium), against real runs.
 if [ "$ui_tiers" = yes ]; then

@@ -21,12 +21,10 @@ import * as path from 'node:path';
 import { REPO_ROOT } from './harness';
 
 // Top-level entries never copied: build output (made fresh), caches, outputs and other checkouts' tools.
+// Every top-level dot folder is left out too (.git, .venv, the 5.5 GB test-only .venv-ref, caches):
+// none goes in the .vsix, and copying them filled a CI machine's /tmp.
 const SKIP_TOP = new Set([
-  '.git',
   'node_modules',
-  '.venv',
-  '.e2e',
-  '.demo',
   'dist',
   'test-output',
   'runs',
@@ -34,7 +32,7 @@ const SKIP_TOP = new Set([
   'bench',
   'docs',
 ]);
-const SKIP_ANY = new Set(['__pycache__', '.pytest_cache']);
+const SKIP_ANY = new Set(['__pycache__', '.pytest_cache', '.ruff_cache', '.mypy_cache']);
 
 export interface BuiltVsix {
   file: string;
@@ -94,8 +92,9 @@ function copyTree(from: string, to: string, rel: string, hash: ReturnType<typeof
     a.name.localeCompare(b.name),
   );
   for (const entry of entries) {
-    if ((rel === '' && (SKIP_TOP.has(entry.name) || entry.name.endsWith('.vsix'))) || SKIP_ANY.has(entry.name))
-      continue;
+    const topSkip =
+      SKIP_TOP.has(entry.name) || entry.name.endsWith('.vsix') || (entry.isDirectory() && entry.name.startsWith('.'));
+    if ((rel === '' && topSkip) || SKIP_ANY.has(entry.name)) continue;
     const r = rel ? `${rel}/${entry.name}` : entry.name;
     try {
       if (entry.isDirectory()) {

@@ -22,11 +22,14 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const MAX_BYTES = 2 * 1024 * 1024;
 
 // Top-level entries not copied (too big, or the build output that is made fresh); each gets a decoy.
-const SKIP = new Set(['.git', 'node_modules', '.venv', '.e2e', '.demo', 'dist', 'test-output', 'runs']);
+// Top-level folders not copied to the stage: every dot folder (.git, the venvs, among them the 5.5 GB
+// test-only .venv-ref, code-server) and the build and run outputs. The decoys below stand in for them.
+const SKIP = new Set(['node_modules', 'dist', 'test-output', 'runs']);
 const DECOYS = [
   'node_modules/some-dep/index.js',
   '.venv/bin/python',
   '.venv/lib/python3.11/site-packages/numpy/__init__.py',
+  '.venv-ref/lib/python3.11/site-packages/torch/__init__.py',
   '.e2e/code-server/out.log',
   '.demo/runs/r1/events.jsonl',
   'test-output/shot.png',
@@ -63,7 +66,8 @@ const ALLOWED: RegExp[] = [
 function copyTree(from: string, to: string, top: boolean): void {
   mkdirSync(to, { recursive: true });
   for (const entry of readdirSync(from, { withFileTypes: true })) {
-    if (top && (SKIP.has(entry.name) || entry.name.endsWith('.vsix'))) continue;
+    const dotDir = entry.isDirectory() && entry.name.startsWith('.');
+    if (top && (SKIP.has(entry.name) || dotDir || entry.name.endsWith('.vsix'))) continue;
     const src = path.join(from, entry.name);
     const dst = path.join(to, entry.name);
     try {
