@@ -47,8 +47,9 @@ tier "integration tests" node --import tsx --test --test-reporter=spec "${integr
 
 # A whole pass writes ~17 GB of runs and checkpoints under pytest's temp root; keeping only the folders
 # of failed tests (and one past session) keeps a CI disk from filling.
+# The twelve slowest tests are listed: the tier is the bulk of CI's time.
 tier "runner tests" .venv/bin/python -m pytest test/runner -q \
-  -o tmp_path_retention_policy=failed -o tmp_path_retention_count=1
+  -o tmp_path_retention_policy=failed -o tmp_path_retention_count=1 --durations=12
 
 # The dashboard UI in a real Chromium (playwright-core + Debian chromium), against real runs.
 if [ "$ui_tiers" = yes ]; then
