@@ -23,15 +23,7 @@ import { REPO_ROOT } from './harness';
 // Top-level entries never copied: build output (made fresh), caches, outputs and other checkouts' tools.
 // Every top-level dot folder is left out too (.git, .venv, the 5.5 GB test-only .venv-ref, caches):
 // none goes in the .vsix, and copying them filled a CI machine's /tmp.
-const SKIP_TOP = new Set([
-  'node_modules',
-  'dist',
-  'test-output',
-  'runs',
-  'test',
-  'bench',
-  'docs',
-]);
+const SKIP_TOP = new Set(['node_modules', 'dist', 'test-output', 'runs', 'test', 'bench', 'docs']);
 const SKIP_ANY = new Set(['__pycache__', '.pytest_cache', '.ruff_cache', '.mypy_cache']);
 
 export interface BuiltVsix {
