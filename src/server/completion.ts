@@ -7,7 +7,8 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { fieldSchema, resolveSpecPath } from '../core/spec/schema';
 import { mindcvSources } from '../core/spec/weightSources';
 import { yamlScalar } from '../core/spec/writer';
-import { fieldMarkdown } from './fieldDocs';
+import { fieldMarkdown, ruleAt } from './fieldDocs';
+import { backboneStages, isFreezePath, stagesNote } from './freezeStages';
 import { cursorContext, type CursorContext } from './position';
 import type { SpecDocument } from './specDocument';
 
@@ -98,7 +99,7 @@ function keyItems(doc: SpecDocument, td: TextDocument, ctx: CursorContext): Comp
 }
 
 function valueItems(td: TextDocument, ctx: CursorContext, baseDir: string, doc: SpecDocument): CompletionItem[] {
-  const rule = fieldSchema(ctx.path);
+  const rule = ruleAt(ctx.path);
   if (!rule || rule.type === 'object') return [];
   const range = { start: td.positionAt(ctx.replace.start), end: td.positionAt(ctx.replace.end) };
   const types = rule.type === undefined ? [] : Array.isArray(rule.type) ? rule.type : [rule.type];
@@ -117,7 +118,17 @@ function valueItems(td: TextDocument, ctx: CursorContext, baseDir: string, doc: 
       textEdit: { range, newText: text(value) },
     });
   };
-  if (rule.enum) rule.enum.forEach((v, i) => add(v, CompletionItemKind.EnumMember, rule['x-enumDescriptions']?.[i]));
+  // A freeze field offers only the stages of the spec's backbone (the runner refuses the others).
+  const stages = isFreezePath(ctx.path) ? backboneStages(doc) : undefined;
+  if (rule.enum)
+    rule.enum.forEach((v, i) => {
+      if (!stages || stages.values.includes(v))
+        add(
+          v,
+          CompletionItemKind.EnumMember,
+          [rule['x-enumDescriptions']?.[i], stages && stagesNote(stages)].filter(Boolean).join('\n\n'),
+        );
+    });
   else if (types.includes('boolean')) [true, false].forEach((v) => add(v, CompletionItemKind.Value));
   else if (rule['x-path']) {
     for (const p of pathItems(ctx.partial, baseDir, rule['x-path']))
