@@ -16,15 +16,11 @@ import {
 } from '../core/spec/schema';
 import { closeMatch } from '../core/spec/py';
 import type { PathFact } from '../shared/specProtocol';
+import { SOURCE, type FixData } from './fixData';
 import { stageDiagnostics } from './freezeStages';
 import { LIMITS, type FieldNode, type Span, type SpecDocument } from './specDocument';
 
-export const SOURCE = 'ascend-run';
-
-/** What a quick fix needs, carried in `Diagnostic.data`. */
-export type FixData =
-  | { kind: 'renameKey'; path: string; to: string }
-  | { kind: 'setValue'; path: string; values: { label: string; value: unknown }[] };
+export { SOURCE, type FixData };
 
 export interface DiagnoseOptions {
   /** The spec file's folder: relative paths are read from there, as the runner does. */

@@ -5,7 +5,7 @@
 import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver';
 import { freezeModesFor } from '../core/spec/builder';
 import { enumOf, specDefault } from '../core/spec/fields';
-import { SOURCE, type FixData } from './diagnostics';
+import { SOURCE, type FixData } from './fixData';
 import * as l10n from './l10n';
 import type { Span, SpecDocument } from './specDocument';
 
