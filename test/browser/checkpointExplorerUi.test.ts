@@ -7,13 +7,13 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { validateUiMessage, type ExplorerState } from '../../src/shared/checkpointsProtocol';
-import { serveWebview, type WebviewHost } from '../support/webviewHost';
+import { serveWebview, type WebviewHost } from './support';
 
 let web: WebviewHost;
 
 before(async () => {
   const { explorerHtml } =
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- after the fake vscode (webviewHost) is in place
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- after the fake vscode (./support) is in place
     require('../../src/vscode/checkpoints/explorer') as typeof import('../../src/vscode/checkpoints/explorer');
   web = await serveWebview({ name: 'checkpoints', html: (w, u) => explorerHtml(w, u) });
 });

@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { ExplorerState } from '../../src/shared/checkpointsProtocol';
-import { serveWebview, type WebviewHost } from '../support/webviewHost';
+import { serveWebview, type WebviewHost } from './support';
 import * as fake from '../unit/fixtures/fakeVscode';
 
 const root = path.join(__dirname, '..', '..');
@@ -18,7 +18,7 @@ before(async () => {
   fake.env.language = 'zh-cn';
   fake.l10n.bundle = JSON.parse(readFileSync(path.join(root, 'l10n', 'bundle.l10n.zh-cn.json'), 'utf8'));
   const { explorerHtml } =
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- after the fake vscode (webviewHost) is in place
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- after the fake vscode (./support) is in place
     require('../../src/vscode/checkpoints/explorer') as typeof import('../../src/vscode/checkpoints/explorer');
   web = await serveWebview({ name: 'checkpoints', html: (w, u) => explorerHtml(w, u) });
 });

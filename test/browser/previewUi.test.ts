@@ -11,14 +11,14 @@ import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { toClassifyView, toPreviewView } from '../../src/core/preview/model';
 import { listedFiles, validateUiMessage, type PanelState } from '../../src/shared/previewProtocol';
-import { serveWebview, type WebviewHost } from '../support/webviewHost';
+import { serveWebview, type WebviewHost } from './support';
 
 const root = path.join(__dirname, '..', '..');
 let web: WebviewHost;
 
 before(async () => {
   const { previewHtml } =
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- after the fake vscode (webviewHost) is in place
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- after the fake vscode (./support) is in place
     require('../../src/vscode/preview/panel') as typeof import('../../src/vscode/preview/panel');
   web = await serveWebview({ name: 'preview', html: (w, u) => previewHtml(w, u) });
 });

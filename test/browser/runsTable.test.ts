@@ -18,7 +18,7 @@ import { RunsTableModel, type TableAction } from '../../src/core/runs/tableModel
 import type { RunnerConfig } from '../../src/core/targets/invocation';
 import { launchRun, runnerArgs, runRunner } from '../../src/core/targets/runnerCli';
 import { validateTableMessage } from '../../src/shared/runsTableProtocol';
-import { serveWebview, type WebviewHost } from '../support/webviewHost';
+import { serveWebview, type WebviewHost } from './support';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const PYTHON = path.join(ROOT, '.venv', 'bin', 'python');
@@ -47,7 +47,7 @@ before(async () => {
   assert.ok(existsSync(PYTHON), `${PYTHON} is missing: run bash scripts/setup-python.sh`);
   mkdirSync(OUT, { recursive: true });
   const { runsTableHtml } =
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- after the fake vscode (webviewHost) is in place
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- after the fake vscode (./support) is in place
     require('../../src/vscode/runsTable/panel') as typeof import('../../src/vscode/runsTable/panel');
   web = await serveWebview({
     name: 'runsTable',

@@ -11,14 +11,14 @@ import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { toSweepStatus } from '../../src/core/sweeps/client';
 import { validateSweepUiMessage, type SweepPanelState } from '../../src/shared/sweepProtocol';
-import { serveWebview, type WebviewHost } from '../support/webviewHost';
+import { serveWebview, type WebviewHost } from './support';
 
 const root = path.join(__dirname, '..', '..');
 let web: WebviewHost;
 
 before(async () => {
   const { sweepHtml } =
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- after the fake vscode (webviewHost) is in place
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- after the fake vscode (./support) is in place
     require('../../src/vscode/sweeps/panel') as typeof import('../../src/vscode/sweeps/panel');
   web = await serveWebview({ name: 'sweep', html: (w, u) => sweepHtml(w, u) });
 });
