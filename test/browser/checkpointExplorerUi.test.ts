@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { validateUiMessage, type ExplorerState } from '../../src/shared/checkpointsProtocol';
-import { serveWebview, type WebviewHost } from './support';
+import { openWebview, postState, sentMessages, serveWebview, type WebviewHost } from './support';
 
 let web: WebviewHost;
 
@@ -67,34 +67,9 @@ const state: ExplorerState = {
   error: null,
 };
 
-async function open(): Promise<Page> {
-  const page = await web.browser.newPage();
-  const refused: string[] = [];
-  page.on('console', (m) => /Content.Security.Policy|Refused/i.test(m.text()) && refused.push(m.text()));
-  (page as unknown as { refused: string[] }).refused = refused;
-  // What acquireVsCodeApi gives a webview: postMessage to the host (recorded here) and state.
-  // A string, not a function: tsx would add its `__name` helper, which the page does not have.
-  await page.addInitScript(`
-    window.__sent = [];
-    let saved = null;
-    window.acquireVsCodeApi = () => ({ postMessage: (m) => window.__sent.push(m), getState: () => saved, setState: (s) => (saved = s) });
-  `);
-  await page.goto(web.base);
-  await page.waitForFunction(() =>
-    (globalThis as unknown as { __sent: { type: string }[] }).__sent.some((m) => m.type === 'ready'),
-  );
-  return page;
-}
-const post = (page: Page, s: ExplorerState) =>
-  page.evaluate(
-    (st) =>
-      (globalThis as unknown as { postMessage(m: unknown, o: string): void }).postMessage(
-        { type: 'state', state: st },
-        '*',
-      ),
-    s,
-  );
-const sent = (page: Page) => page.evaluate(() => (globalThis as unknown as { __sent: unknown[] }).__sent);
+const open = () => openWebview(web);
+const post = (page: Page, s: ExplorerState) => postState(page, s);
+const sent = sentMessages;
 const names = (page: Page) => page.locator('tbody tr.row td:nth-child(3)').allTextContents();
 
 test(

@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { ExplorerState } from '../../src/shared/checkpointsProtocol';
-import { serveWebview, type WebviewHost } from './support';
+import { openWebview, postState, serveWebview, type WebviewHost } from './support';
 import * as fake from '../unit/fixtures/fakeVscode';
 
 const root = path.join(__dirname, '..', '..');
@@ -80,14 +80,9 @@ const FROM_RUN_OR_TERM =
   /flowers-probe|ssh:gpu-box|resnet18|mindcv|backbone|ck-e1-s[23]\.ckpt|checkpoints\/|sha256|[0-9a-f]{12}|MindIR|ONNX|Top-5|MB|min|px|\bs\b/g;
 
 test('the explorer in zh-cn: the table, the buttons and the run header are Chinese', { timeout: 60_000 }, async () => {
-  const page = await web.browser.newPage({ viewport: { width: 1100, height: 700 } });
-  await page.addInitScript(`
-    window.__sent = [];
-    window.acquireVsCodeApi = () => ({ postMessage: (m) => window.__sent.push(m), getState: () => null, setState: () => {} });
-  `);
-  await page.goto(web.base);
+  const page = await openWebview(web, { width: 1100, height: 700 });
   assert.equal(await page.evaluate(() => document.documentElement.lang), 'zh-cn');
-  await page.evaluate((st) => window.postMessage({ type: 'state', state: st }, '*'), state);
+  await postState(page, state);
   await page.locator('tr.row').first().waitFor();
   const text = await page.locator('body').innerText();
   assert.match(text, /验证准确率/, 'the column headers are translated');

@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { toClassifyView, toPreviewView } from '../../src/core/preview/model';
 import { listedFiles, validateUiMessage, type PanelState } from '../../src/shared/previewProtocol';
-import { serveWebview, type WebviewHost } from './support';
+import { openWebview, postState, sentMessages, serveWebview, type WebviewHost } from './support';
 
 const root = path.join(__dirname, '..', '..');
 let web: WebviewHost;
@@ -42,32 +42,9 @@ const running: PanelState = {
   classify: null,
 };
 
-async function open(): Promise<Page & { refused: string[] }> {
-  const page = (await web.browser.newPage()) as Page & { refused: string[] };
-  page.refused = [];
-  page.on('console', (m) => /Content.Security.Policy|Refused/i.test(m.text()) && page.refused.push(m.text()));
-  // What acquireVsCodeApi gives a webview: postMessage to the host (recorded here) and state.
-  await page.addInitScript(`
-    window.__sent = [];
-    let saved = null;
-    window.acquireVsCodeApi = () => ({ postMessage: (m) => window.__sent.push(m), getState: () => saved, setState: (s) => (saved = s) });
-  `);
-  await page.goto(web.base);
-  await page.waitForFunction(() =>
-    (globalThis as unknown as { __sent: { type: string }[] }).__sent.some((m) => m.type === 'ready'),
-  );
-  return page;
-}
-const post = (page: Page, s: PanelState) =>
-  page.evaluate(
-    (st) =>
-      (globalThis as unknown as { postMessage(m: unknown, o: string): void }).postMessage(
-        { type: 'state', state: st },
-        '*',
-      ),
-    s,
-  );
-const sent = (page: Page) => page.evaluate(() => (globalThis as unknown as { __sent: { type: string }[] }).__sent);
+const open = () => openWebview(web);
+const post = (page: Page, s: PanelState) => postState(page, s);
+const sent = sentMessages;
 const disabled = (page: Page, id: string) => page.locator(`#${id}`).evaluate((b) => b.hasAttribute('disabled'));
 
 test(

@@ -11,7 +11,7 @@ import Module from 'node:module';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import * as esbuild from 'esbuild';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import * as fake from '../unit/fixtures/fakeVscode';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -92,4 +92,49 @@ export async function serveWebview(o: WebviewHostOptions): Promise<WebviewHost> 
       if (!o.dir) rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A webview's page with what the Content-Security-Policy refused (console messages), for `[]` checks. */
+export type WebviewPage = Page & { refused: string[] };
+
+/**
+ * Opens the webview's page as VS Code would: `acquireVsCodeApi` records what the page posts to the
+ * host (`window.__sent`, read with `sentMessages`) and keeps its state; resolves once the page
+ * says `ready`.
+ */
+export async function openWebview(
+  web: WebviewHost,
+  viewport?: { width: number; height: number },
+): Promise<WebviewPage> {
+  const page = (await web.browser.newPage(viewport ? { viewport } : {})) as WebviewPage;
+  page.refused = [];
+  page.on('console', (m) => /Content.Security.Policy|Refused/i.test(m.text()) && page.refused.push(m.text()));
+  // A string, not a function: tsx would add its `__name` helper, which the page does not have.
+  await page.addInitScript(`
+    window.__sent = [];
+    let saved = null;
+    window.acquireVsCodeApi = () => ({ postMessage: (m) => window.__sent.push(m), getState: () => saved, setState: (s) => (saved = s) });
+  `);
+  await page.goto(web.base);
+  await page.waitForFunction(() =>
+    (globalThis as unknown as { __sent: { type: string }[] }).__sent.some((m) => m.type === 'ready'),
+  );
+  return page;
+}
+
+/** What the host sends: `{type: 'state', state}` to the page. */
+export function postState(page: Page, state: unknown): Promise<void> {
+  return page.evaluate(
+    (st) =>
+      (globalThis as unknown as { postMessage(m: unknown, o: string): void }).postMessage(
+        { type: 'state', state: st },
+        '*',
+      ),
+    state,
+  );
+}
+
+/** Every message the page posted to the host so far, oldest first. */
+export function sentMessages(page: Page): Promise<{ type: string }[]> {
+  return page.evaluate(() => (globalThis as unknown as { __sent: { type: string }[] }).__sent);
 }

@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { toSweepStatus } from '../../src/core/sweeps/client';
 import { validateSweepUiMessage, type SweepPanelState } from '../../src/shared/sweepProtocol';
-import { serveWebview, type WebviewHost } from './support';
+import { openWebview, postState, sentMessages, serveWebview, type WebviewHost } from './support';
 
 const root = path.join(__dirname, '..', '..');
 let web: WebviewHost;
@@ -28,30 +28,9 @@ const status = toSweepStatus(
   JSON.parse(readFileSync(path.join(root, 'test', 'unit', 'fixtures', 'sweeps', 'sweep-status.json'), 'utf8')),
 );
 
-async function open(): Promise<Page & { refused: string[] }> {
-  const page = (await web.browser.newPage()) as Page & { refused: string[] };
-  page.refused = [];
-  page.on('console', (m) => /Content.Security.Policy|Refused/i.test(m.text()) && page.refused.push(m.text()));
-  await page.addInitScript(`
-    window.__sent = [];
-    window.acquireVsCodeApi = () => ({ postMessage: (m) => window.__sent.push(m), getState: () => null, setState: () => {} });
-  `);
-  await page.goto(web.base);
-  await page.waitForFunction(() =>
-    (globalThis as unknown as { __sent: { type: string }[] }).__sent.some((m) => m.type === 'ready'),
-  );
-  return page;
-}
-const post = (page: Page, s: SweepPanelState) =>
-  page.evaluate(
-    (st) =>
-      (globalThis as unknown as { postMessage(m: unknown, o: string): void }).postMessage(
-        { type: 'state', state: st },
-        '*',
-      ),
-    s,
-  );
-const sent = (page: Page) => page.evaluate(() => (globalThis as unknown as { __sent: unknown[] }).__sent);
+const open = () => openWebview(web);
+const post = (page: Page, s: SweepPanelState) => postState(page, s);
+const sent = sentMessages;
 
 test(
   'sweep panel: trials with the best highlighted, importances in order, one line per finished trial',
