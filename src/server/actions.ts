@@ -13,12 +13,15 @@ import { yamlScalar } from '../core/spec/writer';
 import type { SpecTargetInfo } from '../shared/specProtocol';
 import { SOURCE, type FixData } from './diagnostics';
 import { fieldMarkdown } from './fieldDocs';
+import { backboneStages, isFreezePath, stagesNote } from './freezeStages';
 import { nodeAt, type SpecDocument } from './specDocument';
 
 export function hover(doc: SpecDocument, td: TextDocument, offset: number): Hover | undefined {
   const hit = nodeAt(doc, offset);
   if (!hit) return undefined;
-  const value = fieldMarkdown(hit.node.path.split('.'), hit.node.value);
+  const segs = hit.node.path.split('.');
+  const stages = isFreezePath(segs) ? backboneStages(doc) : undefined;
+  const value = fieldMarkdown(segs, hit.node.value, stages && { values: stages.values, note: stagesNote(stages) });
   if (!value) return undefined;
   const span = hit.onKey && hit.node.keySpan ? hit.node.keySpan : hit.node.valueSpan;
   return {

@@ -5,9 +5,12 @@ import * as path from 'node:path';
 import { CompletionItemKind, InsertTextFormat, MarkupKind, type CompletionItem } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { fieldSchema, resolveSpecPath } from '../core/spec/schema';
-import { mindcvSources } from '../core/spec/weightSources';
+import { formatBytes } from '../core/checkpoints/manifest';
+import { mindcvSources, type NamedWeights } from '../core/spec/weightSources';
 import { yamlScalar } from '../core/spec/writer';
-import { fieldMarkdown } from './fieldDocs';
+import { fieldMarkdown, ruleAt } from './fieldDocs';
+import * as l10n from './l10n';
+import { backboneStages, isFreezePath, stagesNote } from './freezeStages';
 import { cursorContext, type CursorContext } from './position';
 import type { SpecDocument } from './specDocument';
 
@@ -98,7 +101,7 @@ function keyItems(doc: SpecDocument, td: TextDocument, ctx: CursorContext): Comp
 }
 
 function valueItems(td: TextDocument, ctx: CursorContext, baseDir: string, doc: SpecDocument): CompletionItem[] {
-  const rule = fieldSchema(ctx.path);
+  const rule = ruleAt(ctx.path);
   if (!rule || rule.type === 'object') return [];
   const range = { start: td.positionAt(ctx.replace.start), end: td.positionAt(ctx.replace.end) };
   const types = rule.type === undefined ? [] : Array.isArray(rule.type) ? rule.type : [rule.type];
@@ -117,7 +120,17 @@ function valueItems(td: TextDocument, ctx: CursorContext, baseDir: string, doc: 
       textEdit: { range, newText: text(value) },
     });
   };
-  if (rule.enum) rule.enum.forEach((v, i) => add(v, CompletionItemKind.EnumMember, rule['x-enumDescriptions']?.[i]));
+  // A freeze field offers only the stages of the spec's backbone (the runner refuses the others).
+  const stages = isFreezePath(ctx.path) ? backboneStages(doc) : undefined;
+  if (rule.enum)
+    rule.enum.forEach((v, i) => {
+      if (!stages || stages.values.includes(v))
+        add(
+          v,
+          CompletionItemKind.EnumMember,
+          [rule['x-enumDescriptions']?.[i], stages && stagesNote(stages)].filter(Boolean).join('\n\n'),
+        );
+    });
   else if (types.includes('boolean')) [true, false].forEach((v) => add(v, CompletionItemKind.Value));
   else if (rule['x-path']) {
     for (const p of pathItems(ctx.partial, baseDir, rule['x-path']))
@@ -131,12 +144,7 @@ function valueItems(td: TextDocument, ctx: CursorContext, baseDir: string, doc: 
     if (ctx.path.join('.') === 'model.pretrained') {
       const backbone = doc.nodes.get('model.backbone')?.value ?? fieldSchema(['model', 'backbone'])?.default;
       for (const s of mindcvSources().filter((m) => m.backbone === backbone && m.value.startsWith(ctx.partial)))
-        add(
-          s.value,
-          CompletionItemKind.Reference,
-          `mindcv's published ${s.backbone} weights (\`${s.file}\`), downloaded where the run executes into its cache; use "Ascend: Copy Weights to Target…" for a target without internet.`,
-          'mindcv weights',
-        );
+        add(s.value, CompletionItemKind.Reference, weightsDoc(s), weightsDetail(s));
     }
   } else if (rule.default !== undefined && rule.default !== null)
     add(rule.default, CompletionItemKind.Value, fieldMarkdown(ctx.path));
@@ -172,4 +180,38 @@ function pathItems(partial: string, baseDir: string, kind: 'folder' | 'file'): {
       Number(b.dir && kind === 'file' ? 0 : 1) - Number(a.dir && kind === 'file' ? 0 : 1) ||
       a.value.localeCompare(b.value),
   );
+}
+
+/** `mindcv · Apache-2.0 · 11.7 M params · 46.8 MB`: a catalog entry's facts, those recorded. */
+function weightsDetail(s: NamedWeights): string {
+  return [
+    'mindcv',
+    s.license,
+    s.params === undefined ? undefined : l10n.t('{0} M params', (s.params / 1e6).toFixed(1)),
+    s.sizeBytes === undefined ? undefined : formatBytes(s.sizeBytes),
+  ]
+    .filter(Boolean)
+    .join(' · ');
+}
+
+/** Where the weights come from, their licence and size, and how they reach the target. */
+function weightsDoc(s: NamedWeights): string {
+  const lines = [
+    l10n.t(
+      "mindcv's published {0} weights (`{1}`), downloaded where the run executes into its cache.",
+      s.backbone,
+      s.file,
+    ),
+  ];
+  if (s.license) lines.push(l10n.t('Licence: {0} (mindcv 0.3.0)', s.license));
+  if (s.params !== undefined && s.sizeBytes !== undefined)
+    lines.push(
+      l10n.t(
+        'Size: {0} parameters, {1} of float32 tensors',
+        s.params.toLocaleString('en-US'),
+        formatBytes(s.sizeBytes),
+      ),
+    );
+  lines.push(l10n.t('For a target without internet, use "Ascend: Copy Weights to Target…".'));
+  return lines.join('\n\n');
 }

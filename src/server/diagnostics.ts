@@ -16,14 +16,11 @@ import {
 } from '../core/spec/schema';
 import { closeMatch } from '../core/spec/py';
 import type { PathFact } from '../shared/specProtocol';
+import { SOURCE, type FixData } from './fixData';
+import { stageDiagnostics } from './freezeStages';
 import { LIMITS, type FieldNode, type Span, type SpecDocument } from './specDocument';
 
-export const SOURCE = 'ascend-run';
-
-/** What a quick fix needs, carried in `Diagnostic.data`. */
-export type FixData =
-  | { kind: 'renameKey'; path: string; to: string }
-  | { kind: 'setValue'; path: string; values: { label: string; value: unknown }[] };
+export { SOURCE, type FixData };
 
 export interface DiagnoseOptions {
   /** The spec file's folder: relative paths are read from there, as the runner does. */
@@ -60,6 +57,8 @@ export function diagnose(doc: SpecDocument, td: TextDocument, opts: DiagnoseOpti
   });
   for (const p of problems) out.push(toDiagnostic(doc, p, range));
   const bad = new Set(problems.map((p) => p.path));
+  // The schema takes every backbone's stages; the spec's backbone has only its own (the runner checks it too).
+  out.push(...stageDiagnostics(doc, range, bad));
   if (opts.local) out.push(...localChecks(doc, opts.baseDir ?? '.', bad, range));
   else if (opts.remote) out.push(...remoteChecks(doc, opts.remote, bad, range));
   // Advice that only makes sense for a spec that validates waits for its errors (a missing path is a warning, not one).

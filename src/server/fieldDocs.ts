@@ -3,10 +3,10 @@
 import * as l10n from './l10n';
 import { fieldSchema, rangeText, typesOf, type SchemaNode } from '../core/spec/fields';
 
-export function acceptsText(rule: SchemaNode): string {
+export function acceptsText(rule: SchemaNode, only?: readonly string[]): string {
   const types = typesOf(rule);
   const nullable = types.includes('null') ? ', or null' : '';
-  if (rule.enum) return `one of ${rule.enum.map((v) => `\`${v}\``).join(', ')}`;
+  if (rule.enum) return `one of ${(only ?? rule.enum).map((v) => `\`${v}\``).join(', ')}`;
   if (types.includes('integer') || types.includes('number')) {
     const r = rangeText(rule);
     return `${types.includes('integer') ? 'a whole number' : 'a number'}${r ? ` ${r}` : ''}${nullable}`;
@@ -18,9 +18,31 @@ export function acceptsText(rule: SchemaNode): string {
   return rule['x-expect'] ?? 'a string';
 }
 
+/**
+ * The schema of a field by its path, into arrays too: `['model', 'unfreeze[0]', 'freeze']` (a
+ * document node), `['model', 'unfreeze', '0', 'freeze']` (a JSON cursor) and
+ * `['model', 'unfreeze', 'freeze']` (a YAML cursor in a list item) are a step's `freeze`.
+ */
+export function ruleAt(segs: readonly string[]): SchemaNode | undefined {
+  let node = fieldSchema([]);
+  for (const seg of segs) {
+    const [, key, indexed] = /^(.*?)((?:\[\d+\])*)$/.exec(seg)!;
+    if (/^\d+$/.test(key)) node = node?.items;
+    else node = node?.properties?.[key] ?? node?.items?.properties?.[key];
+    if (indexed) node = node?.items;
+  }
+  return node;
+}
+
+/** Only these enum values, and a line about why (a backbone's freeze stages). */
+export interface EnumScope {
+  values: readonly string[];
+  note: string;
+}
+
 /** Hover/completion documentation of a field; with `value`, also what that enum value does. */
-export function fieldMarkdown(segs: readonly string[], value?: unknown): string | undefined {
-  const rule = fieldSchema(segs);
+export function fieldMarkdown(segs: readonly string[], value?: unknown, scope?: EnumScope): string | undefined {
+  const rule = ruleAt(segs);
   if (!rule) return undefined;
   const dotted = segs.join('.');
   const lines: string[] = [];
@@ -31,13 +53,20 @@ export function fieldMarkdown(segs: readonly string[], value?: unknown): string 
         ? undefined
         : l10n.t('required')
       : l10n.t('default {0}', `\`${JSON.stringify(rule.default)}\``);
-  lines.push(`**\`${dotted}\`**${def ? ` · ${def}` : ''}${isSection ? '' : ` · ${acceptsText(rule)}`}`);
+  lines.push(`**\`${dotted}\`**${def ? ` · ${def}` : ''}${isSection ? '' : ` · ${acceptsText(rule, scope?.values)}`}`);
   lines.push('', rule.markdownDescription ?? rule.description ?? '');
   if (rule.enum && rule['x-enumDescriptions']) {
     const i = typeof value === 'string' ? rule.enum.indexOf(value) : -1;
     if (i >= 0) lines.push('', `**\`${value}\`**: ${rule['x-enumDescriptions'][i]}`);
-    else lines.push('', ...rule.enum.map((v, j) => `- \`${v}\`: ${rule['x-enumDescriptions']![j]}`));
+    else
+      lines.push(
+        '',
+        ...rule.enum.flatMap((v, j) =>
+          !scope || scope.values.includes(v) ? [`- \`${v}\`: ${rule['x-enumDescriptions']![j]}`] : [],
+        ),
+      );
   }
+  if (scope) lines.push('', scope.note);
   if (isSection)
     lines.push(
       '',

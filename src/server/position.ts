@@ -78,7 +78,8 @@ function yamlContext(text: string, offset: number): CursorContext | undefined {
     }
     return chain;
   };
-  const value = /^(\s*)([A-Za-z_][\w.-]*)\s*:\s+(['"]?)([^#]*)$/.exec(before);
+  // `key: value`, or the first field of a list item (`- freeze: value`, model.unfreeze's steps).
+  const value = /^(\s*)(?:-\s+)?([A-Za-z_][\w.-]*)\s*:\s+(['"]?)([^#]*)$/.exec(before);
   if (value) {
     const start = offset - value[4].length - value[3].length;
     return {

@@ -26,7 +26,8 @@ export interface SpecDocument {
   /** The spec object; undefined when the text could not be read at all. */
   value: unknown;
   errors: { message: string; span: Span }[];
-  /** Every key/value in the file by dotted path (objects and their fields; array items are not listed). */
+  /** Every key/value in the file by dotted path: objects and their fields, array items as `model.unfreeze[0]`
+   * (the runner's problem paths). */
   nodes: Map<string, FieldNode>;
   /** JSON numbers written with a fraction or exponent (`2.0`): the runner reads them as floats. */
   floatPaths: Set<string>;
@@ -131,6 +132,7 @@ function readJson(doc: SpecDocument): void {
     });
     if (node.type === 'number' && /[.eE]/.test(doc.text.slice(node.offset, node.offset + node.length)))
       doc.floatPaths.add(path);
+    if (node.type === 'array') (node.children ?? []).forEach((item, i) => walk(item, `${path}[${i}]`));
     if (node.type !== 'object') return;
     const seen = new Set<string>();
     for (const prop of node.children ?? []) {
@@ -209,6 +211,7 @@ function readYaml(doc: SpecDocument): void {
       valueSpan,
       value: node ? node.toJS(y, { maxAliasCount: LIMITS.maxAliasCount }) : null,
     });
+    if (isSeq(node)) node.items.forEach((item, i) => walk((item as YamlNode | null) ?? null, `${path}[${i}]`));
     if (!isMap(node)) return;
     const seen = new Set<string>();
     for (const pair of node.items) {

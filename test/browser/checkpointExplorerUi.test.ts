@@ -4,71 +4,20 @@
 // `default-src 'none'` with its nonce, draw the host's snapshot with run text as text, sort, and
 // send the messages the host validates.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import * as http from 'node:http';
-import Module from 'node:module';
-import { tmpdir } from 'node:os';
-import * as path from 'node:path';
 import { after, before, test } from 'node:test';
-import * as esbuild from 'esbuild';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { validateUiMessage, type ExplorerState } from '../../src/shared/checkpointsProtocol';
-import * as fake from '../unit/fixtures/fakeVscode';
+import { openWebview, postState, sentMessages, serveWebview, type WebviewHost } from './support';
 
-const CHROMIUM = '/usr/bin/chromium';
-const root = path.join(__dirname, '..', '..');
-const mod = Module as unknown as { _load: (request: string, ...rest: unknown[]) => unknown };
-const load = mod._load;
-mod._load = (request, ...rest) => (request === 'vscode' ? fake : load(request, ...rest));
-
-let tmp: string;
-let server: http.Server;
-let base: string;
-let browser: Browser;
+let web: WebviewHost;
 
 before(async () => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium (.ci/run does this)`);
-  tmp = mkdtempSync(path.join(tmpdir(), 'aft-ckui-'));
-  // Built as esbuild.mjs builds it: the CSS import becomes checkpoints.css beside the script.
-  const webRoot = path.join(tmp, 'dist', 'webview');
-  await esbuild.build({
-    entryPoints: [path.join(root, 'webview/checkpoints/main.ts')],
-    bundle: true,
-    platform: 'browser',
-    format: 'iife',
-    target: 'es2022',
-    loader: { '.css': 'css' },
-    outfile: path.join(webRoot, 'checkpoints.js'),
-    logLevel: 'error',
-  });
   const { explorerHtml } =
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- after the fake vscode above is in place
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- after the fake vscode (./support) is in place
     require('../../src/vscode/checkpoints/explorer') as typeof import('../../src/vscode/checkpoints/explorer');
-  const types: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css' };
-  server = http.createServer((req, res) => {
-    const file = /^\/(checkpoints\.(js|css))$/.exec(req.url ?? '')?.[1];
-    if (file) {
-      res.writeHead(200, { 'content-type': types[path.extname(file)] }).end(readFileSync(path.join(webRoot, file)));
-      return;
-    }
-    // What a webview does: the extension's files under its own origin (cspSource).
-    const webview = {
-      cspSource: base,
-      asWebviewUri: (u: { fsPath: string }) => ({ toString: () => `${base}/${path.basename(u.fsPath)}` }),
-    };
-    res
-      .writeHead(200, { 'content-type': 'text/html' })
-      .end(explorerHtml(webview as never, fake.Uri.file(tmp) as never));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
+  web = await serveWebview({ name: 'checkpoints', html: (w, u) => explorerHtml(w, u) });
 });
-after(async () => {
-  await browser?.close();
-  server?.close();
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
-});
+after(() => web?.close());
 
 const row = (file: string, step: number, valAcc: number | null, best = false, problem: string | null = null) => ({
   file,
@@ -118,34 +67,9 @@ const state: ExplorerState = {
   error: null,
 };
 
-async function open(): Promise<Page> {
-  const page = await browser.newPage();
-  const refused: string[] = [];
-  page.on('console', (m) => /Content.Security.Policy|Refused/i.test(m.text()) && refused.push(m.text()));
-  (page as unknown as { refused: string[] }).refused = refused;
-  // What acquireVsCodeApi gives a webview: postMessage to the host (recorded here) and state.
-  // A string, not a function: tsx would add its `__name` helper, which the page does not have.
-  await page.addInitScript(`
-    window.__sent = [];
-    let saved = null;
-    window.acquireVsCodeApi = () => ({ postMessage: (m) => window.__sent.push(m), getState: () => saved, setState: (s) => (saved = s) });
-  `);
-  await page.goto(base);
-  await page.waitForFunction(() =>
-    (globalThis as unknown as { __sent: { type: string }[] }).__sent.some((m) => m.type === 'ready'),
-  );
-  return page;
-}
-const post = (page: Page, s: ExplorerState) =>
-  page.evaluate(
-    (st) =>
-      (globalThis as unknown as { postMessage(m: unknown, o: string): void }).postMessage(
-        { type: 'state', state: st },
-        '*',
-      ),
-    s,
-  );
-const sent = (page: Page) => page.evaluate(() => (globalThis as unknown as { __sent: unknown[] }).__sent);
+const open = () => openWebview(web);
+const post = (page: Page, s: ExplorerState) => postState(page, s);
+const sent = sentMessages;
 const names = (page: Page) => page.locator('tbody tr.row td:nth-child(3)').allTextContents();
 
 test(

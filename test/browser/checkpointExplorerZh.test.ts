@@ -3,73 +3,29 @@
 // and no English is left on the page except what comes from the run (names, paths, ids, numbers).
 // A screenshot goes to test-output/ for a look.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import * as http from 'node:http';
-import Module from 'node:module';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
-import * as esbuild from 'esbuild';
-import { chromium, type Browser } from 'playwright-core';
 import type { ExplorerState } from '../../src/shared/checkpointsProtocol';
+import { openWebview, postState, serveWebview, type WebviewHost } from './support';
 import * as fake from '../unit/fixtures/fakeVscode';
 
-const CHROMIUM = '/usr/bin/chromium';
 const root = path.join(__dirname, '..', '..');
-const mod = Module as unknown as { _load: (request: string, ...rest: unknown[]) => unknown };
-const load = mod._load;
-mod._load = (request, ...rest) => (request === 'vscode' ? fake : load(request, ...rest));
-
-let tmp: string;
-let server: http.Server;
-let base: string;
-let browser: Browser;
+let web: WebviewHost;
 
 before(async () => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium (.ci/run does this)`);
-  tmp = mkdtempSync(path.join(tmpdir(), 'aft-ckzh-'));
-  const webRoot = path.join(tmp, 'dist', 'webview');
-  await esbuild.build({
-    entryPoints: [path.join(root, 'webview/checkpoints/main.ts')],
-    bundle: true,
-    platform: 'browser',
-    format: 'iife',
-    target: 'es2022',
-    loader: { '.css': 'css' },
-    outfile: path.join(webRoot, 'checkpoints.js'),
-    logLevel: 'error',
-  });
   // What VS Code does for a zh-cn display language: env.language and the extension's zh-cn bundle.
   fake.env.language = 'zh-cn';
   fake.l10n.bundle = JSON.parse(readFileSync(path.join(root, 'l10n', 'bundle.l10n.zh-cn.json'), 'utf8'));
   const { explorerHtml } =
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- after the fake vscode above is in place
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- after the fake vscode (./support) is in place
     require('../../src/vscode/checkpoints/explorer') as typeof import('../../src/vscode/checkpoints/explorer');
-  const types: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css' };
-  server = http.createServer((req, res) => {
-    const file = /^\/(checkpoints\.(js|css))$/.exec(req.url ?? '')?.[1];
-    if (file) {
-      res.writeHead(200, { 'content-type': types[path.extname(file)] }).end(readFileSync(path.join(webRoot, file)));
-      return;
-    }
-    const webview = {
-      cspSource: base,
-      asWebviewUri: (u: { fsPath: string }) => ({ toString: () => `${base}/${path.basename(u.fsPath)}` }),
-    };
-    res
-      .writeHead(200, { 'content-type': 'text/html' })
-      .end(explorerHtml(webview as never, fake.Uri.file(tmp) as never));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
+  web = await serveWebview({ name: 'checkpoints', html: (w, u) => explorerHtml(w, u) });
 });
 after(async () => {
   fake.env.language = 'en';
   fake.l10n.bundle = undefined;
-  await browser?.close();
-  server?.close();
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
+  await web?.close();
 });
 
 const row = (file: string, step: number, valAcc: number | null, best = false) => ({
@@ -124,14 +80,9 @@ const FROM_RUN_OR_TERM =
   /flowers-probe|ssh:gpu-box|resnet18|mindcv|backbone|ck-e1-s[23]\.ckpt|checkpoints\/|sha256|[0-9a-f]{12}|MindIR|ONNX|Top-5|MB|min|px|\bs\b/g;
 
 test('the explorer in zh-cn: the table, the buttons and the run header are Chinese', { timeout: 60_000 }, async () => {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 700 } });
-  await page.addInitScript(`
-    window.__sent = [];
-    window.acquireVsCodeApi = () => ({ postMessage: (m) => window.__sent.push(m), getState: () => null, setState: () => {} });
-  `);
-  await page.goto(base);
+  const page = await openWebview(web, { width: 1100, height: 700 });
   assert.equal(await page.evaluate(() => document.documentElement.lang), 'zh-cn');
-  await page.evaluate((st) => window.postMessage({ type: 'state', state: st }, '*'), state);
+  await postState(page, state);
   await page.locator('tr.row').first().waitFor();
   const text = await page.locator('body').innerText();
   assert.match(text, /验证准确率/, 'the column headers are translated');

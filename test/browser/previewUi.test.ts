@@ -5,69 +5,24 @@
 // with a planted duplicate, a broken file and a val folder that leaks) is drawn as bars, warnings
 // with their files, and thumbnails that decode; Cancel is live only while the runner works.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import * as http from 'node:http';
-import Module from 'node:module';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
-import * as esbuild from 'esbuild';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { toClassifyView, toPreviewView } from '../../src/core/preview/model';
 import { listedFiles, validateUiMessage, type PanelState } from '../../src/shared/previewProtocol';
-import * as fake from '../unit/fixtures/fakeVscode';
+import { openWebview, postState, sentMessages, serveWebview, type WebviewHost } from './support';
 
-const CHROMIUM = '/usr/bin/chromium';
 const root = path.join(__dirname, '..', '..');
-const mod = Module as unknown as { _load: (request: string, ...rest: unknown[]) => unknown };
-const load = mod._load;
-mod._load = (request, ...rest) => (request === 'vscode' ? fake : load(request, ...rest));
-
-let tmp: string;
-let server: http.Server;
-let base: string;
-let browser: Browser;
+let web: WebviewHost;
 
 before(async () => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium (.ci/run does this)`);
-  tmp = mkdtempSync(path.join(tmpdir(), 'aft-pvui-'));
-  const webRoot = path.join(tmp, 'dist', 'webview');
-  // Built as esbuild.mjs builds it: the CSS import becomes preview.css beside the script.
-  await esbuild.build({
-    entryPoints: [path.join(root, 'webview/preview/main.ts')],
-    bundle: true,
-    platform: 'browser',
-    format: 'iife',
-    target: 'es2022',
-    loader: { '.css': 'css' },
-    outfile: path.join(webRoot, 'preview.js'),
-    logLevel: 'error',
-  });
   const { previewHtml } =
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- after the fake vscode above is in place
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- after the fake vscode (./support) is in place
     require('../../src/vscode/preview/panel') as typeof import('../../src/vscode/preview/panel');
-  const types: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css' };
-  server = http.createServer((req, res) => {
-    const file = /^\/(preview\.(js|css))$/.exec(req.url ?? '')?.[1];
-    if (file) {
-      res.writeHead(200, { 'content-type': types[path.extname(file)] }).end(readFileSync(path.join(webRoot, file)));
-      return;
-    }
-    const webview = {
-      cspSource: base,
-      asWebviewUri: (u: { fsPath: string }) => ({ toString: () => `${base}/${path.basename(u.fsPath)}` }),
-    };
-    res.writeHead(200, { 'content-type': 'text/html' }).end(previewHtml(webview as never, fake.Uri.file(tmp) as never));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
+  web = await serveWebview({ name: 'preview', html: (w, u) => previewHtml(w, u) });
 });
-after(async () => {
-  await browser?.close();
-  server?.close();
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
-});
+after(() => web?.close());
 
 const fixture = (f: string) =>
   JSON.parse(readFileSync(path.join(root, 'test', 'unit', 'fixtures', 'preview', f), 'utf8')) as Record<
@@ -87,32 +42,9 @@ const running: PanelState = {
   classify: null,
 };
 
-async function open(): Promise<Page & { refused: string[] }> {
-  const page = (await browser.newPage()) as Page & { refused: string[] };
-  page.refused = [];
-  page.on('console', (m) => /Content.Security.Policy|Refused/i.test(m.text()) && page.refused.push(m.text()));
-  // What acquireVsCodeApi gives a webview: postMessage to the host (recorded here) and state.
-  await page.addInitScript(`
-    window.__sent = [];
-    let saved = null;
-    window.acquireVsCodeApi = () => ({ postMessage: (m) => window.__sent.push(m), getState: () => saved, setState: (s) => (saved = s) });
-  `);
-  await page.goto(base);
-  await page.waitForFunction(() =>
-    (globalThis as unknown as { __sent: { type: string }[] }).__sent.some((m) => m.type === 'ready'),
-  );
-  return page;
-}
-const post = (page: Page, s: PanelState) =>
-  page.evaluate(
-    (st) =>
-      (globalThis as unknown as { postMessage(m: unknown, o: string): void }).postMessage(
-        { type: 'state', state: st },
-        '*',
-      ),
-    s,
-  );
-const sent = (page: Page) => page.evaluate(() => (globalThis as unknown as { __sent: { type: string }[] }).__sent);
+const open = () => openWebview(web);
+const post = (page: Page, s: PanelState) => postState(page, s);
+const sent = sentMessages;
 const disabled = (page: Page, id: string) => page.locator(`#${id}`).evaluate((b) => b.hasAttribute('disabled'));
 
 test(

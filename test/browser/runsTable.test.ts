@@ -7,36 +7,26 @@
 // the differing spec fields as columns, sort, the text/tag/range filters, and the config diff of two
 // selected runs with its differences highlighted. A screenshot goes to test-output/browser/.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import * as http from 'node:http';
-import Module from 'node:module';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
-import * as esbuild from 'esbuild';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import type { ListedRunDetail } from '../../src/core/runs/presentation';
 import { RunsTableModel, type TableAction } from '../../src/core/runs/tableModel';
 import type { RunnerConfig } from '../../src/core/targets/invocation';
 import { launchRun, runnerArgs, runRunner } from '../../src/core/targets/runnerCli';
 import { validateTableMessage } from '../../src/shared/runsTableProtocol';
-import * as fake from '../unit/fixtures/fakeVscode';
+import { serveWebview, type WebviewHost } from './support';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const PYTHON = path.join(ROOT, '.venv', 'bin', 'python');
-const CHROMIUM = '/usr/bin/chromium';
 const OUT = path.join(ROOT, 'test-output', 'browser');
 const runner: RunnerConfig = { python: PYTHON, runnerDir: path.join(ROOT, 'runner') };
-const mod = Module as unknown as { _load: (request: string, ...rest: unknown[]) => unknown };
-const load = mod._load;
-mod._load = (request, ...rest) => (request === 'vscode' ? fake : load(request, ...rest));
-
 const tmp = mkdtempSync(path.join(tmpdir(), 'aft-runs-table-'));
 const runsRoot = path.join(tmp, 'runs');
-let server: http.Server;
-let base: string;
-let browser: Browser;
+let web: WebviewHost;
 let listed: ListedRunDetail[] = [];
 const model = new RunsTableModel('Runs Table: this machine', false);
 const actions: TableAction[] = [];
@@ -55,18 +45,14 @@ function spec(name: string, train: string, lr: number, freeze: string): object {
 
 before(async () => {
   assert.ok(existsSync(PYTHON), `${PYTHON} is missing: run bash scripts/setup-python.sh`);
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium`);
   mkdirSync(OUT, { recursive: true });
-  const webRoot = path.join(tmp, 'dist', 'webview');
-  await esbuild.build({
-    entryPoints: [path.join(ROOT, 'webview/runsTable/main.ts')],
-    bundle: true,
-    platform: 'browser',
-    format: 'iife',
-    target: 'es2022',
-    loader: { '.css': 'css' },
-    outfile: path.join(webRoot, 'runsTable.js'),
-    logLevel: 'error',
+  const { runsTableHtml } =
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- after the fake vscode (./support) is in place
+    require('../../src/vscode/runsTable/panel') as typeof import('../../src/vscode/runsTable/panel');
+  web = await serveWebview({
+    name: 'runsTable',
+    dir: tmp,
+    html: (w, u) => runsTableHtml(w, u, 'Runs Table: this machine'),
   });
 
   // Three real runs that differ in train.lr and model.freeze, trained side by side.
@@ -99,39 +85,16 @@ before(async () => {
   await runRunner(runner, runnerArgs.meta(launched[1].run_dir, { tag: ['keeper'] }));
   listed = (await runRunner<{ runs: ListedRunDetail[] }>(runner, runnerArgs.ls(runsRoot))).runs;
   model.setListings([{ targetId: 'local', targetLabel: 'this machine', runs: listed }], [], Date.now() / 1000);
-
-  const { runsTableHtml } =
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- after the fake vscode above is in place
-    require('../../src/vscode/runsTable/panel') as typeof import('../../src/vscode/runsTable/panel');
-  const types: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css' };
-  server = http.createServer((req, res) => {
-    const file = /^\/(runsTable\.(js|css))$/.exec(req.url ?? '')?.[1];
-    if (file) {
-      res.writeHead(200, { 'content-type': types[path.extname(file)] }).end(readFileSync(path.join(webRoot, file)));
-      return;
-    }
-    const webview = {
-      cspSource: base,
-      asWebviewUri: (u: { fsPath: string }) => ({ toString: () => `${base}/${path.basename(u.fsPath)}` }),
-    };
-    res
-      .writeHead(200, { 'content-type': 'text/html' })
-      .end(runsTableHtml(webview as never, fake.Uri.file(tmp) as never, 'Runs Table: this machine'));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
 });
 
 after(async () => {
-  await browser?.close();
-  server?.close();
+  await web?.close();
   rmSync(tmp, { recursive: true, force: true });
 });
 
 /** The page, wired to the host's model as the panel wires it: each UI message in, a snapshot back. */
 async function open(): Promise<Page & { refused: string[]; errors: string[] }> {
-  const page = (await browser.newPage({ viewport: { width: 1500, height: 900 } })) as Page & {
+  const page = (await web.browser.newPage({ viewport: { width: 1500, height: 900 } })) as Page & {
     refused: string[];
     errors: string[];
   };
@@ -154,7 +117,7 @@ async function open(): Promise<Page & { refused: string[]; errors: string[] }> {
   await page.addInitScript(`
     window.acquireVsCodeApi = () => ({ postMessage: (m) => window.__host(m), getState: () => null, setState: () => {} });
   `);
-  await page.goto(base);
+  await page.goto(web.base);
   await page.locator('#runs tbody tr[data-id]').first().waitFor();
   return page;
 }

@@ -5,97 +5,32 @@
 // importance bars are in Optuna's order, and the parallel-coordinates chart has one line per
 // finished trial with a value; its buttons post the typed messages.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import * as http from 'node:http';
-import Module from 'node:module';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
-import * as esbuild from 'esbuild';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { toSweepStatus } from '../../src/core/sweeps/client';
 import { validateSweepUiMessage, type SweepPanelState } from '../../src/shared/sweepProtocol';
-import * as fake from '../unit/fixtures/fakeVscode';
+import { openWebview, postState, sentMessages, serveWebview, type WebviewHost } from './support';
 
-const CHROMIUM = '/usr/bin/chromium';
 const root = path.join(__dirname, '..', '..');
-const mod = Module as unknown as { _load: (request: string, ...rest: unknown[]) => unknown };
-const load = mod._load;
-mod._load = (request, ...rest) => (request === 'vscode' ? fake : load(request, ...rest));
-
-let tmp: string;
-let server: http.Server;
-let base: string;
-let browser: Browser;
+let web: WebviewHost;
 
 before(async () => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium (.ci/run does this)`);
-  tmp = mkdtempSync(path.join(tmpdir(), 'aft-sweepui-'));
-  const webRoot = path.join(tmp, 'dist', 'webview');
-  await esbuild.build({
-    entryPoints: [path.join(root, 'webview/sweep/main.ts')],
-    bundle: true,
-    platform: 'browser',
-    format: 'iife',
-    target: 'es2022',
-    loader: { '.css': 'css' },
-    outfile: path.join(webRoot, 'sweep.js'),
-    logLevel: 'error',
-  });
   const { sweepHtml } =
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- after the fake vscode above is in place
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- after the fake vscode (./support) is in place
     require('../../src/vscode/sweeps/panel') as typeof import('../../src/vscode/sweeps/panel');
-  const types: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css' };
-  server = http.createServer((req, res) => {
-    const file = /^\/(sweep\.(js|css))$/.exec(req.url ?? '')?.[1];
-    if (file) {
-      res.writeHead(200, { 'content-type': types[path.extname(file)] }).end(readFileSync(path.join(webRoot, file)));
-      return;
-    }
-    const webview = {
-      cspSource: base,
-      asWebviewUri: (u: { fsPath: string }) => ({ toString: () => `${base}/${path.basename(u.fsPath)}` }),
-    };
-    res.writeHead(200, { 'content-type': 'text/html' }).end(sweepHtml(webview as never, fake.Uri.file(tmp) as never));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
+  web = await serveWebview({ name: 'sweep', html: (w, u) => sweepHtml(w, u) });
 });
-after(async () => {
-  await browser?.close();
-  server?.close();
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
-});
+after(() => web?.close());
 
 const status = toSweepStatus(
   JSON.parse(readFileSync(path.join(root, 'test', 'unit', 'fixtures', 'sweeps', 'sweep-status.json'), 'utf8')),
 );
 
-async function open(): Promise<Page & { refused: string[] }> {
-  const page = (await browser.newPage()) as Page & { refused: string[] };
-  page.refused = [];
-  page.on('console', (m) => /Content.Security.Policy|Refused/i.test(m.text()) && page.refused.push(m.text()));
-  await page.addInitScript(`
-    window.__sent = [];
-    window.acquireVsCodeApi = () => ({ postMessage: (m) => window.__sent.push(m), getState: () => null, setState: () => {} });
-  `);
-  await page.goto(base);
-  await page.waitForFunction(() =>
-    (globalThis as unknown as { __sent: { type: string }[] }).__sent.some((m) => m.type === 'ready'),
-  );
-  return page;
-}
-const post = (page: Page, s: SweepPanelState) =>
-  page.evaluate(
-    (st) =>
-      (globalThis as unknown as { postMessage(m: unknown, o: string): void }).postMessage(
-        { type: 'state', state: st },
-        '*',
-      ),
-    s,
-  );
-const sent = (page: Page) => page.evaluate(() => (globalThis as unknown as { __sent: unknown[] }).__sent);
+const open = () => openWebview(web);
+const post = (page: Page, s: SweepPanelState) => postState(page, s);
+const sent = sentMessages;
 
 test(
   'sweep panel: trials with the best highlighted, importances in order, one line per finished trial',

@@ -8,7 +8,10 @@ import { applyEdits, modify, parse, type ParseError } from 'jsonc-parser';
 const NAMED = /^(mindcv|hf-hub):/;
 
 interface CatalogFile {
-  mindcv: Record<string, { path: string; family: string; backbone: string | null }>;
+  mindcv: Record<
+    string,
+    { path: string; family: string; backbone: string | null; license?: string; params?: number; size_bytes?: number }
+  >;
 }
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const CATALOG: CatalogFile = require('../../../runner/ascend_finetune/weights_catalog.json');
@@ -19,12 +22,27 @@ export interface NamedWeights {
   /** The runner backbone it loads into. */
   backbone: string;
   file: string;
+  /** From the catalog, when recorded: the licence, trainable parameters and float32 bytes of its tensors. */
+  license?: string;
+  params?: number;
+  sizeBytes?: number;
 }
 
 /** The `mindcv:` sources the runner loads (those of its catalog with a backbone), for completion. */
 export function mindcvSources(): NamedWeights[] {
   return Object.entries(CATALOG.mindcv).flatMap(([name, e]) =>
-    e.backbone === null ? [] : [{ value: `mindcv:${name}`, backbone: e.backbone, file: e.path }],
+    e.backbone === null
+      ? []
+      : [
+          {
+            value: `mindcv:${name}`,
+            backbone: e.backbone,
+            file: e.path,
+            license: e.license,
+            params: e.params,
+            sizeBytes: e.size_bytes,
+          },
+        ],
   );
 }
 

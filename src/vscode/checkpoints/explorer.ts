@@ -31,6 +31,7 @@ import { runKey, type RunRef } from '../runMonitor';
 import { bundleAssets, pageL10n, webviewOptions } from '../webviewAssets';
 import { cannotCompare, galleryView, mistakeCount, predictionsCompareView } from './gallery';
 import type { CheckpointSource, CkptRef } from './types';
+import { runWeights } from './view';
 
 /** What the explorer needs from the extension: the view's data and the actions (commands.ts builds it). */
 export interface ExplorerHost {
@@ -330,7 +331,7 @@ export class CheckpointExplorer {
 function weightsFacts(cs: readonly CheckpointDetail[]): { weightsSha256: string | null; preprocess: string | null } {
   const newest = [...cs].sort((a, b) => b.order - a.order);
   return {
-    weightsSha256: newest.find((c) => c.weights?.sha256)?.weights?.sha256 ?? null,
+    weightsSha256: runWeights(cs)?.sha256 ?? null,
     preprocess: newest.find((c) => c.preprocess)?.preprocess ?? null,
   };
 }

@@ -257,9 +257,7 @@ export class CheckpointsView implements vscode.TreeDataProvider<CkptNode>, Check
         item.description = [l?.info?.backbone, l?.info?.freeze ? `freeze ${l.info.freeze}` : '']
           .filter(Boolean)
           .join(' · ');
-        item.tooltip = p
-          ? vscode.l10n.t('Pretrained weights: {0}', p)
-          : vscode.l10n.t('No pretrained weights: the run started from random weights.');
+        item.tooltip = sourceTooltip(p, runWeights(l?.info?.checkpoints ?? []));
         item.iconPath = new vscode.ThemeIcon(p ? 'references' : 'circle-outline');
         item.contextValue = 'checkpointSource';
         return item;
@@ -279,7 +277,7 @@ export class CheckpointsView implements vscode.TreeDataProvider<CkptNode>, Check
           : c?.best
             ? new vscode.ThemeIcon('star-full', new vscode.ThemeColor('charts.yellow'))
             : new vscode.ThemeIcon('database');
-        item.tooltip = c ? tooltip(c, problem) : node.file;
+        item.tooltip = c ? checkpointTooltip(c, problem) : node.file;
         item.contextValue = `checkpoint.${where}.${c?.best ? 'best' : 'plain'}${problem ? '.bad' : ''}`;
         item.command = {
           command: 'ascend.checkpoints.openExplorer' satisfies CommandId,
@@ -324,7 +322,26 @@ export class CheckpointsView implements vscode.TreeDataProvider<CkptNode>, Check
   }
 }
 
-function tooltip(c: CheckpointDetail, problem: string | undefined): string {
+/** Where the run's pretrained weights came from, as the newest checkpoint that recorded it says. */
+export function runWeights(cs: readonly CheckpointDetail[]): CheckpointDetail['weights'] {
+  return [...cs].sort((a, b) => b.order - a.order).find((c) => c.weights)?.weights ?? null;
+}
+
+/** The pretrained source's tooltip: the weights as the spec names them and the sha256 the runner loaded. */
+export function sourceTooltip(pretrained: string | null, weights: CheckpointDetail['weights']): string {
+  if (!pretrained) return vscode.l10n.t('No pretrained weights: the run started from random weights.');
+  const lines = [vscode.l10n.t('Pretrained weights: {0}', pretrained)];
+  if (weights && weights.source !== pretrained) lines.push(vscode.l10n.t('loaded from {0}', weights.source));
+  lines.push(
+    weights?.sha256
+      ? `sha256 ${weights.sha256}`
+      : vscode.l10n.t('sha256 not recorded (checkpoints of this run predate it, or none was saved yet)'),
+  );
+  return lines.join('\n');
+}
+
+/** A checkpoint's tooltip: what it is, how good, and the pretrained weights it grew from. */
+export function checkpointTooltip(c: CheckpointDetail, problem: string | undefined): string {
   const lines = [c.file];
   if (problem) lines.push(`⚠ ${problem}`);
   if (c.best) lines.push('★ best validation accuracy');
@@ -339,6 +356,12 @@ function tooltip(c: CheckpointDetail, problem: string | undefined): string {
   if (c.lastEval)
     lines.push(
       `last eval: ${c.lastEval.accuracy === null ? '?' : (c.lastEval.accuracy * 100).toFixed(2) + '%'} on ${c.lastEval.data}`,
+    );
+  if (c.weights)
+    lines.push(
+      c.weights.sha256
+        ? vscode.l10n.t('weights from {0} (sha256 {1})', c.weights.source, c.weights.sha256)
+        : vscode.l10n.t('weights from {0}', c.weights.source),
     );
   if (c.source === 'events') lines.push('(checkpoints.json unreadable: shown from the event log)');
   return lines.join('\n');
