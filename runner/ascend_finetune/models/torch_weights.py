@@ -28,7 +28,9 @@ PICKLE_SUFFIXES = (".pth", ".pt", ".bin")
 _CONTAINERS = ("state_dict", "model", "model_state_dict", "net", "module")
 # A PyTorch state dict's signs (MindSpore's files say moving_mean, down_sample and gamma/beta):
 # BatchNorm statistics and counters, ResNet's `downsample.N` shortcuts, LayerNorms' `weight` (ViT).
-_TORCH_SIGNS = re.compile(r"(\.running_mean|\.num_batches_tracked|(^|\.)(norm|norm1|norm2|fc_norm)\.weight)$|\.downsample\.")
+_TORCH_SIGNS = re.compile(
+    r"(\.running_mean|\.num_batches_tracked|(^|\.)(norm|norm1|norm2|fc_norm)\.weight)$|\.downsample\."
+)
 # Each family's tell-tale tensor, to name the family of a file that does not fit the backbone.
 _FAMILY_SIGNS = (
     ("resnet", re.compile(r"^layer1\.0\.conv1\.weight$")),

@@ -110,7 +110,8 @@ def test_timm_state_dicts_give_timms_features_on_the_mindcv_backbone(arch, ref, 
     assert len(report.loaded) + len(report.head_dropped) + len(report.dropped) == info[f"timm:{arch}"]["tensors"]
     assert got.shape == want.shape
     diff = float(np.abs(got - want).max())
-    print(f"{arch} -> {backbone}: max |diff| {diff:.2e} (features up to {np.abs(want).max():.2f}), {time.monotonic() - t:.0f} s")
+    scale = float(np.abs(want).max())
+    print(f"{arch} -> {backbone}: max |diff| {diff:.2e} (features up to {scale:.2f}), {time.monotonic() - t:.0f} s")
     assert diff <= TOL, f"{arch}: max |diff| {diff}"
 
 
@@ -157,7 +158,9 @@ def test_timm_pth_files_read_as_their_safetensors_where_torch_is_installed(ref):
 def test_a_timm_file_of_another_family_is_refused_naming_the_backbones_it_fits(ref, pynative):
     out, _ = ref
     net = TransferNet("mobilenet_v3_small_100", 3, 0, "torch")
-    with pytest.raises(PretrainedError, match=r"convnext state dict.*mobilenetv3 backbone.*\(convnext_small, convnext_tiny\)"):
+    with pytest.raises(
+        PretrainedError, match=r"convnext state dict.*mobilenetv3 backbone.*\(convnext_small, convnext_tiny\)"
+    ):
         load_backbone(net.backbone, str(out / "timm-convnext_tiny.safetensors"))
 
 
@@ -182,10 +185,17 @@ def test_a_run_from_timm_weights_trains_and_its_checkpoints_keep_timms_arithmeti
     out, _ = ref
     t = time.monotonic()
     data = tmp_path / "data"
-    make_shapes(str(data), per_class=16, size=32, seed=3, classes={k: CLASSES[k] for k in ("red circle", "green square")})
+    make_shapes(
+        str(data), per_class=16, size=32, seed=3, classes={k: CLASSES[k] for k in ("red circle", "green square")}
+    )
     s = spec(
         data,
-        model={"backbone": "mobilenet_v3_small_100", "pretrained": str(out / "timm-mobilenetv3_small_100.safetensors"), "freeze": "backbone", "preprocess": "timm"},
+        model={
+            "backbone": "mobilenet_v3_small_100",
+            "pretrained": str(out / "timm-mobilenetv3_small_100.safetensors"),
+            "freeze": "backbone",
+            "preprocess": "timm",
+        },
         data={"val_split": 0.25, "batch_size": 8, "augment": "none"},
         train={"epochs": 1, "lr": 0.01},
         amp={"level": "O0", "loss_scale": "none"},

@@ -36,16 +36,17 @@ def build(source: str, arch: str) -> torch.nn.Module:
     raise SystemExit(f"unknown source {source}")
 
 
-def perturb(model: torch.nn.Module, gen: torch.Generator, calibrate: torch.Tensor) -> None:
-    """Weights a mapping error shows in: BatchNorm statistics measured on `calibrate` (so every norm
-    really normalises and the input still shapes the features after 15-50 layers, as in a trained
-    network), norm affines away from 1/0, biases away from 0 and ConvNeXt's layer scale away from
-    1e-6. A mapping that swaps mean and variance, or gamma and beta, or drops a tensor, then changes
-    the features."""
+def perturb(model: torch.nn.Module, gen: torch.Generator, calibrate: torch.Tensor | None = None) -> None:
+    """Weights a mapping error shows in: norm affines and statistics away from their initial 1/0,
+    biases away from 0 and ConvNeXt's layer scale away from 1e-6. A mapping that swaps mean and
+    variance, or gamma and beta, or drops a tensor, then changes the features.
+
+    BatchNorm statistics: for the ResNets random ones with gamma scaled by sqrt(var) (as
+    test_origins.py does), so 16-33 residual blocks keep pooled features of order 1; with `calibrate`
+    (MobileNetV3, EfficientNet, whose blocks mostly have no shortcut) measured on that batch, so every
+    BatchNorm really normalises and the input still shapes the features after 15-50 layers, as in a
+    trained network (with random statistics the signal fades and a wrong early layer would not show)."""
     bns = [m for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d)]
-    for m in bns:
-        m.reset_running_stats()
-        m.momentum = None  # a cumulative average over the calibration batch
     for m in model.modules():
         if isinstance(m, torch.nn.LayerNorm):
             n = m.weight.shape
@@ -56,6 +57,19 @@ def perturb(model: torch.nn.Module, gen: torch.Generator, calibrate: torch.Tenso
     for name, p in model.named_parameters():
         if name.endswith(".gamma"):  # ConvNeXt's layer scale: blocks that contribute, not 1e-6 of them
             p.data = 0.2 + 0.3 * torch.rand(p.shape, generator=gen)
+    if calibrate is None:
+        for m in bns:
+            n = m.num_features
+            var = 0.5 + 1.5 * torch.rand(n, generator=gen)
+            m.running_mean.data = 0.2 * torch.randn(n, generator=gen)
+            m.running_var.data = var
+            m.weight.data = var.sqrt() * (0.3 + 0.6 * torch.rand(n, generator=gen))
+            m.bias.data = 0.2 * torch.randn(n, generator=gen)
+            m.num_batches_tracked.data = torch.tensor(123)
+        return
+    for m in bns:
+        m.reset_running_stats()
+        m.momentum = None  # a cumulative average over the calibration batch
     if bns:
         model.train()
         with torch.no_grad():
@@ -140,7 +154,10 @@ def main() -> None:
         source, arch = name.split(":")
         x = input_of(int(px) if px else size)
         model = build(source, arch)
-        calibrate = torch.from_numpy(np.random.default_rng(3).standard_normal((16, *x.shape[1:])).astype(np.float32))
+        calibrate = None
+        if not arch.startswith("resnet"):
+            batch = np.random.default_rng(3).standard_normal((16, *x.shape[1:])).astype(np.float32)
+            calibrate = torch.from_numpy(batch)
         perturb(model, gen, calibrate)
         model.eval()
         with torch.no_grad():

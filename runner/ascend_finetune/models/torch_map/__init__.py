@@ -69,4 +69,3 @@ def convert(family: str, state: dict[str, T]) -> tuple[dict[str, T], list[str], 
         else:
             out[mapped] = value
     return out, sorted(head), sorted(dropped)
-
