@@ -13,7 +13,8 @@ Sizes: 72 px for the convolutional families (not a multiple of 32, so ConvNeXt's
 downsampling shows; even, so the stride-2 padding shows), 224 px for ViT (its only size). Cost on
 the 2-core box (idle / with a CI run beside it): the reference files 50 s / 140 s, the eight
 comparisons 1.7 / 3.8 min (ViT-B/16 30 / 66 s), the four mindcv-arithmetic ones 1 / 1.4 min, the
-training run with eval 45 s; the file 4 / 8.7 min. Each test prints its time. About 1.1 GB of temporary files while it runs.
+training run with eval 45 s; the file 4 / 8.7 min. Each test prints its time. About 1.1 GB of
+temporary files while it runs.
 """
 
 from __future__ import annotations
