@@ -19,6 +19,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from .torch_map import TIMM_MODELS
+
 MINDCV_BASE = "https://download.mindspore.cn/toolkits/mindcv"
 HF_BASE = "https://huggingface.co"
 WEIGHTS_URL_ENV = "ASCEND_FINETUNE_WEIGHTS_URL"  # a mirror of MINDCV_BASE's layout
@@ -43,9 +45,10 @@ def _load() -> dict[str, Entry]:
 
 # In weights_catalog.json, beside the spec schema: the language server completes `mindcv:` from it too.
 MINDCV: dict[str, Entry] = _load()
-# timm's ResNet tags on the Hugging Face hub (`timm/resnet50.a1_in1k`): the architecture is the part
-# before the dot. torchvision's weights are not on the hub under one org; use a local file for those.
-_HF_RESNET = re.compile(r"^(resnet(?:18|34|50|101))(\..+)?$")
+# timm's repositories on the Hugging Face hub are `timm/<architecture>.<tag>` (`timm/resnet50.a1_in1k`,
+# `timm/convnext_tiny.in12k_ft_in1k`): the architecture before the dot picks the backbone and the
+# mapping (torch_map.TIMM_MODELS). torchvision's weights are not on the hub under one org; use a local
+# file for those.
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _HF_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _HF_FILE = re.compile(r"^[A-Za-z0-9_.-][A-Za-z0-9_./-]*$")
@@ -121,13 +124,15 @@ def parse(value: str) -> Source:
             raise SourceError(
                 f"bad file name {file!r} in {text!r}", "name a file inside the repository, e.g. :model.safetensors"
             )
-        m = _HF_RESNET.match(parts[1])
-        if not m:
+        arch = parts[1].split(".", 1)[0]
+        backbone = TIMM_MODELS.get(arch)
+        if backbone is None:
             raise SourceError(
-                f"{repo_id} is not a ResNet-18/34/50/101 repository: other families are not supported yet",
-                "use a timm ResNet, e.g. hf-hub:timm/resnet50.a1_in1k, or a local file",
+                f"{repo_id} is not a timm architecture the runner maps onto a backbone ({arch!r})",
+                f"use a timm repository of {', '.join(TIMM_MODELS)} (e.g. hf-hub:timm/resnet50.a1_in1k), "
+                "or a local file",
             )
-        return Source(text, "hf-hub", repo_id, file, m.group(1), sha)
+        return Source(text, "hf-hub", repo_id, file, backbone, sha)
     raise SourceError(f"{value!r} is not a named source", "write mindcv:<model> or hf-hub:<org>/<repo>")
 
 

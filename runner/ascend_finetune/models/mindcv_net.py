@@ -7,6 +7,9 @@ tokens and `fc_norm`, as its `global_pool` says). ConvNeXt and EfficientNet pool
 forward_features. The classifier (and MobileNetV3's pre-logits Dense) is replaced by an Identity, so
 its parameters are not in the network.
 
+Built in the "torch" layout (for timm's state dicts), the same model computes with timm's arithmetic
+where mindcv's differs (torch_map/arithmetic.py: padding, exact GELU, LayerNorm eps).
+
 Parameter names are mindcv's under the TransferNet's `backbone.model.` (backbones.MINDCV_PREFIX), so
 mindcv checkpoints load by name. Each model's parts (stem, stages, neck) come from backbones.json,
 which `structure` below computed from the model (bench/backbone_survey.py writes it).
@@ -20,6 +23,7 @@ from typing import Any
 from mindspore import nn
 
 from .backbones import mindcv_models
+from .torch_map.arithmetic import match_timm
 
 
 def build_mindcv(name: str, **kwargs: Any) -> Any:
@@ -34,12 +38,16 @@ class MindcvBackbone(nn.Cell):
     (backbones.json `image_size`: ViT's position embedding) takes that size only: mindcv's
     dynamic_img_size resamples with an interpolation MindSpore 2.10 refuses (nearest with align_corners)."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, variant: str = "default"):
         super().__init__()
+        if variant not in ("default", "torch"):
+            raise ValueError(f"{name} is built in mindcv's layout or timm's (torch), not {variant!r}")
         entry = mindcv_models()[name]
         self.name_ = name
-        self.variant = "default"  # one layout: mindcv's (backbones.VARIANTS)
+        self.variant = variant  # backbones.VARIANTS: mindcv's arithmetic, or timm's for PyTorch weights
         model = build_mindcv(name)
+        if variant == "torch":
+            match_timm(model, str(entry["family"]))
         for attr in entry["head"]:
             setattr(model, attr, nn.Identity())
         self.model = model

@@ -184,11 +184,9 @@ class TransferNet(nn.Cell):
         self.is_mindcv = bb.is_mindcv(backbone)
         self.n_parts = len(bb.parts_of(backbone))
         if self.is_mindcv:
-            if variant != "default":
-                raise ValueError(f"{backbone} is built in mindcv's layout only, not {variant!r}")
             from .mindcv_net import MindcvBackbone
 
-            self.backbone = MindcvBackbone(backbone)
+            self.backbone = MindcvBackbone(backbone, variant)
         else:
             self.backbone = ResNetBackbone(backbone, variant)
         self.head = nn.Dense(self.backbone.num_features, num_classes, weight_init=Normal(0.02))

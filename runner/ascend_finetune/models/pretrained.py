@@ -10,8 +10,9 @@ names, so loading by name alone computes other features without a warning. `dete
 the origin from the names (or, for the runner's own checkpoints, from their `backbone_variant`
 entry), and the trainer builds the backbone in that layout before loading.
 
-PyTorch state dicts of torchvision's and timm's ResNets (`.safetensors`, or `.pth`/`.pt`/`.bin` where
-torch is installed) are the origin "torch", built in the "torch" layout and renamed by torch_weights.py.
+PyTorch state dicts (`.safetensors`, or `.pth`/`.pt`/`.bin` where torch is installed) are the origin
+"torch": torchvision's and timm's ResNets, timm's MobileNetV3, EfficientNet, ConvNeXt and ViT. The
+backbone is built in the "torch" layout (timm's arithmetic) and torch_weights.py renames the tensors.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import numpy as np
 
 from ..checkpoints.errors import PretrainedError
 from .backbones import VARIANT_ENTRY, variant_of_code
-from .torch_weights import PICKLE_SUFFIXES, convert, looks_torch, read_state_dict
+from .torch_weights import PICKLE_SUFFIXES, convert, family_of, looks_torch, read_state_dict
 
 # Checkpoint entries that are not network weights (optimizer and loss-scale state, counters).
 NON_WEIGHT = re.compile(
@@ -194,6 +195,19 @@ def _mindcv_name(name: str, head: tuple[str, ...]) -> str | None:
     return name
 
 
+def _check_family(path: str, found: str | None, family: str) -> None:
+    """A PyTorch state dict of another family than the backbone's: say which backbones take it."""
+    if found is None or found == family:
+        return
+    from .backbones import BACKBONES, mindcv_models
+
+    fits = list(BACKBONES) if found == "resnet" else [n for n, e in mindcv_models().items() if e["family"] == found]
+    raise PretrainedError(
+        f"{os.path.basename(path)} is a PyTorch {found} state dict, but model.backbone is a {family} backbone: "
+        f"set model.backbone to the architecture it was saved from ({', '.join(fits)})"
+    )
+
+
 def load_backbone(backbone: ms.nn.Cell, path: str) -> LoadReport:
     """Loads the file's backbone weights into `backbone`, which must be built in the file's layout
     (see origin_of_file): a backbone of another layout is refused, not loaded into. A mindcv
@@ -202,21 +216,19 @@ def load_backbone(backbone: ms.nn.Cell, path: str) -> LoadReport:
     head: list[str] = []
     dropped: list[str] = []
     mindcv_head: tuple[str, ...] | None = None
+    family = "resnet"
     if hasattr(backbone, "model"):  # a MindcvBackbone: names relative to mindcv's model
+        from .backbones import family as family_of_backbone
         from .backbones import mindcv_models
 
         mindcv_head = tuple(mindcv_models()[backbone.name_]["head"])
-        if origin == "torch":
-            raise PretrainedError(
-                f"{os.path.basename(path)} is a PyTorch state dict: those load into the runner's ResNet "
-                f"backbones only; for {backbone.name_} use mindcv's weights (mindcv:{backbone.name_} where the "
-                "catalog has them) or a MindSpore checkpoint of the same mindcv model"
-            )
+        family = family_of_backbone(backbone.name_)
     if origin == "torch":
         state = read_state_dict(path)
         if not looks_torch(state):
-            raise PretrainedError(f"{os.path.basename(path)} is not a torchvision or timm ResNet state dict")
-        converted, head, dropped = convert(state)
+            raise PretrainedError(f"{os.path.basename(path)} is not a torchvision or timm state dict")
+        _check_family(path, family_of(state), family)
+        converted, head, dropped = convert(family, state)
         params: dict = {name: _Array(value) for name, value in converted.items()}
     else:
         params = read_checkpoint(path)
@@ -232,10 +244,12 @@ def load_backbone(backbone: ms.nn.Cell, path: str) -> LoadReport:
     report = LoadReport(origin=origin, variant=variant, head_dropped=head, dropped=dropped)
     to_load = {}
     for name, value in params.items():
-        if mindcv_head is not None:
+        if origin == "torch":  # renamed by torch_map already
+            mapped = name
+        elif mindcv_head is not None:
             mapped = _mindcv_name(name, mindcv_head)
         else:
-            mapped = name if origin == "torch" else map_name(name)
+            mapped = map_name(name)
         if mapped is None:
             bare = name.split(".", 1)[-1] if name.startswith(PREFIXES) else name
             if HEAD.match(bare) or (mindcv_head is not None and bare.split(".")[0] in mindcv_head):

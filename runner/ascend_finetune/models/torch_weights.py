@@ -1,17 +1,15 @@
-"""PyTorch ResNet state dicts (torchvision's and timm's) as `model.pretrained`.
-
-torchvision's `resnet18/34/50/101` and timm's plain `resnet18/34/50/101` share one naming scheme
-(`conv1`, `bn1`, `layerN.i.convK`, `layerN.i.bnK`, `layerN.i.downsample.{0,1}`, `fc`) and one
-arithmetic: symmetric convolution padding, BatchNorm eps 1e-5, a max-pool padded by one pixel on
-every side, the stride on the bottleneck's 3x3 (v1.5). The runner builds that as the "torch" layout
-(net.py). This module reads the file and renames its tensors onto the runner's backbone:
+"""PyTorch state dicts (torchvision's and timm's) as `model.pretrained`: reading the file, telling
+a PyTorch state dict from a MindSpore checkpoint, and renaming its tensors (torch_map/, per family).
 
 - `.safetensors` with the `safetensors` package's NumPy API: no torch needed (the path for Ascend boxes);
 - `.pth`, `.pt`, `.bin` (pickles) only with torch installed, through `torch.load(weights_only=True)`,
   which refuses pickled code. Without torch the error says how to convert the file to .safetensors.
 
-BatchNorm `weight`/`bias`/`running_mean`/`running_var` become `gamma`/`beta`/`moving_mean`/
-`moving_variance`; `num_batches_tracked` (a counter) and the `fc` head are dropped and listed.
+Which files load where: torchvision's and timm's ResNets into the runner's ResNets, timm's MobileNetV3,
+EfficientNet, ConvNeXt and ViT into the mindcv model of the same architecture (torch_map.TIMM_MODELS),
+each built in the "torch" layout (timm's arithmetic). Norm `weight`/`bias`/`running_mean`/
+`running_var` become `gamma`/`beta`/`moving_mean`/`moving_variance`; `num_batches_tracked` (a
+counter) and the classifier are dropped and listed.
 """
 
 from __future__ import annotations
@@ -23,16 +21,24 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..checkpoints.errors import PretrainedError
+from . import torch_map
 
 PICKLE_SUFFIXES = (".pth", ".pt", ".bin")
 # Wrappers a state dict is often saved under (`torch.save({"state_dict": sd})`, training scripts).
 _CONTAINERS = ("state_dict", "model", "model_state_dict", "net", "module")
-_PREFIXES = ("module.", "model.", "backbone.", "_orig_mod.")
-_BN = {"weight": "gamma", "bias": "beta", "running_mean": "moving_mean", "running_var": "moving_variance"}
-_BN_NAME = re.compile(r"^(bn1|layer\d\.\d+\.bn\d|layer\d\.\d+\.downsample\.1)\.(weight|bias|running_mean|running_var)$")
-TORCH_HEAD = re.compile(r"^fc\.(weight|bias)$")
-# Entries that are state, not weights: dropped and listed.
-_COUNTER = re.compile(r"\.num_batches_tracked$")
+# A PyTorch state dict's signs (MindSpore's files say moving_mean, down_sample and gamma/beta):
+# BatchNorm statistics and counters, ResNet's `downsample.N` shortcuts, LayerNorms' `weight` (ViT).
+_TORCH_SIGNS = re.compile(
+    r"(\.running_mean|\.num_batches_tracked|(^|\.)(norm|norm1|norm2|fc_norm)\.weight)$|\.downsample\."
+)
+# Each family's tell-tale tensor, to name the family of a file that does not fit the backbone.
+_FAMILY_SIGNS = (
+    ("resnet", re.compile(r"^layer1\.0\.conv1\.weight$")),
+    ("mobilenetv3", re.compile(r"^conv_head\.bias$")),  # timm's pre-logits conv has a bias, EfficientNet's none
+    ("efficientnet", re.compile(r"^bn2\.running_var$")),
+    ("convnext", re.compile(r"^stages\.0\.blocks\.0\.conv_dw\.weight$")),
+    ("vit", re.compile(r"^blocks\.0\.attn\.qkv\.weight$")),
+)
 
 CONVERT_HINT = (
     "convert it to .safetensors where torch is installed: "
@@ -43,27 +49,17 @@ CONVERT_HINT = (
 
 
 def looks_torch(names: Iterable[str]) -> bool:
-    """A PyTorch ResNet state dict's names: BatchNorm `running_mean`/`num_batches_tracked` or
-    `downsample.N` shortcuts (MindSpore's files say `moving_mean` and `down_sample`)."""
-    return any(n.endswith((".running_mean", ".num_batches_tracked")) or ".downsample." in n for n in names)
+    """Whether the names are a PyTorch state dict's rather than a MindSpore checkpoint's."""
+    return any(_TORCH_SIGNS.search(n) for n in names)
 
 
-def _strip(name: str) -> str:
-    for prefix in _PREFIXES:
-        if name.startswith(prefix):
-            return name[len(prefix) :]
-    return name
-
-
-def map_torch_name(name: str) -> str | None:
-    """The runner's backbone name for a torchvision/timm ResNet tensor, or None for the head and counters."""
-    name = _strip(name)
-    if TORCH_HEAD.match(name) or _COUNTER.search(name):
-        return None
-    m = _BN_NAME.match(name)
-    if m:
-        name = f"{m.group(1)}.{_BN[m.group(2)]}"
-    return name.replace(".downsample.", ".down_sample_layer.")
+def family_of(names: Iterable[str]) -> str | None:
+    """The backbone family a PyTorch state dict is of, from its tensor names (None: none we know)."""
+    stripped = [torch_map.strip(n) for n in names]
+    for family, sign in _FAMILY_SIGNS:
+        if any(sign.match(n) for n in stripped):
+            return family
+    return None
 
 
 def _to_numpy(value: object, name: str) -> np.ndarray:
@@ -128,15 +124,11 @@ def read_state_dict(path: str) -> dict[str, np.ndarray]:
     return {k: _to_numpy(v, k) for k, v in state.items()}
 
 
-def convert(state: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
-    """(runner name -> array, head entries dropped, other entries dropped) for a PyTorch ResNet state dict."""
-    out: dict[str, np.ndarray] = {}
-    head: list[str] = []
-    dropped: list[str] = []
-    for name, value in state.items():
-        mapped = map_torch_name(name)
-        if mapped is None:
-            (head if TORCH_HEAD.match(_strip(name)) else dropped).append(name)
-            continue
-        out[mapped] = value
-    return out, sorted(head), sorted(dropped)
+def convert(family: str, state: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
+    """(backbone name -> array, head entries dropped, other entries dropped) for a PyTorch state dict
+    of `family` (backbones.family of the backbone it loads into)."""
+    if family not in torch_map.FAMILIES:
+        raise PretrainedError(
+            f"PyTorch state dicts load into {', '.join(torch_map.FAMILIES)} backbones, not {family} ones"
+        )
+    return torch_map.convert(family, state)

@@ -147,7 +147,7 @@ def test_a_missing_file_on_the_host_is_a_clear_http_error(tmp_path, host):
     [
         ("mindcv:resnet5", ['did you mean "mindcv:resnet50"']),
         ("mindcv:resnext50_32x4d", ["resnext", "does not offer", "docs/weights.md"]),
-        ("hf-hub:timm/vit_base_patch16_224.augreg_in21k", ["not supported yet"]),
+        ("hf-hub:timm/swin_tiny_patch4_window7_224.ms_in1k", ["not a timm architecture", "convnext_tiny"]),
         ("hf-hub:resnet50", ["hf-hub:<org>/<repo>"]),
         ("hf-hub:timm/resnet50.a1_in1k:../../etc/passwd", ["bad file name"]),
         ("mindcv:resnet50#md5=abc", ["#sha256="]),

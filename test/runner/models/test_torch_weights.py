@@ -27,7 +27,8 @@ from ascend_finetune.checkpoints.errors import PretrainedError
 from ascend_finetune.data.demo import make_shapes
 from ascend_finetune.models.net import BackboneFeatures, TransferNet
 from ascend_finetune.models.pretrained import load_backbone, origin_of_file
-from ascend_finetune.models.torch_weights import map_torch_name, read_state_dict
+from ascend_finetune.models.torch_map.resnet import rename_one as map_torch_name
+from ascend_finetune.models.torch_weights import read_state_dict
 
 REF_PY = ROOT / ".venv-ref" / "bin" / "python"
 HERE = os.path.dirname(os.path.abspath(__file__))

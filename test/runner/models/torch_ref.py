@@ -1,12 +1,15 @@
-"""Reference side of test_torch_weights.py: runs in .venv-ref (torch, torchvision, timm, safetensors),
-never in the runner's venv.
+"""Reference side of test_torch_weights.py and test_timm_mindcv.py: runs in .venv-ref (torch,
+torchvision, timm, safetensors), never in the runner's venv.
 
-For each `source:arch` argument it builds the reference library's own ResNet with random weights
-and BatchNorm statistics moved away from 0/1, saves its state dict as `<source>-<arch>.safetensors`
-and `.pth`, and its pooled features (the input of its `fc` head, eval mode) on a fixed input as
-`<source>-<arch>.features.npy`. The input goes to `input.npy`.
+For each `source:arch[@size]` argument it builds the reference library's own model with random
+weights, moves every norm's statistics and affine, every bias and ConvNeXt's layer scale away from
+their initial values (so a mapping that swaps or drops one shows in the features), saves its state
+dict as `<source>-<arch>.safetensors` and `.pth`, and its pooled features (the input of its head,
+eval mode) on a fixed input of `size` px (default SIZE) as `<source>-<arch>.features.npy`. Each
+size's input goes to `input-<size>.npy` (the default size's also to `input.npy`).
 
-usage: python torch_ref.py OUT_DIR SIZE source:arch...
+usage: python torch_ref.py OUT_DIR SIZE [--pth=arch,...] source:arch[@size]...
+(--pth: write `.pth` files for those architectures only; by default for all)
        python torch_ref.py --pretrain IMAGE_FOLDER OUT.safetensors
 The second form trains torchvision's resnet18 in PyTorch on an image folder (one sub-folder per
 class, 32 px images), so the transfer test starts from weights that learned something.
@@ -33,26 +36,64 @@ def build(source: str, arch: str) -> torch.nn.Module:
     raise SystemExit(f"unknown source {source}")
 
 
-def perturb(model: torch.nn.Module, gen: torch.Generator) -> None:
-    """BatchNorm affine and running statistics far from their initial 1/0, so a mapping that swaps
-    mean and variance, or gamma and beta, or drops the statistics, shows up in the features."""
+def perturb(model: torch.nn.Module, gen: torch.Generator, calibrate: torch.Tensor | None = None) -> None:
+    """Weights a mapping error shows in: norm affines and statistics away from their initial 1/0,
+    biases away from 0 and ConvNeXt's layer scale away from 1e-6. A mapping that swaps mean and
+    variance, or gamma and beta, or drops a tensor, then changes the features.
+
+    BatchNorm statistics: for the ResNets random ones with gamma scaled by sqrt(var) (as
+    test_origins.py does), so 16-33 residual blocks keep pooled features of order 1; with `calibrate`
+    (MobileNetV3, EfficientNet, whose blocks mostly have no shortcut) measured on that batch, so every
+    BatchNorm really normalises and the input still shapes the features after 15-50 layers, as in a
+    trained network (with random statistics the signal fades and a wrong early layer would not show)."""
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d)]
     for m in model.modules():
-        if isinstance(m, torch.nn.BatchNorm2d):
+        if isinstance(m, torch.nn.LayerNorm):
+            n = m.weight.shape
+            m.weight.data = 0.5 + torch.rand(n, generator=gen)
+            m.bias.data = 0.2 * torch.randn(n, generator=gen)
+        elif isinstance(m, (torch.nn.Linear, torch.nn.Conv2d)) and m.bias is not None:
+            m.bias.data = m.bias.data + 0.05 * torch.randn(m.bias.shape, generator=gen)
+    for name, p in model.named_parameters():
+        if name.endswith(".gamma"):  # ConvNeXt's layer scale: blocks that contribute, not 1e-6 of them
+            p.data = 0.2 + 0.3 * torch.rand(p.shape, generator=gen)
+    if calibrate is None:
+        for m in bns:
             n = m.num_features
             var = 0.5 + 1.5 * torch.rand(n, generator=gen)
             m.running_mean.data = 0.2 * torch.randn(n, generator=gen)
             m.running_var.data = var
-            # gamma scaled by sqrt(var) (as test_origins.py does), so the activations of 16-33 blocks
-            # stay the size of a trained network's (pooled features of order 1) instead of growing
             m.weight.data = var.sqrt() * (0.3 + 0.6 * torch.rand(n, generator=gen))
             m.bias.data = 0.2 * torch.randn(n, generator=gen)
             m.num_batches_tracked.data = torch.tensor(123)
+        return
+    for m in bns:
+        m.reset_running_stats()
+        m.momentum = None  # a cumulative average over the calibration batch
+    if bns:
+        model.train()
+        with torch.no_grad():
+            model(calibrate)
+        model.eval()
+    for m in bns:
+        n = m.num_features
+        # a floor under the variance: a channel (nearly) dead on the calibration batch would
+        # otherwise divide by sqrt(eps) and blow rounding differences up on another input
+        m.running_var.data = m.running_var.data + 0.1
+        m.weight.data = 0.6 + 0.8 * torch.rand(n, generator=gen)
+        m.bias.data = 0.1 * torch.randn(n, generator=gen)
+        m.num_batches_tracked.data = torch.tensor(123)
 
 
 def pooled(source: str, model: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
-    """The head's input: torchvision's avgpool + flatten, timm's forward_head(pre_logits=True)."""
+    """The head's input: torchvision's avgpool + flatten, timm's forward_head(pre_logits=True); for
+    timm's MobileNetV3 its global pool only, as the runner's MobileNetV3 backbone ends there (timm's
+    pre-logits `conv_head`, like mindcv's pre-logits Dense, belongs to the head the runner replaces)."""
     if source == "timm":
-        return model.forward_head(model.forward_features(x), pre_logits=True)
+        feats = model.forward_features(x)
+        if type(model).__name__ == "MobileNetV3":
+            return model.flatten(model.global_pool(feats))
+        return model.forward_head(feats, pre_logits=True)
     m = model
     y = m.maxpool(m.relu(m.bn1(m.conv1(x))))
     y = m.layer4(m.layer3(m.layer2(m.layer1(y))))
@@ -92,25 +133,42 @@ def main() -> None:
         pretrain(sys.argv[2], sys.argv[3])
         return
     out, size, pairs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+    pth: set[str] | None = None
+    if pairs and pairs[0].startswith("--pth="):
+        pth = set(pairs.pop(0)[len("--pth=") :].split(","))
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
     gen = torch.Generator().manual_seed(1)
-    x = np.random.default_rng(2).standard_normal((2, 3, size, size)).astype(np.float32)
-    np.save(os.path.join(out, "input.npy"), x)
-    info = {"torch": torch.__version__, "torchvision": torchvision.__version__, "timm": timm.__version__}
+    inputs: dict[int, np.ndarray] = {}
+
+    def input_of(px: int) -> np.ndarray:
+        if px not in inputs:
+            inputs[px] = np.random.default_rng(2).standard_normal((2, 3, px, px)).astype(np.float32)
+            np.save(os.path.join(out, f"input-{px}.npy"), inputs[px])
+        return inputs[px]
+
+    np.save(os.path.join(out, "input.npy"), input_of(size))
+    info: dict = {"torch": torch.__version__, "torchvision": torchvision.__version__, "timm": timm.__version__}
     for pair in pairs:
-        source, arch = pair.split(":")
+        name, _, px = pair.partition("@")
+        source, arch = name.split(":")
+        x = input_of(int(px) if px else size)
         model = build(source, arch)
-        perturb(model, gen)
+        calibrate = None
+        if not arch.startswith("resnet"):
+            batch = np.random.default_rng(3).standard_normal((16, *x.shape[1:])).astype(np.float32)
+            calibrate = torch.from_numpy(batch)
+        perturb(model, gen, calibrate)
         model.eval()
         with torch.no_grad():
             feats = pooled(source, model, torch.from_numpy(x)).numpy()
         stem = os.path.join(out, f"{source}-{arch}")
         sd = {k: v.contiguous() for k, v in model.state_dict().items()}
         safetensors.torch.save_file(sd, stem + ".safetensors")
-        torch.save(sd, stem + ".pth")
+        if pth is None or arch in pth:
+            torch.save(sd, stem + ".pth")
         np.save(stem + ".features.npy", feats)
-        info[pair] = {"tensors": len(sd), "feature_abs_max": float(np.abs(feats).max())}
+        info[name] = {"tensors": len(sd), "feature_abs_max": float(np.abs(feats).max()), "size": x.shape[-1]}
     print(json.dumps(info))
 
 
