@@ -8,6 +8,7 @@ import { bestEntry } from '../../core/checkpoints/manifest';
 import { readRunCheckpoints } from '../../core/checkpoints/runInfo';
 import { choicesFromSpec } from '../../core/spec/builder';
 import { startSweep, stopSweep, sweepStatus } from '../../core/sweeps/client';
+import { startSweepOnTarget } from '../../core/sweeps/remote';
 import { sweepTemplate, SWEEP_FILE_GLOB, sweepFileBeside } from '../../core/sweeps/template';
 import type { TargetDef } from '../../core/targets/model';
 import type { App } from '../app';
@@ -25,6 +26,7 @@ type SweepCommandId =
   | 'ascend.sweep.fineTuneFromBest';
 
 const CREATE = 'create';
+const START_OPTS = { timeoutMs: 120_000 };
 
 function sweepRefOf(node: unknown): SweepRef | undefined {
   const n = node as Partial<SweepRef> | undefined;
@@ -119,14 +121,25 @@ async function start(app: App, arg: unknown): Promise<void> {
   await vscode.workspace.textDocuments.find((d) => d.uri.toString() === file!.toString())?.save();
   const def = specLanguage(app).targetOf(file) ?? app.ctx.target('local');
   if (!def) throw new Error('no target for the sweep: add this machine or an SSH target');
-  if (def.kind !== 'local')
-    throw new Error(
-      `sweeps start from a file on the target; ${def.label} is an SSH target: copy ${path.basename(file.fsPath)} and its base spec there and run "python -m ascend_finetune sweep FILE --root ${def.runsRoot} --detach" (docs/sweeps.md)`,
-    );
   await app.ctx.ensureRunner(def);
   const started = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `Ascend: starting sweep ${path.basename(file.fsPath)}…` },
-    () => startSweep(app.ctx.transport(def), file!.fsPath, def.runsRoot, { timeoutMs: 120_000 }),
+    {
+      location: vscode.ProgressLocation.Notification,
+      title: vscode.l10n.t('Ascend: starting sweep {0} on {1}…', path.basename(file.fsPath), def.label),
+    },
+    async () => {
+      if (def.kind === 'local') return startSweep(app.ctx.transport(def), file!.fsPath, def.runsRoot, START_OPTS);
+      // An SSH target: the sweep spec (its base inline) is copied there first (src/core/sweeps/remote.ts).
+      const sent = await startSweepOnTarget(
+        app.ctx.transport(def),
+        app.ctx.python(def),
+        file!.fsPath,
+        def.runsRoot,
+        START_OPTS,
+      );
+      app.ctx.log.info(`sweep spec ${path.basename(file!.fsPath)} copied to ${sent.specPath} on ${def.label}`);
+      return sent.started;
+    },
   );
   app.ctx.log.info(`sweep ${started.sweep_id} on ${def.label}: ${started.sweep_dir} (pid ${started.pid})`);
   await vscode.commands.executeCommand('ascend.refresh');
@@ -134,21 +147,31 @@ async function start(app: App, arg: unknown): Promise<void> {
   SweepPanel.show(app, { targetId: def.id, sweepId: started.sweep_id }, actions(app));
 }
 
-/** "Start Sweep from This Run…": a sweep spec in the workspace whose base is the run's resolved spec. */
+/**
+ * "Start Sweep from This Run…": a sweep spec in the workspace whose base is the run's resolved spec.
+ * A run on an SSH target names its spec.json there (read by the target when the sweep starts), and
+ * the new file is that target's, so Start Sweep sends it there.
+ */
 async function fromRun(app: App, node: unknown): Promise<void> {
   const n = node as { targetId?: unknown; runId?: unknown } | undefined;
   const record =
     n && typeof n.targetId === 'string' && typeof n.runId === 'string'
       ? app.ctx.index.get(n.targetId, n.runId)
       : undefined;
-  if (!record) throw new Error('choose a run in the Runs view');
+  if (!record) throw new Error(vscode.l10n.t('choose a run in the Runs view'));
   const def = app.ctx.target(record.targetId);
-  if (def?.kind !== 'local') throw new Error("Start Sweep from This Run works on this machine's runs");
-  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? path.dirname(record.runDir);
+  if (!def) throw new Error(vscode.l10n.t('the target {0} is not configured any more', record.targetId));
+  const folder =
+    vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ??
+    (def.kind === 'local' ? path.dirname(record.runDir) : undefined);
+  if (!folder) throw new Error(vscode.l10n.t('open a folder first: the sweep spec is written in the workspace'));
   const name = `${(record.meta?.name ?? record.name ?? 'run').replace(/[^\w.-]+/g, '-')}-sweep`;
   const out = vscode.Uri.file(path.join(folder, `${name}.ascend-sweep.yaml`));
   // The run's resolved spec (absolute paths) is the base; the sweep sets name and devices itself.
-  await writeSweepFile(out, path.join(record.runDir, 'spec.json'), name);
+  const base =
+    def.kind === 'local' ? path.join(record.runDir, 'spec.json') : path.posix.join(record.runDir, 'spec.json');
+  if (def.kind !== 'local') await specLanguage(app).rememberTarget(out, def);
+  await writeSweepFile(out, base, name);
 }
 
 function actions(app: App): SweepActions {
