@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import type { ListedRunDetail } from '../../core/runs/presentation';
 import type { TargetListing } from '../../core/runs/table';
 import { RunsTableModel, type TableAction } from '../../core/runs/tableModel';
+import { sweepStatus } from '../../core/sweeps/client';
 import { runnerArgs, runRunner } from '../../core/targets/runnerCli';
 import { targetsToList, type TargetDef } from '../../core/targets/model';
 import { webviewPage } from '../../core/webviewPage';
@@ -25,13 +26,16 @@ export class RunsTablePanel {
   private readonly subs: vscode.Disposable[] = [];
   private loading: Promise<void> | undefined;
 
-  /** Reveals the scope's table (a target id, or undefined for every target) and lists its runs again. */
-  static show(app: App, targetId: string | undefined): RunsTablePanel {
-    const key = targetId ?? ALL;
+  /**
+   * Reveals the scope's table (a target id, or undefined for every target; with `sweepId`, only that
+   * sweep's trials on the target) and lists its runs again.
+   */
+  static show(app: App, targetId: string | undefined, sweepId?: string): RunsTablePanel {
+    const key = sweepId === undefined ? (targetId ?? ALL) : `${targetId}\u0000sweep\u0000${sweepId}`;
     let p = RunsTablePanel.open.get(key);
     if (p) p.panel.reveal();
     else {
-      p = new RunsTablePanel(app, targetId);
+      p = new RunsTablePanel(app, key, targetId, sweepId);
       RunsTablePanel.open.set(key, p);
     }
     void p.reload();
@@ -40,11 +44,30 @@ export class RunsTablePanel {
 
   private constructor(
     private readonly app: App,
+    private readonly key: string,
     private readonly targetId: string | undefined,
+    private readonly sweepId?: string,
   ) {
     const label = targetId === undefined ? 'all targets' : (app.ctx.target(targetId)?.label ?? targetId);
-    const title = `Runs Table: ${label}`;
-    this.model = new RunsTableModel(title, targetId === undefined);
+    const sweepName =
+      sweepId === undefined || targetId === undefined
+        ? undefined
+        : (app.runs.sweeps.get(targetId, sweepId)?.name ?? sweepId);
+    const title =
+      sweepName === undefined
+        ? `Runs Table: ${label}`
+        : vscode.l10n.t('Runs Table: sweep {0} on {1}', sweepName, label);
+    this.model = new RunsTableModel(
+      title,
+      targetId === undefined,
+      sweepId === undefined
+        ? undefined
+        : {
+            sweepId,
+            space: this.knownSpace(sweepId),
+            objective: targetId === undefined ? undefined : app.runs.sweeps.get(targetId, sweepId)?.objective,
+          },
+    );
     const uri = app.ctx.extension.extensionUri;
     this.panel = vscode.window.createWebviewPanel(VIEW_TYPE, title, vscode.ViewColumn.Active, {
       ...webviewOptions(uri),
@@ -100,11 +123,33 @@ export class RunsTablePanel {
         }
       }),
     );
+    if (this.sweepId !== undefined) await this.readSweep(this.sweepId);
     const order = this.targets().map((t) => t.id);
     listings.sort((a, b) => order.indexOf(a.targetId) - order.indexOf(b.targetId));
     this.model.setListings(listings, errors, Date.now() / 1000);
     this.app.runs.refresh();
     this.post();
+  }
+
+  /** The space's fields from what the sweep panel or the Runs view last read (its trials' params). */
+  private knownSpace(sweepId: string): string[] {
+    const status = this.targetId === undefined ? undefined : this.app.runs.sweeps.status(this.targetId, sweepId);
+    return [...new Set(status?.trials.flatMap((t) => Object.keys(t.params)) ?? [])];
+  }
+
+  /** sweep-status for the space and the objective; without it the table still shows the trials. */
+  private async readSweep(sweepId: string): Promise<void> {
+    const { ctx } = this.app;
+    const def = this.targetId === undefined ? undefined : ctx.target(this.targetId);
+    const dir = def && this.app.runs.sweeps.get(def.id, sweepId)?.sweep_dir;
+    if (!def || !dir) return;
+    try {
+      const status = await sweepStatus(ctx.transport(def), dir, { timeoutMs: 60_000 });
+      this.app.runs.sweeps.setStatus(def.id, status);
+      this.model.setSweepScope({ sweepId, space: this.knownSpace(sweepId), objective: status.objective });
+    } catch (e) {
+      ctx.log.warn(`runs table: sweep-status of ${sweepId} on ${def.label} failed: ${errorText(e)}`);
+    }
   }
 
   private async onMessage(raw: unknown): Promise<void> {
@@ -134,7 +179,7 @@ export class RunsTablePanel {
   }
 
   private dispose(): void {
-    RunsTablePanel.open.delete(this.targetId ?? ALL);
+    RunsTablePanel.open.delete(this.key);
     for (const s of this.subs.splice(0)) s.dispose();
   }
 }
@@ -148,14 +193,15 @@ export function runsTableHtml(
   return webviewPage({ ...bundleAssets(webview, extensionUri, 'runsTable'), title, placeholder: 'Listing runs…' });
 }
 
-/** ascend.openRunsTable: from a target (Targets view, or a Runs view group), or from the palette (pick a scope). */
+/**
+ * ascend.openRunsTable: from a target (Targets view, or a Runs view group), from a sweep (its row in
+ * Runs, or its panel: that sweep's trials only), or from the palette (pick a scope).
+ */
 export async function openRunsTableCommand(app: App, node: unknown): Promise<void> {
-  const id =
-    typeof node === 'object' && node !== null && typeof (node as { targetId?: unknown }).targetId === 'string'
-      ? (node as { targetId: string }).targetId
-      : undefined;
+  const n = typeof node === 'object' && node !== null ? (node as { targetId?: unknown; sweepId?: unknown }) : {};
+  const id = typeof n.targetId === 'string' ? n.targetId : undefined;
   if (id !== undefined) {
-    RunsTablePanel.show(app, id);
+    RunsTablePanel.show(app, id, typeof n.sweepId === 'string' ? n.sweepId : undefined);
     return;
   }
   const targets = targetsToList(app.ctx.targets, app.ctx.index.byTarget().keys());

@@ -72,6 +72,7 @@ export class SweepPanel {
     try {
       if (m.type === 'ready') this.post();
       else if (m.type === 'fineTuneBest') await this.actions.fineTuneBest(this.ref);
+      else if (m.type === 'openTable') await vscode.commands.executeCommand('ascend.openRunsTable', this.ref);
       else if (m.type === 'stop') {
         await this.actions.stop(this.ref);
         await this.poll();
