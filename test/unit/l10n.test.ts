@@ -19,8 +19,6 @@ const WAVE_2 = [
   /^webview\/dashboard\//,
   /^src\/core\/dashboard\//,
   /^src\/vscode\/dashboardPanel\.ts$/,
-  /^src\/vscode\/runsTable\//,
-  /^src\/vscode\/sweeps\//,
 ];
 
 function tsFiles(dir: string): string[] {

@@ -48,14 +48,14 @@ export class RunsTablePanel {
     private readonly targetId: string | undefined,
     private readonly sweepId?: string,
   ) {
-    const label = targetId === undefined ? 'all targets' : (app.ctx.target(targetId)?.label ?? targetId);
+    const label = targetId === undefined ? vscode.l10n.t('all targets') : (app.ctx.target(targetId)?.label ?? targetId);
     const sweepName =
       sweepId === undefined || targetId === undefined
         ? undefined
         : (app.runs.sweeps.get(targetId, sweepId)?.name ?? sweepId);
     const title =
       sweepName === undefined
-        ? `Runs Table: ${label}`
+        ? vscode.l10n.t('Runs Table: {0}', label)
         : vscode.l10n.t('Runs Table: sweep {0} on {1}', sweepName, label);
     this.model = new RunsTableModel(
       title,
@@ -118,7 +118,7 @@ export class RunsTablePanel {
           listings.push({ targetId: def.id, targetLabel: def.label, runs });
           await ctx.index.mergeListing(def.id, runs); // the Runs view and Compare Runs see the same runs
         } catch (e) {
-          errors.push(`${def.label}: could not list runs (${errorText(e)})`);
+          errors.push(vscode.l10n.t('{0}: could not list runs ({1})', def.label, errorText(e)));
           ctx.log.warn(`runs table: ls on ${def.label} failed: ${errorText(e)}`);
         }
       }),
@@ -190,7 +190,11 @@ export function runsTableHtml(
   extensionUri: vscode.Uri,
   title: string,
 ): string {
-  return webviewPage({ ...bundleAssets(webview, extensionUri, 'runsTable'), title, placeholder: 'Listing runs…' });
+  return webviewPage({
+    ...bundleAssets(webview, extensionUri, 'runsTable'),
+    title,
+    placeholder: vscode.l10n.t('Listing runs…'),
+  });
 }
 
 /**
@@ -212,13 +216,13 @@ export async function openRunsTableCommand(app: App, node: unknown): Promise<voi
   const picked = await vscode.window.showQuickPick(
     [
       {
-        label: 'All targets',
-        description: `${targets.length} targets, one table`,
+        label: vscode.l10n.t('All targets'),
+        description: vscode.l10n.t('{0} targets, one table', targets.length),
         id: undefined as string | undefined,
       },
       ...targets.map((t) => ({ label: t.label, description: t.description, id: t.id as string | undefined })),
     ],
-    { title: 'Runs Table of which target?' },
+    { title: vscode.l10n.t('Runs Table of which target?') },
   );
   if (picked) RunsTablePanel.show(app, picked.id);
 }

@@ -27,6 +27,9 @@ type SweepCommandId =
 
 const CREATE = 'create';
 const START_OPTS = { timeoutMs: 120_000 };
+// The Stop dialog's buttons, compared with the answer (translated).
+const STOP = vscode.l10n.t('Stop');
+const DRAIN = vscode.l10n.t('Drain');
 
 function sweepRefOf(node: unknown): SweepRef | undefined {
   const n = node as Partial<SweepRef> | undefined;
@@ -52,7 +55,7 @@ async function resolveSweep(app: App, node: unknown, title: string, running = fa
   );
   if (!items.length) {
     void vscode.window.showInformationMessage(
-      running ? 'No running sweeps.' : 'No sweeps listed (Refresh the Runs view).',
+      running ? vscode.l10n.t('No running sweeps.') : vscode.l10n.t('No sweeps listed (Refresh the Runs view).'),
     );
     return undefined;
   }
@@ -61,9 +64,10 @@ async function resolveSweep(app: App, node: unknown, title: string, running = fa
 
 function targetFor(app: App, ref: SweepRef): { def: TargetDef; dir: string } {
   const def = app.ctx.target(ref.targetId);
-  if (!def) throw new Error(`the target ${ref.targetId} is not configured any more`);
+  if (!def) throw new Error(vscode.l10n.t('the target {0} is not configured any more', ref.targetId));
   const dir = app.runs.sweeps.get(ref.targetId, ref.sweepId)?.sweep_dir;
-  if (!dir) throw new Error(`sweep ${ref.sweepId} is not listed on ${def.label} (Refresh the Runs view)`);
+  if (!dir)
+    throw new Error(vscode.l10n.t('sweep {0} is not listed on {1} (Refresh the Runs view)', ref.sweepId, def.label));
   return { def, dir };
 }
 
@@ -76,7 +80,10 @@ async function writeSweepFile(file: vscode.Uri, base: string, name: string): Pro
   }
   await vscode.window.showTextDocument(file);
   void vscode.window.showInformationMessage(
-    `Edit the search space, then run "Ascend: Start Sweep…" (or the editor title's beaker) on ${path.basename(file.fsPath)}.`,
+    vscode.l10n.t(
+      'Edit the search space, then run "Ascend: Start Sweep…" (or the editor title\'s beaker) on {0}.',
+      path.basename(file.fsPath),
+    ),
   );
 }
 
@@ -86,10 +93,10 @@ async function createFromRunSpec(): Promise<void> {
     ? (
         await vscode.window.showQuickPick(
           specs.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u })),
-          { title: 'Make a sweep over which run spec?' },
+          { title: vscode.l10n.t('Make a sweep over which run spec?') },
         )
       )?.uri
-    : (await vscode.window.showOpenDialog({ title: 'Make a sweep over which run spec?' }))?.[0];
+    : (await vscode.window.showOpenDialog({ title: vscode.l10n.t('Make a sweep over which run spec?') }))?.[0];
   if (!picked) return;
   const out = vscode.Uri.file(sweepFileBeside(picked.fsPath));
   await writeSweepFile(out, `./${path.basename(picked.fsPath)}`, path.basename(out.fsPath).split('.')[0]);
@@ -102,9 +109,12 @@ async function start(app: App, arg: unknown): Promise<void> {
     const pick = await vscode.window.showQuickPick(
       [
         ...found.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u as vscode.Uri | typeof CREATE })),
-        { label: '$(new-file) Create a sweep spec from a run spec…', uri: CREATE as vscode.Uri | typeof CREATE },
+        {
+          label: `$(new-file) ${vscode.l10n.t('Create a sweep spec from a run spec…')}`,
+          uri: CREATE as vscode.Uri | typeof CREATE,
+        },
       ],
-      { title: 'Start which sweep?' },
+      { title: vscode.l10n.t('Start which sweep?') },
     );
     if (!pick) return;
     if (pick.uri === CREATE) return createFromRunSpec();
@@ -116,11 +126,11 @@ async function start(app: App, arg: unknown): Promise<void> {
       const out = vscode.Uri.file(sweepFileBeside(file.fsPath));
       return writeSweepFile(out, `./${path.basename(file.fsPath)}`, path.basename(out.fsPath).split('.')[0]);
     }
-    throw new Error(`${path.basename(file.fsPath)} is not a sweep spec (*.ascend-sweep.yaml)`);
+    throw new Error(vscode.l10n.t('{0} is not a sweep spec (*.ascend-sweep.yaml)', path.basename(file.fsPath)));
   }
   await vscode.workspace.textDocuments.find((d) => d.uri.toString() === file!.toString())?.save();
   const def = specLanguage(app).targetOf(file) ?? app.ctx.target('local');
-  if (!def) throw new Error('no target for the sweep: add this machine or an SSH target');
+  if (!def) throw new Error(vscode.l10n.t('no target for the sweep: add this machine or an SSH target'));
   await app.ctx.ensureRunner(def);
   const started = await vscode.window.withProgress(
     {
@@ -184,23 +194,25 @@ function actions(app: App): SweepActions {
 async function stop(app: App, ref: SweepRef): Promise<void> {
   const { def, dir } = targetFor(app, ref);
   const how = await vscode.window.showWarningMessage(
-    `Stop sweep ${app.runs.sweeps.get(ref.targetId, ref.sweepId)?.name ?? ref.sweepId}?`,
+    vscode.l10n.t('Stop sweep {0}?', app.runs.sweeps.get(ref.targetId, ref.sweepId)?.name ?? ref.sweepId),
     {
       modal: true,
-      detail:
+      detail: vscode.l10n.t(
         'Stop ends its running trials now (they run again when the sweep is resumed); Drain starts no new trial and lets the running ones finish.',
+      ),
     },
-    'Stop',
-    'Drain',
+    STOP,
+    DRAIN,
   );
   if (!how) return;
   await app.ctx.ensureRunner(def);
   const res = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `Ascend: stopping the sweep…` },
-    () => stopSweep(app.ctx.transport(def), dir, { drain: how === 'Drain', timeoutS: 120, timeoutMs: 180_000 }),
+    { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Ascend: stopping the sweep…') },
+    () => stopSweep(app.ctx.transport(def), dir, { drain: how === DRAIN, timeoutS: 120, timeoutMs: 180_000 }),
   );
   app.ctx.log.info(`sweep-stop ${ref.sweepId}: ${JSON.stringify(res)}`);
-  if (!res.handled) void vscode.window.showWarningMessage(`The sweep has not ended yet (state ${res.state}).`);
+  if (!res.handled)
+    void vscode.window.showWarningMessage(vscode.l10n.t('The sweep has not ended yet (state {0}).', res.state));
   await vscode.commands.executeCommand('ascend.refresh');
 }
 
@@ -208,10 +220,10 @@ async function fineTuneBest(app: App, ref: SweepRef): Promise<void> {
   const { def, dir } = targetFor(app, ref);
   await app.ctx.ensureRunner(def);
   const status = await sweepStatus(app.ctx.transport(def), dir, { timeoutMs: 60_000 });
-  if (!status.best?.run_dir) throw new Error('no trial of this sweep has completed yet');
+  if (!status.best?.run_dir) throw new Error(vscode.l10n.t('no trial of this sweep has completed yet'));
   const info = await readRunCheckpoints(app.ctx.python(def), status.best.run_dir, { timeoutMs: 60_000 });
   const best = bestEntry(info.checkpoints);
-  if (!best) throw new Error(`trial ${status.best.number}'s run has no best checkpoint`);
+  if (!best) throw new Error(vscode.l10n.t("trial {0}'s run has no best checkpoint", status.best.number));
   const abs = checkpointPath(status.best.run_dir, best.file);
   const spec = info.spec ?? {};
   // As Fine-tune from Checkpoint: the trial's spec (its swept values) with its best checkpoint as the weights.
@@ -226,15 +238,15 @@ export const SWEEP_COMMAND_FACTORIES: Record<SweepCommandId, (app: App) => Handl
   'ascend.startSweep': (app) => (arg) => start(app, arg),
   'ascend.startSweepFromRun': (app) => (node) => fromRun(app, node),
   'ascend.openSweep': (app) => async (node) => {
-    const ref = await resolveSweep(app, node, 'Open which sweep?');
+    const ref = await resolveSweep(app, node, vscode.l10n.t('Open which sweep?'));
     if (ref) SweepPanel.show(app, ref, actions(app));
   },
   'ascend.stopSweep': (app) => async (node) => {
-    const ref = await resolveSweep(app, node, 'Stop which sweep?', true);
+    const ref = await resolveSweep(app, node, vscode.l10n.t('Stop which sweep?'), true);
     if (ref) await stop(app, ref);
   },
   'ascend.sweep.fineTuneFromBest': (app) => async (node) => {
-    const ref = await resolveSweep(app, node, 'Fine-tune from the best trial of which sweep?');
+    const ref = await resolveSweep(app, node, vscode.l10n.t('Fine-tune from the best trial of which sweep?'));
     if (ref) await fineTuneBest(app, ref);
   },
 };
