@@ -197,7 +197,11 @@ test(
         );
         await h.runCommand('Ascend: Start Sweep…');
         await chooseRow(h, new RegExp(`${STOP_SWEEP}\\.ascend-sweep\\.yaml`));
-        const trialDirs = [0, 1].map((n) => () => runDirOf(s.runsRoot, `${STOP_BASE}-t${n}`));
+        // A trial's run id is `<sweep id>-t<N>`, and the sweep id carries the sweep's name.
+        const trialDirs = [0, 1].map((n) => () => {
+          const d = readdirSync(s.runsRoot).find((x) => x.includes(`-${STOP_SWEEP}-`) && x.endsWith(`-t${n}`));
+          return d === undefined ? undefined : path.join(s.runsRoot, d);
+        });
         // Both trials training (a step written) before the stop, so the stop ends live runs.
         await waitUntil(
           'both trials of the second sweep to train',
@@ -220,6 +224,17 @@ test(
           async () => JSON.stringify(await treeRows(h, 'Runs')),
         );
         await contextMenuOnRow(h, 'Runs', STOP_SWEEP, 'Stop Sweep');
+        // The Runs view lists again every 10 s while a sweep runs; a menu entry clicked across such a
+        // refresh reaches the command without its row, and the command asks which sweep (seen on CI
+        // load): the user picks it there, as this does.
+        const dialog = h.page
+          .locator('.monaco-dialog-box')
+          .filter({ hasText: new RegExp(`Stop sweep ${STOP_SWEEP}\\?`) });
+        const picked = chooseRow(h, new RegExp(`^${STOP_SWEEP}`), MEDIUM).then(
+          () => true,
+          () => false,
+        );
+        await Promise.race([dialog.first().waitFor({ state: 'visible', timeout: MEDIUM }), picked]);
         await answerDialog(h, new RegExp(`Stop sweep ${STOP_SWEEP}\\?`), 'Stop');
         await waitUntil(
           'the second sweep row to show stopped',
