@@ -95,7 +95,11 @@ export interface SweepPanelState {
 export type SweepHostMessage = { type: 'state'; state: SweepPanelState };
 
 export type SweepUiMessage =
-  { type: 'ready' } | { type: 'fineTuneBest' } | { type: 'stop' } | { type: 'openTrial'; number: number };
+  | { type: 'ready' }
+  | { type: 'fineTuneBest' }
+  | { type: 'stop' }
+  | { type: 'openTable' }
+  | { type: 'openTrial'; number: number };
 
 export function isSweepHostMessage(m: unknown): m is SweepHostMessage {
   return typeof m === 'object' && m !== null && (m as { type?: unknown }).type === 'state';
@@ -105,7 +109,8 @@ export function isSweepHostMessage(m: unknown): m is SweepHostMessage {
 export function validateSweepUiMessage(m: unknown): SweepUiMessage | undefined {
   if (typeof m !== 'object' || m === null) return undefined;
   const x = m as Record<string, unknown>;
-  if (x.type === 'ready' || x.type === 'fineTuneBest' || x.type === 'stop') return { type: x.type };
+  if (x.type === 'ready' || x.type === 'fineTuneBest' || x.type === 'stop' || x.type === 'openTable')
+    return { type: x.type };
   if (x.type === 'openTrial' && Number.isSafeInteger(x.number) && (x.number as number) >= 0)
     return { type: 'openTrial', number: x.number as number };
   return undefined;

@@ -90,6 +90,18 @@ export class SpecLanguage implements vscode.Disposable {
     return vscode.workspace.getConfiguration(SECTION).get<string>(SPEC_TARGET_SETTING, '').trim();
   }
 
+  /** This file is for `def` from now on: its lens and the server's path checks follow (a sweep file made from a run too). */
+  async rememberTarget(file: vscode.Uri, def: TargetDef): Promise<void> {
+    const chosen = { ...this.app.ctx.extension.workspaceState.get<Record<string, string>>(CHOSEN_KEY, {}) };
+    delete chosen[file.toString()]; // re-inserted last: the oldest choices go first past the cap
+    chosen[file.toString()] = def.id;
+    await this.app.ctx.extension.workspaceState.update(
+      CHOSEN_KEY,
+      Object.fromEntries(Object.entries(chosen).slice(-MAX_CHOSEN)),
+    );
+    this.sendSpecTargets();
+  }
+
   /** The configured target a spec file is for (Start from Spec File starts the wizard there). */
   targetOf(file: vscode.Uri): TargetDef | undefined {
     return this.defOf(this.targetIdFor(file.toString()));
@@ -194,15 +206,7 @@ export class SpecLanguage implements vscode.Disposable {
         )
       )?.def;
       if (!def) return;
-      // This file is for that target from now on: its lens and the server's path checks follow.
-      const chosen = { ...this.app.ctx.extension.workspaceState.get<Record<string, string>>(CHOSEN_KEY, {}) };
-      delete chosen[file.toString()]; // re-inserted last: the oldest choices go first past the cap
-      chosen[file.toString()] = def.id;
-      await this.app.ctx.extension.workspaceState.update(
-        CHOSEN_KEY,
-        Object.fromEntries(Object.entries(chosen).slice(-MAX_CHOSEN)),
-      );
-      this.sendSpecTargets();
+      await this.rememberTarget(file, def);
     } else {
       const id = this.targetIdFor(file.toString());
       def = this.defOf(id);

@@ -84,6 +84,9 @@ test(
     await page.locator('#fine-tune-best').click();
     const last = (await sent(page)).at(-1);
     assert.deepEqual(validateSweepUiMessage(last), { type: 'fineTuneBest' });
+    // Runs Table opens the table of this sweep's trials (the host scopes it: test/unit/runs/sweepTable.test.ts).
+    await page.locator('#open-table').click();
+    assert.deepEqual(validateSweepUiMessage((await sent(page)).at(-1)), { type: 'openTable' });
     assert.deepEqual(page.refused, [], 'nothing refused by the Content-Security-Policy');
     await page.close();
   },

@@ -94,6 +94,15 @@ function header(st: SweepPanelState, s: SweepStatus): HTMLElement {
         },
         'Fine-tune from best',
       ),
+      el(
+        'button',
+        {
+          id: 'open-table',
+          title: "The Runs Table of this sweep's trials",
+          onclick: () => send({ type: 'openTable' }),
+        },
+        'Runs Table',
+      ),
       s.state === 'running' && el('button', { id: 'stop', onclick: () => send({ type: 'stop' }) }, 'Stop Sweep'),
     ),
   );

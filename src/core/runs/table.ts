@@ -81,6 +81,38 @@ export const FIXED_COLUMNS: readonly ColumnView[] = [
   col('run_id', 'Run id', 'text'),
 ];
 
+/** A sweep's table has its trial numbers (from the `trial:<N>` tag) as a column. */
+export const TRIAL_COLUMN: ColumnView = col('trial', 'Trial', 'count');
+
+/**
+ * The table of one sweep's trials (docs/sweeps.md): its runs are those tagged `sweep:<id>`, the
+ * space's fields are columns even where the trials so far agree, and rows sort best-first by the
+ * objective.
+ */
+export interface SweepScope {
+  sweepId: string;
+  /** The dotted spec fields the sweep searches (its `space`). */
+  space: string[];
+  /** The objective's column and direction, when known (`best_val_acc`, `maximize`). */
+  objective?: { metric: string; direction: 'maximize' | 'minimize' };
+}
+
+/** The runs that are the sweep's trials. */
+export function sweepTrials(runs: readonly TableRun[], sweepId: string): TableRun[] {
+  const tag = `sweep:${sweepId}`;
+  return runs.filter((r) => r.tags.includes(tag));
+}
+
+/** The columns a sweep's table starts with: state, trial, name, the results, then its space's fields. */
+export function sweepDefaultKeys(scope: SweepScope): string[] {
+  return [
+    'state',
+    'trial',
+    ...defaultFixedKeys(false).filter((k) => k !== 'state' && k !== 'tags'),
+    ...scope.space.map((k) => SPEC_PREFIX + k),
+  ];
+}
+
 /** Shown unless the user chooses otherwise (Target only when the table spans several targets). */
 export function defaultFixedKeys(multiTarget: boolean): string[] {
   return FIXED_COLUMNS.map((c) => c.key).filter((k) => k !== 'run_id' && (multiTarget || k !== 'target'));
@@ -150,6 +182,7 @@ export function tableRun(targetId: string, targetLabel: string, l: ListedRunDeta
     img_per_s: num(s.img_per_s),
     skipped_updates: num(s.skipped_updates),
     run_id: l.run_id,
+    trial: trialNumber(tags),
   };
   return {
     id: rowId(targetId, l.run_id),
@@ -165,6 +198,11 @@ export function tableRun(targetId: string, targetLabel: string, l: ListedRunDeta
     fixed,
     spec,
   };
+}
+
+function trialNumber(tags: readonly string[]): number | null {
+  const t = tags.find((x) => /^trial:\d+$/.test(x));
+  return t === undefined ? null : Number(t.slice('trial:'.length));
 }
 
 /** A row's value in a column (fixed, or `spec:KEY`); undefined where the run lacks the spec field. */

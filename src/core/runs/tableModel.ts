@@ -22,7 +22,11 @@ import {
   firstDirection,
   sortRuns,
   specColumns,
+  sweepDefaultKeys,
+  sweepTrials,
   tableRuns,
+  TRIAL_COLUMN,
+  type SweepScope,
   type TableRun,
   type TargetListing,
 } from './table';
@@ -30,6 +34,13 @@ import {
 /** What the host does after a message. */
 export type TableAction =
   { type: 'none' } | { type: 'refresh' } | { type: 'compare'; runs: TableRun[] } | { type: 'delete'; runs: TableRun[] };
+
+/** A sweep's rows best-first by its objective (a fixed column: best_val_acc, best_val_loss, final_val_acc). */
+function sweepSort(scope: SweepScope): TableSort {
+  const o = scope.objective;
+  if (!o || !FIXED_COLUMNS.some((c) => c.key === o.metric)) return { key: 'trial', dir: 'asc' };
+  return { key: o.metric, dir: o.direction === 'minimize' ? 'asc' : 'desc' };
+}
 
 const NO_FILTER: TableFilter = { text: '', tags: [], states: [], ranges: [] };
 
@@ -52,13 +63,26 @@ export class RunsTableModel {
     private readonly title: string,
     /** Whether the table spans several targets (then Target is a default column). */
     private readonly multiTarget: boolean,
-  ) {}
+    /** Only one sweep's trials, with its space as columns and its objective as the sort. */
+    private scope?: SweepScope,
+  ) {
+    if (scope) this.sort = sweepSort(scope);
+  }
+
+  /** The sweep's space and objective, once known (sweep-status); the sort follows the objective if untouched. */
+  setSweepScope(scope: SweepScope): void {
+    const untouched =
+      !this.scope || (this.sort.key === sweepSort(this.scope).key && this.sort.dir === sweepSort(this.scope).dir);
+    this.scope = scope;
+    if (untouched) this.sort = sweepSort(scope);
+  }
 
   /** New listings (after a refresh): selection and diff keep the runs that are still there. */
   setListings(listings: readonly TargetListing[], errors: readonly string[], now: number): void {
-    this.runs = tableRuns(listings, now);
+    const runs = tableRuns(listings, now);
+    this.runs = this.scope ? sweepTrials(runs, this.scope.sweepId) : runs;
     this.byId = new Map(this.runs.map((r) => [r.id, r]));
-    this.columnsAll = [...FIXED_COLUMNS, ...specColumns(this.runs)];
+    this.columnsAll = [...FIXED_COLUMNS, ...(this.scope ? [TRIAL_COLUMN] : []), ...specColumns(this.runs)];
     this.listedCache = null;
     this.errors = [...errors];
     this.loading = false;
@@ -140,9 +164,10 @@ export class RunsTableModel {
     const { runs: listed, differs } = this.listed();
     const all = this.allColumns();
     // The spec's own `name` is left to the Name column (the display name) unless chosen.
+    const fixedKeys = this.scope ? sweepDefaultKeys(this.scope) : defaultFixedKeys(this.multiTarget);
     const shownKeys = this.chosen ?? [
-      ...defaultFixedKeys(this.multiTarget),
-      ...all.filter((c) => differs.has(c.key) && c.key !== 'spec:name').map((c) => c.key),
+      ...fixedKeys,
+      ...all.filter((c) => differs.has(c.key) && c.key !== 'spec:name' && !fixedKeys.includes(c.key)).map((c) => c.key),
     ];
     const byKey = new Map(all.map((c) => [c.key, c]));
     const columns = shownKeys.map((k) => byKey.get(k)).filter((c): c is ColumnView => c !== undefined);

@@ -64,6 +64,8 @@ export interface WizardChoices {
   sink?: boolean;
   lossScale?: LossScale;
   checkpointEverySteps?: number;
+  /** Kept from a spec file (the wizard does not ask): Fine-tune from the Best Trial keeps the trial's. */
+  checkpointKeepMax?: number;
   /** The "Training options" step's knobs (src/core/spec/knobs.ts); those at their default are absent. */
   knobs?: Knobs;
 }
@@ -160,7 +162,7 @@ export function buildSpec(c: WizardChoices): RunSpec {
     sink: { enabled: c.sink ?? (specDefault('sink.enabled') as boolean) },
     checkpoint: {
       every_steps: c.checkpointEverySteps ?? (specDefault('checkpoint.every_steps') as number),
-      keep_max: specDefault('checkpoint.keep_max') as number,
+      keep_max: c.checkpointKeepMax ?? (specDefault('checkpoint.keep_max') as number),
     },
     device: {
       ids: c.deviceIds?.length ? [...c.deviceIds] : Array.from({ length: Math.max(1, c.devices) }, (_, i) => i),
@@ -203,6 +205,7 @@ export function choicesFromSpec(spec: unknown): Partial<WizardChoices> {
   if (typeof sink.enabled === 'boolean') out.sink = sink.enabled;
   if (oneOf(['dynamic', 'fixed', 'none'] as const, amp.loss_scale)) out.lossScale = amp.loss_scale;
   if (Number.isInteger(checkpoint.every_steps)) out.checkpointEverySteps = checkpoint.every_steps as number;
+  if (Number.isInteger(checkpoint.keep_max)) out.checkpointKeepMax = checkpoint.keep_max as number;
   if (Array.isArray(device.ids) && device.ids.length > 0) {
     out.devices = device.ids.length;
     if (device.ids.every((i) => Number.isInteger(i) && (i as number) >= 0)) out.deviceIds = device.ids as number[];

@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import type { ListedRunDetail } from '../../core/runs/presentation';
 import type { TargetListing } from '../../core/runs/table';
 import { RunsTableModel, type TableAction } from '../../core/runs/tableModel';
+import { sweepStatus } from '../../core/sweeps/client';
 import { runnerArgs, runRunner } from '../../core/targets/runnerCli';
 import { targetsToList, type TargetDef } from '../../core/targets/model';
 import { webviewPage } from '../../core/webviewPage';
@@ -25,13 +26,16 @@ export class RunsTablePanel {
   private readonly subs: vscode.Disposable[] = [];
   private loading: Promise<void> | undefined;
 
-  /** Reveals the scope's table (a target id, or undefined for every target) and lists its runs again. */
-  static show(app: App, targetId: string | undefined): RunsTablePanel {
-    const key = targetId ?? ALL;
+  /**
+   * Reveals the scope's table (a target id, or undefined for every target; with `sweepId`, only that
+   * sweep's trials on the target) and lists its runs again.
+   */
+  static show(app: App, targetId: string | undefined, sweepId?: string): RunsTablePanel {
+    const key = sweepId === undefined ? (targetId ?? ALL) : `${targetId}\u0000sweep\u0000${sweepId}`;
     let p = RunsTablePanel.open.get(key);
     if (p) p.panel.reveal();
     else {
-      p = new RunsTablePanel(app, targetId);
+      p = new RunsTablePanel(app, key, targetId, sweepId);
       RunsTablePanel.open.set(key, p);
     }
     void p.reload();
@@ -40,11 +44,30 @@ export class RunsTablePanel {
 
   private constructor(
     private readonly app: App,
+    private readonly key: string,
     private readonly targetId: string | undefined,
+    private readonly sweepId?: string,
   ) {
-    const label = targetId === undefined ? 'all targets' : (app.ctx.target(targetId)?.label ?? targetId);
-    const title = `Runs Table: ${label}`;
-    this.model = new RunsTableModel(title, targetId === undefined);
+    const label = targetId === undefined ? vscode.l10n.t('all targets') : (app.ctx.target(targetId)?.label ?? targetId);
+    const sweepName =
+      sweepId === undefined || targetId === undefined
+        ? undefined
+        : (app.runs.sweeps.get(targetId, sweepId)?.name ?? sweepId);
+    const title =
+      sweepName === undefined
+        ? vscode.l10n.t('Runs Table: {0}', label)
+        : vscode.l10n.t('Runs Table: sweep {0} on {1}', sweepName, label);
+    this.model = new RunsTableModel(
+      title,
+      targetId === undefined,
+      sweepId === undefined
+        ? undefined
+        : {
+            sweepId,
+            space: this.knownSpace(sweepId),
+            objective: targetId === undefined ? undefined : app.runs.sweeps.get(targetId, sweepId)?.objective,
+          },
+    );
     const uri = app.ctx.extension.extensionUri;
     this.panel = vscode.window.createWebviewPanel(VIEW_TYPE, title, vscode.ViewColumn.Active, {
       ...webviewOptions(uri),
@@ -95,16 +118,38 @@ export class RunsTablePanel {
           listings.push({ targetId: def.id, targetLabel: def.label, runs });
           await ctx.index.mergeListing(def.id, runs); // the Runs view and Compare Runs see the same runs
         } catch (e) {
-          errors.push(`${def.label}: could not list runs (${errorText(e)})`);
+          errors.push(vscode.l10n.t('{0}: could not list runs ({1})', def.label, errorText(e)));
           ctx.log.warn(`runs table: ls on ${def.label} failed: ${errorText(e)}`);
         }
       }),
     );
+    if (this.sweepId !== undefined) await this.readSweep(this.sweepId);
     const order = this.targets().map((t) => t.id);
     listings.sort((a, b) => order.indexOf(a.targetId) - order.indexOf(b.targetId));
     this.model.setListings(listings, errors, Date.now() / 1000);
     this.app.runs.refresh();
     this.post();
+  }
+
+  /** The space's fields from what the sweep panel or the Runs view last read (its trials' params). */
+  private knownSpace(sweepId: string): string[] {
+    const status = this.targetId === undefined ? undefined : this.app.runs.sweeps.status(this.targetId, sweepId);
+    return [...new Set(status?.trials.flatMap((t) => Object.keys(t.params)) ?? [])];
+  }
+
+  /** sweep-status for the space and the objective; without it the table still shows the trials. */
+  private async readSweep(sweepId: string): Promise<void> {
+    const { ctx } = this.app;
+    const def = this.targetId === undefined ? undefined : ctx.target(this.targetId);
+    const dir = def && this.app.runs.sweeps.get(def.id, sweepId)?.sweep_dir;
+    if (!def || !dir) return;
+    try {
+      const status = await sweepStatus(ctx.transport(def), dir, { timeoutMs: 60_000 });
+      this.app.runs.sweeps.setStatus(def.id, status);
+      this.model.setSweepScope({ sweepId, space: this.knownSpace(sweepId), objective: status.objective });
+    } catch (e) {
+      ctx.log.warn(`runs table: sweep-status of ${sweepId} on ${def.label} failed: ${errorText(e)}`);
+    }
   }
 
   private async onMessage(raw: unknown): Promise<void> {
@@ -134,7 +179,7 @@ export class RunsTablePanel {
   }
 
   private dispose(): void {
-    RunsTablePanel.open.delete(this.targetId ?? ALL);
+    RunsTablePanel.open.delete(this.key);
     for (const s of this.subs.splice(0)) s.dispose();
   }
 }
@@ -145,17 +190,22 @@ export function runsTableHtml(
   extensionUri: vscode.Uri,
   title: string,
 ): string {
-  return webviewPage({ ...bundleAssets(webview, extensionUri, 'runsTable'), title, placeholder: 'Listing runs…' });
+  return webviewPage({
+    ...bundleAssets(webview, extensionUri, 'runsTable'),
+    title,
+    placeholder: vscode.l10n.t('Listing runs…'),
+  });
 }
 
-/** ascend.openRunsTable: from a target (Targets view, or a Runs view group), or from the palette (pick a scope). */
+/**
+ * ascend.openRunsTable: from a target (Targets view, or a Runs view group), from a sweep (its row in
+ * Runs, or its panel: that sweep's trials only), or from the palette (pick a scope).
+ */
 export async function openRunsTableCommand(app: App, node: unknown): Promise<void> {
-  const id =
-    typeof node === 'object' && node !== null && typeof (node as { targetId?: unknown }).targetId === 'string'
-      ? (node as { targetId: string }).targetId
-      : undefined;
+  const n = typeof node === 'object' && node !== null ? (node as { targetId?: unknown; sweepId?: unknown }) : {};
+  const id = typeof n.targetId === 'string' ? n.targetId : undefined;
   if (id !== undefined) {
-    RunsTablePanel.show(app, id);
+    RunsTablePanel.show(app, id, typeof n.sweepId === 'string' ? n.sweepId : undefined);
     return;
   }
   const targets = targetsToList(app.ctx.targets, app.ctx.index.byTarget().keys());
@@ -166,13 +216,13 @@ export async function openRunsTableCommand(app: App, node: unknown): Promise<voi
   const picked = await vscode.window.showQuickPick(
     [
       {
-        label: 'All targets',
-        description: `${targets.length} targets, one table`,
+        label: vscode.l10n.t('All targets'),
+        description: vscode.l10n.t('{0} targets, one table', targets.length),
         id: undefined as string | undefined,
       },
       ...targets.map((t) => ({ label: t.label, description: t.description, id: t.id as string | undefined })),
     ],
-    { title: 'Runs Table of which target?' },
+    { title: vscode.l10n.t('Runs Table of which target?') },
   );
   if (picked) RunsTablePanel.show(app, picked.id);
 }

@@ -8,6 +8,7 @@ import { bestEntry } from '../../core/checkpoints/manifest';
 import { readRunCheckpoints } from '../../core/checkpoints/runInfo';
 import { choicesFromSpec } from '../../core/spec/builder';
 import { startSweep, stopSweep, sweepStatus } from '../../core/sweeps/client';
+import { startSweepOnTarget } from '../../core/sweeps/remote';
 import { sweepTemplate, SWEEP_FILE_GLOB, sweepFileBeside } from '../../core/sweeps/template';
 import type { TargetDef } from '../../core/targets/model';
 import type { App } from '../app';
@@ -25,6 +26,10 @@ type SweepCommandId =
   | 'ascend.sweep.fineTuneFromBest';
 
 const CREATE = 'create';
+const START_OPTS = { timeoutMs: 120_000 };
+// The Stop dialog's buttons, compared with the answer (translated).
+const STOP = vscode.l10n.t('Stop');
+const DRAIN = vscode.l10n.t('Drain');
 
 function sweepRefOf(node: unknown): SweepRef | undefined {
   const n = node as Partial<SweepRef> | undefined;
@@ -50,7 +55,7 @@ async function resolveSweep(app: App, node: unknown, title: string, running = fa
   );
   if (!items.length) {
     void vscode.window.showInformationMessage(
-      running ? 'No running sweeps.' : 'No sweeps listed (Refresh the Runs view).',
+      running ? vscode.l10n.t('No running sweeps.') : vscode.l10n.t('No sweeps listed (Refresh the Runs view).'),
     );
     return undefined;
   }
@@ -59,9 +64,10 @@ async function resolveSweep(app: App, node: unknown, title: string, running = fa
 
 function targetFor(app: App, ref: SweepRef): { def: TargetDef; dir: string } {
   const def = app.ctx.target(ref.targetId);
-  if (!def) throw new Error(`the target ${ref.targetId} is not configured any more`);
+  if (!def) throw new Error(vscode.l10n.t('the target {0} is not configured any more', ref.targetId));
   const dir = app.runs.sweeps.get(ref.targetId, ref.sweepId)?.sweep_dir;
-  if (!dir) throw new Error(`sweep ${ref.sweepId} is not listed on ${def.label} (Refresh the Runs view)`);
+  if (!dir)
+    throw new Error(vscode.l10n.t('sweep {0} is not listed on {1} (Refresh the Runs view)', ref.sweepId, def.label));
   return { def, dir };
 }
 
@@ -74,7 +80,10 @@ async function writeSweepFile(file: vscode.Uri, base: string, name: string): Pro
   }
   await vscode.window.showTextDocument(file);
   void vscode.window.showInformationMessage(
-    `Edit the search space, then run "Ascend: Start Sweep…" (or the editor title's beaker) on ${path.basename(file.fsPath)}.`,
+    vscode.l10n.t(
+      'Edit the search space, then run "Ascend: Start Sweep…" (or the editor title\'s beaker) on {0}.',
+      path.basename(file.fsPath),
+    ),
   );
 }
 
@@ -84,10 +93,10 @@ async function createFromRunSpec(): Promise<void> {
     ? (
         await vscode.window.showQuickPick(
           specs.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u })),
-          { title: 'Make a sweep over which run spec?' },
+          { title: vscode.l10n.t('Make a sweep over which run spec?') },
         )
       )?.uri
-    : (await vscode.window.showOpenDialog({ title: 'Make a sweep over which run spec?' }))?.[0];
+    : (await vscode.window.showOpenDialog({ title: vscode.l10n.t('Make a sweep over which run spec?') }))?.[0];
   if (!picked) return;
   const out = vscode.Uri.file(sweepFileBeside(picked.fsPath));
   await writeSweepFile(out, `./${path.basename(picked.fsPath)}`, path.basename(out.fsPath).split('.')[0]);
@@ -100,9 +109,12 @@ async function start(app: App, arg: unknown): Promise<void> {
     const pick = await vscode.window.showQuickPick(
       [
         ...found.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u as vscode.Uri | typeof CREATE })),
-        { label: '$(new-file) Create a sweep spec from a run spec…', uri: CREATE as vscode.Uri | typeof CREATE },
+        {
+          label: `$(new-file) ${vscode.l10n.t('Create a sweep spec from a run spec…')}`,
+          uri: CREATE as vscode.Uri | typeof CREATE,
+        },
       ],
-      { title: 'Start which sweep?' },
+      { title: vscode.l10n.t('Start which sweep?') },
     );
     if (!pick) return;
     if (pick.uri === CREATE) return createFromRunSpec();
@@ -114,19 +126,30 @@ async function start(app: App, arg: unknown): Promise<void> {
       const out = vscode.Uri.file(sweepFileBeside(file.fsPath));
       return writeSweepFile(out, `./${path.basename(file.fsPath)}`, path.basename(out.fsPath).split('.')[0]);
     }
-    throw new Error(`${path.basename(file.fsPath)} is not a sweep spec (*.ascend-sweep.yaml)`);
+    throw new Error(vscode.l10n.t('{0} is not a sweep spec (*.ascend-sweep.yaml)', path.basename(file.fsPath)));
   }
   await vscode.workspace.textDocuments.find((d) => d.uri.toString() === file!.toString())?.save();
   const def = specLanguage(app).targetOf(file) ?? app.ctx.target('local');
-  if (!def) throw new Error('no target for the sweep: add this machine or an SSH target');
-  if (def.kind !== 'local')
-    throw new Error(
-      `sweeps start from a file on the target; ${def.label} is an SSH target: copy ${path.basename(file.fsPath)} and its base spec there and run "python -m ascend_finetune sweep FILE --root ${def.runsRoot} --detach" (docs/sweeps.md)`,
-    );
+  if (!def) throw new Error(vscode.l10n.t('no target for the sweep: add this machine or an SSH target'));
   await app.ctx.ensureRunner(def);
   const started = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `Ascend: starting sweep ${path.basename(file.fsPath)}…` },
-    () => startSweep(app.ctx.transport(def), file!.fsPath, def.runsRoot, { timeoutMs: 120_000 }),
+    {
+      location: vscode.ProgressLocation.Notification,
+      title: vscode.l10n.t('Ascend: starting sweep {0} on {1}…', path.basename(file.fsPath), def.label),
+    },
+    async () => {
+      if (def.kind === 'local') return startSweep(app.ctx.transport(def), file!.fsPath, def.runsRoot, START_OPTS);
+      // An SSH target: the sweep spec (its base inline) is copied there first (src/core/sweeps/remote.ts).
+      const sent = await startSweepOnTarget(
+        app.ctx.transport(def),
+        app.ctx.python(def),
+        file!.fsPath,
+        def.runsRoot,
+        START_OPTS,
+      );
+      app.ctx.log.info(`sweep spec ${path.basename(file!.fsPath)} copied to ${sent.specPath} on ${def.label}`);
+      return sent.started;
+    },
   );
   app.ctx.log.info(`sweep ${started.sweep_id} on ${def.label}: ${started.sweep_dir} (pid ${started.pid})`);
   await vscode.commands.executeCommand('ascend.refresh');
@@ -134,21 +157,31 @@ async function start(app: App, arg: unknown): Promise<void> {
   SweepPanel.show(app, { targetId: def.id, sweepId: started.sweep_id }, actions(app));
 }
 
-/** "Start Sweep from This Run…": a sweep spec in the workspace whose base is the run's resolved spec. */
+/**
+ * "Start Sweep from This Run…": a sweep spec in the workspace whose base is the run's resolved spec.
+ * A run on an SSH target names its spec.json there (read by the target when the sweep starts), and
+ * the new file is that target's, so Start Sweep sends it there.
+ */
 async function fromRun(app: App, node: unknown): Promise<void> {
   const n = node as { targetId?: unknown; runId?: unknown } | undefined;
   const record =
     n && typeof n.targetId === 'string' && typeof n.runId === 'string'
       ? app.ctx.index.get(n.targetId, n.runId)
       : undefined;
-  if (!record) throw new Error('choose a run in the Runs view');
+  if (!record) throw new Error(vscode.l10n.t('choose a run in the Runs view'));
   const def = app.ctx.target(record.targetId);
-  if (def?.kind !== 'local') throw new Error("Start Sweep from This Run works on this machine's runs");
-  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? path.dirname(record.runDir);
+  if (!def) throw new Error(vscode.l10n.t('the target {0} is not configured any more', record.targetId));
+  const folder =
+    vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ??
+    (def.kind === 'local' ? path.dirname(record.runDir) : undefined);
+  if (!folder) throw new Error(vscode.l10n.t('open a folder first: the sweep spec is written in the workspace'));
   const name = `${(record.meta?.name ?? record.name ?? 'run').replace(/[^\w.-]+/g, '-')}-sweep`;
   const out = vscode.Uri.file(path.join(folder, `${name}.ascend-sweep.yaml`));
   // The run's resolved spec (absolute paths) is the base; the sweep sets name and devices itself.
-  await writeSweepFile(out, path.join(record.runDir, 'spec.json'), name);
+  const base =
+    def.kind === 'local' ? path.join(record.runDir, 'spec.json') : path.posix.join(record.runDir, 'spec.json');
+  if (def.kind !== 'local') await specLanguage(app).rememberTarget(out, def);
+  await writeSweepFile(out, base, name);
 }
 
 function actions(app: App): SweepActions {
@@ -161,23 +194,25 @@ function actions(app: App): SweepActions {
 async function stop(app: App, ref: SweepRef): Promise<void> {
   const { def, dir } = targetFor(app, ref);
   const how = await vscode.window.showWarningMessage(
-    `Stop sweep ${app.runs.sweeps.get(ref.targetId, ref.sweepId)?.name ?? ref.sweepId}?`,
+    vscode.l10n.t('Stop sweep {0}?', app.runs.sweeps.get(ref.targetId, ref.sweepId)?.name ?? ref.sweepId),
     {
       modal: true,
-      detail:
+      detail: vscode.l10n.t(
         'Stop ends its running trials now (they run again when the sweep is resumed); Drain starts no new trial and lets the running ones finish.',
+      ),
     },
-    'Stop',
-    'Drain',
+    STOP,
+    DRAIN,
   );
   if (!how) return;
   await app.ctx.ensureRunner(def);
   const res = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `Ascend: stopping the sweep…` },
-    () => stopSweep(app.ctx.transport(def), dir, { drain: how === 'Drain', timeoutS: 120, timeoutMs: 180_000 }),
+    { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Ascend: stopping the sweep…') },
+    () => stopSweep(app.ctx.transport(def), dir, { drain: how === DRAIN, timeoutS: 120, timeoutMs: 180_000 }),
   );
   app.ctx.log.info(`sweep-stop ${ref.sweepId}: ${JSON.stringify(res)}`);
-  if (!res.handled) void vscode.window.showWarningMessage(`The sweep has not ended yet (state ${res.state}).`);
+  if (!res.handled)
+    void vscode.window.showWarningMessage(vscode.l10n.t('The sweep has not ended yet (state {0}).', res.state));
   await vscode.commands.executeCommand('ascend.refresh');
 }
 
@@ -185,10 +220,10 @@ async function fineTuneBest(app: App, ref: SweepRef): Promise<void> {
   const { def, dir } = targetFor(app, ref);
   await app.ctx.ensureRunner(def);
   const status = await sweepStatus(app.ctx.transport(def), dir, { timeoutMs: 60_000 });
-  if (!status.best?.run_dir) throw new Error('no trial of this sweep has completed yet');
+  if (!status.best?.run_dir) throw new Error(vscode.l10n.t('no trial of this sweep has completed yet'));
   const info = await readRunCheckpoints(app.ctx.python(def), status.best.run_dir, { timeoutMs: 60_000 });
   const best = bestEntry(info.checkpoints);
-  if (!best) throw new Error(`trial ${status.best.number}'s run has no best checkpoint`);
+  if (!best) throw new Error(vscode.l10n.t("trial {0}'s run has no best checkpoint", status.best.number));
   const abs = checkpointPath(status.best.run_dir, best.file);
   const spec = info.spec ?? {};
   // As Fine-tune from Checkpoint: the trial's spec (its swept values) with its best checkpoint as the weights.
@@ -203,15 +238,15 @@ export const SWEEP_COMMAND_FACTORIES: Record<SweepCommandId, (app: App) => Handl
   'ascend.startSweep': (app) => (arg) => start(app, arg),
   'ascend.startSweepFromRun': (app) => (node) => fromRun(app, node),
   'ascend.openSweep': (app) => async (node) => {
-    const ref = await resolveSweep(app, node, 'Open which sweep?');
+    const ref = await resolveSweep(app, node, vscode.l10n.t('Open which sweep?'));
     if (ref) SweepPanel.show(app, ref, actions(app));
   },
   'ascend.stopSweep': (app) => async (node) => {
-    const ref = await resolveSweep(app, node, 'Stop which sweep?', true);
+    const ref = await resolveSweep(app, node, vscode.l10n.t('Stop which sweep?'), true);
     if (ref) await stop(app, ref);
   },
   'ascend.sweep.fineTuneFromBest': (app) => async (node) => {
-    const ref = await resolveSweep(app, node, 'Fine-tune from the best trial of which sweep?');
+    const ref = await resolveSweep(app, node, vscode.l10n.t('Fine-tune from the best trial of which sweep?'));
     if (ref) await fineTuneBest(app, ref);
   },
 };

@@ -53,10 +53,15 @@ export class SweepPanel {
     const name = app.runs.sweeps.get(ref.targetId, ref.sweepId)?.name ?? ref.sweepId;
     this.state = { target: def?.label ?? ref.targetId, status: null, error: null };
     const uri = app.ctx.extension.extensionUri;
-    this.panel = vscode.window.createWebviewPanel(VIEW_TYPE, `Sweep ${name}`, vscode.ViewColumn.Active, {
-      ...webviewOptions(uri),
-      retainContextWhenHidden: false,
-    });
+    this.panel = vscode.window.createWebviewPanel(
+      VIEW_TYPE,
+      vscode.l10n.t('Sweep {0}', name),
+      vscode.ViewColumn.Active,
+      {
+        ...webviewOptions(uri),
+        retainContextWhenHidden: false,
+      },
+    );
     this.panel.webview.html = sweepHtml(this.panel.webview, uri);
     this.panel.webview.onDidReceiveMessage((m) => void this.onMessage(m));
     this.panel.onDidChangeViewState(() => this.panel.visible && this.post());
@@ -72,6 +77,7 @@ export class SweepPanel {
     try {
       if (m.type === 'ready') this.post();
       else if (m.type === 'fineTuneBest') await this.actions.fineTuneBest(this.ref);
+      else if (m.type === 'openTable') await vscode.commands.executeCommand('ascend.openRunsTable', this.ref);
       else if (m.type === 'stop') {
         await this.actions.stop(this.ref);
         await this.poll();
@@ -84,7 +90,7 @@ export class SweepPanel {
           });
       }
     } catch (e) {
-      void vscode.window.showErrorMessage(`Ascend: ${errorText(e)}`);
+      void vscode.window.showErrorMessage(vscode.l10n.t('Ascend: {0}', errorText(e)));
     }
   }
 
@@ -97,8 +103,11 @@ export class SweepPanel {
     const def = ctx.target(this.ref.targetId);
     const dir = this.app.runs.sweeps.get(this.ref.targetId, this.ref.sweepId)?.sweep_dir;
     try {
-      if (!def) throw new Error(`target ${this.ref.targetId} is not configured any more`);
-      if (!dir) throw new Error(`sweep ${this.ref.sweepId} is not listed on ${def.label} (Refresh the Runs view)`);
+      if (!def) throw new Error(vscode.l10n.t('the target {0} is not configured any more', this.ref.targetId));
+      if (!dir)
+        throw new Error(
+          vscode.l10n.t('sweep {0} is not listed on {1} (Refresh the Runs view)', this.ref.sweepId, def.label),
+        );
       await ctx.ensureRunner(def);
       const status = await sweepStatus(ctx.transport(def), dir, { timeoutMs: 60_000 });
       this.app.runs.sweeps.setStatus(this.ref.targetId, status);
@@ -121,5 +130,9 @@ export function sweepHtml(
   webview: Pick<vscode.Webview, 'asWebviewUri' | 'cspSource'>,
   extensionUri: vscode.Uri,
 ): string {
-  return webviewPage({ ...bundleAssets(webview, extensionUri, 'sweep'), title: 'Sweep', placeholder: 'Loading…' });
+  return webviewPage({
+    ...bundleAssets(webview, extensionUri, 'sweep'),
+    title: 'Sweep',
+    placeholder: vscode.l10n.t('Loading…'),
+  });
 }

@@ -12,7 +12,7 @@ export interface SweepRef {
 export function sweepTreeItem(ref: SweepRef, g: SweepGroup): vscode.TreeItem {
   const item = new vscode.TreeItem(g.sweep?.name ?? ref.sweepId, vscode.TreeItemCollapsibleState.Expanded);
   item.id = `sweep/${ref.targetId}\u0000${ref.sweepId}`;
-  item.description = `sweep · ${sweepDescription(g)}`;
+  item.description = vscode.l10n.t('sweep · {0}', sweepDescription(g));
   // The state's glyph (spinning while it runs), as a run's; a beaker before sweep-ls has listed it.
   const icon = g.sweep ? stateIcon(g.sweep.state) : { id: 'beaker' };
   item.iconPath = new vscode.ThemeIcon(icon.id, icon.color ? new vscode.ThemeColor(icon.color) : undefined);
@@ -25,6 +25,6 @@ export function sweepTreeItem(ref: SweepRef, g: SweepGroup): vscode.TreeItem {
     .filter(Boolean)
     .join('\n');
   item.contextValue = g.sweep?.state === 'running' ? 'sweep.live' : g.sweep ? 'sweep.done' : 'sweep.unknown';
-  if (g.sweep) item.command = { command: 'ascend.openSweep', title: 'Open Sweep', arguments: [ref] };
+  if (g.sweep) item.command = { command: 'ascend.openSweep', title: vscode.l10n.t('Open Sweep'), arguments: [ref] };
   return item;
 }

@@ -90,6 +90,7 @@ test('a spec file back to choices: known values kept, wrong types and unknown en
     sink: true,
     lossScale: 'dynamic',
     checkpointEverySteps: 1000,
+    checkpointKeepMax: 5,
   });
   // picked devices survive the round trip (msrun trains on exactly these)
   const picked = buildSpec({ ...RECIPE_DEFAULTS, name: 'b', dataTrain: '/d', devices: 2, deviceIds: [2, 5] });
