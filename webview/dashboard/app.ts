@@ -1,7 +1,7 @@
 // The dashboard: holds what the host sent (snapshots replace, appends extend), draws it once per
 // animation frame, and keeps the user's smoothing, zoom and tab across reloads.
 // About 500 lines: the one owner of the page's state; the panels, charts and tabs it drives are their own modules.
-import type { HostMessage, RunData } from '../../src/shared/dashboardProtocol';
+import type { ConfigDiff, HostMessage, RunData } from '../../src/shared/dashboardProtocol';
 import { ChartPanel, readTheme, type ChartContext, type Theme } from './charts';
 import { chartDefs } from './chartDefs';
 import { fill, h, setText } from './dom';
@@ -10,6 +10,7 @@ import { applyAppend, ingestRuns } from './ingest';
 import { renderPicker, type PickerRun } from './picker';
 import { renderVerdict } from './verdict';
 import { renderConfig } from './configPanel';
+import { renderConfigDiff } from './configDiff';
 import { epochTicks, timeTicks, type XAxisMode } from './xAxis';
 import {
   elapsedS,
@@ -26,6 +27,8 @@ import type { Transport, UiState } from './transport';
 export class DashboardApp {
   private mode: 'single' | 'compare' = 'single';
   private runs: RunData[] = [];
+  /** Compare Runs: the spec fields side by side (the last snapshot's). */
+  private configDiff: ConfigDiff | undefined;
   private state: UiState;
   private theme: Theme;
   private panels = new Map<string, ChartPanel>();
@@ -212,6 +215,7 @@ export class DashboardApp {
       case 'snapshot':
         this.mode = m.mode;
         this.runs = ingestRuns(m.runs);
+        this.configDiff = m.configDiff;
         this.everSnapshot = true;
         if (m.range.min !== null && m.range.max !== null) this.state.zoom = { min: m.range.min, max: m.range.max };
         // The charts are rebuilt only when the runs or devices differ (render checks); else new data.
@@ -396,7 +400,8 @@ export class DashboardApp {
     }
     const now = Date.now() / 1000;
     if (this.structure() !== this.builtFor) this.rebuildPanels();
-    renderConfig(this.configEl, this.mode === 'single' ? runs[0].config : undefined);
+    if (this.mode === 'single') renderConfig(this.configEl, runs[0].config);
+    else renderConfigDiff(this.configEl, this.configDiff, runs);
     if (this.mode === 'compare') {
       renderCompareHeader(this.header, runs, this.theme.palette, new Set(this.state.hiddenRuns ?? []), (key, shown) =>
         this.setRunShown(key, shown),

@@ -24,7 +24,7 @@ import type { HostMessage, RunData, RunKey, UiMessage, ViewRange } from '../../s
 import type { TransportSignal } from '../runs/state';
 import { AMP_WINDOW, ampHealth } from './ampHealth';
 import { ROWS_PER_PIXEL, selectRows } from './downsample';
-import { differingSettings } from './runConfig';
+import { configDiff, differingSettings } from './runConfig';
 import { RunSeriesStore, STEP_SERIES } from './seriesStore';
 import { validateUiMessage } from '../../shared/dashboardValidate';
 
@@ -330,6 +330,8 @@ export class DashboardSession {
       range: { ...this.range },
       revision: ++this.revision,
     };
+    if (this.options.mode === 'compare')
+      m.configDiff = configDiff([...this.runs.values()].map((e) => ({ key: e.store.key, spec: e.store.spec() })));
     if (this.options.restoreToken !== undefined) m.restore = this.options.restoreToken;
     this.options.post(m);
     for (const b of this.banners.values()) this.options.post(b);
