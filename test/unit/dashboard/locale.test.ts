@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { test } from 'node:test';
+import { parseDashboardArgs } from '../../../src/cli/dashboardArgs';
 import { fromAcceptLanguage, Locales } from '../../../src/core/dashboard/locale';
 
 const L10N = path.resolve(__dirname, '..', '..', '..', 'l10n');
@@ -27,4 +28,11 @@ test('the locale of a request: --lang wins, a missing bundle is English', () => 
   assert.equal(new Locales(L10N, 'en').forRequest('zh-CN').language, 'en');
   const nowhere = new Locales(path.join(L10N, 'missing'));
   assert.equal(nowhere.forRequest('zh-CN').language, 'en', 'no bundle file: English');
+});
+
+test('`dashboard --lang`: en or zh-cn, anything else refused naming the flag', () => {
+  assert.equal(parseDashboardArgs(['runs', '--lang', 'zh-CN']).lang, 'zh-cn');
+  assert.equal(parseDashboardArgs(['runs', '--lang', 'en']).lang, 'en');
+  assert.throws(() => parseDashboardArgs(['runs', '--lang', 'fr']), /--lang needs en or zh-cn, got "fr"/);
+  assert.throws(() => parseDashboardArgs(['runs', '--lang']), /--lang needs en or zh-cn/);
 });
