@@ -47,7 +47,7 @@ export class DashboardApp {
   private readonly verdict = h('section', { class: 'verdict banner banner-warning', role: 'status', hidden: true });
   private readonly header = h('header', { class: 'run-header card' });
   private readonly final = h('section', { class: 'final card', hidden: true, 'aria-label': l10n.t('Final status') });
-  private readonly amp = h('section', { class: 'amp card', 'aria-label': l10n.t('Mixed precision health') });
+  private readonly amp = h('section', { class: 'amp card', 'aria-label': l10n.t('AMP health') });
   private readonly chartsEl = h('div', { class: 'charts' });
   private readonly perClass = h('div', { class: 'per-class-wrap' });
   private readonly notices = h('div', { class: 'notices-wrap' });

@@ -69,11 +69,11 @@ export function renderHeader(el: HTMLElement, header: DashboardHeader, nowS: num
         { class: 'fields' },
         f(l10n.t('Target'), 'target'),
         f(l10n.t('Backbone'), 'backbone'),
-        f(l10n.t('Mixed precision'), 'amp'),
+        f(l10n.t('AMP'), 'amp'),
         f(l10n.t('Epoch'), 'epoch'),
         f(l10n.t('Step'), 'step'),
         f(l10n.t('Elapsed'), 'elapsed', { 'data-field': 'elapsed' }),
-        f(l10n.t('Time left'), 'eta'),
+        f(l10n.t('ETA'), 'eta'),
         f(l10n.t('Best val acc'), 'best', { 'data-field': 'best' }),
       ),
       built.progress,
@@ -192,7 +192,7 @@ export function renderAmp(el: HTMLElement, amp: AmpHealth, mode: string | undefi
     ampViews.delete(el);
     fill(
       el,
-      h('h3', {}, l10n.t('Mixed precision health')),
+      h('h3', {}, l10n.t('AMP health')),
       h('p', { class: 'not-applicable', 'data-field': 'amp-not-applicable' }, amp.notApplicable),
       serious.length
         ? h(
@@ -231,7 +231,7 @@ export function renderAmp(el: HTMLElement, amp: AmpHealth, mode: string | undefi
       );
     fill(
       el,
-      h('h3', {}, l10n.t('Mixed precision health')),
+      h('h3', {}, l10n.t('AMP health')),
       h(
         'div',
         { class: 'fields' },
