@@ -125,6 +125,21 @@ export interface ConfigRow {
   value: string;
 }
 
+/** Compare Runs' config diff: one row per spec field, one value per compared run (in `runs` order). */
+export interface ConfigDiffRow {
+  path: string;
+  /** As the cell shows it; "—" where that run lacks the field. */
+  values: string[];
+  differs: boolean;
+}
+
+/** Compare Runs' config tab: every spec field of the compared runs, the differing ones marked. */
+export interface ConfigDiff {
+  /** The runs' keys, in column order. */
+  runs: RunKey[];
+  rows: ConfigDiffRow[];
+}
+
 /** The config panel: what the run was started with, as the run directory records it. */
 export interface RunConfig {
   /** Where `spec` was read: the run's spec.json (a local run), or its run_started event (any target). */
@@ -215,6 +230,8 @@ export type HostMessage =
       runs: RunData[];
       range: ViewRange;
       revision: number;
+      /** Compare mode: the spec fields of the compared runs side by side; absent from an older host. */
+      configDiff?: ConfigDiff;
       /** VS Code only: an opaque token the UI keeps in its saved webview state (`vscode.setState`,
        * as `restore`) so that the panel reopens on the same runs after a window reload. */
       restore?: string;

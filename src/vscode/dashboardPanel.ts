@@ -12,6 +12,7 @@ import { dashboardShell } from '../core/dashboard/html';
 import { MAX_SPEC_BYTES, readJsonObject } from '../core/dashboard/runFiles';
 import { dashboardTitle, retitled } from '../core/dashboard/title';
 import { DashboardSession, type RunMeta } from '../core/dashboard/session';
+import type { Translate } from '../core/l10n';
 import { isLive } from '../core/runs/presentation';
 import type { UiMessage } from '../shared/dashboardProtocol';
 import type { RunEvent } from '../shared/eventsProtocol';
@@ -19,9 +20,11 @@ import type { App } from './app';
 import { errorText } from './context';
 import { runKey, type RunRef, type StreamActivity } from './runMonitor';
 import { runDisplayName } from './runs';
-import { bundleAssets, webviewOptions } from './webviewAssets';
+import { bundleAssets, pageL10n, webviewOptions } from './webviewAssets';
 
 export const DASHBOARD_VIEW_TYPE = 'ascend.dashboard';
+/** vscode.l10n.t for the sentences core writes (the AMP card, the tab titles). */
+const translate: Translate = (message, ...args) => vscode.l10n.t(message, ...args);
 /** workspaceState key: the open dashboards, so a reload can reopen them. */
 const SAVED_KEY = 'ascend.dashboards';
 /** Events per `ingest` while reading history: keeps the extension host responsive. */
@@ -61,6 +64,7 @@ class DashboardPanel {
       onInvalid: (error) => ctx.log.warn(`dashboard "${saved.title}": refused a message from the webview: ${error}`),
       restoreToken: saved.token,
       uiReloadsWhenShown: true, // retainContextWhenHidden is false
+      t: translate,
     });
     panel.webview.options = webviewOptions(ctx.extension.extensionUri);
     panel.webview.html = dashboardHtml(panel.webview, ctx.extension.extensionUri);
@@ -118,8 +122,8 @@ class DashboardPanel {
         key,
         'error',
         record
-          ? `The target of run ${ref.runId} (${ref.targetId}) is not configured any more.`
-          : `Run ${ref.runId} is no longer in the Runs view.`,
+          ? vscode.l10n.t('The target of run {0} ({1}) is not configured any more.', ref.runId, ref.targetId)
+          : vscode.l10n.t('Run {0} is no longer in the Runs view.', ref.runId),
       );
       return;
     }
@@ -164,7 +168,7 @@ class DashboardPanel {
     } catch (e) {
       if (!this.abort.signal.aborted) {
         ctx.log.warn(`dashboard: could not read the events of ${runKey(ref)}: ${errorText(e)}`);
-        this.session.status(key, 'error', `Could not read the run's events: ${errorText(e)}`);
+        this.session.status(key, 'error', vscode.l10n.t("Could not read the run's events: {0}", errorText(e)));
       }
     } finally {
       feed.backfilling = false;
@@ -178,9 +182,9 @@ class DashboardPanel {
   private async export(m: Extract<UiMessage, { type: 'export' }>): Promise<void> {
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
     const uri = await vscode.window.showSaveDialog({
-      title: m.format === 'csv' ? 'Export the series as CSV' : 'Save the chart as PNG',
+      title: m.format === 'csv' ? vscode.l10n.t('Export the series as CSV') : vscode.l10n.t('Save the chart as PNG'),
       defaultUri: folder ? vscode.Uri.joinPath(folder, m.suggestedName) : undefined,
-      filters: m.format === 'csv' ? { CSV: ['csv'] } : { 'PNG image': ['png'] },
+      filters: m.format === 'csv' ? { CSV: ['csv'] } : { [vscode.l10n.t('PNG image')]: ['png'] },
     });
     if (!uri) return;
     const bytes =
@@ -189,7 +193,7 @@ class DashboardPanel {
       await vscode.workspace.fs.writeFile(uri, bytes);
       this.app.ctx.log.info(`dashboard: exported ${bytes.length} bytes to ${uri.fsPath}`);
     } catch (e) {
-      void vscode.window.showErrorMessage(`Could not save ${uri.fsPath}: ${errorText(e)}`);
+      void vscode.window.showErrorMessage(vscode.l10n.t('Could not save {0}: {1}', uri.fsPath, errorText(e)));
     }
   }
 }
@@ -234,7 +238,10 @@ export class Dashboards implements vscode.Disposable {
   }
 
   private title(refs: RunRef[]): string {
-    return dashboardTitle(refs.map((r) => runDisplayName(this.app.ctx, r)));
+    return dashboardTitle(
+      refs.map((r) => runDisplayName(this.app.ctx, r)),
+      translate,
+    );
   }
 
   /** A rename (or a new run that makes a name repeat) changes the names runs show: open tabs and their pages follow. */
@@ -242,7 +249,10 @@ export class Dashboards implements vscode.Disposable {
     const panels = [...this.panels];
     const names = panels.map((p) => p.saved.runs.map((r) => runDisplayName(this.app.ctx, r)));
     panels.forEach((p) => p.showNames(p.saved.runs.map((r) => shownMeta(this.app, r))));
-    const changes = retitled(panels.map((p, i) => ({ title: p.saved.title, names: names[i] })));
+    const changes = retitled(
+      panels.map((p, i) => ({ title: p.saved.title, names: names[i] })),
+      translate,
+    );
     if (changes.length === 0) return;
     for (const [i, title] of changes) {
       panels[i].panel.title = title;
@@ -312,7 +322,7 @@ export function dashboardHtml(
   webview: Pick<vscode.Webview, 'asWebviewUri' | 'cspSource'>,
   extensionUri: vscode.Uri,
 ): string {
-  return dashboardShell(bundleAssets(webview, extensionUri, 'dashboard'));
+  return dashboardShell(bundleAssets(webview, extensionUri, 'dashboard'), pageL10n());
 }
 
 const registry = new WeakMap<App, Dashboards>();

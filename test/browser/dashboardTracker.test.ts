@@ -272,6 +272,21 @@ describe('the dashboard as a tracker, on real CPU runs', { timeout: 900_000 }, (
     );
     // the hidden run stays hidden through the rebuild
     assert.equal((await dash(page, 'shown', 'loss'))!['slow lr (lr=0.002)'], false);
+    // the config diff: the one differing field, one column per run, the equal ones a click away
+    await page.locator('vscode-tab-header[data-tab="config"]').click();
+    const diff = page.locator('[data-config="diff"]');
+    const paths = () => diff.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-path')));
+    assert.deepEqual(await paths(), ['train.lr']);
+    assert.deepEqual(await diff.locator('thead th[data-run]').allTextContents(), ['tracker-a', 'slow lr']);
+    assert.deepEqual(await diff.locator('tr[data-path="train.lr"] td').allTextContents(), ['0.02', '0.002']);
+    await page.locator('#config-diff-all').check();
+    const all = await paths();
+    assert.ok(all.includes('train.epochs') && all.includes('model.backbone'), all.join());
+    assert.deepEqual(await diff.locator('tr[data-path="train.epochs"] td').allTextContents(), ['3', '3']);
+    assert.deepEqual(await diff.locator('tbody tr.differs').evaluateAll((t) => t.map((r) => r.dataset.path)), [
+      'train.lr',
+    ]);
+    await page.screenshot({ path: path.join(OUT, 'tracker-compare-config-diff.png'), fullPage: true });
     await page.close();
     assert.deepEqual(pageErrors, []);
   });

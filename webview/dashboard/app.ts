@@ -1,7 +1,7 @@
 // The dashboard: holds what the host sent (snapshots replace, appends extend), draws it once per
 // animation frame, and keeps the user's smoothing, zoom and tab across reloads.
 // About 500 lines: the one owner of the page's state; the panels, charts and tabs it drives are their own modules.
-import type { HostMessage, RunData } from '../../src/shared/dashboardProtocol';
+import type { ConfigDiff, HostMessage, RunData } from '../../src/shared/dashboardProtocol';
 import { ChartPanel, readTheme, type ChartContext, type Theme } from './charts';
 import { chartDefs } from './chartDefs';
 import { fill, h, setText } from './dom';
@@ -10,6 +10,7 @@ import { applyAppend, ingestRuns } from './ingest';
 import { renderPicker, type PickerRun } from './picker';
 import { renderVerdict } from './verdict';
 import { renderConfig } from './configPanel';
+import { renderConfigDiff } from './configDiff';
 import { epochTicks, timeTicks, type XAxisMode } from './xAxis';
 import {
   elapsedS,
@@ -22,10 +23,13 @@ import {
 } from './panels';
 import { formatDuration, safeFileName, toCsv } from './series';
 import type { Transport, UiState } from './transport';
+import * as l10n from '../shared/l10n';
 
 export class DashboardApp {
   private mode: 'single' | 'compare' = 'single';
   private runs: RunData[] = [];
+  /** Compare Runs: the spec fields side by side (the last snapshot's). */
+  private configDiff: ConfigDiff | undefined;
   private state: UiState;
   private theme: Theme;
   private panels = new Map<string, ChartPanel>();
@@ -39,24 +43,24 @@ export class DashboardApp {
   private readonly drawer = new ChartDrawer();
 
   private readonly banner = h('div', { class: 'banner', role: 'alert', hidden: true });
-  private readonly picker = h('nav', { class: 'picker', 'aria-label': 'Runs', hidden: true });
+  private readonly picker = h('nav', { class: 'picker', 'aria-label': l10n.t('Runs'), hidden: true });
   private readonly verdict = h('section', { class: 'verdict banner banner-warning', role: 'status', hidden: true });
   private readonly header = h('header', { class: 'run-header card' });
-  private readonly final = h('section', { class: 'final card', hidden: true, 'aria-label': 'Final status' });
-  private readonly amp = h('section', { class: 'amp card', 'aria-label': 'AMP health' });
+  private readonly final = h('section', { class: 'final card', hidden: true, 'aria-label': l10n.t('Final status') });
+  private readonly amp = h('section', { class: 'amp card', 'aria-label': l10n.t('AMP health') });
   private readonly chartsEl = h('div', { class: 'charts' });
   private readonly perClass = h('div', { class: 'per-class-wrap' });
   private readonly notices = h('div', { class: 'notices-wrap' });
   private readonly configEl = h('div', { class: 'config-wrap' });
   private readonly xAxisSelect = h(
     'select',
-    { id: 'x-axis', 'aria-label': 'X axis' },
-    h('option', { value: 'step' }, 'step'),
-    h('option', { value: 'epoch' }, 'epoch'),
-    h('option', { value: 'time' }, 'wall-clock'),
+    { id: 'x-axis', 'aria-label': l10n.t('X axis') },
+    h('option', { value: 'step' }, l10n.t('step')),
+    h('option', { value: 'epoch' }, l10n.t('epoch')),
+    h('option', { value: 'time' }, l10n.t('wall-clock')),
   ) as HTMLSelectElement;
-  private readonly xAxisLabel = h('label', { for: 'x-axis' }, 'X axis ');
-  private readonly noticeTab = h('vscode-tab-header', { 'data-tab': 'notices' }, 'Warnings & errors');
+  private readonly xAxisLabel = h('label', { for: 'x-axis' }, l10n.t('X axis'), ' ');
+  private readonly noticeTab = h('vscode-tab-header', { 'data-tab': 'notices' }, l10n.t('Warnings & errors'));
   private readonly tabs: HTMLElement;
   private readonly smoothingInput: HTMLInputElement;
   private readonly smoothingOut = h('output', { for: 'smoothing' });
@@ -65,7 +69,7 @@ export class DashboardApp {
     id: 'zoom-from',
     min: 0,
     step: 1,
-    'aria-label': 'Zoom from step',
+    'aria-label': l10n.t('Zoom from step'),
     class: 'num',
   });
   private readonly zoomTo = h('input', {
@@ -73,7 +77,7 @@ export class DashboardApp {
     id: 'zoom-to',
     min: 0,
     step: 1,
-    'aria-label': 'Zoom to step',
+    'aria-label': l10n.t('Zoom to step'),
     class: 'num',
   });
 
@@ -111,7 +115,7 @@ export class DashboardApp {
       max: 0.99,
       step: 0.01,
       value: this.state.smoothing,
-      'aria-label': 'Loss smoothing',
+      'aria-label': l10n.t('Loss smoothing'),
     });
     this.smoothingInput.addEventListener('input', () => {
       this.state.smoothing = Number(this.smoothingInput.value);
@@ -119,7 +123,7 @@ export class DashboardApp {
       this.schedule();
     });
 
-    const applyZoom = h('vscode-button', { secondary: true }, 'Zoom');
+    const applyZoom = h('vscode-button', { secondary: true }, l10n.t('Zoom'));
     applyZoom.addEventListener('click', () => {
       const min = Number(this.zoomFrom.value);
       const max = Number(this.zoomTo.value);
@@ -127,23 +131,23 @@ export class DashboardApp {
     });
     const reset = h(
       'vscode-button',
-      { secondary: true, title: 'Show every step (double-click a chart does the same)' },
-      'Reset zoom',
+      { secondary: true, title: l10n.t('Show every step (double-click a chart does the same)') },
+      l10n.t('Reset zoom'),
     );
     reset.addEventListener('click', () => this.setZoom(null));
-    const csv = h('vscode-button', { title: 'Export the series shown as CSV' }, 'Export CSV');
+    const csv = h('vscode-button', { title: l10n.t('Export the series shown as CSV') }, l10n.t('Export CSV'));
     csv.addEventListener('click', () => this.exportCsv());
 
     const toolbar = h(
       'div',
-      { class: 'toolbar', role: 'toolbar', 'aria-label': 'Chart controls' },
-      h('label', { for: 'smoothing' }, 'Smoothing '),
+      { class: 'toolbar', role: 'toolbar', 'aria-label': l10n.t('Chart controls') },
+      h('label', { for: 'smoothing' }, l10n.t('Smoothing'), ' '),
       this.smoothingInput,
       this.smoothingOut,
       h('span', { class: 'sep' }),
-      h('label', { for: 'zoom-from' }, 'Steps '),
+      h('label', { for: 'zoom-from' }, l10n.t('Steps'), ' '),
       this.zoomFrom,
-      h('label', { for: 'zoom-to' }, ' to '),
+      h('label', { for: 'zoom-to' }, ' ', l10n.t('to'), ' '),
       this.zoomTo,
       applyZoom,
       reset,
@@ -157,13 +161,13 @@ export class DashboardApp {
     this.tabs = h(
       'vscode-tabs',
       { 'selected-index': this.state.tab },
-      h('vscode-tab-header', { 'data-tab': 'training' }, 'Training'),
+      h('vscode-tab-header', { 'data-tab': 'training' }, l10n.t('Training')),
       h('vscode-tab-panel', {}, toolbar, this.amp, this.chartsEl),
-      h('vscode-tab-header', { 'data-tab': 'classes' }, 'Per-class accuracy'),
+      h('vscode-tab-header', { 'data-tab': 'classes' }, l10n.t('Per-class accuracy')),
       h('vscode-tab-panel', {}, this.perClass),
       this.noticeTab,
       h('vscode-tab-panel', {}, this.notices),
-      h('vscode-tab-header', { 'data-tab': 'config' }, 'Config'),
+      h('vscode-tab-header', { 'data-tab': 'config' }, l10n.t('Config')),
       h('vscode-tab-panel', {}, this.configEl),
     );
     this.tabs.addEventListener('vsc-tabs-select', (ev) => {
@@ -174,7 +178,7 @@ export class DashboardApp {
     });
 
     fill(mount, this.banner, this.picker, this.verdict, this.header, this.final, this.tabs);
-    fill(this.header, h('p', { class: 'empty' }, 'Connecting to the run…'));
+    fill(this.header, h('p', { class: 'empty' }, l10n.t('Connecting to the run…')));
 
     new ResizeObserver(() => this.resizeCharts()).observe(this.chartsEl);
     // Theme changes: VS Code swaps body classes; a browser follows the OS setting.
@@ -187,8 +191,8 @@ export class DashboardApp {
       this.showBanner(
         s === 'closed' ? 'warning' : null,
         reason
-          ? `The dashboard server closed the connection: ${reason}; retrying…`
-          : 'Connection to the dashboard server lost; reconnecting…',
+          ? l10n.t('The dashboard server closed the connection: {0}; retrying…', reason)
+          : l10n.t('Connection to the dashboard server lost; reconnecting…'),
       ),
     );
     transport.post({ type: 'ready', width: this.plotWidth() });
@@ -212,6 +216,7 @@ export class DashboardApp {
       case 'snapshot':
         this.mode = m.mode;
         this.runs = ingestRuns(m.runs);
+        this.configDiff = m.configDiff;
         this.everSnapshot = true;
         if (m.range.min !== null && m.range.max !== null) this.state.zoom = { min: m.range.min, max: m.range.max };
         // The charts are rebuilt only when the runs or devices differ (render checks); else new data.
@@ -386,17 +391,22 @@ export class DashboardApp {
       if (this.zoomTo.value !== String(this.state.zoom.max)) this.zoomTo.value = String(this.state.zoom.max);
     }
     const count = renderNotices(this.notices, runs);
-    setText(this.noticeTab, count ? `Warnings & errors (${count})` : 'Warnings & errors');
+    setText(this.noticeTab, count ? l10n.t('Warnings & errors ({0})', count) : l10n.t('Warnings & errors'));
     if (runs.length === 0) {
       fill(
         this.header,
-        h('p', { class: 'empty' }, this.everSnapshot ? 'No run to show yet.' : 'Connecting to the run…'),
+        h(
+          'p',
+          { class: 'empty' },
+          this.everSnapshot ? l10n.t('No run to show yet.') : l10n.t('Connecting to the run…'),
+        ),
       );
       return;
     }
     const now = Date.now() / 1000;
     if (this.structure() !== this.builtFor) this.rebuildPanels();
-    renderConfig(this.configEl, this.mode === 'single' ? runs[0].config : undefined);
+    if (this.mode === 'single') renderConfig(this.configEl, runs[0].config);
+    else renderConfigDiff(this.configEl, this.configDiff, runs);
     if (this.mode === 'compare') {
       renderCompareHeader(this.header, runs, this.theme.palette, new Set(this.state.hiddenRuns ?? []), (key, shown) =>
         this.setRunShown(key, shown),

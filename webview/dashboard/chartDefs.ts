@@ -4,6 +4,7 @@ import type uPlot from 'uplot';
 import type { RunData } from '../../src/shared/dashboardProtocol';
 import { axis, line, markers, stepAxis, type ChartDef, type Theme } from './charts';
 import { compareLabel } from './panels';
+import * as l10n from '../shared/l10n';
 
 /** Overflow-count window when the host has not said (AmpHealth.window). */
 export const LOSS_SCALE_WINDOW_FALLBACK = 100;
@@ -24,24 +25,24 @@ export function chartDefs(t: Theme, mode: 'single' | 'compare', runs: RunData[])
     return [
       {
         id: 'loss',
-        title: 'Training loss (smoothed)',
+        title: l10n.t('Training loss (smoothed)'),
         logScales: ['y'],
         seriesToggles: false,
         seriesRuns: perRun,
         options: () => ({
-          series: [{ label: 'step' }, ...runNames.map((n, i) => line(n, c[i % c.length]))],
+          series: [{ label: l10n.t('step') }, ...runNames.map((n, i) => line(n, c[i % c.length]))],
           axes: [stepAxis(t), axis(t, { size: 60 })],
         }),
       },
       {
         id: 'accuracy',
-        title: 'Validation accuracy (%)',
+        title: l10n.t('Validation accuracy (%)'),
         logScales: ['y'],
         seriesToggles: false,
         seriesRuns: perRun,
         options: () => ({
           series: [
-            { label: 'step' },
+            { label: l10n.t('step') },
             ...runNames.map((n, i) => line(n, c[i % c.length], { points: { show: true, size: 6 } })),
           ],
           scales: { y: { range: [0, 100] } },
@@ -50,14 +51,14 @@ export function chartDefs(t: Theme, mode: 'single' | 'compare', runs: RunData[])
       },
       {
         id: 'lossScale',
-        title: 'Loss scale (log2) with overflowed steps',
+        title: l10n.t('Loss scale (log2) with overflowed steps'),
         seriesToggles: false,
         seriesRuns: [...perRun, ...runNames.map((_, i) => i)],
         options: () => ({
           series: [
-            { label: 'step' },
+            { label: l10n.t('step') },
             ...runNames.map((n, i) => line(n, c[i % c.length], { scale: 'ls' })),
-            ...runNames.map((n, i) => markers(`${n} overflow`, c[i % c.length], { scale: 'ls' })),
+            ...runNames.map((n, i) => markers(l10n.t('{0} overflow', n), c[i % c.length], { scale: 'ls' })),
           ],
           scales: { ls: { distr: 3, log: 2 } },
           axes: [stepAxis(t), log2Axis()],
@@ -70,32 +71,36 @@ export function chartDefs(t: Theme, mode: 'single' | 'compare', runs: RunData[])
   return [
     {
       id: 'loss',
-      title: 'Training loss',
+      title: l10n.t('Training loss'),
       logScales: ['y'],
       options: () => ({
         series: [
-          { label: 'step' },
-          line('loss', c[0], { width: 1, alpha: 0.35 } as Partial<uPlot.Series>),
-          line('smoothed', c[0], { width: 2 }),
-          line('eval loss', c[1], { points: { show: true, size: 6 } }),
+          { label: l10n.t('step') },
+          line(l10n.t('loss'), c[0], { width: 1, alpha: 0.35 } as Partial<uPlot.Series>),
+          line(l10n.t('smoothed'), c[0], { width: 2 }),
+          line(l10n.t('eval loss'), c[1], { points: { show: true, size: 6 } }),
         ],
         axes: [stepAxis(t), axis(t, { size: 60 })],
       }),
     },
     {
       id: 'accuracy',
-      title: 'Accuracy (%): validation, and training from the train step',
+      title: l10n.t('Accuracy (%): validation, and training from the train step'),
       logScales: ['y'],
       options: () => ({
         series: [
-          { label: 'step' },
-          line('val acc %', c[2], { points: { show: true, size: 6 } }),
+          { label: l10n.t('step') },
+          line(l10n.t('val acc %'), c[2], { points: { show: true, size: 6 } }),
           // dashed: a looser measure beside the top-1 line (1.0 by definition with 5 classes or fewer)
-          line('top-5 %', c[2], { width: 1, dash: [4, 4], points: { show: true, size: 4 } } as Partial<uPlot.Series>),
+          line(l10n.t('top-5 %'), c[2], {
+            width: 1,
+            dash: [4, 4],
+            points: { show: true, size: 4 },
+          } as Partial<uPlot.Series>),
           // train.ema: the moving average's val accuracy beside the raw weights' (a gap without EMA)
-          line('EMA val acc %', c[5], { points: { show: true, size: 5 } }),
+          line(l10n.t('EMA val acc %'), c[5], { points: { show: true, size: 5 } }),
           // per step from the train step's own forward pass (step.train_acc), smoothed like the loss
-          line('train acc %', c[0], { width: 1.5 }),
+          line(l10n.t('train acc %'), c[0], { width: 1.5 }),
         ],
         scales: { y: { range: [0, 100] } },
         axes: [stepAxis(t), axis(t, { size: 60 })],
@@ -103,20 +108,23 @@ export function chartDefs(t: Theme, mode: 'single' | 'compare', runs: RunData[])
     },
     {
       id: 'lr',
-      title: 'Learning rate',
+      title: l10n.t('Learning rate'),
       height: 150,
       logScales: ['y'],
-      options: () => ({ series: [{ label: 'step' }, line('lr', c[3])], axes: [stepAxis(t), axis(t, { size: 60 })] }),
+      options: () => ({
+        series: [{ label: l10n.t('step') }, line(l10n.t('lr'), c[3])],
+        axes: [stepAxis(t), axis(t, { size: 60 })],
+      }),
     },
     {
       id: 'lossScale',
-      title: 'Loss scale (log2) and overflows',
+      title: l10n.t('Loss scale (log2) and overflows'),
       options: () => ({
         series: [
-          { label: 'step' },
-          line('loss scale', c[4], { scale: 'ls', width: 2 }),
-          markers('overflow', t.red, { scale: 'ls' }),
-          line(`overflows / ${run?.amp.window || LOSS_SCALE_WINDOW_FALLBACK} steps`, c[6], {
+          { label: l10n.t('step') },
+          line(l10n.t('loss scale'), c[4], { scale: 'ls', width: 2 }),
+          markers(l10n.t('overflow'), t.red, { scale: 'ls' }),
+          line(l10n.t('overflows / {0} steps', run?.amp.window || LOSS_SCALE_WINDOW_FALLBACK), c[6], {
             scale: 'count',
             width: 1,
             dash: [4, 3],
@@ -128,14 +136,14 @@ export function chartDefs(t: Theme, mode: 'single' | 'compare', runs: RunData[])
     },
     {
       id: 'throughput',
-      title: 'Throughput and step time',
+      title: l10n.t('Throughput and step time'),
       logScales: ['ips', 'ms'],
       options: () => ({
         series: [
-          { label: 'step' },
-          line('images/s', c[2], { scale: 'ips' }),
-          line('step ms', c[1], { scale: 'ms' }),
-          line('data wait ms', c[3], { scale: 'ms', dash: [4, 3] }),
+          { label: l10n.t('step') },
+          line(l10n.t('images/s'), c[2], { scale: 'ips' }),
+          line(l10n.t('step ms'), c[1], { scale: 'ms' }),
+          line(l10n.t('data wait ms'), c[3], { scale: 'ms', dash: [4, 3] }),
         ],
         axes: [
           stepAxis(t),
@@ -154,12 +162,12 @@ function hostDefs(t: Theme): ChartDef[] {
   return [
     {
       id: 'hostCpu',
-      title: 'Host CPU (%): all cores, and the training process (% of one core)',
+      title: l10n.t('Host CPU (%): all cores, and the training process (% of one core)'),
       options: () => ({
         series: [
-          { label: 'step' },
-          line('host CPU %', c[0], { scale: 'pct' }),
-          line('process CPU % of a core', c[1], { scale: 'proc', dash: [4, 3] }),
+          { label: l10n.t('step') },
+          line(l10n.t('host CPU %'), c[0], { scale: 'pct' }),
+          line(l10n.t('process CPU % of a core'), c[1], { scale: 'proc', dash: [4, 3] }),
         ],
         scales: { pct: { range: [0, 100] } },
         axes: [
@@ -171,14 +179,14 @@ function hostDefs(t: Theme): ChartDef[] {
     },
     {
       id: 'hostMem',
-      title: 'Host memory and the training process’s RSS (GB)',
+      title: l10n.t('Host memory and the training process’s RSS (GB)'),
       logScales: ['y'],
       options: () => ({
         series: [
-          { label: 'step' },
-          line('host used', c[2]),
-          line('host total', c[2], { width: 1, dash: [2, 4] }),
-          line('process RSS', c[3]),
+          { label: l10n.t('step') },
+          line(l10n.t('host used'), c[2]),
+          line(l10n.t('host total'), c[2], { width: 1, dash: [2, 4] }),
+          line(l10n.t('process RSS'), c[3]),
         ],
         axes: [stepAxis(t), axis(t, { size: 50 })],
       }),
@@ -191,13 +199,13 @@ function npuDefs(t: Theme, deviceIds: string[]): ChartDef[] {
   return [
     {
       id: 'npu',
-      title: 'NPU utilisation (%) and temperature (°C)',
+      title: l10n.t('NPU utilisation (%) and temperature (°C)'),
       options: () => ({
         series: [
-          { label: 'step' },
+          { label: l10n.t('step') },
           ...deviceIds.flatMap((id, i) => [
-            line(`NPU ${id} util %`, c[i % c.length]),
-            line(`NPU ${id} °C`, c[i % c.length], { dash: [4, 3] }),
+            line(l10n.t('NPU {0} util %', id), c[i % c.length]),
+            line(l10n.t('NPU {0} °C', id), c[i % c.length], { dash: [4, 3] }),
           ]),
         ],
         axes: [stepAxis(t), axis(t, { size: 50 })],
@@ -205,14 +213,14 @@ function npuDefs(t: Theme, deviceIds: string[]): ChartDef[] {
     },
     {
       id: 'hbm',
-      title: 'HBM (GB) and power (W)',
+      title: l10n.t('HBM (GB) and power (W)'),
       options: () => ({
         series: [
-          { label: 'step' },
+          { label: l10n.t('step') },
           ...deviceIds.flatMap((id, i) => [
-            line(`NPU ${id} HBM used`, c[i % c.length], { scale: 'gb' }),
-            line(`NPU ${id} HBM total`, c[i % c.length], { scale: 'gb', width: 1, dash: [2, 4] }),
-            line(`NPU ${id} W`, c[i % c.length], { scale: 'w', dash: [6, 3] }),
+            line(l10n.t('NPU {0} HBM used', id), c[i % c.length], { scale: 'gb' }),
+            line(l10n.t('NPU {0} HBM total', id), c[i % c.length], { scale: 'gb', width: 1, dash: [2, 4] }),
+            line(l10n.t('NPU {0} W', id), c[i % c.length], { scale: 'w', dash: [6, 3] }),
           ]),
         ],
         axes: [

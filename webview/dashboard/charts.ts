@@ -6,6 +6,7 @@ import type { RunMark } from '../../src/shared/dashboardProtocol';
 import { h, setText } from './dom';
 import { drawEventMarks } from './eventMarks';
 import type { XTicks } from './xAxis';
+import * as l10n from '../shared/l10n';
 
 export interface Theme {
   fg: string;
@@ -310,7 +311,11 @@ export class ChartPanel {
   ) {
     const png = h(
       'vscode-button',
-      { secondary: true, title: `Save the ${def.title} chart as PNG`, 'aria-label': `Save ${def.title} chart as PNG` },
+      {
+        secondary: true,
+        title: l10n.t('Save the "{0}" chart as PNG', def.title),
+        'aria-label': l10n.t('Save the "{0}" chart as PNG', def.title),
+      },
       'PNG',
     );
     png.addEventListener('click', () => onPng(this));
@@ -326,9 +331,13 @@ export class ChartPanel {
         ctx.setLog!(def.id, box.checked);
         this.rebuild();
       });
-      controls.append(h('label', { for: id, class: 'toggle' }, box, ' Log scale'));
+      controls.append(h('label', { for: id, class: 'toggle' }, box, ' ', l10n.t('Log scale')));
     }
-    this.toggles = h('div', { class: 'series-toggles', role: 'group', 'aria-label': `${def.title}: series shown` });
+    this.toggles = h('div', {
+      class: 'series-toggles',
+      role: 'group',
+      'aria-label': l10n.t('{0}: series shown', def.title),
+    });
     if (def.seriesToggles !== false && ctx.hiddenSeries) this.renderToggles();
     this.box = h(
       'section',

@@ -3,13 +3,18 @@
 // Redrawn only when the config changes; a filter box narrows the spec's rows.
 import type { ConfigRow, RunConfig } from '../../src/shared/dashboardProtocol';
 import { fill, h } from './dom';
+import * as l10n from '../shared/l10n';
 
 function table(caption: string, rows: readonly ConfigRow[], field: string): HTMLElement {
   return h(
     'table',
     { class: 'config-table', 'data-config': field },
     h('caption', {}, caption),
-    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Setting'), h('th', { scope: 'col' }, 'Value'))),
+    h(
+      'thead',
+      {},
+      h('tr', {}, h('th', { scope: 'col' }, l10n.t('Setting')), h('th', { scope: 'col' }, l10n.t('Value'))),
+    ),
     h(
       'tbody',
       {},
@@ -30,17 +35,22 @@ export function renderConfig(el: HTMLElement, config: RunConfig | null | undefin
   if (el.dataset.drawn === drawn) return;
   el.dataset.drawn = drawn;
   if (!config) {
-    fill(el, h('p', { class: 'empty' }, 'The run’s settings appear once it has started (its run_started event).'));
+    fill(
+      el,
+      h('p', { class: 'empty' }, l10n.t('The run’s settings appear once it has started (its run_started event).')),
+    );
     return;
   }
   const filter = h('input', {
     type: 'search',
     id: 'config-filter',
-    placeholder: 'Filter settings (e.g. lr, backbone)',
-    'aria-label': 'Filter the spec’s settings',
+    placeholder: l10n.t('Filter settings (e.g. lr, backbone)'),
+    'aria-label': l10n.t('Filter the spec’s settings'),
   }) as HTMLInputElement;
   const spec = table(
-    config.specSource === 'spec.json' ? 'Resolved spec (spec.json)' : 'Resolved spec (from the run_started event)',
+    config.specSource === 'spec.json'
+      ? l10n.t('Resolved spec (spec.json)')
+      : l10n.t('Resolved spec (from the run_started event)'),
     config.spec,
     'spec',
   );
@@ -54,11 +64,15 @@ export function renderConfig(el: HTMLElement, config: RunConfig | null | undefin
     el,
     h('div', { class: 'config-filter' }, filter),
     spec,
-    config.truncated ? h('p', { class: 'muted' }, `${config.truncated} more settings not shown.`) : h('span'),
+    config.truncated ? h('p', { class: 'muted' }, l10n.t('{0} more settings not shown.', config.truncated)) : h('span'),
     config.weights.length
-      ? table('Pretrained weights', config.weights, 'weights')
-      : h('p', { 'data-config': 'weights' }, 'No pretrained weights: the backbone started from random initialisation.'),
-    config.preprocess.length ? table('Evaluation preprocessing', config.preprocess, 'preprocess') : h('span'),
-    table('Versions and device', config.versions, 'versions'),
+      ? table(l10n.t('Pretrained weights'), config.weights, 'weights')
+      : h(
+          'p',
+          { 'data-config': 'weights' },
+          l10n.t('No pretrained weights: the backbone started from random initialisation.'),
+        ),
+    config.preprocess.length ? table(l10n.t('Evaluation preprocessing'), config.preprocess, 'preprocess') : h('span'),
+    table(l10n.t('Versions and device'), config.versions, 'versions'),
   );
 }

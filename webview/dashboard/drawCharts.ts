@@ -7,6 +7,7 @@ import { LOSS_SCALE_WINDOW_FALLBACK } from './chartDefs';
 import { SingleRunColumns } from './live';
 import { renderPerClass } from './panels';
 import { joinOnX, overflowMarkers, smooth } from './series';
+import * as l10n from '../shared/l10n';
 
 type Cols = (number | null)[];
 
@@ -42,7 +43,7 @@ export class ChartDrawer {
     const e = run.evals;
     const p = (id: string) => f.panels.get(id)!;
     const fresh = f.fresh;
-    const waiting = s.steps.length === 0 ? 'Waiting for the first step…' : undefined;
+    const waiting = s.steps.length === 0 ? l10n.t('Waiting for the first step…') : undefined;
     const hasSteps = s.steps.length > 0;
     const window = run.amp.window || LOSS_SCALE_WINDOW_FALLBACK;
     const changed = this.live.update(s, e, f.smoothing, window);
@@ -88,7 +89,7 @@ export class ChartDrawer {
           : null,
         e.steps.length || hasTrain
           ? undefined
-          : 'Validation accuracy appears after the first epoch (none when the run has no validation set).',
+          : l10n.t('Validation accuracy appears after the first epoch (none when the run has no validation set).'),
       );
     }
     renderPerClass(p('accuracy').extra, run.header.classes, e, 3);
@@ -109,7 +110,7 @@ export class ChartDrawer {
             ? undefined
             : !applies && run.amp.notApplicable
               ? run.amp.notApplicable
-              : 'This run has no loss scaling (amp.loss_scale none), so there is no scale to chart.',
+              : l10n.t('This run has no loss scaling (amp.loss_scale none), so there is no scale to chart.'),
       );
     }
     if (follow('throughput', stepsNew))
@@ -119,8 +120,9 @@ export class ChartDrawer {
     if (f.panels.has('hostCpu')) return this.host(run, f, follow);
     const npuNew = follow('npu', devicesNew);
     if (!follow('hbm', devicesNew) || !npuNew) return;
-    const noDevices =
-      'No NPU telemetry in this run (npu-smi was not where it ran) and no host samples (an older runner, or device.telemetry_s 0).';
+    const noDevices = l10n.t(
+      'No NPU telemetry in this run (npu-smi was not where it ran) and no host samples (an older runner, or device.telemetry_s 0).',
+    );
     if (d.steps.length && ids.length) {
       const mb2gb = (v: number | null) => (v === null ? null : v / 1024);
       p('npu').update([
@@ -177,7 +179,7 @@ export class ChartDrawer {
             runs.map((r) => ({ x: r.steps.steps, ys: [smooth(r.steps.loss, f.smoothing)] })),
           ) as uPlot.AlignedData)
         : null,
-      any ? undefined : 'Waiting for the first step…',
+      any ? undefined : l10n.t('Waiting for the first step…'),
     );
     const evals = runs.some((r) => r.evals.steps.length > 0);
     p('accuracy').update(
@@ -186,7 +188,7 @@ export class ChartDrawer {
             runs.map((r) => ({ x: r.evals.steps, ys: [r.evals.valAcc.map((v) => (v === null ? null : v * 100))] })),
           ) as uPlot.AlignedData)
         : null,
-      evals ? undefined : 'No evaluation yet.',
+      evals ? undefined : l10n.t('No evaluation yet.'),
     );
     const scaled = runs.some((r) => r.steps.lossScale.some((v) => v !== null));
     const joined = joinOnX(runs.map((r) => ({ x: r.steps.steps, ys: [r.steps.lossScale as Cols] })));
@@ -194,7 +196,7 @@ export class ChartDrawer {
     // Both joins share one x (the union of the same step columns).
     p('lossScale').update(
       scaled ? ([joined[0], ...joined.slice(1), ...marks.slice(1)] as uPlot.AlignedData) : null,
-      scaled ? undefined : 'No run here uses loss scaling.',
+      scaled ? undefined : l10n.t('No run here uses loss scaling.'),
     );
   }
 }

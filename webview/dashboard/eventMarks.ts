@@ -3,6 +3,7 @@
 // draw, so they follow zoom and resize and a screen reader (and a test) can read their labels.
 import type uPlot from 'uplot';
 import type { RunMark } from '../../src/shared/dashboardProtocol';
+import * as l10n from '../shared/l10n';
 
 /** About the width of a label: closer marks get their labels stacked. */
 const LABEL_PX = 110;
@@ -23,7 +24,7 @@ export function drawEventMarks(u: uPlot, marks: readonly RunMark[]): void {
     el.className = `event-mark event-${m.kind}`;
     el.dataset.step = String(m.step);
     el.dataset.kind = m.kind;
-    el.title = `step ${m.step}: ${m.label}`;
+    el.title = l10n.t('step {0}: {1}', m.step, m.label);
     el.firstElementChild!.textContent = m.label;
     const inside = min !== undefined && max !== undefined && m.step >= min && m.step <= max;
     el.hidden = !inside;

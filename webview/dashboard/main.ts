@@ -9,9 +9,13 @@ import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
 import '@vscode-elements/elements/dist/vscode-tabs/index.js';
 import '@vscode-elements/elements/dist/vscode-tab-header/index.js';
 import '@vscode-elements/elements/dist/vscode-tab-panel/index.js';
+import * as l10n from '../shared/l10n';
 import { DashboardApp } from './app';
 import { createTransport } from './transport';
 
+// Before the first render: the host put the display language's bundle on <body> (VS Code: the
+// webview page; the browser dashboard: its shell, from Accept-Language or `--lang`).
+l10n.loadBundleFromBody();
 const mount = document.getElementById('app') ?? document.body.appendChild(document.createElement('div'));
 const transport = createTransport();
 const app = new DashboardApp(mount, transport);

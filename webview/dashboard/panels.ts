@@ -3,7 +3,17 @@
 import type { AmpHealth, DashboardHeader, EvalBlock, RunData, RunNotice } from '../../src/shared/dashboardProtocol';
 import { fill, h, setAttr, setText } from './dom';
 import { renderRunNotes } from './runNotes';
+import * as l10n from '../shared/l10n';
 import { formatDuration, formatPercent, formatScale } from './series';
+import { localNumber, severityWord, stateWord } from './words';
+
+/** The AMP card's loss-scale mode, as run_started.amp gives it. */
+function lossScaleWord(mode: string): string {
+  if (mode === 'dynamic') return l10n.t('dynamic');
+  if (mode === 'fixed') return l10n.t('fixed');
+  if (mode === 'none') return l10n.t('none');
+  return mode;
+}
 
 function stateOf(header: DashboardHeader): string {
   return header.status ?? header.phase;
@@ -46,7 +56,7 @@ export function renderHeader(el: HTMLElement, header: DashboardHeader, nowS: num
         eta: value(),
         best: value(),
       },
-      progress: h('vscode-progress-bar', { 'aria-label': 'training progress' }),
+      progress: h('vscode-progress-bar', { 'aria-label': l10n.t('training progress') }),
     };
     const f = (label: string, key: keyof HeaderView['values'], extra: Record<string, string> = {}) =>
       h('div', { class: 'field', ...extra }, h('span', { class: 'field-label' }, label), built.values[key]);
@@ -57,14 +67,14 @@ export function renderHeader(el: HTMLElement, header: DashboardHeader, nowS: num
       h(
         'div',
         { class: 'fields' },
-        f('Target', 'target'),
-        f('Backbone', 'backbone'),
-        f('AMP', 'amp'),
-        f('Epoch', 'epoch'),
-        f('Step', 'step'),
-        f('Elapsed', 'elapsed', { 'data-field': 'elapsed' }),
-        f('ETA', 'eta'),
-        f('Best val acc', 'best', { 'data-field': 'best' }),
+        f(l10n.t('Target'), 'target'),
+        f(l10n.t('Backbone'), 'backbone'),
+        f(l10n.t('AMP'), 'amp'),
+        f(l10n.t('Epoch'), 'epoch'),
+        f(l10n.t('Step'), 'step'),
+        f(l10n.t('Elapsed'), 'elapsed', { 'data-field': 'elapsed' }),
+        f(l10n.t('ETA'), 'eta'),
+        f(l10n.t('Best val acc'), 'best', { 'data-field': 'best' }),
       ),
       built.progress,
     );
@@ -77,7 +87,7 @@ export function renderHeader(el: HTMLElement, header: DashboardHeader, nowS: num
   // Worded by the host with the AMP card (an older host: level and mode as they are).
   const amp =
     header.ampSummary ??
-    [header.ampLevel, header.lossScaleMode ? `loss scale ${header.lossScaleMode}` : undefined]
+    [header.ampLevel, header.lossScaleMode ? l10n.t('loss scale {0}', header.lossScaleMode) : undefined]
       .filter(Boolean)
       .join(', ');
   const best =
@@ -90,7 +100,7 @@ export function renderHeader(el: HTMLElement, header: DashboardHeader, nowS: num
   const problems = header.status !== undefined && header.status !== 'failed' && header.health?.verdict === 'problems';
   setAttr(v.state, 'class', `state state-${problems ? 'problems' : state}`);
   setAttr(v.state, 'data-state', state);
-  setText(v.state, problems ? `${state} with problems` : state);
+  setText(v.state, problems ? l10n.t('{0} with problems', stateWord(state)) : stateWord(state));
   setText(v.values.target, header.target);
   setText(v.values.backbone, header.backbone ?? '–');
   setText(v.values.amp, amp || '–');
@@ -131,28 +141,35 @@ export function renderFinal(el: HTMLElement, header: DashboardHeader): void {
   // Green "Run completed." only for a healthy run: with problems, amber (the reasons are in the verdict banner).
   const headline =
     status === 'completed'
-      ? 'Run completed.'
+      ? l10n.t('Run completed.')
       : status === 'stopped'
-        ? 'Run stopped.'
+        ? l10n.t('Run stopped.')
         : status === 'lost'
-          ? 'The training process is gone without finishing the run.'
-          : 'Run failed.';
+          ? l10n.t('The training process is gone without finishing the run.')
+          : l10n.t('Run failed.');
   const err = header.error;
   el.className = `final card final-${problems ? 'problems' : status}`;
   fill(
     el,
     h('strong', {}, headline),
-    problems ? h('span', { class: 'final-problems-note' }, ' With problems: see the verdict above.') : null,
+    problems ? h('span', { class: 'final-problems-note' }, ' ', l10n.t('With problems: see the verdict above.')) : null,
     header.bestValAcc !== null && header.bestValAcc !== undefined
-      ? h('span', { class: 'final-acc' }, ` Best val accuracy ${formatPercent(header.bestValAcc)}.`)
+      ? h('span', { class: 'final-acc' }, ' ', l10n.t('Best val accuracy {0}.', formatPercent(header.bestValAcc)))
       : null,
     // Text only, whatever the host sent: a run directory can hold anything (a trace_tail object).
     err ? h('p', { class: 'error-summary' }, h('code', {}, text(err.kind)), ': ', text(err.message)) : null,
     err?.fix
-      ? h('p', { class: 'error-fix' }, 'Fix', err.path ? ` (${text(err.path)})` : '', ': ', text(err.fix))
+      ? h(
+          'p',
+          { class: 'error-fix' },
+          l10n.t('Fix'),
+          err.path ? ` (${text(err.path)})` : '',
+          l10n.t(': '),
+          text(err.fix),
+        )
       : null,
     err?.traceTail
-      ? h('details', {}, h('summary', {}, 'Traceback (last lines)'), h('pre', {}, text(err.traceTail)))
+      ? h('details', {}, h('summary', {}, l10n.t('Traceback (last lines)')), h('pre', {}, text(err.traceTail)))
       : null,
   );
 }
@@ -175,7 +192,7 @@ export function renderAmp(el: HTMLElement, amp: AmpHealth, mode: string | undefi
     ampViews.delete(el);
     fill(
       el,
-      h('h3', {}, 'AMP health'),
+      h('h3', {}, l10n.t('AMP health')),
       h('p', { class: 'not-applicable', 'data-field': 'amp-not-applicable' }, amp.notApplicable),
       serious.length
         ? h(
@@ -185,10 +202,10 @@ export function renderAmp(el: HTMLElement, amp: AmpHealth, mode: string | undefi
               h(
                 'li',
                 { class: `diag diag-${d.severity}`, 'data-code': d.code },
-                h('span', { class: 'sev' }, d.severity),
+                h('span', { class: 'sev' }, severityWord(d.severity)),
                 ' ',
                 d.message,
-                d.fix ? h('div', { class: 'fix' }, 'Fix: ', d.fix) : null,
+                d.fix ? h('div', { class: 'fix' }, l10n.t('Fix: '), d.fix) : null,
               ),
             ),
           )
@@ -214,27 +231,27 @@ export function renderAmp(el: HTMLElement, amp: AmpHealth, mode: string | undefi
       );
     fill(
       el,
-      h('h3', {}, 'AMP health'),
+      h('h3', {}, l10n.t('AMP health')),
       h(
         'div',
         { class: 'fields' },
-        f('Loss scaling', 0),
-        f('Current scale', 1),
+        f(l10n.t('Loss scaling'), 0),
+        f(l10n.t('Current scale'), 1),
         f(built.recentLabel, 2),
-        f('Overflows, total', 3, { 'data-field': 'overflows-total' }),
-        f('Skipped updates', 4),
+        f(l10n.t('Overflows, total'), 3, { 'data-field': 'overflows-total' }),
+        f(l10n.t('Skipped updates'), 4),
       ),
       built.diagnosis,
     );
     ampViews.set(el, built);
     v = built;
   }
-  setText(v.values[0], mode ?? '–');
+  setText(v.values[0], mode === undefined ? '–' : lossScaleWord(mode));
   setText(v.values[1], formatScale(amp.currentScale));
-  setText(v.recentLabel, `Overflows, last ${amp.window} steps`);
-  setText(v.values[2], String(amp.overflowsRecent));
-  setText(v.values[3], String(amp.overflowsTotal));
-  setText(v.values[4], String(amp.skippedTotal));
+  setText(v.recentLabel, l10n.t('Overflows, last {0} steps', amp.window));
+  setText(v.values[2], localNumber(amp.overflowsRecent));
+  setText(v.values[3], localNumber(amp.overflowsTotal));
+  setText(v.values[4], localNumber(amp.skippedTotal));
   const drawn = JSON.stringify(amp.diagnosis);
   if (v.diagnosis.dataset.drawn === drawn) return;
   v.diagnosis.dataset.drawn = drawn;
@@ -244,10 +261,10 @@ export function renderAmp(el: HTMLElement, amp: AmpHealth, mode: string | undefi
       h(
         'li',
         { class: `diag diag-${d.severity}`, 'data-code': d.code },
-        h('span', { class: 'sev' }, d.severity),
+        h('span', { class: 'sev' }, severityWord(d.severity)),
         ' ',
         d.message,
-        d.fix ? h('div', { class: 'fix' }, 'Fix: ', d.fix) : null,
+        d.fix ? h('div', { class: 'fix' }, l10n.t('Fix: '), d.fix) : null,
       ),
     ),
   );
@@ -266,7 +283,7 @@ export function renderNotices(el: HTMLElement, runs: readonly RunData[]): number
   );
   all.sort((a, b) => a.t - b.t);
   if (all.length === 0) {
-    fill(el, h('p', { class: 'empty' }, 'No warnings or errors.'));
+    fill(el, h('p', { class: 'empty' }, l10n.t('No warnings or errors.')));
     return 0;
   }
   const multi = runs.length > 1;
@@ -279,7 +296,7 @@ export function renderNotices(el: HTMLElement, runs: readonly RunData[]): number
         h(
           'li',
           { class: `notice notice-${n.level}` },
-          h('span', { class: 'sev' }, n.level),
+          h('span', { class: 'sev' }, severityWord(n.level)),
           ' ',
           h('code', {}, n.code),
           multi ? h('span', { class: 'notice-run' }, ` (${n.run})`) : null,
@@ -299,7 +316,7 @@ export function renderPerClass(el: HTMLElement, classes: readonly string[], eval
   if (el.dataset.drawn === drawn) return;
   el.dataset.drawn = drawn;
   if (n === 0 || classes.length === 0) {
-    fill(el, h('p', { class: 'empty' }, 'Per-class accuracy appears after the first evaluation.'));
+    fill(el, h('p', { class: 'empty' }, l10n.t('Per-class accuracy appears after the first evaluation.')));
     return;
   }
   const cols = Array.from({ length: Math.min(n, maxEpochs) }, (_, i) => n - 1 - i);
@@ -321,7 +338,11 @@ export function renderPerClass(el: HTMLElement, classes: readonly string[], eval
       h(
         'caption',
         {},
-        `Per-class validation accuracy (recall), epochs ${evals.epochs[cols.at(-1)!]}–${evals.epochs[cols[0]]}`,
+        l10n.t(
+          'Per-class validation accuracy (recall), epochs {0}–{1}',
+          evals.epochs[cols.at(-1)!],
+          evals.epochs[cols[0]],
+        ),
       ),
       h(
         'thead',
@@ -329,13 +350,15 @@ export function renderPerClass(el: HTMLElement, classes: readonly string[], eval
         h(
           'tr',
           {},
-          h('th', { scope: 'col' }, 'Class'),
-          ...cols.map((r) => h('th', { scope: 'col' }, `Epoch ${evals.epochs[r]}`)),
+          h('th', { scope: 'col' }, l10n.t('Class')),
+          ...cols.map((r) => h('th', { scope: 'col' }, l10n.t('Epoch {0}', evals.epochs[r]))),
         ),
       ),
       h('tbody', {}, ...rows),
     ),
-    classes.length > 2000 ? h('p', { class: 'empty' }, `First 2000 of ${classes.length} classes.`) : null,
+    classes.length > 2000
+      ? h('p', { class: 'empty' }, l10n.t('First 2000 of {0} classes.', localNumber(classes.length)))
+      : null,
   );
 }
 
@@ -349,7 +372,13 @@ export function renderCompareHeader(
 ): void {
   const lines = runs.map(
     (r) =>
-      ` ${stateOf(r.header)}, step ${r.header.step ?? 0}${r.header.totalSteps ? `/${r.header.totalSteps}` : ''}, best ${formatPercent(r.header.bestValAcc ?? null)}, loss scale ${formatScale(r.amp.currentScale)}`,
+      ' ' +
+      l10n.t('{state}, step {step}, best {best}, loss scale {scale}', {
+        state: stateWord(stateOf(r.header)),
+        step: `${r.header.step ?? 0}${r.header.totalSteps ? `/${r.header.totalSteps}` : ''}`,
+        best: formatPercent(r.header.bestValAcc ?? null),
+        scale: formatScale(r.amp.currentScale),
+      }),
   );
   // each run's values of the settings that differ between the runs (the host's diff)
   const differs = runs.map((r) => (r.differs ?? []).map((d) => `${d.path}=${d.value}`).join(', '));
@@ -361,7 +390,7 @@ export function renderCompareHeader(
   el.dataset.drawn = drawn;
   fill(
     el,
-    h('h1', { class: 'run-name' }, `Comparing ${runs.length} runs`),
+    h('h1', { class: 'run-name' }, l10n.t('Comparing {0} runs', runs.length)),
     h(
       'ul',
       { class: 'compare-runs' },
@@ -371,7 +400,7 @@ export function renderCompareHeader(
           type: 'checkbox',
           id,
           'data-run': r.header.key,
-          title: `Show ${r.header.name} in the charts`,
+          title: l10n.t('Show {0} in the charts', r.header.name),
         }) as HTMLInputElement;
         box.checked = !hidden.has(r.header.key);
         box.addEventListener('change', () => onToggle(r.header.key, box.checked));

@@ -2,6 +2,7 @@
 // runner's `meta` command), under the header's title. Notes are the user's text: shown as text,
 // long ones folded to a few lines with a "more" toggle; tags are small chips.
 import { fill, h, setAttr, setText } from './dom';
+import * as l10n from '../shared/l10n';
 
 /** Notes past this many lines or characters are folded (CSS clamps them to FOLDED_LINES lines). */
 export const FOLDED_LINES = 3;
@@ -31,11 +32,11 @@ export function renderRunNotes(el: HTMLElement, notes: string | undefined, tags:
       drawn: '',
       notes: h('p', { class: 'run-notes', 'data-field': 'notes' }),
       toggle: h('button', { type: 'button', class: 'notes-toggle link' }),
-      tags: h('div', { class: 'run-tags', 'data-field': 'tags', role: 'list', 'aria-label': 'tags' }),
+      tags: h('div', { class: 'run-tags', 'data-field': 'tags', role: 'list', 'aria-label': l10n.t('tags') }),
     };
     built.toggle.addEventListener('click', () => {
       const open = built.notes.classList.toggle('folded') === false;
-      setText(built.toggle, open ? 'less' : 'more');
+      setText(built.toggle, open ? l10n.t('less') : l10n.t('more'));
       setAttr(built.toggle, 'aria-expanded', String(open));
     });
     fill(el, built.tags, built.notes, built.toggle);
@@ -49,7 +50,7 @@ export function renderRunNotes(el: HTMLElement, notes: string | undefined, tags:
   // a changed note starts folded again; an unchanged one keeps what the user chose
   v.notes.classList.toggle('folded', long);
   v.toggle.hidden = !long;
-  setText(v.toggle, 'more');
+  setText(v.toggle, l10n.t('more'));
   setAttr(v.toggle, 'aria-expanded', 'false');
   fill(v.tags, ...chips.map((t) => h('span', { class: 'tag-chip', role: 'listitem' }, t)));
   v.tags.hidden = chips.length === 0;

@@ -1,6 +1,8 @@
 // Pure computations on the columns the host sends: smoothing, overflow counts per window, CSV,
 // and the number/time formats the UI shows. No DOM here, so node tests can run it.
 import type { EvalBlock, RunData, StepBlock } from '../../src/shared/dashboardProtocol';
+import * as l10n from '../shared/l10n';
+import { localNumber } from './words';
 
 /**
  * Exponential moving average, debiased like TensorBoard's smoothing: `weight` 0 is the raw series,
@@ -170,24 +172,29 @@ export function formatScale(v: number | null | undefined): string {
   return formatNumber(v);
 }
 
+/** A short number (4 significant digits), grouped as the display language groups thousands. */
 export function formatNumber(v: number | null | undefined, digits = 4): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return '–';
   if (v !== 0 && (Math.abs(v) >= 1e6 || Math.abs(v) < 1e-3)) return v.toExponential(2);
-  return String(Number(v.toPrecision(digits)));
+  return localNumber(Number(v.toPrecision(digits)));
 }
 
 export function formatPercent(v: number | null | undefined): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return '–';
-  return `${(v * 100).toFixed(1)}%`;
+  return new Intl.NumberFormat(l10n.language(), {
+    style: 'percent',
+    minimumFractionDigits: 1,
+    maximumFractionDigits: 1,
+  }).format(v);
 }
 
-/** 75 -> "1m 15s", 3725 -> "1h 02m". */
+/** 75 -> "1m 15s", 3725 -> "1h 02m" (zh-cn: "1 分 15 秒", "1 小时 02 分"). */
 export function formatDuration(seconds: number | null | undefined): string {
   if (seconds === null || seconds === undefined || !Number.isFinite(seconds) || seconds < 0) return '–';
   const s = Math.round(seconds);
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+  if (s < 60) return l10n.t('{0}s', s);
+  if (s < 3600) return l10n.t('{0}m {1}s', Math.floor(s / 60), String(s % 60).padStart(2, '0'));
+  return l10n.t('{0}h {1}m', localNumber(Math.floor(s / 3600)), String(Math.floor((s % 3600) / 60)).padStart(2, '0'));
 }
 
 /** A file name from a run name: letters, digits, dot, dash and underscore only. */

@@ -3,6 +3,8 @@
 // it is healthy (the final card's green "Run completed." says that).
 import type { DashboardHeader } from '../../src/shared/dashboardProtocol';
 import { fill, h } from './dom';
+import * as l10n from '../shared/l10n';
+import { stateWord } from './words';
 
 /** Whether the header's verdict is `problems` for a run that did not fail (a failure says why itself). */
 export function hasProblems(header: DashboardHeader): boolean {
@@ -19,8 +21,8 @@ export function renderVerdict(el: HTMLElement, header: DashboardHeader | undefin
   const reasons = header.health?.reasons ?? [];
   fill(
     el,
-    h('strong', {}, `Run ${header.status} with problems`),
-    reasons.length ? ': ' : '.',
+    h('strong', {}, l10n.t('Run {0} with problems', stateWord(header.status ?? ''))),
+    reasons.length ? l10n.t(': ') : l10n.t('.'),
     reasons.length
       ? h(
           'ul',
@@ -30,10 +32,10 @@ export function renderVerdict(el: HTMLElement, header: DashboardHeader | undefin
               'li',
               { 'data-code': String(r.code) },
               String(r.message),
-              r.fix ? h('div', { class: 'fix' }, 'Fix: ', String(r.fix)) : null,
+              r.fix ? h('div', { class: 'fix' }, l10n.t('Fix: '), String(r.fix)) : null,
             ),
           ),
         )
-      : h('span', {}, ' the runner reported problems without reasons.'),
+      : h('span', {}, ' ', l10n.t('the runner reported problems without reasons.')),
   );
 }

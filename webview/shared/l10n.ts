@@ -5,6 +5,13 @@
 // one l10n/bundle.l10n.<locale>.json serves the host and every page.
 import { formatMessage, type L10nBundle } from '../../src/shared/l10n';
 
+/** The page's document, typed without the DOM library: node programs (unit tests) import this too. */
+interface PageDocument {
+  documentElement: { lang: string };
+  body: { dataset: Record<string, string | undefined> } | null;
+}
+const page = (): PageDocument | undefined => (globalThis as { document?: PageDocument }).document;
+
 let current: L10nBundle = {};
 let lang = 'en';
 
@@ -12,19 +19,21 @@ let lang = 'en';
 export function setBundle(bundle: L10nBundle, language = 'en'): void {
   current = bundle;
   lang = language;
-  if (typeof document !== 'undefined') document.documentElement.lang = language;
+  const doc = page();
+  if (doc) doc.documentElement.lang = language;
 }
 
 /** Reads the bundle the host put on <body data-l10n="{...}" data-lang="zh-cn">, if any. */
 export function loadBundleFromBody(): void {
-  const raw = typeof document !== 'undefined' ? document.body?.dataset.l10n : undefined;
+  const doc = page();
+  const raw = doc?.body?.dataset.l10n;
   if (!raw) return;
   try {
     const parsed: unknown = JSON.parse(raw);
     if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
       const bundle: Record<string, string> = {};
       for (const [k, v] of Object.entries(parsed)) if (typeof v === 'string') bundle[k] = v;
-      setBundle(bundle, document.body.dataset.lang || 'en');
+      setBundle(bundle, doc?.body?.dataset.lang || 'en');
     }
   } catch {
     // a broken attribute leaves the page in English

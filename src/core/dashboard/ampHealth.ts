@@ -9,6 +9,7 @@
 //   checked): data or learning rate, not mixed precision.
 // - no loss scaling with fp16 (O2/O3): small gradients underflow to zero and overflows go unseen.
 import type { AmpDiagnosis, AmpHealth } from '../../shared/dashboardProtocol';
+import { english, type Translate } from '../l10n';
 import { ampScaling } from './ampScaling';
 import { lowerBound } from './downsample';
 import type { RunSeriesStore, StepColumns } from './seriesStore';
@@ -25,7 +26,8 @@ const BURST_GAP = 4;
 
 const SEVERITY_RANK = { error: 0, warning: 1, info: 2 } as const;
 
-export function ampHealth(store: RunSeriesStore, window = AMP_WINDOW): AmpHealth {
+/** The card's figures and diagnoses; `t` words the sentences (the UI's language; English by default). */
+export function ampHealth(store: RunSeriesStore, window = AMP_WINDOW, t: Translate = english): AmpHealth {
   const s = store.steps;
   const n = s.length;
   const seg = Math.min(store.segmentStartRow, n);
@@ -64,15 +66,23 @@ export function ampHealth(store: RunSeriesStore, window = AMP_WINDOW): AmpHealth
       code: 'nan_without_overflow',
       severity: 'error',
       message:
-        `${store.nanWithoutOverflow} step${plural(store.nanWithoutOverflow)} had a NaN or Inf loss` +
-        (first !== undefined ? ` (first at step ${first})` : '') +
+        (store.nanWithoutOverflow === 1
+          ? t('1 step had a NaN or Inf loss')
+          : t('{0} steps had a NaN or Inf loss', store.nanWithoutOverflow)) +
+        (first !== undefined ? t(' (first at step {0})', first) : '') +
         (scaled
-          ? ' while the gradients did not overflow. That is not mixed precision: the loss itself diverged, or the data holds NaN/Inf or bad labels. Those updates were skipped.'
-          : '. Without loss scaling the gradients are not checked, so this is a diverging loss, not a loss-scale overflow. Those updates were skipped.'),
+          ? t(
+              ' while the gradients did not overflow. That is not mixed precision: the loss itself diverged, or the data holds NaN/Inf or bad labels. Those updates were skipped.',
+            )
+          : t(
+              '. Without loss scaling the gradients are not checked, so this is a diverging loss, not a loss-scale overflow. Those updates were skipped.',
+            )),
       fix:
-        'Lower train.lr (or add train.warmup_steps), and check the training images and labels for broken or extreme values.' +
+        t(
+          'Lower train.lr (or add train.warmup_steps), and check the training images and labels for broken or extreme values.',
+        ) +
         (fp16 && !scaled
-          ? ` If it only happens at ${level}, retry with amp.level O0 to tell fp16 range from divergence.`
+          ? t(' If it only happens at {0}, retry with amp.level O0 to tell fp16 range from divergence.', String(level))
           : ''),
     });
   }
@@ -82,8 +92,14 @@ export function ampHealth(store: RunSeriesStore, window = AMP_WINDOW): AmpHealth
     diagnosis.push({
       code: 'scale_pinned_low',
       severity: 'error',
-      message: `The loss scale is at its floor of ${fmtScale(currentScale)} and the last ${pinnedRows.steps} steps still overflowed: the gradients are not finite even unscaled, so no update is applied and the model has stopped learning (the loss stays flat).`,
-      fix: 'This is no longer an fp16 range problem: lower train.lr, check the data for NaN/Inf, or run with amp.level O0 to find where the values blow up.',
+      message: t(
+        'The loss scale is at its floor of {0} and the last {1} steps still overflowed: the gradients are not finite even unscaled, so no update is applied and the model has stopped learning (the loss stays flat).',
+        fmtScale(currentScale, t),
+        pinnedRows.steps,
+      ),
+      fix: t(
+        'This is no longer an fp16 range problem: lower train.lr, check the data for NaN/Inf, or run with amp.level O0 to find where the values blow up.',
+      ),
     });
   } else if (stormOverflows >= Math.max(STORM_MIN, stepsIn(s, recentFrom, n) * STORM_FRACTION)) {
     storm = true;
@@ -91,15 +107,20 @@ export function ampHealth(store: RunSeriesStore, window = AMP_WINDOW): AmpHealth
     diagnosis.push({
       code: 'overflow_storm',
       severity: 'warning',
-      message: `${overflowsRecent} of the last ${recentSteps} steps overflowed (scale now ${fmtScale(currentScale)}), long after the start-up. Each overflow skips an update, so training slows down or stalls; gradients are repeatedly too large for fp16 at this scale.`,
-      fix: 'Lower train.lr or add warmup; if it persists, use amp.level O1 (fp16 only where it is safe) or O0.',
+      message: t(
+        '{0} of the last {1} steps overflowed (scale now {2}), long after the start-up. Each overflow skips an update, so training slows down or stalls; gradients are repeatedly too large for fp16 at this scale.',
+        overflowsRecent,
+        recentSteps,
+        fmtScale(currentScale, t),
+      ),
+      fix: t('Lower train.lr or add warmup; if it persists, use amp.level O1 (fp16 only where it is safe) or O0.'),
     });
   }
 
   if (burst > 0 && !storm && mode === 'dynamic' && pinnedRows.steps < PINNED_MIN_STEPS) {
     // the scale before the first halving: the first row's scale is after its overflows' halvings
     const startScale = s.lossScale.data[seg] * 2 ** s.overflow.data[seg];
-    const endScale = fmtScale(s.lossScale.data[burstEnd - 1]);
+    const endScale = fmtScale(s.lossScale.data[burstEnd - 1], t);
     let later = 0;
     for (let i = burstEnd; i < n; i++) later += s.overflow.data[i];
     const settled = stepsIn(s, burstEnd, n) > BURST_GAP;
@@ -107,13 +128,28 @@ export function ampHealth(store: RunSeriesStore, window = AMP_WINDOW): AmpHealth
       code: 'startup_burst',
       severity: 'info',
       message: settled
-        ? `Normal start-up: the dynamic loss scale started at ${fmtScale(startScale)} and overflowed on ${burst} of the first ${stepsIn(s, seg, burstEnd)} steps, halving each time down to ${endScale}; ` +
+        ? t(
+            'Normal start-up: the dynamic loss scale started at {0} and overflowed on {1} of the first {2} steps, halving each time down to {3}; ',
+            fmtScale(startScale, t),
+            burst,
+            stepsIn(s, seg, burstEnd),
+            endScale,
+          ) +
           (later === 0
-            ? 'no overflow since.'
-            : `since then only ${later} isolated overflow${plural(later)} (the scale probing upward).`) +
-          ` Those ${burst} skipped update${plural(burst)} are the price of starting high.`
-        : `Start-up: the dynamic loss scale started at ${fmtScale(startScale)} and is halving on each overflow (${burst} so far, now ${endScale}) until the gradients fit in fp16. This is expected for the first steps.`,
-      fix: burst > 12 ? `Optional: start lower (amp.init_scale ${endScale}) to skip fewer steps.` : undefined,
+            ? t('no overflow since.')
+            : later === 1
+              ? t('since then only 1 isolated overflow (the scale probing upward).')
+              : t('since then only {0} isolated overflows (the scale probing upward).', later)) +
+          (burst === 1
+            ? t(' That 1 skipped update is the price of starting high.')
+            : t(' Those {0} skipped updates are the price of starting high.', burst))
+        : t(
+            'Start-up: the dynamic loss scale started at {0} and is halving on each overflow ({1} so far, now {2}) until the gradients fit in fp16. This is expected for the first steps.',
+            fmtScale(startScale, t),
+            burst,
+            endScale,
+          ),
+      fix: burst > 12 ? t('Optional: start lower (amp.init_scale {0}) to skip fewer steps.', endScale) : undefined,
     });
   }
 
@@ -121,8 +157,11 @@ export function ampHealth(store: RunSeriesStore, window = AMP_WINDOW): AmpHealth
     diagnosis.push({
       code: 'no_scaling',
       severity: 'warning',
-      message: `This run trains in fp16 (${level}) without loss scaling: small gradients underflow to zero, and overflowing gradients are not detected (only a NaN/Inf loss is).`,
-      fix: 'Set amp.loss_scale to dynamic (the default), or train with amp.level O0.',
+      message: t(
+        'This run trains in fp16 ({0}) without loss scaling: small gradients underflow to zero, and overflowing gradients are not detected (only a NaN/Inf loss is).',
+        String(level),
+      ),
+      fix: t('Set amp.loss_scale to dynamic (the default), or train with amp.level O0.'),
     });
   }
 
@@ -133,13 +172,13 @@ export function ampHealth(store: RunSeriesStore, window = AMP_WINDOW): AmpHealth
       severity: 'info',
       message:
         n === 0
-          ? 'No steps yet.'
+          ? t('No steps yet.')
           : mode === 'none' || !fp16
-            ? `Full precision (${level ?? 'O0'}): no loss scaling needed.`
-            : 'No loss-scale problem: recent steps are not overflowing.',
+            ? t('Full precision ({0}): no loss scaling needed.', level ?? 'O0')
+            : t('No loss-scale problem: recent steps are not overflowing.'),
     });
   }
-  const scaling = ampScaling(level, mode);
+  const scaling = ampScaling(level, mode, t);
   return {
     applies: scaling.applies,
     ...(scaling.notApplicable ? { notApplicable: scaling.notApplicable } : {}),
@@ -182,10 +221,8 @@ function firstNanWithoutOverflow(store: RunSeriesStore): number | undefined {
 }
 
 /** 16777216 → "2^24"; other values as they are. */
-export function fmtScale(v: number): string {
-  if (!Number.isFinite(v)) return 'unknown';
+export function fmtScale(v: number, t: Translate = english): string {
+  if (!Number.isFinite(v)) return t('unknown');
   const e = Math.log2(v);
   return Number.isInteger(e) && e >= 4 ? `2^${e}` : String(v);
 }
-
-const plural = (n: number) => (n === 1 ? '' : 's');

@@ -5,6 +5,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type * as http from 'node:http';
 import * as path from 'node:path';
+import type { PageLocale } from './locale';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
@@ -71,10 +72,15 @@ function contentSecurityPolicy(nonce: string, wsOrigin: string): string {
   ].join('; ');
 }
 
-function shell(token: string, nonce: string): string {
+function shell(token: string, nonce: string, locale: PageLocale): string {
   const t = encodeURIComponent(token);
+  // the bundle for the page's language, read by webview/shared/l10n.ts (English: none)
+  const l10n =
+    locale.language === 'en'
+      ? ''
+      : ` data-lang="${escapeAttr(locale.language)}" data-l10n="${escapeAttr(JSON.stringify(locale.bundle))}"`;
   return `<!doctype html>
-<html lang="en">
+<html lang="${escapeAttr(locale.language)}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -83,7 +89,7 @@ function shell(token: string, nonce: string): string {
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/dashboard.css?token=${t}">
 </head>
-<body>
+<body${l10n}>
 <div id="app"></div>
 <script nonce="${nonce}" src="/dashboard.js?token=${t}"></script>
 </body>
@@ -112,6 +118,8 @@ export interface Routes {
   assetsDir: string;
   /** The body of /api/runs. */
   runList(): unknown;
+  /** The page's language and bundle for a request's Accept-Language. */
+  locale(acceptLanguage: string | undefined): PageLocale;
 }
 
 /** The HTTP request handler: never throws (a bad target is 400, a failure 500). */
@@ -134,7 +142,7 @@ export function handleRequest(r: Routes, req: http.IncomingMessage, res: http.Se
           'content-security-policy': contentSecurityPolicy(nonce, `ws://${req.headers.host}`),
           'cache-control': 'no-store',
         });
-        res.end(head ? undefined : shell(r.gate.token, nonce));
+        res.end(head ? undefined : shell(r.gate.token, nonce, r.locale(req.headers['accept-language'])));
         return;
       }
       case '/dashboard.js':
@@ -154,4 +162,8 @@ export function handleRequest(r: Routes, req: http.IncomingMessage, res: http.Se
     if (res.headersSent) return void res.destroy();
     plain(res, 500, `error: ${err instanceof Error ? err.message : String(err)}\n`);
   }
+}
+
+function escapeAttr(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }

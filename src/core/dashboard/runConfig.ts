@@ -3,9 +3,9 @@
 // can read it (bounded, regular file only: runFiles.ts), else from run_started, which carries the
 // same resolved spec on every target. Everything is flattened and capped here, so a hostile spec
 // (deep, huge, odd types) costs the UI a bounded table of strings and nothing else.
-import type { ConfigRow, RunConfig } from '../../shared/dashboardProtocol';
+import type { ConfigDiff, ConfigRow, RunConfig } from '../../shared/dashboardProtocol';
 import type { RunStartedEvent } from '../../shared/eventsProtocol';
-import { differingKeys, flattenSpec, formatFlatValue } from '../runs/specDiff';
+import { differingKeys, flattenSpec, formatFlatValue, specDiffRows } from '../runs/specDiff';
 
 /** Rows per section and characters per value the panel is sent. */
 export const MAX_CONFIG_ROWS = 400;
@@ -103,4 +103,20 @@ export function differingSettings(specs: readonly (Record<string, unknown> | und
     .filter((k) => !NOT_SETTINGS.has(k))
     .slice(0, max);
   return flat.map((f) => keys.map((path) => ({ path, value: formatFlatValue(f[path]) })));
+}
+
+/**
+ * Compare Runs' config diff: every spec field of the runs but NOT_SETTINGS (flattened and compared as the Runs
+ * Table does), one value per run, the differing ones marked; the UI shows those first and the rest
+ * on request. Bounded by specDiff's caps (FLAT_MAX_KEYS fields per run, FLAT_MAX_TEXT per value).
+ */
+export function configDiff(runs: readonly { key: string; spec: Record<string, unknown> | undefined }[]): ConfigDiff {
+  const rows = specDiffRows(runs.map((r) => flattenSpec(r.spec ?? {})));
+  return {
+    runs: runs.map((r) => r.key),
+    // the name, notes and tags head the columns or belong to the run, they are not its settings
+    rows: rows
+      .filter((r) => !NOT_SETTINGS.has(r.key))
+      .map((r) => ({ path: r.key, values: r.values.map(formatFlatValue), differs: r.differs })),
+  };
 }

@@ -21,6 +21,7 @@ import {
   regularFileProblem,
 } from './runFiles';
 import { RunSeriesStore } from './seriesStore';
+import { english, type Translate } from '../l10n';
 
 export interface DashboardRunInfo {
   key: RunKey;
@@ -249,10 +250,11 @@ export function describeRun(feed: RunFeed): DashboardRunInfo {
   };
 }
 
-export function targetOf(dir: string): string {
+/** Where a run's files are, as the header says it (`t`: the tab's language). */
+export function targetOf(dir: string, t: Translate = english): string {
   const status = readJsonObject(path.join(dir, 'status.json'), MAX_STATUS_BYTES);
   const host = status.ok === true ? status.value.host : undefined;
-  return typeof host === 'string' && host ? `${host} (local files)` : 'local files';
+  return typeof host === 'string' && host ? t('{0} (local files)', host) : t('local files');
 }
 
 /** The runs of a run directory (one) or a runs root (its sub-folders, re-listed on `rescan`). */

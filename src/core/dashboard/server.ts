@@ -20,6 +20,7 @@ import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { WebSocketServer } from 'ws';
 import { Gate, handleRequest, parseTarget } from './httpRoutes';
+import { Locales } from './locale';
 import { isRunDir, RunRegistry, type DashboardRunInfo } from './runRegistry';
 import { Tabs, type TabLimits } from './tabs';
 
@@ -38,6 +39,11 @@ export interface DashboardServerOptions {
   pollMs?: number;
   /** How often a runs root is re-listed for new runs (ms). Default 2000. */
   rescanMs?: number;
+  /** `--lang`: the page's language whatever the browser asks (default: its Accept-Language). */
+  lang?: string;
+  /** Folder of the l10n bundles (bundle.l10n.<locale>.json). Default: the extension's l10n/, two
+   * folders above `assetsDir` (dist/webview). */
+  l10nDir?: string;
 }
 
 /** What the server holds right now (for tests, the bench, and anyone wondering). */
@@ -86,9 +92,19 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
   const registry = new RunRegistry(target, kind, opts.pollMs ?? 100);
   const rescanTimer = kind === 'root' ? setInterval(() => registry.rescan(), opts.rescanMs ?? 2000) : undefined;
   const tabs = new Tabs(registry);
+  const locales = new Locales(opts.l10nDir ?? path.join(opts.assetsDir, '..', '..', 'l10n'), opts.lang);
 
   const server = http.createServer((req, res) =>
-    handleRequest({ gate, assetsDir: opts.assetsDir, runList: () => ({ kind, runs: registry.runs() }) }, req, res),
+    handleRequest(
+      {
+        gate,
+        assetsDir: opts.assetsDir,
+        runList: () => ({ kind, runs: registry.runs() }),
+        locale: (accept) => locales.forRequest(accept),
+      },
+      req,
+      res,
+    ),
   );
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_UI_MESSAGE_BYTES });
   server.on('upgrade', (req: http.IncomingMessage, socket, head) => {
@@ -100,7 +116,10 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
       if (!url) return refuse('400 Bad Request', 'bad request target');
       const why = url.pathname !== '/ws' ? 'no such socket' : gate.refusal(req, url, true);
       if (why) return refuse('403 Forbidden', `forbidden: ${why}`);
-      wss.handleUpgrade(req, socket, head, (ws) => tabs.connect(ws, url));
+      // the tab's sentences (the AMP card, banners) in the page's language: the socket's request
+      // carries the same Accept-Language as the page's
+      const { t } = locales.forRequest(req.headers['accept-language']);
+      wss.handleUpgrade(req, socket, head, (ws) => tabs.connect(ws, url, t));
     } catch {
       socket.destroy();
     }

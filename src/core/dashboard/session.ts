@@ -20,11 +20,20 @@
 // (ready, shown, zoom, a width change that changes the downsampling, a resume that rewrote steps,
 // or live rows piling up past a downsampled snapshot).
 import type { RunEvent } from '../../shared/eventsProtocol';
-import type { HostMessage, RunData, RunKey, UiMessage, ViewRange } from '../../shared/dashboardProtocol';
+import type {
+  DashboardHeader,
+  HostMessage,
+  RunData,
+  RunKey,
+  UiMessage,
+  ViewRange,
+} from '../../shared/dashboardProtocol';
+import { english, type Translate } from '../l10n';
 import type { TransportSignal } from '../runs/state';
 import { AMP_WINDOW, ampHealth } from './ampHealth';
+import { ampScaling } from './ampScaling';
 import { ROWS_PER_PIXEL, selectRows } from './downsample';
-import { differingSettings } from './runConfig';
+import { configDiff, differingSettings } from './runConfig';
 import { RunSeriesStore, STEP_SERIES } from './seriesStore';
 import { validateUiMessage } from '../../shared/dashboardValidate';
 
@@ -53,6 +62,9 @@ export interface SessionOptions {
    * retainContextWhenHidden): on show, wait for its new `ready` instead of posting into a page
    * that is still loading. */
   uiReloadsWhenShown?: boolean;
+  /** Words the sentences the host writes (the AMP card, the header's AMP text, banners) in the
+   * UI's language: vscode.l10n.t in VS Code, the bundle of the tab's language in the browser. */
+  t?: Translate;
 }
 
 const DEFAULT_WIDTH = 1000;
@@ -93,7 +105,11 @@ export class DashboardSession {
   /** Bumped by every snapshot and append posted. */
   revision = 0;
 
-  constructor(readonly options: SessionOptions) {}
+  private readonly t: Translate;
+
+  constructor(readonly options: SessionOptions) {
+    this.t = options.t ?? english;
+  }
 
   /**
    * `store`: a run's series shared by several sessions (one browser tab each): the owner ingests
@@ -188,7 +204,7 @@ export class DashboardSession {
       }
       case 'export':
         if (this.options.onExport) this.options.onExport(m);
-        else this.status(null, 'info', 'Export is not available here: the browser saves the file itself.');
+        else this.status(null, 'info', this.t('Export is not available here: the browser saves the file itself.'));
         break;
     }
     return true;
@@ -243,6 +259,13 @@ export class DashboardSession {
     return e;
   }
 
+  /** The store's header with its AMP words in this UI's language (a store serves tabs of any). */
+  private header(s: RunSeriesStore): DashboardHeader {
+    const header = s.header();
+    header.ampSummary = ampScaling(header.ampLevel, header.lossScaleMode, this.t).summary;
+    return header;
+  }
+
   private canPost(): boolean {
     return this.ready && this.visible && !this.disposed;
   }
@@ -283,13 +306,13 @@ export class DashboardSession {
     e.appendedSinceSnapshot = 0;
     e.dirty = false;
     return {
-      header: s.header(),
+      header: this.header(s),
       steps: s.stepBlock(sel.rows),
       evals: s.evalBlock(),
       devices: s.deviceBlock(),
       host: s.hostBlock(),
       config: s.config(),
-      amp: ampHealth(s, this.options.window ?? AMP_WINDOW),
+      amp: ampHealth(s, this.options.window ?? AMP_WINDOW, this.t),
       notices: s.notices.slice(),
       marks: s.marks.slice(),
       totalStepRows: s.steps.length,
@@ -330,6 +353,8 @@ export class DashboardSession {
       range: { ...this.range },
       revision: ++this.revision,
     };
+    if (this.options.mode === 'compare')
+      m.configDiff = configDiff([...this.runs.values()].map((e) => ({ key: e.store.key, spec: e.store.spec() })));
     if (this.options.restoreToken !== undefined) m.restore = this.options.restoreToken;
     this.options.post(m);
     for (const b of this.banners.values()) this.options.post(b);
@@ -341,8 +366,8 @@ export class DashboardSession {
     const m: Extract<HostMessage, { type: 'append' }> = {
       type: 'append',
       key: s.key,
-      header: s.header(),
-      amp: ampHealth(s, this.options.window ?? AMP_WINDOW),
+      header: this.header(s),
+      amp: ampHealth(s, this.options.window ?? AMP_WINDOW, this.t),
       revision: ++this.revision,
     };
     if (rows > e.sentRows) m.steps = s.stepRange(e.sentRows, rows);

@@ -11,6 +11,7 @@ import type { WebSocket } from 'ws';
 import type { HostMessage, RunKey } from '../../shared/dashboardProtocol';
 import { describeRun, targetOf, type RunRegistry } from './runRegistry';
 import { DashboardSession } from './session';
+import { english, type Translate } from '../l10n';
 
 export const MAX_TABS = 64;
 export const MAX_QUEUED_BYTES = 4 << 20;
@@ -57,7 +58,8 @@ export class Tabs {
     for (const ws of this.sockets) ws.terminate();
   }
 
-  connect(ws: WebSocket, url: URL): void {
+  /** `t`: the tab's language (the page's), for the sentences the host writes. */
+  connect(ws: WebSocket, url: URL, t: Translate = english): void {
     if (this.sockets.size >= this.limits.maxTabs) {
       ws.close(1013, `too many dashboard tabs (${this.limits.maxTabs}) are open: close some, then reload`);
       return;
@@ -104,7 +106,7 @@ export class Tabs {
       }, DRAIN_CHECK_MS);
     };
 
-    const session = new DashboardSession({ mode, post: send, appendIntervalMs: 100 });
+    const session = new DashboardSession({ mode, post: send, appendIntervalMs: 100, t });
     const receive = (value: unknown) => {
       const isReady = typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'ready';
       if (isReady && (snapshotsInFlight > 0 || paused)) heldReady = value;
@@ -134,14 +136,15 @@ export class Tabs {
       if (started) receive(value);
       else if (pending.length < MAX_PENDING) pending.push(value);
     });
-    if (keys.length === 0) send({ type: 'status', key: null, level: 'info', message: 'No runs in this folder yet.' });
+    if (keys.length === 0)
+      send({ type: 'status', key: null, level: 'info', message: t('No runs in this folder yet.') });
     void (async () => {
       for (const key of keys) {
         const feed = this.registry.get(key)!;
         const store = await feed.load();
         if (closed) return;
         const info = describeRun(feed);
-        store.meta = { name: info.name, target: targetOf(feed.dir), notes: info.notes, tags: info.tags };
+        store.meta = { name: info.name, target: targetOf(feed.dir, t), notes: info.notes, tags: info.tags };
         session.addRun(key, store.meta, store);
         if (info.problem) session.status(key, 'warning', `${info.name}: ${info.problem}`);
         unsubscribe.push(
@@ -165,7 +168,7 @@ export class Tabs {
       for (const v of pending.splice(0)) receive(v);
     })().catch((err: unknown) => {
       if (closed) return;
-      session.status(null, 'error', `could not read the run: ${err instanceof Error ? err.message : String(err)}`);
+      session.status(null, 'error', t('Could not read the run: {0}', err instanceof Error ? err.message : String(err)));
       started = true;
       for (const v of pending.splice(0)) receive(v);
     });

@@ -1,21 +1,25 @@
 // A dashboard tab's title from the names its runs show (their display names: a Rename Run changes
-// them, and the open tab follows). No vscode here.
+// them, and the open tab follows). No vscode here: `t` words it in the display language.
+import { english, type Translate } from '../l10n';
 
 /** Longest compare title before it becomes "Compare: N runs". */
 export const MAX_COMPARE_TITLE = 60;
 
-export function dashboardTitle(names: readonly string[]): string {
-  if (names.length === 1) return `Dashboard: ${names[0]}`;
-  const text = `Compare: ${names.join(', ')}`;
-  return text.length > MAX_COMPARE_TITLE ? `Compare: ${names.length} runs` : text;
+export function dashboardTitle(names: readonly string[], t: Translate = english): string {
+  if (names.length === 1) return t('Dashboard: {0}', names[0]);
+  const text = t('Compare: {0}', names.join(', '));
+  return text.length > MAX_COMPARE_TITLE ? t('Compare: {0} runs', names.length) : text;
 }
 
 /** Which open tabs' titles changed: [index, new title] for each tab whose runs now show other names. */
-export function retitled(tabs: readonly { title: string; names: readonly string[] }[]): [number, string][] {
+export function retitled(
+  tabs: readonly { title: string; names: readonly string[] }[],
+  t: Translate = english,
+): [number, string][] {
   const out: [number, string][] = [];
-  tabs.forEach((t, i) => {
-    const now = dashboardTitle(t.names);
-    if (now !== t.title) out.push([i, now]);
+  tabs.forEach((tab, i) => {
+    const now = dashboardTitle(tab.names, t);
+    if (now !== tab.title) out.push([i, now]);
   });
   return out;
 }
