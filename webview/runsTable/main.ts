@@ -2,11 +2,11 @@
 // snapshot (src/shared/runsTableProtocol.ts) and sends back what the user does: sort, filter,
 // columns, selection, Compare Runs, Config Diff, Delete, Refresh. The host owns the state; the UI
 // keeps only the filter being typed (so a snapshot never moves the caret). Every text from a run
-// (names, tags, spec values) goes in through textContent, never as HTML.
+// (names, tags, spec values) goes in through textContent, never as HTML. Words are in the display
+// language: the host puts its bundle on <body> (webview/shared/l10n.ts).
 import './runsTable.css'; // esbuild bundles it into dist/webview/runsTable.css
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import {
-  formatCell,
   isHostMessage,
   type ColumnView,
   type DiffView,
@@ -16,6 +16,8 @@ import {
   type TableState,
   type UiMessage,
 } from '../../src/shared/runsTableProtocol';
+import * as l10n from '../shared/l10n';
+import { cellText, columnLabel, stateWord } from './words';
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void; getState(): unknown; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
@@ -44,11 +46,12 @@ function el<K extends keyof HTMLElementTagNameMap>(
 function button(
   label: string,
   onClick: () => void,
-  opts: { secondary?: boolean; disabled?: boolean; id?: string } = {},
+  opts: { secondary?: boolean; disabled?: boolean; id?: string; title?: string } = {},
 ) {
   const b = document.createElement('vscode-button');
   b.textContent = label;
   if (opts.id) b.id = opts.id;
+  if (opts.title) b.title = opts.title;
   if (opts.secondary) b.setAttribute('secondary', '');
   if (opts.disabled) b.setAttribute('disabled', '');
   b.addEventListener('click', () => {
@@ -76,7 +79,7 @@ function frame(): void {
   const text = Object.assign(document.createElement('input'), {
     type: 'search',
     id: 'filter-text',
-    placeholder: 'Filter: words, or field=value (lr=0.01)',
+    placeholder: l10n.t('Filter: words, or field=value (lr=0.01)'),
     value: draft.text,
   });
   text.addEventListener('input', () => {
@@ -94,7 +97,7 @@ function frame(): void {
       el('details', { id: 'states' }),
       el('details', { id: 'tags' }),
       el('details', { id: 'columns' }),
-      button('Refresh', () => send({ type: 'refresh' }), { secondary: true, id: 'refresh' }),
+      button(l10n.t('Refresh'), () => send({ type: 'refresh' }), { secondary: true, id: 'refresh' }),
     ),
     el('div', { id: 'ranges' }),
     el('div', { class: 'actions', id: 'actions' }),
@@ -105,16 +108,22 @@ function frame(): void {
 
 // ---- the parts a snapshot redraws ----
 
-function choiceList(id: 'states' | 'tags', label: string, options: string[], chosen: string[]): void {
+/** The States or Tags menu: `none` is what it says when there is nothing to choose; `word` names an option. */
+function choiceList(
+  id: 'states' | 'tags',
+  text: { label: string; none: string; word: (o: string) => string },
+  options: string[],
+  chosen: string[],
+): void {
   const d = document.getElementById(id) as HTMLDetailsElement;
   const open = d.open;
   const set = new Set(chosen);
   d.replaceChildren(
-    el('summary', {}, chosen.length ? `${label} (${chosen.length})` : label),
+    el('summary', {}, chosen.length ? l10n.t('{0} ({1})', text.label, chosen.length) : text.label),
     el(
       'div',
       { class: 'menu' },
-      options.length ? null : el('div', { class: 'muted' }, `No ${label.toLowerCase()}`),
+      options.length ? null : el('div', { class: 'muted' }, text.none),
       ...options.map((o) => {
         const c = checkbox(
           set.has(o),
@@ -123,7 +132,7 @@ function choiceList(id: 'states' | 'tags', label: string, options: string[], cho
             draft = { ...draft, [id]: next };
             sendFilter(true);
           },
-          o,
+          text.word(o),
         );
         c.dataset.value = o;
         return c;
@@ -140,22 +149,25 @@ function columnChooser(s: TableState): void {
   const toggle = (key: string, on: boolean) =>
     send({ type: 'columns', mode: 'chosen', keys: on ? [...shown, key] : shown.filter((k) => k !== key) });
   const item = (c: TableState['choices'][number]) => {
-    const l = checkbox(c.shown, (on) => toggle(c.key, on), c.label);
+    const l = checkbox(c.shown, (on) => toggle(c.key, on), columnLabel(c));
     l.dataset.key = c.key;
     if (c.differs) l.classList.add('differs');
     return l;
   };
   d.replaceChildren(
-    el('summary', {}, s.columnMode === 'auto' ? 'Columns' : 'Columns (chosen)'),
+    el('summary', {}, s.columnMode === 'auto' ? l10n.t('Columns') : l10n.t('Columns (chosen)')),
     el(
       'div',
       { class: 'menu wide' },
       el(
         'div',
         { class: 'menu-actions' },
-        button('Default', () => send({ type: 'columns', mode: 'auto' }), { secondary: true, id: 'columns-auto' }),
+        button(l10n.t('Default'), () => send({ type: 'columns', mode: 'auto' }), {
+          secondary: true,
+          id: 'columns-auto',
+        }),
         button(
-          'All spec fields',
+          l10n.t('All spec fields'),
           () =>
             send({
               type: 'columns',
@@ -165,9 +177,9 @@ function columnChooser(s: TableState): void {
           { secondary: true, id: 'columns-all' },
         ),
       ),
-      el('div', { class: 'muted' }, 'Results'),
+      el('div', { class: 'muted' }, l10n.t('Results')),
       ...s.choices.filter((c) => !c.spec).map(item),
-      el('div', { class: 'muted' }, 'Spec fields (● differs between the listed runs)'),
+      el('div', { class: 'muted' }, l10n.t('Spec fields (● differs between the listed runs)')),
       ...s.choices.filter((c) => c.spec).map(item),
     ),
   );
@@ -187,7 +199,7 @@ function ranges(s: TableState): void {
     const input = Object.assign(document.createElement('input'), {
       type: 'number',
       step: 'any',
-      placeholder: which,
+      placeholder: which === 'min' ? l10n.t('min') : l10n.t('max'),
       value: r[which] === null ? '' : String(r[which]),
       className: `range-${which}`,
     });
@@ -200,25 +212,25 @@ function ranges(s: TableState): void {
   const rows = draft.ranges.map((r, i) => {
     const pick = document.createElement('select');
     for (const c of numeric)
-      pick.append(Object.assign(document.createElement('option'), { value: c.key, textContent: c.label }));
+      pick.append(Object.assign(document.createElement('option'), { value: c.key, textContent: columnLabel(c) }));
     pick.value = r.key;
     pick.addEventListener('change', () => put(i, { ...r, key: pick.value }));
     const row = el(
       'div',
       { class: 'range' },
       pick,
-      ' from ',
+      ` ${l10n.t('from')} `,
       bound(r, i, 'min'),
-      ' to ',
+      ` ${l10n.t('to')} `,
       bound(r, i, 'max'),
-      button('×', () => put(i, null), { secondary: true }),
+      button('×', () => put(i, null), { secondary: true, title: l10n.t('Remove this range filter') }),
     );
     row.dataset.key = r.key;
     return row;
   });
   const first = numeric.find((c) => c.key === 'best_val_acc') ?? numeric[0];
   const add = first
-    ? button('Add range filter', () => put(draft.ranges.length, { key: first.key, min: null, max: null }), {
+    ? button(l10n.t('Add range filter'), () => put(draft.ranges.length, { key: first.key, min: null, max: null }), {
         secondary: true,
         id: 'add-range',
       })
@@ -231,28 +243,36 @@ function actions(s: TableState): void {
   const byId = new Map(s.rows.map((r) => [r.id, r]));
   const deletable = s.selected.filter((id) => byId.get(id)?.deletable).length;
   document.getElementById('actions')!.replaceChildren(
-    el('span', { class: 'muted', id: 'selected-count' }, n ? `${n} selected` : 'Select runs to compare or delete'),
-    button('Compare Runs', () => send({ type: 'compare' }), { disabled: n < 2, id: 'compare' }),
-    button('Config Diff', () => send({ type: 'diff', onlyDiffering: s.diff?.onlyDiffering ?? false }), {
+    el(
+      'span',
+      { class: 'muted', id: 'selected-count' },
+      n ? l10n.t('{0} selected', n) : l10n.t('Select runs to compare or delete'),
+    ),
+    button(l10n.t('Compare Runs'), () => send({ type: 'compare' }), { disabled: n < 2, id: 'compare' }),
+    button(l10n.t('Config Diff'), () => send({ type: 'diff', onlyDiffering: s.diff?.onlyDiffering ?? false }), {
       secondary: true,
       disabled: n < 2,
       id: 'diff-open',
     }),
-    button(deletable && deletable < n ? `Delete (${deletable} ended)` : 'Delete', () => send({ type: 'delete' }), {
-      secondary: true,
-      disabled: deletable === 0,
-      id: 'delete',
-    }),
+    button(
+      deletable && deletable < n ? l10n.t('Delete ({0} ended)', deletable) : l10n.t('Delete'),
+      () => send({ type: 'delete' }),
+      {
+        secondary: true,
+        disabled: deletable === 0,
+        id: 'delete',
+      },
+    ),
   );
 }
 
 function stateCell(row: RowView): HTMLElement {
   const st = String(row.values.state ?? '');
   const icon = { running: '●', completed: '✓', stopped: '■', failed: '✗', lost: '?' }[st] ?? '';
-  const td = el('td', { class: `state state-${st}` }, `${icon} ${st}`);
+  const td = el('td', { class: `state state-${st}` }, `${icon} ${stateWord(st)}`);
   if (row.health === 'problems')
-    td.append(el('span', { class: 'health-problems', title: row.healthNote ?? 'problems' }, ' ⚠'));
-  if (row.problem) td.append(el('span', { class: 'bad-run', title: row.problem }, ' (bad files)'));
+    td.append(el('span', { class: 'health-problems', title: row.healthNote ?? l10n.t('problems') }, ' ⚠'));
+  if (row.problem) td.append(el('span', { class: 'bad-run', title: row.problem }, l10n.t(' (bad files)')));
   td.title = [row.healthNote, row.problem].filter(Boolean).join('\n');
   return td;
 }
@@ -280,10 +300,10 @@ function table(s: TableState): void {
         'th',
         {
           class: `${c.numeric ? 'num' : ''}${c.spec ? ' spec' : ''}`,
-          title: c.spec ? `spec field ${c.label}` : c.label,
+          title: c.spec ? l10n.t('spec field {0}', c.label) : columnLabel(c),
           onclick: () => send({ type: 'sort', key: c.key }),
         },
-        c.label,
+        columnLabel(c),
         sorted ? (s.sort.dir === 'asc' ? ' ▲' : ' ▼') : '',
       );
       th.dataset.key = c.key;
@@ -316,7 +336,11 @@ function table(s: TableState): void {
         el(
           'td',
           { class: 'muted empty' },
-          s.loading ? 'Listing runs…' : s.total ? 'No run matches the filter.' : 'No runs on this target yet.',
+          s.loading
+            ? l10n.t('Listing runs…')
+            : s.total
+              ? l10n.t('No run matches the filter.')
+              : l10n.t('No runs on this target yet.'),
         ),
       );
   document.getElementById('runs')!.replaceChildren(el('thead', {}, head), el('tbody', {}, ...body, empty));
@@ -325,7 +349,7 @@ function table(s: TableState): void {
 function cell(row: RowView, c: ColumnView): HTMLElement {
   if (c.key === 'state') return stateCell(row);
   const v = row.values[c.key];
-  const td = el('td', { class: `${c.numeric ? 'num' : ''}${c.spec ? ' spec' : ''}` }, formatCell(v, c.kind));
+  const td = el('td', { class: `${c.numeric ? 'num' : ''}${c.spec ? ' spec' : ''}` }, cellText(v, c.kind));
   td.dataset.key = c.key;
   if (c.kind === 'value' && typeof v === 'string' && v.length > 40) td.title = v;
   return td;
@@ -342,14 +366,18 @@ function diff(d: DiffView | null): void {
     el(
       'h3',
       {},
-      `Config diff of ${d.runs.length} runs`,
-      el('span', { class: 'muted' }, ` · ${changed} field${changed === 1 ? '' : 's'} differ`),
+      l10n.t('Config diff of {0} runs', d.runs.length),
+      el(
+        'span',
+        { class: 'muted' },
+        changed === 1 ? l10n.t(' · 1 field differs') : l10n.t(' · {0} fields differ', changed),
+      ),
     ),
     el(
       'div',
       { class: 'toolbar' },
-      checkbox(d.onlyDiffering, (on) => send({ type: 'diff', onlyDiffering: on }), 'Only differences'),
-      button('Close', () => send({ type: 'closeDiff' }), { secondary: true, id: 'diff-close' }),
+      checkbox(d.onlyDiffering, (on) => send({ type: 'diff', onlyDiffering: on }), l10n.t('Only differences')),
+      button(l10n.t('Close'), () => send({ type: 'closeDiff' }), { secondary: true, id: 'diff-close' }),
     ),
     el(
       'div',
@@ -357,7 +385,7 @@ function diff(d: DiffView | null): void {
       el(
         'table',
         { id: 'diff-table' },
-        el('thead', {}, el('tr', {}, el('th', {}, 'Field'), ...d.runs.map((r) => el('th', {}, r.name)))),
+        el('thead', {}, el('tr', {}, el('th', {}, l10n.t('Field')), ...d.runs.map((r) => el('th', {}, r.name)))),
         el(
           'tbody',
           {},
@@ -380,10 +408,11 @@ function diff(d: DiffView | null): void {
 function render(s: TableState): void {
   document.getElementById('title')!.textContent = s.title;
   document.getElementById('count')!.textContent =
-    `${s.rows.length} of ${s.total} run${s.total === 1 ? '' : 's'}${s.loading ? ' · listing…' : ''}`;
+    (s.total === 1 ? l10n.t('{0} of 1 run', s.rows.length) : l10n.t('{0} of {1} runs', s.rows.length, s.total)) +
+    (s.loading ? l10n.t(' · listing…') : '');
   document.getElementById('errors')!.replaceChildren(...s.errors.map((e) => el('div', { class: 'error' }, e)));
-  choiceList('states', 'States', s.states, draft.states);
-  choiceList('tags', 'Tags', s.tags, draft.tags);
+  choiceList('states', { label: l10n.t('States'), none: l10n.t('No states'), word: stateWord }, s.states, draft.states);
+  choiceList('tags', { label: l10n.t('Tags'), none: l10n.t('No tags'), word: (tag) => tag }, s.tags, draft.tags);
   columnChooser(s);
   ranges(s);
   actions(s);
@@ -391,6 +420,7 @@ function render(s: TableState): void {
   diff(s.diff);
 }
 
+l10n.loadBundleFromBody();
 frame();
 window.addEventListener('message', (e: MessageEvent) => {
   if (!isHostMessage(e.data)) return;

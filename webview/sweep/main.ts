@@ -1,7 +1,9 @@
 // The Sweep panel UI (dist/webview/sweep.js + .css), in a VS Code webview: the host's sweep-status
 // snapshot (src/shared/sweepProtocol.ts) as a trials table with the best trial highlighted, Optuna's
 // parameter importances as bars, and a parallel-coordinates chart (params -> objective) drawn as SVG.
-// Text from the data goes in through textContent, never as HTML.
+// Text from the data goes in through textContent, never as HTML. Words are in the display language
+// (the host's bundle on <body>, webview/shared/l10n.ts); parameter names, metric keys, the sampler's
+// and pruner's names stay as the runner writes them.
 import './sweep.css'; // esbuild bundles it into dist/webview/sweep.css
 import {
   isSweepHostMessage,
@@ -10,6 +12,10 @@ import {
   type SweepTrial,
   type SweepUiMessage,
 } from '../../src/shared/sweepProtocol';
+import { formatPercent } from '../dashboard/series';
+import { localNumber } from '../dashboard/words';
+import * as l10n from '../shared/l10n';
+import { directionWord, sweepStateWord, trialWord } from './words';
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void };
 const vscode = acquireVsCodeApi();
@@ -39,11 +45,12 @@ function svg(tag: string, attrs: Record<string, string | number>, text?: string)
   return e;
 }
 
+/** A parameter's or objective's value: short numbers grouped for the display language, tiny and huge ones as 1.00e-4. */
 function fmt(v: number | string | boolean | null): string {
   if (v === null) return '–';
   if (typeof v !== 'number') return String(v);
-  if (Number.isInteger(v)) return String(v);
-  return Math.abs(v) < 1e-2 || Math.abs(v) >= 1e4 ? v.toExponential(2) : String(Number(v.toFixed(4)));
+  if (Number.isInteger(v)) return localNumber(v);
+  return Math.abs(v) < 1e-2 || Math.abs(v) >= 1e4 ? v.toExponential(2) : localNumber(Number(v.toFixed(4)));
 }
 
 /** The value a trial shows on the objective axis: its value, or for a pruned trial the best it reported. */
@@ -69,16 +76,26 @@ function header(st: SweepPanelState, s: SweepStatus): HTMLElement {
     el(
       'div',
       { class: 'header' },
-      el('h1', {}, `Sweep ${s.name}`),
-      el('span', { id: 'state' }, s.state),
-      el('span', { class: 'muted' }, `${c.counted}/${s.trials_target} trials`),
+      el('h1', {}, l10n.t('Sweep {0}', s.name)),
+      el('span', { id: 'state' }, sweepStateWord(s.state)),
+      el('span', { class: 'muted' }, l10n.t('{0}/{1} trials', c.counted, s.trials_target)),
       el(
         'span',
         { class: 'muted' },
-        `${c.complete} completed · ${c.pruned} pruned · ${c.fail} failed · ${c.running} running`,
+        l10n.t('{0} completed · {1} pruned · {2} failed · {3} running', c.complete, c.pruned, c.fail, c.running),
       ),
-      el('span', { class: 'muted' }, `objective ${s.objective.metric} (${s.objective.direction})`),
-      el('span', { class: 'muted' }, `${s.sampler ?? '?'} sampler · ${s.pruner ?? 'no'} pruner · ${st.target}`),
+      el(
+        'span',
+        { class: 'muted' },
+        l10n.t('objective {0} ({1})', s.objective.metric, directionWord(s.objective.direction)),
+      ),
+      el(
+        'span',
+        { class: 'muted' },
+        s.pruner
+          ? l10n.t('{0} sampler · {1} pruner · {2}', s.sampler ?? '?', s.pruner, st.target)
+          : l10n.t('{0} sampler · no pruner · {1}', s.sampler ?? '?', st.target),
+      ),
     ),
     el(
       'div',
@@ -88,22 +105,23 @@ function header(st: SweepPanelState, s: SweepStatus): HTMLElement {
         {
           id: 'fine-tune-best',
           title: s.best
-            ? `Start a fine-tune from trial ${s.best.number}'s best checkpoint`
-            : 'No trial has completed yet',
+            ? l10n.t("Start a fine-tune from trial {0}'s best checkpoint", s.best.number)
+            : l10n.t('No trial has completed yet'),
           onclick: () => send({ type: 'fineTuneBest' }),
         },
-        'Fine-tune from best',
+        l10n.t('Fine-tune from best'),
       ),
       el(
         'button',
         {
           id: 'open-table',
-          title: "The Runs Table of this sweep's trials",
+          title: l10n.t("The Runs Table of this sweep's trials"),
           onclick: () => send({ type: 'openTable' }),
         },
-        'Runs Table',
+        l10n.t('Runs Table'),
       ),
-      s.state === 'running' && el('button', { id: 'stop', onclick: () => send({ type: 'stop' }) }, 'Stop Sweep'),
+      s.state === 'running' &&
+        el('button', { id: 'stop', onclick: () => send({ type: 'stop' }) }, l10n.t('Stop Sweep')),
     ),
   );
 }
@@ -113,22 +131,22 @@ function trialsTable(s: SweepStatus, names: string[]): HTMLElement {
     'tr',
     {},
     el('th', {}, '#'),
-    el('th', {}, 'state'),
+    el('th', {}, l10n.t('state')),
     ...names.map((n) => el('th', {}, n)),
     el('th', {}, s.objective.metric),
-    el('th', {}, 'pruned at epoch'),
-    el('th', {}, 'run'),
+    el('th', {}, l10n.t('pruned at epoch')),
+    el('th', {}, l10n.t('run')),
   );
   const rows = s.trials.map((t) => {
     const best = s.best?.number === t.number;
     const row = el(
       'tr',
       { class: best ? 'trial best' : 'trial', title: t.reason ?? '' },
-      el('td', { class: 'num' }, String(t.number)),
-      el('td', {}, t.outcome ?? t.state.toLowerCase()),
+      el('td', { class: 'num' }, localNumber(t.number)),
+      el('td', {}, trialWord(t.outcome ?? t.state.toLowerCase())),
       ...names.map((n) => el('td', { class: typeof t.params[n] === 'number' ? 'num' : '' }, fmt(t.params[n] ?? null))),
       el('td', { class: 'num' }, fmt(t.value)),
-      el('td', { class: 'num' }, t.pruned_at === null ? '' : String(t.pruned_at)),
+      el('td', { class: 'num' }, t.pruned_at === null ? '' : localNumber(t.pruned_at)),
       el('td', {}, t.run_id ? el('a', { onclick: () => send({ type: 'openTrial', number: t.number }) }, t.run_id) : ''),
     );
     row.dataset.number = String(t.number);
@@ -139,7 +157,11 @@ function trialsTable(s: SweepStatus, names: string[]): HTMLElement {
 
 function importances(s: SweepStatus): HTMLElement {
   if (!s.importances)
-    return el('p', { class: 'muted', id: 'importances' }, 'Parameter importances show once two trials have completed.');
+    return el(
+      'p',
+      { class: 'muted', id: 'importances' },
+      l10n.t('Parameter importances show once two trials have completed.'),
+    );
   const sorted = Object.entries(s.importances).sort((a, b) => b[1] - a[1]);
   const top = sorted[0]?.[1] || 1;
   const grid = el('div', { class: 'importance', id: 'importances' });
@@ -147,7 +169,7 @@ function importances(s: SweepStatus): HTMLElement {
     const bar = el('div', { class: 'bar' });
     bar.style.width = `${Math.max(1, (100 * v) / top)}%`;
     bar.dataset.param = name;
-    grid.append(el('span', {}, name), el('div', {}, bar), el('span', { class: 'muted' }, `${(100 * v).toFixed(1)}%`));
+    grid.append(el('span', {}, name), el('div', {}, bar), el('span', { class: 'muted' }, formatPercent(v)));
   }
   return grid;
 }
@@ -191,7 +213,8 @@ function parallel(s: SweepStatus, names: string[]): Element {
   const shown = s.trials
     .map((t) => ({ t, y: plottedValue(t, maximize) }))
     .filter((x): x is { t: SweepTrial; y: number } => x.y !== null);
-  if (!shown.length) return el('p', { class: 'muted', id: 'parallel' }, 'The chart shows once a trial has a value.');
+  if (!shown.length)
+    return el('p', { class: 'muted', id: 'parallel' }, l10n.t('The chart shows once a trial has a value.'));
   const W = Math.max(420, 160 * (names.length + 1));
   const H = 220;
   const top = 24;
@@ -243,7 +266,15 @@ function parallel(s: SweepStatus, names: string[]): Element {
       ...(t.state === 'PRUNED' ? { 'stroke-dasharray': '4 3' } : {}),
       'data-number': t.number,
     });
-    line.append(svg('title', {}, `trial ${t.number}: ${fmt(y)}${t.state === 'PRUNED' ? ' (pruned)' : ''}`));
+    line.append(
+      svg(
+        'title',
+        {},
+        t.state === 'PRUNED'
+          ? l10n.t('trial {0}: {1} (pruned)', t.number, fmt(y))
+          : l10n.t('trial {0}: {1}', t.number, fmt(y)),
+      ),
+    );
     root.append(line);
   }
   return root;
@@ -255,21 +286,22 @@ function render(st: SweepPanelState): void {
   if (st.error) app.append(el('div', { class: 'error', id: 'error' }, st.error));
   const s = st.status;
   if (!s) {
-    app.append(el('p', { class: 'muted' }, 'Reading the sweep…'));
+    app.append(el('p', { class: 'muted' }, l10n.t('Reading the sweep…')));
     return;
   }
   const names = paramNames(s);
   app.append(
     header(st, s),
-    el('h2', {}, 'Trials'),
+    el('h2', {}, l10n.t('Trials')),
     trialsTable(s, names),
-    el('h2', {}, 'Parameter importances'),
+    el('h2', {}, l10n.t('Parameter importances')),
     importances(s),
-    el('h2', {}, 'Parameters → objective'),
+    el('h2', {}, l10n.t('Parameters → objective')),
     parallel(s, names),
   );
 }
 
+l10n.loadBundleFromBody();
 window.addEventListener('message', (e: MessageEvent) => {
   if (isSweepHostMessage(e.data)) render(e.data.state);
 });

@@ -14,7 +14,7 @@ import { webviewPage } from '../../core/webviewPage';
 import { validateTableMessage, type HostMessage } from '../../shared/runsTableProtocol';
 import type { App } from '../app';
 import { errorText } from '../context';
-import { bundleAssets, webviewOptions } from '../webviewAssets';
+import { bundleAssets, pageL10n, webviewOptions } from '../webviewAssets';
 
 const VIEW_TYPE = 'ascend.runsTable';
 const ALL = '*';
@@ -194,6 +194,7 @@ export function runsTableHtml(
     ...bundleAssets(webview, extensionUri, 'runsTable'),
     title,
     placeholder: vscode.l10n.t('Listing runs…'),
+    l10n: pageL10n(),
   });
 }
 

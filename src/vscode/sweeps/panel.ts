@@ -7,7 +7,7 @@ import { webviewPage } from '../../core/webviewPage';
 import { validateSweepUiMessage, type SweepPanelState } from '../../shared/sweepProtocol';
 import type { App } from '../app';
 import { errorText } from '../context';
-import { bundleAssets, webviewOptions } from '../webviewAssets';
+import { bundleAssets, pageL10n, webviewOptions } from '../webviewAssets';
 import type { SweepRef } from './treeItem';
 
 const VIEW_TYPE = 'ascend.sweep';
@@ -134,5 +134,6 @@ export function sweepHtml(
     ...bundleAssets(webview, extensionUri, 'sweep'),
     title: 'Sweep',
     placeholder: vscode.l10n.t('Loading…'),
+    l10n: pageL10n(),
   });
 }
