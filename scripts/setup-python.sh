@@ -12,10 +12,12 @@ VENV=.venv
 REQ=runner/requirements.txt
 DEV=runner/requirements-dev.txt
 STAMP="$VENV/.requirements.sha256"
-# Test-only, so not in REQ. Both have cp311 wheels and accept numpy 1.x (MindSpore 2.10 needs numpy<2);
+# Test-only, so not in REQ. All have cp311 wheels and accept numpy 1.x (MindSpore 2.10 needs numpy<2);
 # onnxruntime is a 13 MB wheel (about 21 MB with sympy and its other dependencies). mindcv is a runner
-# dependency now (runner/requirements.txt: the mindcv backbones).
-EXTRA=(onnx==1.17.0 onnxruntime==1.20.1)
+# dependency now (runner/requirements.txt: the mindcv backbones). psycopg (3, with its binary wheel: libpq
+# inside, nothing to compile) is the PostgreSQL driver of the shared-study sweep test
+# (test/runner/sweep/test_sweep_postgres.py); the runner needs a driver only when a sweep's storage names one.
+EXTRA=(onnx==1.17.0 onnxruntime==1.20.1 "psycopg[binary]==3.3.9")
 want=$( (sha256sum "$REQ" "$DEV" runner/pyproject.toml; echo "${EXTRA[*]}") | sha256sum | cut -d' ' -f1)
 
 if [ ! -x "$VENV/bin/python" ]; then
@@ -34,4 +36,4 @@ fi
 "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$REQ" -r "$DEV" "${EXTRA[@]}"
 "$VENV/bin/python" -m pip install --disable-pip-version-check -q --no-deps -e runner
 echo "$want" > "$STAMP"
-"$VENV/bin/python" -c 'import mindspore, PIL, numpy, onnx, onnxruntime; print("setup: mindspore", mindspore.__version__, "pillow", PIL.__version__, "numpy", numpy.__version__, "onnx", onnx.__version__, "onnxruntime", onnxruntime.__version__)'
+"$VENV/bin/python" -c 'import mindspore, PIL, numpy, onnx, onnxruntime, psycopg; print("setup: mindspore", mindspore.__version__, "pillow", PIL.__version__, "numpy", numpy.__version__, "onnx", onnx.__version__, "onnxruntime", onnxruntime.__version__, "psycopg", psycopg.__version__)'

@@ -18,7 +18,9 @@ from typing import Any
 
 from ..control import request
 from ..rundir import effective_state, open_append, status_path
+from ..spec import Problem, SpecError
 from . import folder
+from .rdb import driver_problem
 from .sweepspec import load_sweep
 from .trialrun import PKG_PARENT
 
@@ -38,7 +40,10 @@ def prepare(target: str, root: str | None, sweep_id: str | None) -> tuple[str, b
             raise BadInput(
                 "bad_input", f"{target} is not a sweep folder (no sweep.json): pass a sweep spec or a sweep folder"
             )
-        folder.read(target)
+        storage = folder.read(target)["spec"]["storage"]
+        problem = driver_problem(storage) if storage else None
+        if problem:  # say so here, not in a detached scheduler's console.log
+            raise SpecError([Problem("storage", *problem)])
         return os.path.abspath(target), True
     if not root:
         raise BadInput("bad_input", "--root is required with a sweep spec: the runs root the trials' runs go under")

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import logging
 import os
+import zlib
 from typing import Any
 
 import optuna
-from optuna.storages import BaseStorage, JournalStorage, RDBStorage
+from optuna.storages import BaseStorage, JournalStorage
 from optuna.storages.journal import JournalFileBackend
 
 from ..rundir import UnsafeFile, open_regular
+from ..spec import Problem, SpecError
+from . import rdb
 from .folder import JOURNAL
 
 JOURNAL_MAX_BYTES = 1 << 30  # a sweep of 1000 trials x 100 epochs writes a few tens of MB
@@ -29,7 +32,11 @@ optuna.logging.set_verbosity(logging.WARNING)
 def storage_for(sweep: dict[str, Any], sweep_dir: str) -> BaseStorage:
     url = sweep["storage"]
     if url:
-        return RDBStorage(url)
+        # Checked when the sweep was made too; again here for a resume or status on a Python without it.
+        problem = rdb.driver_problem(url)
+        if problem:
+            raise SpecError([Problem("storage", *problem)])
+        return rdb.open_storage(url)
     path = os.path.join(sweep_dir, JOURNAL)
     # Optuna opens the journal with a plain open(): check first that it is a regular file we may
     # read (a symlink or FIFO planted in a shared folder is refused), and not a runaway size.
@@ -63,8 +70,13 @@ class _GridSampler(optuna.samplers.GridSampler):
         return None
 
 
-def sampler_for(sweep: dict[str, Any]) -> optuna.samplers.BaseSampler:
+def sampler_for(sweep: dict[str, Any], salt: str = "") -> optuna.samplers.BaseSampler:
     kind, seed = sweep["sampler"], sweep["seed"]
+    if sweep["storage"] and seed is not None:
+        # Schedulers sharing a study run the same spec: with one seed, each one's first draws would be
+        # the same values (two trials of one setting). The salt (this scheduler's sweep folder) keeps
+        # them apart; each scheduler's draws stay the same across its resumes.
+        seed = (seed + zlib.crc32(salt.encode())) % 2**32
     if kind == "grid":
         return _GridSampler({k: e["choices"] for k, e in sweep["space"].items()}, seed=seed)
     if kind == "random":
@@ -104,7 +116,7 @@ def open_study(sweep: dict[str, Any], sweep_dir: str, study_name: str, create: b
         storage=storage,
         study_name=study_name,
         direction=sweep["objective"]["direction"],
-        sampler=sampler_for(sweep),
+        sampler=sampler_for(sweep, sweep_dir),
         pruner=pruner_for(sweep),
         load_if_exists=True,
     )

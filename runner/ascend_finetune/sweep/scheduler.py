@@ -15,7 +15,7 @@ started) is told FAIL and enqueued again with the same parameters. No trial is l
 Outcomes (the `outcome` user attribute): completed, pruned, failed (the run failed, or it finished
 without a finite eval value), invalid (the trial's spec did not validate), lost (the run died
 without a result) and stopped (stopped by sweep-stop). The last two are run again and do not count
-toward `trials`.
+toward `trials`; nor does surplus (asked past the budget when schedulers share a study: never run).
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from .trialrun import LaunchFailed, TrialRun, launch, link
 
 POLL_S = 0.25
 RETRIED = ("lost", "stopped")  # outcomes whose trial runs again and does not count
+SURPLUS = "asked after the study had its trials (another scheduler asked first); not run"
 RESTOP_S = 5.0  # a stop not taken by then is checked again
 LAUNCH_WINDOW_S = 60.0  # a trial spec written this recently may still be starting its run (resume)
 
@@ -57,8 +58,19 @@ def _listdir(path: str) -> list[str]:
 
 def counted(t: optuna.trial.FrozenTrial) -> bool:
     return t.state in (TrialState.COMPLETE, TrialState.PRUNED) or (
-        t.state == TrialState.FAIL and t.user_attrs.get("outcome") not in RETRIED
+        t.state == TrialState.FAIL and t.user_attrs.get("outcome") not in (*RETRIED, "surplus")
     )
+
+
+def over_budget(trials: list[optuna.trial.FrozenTrial], number: int, budget: int) -> bool:
+    """Whether `budget` trials are already finished, running or waiting to run among those numbered
+    before trial `number`. Schedulers sharing a study (a database) each check the budget and then
+    ask: two of them can both find one trial left and both ask. Optuna numbers trials in the order
+    they were asked (under a row lock), so the lower number runs and the higher one is surplus."""
+    ahead = sum(
+        1 for t in trials if t.number < number and (counted(t) or t.state in (TrialState.RUNNING, TrialState.WAITING))
+    )
+    return ahead >= budget
 
 
 def _num(v: float | None) -> float | None:
@@ -216,7 +228,11 @@ class Scheduler:
         assert self.study
         slot = self.slots.take()
         assert slot is not None
-        self._launch(self.study.ask(), slot)
+        trial = self.study.ask()
+        if over_budget(self.study.get_trials(deepcopy=False), trial.number, self.sweep["trials"]):
+            self._tell(trial, trial.number, TrialState.FAIL, None, "surplus", slot, reason=SURPLUS)
+            return
+        self._launch(trial, slot)
 
     def _launch(self, trial: optuna.trial.Trial, slot: int) -> None:
         """Start a trial's run: its values (those a trial asked before a crash has are kept), its spec

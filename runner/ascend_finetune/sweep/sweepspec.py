@@ -22,6 +22,7 @@ from ..models.catalog import is_named
 from ..spec import Problem, SpecError
 from ..spec_types import RunSpec
 from . import specfile
+from .rdb import driver_problem
 
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sweep.schema.json")
 with open(SCHEMA_FILE, encoding="utf-8") as _f:
@@ -400,6 +401,8 @@ def check_sweep(raw: Any, base_dir: str) -> tuple[dict[str, Any] | None, list[Pr
                 "storage", f"must be {TOP['storage']['x-expect']}, got {json.dumps(storage)}", TOP["storage"]["x-fix"]
             )
         )
+    elif storage is not None and (problem := driver_problem(storage)):
+        problems.append(Problem("storage", *problem))
     study_name = raw.get("study_name")
     if study_name is not None and (not isinstance(study_name, str) or not study_name.strip()):
         problems.append(
