@@ -31,3 +31,13 @@ def test_parameters_and_size_are_mindcv_s_counts(name):
     e = CATALOG["mindcv"][name]
     assert e["params"] == sum(p.size for p in net.trainable_params())
     assert e["size_bytes"] == 4 * sum(p.size for p in net.get_parameters())
+
+
+def test_every_top1_is_a_percentage_with_its_model_card():
+    # From mindcv's configs/<family>/README.md at tag v0.3.0, the row linking the entry's own file.
+    for name, e in CATALOG["mindcv"].items():
+        if "top1" not in e:
+            continue
+        assert 0 < e["top1"] < 100, name
+        assert e["top1_source"].startswith("mindcv v0.3.0 configs/") and e["top1_source"].endswith("/README.md"), name
+    assert CATALOG["mindcv"]["resnet50"]["top1"] == 76.69  # the card's row for resnet50-e0733ab8.ckpt
