@@ -6,7 +6,7 @@ import { CompletionItemKind, InsertTextFormat, MarkupKind, type CompletionItem }
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { fieldSchema, resolveSpecPath } from '../core/spec/schema';
 import { formatBytes } from '../core/checkpoints/manifest';
-import { mindcvSources, type NamedWeights } from '../core/spec/weightSources';
+import { mindcvSources, weightsFacts, type NamedWeights } from '../core/spec/weightSources';
 import { yamlScalar } from '../core/spec/writer';
 import { fieldMarkdown, ruleAt } from './fieldDocs';
 import * as l10n from './l10n';
@@ -182,19 +182,12 @@ function pathItems(partial: string, baseDir: string, kind: 'folder' | 'file'): {
   );
 }
 
-/** `mindcv · Apache-2.0 · 11.7 M params · 46.8 MB`: a catalog entry's facts, those recorded. */
+/** `mindcv · Apache-2.0 · 11.7 M params · 46.8 MB · ImageNet top-1 70.21%`: the facts recorded. */
 function weightsDetail(s: NamedWeights): string {
-  return [
-    'mindcv',
-    s.license,
-    s.params === undefined ? undefined : l10n.t('{0} M params', (s.params / 1e6).toFixed(1)),
-    s.sizeBytes === undefined ? undefined : formatBytes(s.sizeBytes),
-  ]
-    .filter(Boolean)
-    .join(' · ');
+  return weightsFacts(s, l10n.t, { params: true });
 }
 
-/** Where the weights come from, their licence and size, and how they reach the target. */
+/** Where the weights come from, their licence, size and ImageNet top-1, and how they reach the target. */
 function weightsDoc(s: NamedWeights): string {
   const lines = [
     l10n.t(
@@ -212,6 +205,8 @@ function weightsDoc(s: NamedWeights): string {
         formatBytes(s.sizeBytes),
       ),
     );
+  if (s.top1 !== undefined)
+    lines.push(l10n.t('ImageNet-1K top-1: {0}% (mindcv model card: {1})', s.top1.toFixed(2), s.top1Source ?? 'mindcv'));
   lines.push(l10n.t('For a target without internet, use "Ascend: Copy Weights to Target…".'));
   return lines.join('\n\n');
 }

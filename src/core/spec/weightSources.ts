@@ -4,13 +4,24 @@
 // checked as files here.
 
 import { applyEdits, modify, parse, type ParseError } from 'jsonc-parser';
+import { formatBytes } from '../checkpoints/manifest';
+import type { Translate } from '../l10n';
 
 const NAMED = /^(mindcv|hf-hub):/;
 
 interface CatalogFile {
   mindcv: Record<
     string,
-    { path: string; family: string; backbone: string | null; license?: string; params?: number; size_bytes?: number }
+    {
+      path: string;
+      family: string;
+      backbone: string | null;
+      license?: string;
+      params?: number;
+      size_bytes?: number;
+      top1?: number;
+      top1_source?: string;
+    }
   >;
 }
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -26,6 +37,9 @@ export interface NamedWeights {
   license?: string;
   params?: number;
   sizeBytes?: number;
+  /** ImageNet-1K top-1 (%) from mindcv's model card for this very file, and which card. */
+  top1?: number;
+  top1Source?: string;
 }
 
 /** The `mindcv:` sources the runner loads (those of its catalog with a backbone), for completion. */
@@ -41,9 +55,28 @@ export function mindcvSources(): NamedWeights[] {
             license: e.license,
             params: e.params,
             sizeBytes: e.size_bytes,
+            top1: e.top1,
+            top1Source: e.top1_source,
           },
         ],
   );
+}
+
+/**
+ * `mindcv · Apache-2.0 · 11.7 M params · 46.8 MB · ImageNet top-1 70.21%`: a catalog entry's facts,
+ * those recorded (the parameter count only when `params` is asked for). Top-1 is printed with the
+ * card's two decimals.
+ */
+export function weightsFacts(s: NamedWeights, t: Translate, opts: { params?: boolean } = {}): string {
+  return [
+    'mindcv',
+    s.license,
+    opts.params && s.params !== undefined ? t('{0} M params', (s.params / 1e6).toFixed(1)) : undefined,
+    s.sizeBytes === undefined ? undefined : formatBytes(s.sizeBytes),
+    s.top1 === undefined ? undefined : t('ImageNet top-1 {0}%', s.top1.toFixed(2)),
+  ]
+    .filter(Boolean)
+    .join(' · ');
 }
 
 /** The runner backbone a `mindcv:` catalog name loads into (undefined: not in the catalog, or `hf-hub:`). */

@@ -35,7 +35,9 @@ import { BACK, input, pick, pickMany, type StepInfo } from '../quickInput';
 import { browse, browseStart, choose, execute } from './common';
 import type { DataFacts } from '../../core/wizard/defaults';
 import { backboneForWeights, type WeightsFacts } from '../../core/wizard/targetData';
-import { backboneOfNamed, isNamedWeights, mindcvSources } from '../../core/spec/weightSources';
+import { backboneOfNamed, isNamedWeights } from '../../core/spec/weightSources';
+import { catalogWeightsItems } from '../../core/wizard/weightsItems';
+import type { Translate } from '../../core/l10n';
 import { describeData, describeWeights, resolvedFor, workspaceImageFolders } from './data';
 import { ensureHealthy } from './health';
 
@@ -221,6 +223,8 @@ async function dataStep(app: App, st: Short, info: StepInfo): Promise<string | u
 
 type WeightsItem = vscode.QuickPickItem & { value?: string | null };
 
+const translate: Translate = (message, ...args) => vscode.l10n.t(message, ...args);
+
 /** The checkpoint, null for none, undefined when the user left. */
 async function weightsStep(app: App, st: Short, info: StepInfo): Promise<string | null | undefined> {
   const items: WeightsItem[] = [
@@ -230,17 +234,7 @@ async function weightsStep(app: App, st: Short, info: StepInfo): Promise<string 
       value: null,
     },
     // The catalog's ImageNet weights, the current backbone's first: fetched on the target at launch.
-    ...mindcvSources()
-      .sort((a, b) => Number(b.backbone === st.c.backbone) - Number(a.backbone === st.c.backbone))
-      .map((w): WeightsItem => ({
-        label: vscode.l10n.t('$(cloud-download) {0}', w.value),
-        description: vscode.l10n.t(
-          'ImageNet weights (mindcv), fetched on {0} and cached; backbone {1}',
-          st.def.label,
-          w.backbone,
-        ),
-        value: w.value,
-      })),
+    ...catalogWeightsItems(st.c.backbone, st.def.label, translate),
     {
       label: vscode.l10n.t('$(folder-opened) Browse for a checkpoint…'),
       description: vscode.l10n.t('.ckpt or .safetensors: from mindcv / ModelZoo, or a run of your own'),
