@@ -70,7 +70,11 @@ function row(h: Harness, match: string | RegExp) {
   // Only visible rows: a list the workbench hid (a quick pick replaced by the next one) can stay in
   // the page with the same rows, and a wait on the first match would wait on that hidden copy.
   const rows = h.page.locator(SELECTORS.quickInputRow).filter({ visible: true });
-  if (match instanceof RegExp) return rows.filter({ hasText: match }).first();
+  // A regex is matched per visible label line (label + description, or the detail): the workbench
+  // reuses row elements and leaves an earlier pick's detail hidden inside them, which a match on the
+  // row's whole text would read as if it followed the description.
+  if (match instanceof RegExp)
+    return rows.filter({ has: h.page.locator('.monaco-icon-label:visible', { hasText: match }) }).first();
   return rows
     .filter({ has: h.page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRegExp(match)}\\s*$`) }) })
     .first();
