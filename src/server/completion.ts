@@ -88,10 +88,10 @@ function keyItems(doc: SpecDocument, td: TextDocument, ctx: CursorContext): Comp
         label: k,
         kind: section ? CompletionItemKind.Module : CompletionItemKind.Property,
         detail: section
-          ? 'section'
+          ? l10n.t('section')
           : rule.default === undefined
-            ? 'required'
-            : `default ${JSON.stringify(rule.default)}`,
+            ? l10n.t('required')
+            : l10n.t('default {0}', JSON.stringify(rule.default)),
         documentation: { kind: MarkupKind.Markdown, value: fieldMarkdown([...ctx.path, k]) ?? '' },
         sortText: String(i).padStart(3, '0'),
         insertTextFormat: InsertTextFormat.Snippet,
@@ -128,7 +128,7 @@ function valueItems(td: TextDocument, ctx: CursorContext, baseDir: string, doc: 
         add(
           v,
           CompletionItemKind.EnumMember,
-          [rule['x-enumDescriptions']?.[i], stages && stagesNote(stages)].filter(Boolean).join('\n\n'),
+          [l10n.schemaText(rule['x-enumDescriptions']?.[i]), stages && stagesNote(stages)].filter(Boolean).join('\n\n'),
         );
     });
   else if (types.includes('boolean')) [true, false].forEach((v) => add(v, CompletionItemKind.Value));

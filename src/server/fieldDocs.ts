@@ -3,19 +3,28 @@
 import * as l10n from './l10n';
 import { fieldSchema, rangeText, typesOf, type SchemaNode } from '../core/spec/fields';
 
+/** What a field accepts, in the client's language (`one of \`a\`, \`b\``, `a whole number >= 1, or null`). */
 export function acceptsText(rule: SchemaNode, only?: readonly string[]): string {
   const types = typesOf(rule);
-  const nullable = types.includes('null') ? ', or null' : '';
-  if (rule.enum) return `one of ${(only ?? rule.enum).map((v) => `\`${v}\``).join(', ')}`;
+  const orNull = (text: string) => (types.includes('null') ? l10n.t('{0}, or null', text) : text);
+  if (rule.enum) return l10n.t('one of {0}', (only ?? rule.enum).map((v) => `\`${v}\``).join(', '));
   if (types.includes('integer') || types.includes('number')) {
-    const r = rangeText(rule);
-    return `${types.includes('integer') ? 'a whole number' : 'a number'}${r ? ` ${r}` : ''}${nullable}`;
+    // The joining word is translated; the bounds stay as written (`>= 1`).
+    const r = rangeText(rule, (low, high) => l10n.t('{0} and {1}', low, high));
+    const integer = types.includes('integer');
+    if (!r) return orNull(integer ? l10n.t('a whole number') : l10n.t('a number'));
+    return orNull(integer ? l10n.t('a whole number {0}', r) : l10n.t('a number {0}', r));
   }
-  if (types.includes('boolean')) return '`true` or `false`';
-  if (rule['x-path']) return `a path to a ${rule['x-path']} (relative to this file, \`~\` allowed)${nullable}`;
-  if (types.includes('array')) return rule['x-expect'] ?? 'a list';
-  if (types.includes('object')) return 'a section';
-  return rule['x-expect'] ?? 'a string';
+  if (types.includes('boolean')) return l10n.t('`true` or `false`');
+  if (rule['x-path'])
+    return orNull(
+      rule['x-path'] === 'folder'
+        ? l10n.t('a path to a folder (relative to this file, `~` allowed)')
+        : l10n.t('a path to a file (relative to this file, `~` allowed)'),
+    );
+  if (types.includes('array')) return l10n.schemaText(rule['x-expect']) ?? l10n.t('a list');
+  if (types.includes('object')) return l10n.t('a section');
+  return l10n.schemaText(rule['x-expect']) ?? l10n.t('a string');
 }
 
 /**
@@ -54,15 +63,15 @@ export function fieldMarkdown(segs: readonly string[], value?: unknown, scope?: 
         : l10n.t('required')
       : l10n.t('default {0}', `\`${JSON.stringify(rule.default)}\``);
   lines.push(`**\`${dotted}\`**${def ? ` · ${def}` : ''}${isSection ? '' : ` · ${acceptsText(rule, scope?.values)}`}`);
-  lines.push('', rule.markdownDescription ?? rule.description ?? '');
+  lines.push('', l10n.schemaText(rule.markdownDescription ?? rule.description ?? ''));
   if (rule.enum && rule['x-enumDescriptions']) {
     const i = typeof value === 'string' ? rule.enum.indexOf(value) : -1;
-    if (i >= 0) lines.push('', `**\`${value}\`**: ${rule['x-enumDescriptions'][i]}`);
+    if (i >= 0) lines.push('', `**\`${value}\`**: ${l10n.schemaText(rule['x-enumDescriptions'][i])}`);
     else
       lines.push(
         '',
         ...rule.enum.flatMap((v, j) =>
-          !scope || scope.values.includes(v) ? [`- \`${v}\`: ${rule['x-enumDescriptions']![j]}`] : [],
+          !scope || scope.values.includes(v) ? [`- \`${v}\`: ${l10n.schemaText(rule['x-enumDescriptions']![j])}`] : [],
         ),
       );
   }

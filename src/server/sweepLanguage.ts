@@ -15,6 +15,7 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { closeMatch } from '../core/spec/py';
 import { sweepableFields, sweepFieldSchema, SWEEP_SCHEMA } from '../core/sweeps/schema';
 import { fieldMarkdown } from './fieldDocs';
+import * as l10n from './l10n';
 import { cursorContext } from './position';
 import { nodeAt, type Span, type SpecDocument } from './specDocument';
 
@@ -118,14 +119,14 @@ export function completeSweep(doc: SpecDocument, td: TextDocument, offset: numbe
     return Object.entries(rule.properties ?? {}).map(([k, sub]) => ({
       label: k,
       kind: CompletionItemKind.Property,
-      documentation: { kind: MarkupKind.Markdown, value: sub.description ?? '' },
+      documentation: { kind: MarkupKind.Markdown, value: l10n.schemaText(sub.description ?? '') },
       textEdit: { range: r, newText: json ? `"${k}": ` : `${k}: ` },
     }));
   const values = rule.enum ?? (rule.default !== undefined ? [rule.default] : []);
   return values.map((v, i) => ({
     label: typeof v === 'string' ? v : JSON.stringify(v),
     kind: CompletionItemKind.EnumMember,
-    documentation: rule['x-enumDescriptions']?.[i],
+    documentation: l10n.schemaText(rule['x-enumDescriptions']?.[i]),
     textEdit: {
       range: r,
       newText: ctx.quoted || json ? JSON.stringify(v) : typeof v === 'string' ? v : JSON.stringify(v),
@@ -147,7 +148,7 @@ export function hoverSweep(doc: SpecDocument, td: TextDocument, offset: number):
   }
   if (!value) {
     const rule = sweepFieldSchema(segs);
-    value = rule ? `**\`${at.node.path}\`**\n\n${rule.description ?? ''}` : undefined;
+    value = rule ? `**\`${at.node.path}\`**\n\n${l10n.schemaText(rule.description ?? '')}` : undefined;
   }
   return value
     ? { contents: { kind: MarkupKind.Markdown, value }, range: range(td, at.node.keySpan ?? at.node.valueSpan) }

@@ -183,8 +183,13 @@ export interface AmpDiagnosis {
 export interface RunMark {
   step: number;
   kind: 'unfreeze' | 'lr_reduced';
-  /** Short text beside the marker, e.g. `unfreeze layer4` or `lr 0.01→0.001`. */
+  /** Short English text beside the marker, e.g. `unfreeze layer4` or `lr 0.01→0.001`. */
   label: string;
+  /**
+   * What the label names, for the page to say it in its own language: unfreeze `[stages]`
+   * (`stem+layer1`), lr_reduced `[previous lr, new lr]`. Absent from an older host (then `label`).
+   */
+  args?: string[];
 }
 
 export interface RunNotice {

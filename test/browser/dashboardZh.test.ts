@@ -1,10 +1,11 @@
 // The dashboard in Simplified Chinese, in a real Chromium behind the real browser server, on two
 // REAL short CPU runs of the runner (resnet18 at 32 px on the demo shapes, O0, host telemetry;
-// they differ in the learning rate): the server reads the zh-cn bundle for `--lang zh-cn` (and
-// for a browser whose Accept-Language asks for Chinese), the page says its tabs, headings, chart
-// titles, series and cards in Chinese, the host's sentences (the loss-scale card, banners) come in
-// Chinese too, and no English is left in the visible chrome except what comes from the run (names,
-// spec keys, values) and units. Screenshots go to test-output/browser/.
+// they differ in the learning rate and unfreeze the backbone at epoch 2): the server reads the
+// zh-cn bundle for `--lang zh-cn` (and for a browser whose Accept-Language asks for Chinese), the
+// page says its tabs, headings, chart titles, series, cards and chart markers in Chinese, the
+// host's sentences (the loss-scale card, banners) come in Chinese too, and no English is left in
+// the visible chrome except what comes from the run (names, spec keys, values) and units.
+// Screenshots go to test-output/browser/.
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -94,7 +95,8 @@ describe('the dashboard in zh-cn, on real CPU runs', { timeout: 900_000 }, () =>
       const spec = {
         name: `zh-${k}`,
         data: { train: data.train, image_size: 32, batch_size: 8, workers: 1, val_split: 0.25 },
-        model: { backbone: 'resnet18', freeze: 'none' },
+        // layer4 and the head train in epoch 1, all of it from epoch 2: an unfreeze marker on the charts
+        model: { backbone: 'resnet18', freeze: 'up_to:layer3', unfreeze: [{ epoch: 2, freeze: 'none' }] },
         train: { epochs: 2, lr },
         amp: { level: 'O0', loss_scale: 'none' },
         checkpoint: { every_steps: 1000 },
@@ -148,6 +150,11 @@ describe('the dashboard in zh-cn, on real CPU runs', { timeout: 900_000 }, () =>
     const headings = await page.locator('.chart-head h3').allTextContents();
     assert.ok(headings.includes('训练损失'), headings.join(' | '));
     assert.ok(headings.includes('学习率'), headings.join(' | '));
+    // model.unfreeze's chart marker, labelled in Chinese (the stage names stay as written)
+    const mark = page.locator('[data-chart="loss"] .event-mark[data-kind="unfreeze"]');
+    await mark.waitFor({ state: 'attached' });
+    assert.equal(await mark.locator('span').textContent(), '解冻 stem+layer1+layer2+layer3');
+    assert.match((await mark.getAttribute('title')) ?? '', /^第 \d+ 步：解冻 stem\+layer1\+layer2\+layer3$/);
     assert.equal(await page.locator('.amp h3').textContent(), '混合精度健康状况');
     // the host's sentence for an O0 run (core/dashboard/ampScaling.ts through the tab's translator)
     assert.match(

@@ -171,6 +171,14 @@ test('the .vsix holds only the allow-listed files, all the runner, and stays und
     ]) {
       assert.ok(names.includes(f), `${f} missing`);
     }
+    // The schemas' zh-cn descriptions travel inside the server and extension bundles, not beside them.
+    assert.ok(!names.some((n) => n.startsWith('extension/l10n/schema.')), 'l10n/schema.*.json is bundled, not shipped');
+    const ascii = (s: string) =>
+      s.replace(/[^ -~]/g, (c) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`);
+    for (const js of ['server.js', 'extension.js']) {
+      const text = readFileSync(path.join(stage, 'dist', js), 'utf8');
+      assert.ok(text.includes('逐步解冻') || text.includes(ascii('逐步解冻')), `${js} lacks the schema translations`);
+    }
     // Production bundles: minified, no source-map reference.
     const bundle = readFileSync(path.join(stage, 'dist', 'extension.js'), 'utf8');
     assert.ok(!bundle.includes('sourceMappingURL'), 'production bundle points at a source map');

@@ -4,6 +4,7 @@
 import type uPlot from 'uplot';
 import type { RunMark } from '../../src/shared/dashboardProtocol';
 import * as l10n from '../shared/l10n';
+import { markLabel } from './words';
 
 /** About the width of a label: closer marks get their labels stacked. */
 const LABEL_PX = 110;
@@ -24,8 +25,9 @@ export function drawEventMarks(u: uPlot, marks: readonly RunMark[]): void {
     el.className = `event-mark event-${m.kind}`;
     el.dataset.step = String(m.step);
     el.dataset.kind = m.kind;
-    el.title = l10n.t('step {0}: {1}', m.step, m.label);
-    el.firstElementChild!.textContent = m.label;
+    const label = markLabel(m);
+    el.title = l10n.t('step {0}: {1}', m.step, label);
+    el.firstElementChild!.textContent = label;
     const inside = min !== undefined && max !== undefined && m.step >= min && m.step <= max;
     el.hidden = !inside;
     // The overlay has the plot area's size in CSS pixels: valToPos without canvas scaling.

@@ -569,10 +569,12 @@ export function markOf(e: UnfreezeEvent | LrReducedEvent): RunMark | undefined {
   if (Number.isNaN(step)) return undefined;
   if (e.type === 'unfreeze') {
     const parts = Array.isArray(e.unfrozen) ? e.unfrozen.map(String) : [];
-    return { step, kind: 'unfreeze', label: `unfreeze ${parts.length ? parts.join('+') : String(e.freeze)}` };
+    const what = parts.length ? parts.join('+') : String(e.freeze);
+    return { step, kind: 'unfreeze', label: `unfreeze ${what}`, args: [what] };
   }
   const fmt = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? Number(v.toPrecision(3)).toString() : '?');
-  return { step, kind: 'lr_reduced', label: `lr ${fmt(e.previous_lr)}→${fmt(e.lr)}` };
+  const [from, to] = [fmt(e.previous_lr), fmt(e.lr)];
+  return { step, kind: 'lr_reduced', label: `lr ${from}→${to}`, args: [from, to] };
 }
 
 /** The verdict as the header carries it: code, message and fix of each reason (no parameters). */

@@ -75,13 +75,17 @@ export function enumOf(dotted: string): string[] {
 }
 
 /** `>= 1`, `> 0.0 and <= 100.0`: a number field's range, its bounds printed as Python prints them. */
-export function rangeText(rule: SchemaNode): string {
+export function rangeText(
+  rule: SchemaNode,
+  both: (low: string, high: string) => string = (low, high) => `${low} and ${high}`,
+): string {
   const isFloat = !typesOf(rule).includes('integer');
   const exclusive = rule.exclusiveMinimum !== undefined;
   const lo = rule.exclusiveMinimum ?? rule.minimum;
   const hi = rule.maximum;
   const low = lo !== undefined ? `${exclusive ? '>' : '>='} ${pyNumber(lo, isFloat)}` : '';
-  return low + (hi !== undefined ? `${lo !== undefined ? ' and ' : ''}<= ${pyNumber(hi, isFloat)}` : '');
+  const high = hi !== undefined ? `<= ${pyNumber(hi, isFloat)}` : '';
+  return low && high ? both(low, high) : low || high;
 }
 
 /** The `x-path` fields: dotted path and kind (`data.train`: folder, `model.pretrained`: file). */

@@ -13,6 +13,7 @@ import {
   type Knobs,
 } from '../../core/spec/knobs';
 import { fieldSchema } from '../../core/spec/fields';
+import { schemaTranslator } from '../../core/spec/schemaL10n';
 import { BACK, input, pick, type StepInfo } from '../quickInput';
 import type { StepResult } from './common';
 
@@ -54,7 +55,9 @@ export async function knobsStep(info: StepInfo, s: { knobs?: Knobs }): Promise<S
 /** One knob's value; BACK (and Escape-free cancel) leaves it as it was. */
 async function editKnob(info: StepInfo, k: Knob, knobs: Knobs): Promise<'done' | typeof BACK | undefined> {
   const rule = fieldSchema(k.path.split('.'));
-  const prompt = `${k.label} (${k.path}): ${rule?.description ?? ''}`;
+  // The schema's descriptions in VS Code's display language (the schema itself stays English).
+  const described = schemaTranslator(vscode.env.language);
+  const prompt = `${k.label} (${k.path}): ${described(rule?.description ?? '')}`;
   if (k.kind === 'number') {
     const current = k.path in knobs ? knobs[k.path] : knobDefault(k.path);
     const r = await input({
@@ -78,7 +81,10 @@ async function editKnob(info: StepInfo, k: Knob, knobs: Knobs): Promise<'done' |
     label: v === null ? 'off' : v,
     value: v,
     description: v === knobDefault(k.path) ? 'default' : undefined,
-    detail: v !== null && rule?.enum ? descriptions[rule.enum.indexOf(v)]?.replace(/`/g, '') : undefined,
+    detail:
+      v !== null && rule?.enum
+        ? described(descriptions[rule.enum.indexOf(v)] ?? '').replace(/`/g, '') || undefined
+        : undefined,
   }));
   const current = k.path in knobs ? knobs[k.path] : knobDefault(k.path);
   const r = await pick({

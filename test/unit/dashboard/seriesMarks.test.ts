@@ -1,10 +1,20 @@
 // Issue 19's events in the dashboard's series store: the EMA weights' val accuracy as its own
-// column, unfreeze and lr_reduced as labelled chart marks.
+// column, unfreeze and lr_reduced as labelled chart marks (their labels in the page's language).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { RunSeriesStore } from '../../../src/core/dashboard/seriesStore';
+import type { RunMark } from '../../../src/shared/dashboardProtocol';
+import { markLabel } from '../../../webview/dashboard/words';
+import * as page from '../../../webview/shared/l10n';
 import { EventMaker, recorded } from '../fixtures/dashboard/events';
 
+const readZh = () =>
+  JSON.parse(readFileSync(path.join(__dirname, '..', '..', '..', 'l10n', 'bundle.l10n.zh-cn.json'), 'utf8')) as Record<
+    string,
+    string
+  >;
 const newStore = () => new RunSeriesStore('k', { name: 'knobs', target: 'This machine' });
 
 function evalAt(m: EventMaker, step: number, extra: Record<string, unknown> = {}) {
@@ -47,10 +57,26 @@ test('unfreeze and lr_reduced become labelled marks at their steps; other events
     m.ev('unfreeze', { epoch: 5, freeze: 'none', unfrozen: [] }), // no step: nowhere to draw it
   ]);
   assert.deepEqual(s.marks, [
-    { step: 4, kind: 'unfreeze', label: 'unfreeze layer4' },
-    { step: 8, kind: 'lr_reduced', label: 'lr 0.01→0.001' },
-    { step: 12, kind: 'unfreeze', label: 'unfreeze stem+layer1' },
+    { step: 4, kind: 'unfreeze', label: 'unfreeze layer4', args: ['layer4'] },
+    { step: 8, kind: 'lr_reduced', label: 'lr 0.01→0.001', args: ['0.01', '0.001'] },
+    { step: 12, kind: 'unfreeze', label: 'unfreeze stem+layer1', args: ['stem+layer1'] },
   ]);
+});
+
+test("a mark's label in the page's language: zh-cn from its args, English without a bundle, an older host's label as it came", () => {
+  const marks: RunMark[] = [
+    { step: 4, kind: 'unfreeze', label: 'unfreeze stem+layer1', args: ['stem+layer1'] },
+    { step: 8, kind: 'lr_reduced', label: 'lr 0.05→0.005', args: ['0.05', '0.005'] },
+  ];
+  try {
+    page.setBundle(readZh(), 'zh-cn');
+    assert.deepEqual(marks.map(markLabel), ['解冻 stem+layer1', '学习率 0.05→0.005']);
+    assert.equal(markLabel({ step: 1, kind: 'unfreeze', label: 'unfreeze layer4' }), 'unfreeze layer4');
+    page.setBundle({}, 'en');
+    assert.deepEqual(marks.map(markLabel), ['unfreeze stem+layer1', 'lr 0.05→0.005']);
+  } finally {
+    page.setBundle({}, 'en');
+  }
 });
 
 test('a resume that replays events from its checkpoint does not draw a mark twice', () => {
