@@ -449,7 +449,10 @@ async function changeMeta(app: App, found: { def: TargetDef; record: RunRecord }
     app.monitor.renamed();
   } catch (e) {
     const info = e instanceof RunnerError ? e.info : undefined;
-    const why = metaRefusal(info) ?? (info ? runnerErrorSentence(info) : undefined) ?? errorText(e);
+    const why =
+      metaRefusal(info) ??
+      (info ? runnerErrorSentence(info, (message, ...args) => vscode.l10n.t(message, ...args)) : undefined) ??
+      errorText(e);
     void vscode.window.showErrorMessage(
       vscode.l10n.t('Could not change run "{0}": {1}', runDisplayName(app.ctx, record), why),
     );

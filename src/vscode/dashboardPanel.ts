@@ -65,6 +65,7 @@ class DashboardPanel {
       restoreToken: saved.token,
       uiReloadsWhenShown: true, // retainContextWhenHidden is false
       t: translate,
+      language: vscode.env.language,
     });
     panel.webview.options = webviewOptions(ctx.extension.extensionUri);
     panel.webview.html = dashboardHtml(panel.webview, ctx.extension.extensionUri);

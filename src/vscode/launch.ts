@@ -134,7 +134,13 @@ async function validateOn(
     const checked = await runRunner(transport, runnerArgs.validate(specPath, opts.confirmPreflight !== undefined), {
       timeoutMs: 300_000,
     });
-    return { kind: 'ok', questions: preflightQuestions(checked) };
+    return {
+      kind: 'ok',
+      questions: preflightQuestions(checked, {
+        t: (message, ...args) => vscode.l10n.t(message, ...args),
+        language: vscode.env.language,
+      }),
+    };
   } catch (e) {
     const lines = e instanceof RunnerError && e.exitCode === 2 ? problemLines(e.output) : [];
     if (lines.length === 0) throw e;

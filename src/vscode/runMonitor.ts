@@ -102,7 +102,7 @@ export class RunMonitor implements vscode.Disposable {
       view: initialView(),
       abort: new AbortController(),
       notifyAfter: opts.launched ? 0 : record.lastSeq,
-      notices: new RunNotices(record.name ?? record.runId, translate),
+      notices: new RunNotices(record.name ?? record.runId, translate, vscode.env.language),
       lastPersist: 0,
     };
     this.live.set(key, live);
@@ -166,7 +166,7 @@ export class RunMonitor implements vscode.Disposable {
         log.error(
           `run ${key}: stopped streaming: ${errorText(e)}${e instanceof FollowError && e.stderrTail ? `\n${e.stderrTail}` : ''}`,
         );
-        const sentence = e instanceof FollowError && e.info ? runnerErrorSentence(e.info) : undefined;
+        const sentence = e instanceof FollowError && e.info ? runnerErrorSentence(e.info, translate) : undefined;
         this.notify(streamStoppedNotice(live.name, sentence ?? errorText(e), translate), live.ref);
       }
     } finally {
@@ -273,7 +273,7 @@ export class RunMonitor implements vscode.Disposable {
         this.statusBar.hide();
         return;
       }
-      const shown = finishedStatusText(this.nameOf(f.ref), f.status, f.health);
+      const shown = finishedStatusText(this.nameOf(f.ref), f.status, f.health, translate);
       this.statusBar.text = shown.text;
       this.statusBar.backgroundColor = shown.warning
         ? new vscode.ThemeColor('statusBarItem.warningBackground')

@@ -102,7 +102,10 @@ export class RunsView implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
       health: record.health,
     });
     const targetLabel = this.ctx.target(record.targetId)?.label ?? record.targetId;
-    item.tooltip = runTooltip(record, targetLabel, state);
+    item.tooltip = runTooltip(record, targetLabel, state, undefined, record.health, {
+      t: (message, ...args) => vscode.l10n.t(message, ...args),
+      language: vscode.env.language,
+    });
     item.contextValue = runContextValue(state);
     return item;
   }

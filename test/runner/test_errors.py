@@ -179,12 +179,14 @@ def test_sink_and_amp_fallbacks_are_said_not_silent():
     from ascend_finetune.device.backend import sink_notes
     from ascend_finetune.models.amp import plan
 
-    assert [c for c, _ in sink_notes({"enabled": True, "size": 1}, "CPU")] == ["sink_unavailable"]
+    assert [c for c, _, _ in sink_notes({"enabled": True, "size": 1}, "CPU")] == ["sink_unavailable"]
     assert sink_notes({"enabled": True, "size": 1}, "Ascend") == []
     assert sink_notes({"enabled": True, "size": 8}, "Ascend", 96) == []  # 12 sinks of 8 an epoch
-    ((code, msg),) = sink_notes({"enabled": True, "size": 8}, "Ascend", 100)
+    ((code, msg, params),) = sink_notes({"enabled": True, "size": 8}, "Ascend", 100)
     assert code == "sink_size_reduced" and "each sink runs 5 steps" in msg and "sink.size" in msg
-    assert [c for c, _ in sink_notes({"enabled": True, "size": 8}, "Ascend", 96, cached=True)] == ["sink_unavailable"]
+    assert params == {"size_used": 5, "steps_per_epoch": 100}  # the message's numbers, to reword it
+    cached = sink_notes({"enabled": True, "size": 8}, "Ascend", 96, cached=True)
+    assert [c for c, _, _ in cached] == ["sink_unavailable"]
     assert sink_notes({"enabled": False, "size": 8}, "CPU") == []
     for target in ("CPU", "Ascend"):  # MindSpore's own auto, passed through (test_amp.py trains with it on CPU)
         p = plan({"level": "auto", "loss_scale": "dynamic"}, target)

@@ -61,10 +61,11 @@ def sink_size_for(steps: int, size: int) -> int:
 
 def sink_notes(
     sink: SinkSpec, target: str, steps_per_epoch: int | None = None, cached: bool = False
-) -> list[tuple[str, str]]:
-    """Where the run's loop differs from the sink the spec asks for. On Ascend the step is fed
-    through the device queue (`mindspore.data_sink`), `sink.size` steps per call, one step event per
-    call; elsewhere, and with the feature cache, the run trains step by step."""
+) -> list[tuple[str, str, dict[str, Any]]]:
+    """Where the run's loop differs from the sink the spec asks for, as (code, message, parameters):
+    the parameters let the extension word the message in the user's language. On Ascend the step is
+    fed through the device queue (`mindspore.data_sink`), `sink.size` steps per call, one step event
+    per call; elsewhere, and with the feature cache, the run trains step by step."""
     if not sink["enabled"]:
         return []
     if target != "Ascend":
@@ -73,6 +74,7 @@ def sink_notes(
                 "sink_unavailable",
                 f"dataset sink mode is not available on {target} (MindSpore's data_sink needs a device "
                 "queue, which only Ascend and GPU have); training step by step, one step event per step",
+                {"cause": "target"},
             )
         ]
     if cached:
@@ -81,6 +83,7 @@ def sink_notes(
                 "sink_unavailable",
                 "dataset sink mode is not used with train.cache_features: the cached features are fed from "
                 "the host, step by step, one step event per step",
+                {"cause": "cache_features"},
             )
         ]
     size = int(sink["size"])
@@ -92,6 +95,7 @@ def sink_notes(
                 f"sink.size {size} does not divide the {steps_per_epoch} steps of an epoch, so each sink runs "
                 f"{used} steps (the largest size that does, keeping every sink of an epoch the same size): "
                 f"one step event per {used} steps; set sink.size to a divisor of {steps_per_epoch} to choose",
+                {"size_used": used, "steps_per_epoch": steps_per_epoch},
             )
         ]
     return []

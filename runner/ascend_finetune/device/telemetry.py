@@ -122,7 +122,7 @@ class DeviceSampler:
                 errors="replace",
             )
         except OSError as e:
-            self._warn("exec", f"cannot run {self.exe}: {e}", {})
+            self._warn("exec", f"cannot run {self.exe}: {e}", {"program": str(self.exe), "error": str(e)})
             return None
         self._proc = proc  # so that stop() can kill it
         try:
@@ -130,14 +130,20 @@ class DeviceSampler:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
-            self._warn("timeout", f"`npu-smi info` took longer than {NPU_SMI_TIMEOUT_S:g} s", {})
+            self._warn(
+                "timeout", f"`npu-smi info` took longer than {NPU_SMI_TIMEOUT_S:g} s", {"timeout_s": NPU_SMI_TIMEOUT_S}
+            )
             return None
         finally:
             self._proc = None
         if self._stop.is_set():
             return None  # stopped (and maybe killed) mid-sample: no event after the run's end
         if proc.returncode != 0:
-            self._warn("exit", f"`npu-smi info` exited with {proc.returncode}", {"stderr": (err or "").strip()[-300:]})
+            self._warn(
+                "exit",
+                f"`npu-smi info` exited with {proc.returncode}",
+                {"stderr": (err or "").strip()[-300:], "returncode": proc.returncode},
+            )
             return None
         return out
 
@@ -157,7 +163,9 @@ class DeviceSampler:
             self._stop.set()
             return False
         if not devices:
-            self._warn("no_device", f"`npu-smi info` lists none of the run's devices {self.ids}", {})
+            self._warn(
+                "no_device", f"`npu-smi info` lists none of the run's devices {self.ids}", {"ids": list(self.ids)}
+            )
             return False
         self.emit("device", devices=devices)
         self.samples += 1
@@ -284,7 +292,7 @@ class HostSampler:
             "warning",
             code="telemetry_unavailable",
             message=f"host telemetry: cannot read {self.proc} ({type(e).__name__}: {e}); training goes on without it",
-            details={"kind": "host"},
+            details={"kind": "host", "path": self.proc, "error": f"{type(e).__name__}: {e}"},
         )
 
 

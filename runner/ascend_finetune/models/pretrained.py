@@ -132,6 +132,28 @@ class LoadReport:
             "dropped": self.dropped[:200],
         }
 
+    def partial_warning(self, path: str) -> dict | None:
+        """The `pretrained_partial` warning when a tensor was missing, unexpected or of the wrong
+        shape; its details carry the message's numbers and file name, so it can be reworded."""
+        if not (self.missing or self.unexpected or self.mismatched):
+            return None
+        file, counts = os.path.basename(path), (len(self.missing), len(self.unexpected), len(self.mismatched))
+        return {
+            "code": "pretrained_partial",
+            "message": f"loaded {len(self.loaded)} backbone tensors from {file}; "
+            f"{counts[0]} missing, {counts[1]} unexpected, {counts[2]} of the wrong shape",
+            "details": {
+                "missing": self.missing[:50],
+                "unexpected": self.unexpected[:50],
+                "mismatched": self.mismatched[:50],
+                "file": file,
+                "loaded": len(self.loaded),
+                "missing_count": counts[0],
+                "unexpected_count": counts[1],
+                "mismatched_count": counts[2],
+            },
+        }
+
 
 def map_name(name: str) -> str | None:
     """Our backbone-relative name for a checkpoint entry, or None for heads and optimizer state."""

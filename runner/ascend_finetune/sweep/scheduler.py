@@ -219,7 +219,10 @@ class Scheduler:
         except OSError as e:
             assert self.log
             self.log.emit(
-                "warning", code="stop_failed", message=f"trial {tr.number}: could not ask its run to stop: {e}"
+                "warning",
+                code="stop_failed",
+                message=f"trial {tr.number}: could not ask its run to stop: {e}",
+                details={"trial": tr.number, "error": str(e)},
             )
 
     # -- trials -------------------------------------------------------------------------------
@@ -268,7 +271,12 @@ class Scheduler:
         try:
             link(run_dir, self.sweep_id, self.dir, n, params)
         except (OSError, MetaError) as e:
-            self.log.emit("warning", code="link_failed", message=f"trial {n}: could not tag its run: {e}")
+            self.log.emit(
+                "warning",
+                code="link_failed",
+                message=f"trial {n}: could not tag its run: {e}",
+                details={"trial": n, "error": str(e)},
+            )
         self.active[n] = TrialRun(
             n, run_id, run_dir, slot, params, self.sweep["objective"]["field"], self._epochs(params)
         )

@@ -133,7 +133,7 @@ class Knobs:
                         "ema_partial",
                         f"{os.path.basename(path)} lacks {len(missing)} EMA tensors: "
                         "those start from the resumed weights",
-                        {"missing": missing[:20]},
+                        {"missing": missing[:20], "file": os.path.basename(path), "count": len(missing)},
                     )
             else:
                 self.ema.reset_to_weights()
@@ -141,5 +141,5 @@ class Knobs:
                     "ema_restarted",
                     f"no EMA checkpoint beside {os.path.basename(ckpt)} ({os.path.basename(path)}): "
                     "the weights' average starts again from the resumed weights",
-                    {"file": os.path.basename(path)},
+                    {"file": os.path.basename(path), "checkpoint": os.path.basename(ckpt)},
                 )

@@ -249,8 +249,8 @@ def for_spec(spec: RunSpec) -> dict[str, Any]:
     warnings.extend(device_warnings(spec, target))
     plan = plan_data(spec, world_size(spec), warnings)
     cached = bool((spec.get("train") or {}).get("cache_features"))
-    for code, msg in sink_notes(spec["sink"], target, plan.steps_per_epoch, cached):
-        warnings.append(_warning(code, msg, {"sink": spec["sink"], "target": target}))
+    for code, msg, params in sink_notes(spec["sink"], target, plan.steps_per_epoch, cached):
+        warnings.append(_warning(code, msg, {"sink": spec["sink"], "target": target, **params}))
     warnings.extend(run_warnings(spec, plan.total_steps, plan.steps_per_epoch, target))
     return {
         "warnings": warnings,

@@ -53,6 +53,7 @@ class DataWaitMonitor:
                 "share": round(wait / step, 3),
                 "workers": self.workers,
                 "image_size": self.image_size,
+                "cache_features": self.cached,  # whether the message left out the feature-cache fix
             },
         }
 

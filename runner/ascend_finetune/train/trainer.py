@@ -150,17 +150,9 @@ class Trainer:
                 from ..models.download import sha256_of
 
                 self.pretrained_info.update(source=m["pretrained"], sha256=sha256_of(weights))
-            if r.missing or r.unexpected or r.mismatched:
-                self.warn(
-                    code="pretrained_partial",
-                    message=f"loaded {len(r.loaded)} backbone tensors from {os.path.basename(weights)}; "
-                    f"{len(r.missing)} missing, {len(r.unexpected)} unexpected, {len(r.mismatched)} of the wrong shape",
-                    details={
-                        "missing": r.missing[:50],
-                        "unexpected": r.unexpected[:50],
-                        "mismatched": r.mismatched[:50],
-                    },
-                )
+            partial = r.partial_warning(weights)
+            if partial:
+                self.warn(**partial)
         apply_freeze(self.net)
         set_train_mode(self.net, True)
         self.amp_plan = ampmod.plan(spec["amp"], self.target)
@@ -230,10 +222,11 @@ class Trainer:
                     f"dataset sink mode is not used with train.accumulate_steps {self.accumulate}: the micro-batches "
                     "of an update are fed from the host, step by step, one step event per update; set "
                     "train.accumulate_steps to 1 (with a larger data.batch_size, if it fits) to train in sinks",
+                    {"cause": "accumulate", "accumulate_steps": self.accumulate},
                 )
             ]
-        for code, msg in notes:
-            self.warn(code=code, message=msg, details={"sink": spec["sink"], "target": self.target})
+        for code, msg, params in notes:
+            self.warn(code=code, message=msg, details={"sink": spec["sink"], "target": self.target, **params})
         self.warnings.extend(preflight.run_warnings(spec, self.total_steps, self.steps_per_epoch, self.target))
         self.sink_size = int(spec["sink"]["size"]) if self.sinks else 1
         self.prefetch = spec["data"].get("prefetch") or max(16, 2 * self.sink_size)

@@ -187,6 +187,9 @@ def judge(rec: RunRecord, status: str, error: dict[str, Any] | None = None) -> d
                 f"The run failed ({kind}): {err.get('message') or 'see its error'}",
                 str(err.get("fix") or "Read the run's error, fix its cause and start the run again."),
                 kind=kind,
+                # the error's own words (English, from the exception), for a reworded reason to quote
+                error=str(err.get("message") or ""),
+                error_fix=str(err["fix"]) if err.get("fix") else None,
             )
         )
     steps = rec.steps

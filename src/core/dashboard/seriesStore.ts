@@ -4,6 +4,7 @@
 // NaN stands for null in the float columns (the runner writes NaN/Inf losses as null anyway).
 // About 500 lines: one column per series and the one ingest that fills them all (steps, sinks,
 // evals, EMA, marks); split, the columns' shared row index would have to cross a module boundary.
+import { ENGLISH_WORDING, reasonText, type Wording } from '../runs/runnerCodes';
 import type {
   CheckpointEvent,
   EvalEvent,
@@ -449,7 +450,8 @@ export class RunSeriesStore {
     if (e.best) this.bestCheckpoint = { file: String(e.file), valAcc: orNull(num(e.metrics?.val_acc)) };
   }
 
-  header(): DashboardHeader {
+  /** The header; `words` word the verdict's reasons (runs/runnerCodes.ts) in the UI's language. */
+  header(words: Wording = ENGLISH_WORDING): DashboardHeader {
     const v = this.view;
     const st = this.start;
     const f = this.finished;
@@ -478,7 +480,7 @@ export class RunSeriesStore {
       stepsPerEpoch: st?.stepsPerEpoch,
       classes: st?.classes ?? [],
       ampSummary: ampScaling(st?.ampLevel, st?.lossScaleMode).summary,
-      health: dashboardHealth(runHealth(f?.health)),
+      health: dashboardHealth(runHealth(f?.health), words),
       error: f?.error
         ? {
             kind: String(f.error.kind),
@@ -577,8 +579,11 @@ export function markOf(e: UnfreezeEvent | LrReducedEvent): RunMark | undefined {
   return { step, kind: 'lr_reduced', label: `lr ${from}→${to}`, args: [from, to] };
 }
 
-/** The verdict as the header carries it: code, message and fix of each reason (no parameters). */
-export function dashboardHealth(h: RunHealth | undefined): DashboardHeader['health'] {
+/**
+ * The verdict as the header carries it: code, message and fix of each reason (no parameters), the
+ * message and fix worded from the parameters in the UI's language when the code is known.
+ */
+export function dashboardHealth(h: RunHealth | undefined, words: Wording = ENGLISH_WORDING): DashboardHeader['health'] {
   if (!h) return null;
-  return { verdict: h.verdict, reasons: h.reasons.map((r) => ({ code: r.code, message: r.message, fix: r.fix })) };
+  return { verdict: h.verdict, reasons: h.reasons.map((r) => ({ code: r.code, ...reasonText(r, words) })) };
 }

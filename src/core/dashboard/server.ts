@@ -118,8 +118,8 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
       if (why) return refuse('403 Forbidden', `forbidden: ${why}`);
       // the tab's sentences (the AMP card, banners) in the page's language: the socket's request
       // carries the same Accept-Language as the page's
-      const { t } = locales.forRequest(req.headers['accept-language']);
-      wss.handleUpgrade(req, socket, head, (ws) => tabs.connect(ws, url, t));
+      const { t, language } = locales.forRequest(req.headers['accept-language']);
+      wss.handleUpgrade(req, socket, head, (ws) => tabs.connect(ws, url, t, language));
     } catch {
       socket.destroy();
     }

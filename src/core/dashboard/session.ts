@@ -65,6 +65,8 @@ export interface SessionOptions {
   /** Words the sentences the host writes (the AMP card, the header's AMP text, banners) in the
    * UI's language: vscode.l10n.t in VS Code, the bundle of the tab's language in the browser. */
   t?: Translate;
+  /** The UI's language tag, for the numbers in those sentences (the runner's reworded verdict). */
+  language?: string;
 }
 
 const DEFAULT_WIDTH = 1000;
@@ -261,7 +263,7 @@ export class DashboardSession {
 
   /** The store's header with its AMP words in this UI's language (a store serves tabs of any). */
   private header(s: RunSeriesStore): DashboardHeader {
-    const header = s.header();
+    const header = s.header({ t: this.t, language: this.options.language });
     header.ampSummary = ampScaling(header.ampLevel, header.lossScaleMode, this.t).summary;
     return header;
   }

@@ -59,7 +59,7 @@ export class Tabs {
   }
 
   /** `t`: the tab's language (the page's), for the sentences the host writes. */
-  connect(ws: WebSocket, url: URL, t: Translate = english): void {
+  connect(ws: WebSocket, url: URL, t: Translate = english, language?: string): void {
     if (this.sockets.size >= this.limits.maxTabs) {
       ws.close(1013, `too many dashboard tabs (${this.limits.maxTabs}) are open: close some, then reload`);
       return;
@@ -106,7 +106,7 @@ export class Tabs {
       }, DRAIN_CHECK_MS);
     };
 
-    const session = new DashboardSession({ mode, post: send, appendIntervalMs: 100, t });
+    const session = new DashboardSession({ mode, post: send, appendIntervalMs: 100, t, language });
     const receive = (value: unknown) => {
       const isReady = typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'ready';
       if (isReady && (snapshotsInFlight > 0 || paused)) heldReady = value;

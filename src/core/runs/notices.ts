@@ -13,6 +13,7 @@ import {
   type WarningEvent,
 } from '../../shared/eventsProtocol';
 import { english, type Translate } from '../l10n';
+import { reasonText, warningText } from './runnerCodes';
 
 export type NoticeAction = 'Open Dashboard' | 'Show Checkpoints' | 'Show Console' | 'Reattach' | 'Show All';
 
@@ -28,36 +29,51 @@ export interface Notice {
  * A sentence for the user, with its fix, for the runner error kinds that name something the user
  * can act on (docs/protocol.md, section 1 and `run_finished`); undefined for other kinds.
  */
-export function runnerErrorSentence(err: { kind?: unknown; message?: unknown; path?: unknown }): string | undefined {
+export function runnerErrorSentence(
+  err: { kind?: unknown; message?: unknown; path?: unknown },
+  t: Translate = english,
+): string | undefined {
   const msg = typeof err.message === 'string' ? err.message : '';
   switch (err.kind) {
     case 'unsafe_file':
-      return (
-        `A file in the run directory is not safe to use (${msg || (typeof err.path === 'string' ? err.path : 'a symlink or special file')}). ` +
-        'Someone else may have planted it: check who owns the run directory, remove the link or special file, and try again.'
+      return t(
+        'A file in the run directory is not safe to use ({0}). Someone else may have planted it: check who owns the run directory, remove the link or special file, and try again.',
+        msg || (typeof err.path === 'string' ? err.path : t('a symlink or special file')),
       );
     case 'disk_full':
-      return `The disk holding the run is full${msg ? ` (${msg})` : ''}. Free some space on the target, then resume the run from its last checkpoint.`;
+      return msg
+        ? t(
+            'The disk holding the run is full ({0}). Free some space on the target, then resume the run from its last checkpoint.',
+            msg,
+          )
+        : t(
+            'The disk holding the run is full. Free some space on the target, then resume the run from its last checkpoint.',
+          );
     case 'bad_run':
-      return (
-        `This run directory cannot be used${msg ? `: ${msg}` : ''}. ` +
-        'Its status.json or events.jsonl is not a regular file or is damaged; the other runs are not affected. Delete the run, or restore its files.'
-      );
+      return msg
+        ? t(
+            'This run directory cannot be used: {0}. Its status.json or events.jsonl is not a regular file or is damaged; the other runs are not affected. Delete the run, or restore its files.',
+            msg,
+          )
+        : t(
+            'This run directory cannot be used. Its status.json or events.jsonl is not a regular file or is damaged; the other runs are not affected. Delete the run, or restore its files.',
+          );
     default:
       return undefined;
   }
 }
 
 /** The notification for a run's end: green words only for a healthy run. */
-export function finishNotice(name: string, e: RunFinishedEvent, t: Translate = english): Notice {
+export function finishNotice(name: string, e: RunFinishedEvent, t: Translate = english, language?: string): Notice {
   const best =
     e.best?.metrics && typeof e.best.metrics.val_acc === 'number'
       ? t(', best val_acc {0}%', (e.best.metrics.val_acc * 100).toFixed(1))
       : '';
   const health = runHealth(e.health);
   if (e.status !== 'failed' && health?.verdict === 'problems') {
-    const [first, ...rest] = health.reasons;
-    const why = first ? `: ${first.message}${first.fix ? ` — ${first.fix}` : ''}` : '';
+    const reasons = health.reasons.map((r) => reasonText(r, { t, language }));
+    const [first, ...rest] = reasons;
+    const why = first ? (first.fix ? t(': {0} — {1}', first.message, first.fix) : t(': {0}', first.message)) : '';
     const more = rest.length ? t(' (+{0} more)', rest.length) : '';
     return {
       severity: 'warning',
@@ -66,7 +82,7 @@ export function finishNotice(name: string, e: RunFinishedEvent, t: Translate = e
           ? t('Ascend run "{0}" stopped with problems{1}{2}', name, why, more)
           : t('Ascend run "{0}" completed with problems{1}{2}', name, why, more),
       actions: rest.length ? ['Show All', 'Open Dashboard'] : ['Open Dashboard'],
-      details: health.reasons.map((r) => (r.fix ? t('{0} Fix: {1}', r.message, r.fix) : r.message)),
+      details: reasons.map((r) => (r.fix ? t('{0} Fix: {1}', r.message, r.fix) : r.message)),
     };
   }
   if (e.status === 'completed') {
@@ -81,7 +97,7 @@ export function finishNotice(name: string, e: RunFinishedEvent, t: Translate = e
     return { severity: 'info', message: t('Ascend run "{0}" stopped{1}.', name, best), actions: ['Show Checkpoints'] };
   }
   const err = e.error;
-  let why = err ? (runnerErrorSentence(err) ?? `${err.kind}: ${err.message}`) : t('no error reported');
+  let why = err ? (runnerErrorSentence(err, t) ?? `${err.kind}: ${err.message}`) : t('no error reported');
   if (err?.fix) why += t(' (fix: {0})', err.fix);
   return { severity: 'error', message: t('Ascend run "{0}" failed: {1}', name, why), actions: ['Show Console'] };
 }
@@ -104,9 +120,13 @@ export function streamStoppedNotice(name: string, reason: string, t: Translate =
   };
 }
 
-/** Runner warnings worth a notification: every one, with its code (unknown codes as they are). */
-export function warningNotice(name: string, e: WarningEvent): Notice {
-  return { severity: 'warning', message: `Ascend run "${name}": ${e.message} [${e.code}]`, actions: [] };
+/**
+ * Runner warnings worth a notification: every one, with its code, worded in the user's language
+ * when the code is known (runnerCodes.ts), else the runner's English.
+ */
+export function warningNotice(name: string, e: WarningEvent, t: Translate = english, language?: string): Notice {
+  const text = warningText(e, { t, language });
+  return { severity: 'warning', message: t('Ascend run "{0}": {1} [{2}]', name, text, e.code), actions: [] };
 }
 
 /**
@@ -149,15 +169,21 @@ export function rankWarnings<T extends Pick<WarningEvent, 'code'>>(warnings: rea
 }
 
 /** One notification for warnings that came together: the most serious, "+N more", and Show All. */
-export function warningBurstNotice(name: string, warnings: readonly WarningEvent[]): Notice {
+export function warningBurstNotice(
+  name: string,
+  warnings: readonly WarningEvent[],
+  t: Translate = english,
+  language?: string,
+): Notice {
   const ranked = rankWarnings(warnings);
-  if (ranked.length === 1) return warningNotice(name, ranked[0]);
+  if (ranked.length === 1) return warningNotice(name, ranked[0], t, language);
   const [top] = ranked;
+  const text = (w: WarningEvent) => warningText(w, { t, language });
   return {
     severity: 'warning',
-    message: `Ascend run "${name}": ${top.message} [${top.code}] (+${ranked.length - 1} more)`,
+    message: t('Ascend run "{0}": {1} [{2}] (+{3} more)', name, text(top), top.code, ranked.length - 1),
     actions: ['Show All'],
-    details: ranked.map((w) => `[${w.code}] ${w.message}`),
+    details: ranked.map((w) => t('[{0}] {1}', w.code, text(w))),
   };
 }
 
@@ -269,6 +295,8 @@ export class RunNotices {
   constructor(
     private readonly name: string,
     private readonly t: Translate = english,
+    /** The display language, for the numbers in the runner's reworded warnings and reasons. */
+    private readonly language?: string,
   ) {}
 
   /** Warnings are held while their burst may still grow: the glue calls `flush` a moment after one. */
@@ -282,7 +310,7 @@ export class RunNotices {
   }
 
   private burstNotice(warnings: WarningEvent[], notifyWarnings: boolean): Notice[] {
-    return notifyWarnings && warnings.length ? [warningBurstNotice(this.name, warnings)] : [];
+    return notifyWarnings && warnings.length ? [warningBurstNotice(this.name, warnings, this.t, this.language)] : [];
   }
 
   /** What to show for this event, in order (none, one or more notices). */
@@ -290,7 +318,7 @@ export class RunNotices {
     if (!isKnownEvent(event)) return [];
     switch (event.type) {
       case 'run_finished':
-        return [...this.flush(notifyWarnings), finishNotice(this.name, event, this.t)];
+        return [...this.flush(notifyWarnings), finishNotice(this.name, event, this.t, this.language)];
       case 'warning':
         return this.burstNotice(this.burst.add(event), notifyWarnings);
       case 'step': {

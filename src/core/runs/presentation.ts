@@ -3,6 +3,8 @@
 import type { RunHealth, RunState } from '../../shared/eventsProtocol';
 import type { ListedRun, RunRecord } from './runIndex';
 import { describe, etaSeconds, initialView, type RunView } from './state';
+import { english, type Translate } from '../l10n';
+import { ENGLISH_WORDING, reasonText, reasonTitle, type Wording } from './runnerCodes';
 
 /** The state a run shows: a live stream's phase wins over the index's last known state. */
 export type ShownState = RunState | 'launching' | 'reconnecting';
@@ -91,6 +93,8 @@ export function runTooltip(
   state: ShownState,
   specSummary?: string,
   health: RunHealth | undefined = record.health,
+  /** How the verdict's reasons are worded (the rest of the tooltip is still English). */
+  words: Wording = ENGLISH_WORDING,
 ): string {
   const lines = [
     record.meta?.name ?? record.name ?? record.runId,
@@ -99,7 +103,10 @@ export function runTooltip(
   ];
   if (record.problem) lines.push(`⚠ bad run: ${record.problem}`);
   if (health?.verdict === 'problems' && !isLive(state)) {
-    for (const r of health.reasons) lines.push(`⚠ ${r.message}${r.fix ? `\n   Fix: ${r.fix}` : ''}`);
+    for (const reason of health.reasons) {
+      const r = reasonText(reason, words);
+      lines.push(`⚠ ${r.message}${r.fix ? `\n   ${words.t('Fix: {0}', r.fix)}` : ''}`);
+    }
   } else if (health?.verdict === 'healthy' && !isLive(state)) lines.push('verdict: healthy');
   if (record.meta?.tags.length) lines.push(`tags: ${record.meta.tags.join(', ')}`);
   if (record.meta?.notes) lines.push(`notes: ${record.meta.notes}`);
@@ -199,11 +206,16 @@ export function finishedStatusText(
   name: string,
   status: 'completed' | 'stopped' | 'failed',
   health: RunHealth | undefined,
+  t: Translate = english,
 ): { text: string; warning: boolean } {
   if (status !== 'failed' && health?.verdict === 'problems') {
     const first = health.reasons[0];
-    const code = first ? `: ${first.code.replace(/_/g, ' ')}` : '';
-    return { text: `$(warning) ${name} ${status} with problems${code}`, warning: true };
+    const problems =
+      status === 'completed' ? t('{0} completed with problems', name) : t('{0} stopped with problems', name);
+    return {
+      text: `$(warning) ${first ? t('{0}: {1}', problems, reasonTitle(first.code, t)) : problems}`,
+      warning: true,
+    };
   }
   const icon = status === 'completed' ? '$(pass)' : status === 'stopped' ? '$(debug-stop)' : '$(error)';
   return { text: `${icon} ${name} ${status}`, warning: status === 'failed' };

@@ -193,8 +193,12 @@ def test_a_failed_run_has_problems_and_says_why():
             "message": "The run failed (bad_input): no classes",
             "fix": "add folders",
             "kind": "bad_input",
+            "error": "no classes",  # the error's words and fix, for a reworded reason to quote
+            "error_fix": "add folders",
         }
     ]
+    (no_fix,) = _judge([], "failed", error={"kind": "oom", "message": "out of memory"})["reasons"]
+    assert no_fix["error_fix"] is None and no_fix["fix"].startswith("Read the run's error")
 
 
 def test_a_resume_drops_the_steps_it_redid_and_a_new_run_starts_afresh():

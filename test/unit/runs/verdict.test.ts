@@ -113,7 +113,7 @@ test("display names follow ls's rule: meta name, spec name, run id; namesakes ge
 
 test('status bar after the end: amber words with the first reason, the plain words when healthy', () => {
   assert.deepEqual(finishedStatusText('exp', 'completed', problems), {
-    text: '$(warning) exp completed with problems: loss rose',
+    text: '$(warning) exp completed with problems: the loss rose',
     warning: true,
   });
   assert.deepEqual(finishedStatusText('exp', 'completed', healthy), { text: '$(pass) exp completed', warning: false });

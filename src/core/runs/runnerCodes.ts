@@ -1,0 +1,489 @@
+// The runner's warnings and verdict reasons in the user's language. The runner writes English
+// `message`s (and `fix`es) with a stable `code` and named parameters (docs/protocol.md, `warning`
+// and `run_finished.health`); this table words each code it knows from those parameters through
+// `t`, numbers formatted for the locale. An unknown code, or a parameter that is missing or of
+// another type (an older or newer runner), gives the runner's own English text, as before.
+// test/unit/runs/runnerCodes.test.ts holds the table against what the runner really sends
+// (test/runner/fixtures/runner_codes.json, recorded by test/runner/test_codes.py).
+// Templates use named placeholders filled after lookup, so a translation can move them. Longer
+// than 450 lines on purpose: it is the one table of every code, and reads best whole.
+import { english, formatMessage, type Translate } from '../l10n';
+
+/** What a sentence is worded with: the translator and the language tag for number formats. */
+export interface Wording {
+  t: Translate;
+  language?: string;
+}
+
+export const ENGLISH_WORDING: Wording = { t: english };
+
+type Obj = Readonly<Record<string, unknown>>;
+const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** Typed reads of a code's parameters; a read of an absent or ill-typed one marks the render as failed. */
+export class Params {
+  bad = false;
+  readonly used = new Set<string>();
+  constructor(
+    private readonly p: Obj,
+    readonly language: string | undefined,
+  ) {}
+
+  private get(key: string): unknown {
+    this.used.add(key);
+    return this.p[key];
+  }
+  private fail(): string {
+    this.bad = true;
+    return '';
+  }
+  /** A number parameter as it is (for arithmetic); NaN marks the render as failed. */
+  value(key: string): number {
+    const v = this.get(key);
+    if (typeof v === 'number' && Number.isFinite(v)) return v;
+    this.fail();
+    return NaN;
+  }
+  /** A number as the locale writes it (grouping, decimal mark), up to `digits` significant digits. */
+  num(key: string, digits = 4): string {
+    return this.fmtNum(this.get(key), digits);
+  }
+  fmtNum(v: unknown, digits = 4): string {
+    if (typeof v !== 'number' || !Number.isFinite(v)) return this.fail();
+    return new Intl.NumberFormat(this.language, { maximumSignificantDigits: digits }).format(v);
+  }
+  /** A share of 0..1 as a percentage: `92%`, `17.7%` (one decimal, as the runner's messages). */
+  pct(key: string, decimals = 1): string {
+    const v = this.get(key);
+    if (typeof v !== 'number' || !Number.isFinite(v)) return this.fail();
+    return new Intl.NumberFormat(this.language, { style: 'percent', maximumFractionDigits: decimals }).format(v);
+  }
+  /** An identifier-like number (a pid, a trial, an exit code): written as it is, never grouped. */
+  id(key: string): string {
+    const v = this.get(key);
+    return typeof v === 'number' && Number.isFinite(v) ? String(v) : this.fail();
+  }
+  str(key: string): string {
+    const v = this.get(key);
+    return typeof v === 'string' ? v : this.fail();
+  }
+  list(key: string): unknown[] {
+    const v = this.get(key);
+    if (Array.isArray(v)) return v;
+    this.fail();
+    return [];
+  }
+  obj(key: string): Obj {
+    const v = this.get(key);
+    if (isObj(v)) return v;
+    this.fail();
+    return {};
+  }
+  /** An optional parameter: undefined when absent or null, else it must be of the type asked. */
+  has(key: string): boolean {
+    const v = this.get(key);
+    return v !== undefined && v !== null;
+  }
+  bool(key: string): boolean {
+    const v = this.get(key);
+    if (typeof v === 'boolean') return v;
+    this.fail();
+    return false;
+  }
+}
+
+type Sentence = (p: Params, t: Translate) => string;
+
+/** `t`'s result with its named placeholders filled (a translation may reorder them). */
+const fill = (template: string, values: Record<string, string>): string => formatMessage(template, [values]);
+
+/** Several items of a list, in the locale's list punctuation (the list words go through `t`). */
+const joined = (items: string[], t: Translate): string => items.join(t(', '));
+
+const WARNINGS: Readonly<Record<string, Sentence>> = {
+  ascend_unavailable: (_p, t) =>
+    t(
+      "device.target auto found an Ascend install but MindSpore cannot use it, so this run trains on the CPU: source CANN's set_env.sh in the target's environment set-up, or set device.target to Ascend to fail instead.",
+    ),
+  images_skipped: (p, t) =>
+    fill(t('Skipped {count} file(s) that are not readable images.'), { count: p.num('count', 21) }),
+  telemetry_unavailable: (p, t) => {
+    switch (p.str('kind')) {
+      case 'timeout':
+        return fill(t('NPU telemetry: `npu-smi info` took longer than {seconds} s; training goes on without it.'), {
+          seconds: p.num('timeout_s'),
+        });
+      case 'exit':
+        return fill(t('NPU telemetry: `npu-smi info` exited with {code}; training goes on without it.'), {
+          code: p.id('returncode'),
+        });
+      case 'exec':
+        return fill(t('NPU telemetry: cannot run {program} ({error}); training goes on without it.'), {
+          program: p.str('program'),
+          error: p.str('error'),
+        });
+      case 'no_device':
+        return fill(
+          t("NPU telemetry: `npu-smi info` lists none of the run's devices ({ids}); training goes on without it."),
+          {
+            ids: joined(
+              p.list('ids').map((x) => p.fmtNum(x, 21)),
+              t,
+            ),
+          },
+        );
+      case 'format':
+      case 'parser':
+        return t('NPU telemetry: the output of `npu-smi info` could not be read; training goes on without it.');
+      case 'host':
+        return fill(t('Host telemetry: cannot read {path} ({error}); training goes on without it.'), {
+          path: p.str('path'),
+          error: p.str('error'),
+        });
+      default: // a kind this table does not know: the runner's words
+        p.bad = true;
+        return '';
+    }
+  },
+  pretrained_partial: (p, t) =>
+    fill(
+      t(
+        'Loaded {loaded} backbone tensors from {file}; {missing} missing, {unexpected} unexpected, {mismatched} of the wrong shape.',
+      ),
+      {
+        loaded: p.num('loaded', 21),
+        file: p.str('file'),
+        missing: p.num('missing_count', 21),
+        unexpected: p.num('unexpected_count', 21),
+        mismatched: p.num('mismatched_count', 21),
+      },
+    ),
+  amp_auto_cpu: (_p, t) => t('amp.level auto had no CPU mapping in this MindSpore; the run used O0 (fp32).'),
+  sink_unavailable: (p, t) => {
+    switch (p.str('cause')) {
+      case 'target':
+        return fill(
+          t(
+            'Dataset sink mode is not available on {target} (it needs a device queue, which only Ascend and GPU have); training step by step, one step event per step.',
+          ),
+          { target: p.str('target') },
+        );
+      case 'cache_features':
+        return t(
+          'Dataset sink mode is not used with train.cache_features: the cached features are fed from the host, step by step, one step event per step.',
+        );
+      case 'accumulate':
+        return fill(
+          t(
+            'Dataset sink mode is not used with train.accumulate_steps {steps}: the micro-batches of an update are fed from the host, one step event per update; set train.accumulate_steps to 1 (with a larger data.batch_size, if it fits) to train in sinks.',
+          ),
+          { steps: p.num('accumulate_steps', 21) },
+        );
+      default:
+        p.bad = true;
+        return '';
+    }
+  },
+  sink_size_reduced: (p, t) =>
+    fill(
+      t(
+        'sink.size {size} does not divide the {steps} steps of an epoch, so each sink runs {used} steps: one step event per {used} steps; set sink.size to a divisor of {steps} to choose.',
+      ),
+      { size: p.fmtNum(p.obj('sink').size, 21), steps: p.num('steps_per_epoch', 21), used: p.num('size_used', 21) },
+    ),
+  sink_size_ignored: (_p, t) => t('sink.size was ignored: this older runner trained step by step on Ascend.'),
+  npu_busy: (p, t) => {
+    const procs = p.list('processes').map((x) => {
+      const q = new Params(isObj(x) ? x : {}, p.language);
+      const line = fill(t('{name} {pid} on {ids}'), {
+        name: q.has('name') ? q.str('name') : 'pid',
+        pid: q.id('pid'),
+        ids: joined(
+          q.list('ids').map((i) => q.fmtNum(i, 21)),
+          t,
+        ),
+      });
+      if (q.bad) p.bad = true;
+      return line;
+    });
+    return fill(
+      t(
+        "Other processes already use this run's NPUs ({processes}): the run will share their compute and memory; pick free device.ids (doctor lists them) or stop those processes.",
+      ),
+      { processes: joined(procs.slice(0, 5), t) },
+    );
+  },
+  npu_low_hbm: (p, t) => {
+    const devices = p.list('devices').map((x) => {
+      const q = new Params(isObj(x) ? x : {}, p.language);
+      const line = fill(t('{id}: {free} of {total} MB free'), {
+        id: q.id('id'),
+        free: q.num('free_mb', 21),
+        total: q.num('total_mb', 21),
+      });
+      if (q.bad) p.bad = true;
+      return line;
+    });
+    return fill(
+      t(
+        "Little free HBM on this run's NPUs ({devices}): the run may fail with 'Malloc device memory failed'; pick other device.ids or lower data.batch_size.",
+      ),
+      { devices: joined(devices, t) },
+    );
+  },
+  workers_above_cores: (p, t) =>
+    fill(
+      t(
+        'data.workers asks for {workers} data loader threads per rank, {ranks} rank(s) on this node, but this machine has {cores} CPU cores; set data.workers to at most {most}.',
+      ),
+      {
+        workers: p.num('workers', 21),
+        ranks: p.num('ranks_per_node', 21),
+        cores: p.num('cpu_count', 21),
+        most: p.fmtNum(Math.max(1, Math.floor(p.value('cpu_count') / p.value('ranks_per_node'))), 21),
+      },
+    ),
+  no_checkpoint_interval: (p, t) =>
+    fill(
+      t(
+        'checkpoint.every_steps is {every} but the run has {total} steps: no mid-epoch checkpoint will be saved, only one at each epoch end ({per_epoch} steps apart); lower checkpoint.every_steps to save more often.',
+      ),
+      { every: p.num('every_steps', 21), total: p.num('total_steps', 21), per_epoch: p.num('steps_per_epoch', 21) },
+    ),
+  preprocess_assumed: (p, t) =>
+    fill(
+      t(
+        "model.pretrained is a PyTorch state dict, which does not say whether it is torchvision's or timm's: using {preprocess}'s preprocessing (set model.preprocess to choose).",
+      ),
+      { preprocess: p.str('preprocess') },
+    ),
+  frozen_random_backbone: (p, t) =>
+    fill(
+      t(
+        'model.freeze is "{freeze}" but model.pretrained is null: the frozen layers keep their random initial weights, so only the head learns, on random features; set model.pretrained to a checkpoint, or model.freeze to "none" to train every layer.',
+      ),
+      { freeze: p.str('freeze') },
+    ),
+  feature_cache_rejected: (p, t) =>
+    fill(t('Not reusing the feature cache at {path} ({reason}); this run computes its own features.'), {
+      path: p.str('path'),
+      reason: p.str('reason'),
+    }),
+  cann_mismatch: (p, t) =>
+    fill(
+      t(
+        'CANN {cann} is installed but MindSpore {mindspore} supports CANN {supported}: kernels may fail to load or compile; install a matching CANN or MindSpore.',
+      ),
+      {
+        cann: p.str('cann'),
+        mindspore: p.str('mindspore'),
+        supported: joined(
+          p.list('supported').map((v) => (typeof v === 'string' ? v : ((p.bad = true), ''))),
+          t,
+        ),
+      },
+    ),
+  data_bound: (p, t) =>
+    fill(
+      p.bool('cache_features')
+        ? t(
+            'The input pipeline bounds this run: each step waits {wait} ms of {step} ms ({share}) for its batch, so the device idles; raise data.workers (now {workers} per rank), or feed smaller images.',
+          )
+        : t(
+            'The input pipeline bounds this run: each step waits {wait} ms of {step} ms ({share}) for its batch, so the device idles; raise data.workers (now {workers} per rank), feed smaller images, or, with a frozen backbone, set train.cache_features to true.',
+          ),
+      { wait: p.num('data_ms', 3), step: p.num('step_ms', 3), share: p.pct('share', 0), workers: p.num('workers', 21) },
+    ),
+  plateau_on_train_loss: (p, t) =>
+    fill(
+      t(
+        "train.plateau.metric is {metric} but the run has no validation images: the plateau schedule watches the epoch's training loss instead.",
+      ),
+      { metric: p.str('metric') },
+    ),
+  ema_partial: (p, t) =>
+    fill(t('{file} lacks {count} EMA tensors: those start from the resumed weights.'), {
+      file: p.str('file'),
+      count: p.num('count', 21),
+    }),
+  ema_restarted: (p, t) =>
+    fill(
+      t("No EMA checkpoint beside {checkpoint} ({file}): the weights' average starts again from the resumed weights."),
+      { checkpoint: p.str('checkpoint'), file: p.str('file') },
+    ),
+  stop_failed: (p, t) =>
+    fill(t('Trial {trial}: could not ask its run to stop ({error}).'), { trial: p.id('trial'), error: p.str('error') }),
+  link_failed: (p, t) =>
+    fill(t('Trial {trial}: could not tag its run ({error}).'), { trial: p.id('trial'), error: p.str('error') }),
+};
+
+export const WARNING_CODES: readonly string[] = Object.keys(WARNINGS);
+
+interface ReasonWords {
+  /** A few words for the status bar. */
+  title: (t: Translate) => string;
+  message: Sentence;
+  fix: Sentence;
+}
+
+const REASONS: Readonly<Record<string, ReasonWords>> = {
+  run_failed: {
+    title: (t) => t('the run failed'),
+    message: (p, t) =>
+      fill(t('The run failed ({kind}): {error}'), {
+        kind: p.str('kind'),
+        error: p.str('error') || t('see its error'),
+      }),
+    fix: (p, t) =>
+      p.has('error_fix') ? p.str('error_fix') : t("Read the run's error, fix its cause and start the run again."),
+  },
+  nonfinite_steps: {
+    title: (t) => t('NaN or Inf loss'),
+    message: (p, t) =>
+      fill(t('{count} of {steps} steps had a NaN or Inf loss; their updates were skipped.'), {
+        count: p.num('count', 21),
+        steps: p.num('steps', 21),
+      }),
+    fix: (_p, t) => t('Lower train.lr (try a tenth), and check the data and model.pretrained.'),
+  },
+  loss_rose: {
+    title: (t) => t('the loss rose'),
+    message: (p, t) =>
+      fill(
+        t(
+          'The training loss rose over the run: median {early} over the first {window} steps, {late} over the last {window}.',
+        ),
+        {
+          early: p.num('early_loss'),
+          late: p.num('late_loss'),
+          window: p.num('window', 21),
+        },
+      ),
+    fix: (_p, t) => t('Lower train.lr (try a tenth) or add train.warmup_steps; the run diverged instead of learning.'),
+  },
+  updates_skipped: {
+    title: (t) => t('updates skipped'),
+    message: (p, t) =>
+      fill(
+        t(
+          '{skipped} of {steps} updates were skipped because the scaled gradients overflowed ({share}): the model learned from the other steps only.',
+        ),
+        { skipped: p.num('skipped', 21), steps: p.num('steps', 21), share: p.pct('share', 0) },
+      ),
+    fix: (_p, t) =>
+      t(
+        'Lower amp.init_scale (for example to 1024); on CPU, set amp.level to O0, which needs no loss scaling (fp16 is not faster there).',
+      ),
+  },
+  frozen_random_backbone: {
+    title: (t) => t('frozen random backbone'),
+    message: (p, t) =>
+      fill(
+        t(
+          'model.freeze is "{freeze}" but model.pretrained is null: the frozen layers kept their random initial weights, so only the head learned, on random features.',
+        ),
+        { freeze: p.str('freeze') },
+      ),
+    fix: (_p, t) => t('Set model.pretrained to a checkpoint, or model.freeze to "none" to train every layer.'),
+  },
+  chance_level: {
+    title: (t) => t('accuracy at chance'),
+    message: (p, t) =>
+      fill(
+        t(
+          'The best validation accuracy, {best}, is within {margin} of chance ({chance} for {classes} classes on {images} images): the model did not learn to tell the classes apart.',
+        ),
+        {
+          best: p.pct('best_val_acc'),
+          margin: p.pct('margin'),
+          chance: p.pct('chance'),
+          classes: p.num('num_classes', 21),
+          images: p.num('num_val', 21),
+        },
+      ),
+    fix: (_p, t) =>
+      t(
+        "Check that each class folder holds only its own class's images, give a frozen backbone pretrained weights, or train longer or with another train.lr.",
+      ),
+  },
+  val_too_small: {
+    title: (t) => t('validation set too small'),
+    message: (p, t) => {
+      const values = {
+        images: p.num('num_val', 21),
+        min: p.num('min_val', 21),
+        per_class: p.num('min_per_class', 21),
+      };
+      return p.has('smallest_class')
+        ? fill(
+            t(
+              'The validation set has {images} images, {smallest} in its smallest class: too few to judge the accuracy (at least {min}, and {per_class} per class).',
+            ),
+            { ...values, smallest: p.num('smallest_class', 21) },
+          )
+        : fill(
+            t(
+              'The validation set has {images} images: too few to judge the accuracy (at least {min}, and {per_class} per class).',
+            ),
+            values,
+          );
+    },
+    fix: (_p, t) =>
+      t('Raise data.val_split (for example to 0.2), or point data.val at a folder with more images per class.'),
+  },
+};
+
+export const REASON_CODES: readonly string[] = Object.keys(REASONS);
+
+/** The sentence, with the parameters it read, or undefined when a parameter did not fit. */
+function attempt(sentence: Sentence, params: unknown, w: Wording): { text: string; used: Set<string> } | undefined {
+  const p = new Params(isObj(params) ? params : {}, w.language);
+  const text = sentence(p, w.t);
+  return p.bad ? undefined : { text, used: p.used };
+}
+
+/** A warning's sentence for a code this table knows; undefined otherwise (tests read `used`). */
+export function wordWarning(
+  code: string,
+  details: unknown,
+  w: Wording,
+): { text: string; used: Set<string> } | undefined {
+  const s = Object.hasOwn(WARNINGS, code) ? WARNINGS[code] : undefined;
+  return s && attempt(s, details, w);
+}
+
+/** A runner warning (`{code, message, details}`) in the user's language, or its English message. */
+export function warningText(
+  x: { code: string; message: string; details?: unknown },
+  w: Wording = ENGLISH_WORDING,
+): string {
+  return wordWarning(x.code, x.details, w)?.text ?? x.message;
+}
+
+/** A verdict reason's message and fix, worded from its parameters; undefined for an unknown code or a bad parameter. */
+export function wordReason(
+  r: Readonly<Record<string, unknown>> & { code: string },
+  w: Wording,
+): { message: string; fix: string; used: Set<string> } | undefined {
+  const words = Object.hasOwn(REASONS, r.code) ? REASONS[r.code] : undefined;
+  if (!words) return undefined;
+  const message = attempt(words.message, r, w);
+  const fix = attempt(words.fix, r, w);
+  return message && fix
+    ? { message: message.text, fix: fix.text, used: new Set([...message.used, ...fix.used]) }
+    : undefined;
+}
+
+/** A verdict reason (`{code, message, fix, ...params}`) in the user's language, or the runner's English. */
+export function reasonText(
+  r: Readonly<Record<string, unknown>> & { code: string; message: string; fix: string },
+  w: Wording = ENGLISH_WORDING,
+): { message: string; fix: string } {
+  const worded = wordReason(r, w);
+  return worded ? { message: worded.message, fix: worded.fix } : { message: r.message, fix: r.fix };
+}
+
+/** A reason's few words for the status bar; the code with spaces for a code this table does not know. */
+export function reasonTitle(code: string, t: Translate = english): string {
+  return Object.hasOwn(REASONS, code) ? REASONS[code].title(t) : code.replace(/_/g, ' ');
+}
