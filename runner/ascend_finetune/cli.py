@@ -1,5 +1,5 @@
 """The runner's command line. Every command prints JSON on stdout; errors are {"error": {...}} with
-exit 2 for bad input and 1 for failures (the contract in DESIGN.md). About 590 lines because it is the
+exit 2 for bad input and 1 for failures (the contract in DESIGN.md). About 610 lines because it is the
 one table of subcommands and their flags; each handler only imports its module and prints its answer."""
 
 from __future__ import annotations
@@ -288,15 +288,27 @@ def cmd_probe(a: argparse.Namespace) -> int:
 def cmd_fetch_weights(a: argparse.Namespace) -> int:
     from .checkpoints.errors import PretrainedError
     from .models.catalog import SourceError, parse
-    from .models.download import fetch, stderr_progress
+    from .models.download import fetch, json_progress, stderr_progress
 
     try:
-        got = fetch(a.source, progress=stderr_progress(parse(a.source).text))
+        label = parse(a.source).text
+        got = fetch(a.source, progress=json_progress(out) if a.progress else stderr_progress(label))
     except SourceError as e:
         raise CliError(2, "bad_input", f"{e}; {e.fix}") from None
     except PretrainedError as e:
         raise CliError(1, "download_failed", str(e)) from None
     out({"path": got.path, **got.describe()})
+    return 0
+
+
+def cmd_weights_status(a: argparse.Namespace) -> int:
+    from .models.cache_status import status
+    from .models.catalog import SourceError
+
+    try:
+        out(status(a.sources))
+    except SourceError as e:
+        raise CliError(2, "bad_input", f"{e}; {e.fix}") from None
     return 0
 
 
@@ -529,7 +541,15 @@ def parser() -> argparse.ArgumentParser:
         "fetch-weights", help="download a mindcv:/hf-hub: weights source into the cache; prints its path"
     )
     s.add_argument("source")
+    s.add_argument(
+        "--progress", action="store_true", help='print {"progress": {done, total}} lines on stdout before the answer'
+    )
     s.set_defaults(fn=cmd_fetch_weights)
+    s = sub.add_parser(
+        "weights-status", help="which mindcv:/hf-hub: sources are in the weights cache here (no download, no request)"
+    )
+    s.add_argument("sources", nargs="*", metavar="SOURCE", help="default: the catalog's mindcv: sources")
+    s.set_defaults(fn=cmd_weights_status)
     s = sub.add_parser("preview", help="a data set before training: counts, split, duplicates, sizes, thumbnails")
     s.add_argument("dir", help="the training ImageFolder (data.train)")
     s.add_argument("--val", help="a validation ImageFolder (data.val; default: the spec's, else its val_split)")

@@ -1,12 +1,15 @@
 // Completion of keys (the section's fields not yet written) and values (enums with what each
 // does, booleans, the default, and folders/checkpoint files for the path fields), with docs.
 import { readdirSync, readFileSync } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { CompletionItemKind, InsertTextFormat, MarkupKind, type CompletionItem } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { fieldSchema, resolveSpecPath } from '../core/spec/schema';
 import { formatBytes } from '../core/checkpoints/manifest';
-import { mindcvSources, weightsFacts, type NamedWeights } from '../core/spec/weightSources';
+import { mindcvSources, namedCacheRel, weightsFacts, type NamedWeights } from '../core/spec/weightSources';
+import { localCacheState } from '../core/targets/weightsCache';
+import { localCacheWeights } from '../core/targets/weightsCopy';
 import { yamlScalar } from '../core/spec/writer';
 import { fieldMarkdown, ruleAt } from './fieldDocs';
 import * as l10n from './l10n';
@@ -143,8 +146,11 @@ function valueItems(td: TextDocument, ctx: CursorContext, baseDir: string, doc: 
     // Named sources the runner downloads: mindcv's checkpoints for the spec's backbone.
     if (ctx.path.join('.') === 'model.pretrained') {
       const backbone = doc.nodes.get('model.backbone')?.value ?? fieldSchema(['model', 'backbone'])?.default;
-      for (const s of mindcvSources().filter((m) => m.backbone === backbone && m.value.startsWith(ctx.partial)))
-        add(s.value, CompletionItemKind.Reference, weightsDoc(s), weightsDetail(s));
+      for (const s of mindcvSources().filter((m) => m.backbone === backbone && m.value.startsWith(ctx.partial))) {
+        const cache = localCache(s);
+        add(s.value, CompletionItemKind.Reference, `${cache.doc}\n\n${weightsDoc(s)}`, weightsDetail(s));
+        items[items.length - 1].labelDetails = { description: cache.short };
+      }
     }
   } else if (rule.default !== undefined && rule.default !== null)
     add(rule.default, CompletionItemKind.Value, fieldMarkdown(ctx.path));
@@ -180,6 +186,25 @@ function pathItems(partial: string, baseDir: string, kind: 'folder' | 'file'): {
       Number(b.dir && kind === 'file' ? 0 : 1) - Number(a.dir && kind === 'file' ? 0 : 1) ||
       a.value.localeCompare(b.value),
   );
+}
+
+/**
+ * Whether THIS machine's weights cache holds the file (the server runs here and cannot see an SSH
+ * target's cache; the Start wizard asks the target's runner). Read like the runner's weights-status.
+ */
+function localCache(s: NamedWeights): { short: string; doc: string } {
+  const rel = namedCacheRel(s.value);
+  const st = rel ? localCacheState(localCacheWeights(process.env, os.homedir()), rel) : undefined;
+  const scope = l10n.t("Only this machine's cache is known here; the Start wizard shows the target's.");
+  if (st?.state === 'cached')
+    return {
+      short: l10n.t('cached on this machine'),
+      doc: `${l10n.t("In this machine's weights cache: `{0}` ({1}).", st.path, formatBytes(st.bytes))} ${scope}`,
+    };
+  return {
+    short: l10n.t('not cached on this machine'),
+    doc: `${l10n.t("Not in this machine's weights cache: the run downloads it where it executes.")} ${scope}`,
+  };
 }
 
 /** `mindcv · Apache-2.0 · 11.7 M params · 46.8 MB · ImageNet top-1 70.21%`: the facts recorded. */

@@ -7,7 +7,12 @@ import * as vscode from 'vscode';
 import { isNamedWeights, withPretrained } from '../core/spec/weightSources';
 import { LOCAL_TARGET_ID, type TargetDef } from '../core/targets/model';
 import { runRunner } from '../core/targets/runnerCli';
-import { copyWeightsToTarget, localCacheWeights, weightsRelPath } from '../core/targets/weightsCopy';
+import {
+  copyWeightsToTarget,
+  localCacheWeights,
+  weightsRelPath,
+  type CopyWeightsResult,
+} from '../core/targets/weightsCopy';
 import type { App } from './app';
 import { LANGUAGE_ID } from './specLanguage';
 
@@ -55,32 +60,34 @@ async function pickWeights(app: App): Promise<{ file: string; pretrained?: strin
     validateInput: (v) => (isNamedWeights(v.trim()) ? undefined : 'starts with mindcv: or hf-hub:'),
   });
   if (!source) return undefined;
-  const local = app.ctx.target(LOCAL_TARGET_ID);
-  if (!local) throw new Error('this machine is not a target: set its Python first');
-  await app.ctx.ensureRunner(local);
-  const got = await vscode.window.withProgress(
-    {
-      location: vscode.ProgressLocation.Notification,
-      title: vscode.l10n.t('Downloading {0} on this machine…', source.trim()),
-    },
-    () => runRunner<Fetched>(app.ctx.transport(local), ['fetch-weights', source.trim()]),
-  );
+  const got = await downloadHere(app, source.trim());
   // The target's cache gets it at the same place, so the source name itself works there.
   return { file: got.path, pretrained: source.trim() };
 }
 
-export async function copyWeightsCommand(app: App, node: unknown): Promise<void> {
-  const def = await pickSshTarget(app, node);
-  if (!def) return;
-  const weights = await pickWeights(app);
-  if (!weights) return;
-  const rel = weightsRelPath(weights.file, localCacheWeights(process.env, os.homedir()));
+/** This machine's runner downloads a named source into this machine's cache, with a notification. */
+export async function downloadHere(app: App, source: string): Promise<Fetched> {
+  const local = app.ctx.target(LOCAL_TARGET_ID);
+  if (!local) throw new Error('this machine is not a target: set its Python first');
+  await app.ctx.ensureRunner(local);
+  return vscode.window.withProgress(
+    {
+      location: vscode.ProgressLocation.Notification,
+      title: vscode.l10n.t('Downloading {0} on this machine…', source),
+    },
+    () => runRunner<Fetched>(app.ctx.transport(local), ['fetch-weights', '--', source]),
+  );
+}
+
+/** Copies a local weights file into the SSH target's weights cache, with a notification. */
+export async function copyToTarget(app: App, def: TargetDef, file: string): Promise<CopyWeightsResult> {
+  const rel = weightsRelPath(file, localCacheWeights(process.env, os.homedir()));
   await app.ctx.ensureRunner(def);
-  const result = await vscode.window.withProgress(
+  return vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Copying weights to {0}', def.label) },
     (progress) => {
       let last = 0;
-      return copyWeightsToTarget(def, weights.file, rel, {
+      return copyWeightsToTarget(def, file, rel, {
         ...app.ctx.sshFolders(),
         onProgress: (sent, total) => {
           if (total > 0) progress.report({ increment: ((sent - last) / total) * 100 });
@@ -89,6 +96,14 @@ export async function copyWeightsCommand(app: App, node: unknown): Promise<void>
       });
     },
   );
+}
+
+export async function copyWeightsCommand(app: App, node: unknown): Promise<void> {
+  const def = await pickSshTarget(app, node);
+  if (!def) return;
+  const weights = await pickWeights(app);
+  if (!weights) return;
+  const result = await copyToTarget(app, def, weights.file);
   const value = weights.pretrained ?? result.remotePath;
   app.ctx.log.info(`weights copied to ${def.label}: ${result.remotePath} (sha256 ${result.sha256}, ${result.outcome})`);
   const editor = vscode.window.activeTextEditor;

@@ -1,11 +1,11 @@
 // The full Start wizard ("All settings…" from the short path's summary, Start from Spec File, Fine-tune
 // from a checkpoint): a multi-step quick pick with back navigation (target, data folder browsed on
-// the target, backbone, pretrained checkpoint, freeze, AMP, epochs, batch size, learning rate, NPUs
-// and other machines when there are any, training options (the fine-tuning knobs, optional), name,
-// then launch and/or save as a spec file). Defaults are the reference recipe's, resolved for the
-// target (src/core/wizard/defaults.ts); `validate` runs on the target before `launch`, and its
-// problems are shown with their fixes. The step counter counts
-// the steps this target shows (the NPU step only where there is a choice).
+// the target, backbone, pretrained weights (the catalog's for that backbone, or a file), freeze, AMP,
+// epochs, batch size, learning rate, NPUs and other machines when there are any, training options
+// (the fine-tuning knobs, optional), name, then launch and/or save as a spec file). Defaults are the
+// reference recipe's, resolved for the target (src/core/wizard/defaults.ts); `validate` runs on the
+// target before `launch`, and its problems are shown with their fixes. The step counter counts the
+// steps this target shows (the NPU step only where there is a choice).
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
@@ -23,6 +23,7 @@ import { describeData, resolvedFor } from './wizard/data';
 import { browse, browseStart, choose, execute, targetOf, type Action, type StepResult } from './wizard/common';
 import { ensureHealthy } from './wizard/health';
 import { knobsStep } from './wizard/knobsStep';
+import { afterCatalogPick, catalogItems, isCatalogPick, type CatalogItem } from './wizard/weights';
 import type { App } from './app';
 import { BACK, input, pick, pickMany, type StepInfo } from './quickInput';
 
@@ -86,29 +87,42 @@ const STEPS: Step[] = [
       'Backbone (a new classification head is added)',
       (v) => (s.backbone = v),
     ),
-  // 4. pretrained checkpoint
+  // 4. pretrained checkpoint: none, the catalog's weights for this backbone (cached on the target or
+  // downloaded when picked: wizard/weights.ts), or a file browsed on the target
   async (app, s, info) => {
-    type Item = vscode.QuickPickItem & { value?: string | null };
-    const items: Item[] = [
+    const backbone = s.backbone ?? RECIPE_DEFAULTS.backbone;
+    const catalog = catalogItems(app, targetOf(app, s), backbone, true);
+    const itemsWith = (cat: CatalogItem[]): CatalogItem[] => [
+      ...(s.pretrained
+        ? [
+            {
+              label: vscode.l10n.t('$(check) {0}', path.posix.basename(s.pretrained)),
+              description: s.pretrained,
+              value: s.pretrained,
+            },
+          ]
+        : []),
       {
         label: vscode.l10n.t('$(circle-slash) None'),
         description: vscode.l10n.t('start from random weights'),
         value: null,
       },
+      ...cat,
       { label: vscode.l10n.t('$(folder-opened) Browse on the target…') },
     ];
-    if (s.pretrained)
-      items.unshift({
-        label: vscode.l10n.t('$(check) {0}', path.posix.basename(s.pretrained)),
-        description: s.pretrained,
-        value: s.pretrained,
-      });
-    const r = await pick<Item>({
+    const r = await pick<CatalogItem>({
       ...info,
-      items,
+      items: itemsWith(catalog.now),
+      later: catalog.later.then(itemsWith),
       placeholder: vscode.l10n.t('Pretrained backbone weights (.ckpt or .safetensors), optional'),
     });
     if (r === BACK || r === undefined) return r;
+    if (isCatalogPick(r)) {
+      const v = await afterCatalogPick(app, targetOf(app, s), backbone, r, catalog.later);
+      if (v === undefined) return STEPS[3](app, s, info, 'forward');
+      s.pretrained = v;
+      return 'next';
+    }
     if (r.value !== undefined) {
       s.pretrained = r.value ?? undefined;
       return 'next';

@@ -71,7 +71,13 @@ test(
     const resumed = await copyWeightsToTarget(target(), local, rel, opts);
     assert.deepEqual([resumed.outcome, resumed.sent], ['copied', body.length - (1 << 20)]);
     assert.ok(readFileSync(want).equals(body));
-    assert.deepEqual(readdirSync(path.dirname(want)), [path.basename(want)], 'no .part left');
+    assert.deepEqual(
+      readdirSync(path.dirname(want)).sort(),
+      [path.basename(want), `${path.basename(want)}.sha256.json`],
+      'no .part left; the download record beside the file',
+    );
+    const record = JSON.parse(readFileSync(`${want}.sha256.json`, 'utf8')) as { sha256: string; bytes: number };
+    assert.deepEqual([record.sha256, record.bytes], [first.sha256, body.length]);
   },
 );
 

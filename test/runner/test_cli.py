@@ -1,5 +1,6 @@
-"""The CLI's quick commands stay quick: `validate`, `ls`, `probe` and `doctor` import neither MindSpore
-nor numpy with the runner's modules, and `doctor` starts (and says what is missing) without numpy."""
+"""The CLI's quick commands stay quick: `validate`, `ls`, `probe`, `weights-status` and `doctor` import
+neither MindSpore nor numpy with the runner's modules, and `doctor` starts (and says what is missing)
+without numpy."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def test_validate_ls_and_probe_load_neither_mindspore_nor_numpy(tmp_path, data_a
     write_spec(tmp_path / "s.json", spec(data_a))
     r = _python(
         "import json, sys; from ascend_finetune.cli import main\n"
-        "for argv in (['validate', 's.json'], ['ls', '.'], ['probe', '.']): main(argv)\n"
+        "for argv in (['validate', 's.json'], ['ls', '.'], ['probe', '.'], ['weights-status']): main(argv)\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('mindspore', 'numpy'))))",
         tmp_path,
     )

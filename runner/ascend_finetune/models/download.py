@@ -5,6 +5,9 @@ there is used without any request (delete it to fetch again). A download goes to
 resumed with an HTTP Range request when the connection drops (or on the next run), checked against
 the expected sha256 when there is one (a mismatch deletes it), and renamed into place atomically, so
 a cache path that exists holds a whole file. `HF_HUB_OFFLINE=1` forbids downloads from the hub.
+Beside a downloaded file, `<file>.sha256.json` records its sha256, size and mtime, so the cache listing
+(cache_status.py) can say "whole and this hash" without reading the file, and a run refuses a cached
+file whose size no longer matches its record (truncated or replaced) instead of loading it.
 
 Progress goes to stderr as lines (`console.log` of a run, which the extension's "Show Console" tails).
 """
@@ -13,7 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import http.client
+import json
 import os
+import stat
 import sys
 import time
 import urllib.error
@@ -30,6 +35,8 @@ ATTEMPTS = 4  # one request plus three resumes after a dropped connection
 TIMEOUT_S = 30.0
 
 Progress = Callable[[int, int | None], None]
+RECORD_SUFFIX = ".sha256.json"
+RECORD_MAX_BYTES = 4096
 
 
 @dataclass
@@ -77,6 +84,62 @@ def stderr_progress(label: str) -> Progress:
         print(f"downloading {label}: {done / 1e6:.1f}{of}", file=sys.stderr, flush=True)
 
     return report
+
+
+def json_progress(emit: Callable[[object], None]) -> Progress:
+    """`{"progress": {"done": N, "total": M or null}}` documents for the editor's notification, at most
+    every 1% or 0.5 s, and always the first and the last."""
+    last = [-1.0, 0.0]
+
+    def report(done: int, total: int | None) -> None:
+        now = time.monotonic()
+        pct = 100.0 * done / total if total else 0.0
+        final = total is not None and done >= total
+        if last[0] >= 0 and not final and pct - last[0] < 1 and now - last[1] < 0.5:
+            return
+        last[0], last[1] = pct, now
+        emit({"progress": {"done": done, "total": total}})
+
+    return report
+
+
+def write_record(dest: str, sha256: str) -> None:
+    """`<dest>.sha256.json`: {sha256, bytes, mtime_ns} of the file as it is now. Written to a new file
+    (O_EXCL, no symlink followed) and renamed over the old record."""
+    st = os.stat(dest, follow_symlinks=False)
+    doc = {"sha256": sha256, "bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
+    tmp = f"{dest}{RECORD_SUFFIX}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    try:
+        os.write(fd, json.dumps(doc).encode())
+    finally:
+        os.close(fd)
+    os.replace(tmp, dest + RECORD_SUFFIX)
+
+
+def read_record(dest: str, dir_fd: int | None = None) -> dict[str, object] | None:
+    """The record beside `dest`, or None: missing, not a regular file (a symlink is not followed),
+    over 4 KB, or not the shape write_record writes. With dir_fd, `dest` is a name in that folder."""
+    try:
+        fd = os.open(dest + RECORD_SUFFIX, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > RECORD_MAX_BYTES:
+            return None
+        doc = json.loads(os.read(fd, RECORD_MAX_BYTES + 1))
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+    ok = (
+        isinstance(doc, dict)
+        and isinstance(doc.get("sha256"), str)
+        and isinstance(doc.get("bytes"), int)
+        and isinstance(doc.get("mtime_ns"), int)
+    )
+    return doc if ok else None
 
 
 def _offline_error(src: Source, url: str, dest: str, why: str) -> PretrainedError:
@@ -158,12 +221,24 @@ def fetch(value: str, env: dict[str, str] | None = None, progress: Progress | No
     url = resolve_url(src, env)
     dest = cache_path(src, env)
     if os.path.isfile(dest) and not os.path.islink(dest):
+        rec = read_record(dest)
+        size = os.path.getsize(dest)
+        if rec is not None and rec["bytes"] != size:
+            raise PretrainedError(
+                f"the cached {dest} for {src.text} is {size} bytes, but {rec['bytes']} were downloaded: it was "
+                "truncated or replaced; delete it to download it again"
+            )
         actual = sha256_of(dest)
         if src.sha256 and actual != src.sha256:
             raise PretrainedError(
                 f"the cached {dest} for {src.text} has sha256 {actual}, expected {src.sha256}: "
                 "delete it to download it again"
             )
+        if rec is None:  # cached before records existed, or copied in: record it now that it is hashed
+            try:
+                write_record(dest, actual)
+            except OSError:
+                pass  # a read-only or someone else's cache: the listing just knows less
         return Fetched(dest, src.text, url, actual, downloaded=False)
     if src.kind == "hf-hub" and env.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
         raise _offline_error(src, url, dest, "HF_HUB_OFFLINE is set and the file is not in the cache")
@@ -177,6 +252,7 @@ def fetch(value: str, env: dict[str, str] | None = None, progress: Progress | No
             "deleted; check the mirror or the pinned hash"
         )
     os.replace(part, dest)
+    write_record(dest, actual)
     return Fetched(dest, src.text, url, actual, downloaded=True)
 
 

@@ -84,6 +84,22 @@ export function backboneOfNamed(value: string): string | undefined {
   return mindcvSources().find((s) => s.value === value)?.backbone;
 }
 
+/**
+ * Where a named source sits under a weights cache's `weights/` folder, as the runner's catalog.py
+ * `cache_relpath` puts it (`mindcv/resnet50-e0733ab8.ckpt`, `hf-hub/<org>/<repo>/main/<file>`);
+ * undefined for a name the catalog does not know.
+ */
+export function namedCacheRel(value: string): string | undefined {
+  const text = value.split('#')[0];
+  if (text.startsWith('mindcv:')) {
+    const e = CATALOG.mindcv[text.slice('mindcv:'.length)];
+    return e ? `mindcv/${e.path.split('/').pop()}` : undefined;
+  }
+  const m = /^hf-hub:([A-Za-z0-9][\w.-]*)\/([A-Za-z0-9][\w.-]*)(?::(.+))?$/.exec(text);
+  if (!m || (m[3] ?? '').split('/').includes('..')) return undefined;
+  return `hf-hub/${m[1]}/${m[2]}/main/${m[3] ?? 'model.safetensors'}`;
+}
+
 /** A named weight source (`mindcv:` or `hf-hub:`), not a path. */
 export function isNamedWeights(v: unknown): v is string {
   return typeof v === 'string' && NAMED.test(v);

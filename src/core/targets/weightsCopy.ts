@@ -5,8 +5,10 @@
 //
 // Two ssh calls running the target's Python: `check` says whether the file is already there (same
 // sha256) and how much of a `.part` an earlier copy left; `put` appends the rest, streamed on stdin,
-// checks the whole file's sha256 on arrival (a mismatch deletes it) and renames it into place. Every
-// path and hash travels as argv, quoted once by the ssh layer; nothing is built into a shell string.
+// checks the whole file's sha256 on arrival (a mismatch deletes it), renames it into place and writes
+// the record a download leaves beside it (`<file>.sha256.json`, runner/ascend_finetune/models/
+// download.py), so `weights-status` lists the copy as a download. Every path and hash travels as
+// argv, quoted once by the ssh layer; nothing is built into a shell string.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, promises as fsp } from 'node:fs';
@@ -51,6 +53,15 @@ if got != want:
     os.unlink(part)
     print(json.dumps({"error": "sha256 on arrival is " + got + ", expected " + want + ": the copy was deleted"})); sys.exit(1)
 os.replace(part, dest)
+st = os.stat(dest, follow_symlinks=False)
+rec = dest + ".sha256.json"
+tmp = rec + "." + str(os.getpid()) + ".tmp"
+fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+try:
+    os.write(fd, json.dumps({"sha256": got, "bytes": st.st_size, "mtime_ns": st.st_mtime_ns}).encode())
+finally:
+    os.close(fd)
+os.replace(tmp, rec)
 print(json.dumps({"dest": dest, "sha256": got}))
 `;
 

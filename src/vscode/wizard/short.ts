@@ -1,7 +1,8 @@
 // "Start Ascend fine-tune", the short path: target (only when there is more than one), health (only
 // when the target cannot train), data folder (the workspace's image folders first, with their
 // counts; an SSH target's folder is probed there for the same), pretrained weights (the mindcv
-// catalog's ImageNet weights, fetched on the target at launch; or a checkpoint,
+// catalog's ImageNet weights, each "cached on" or "downloads on" the target, downloaded when picked:
+// ./weights.ts; or a checkpoint,
 // browsed or typed, whose run's backbone the run takes; or none: then every layer trains), then
 // ONE summary of every setting where any line can be picked to change it, and Launch. With the
 // defaults that is at most five interactions from the palette (src/core/wizard/interactions.ts).
@@ -36,8 +37,7 @@ import { browse, browseStart, choose, execute } from './common';
 import type { DataFacts } from '../../core/wizard/defaults';
 import { backboneForWeights, type WeightsFacts } from '../../core/wizard/targetData';
 import { backboneOfNamed, isNamedWeights } from '../../core/spec/weightSources';
-import { catalogWeightsItems } from '../../core/wizard/weightsItems';
-import type { Translate } from '../../core/l10n';
+import { afterCatalogPick, catalogItems, isCatalogPick, type CatalogItem } from './weights';
 import { describeData, describeWeights, resolvedFor, workspaceImageFolders } from './data';
 import { ensureHealthy } from './health';
 
@@ -221,35 +221,39 @@ async function dataStep(app: App, st: Short, info: StepInfo): Promise<string | u
   return b === BACK || b === undefined ? undefined : b;
 }
 
-type WeightsItem = vscode.QuickPickItem & { value?: string | null };
-
-const translate: Translate = (message, ...args) => vscode.l10n.t(message, ...args);
+type WeightsItem = CatalogItem;
 
 /** The checkpoint, null for none, undefined when the user left. */
 async function weightsStep(app: App, st: Short, info: StepInfo): Promise<string | null | undefined> {
-  const items: WeightsItem[] = [
+  // The catalog's ImageNet weights, the current backbone's first, then with the target's cache state.
+  const catalog = catalogItems(app, st.def, st.c.backbone);
+  const itemsWith = (cat: CatalogItem[]): WeightsItem[] => [
+    ...(st.c.pretrained
+      ? [
+          {
+            label: vscode.l10n.t('$(history) {0}', path.basename(st.c.pretrained)),
+            description: vscode.l10n.t('last used'),
+            detail: st.c.pretrained,
+            value: st.c.pretrained,
+          },
+        ]
+      : []),
     {
       label: vscode.l10n.t('$(circle-slash) None'),
       description: vscode.l10n.t('random initial weights: every layer trains (freeze none)'),
       value: null,
     },
-    // The catalog's ImageNet weights, the current backbone's first: fetched on the target at launch.
-    ...catalogWeightsItems(st.c.backbone, st.def.label, translate),
+    ...cat,
     {
       label: vscode.l10n.t('$(folder-opened) Browse for a checkpoint…'),
       description: vscode.l10n.t('.ckpt or .safetensors: from mindcv / ModelZoo, or a run of your own'),
     },
   ];
-  if (st.c.pretrained)
-    items.unshift({
-      label: vscode.l10n.t('$(history) {0}', path.basename(st.c.pretrained)),
-      description: vscode.l10n.t('last used'),
-      detail: st.c.pretrained,
-      value: st.c.pretrained,
-    });
+  const items = itemsWith(catalog.now);
   const r = await pick<WeightsItem>({
     ...info,
     items,
+    later: catalog.later.then(itemsWith),
     placeholder: vscode.l10n.t(
       "Pretrained weights (optional: without them every layer trains from scratch). Type a checkpoint's path to use it.",
     ),
@@ -260,6 +264,10 @@ async function weightsStep(app: App, st: Short, info: StepInfo): Promise<string 
         : [],
   });
   if (r === BACK || r === undefined) return undefined;
+  if (isCatalogPick(r)) {
+    const v = await afterCatalogPick(app, st.def, st.c.backbone, r, catalog.later);
+    return v === undefined ? weightsStep(app, st, info) : v;
+  }
   if (r.value !== undefined) return r.value;
   const start = st.c.pretrained
     ? path.posix.dirname(st.c.pretrained)
