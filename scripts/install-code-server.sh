@@ -37,8 +37,10 @@ step() { # step NAME: prints the time the previous step took
 
 # 1. Debian packages: libkrb5-dev (kerberos compiles against GSSAPI), ripgrep (its binary seeds
 #    @vscode/ripgrep's cache, which would download otherwise), chromium (the browser for playwright),
-#    and node-gyp's toolchain. apt-get update only when something is missing.
-apt_packages=(libkrb5-dev ripgrep chromium python3 make g++)
+#    fonts-wqy-microhei (a CJK font, 1.6 MB: without one Chromium draws the zh-cn test's Chinese as
+#    empty boxes in its screenshots) and node-gyp's toolchain. apt-get update only when something is
+#    missing.
+apt_packages=(libkrb5-dev ripgrep chromium fonts-wqy-microhei python3 make g++)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -79,6 +79,12 @@ export interface HarnessOptions {
   extensionDir?: string;
   /** A packed extension, installed with `code-server --install-extension` before the server starts. */
   vsix?: string;
+  /** More packed extensions installed the same way, after `vsix` (e.g. a language pack). */
+  moreVsix?: string[];
+  /** Display language: code-server's `--locale` (shown only when a language pack for it is registered). */
+  locale?: string;
+  /** Runs after the installs, before the server starts (e.g. registerLanguagePack in languagePack.ts). */
+  beforeStart?: (dirs: { home: string; data: string; ext: string }) => void;
   /** Extra environment for code-server (and so for the extension host and what it spawns). */
   env?: Record<string, string>;
   /** Fills the temporary HOME before code-server starts (e.g. ~/.ssh/config). */
@@ -203,6 +209,12 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     extensionId = await installVsix(bin, options.vsix, { config, data: dirs.data, ext: dirs.ext }, env);
     log(`installed ${path.basename(options.vsix)} as ${extensionId} (${Date.now() - t} ms)`);
   }
+  for (const more of options.moreVsix ?? []) {
+    const t = Date.now();
+    const id = await installVsix(bin, more, { config, data: dirs.data, ext: dirs.ext }, env);
+    log(`installed ${path.basename(more)} as ${id} (${Date.now() - t} ms)`);
+  }
+  options.beforeStart?.(dirs);
 
   let child: ChildProcess | undefined;
   let context: BrowserContext | undefined;
@@ -268,6 +280,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       '--disable-workspace-trust',
       '--disable-getting-started-override',
       '--ignore-last-opened',
+      ...(options.locale ? ['--locale', options.locale] : []),
       path.resolve(options.workspace),
     ];
     serverLogFile = createWriteStream(path.join(options.outputDir, 'code-server.log'));
@@ -570,6 +583,7 @@ async function installVsix(
   dirs: { config: string; data: string; ext: string },
   env: NodeJS.ProcessEnv,
 ): Promise<string> {
+  const before = new Set(readdirSync(dirs.ext));
   const args = [
     '--config',
     dirs.config,
@@ -594,7 +608,7 @@ async function installVsix(
     });
   });
   // "Extension 'x.vsix' was successfully installed." and a folder publisher.name-version in ext/.
-  const installed = readdirSync(dirs.ext).filter((d) => /^[^.].*\..*-\d/.test(d));
+  const installed = readdirSync(dirs.ext).filter((d) => /^[^.].*\..*-\d/.test(d) && !before.has(d));
   if (!/successfully installed/i.test(out) || installed.length === 0)
     throw new Error(`the .vsix did not install:\n${out}`);
   return installed[0].replace(/-\d[^-]*$/, '');

@@ -33,6 +33,8 @@ export interface SuiteOptions {
   settings?: Record<string, unknown>;
   env?: Record<string, string>;
   prepareHome?: HarnessOptions['prepareHome'];
+  /** A display language: its pack, the locale and the pack's registration (languagePack.ts). */
+  harness?: Pick<HarnessOptions, 'moreVsix' | 'locale' | 'beforeStart'>;
 }
 
 export async function startSuite(t: TestContext, o: SuiteOptions): Promise<Suite> {
@@ -59,6 +61,7 @@ export async function startSuite(t: TestContext, o: SuiteOptions): Promise<Suite
       outputDir,
       env: o.env,
       prepareHome: o.prepareHome,
+      ...o.harness,
       settings: {
         'ascendFinetune.pythonPath': PYTHON,
         'ascendFinetune.runsRoot': runsRoot,

@@ -271,9 +271,9 @@ export interface RunRow {
   text: string;
 }
 
-/** A run's row in the Runs view, or undefined when it is not shown. */
-export async function runRow(h: Harness, runName: string): Promise<RunRow | undefined> {
-  const rows = h.viewPane('Runs').locator('.monaco-list-row');
+/** A run's row in the Runs view (titled `view`: "运行" in Chinese), or undefined when it is not shown. */
+export async function runRow(h: Harness, runName: string, view = 'Runs'): Promise<RunRow | undefined> {
+  const rows = h.viewPane(view).locator('.monaco-list-row');
   const all = await rows.evaluateAll((els) =>
     els.map((el) => ({
       label: el.querySelector('.label-name')?.textContent?.trim() ?? '',
@@ -294,13 +294,14 @@ export async function waitForRunState(
   state: ShownState,
   timeoutMs: number,
   also?: (r: RunRow) => boolean,
+  view = 'Runs',
 ): Promise<RunRow> {
   let last: RunRow | undefined;
   const finals: ShownState[] = ['completed', 'stopped', 'failed', 'lost'];
   await waitUntil(
     `run "${runName}" to show ${state} in the Runs view`,
     async () => {
-      last = await runRow(h, runName);
+      last = await runRow(h, runName, view);
       if (last?.state && finals.includes(last.state) && last.state !== state) {
         throw new Error(`run "${runName}" ended ${last.state}, not ${state}: ${last.text}`);
       }
