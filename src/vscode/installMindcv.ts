@@ -42,7 +42,6 @@ export async function installMindcvOn(app: App, def: TargetDef): Promise<boolean
   const local = app.ctx.target(LOCAL_TARGET_ID)?.local?.python;
   const localPythons = [...new Set([...(local ? [local] : []), 'python3'])];
   try {
-    if (def.kind === 'ssh') await app.ctx.ensureRunner(def);
     const result = await vscode.window.withProgress(
       {
         location: vscode.ProgressLocation.Notification,

@@ -154,6 +154,7 @@ async function useWeights(app: App, st: Short, weights: string | null): Promise<
   if (b !== st.c.backbone) {
     st.c.backbone = b;
     if (!st.userSet.has('name') && st.c.dataTrain) st.c.name = defaultName(st.c.dataTrain, st.c.backbone);
+    await offerMindcvInstall(app, st.def, b); // weights of a mindcv model chose a mindcv backbone
   }
 }
 
