@@ -4,6 +4,7 @@
 // here and on the target. Without PyYAML every route fails and the error names the by-hand commands;
 // with PyYAML the carried wheels are copied (into a folder full of shell syntax), installed with
 // --no-index, and doctor then reports mindcv 0.3.0. A tampered carried wheel never leaves this machine.
+// On this machine pip reads the carried folder itself, and a cancel stops the install.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import {
@@ -46,7 +47,7 @@ interface Mindcv {
 }
 
 /** A folder of links to the project venv's own installed packages, put on the target venv's path. */
-function linkPackages(name: string, entries: readonly string[]): void {
+function linkPackages(name: string, entries: readonly string[], site = sitePackages): void {
   const from = execFileSync(
     PYTHON,
     ['-c', 'import numpy, os; print(os.path.dirname(os.path.dirname(numpy.__file__)))'],
@@ -59,7 +60,18 @@ function linkPackages(name: string, entries: readonly string[]): void {
   for (const e of readdirSync(from).filter((f) => entries.some((p) => f === p || f.startsWith(`${p}-`)))) {
     symlinkSync(path.join(from, e), path.join(dir, e));
   }
-  writeFileSync(path.join(sitePackages, `${name}.pth`), dir + '\n');
+  writeFileSync(path.join(site, `${name}.pth`), dir + '\n');
+}
+
+/** A venv without pip (ensurepip takes 20 s on a loaded machine: the project venv's pip is linked in). */
+function freshVenv(name: string): [python: string, site: string] {
+  const venv = path.join(tmp, name);
+  execFileSync(PYTHON, ['-m', 'venv', '--without-pip', venv]);
+  const python = path.join(venv, 'bin', 'python');
+  const site = execFileSync(python, ['-c', 'import sysconfig; print(sysconfig.get_paths()["purelib"])'], {
+    encoding: 'utf8',
+  }).trim();
+  return [python, site];
 }
 
 before(async () => {
@@ -71,13 +83,7 @@ before(async () => {
   Object.assign(process.env, { PIP_INDEX_URL: closedIndex, PIP_CONFIG_FILE: '/dev/null', PIP_RETRIES: '0' });
   delete process.env.PIP_FIND_LINKS;
   delete process.env.PIP_EXTRA_INDEX_URL;
-  const venv = path.join(tmp, `venv "t" it's`);
-  // No ensurepip (20 s on a loaded machine): the project venv's pip is linked in below, like numpy.
-  execFileSync(PYTHON, ['-m', 'venv', '--without-pip', venv]);
-  venvPython = path.join(venv, 'bin', 'python');
-  sitePackages = execFileSync(venvPython, ['-c', 'import sysconfig; print(sysconfig.get_paths()["purelib"])'], {
-    encoding: 'utf8',
-  }).trim();
+  [venvPython, sitePackages] = freshVenv(`venv "t" it's`);
   linkPackages('numpy-and-pip', ['numpy', 'numpy.libs', 'pip']);
   marker = path.join(tmp, 'injected');
   remoteDir = path.join(tmp, `wheels 'q' "dq" $(touch ${marker}); x`);
@@ -214,5 +220,46 @@ test(
     );
     // Installed into the target's venv, as published.
     assert.ok(readdirSync(sitePackages).includes('mindcv-0.3.0.dist-info'));
+  },
+);
+
+test(
+  'on this machine: pip reads the carried wheels where they are; a cancel stops it first',
+  { timeout: 120_000 },
+  async () => {
+    const [python, site] = freshVenv(`local venv 'l' "q"`);
+    linkPackages('local-deps', ['numpy', 'numpy.libs', 'pip', 'yaml', '_yaml', 'pyyaml'], site);
+    const def: TargetDef = {
+      id: 'local',
+      kind: 'local',
+      label: 'This machine',
+      source: 'local',
+      description: '',
+      runsRoot: path.join(tmp, 'local runs'),
+      local: { python, runnerDir: RUNNER_DIR },
+    };
+    const doctor = async () => (await runRunner<{ mindcv: Mindcv }>(makeTarget(def, {}), ['doctor'])).mindcv;
+    assert.equal((await doctor()).ok, false);
+
+    const abort = new AbortController();
+    const cancelled: InstallStep[] = [];
+    const base = { wheelsDir: WHEELS, localPythons: [PYTHON] };
+    await assert.rejects(
+      installMindcv(def, {
+        ...base,
+        signal: abort.signal,
+        onStep: (s) => (cancelled.push(s), s === 'probe' && abort.abort()),
+      }),
+      { name: 'AbortError' },
+    );
+    assert.deepEqual(cancelled, ['verify', 'probe']);
+    assert.equal((await doctor()).ok, false);
+
+    const steps: InstallStep[] = [];
+    const result = await installMindcv(def, { ...base, onStep: (s) => steps.push(s) });
+    assert.deepEqual(steps, ['verify', 'probe', 'copy', 'install']);
+    assert.deepEqual(result.findLinks, [WHEELS]);
+    const now = await doctor();
+    assert.deepEqual([now.ok, now.packages], [true, { mindcv: '0.3.0', pyyaml: '6.0.4', tqdm: '4.70.1' }]);
   },
 );

@@ -178,9 +178,14 @@ async function downloadPyyaml(t: TargetPython, opts: InstallMindcvOptions): Prom
   const py = await localPip(opts);
   if (!py) return undefined;
   const dest = mkdtempSync(path.join(tmpdir(), 'aft-pyyaml-'));
-  const r = await run('here', pipDownloadArgv(py, t, dest), opts);
-  const wheel = readdirSync(dest).find((f) => /^pyyaml-.*\.whl$/i.test(f));
-  if (r.code === 0 && wheel) return path.join(dest, wheel);
+  try {
+    const r = await run('here', pipDownloadArgv(py, t, dest), opts);
+    const wheel = readdirSync(dest).find((f) => /^pyyaml-.*\.whl$/i.test(f));
+    if (r.code === 0 && wheel) return path.join(dest, wheel); // the caller removes the folder
+  } catch (e) {
+    rmSync(dest, { recursive: true, force: true }); // cancelled
+    throw e;
+  }
   rmSync(dest, { recursive: true, force: true });
   return undefined;
 }
