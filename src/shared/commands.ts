@@ -26,6 +26,8 @@ export const COMMANDS = [
   { id: 'ascend.showLog', title: 'Show Log', icon: '$(output)' },
   // The air-gapped copy of pretrained weights (src/vscode/copyWeights.ts).
   { id: 'ascend.copyWeightsToTarget', title: 'Copy Weights to Target…', icon: '$(cloud-upload)' },
+  // mindcv's carried wheels onto a target (src/vscode/installMindcv.ts).
+  { id: 'ascend.installMindcv', title: 'Install mindcv on Target', icon: '$(package)' },
   // Health (src/vscode/wizard/health.ts): the wizard's first screen and the Targets view's hint rows.
   { id: 'ascend.setPythonPath', title: 'Set Python Path…', icon: '$(file-directory)' },
   { id: 'ascend.createPythonEnv', title: 'Create Python Environment with MindSpore', icon: '$(terminal)' },

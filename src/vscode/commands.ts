@@ -32,6 +32,7 @@ import {
 import type { CheckpointsView } from './checkpoints/view';
 import { openConsole, openLogin } from './console';
 import { copyWeightsCommand } from './copyWeights';
+import { installMindcvCommand } from './installMindcv';
 import { errorText } from './context';
 import { registerDashboards } from './dashboardPanel';
 import type { RunRef } from './runMonitor';
@@ -307,6 +308,7 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
   },
   'ascend.showLog': (app) => () => app.ctx.log.show(),
   'ascend.copyWeightsToTarget': (app) => (node) => copyWeightsCommand(app, node),
+  'ascend.installMindcv': (app) => (node) => installMindcvCommand(app, node),
   'ascend.setPythonPath': (app) => () => setPythonPath(app),
   'ascend.createPythonEnv': (app) => () => createPythonEnv(app),
   'ascend.openTargetSettings': () => (arg) => openTargetSettings(arg),

@@ -22,6 +22,7 @@ import { nodeAddress, npuChoices, type TargetDef } from '../core/targets/model';
 import { describeData, resolvedFor } from './wizard/data';
 import { browse, browseStart, choose, execute, targetOf, type Action, type StepResult } from './wizard/common';
 import { ensureHealthy } from './wizard/health';
+import { offerMindcvInstall } from './installMindcv';
 import { knobsStep } from './wizard/knobsStep';
 import { afterCatalogPick, catalogItems, isCatalogPick, type CatalogItem } from './wizard/weights';
 import type { App } from './app';
@@ -78,15 +79,18 @@ const STEPS: Step[] = [
     s.dataTrain = r;
     return 'next';
   },
-  // 3. backbone
-  (_app, s, info) =>
-    choose(
+  // 3. backbone (a mindcv one on a target without mindcv: Install mindcv on Target is offered)
+  async (app, s, info) => {
+    const r = await choose(
       info,
       BACKBONES,
       s.backbone ?? RECIPE_DEFAULTS.backbone,
       'Backbone (a new classification head is added)',
       (v) => (s.backbone = v),
-    ),
+    );
+    if (r === 'next' && s.backbone) await offerMindcvInstall(app, targetOf(app, s), s.backbone);
+    return r;
+  },
   // 4. pretrained checkpoint: none, the catalog's weights for this backbone (cached on the target or
   // downloaded when picked: wizard/weights.ts), or a file browsed on the target
   async (app, s, info) => {

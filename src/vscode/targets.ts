@@ -42,7 +42,7 @@ export class TargetsView implements vscode.TreeDataProvider<TargetsNode>, vscode
         ? check.rows.map((row, index) => ({ kind: 'row', targetId: node.targetId, row, index }))
         : [];
     }
-    if (node.kind === 'row' && node.row.problem && node.row.fix)
+    if (node.kind === 'row' && (node.row.problem || node.row.suggest) && node.row.fix)
       return [{ kind: 'fix', targetId: node.targetId, fix: node.row.fix, index: node.index }];
     return [];
   }
@@ -74,7 +74,7 @@ export class TargetsView implements vscode.TreeDataProvider<TargetsNode>, vscode
     if (node.kind === 'row') {
       const item = new vscode.TreeItem(
         node.row.label,
-        node.row.problem && node.row.fix
+        (node.row.problem || node.row.suggest) && node.row.fix
           ? vscode.TreeItemCollapsibleState.Expanded
           : vscode.TreeItemCollapsibleState.None,
       );

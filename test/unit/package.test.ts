@@ -60,6 +60,7 @@ const ALLOWED: RegExp[] = [
   /^extension\/runner\/pyproject\.toml$/,
   /^extension\/runner\/requirements\.txt$/,
   /^extension\/runner\/ascend_finetune\/(?:(?:[^/]+\/)*[^/]+\.py|[^/]+\.json)$/,
+  /^extension\/runner\/wheels\/[^/]+-py3-none-any\.whl$/,
   /^extension\/snippets\/.+/,
 ];
 
@@ -163,6 +164,9 @@ test('the .vsix holds only the allow-listed files, all the runner, and stays und
     for (const f of [
       'extension/runner/pyproject.toml',
       'extension/runner/requirements.txt',
+      // Install mindcv on Target copies these to an air-gapped box.
+      'extension/runner/wheels/mindcv-0.3.0-py3-none-any.whl',
+      'extension/runner/wheels/tqdm-4.70.1-py3-none-any.whl',
       'extension/package.json',
       'extension/dist/server.js',
       'extension/runner/ascend_finetune/spec.schema.json',

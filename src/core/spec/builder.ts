@@ -30,6 +30,11 @@ interface BackbonesFile {
 const MINDCV_BACKBONES: BackbonesFile = require('../../../runner/ascend_finetune/backbones.json');
 const RESNET_STAGES = ['layer1', 'layer2', 'layer3', 'layer4'];
 
+/** A backbone the runner builds with mindcv (it then needs mindcv, PyYAML and tqdm on the target). */
+export function isMindcvBackbone(backbone: string): boolean {
+  return Object.hasOwn(MINDCV_BACKBONES.backbones, backbone);
+}
+
 /** The freeze modes of one backbone (the schema lists every backbone's stages; the runner refuses
  * a stage the chosen backbone does not have), the default first. */
 export function freezeModesFor(backbone: string): readonly FreezeMode[] {

@@ -1,6 +1,6 @@
 // The targets the extension offers: "this machine" and SSH hosts (from ~/.ssh/config and from
 // settings), how each one's runner is started, and what the runner's `doctor` says about it, as
-// rows a tree can show. No vscode here: settings arrive as plain values. About 450 lines: the row
+// rows a tree can show. No vscode here: settings arrive as plain values. About 475 lines: the row
 // model and its doctor hints are one decision (what a target row says and offers).
 import * as path from 'node:path';
 import type { RunnerConfig } from './invocation';
@@ -239,12 +239,15 @@ export interface DoctorRow {
   fix?: string;
   /** An NPU that npu-smi lists processes on (another job may be using it). */
   busy?: boolean;
+  /** Not a problem, but its fix is offered as a clickable hint (mindcv: only some backbones need it). */
+  suggest?: boolean;
 }
 
 interface DoctorOutput {
   python?: { version?: string; executable?: string; ok?: boolean };
   mindspore?: { ok?: boolean; version?: string; backends?: Record<string, boolean>; error?: string; fix?: string };
   cann?: { found?: boolean; home?: string | null; set_env?: string | null; env_loaded?: boolean };
+  mindcv?: { ok?: boolean; version?: string | null; packages?: Record<string, string | null> };
   npu?: { npu_smi?: string | null; devices?: unknown[]; processes?: unknown[]; error?: string };
   host?: string;
   cpu_count?: number;
@@ -291,6 +294,7 @@ export function doctorRows(output: unknown): DoctorRow[] {
         ? `add "source ${cann.set_env}" as the target's set-up line`
         : undefined,
   });
+  if (d.mindcv) rows.push(mindcvRow(d.mindcv));
   const devices = d.npu?.devices ?? [];
   if (d.npu?.error)
     rows.push({
@@ -318,6 +322,21 @@ export function doctorRows(output: unknown): DoctorRow[] {
     });
   }
   return rows;
+}
+
+/** mindcv, PyYAML, tqdm: only mindcv backbones need them, so missing is a hint, not a problem. */
+function mindcvRow(m: NonNullable<DoctorOutput['mindcv']>): DoctorRow {
+  if (m.ok) return { label: 'mindcv', description: `${m.version ?? '?'} (for mindcv backbones)`, problem: false };
+  const wrong = Object.entries(m.packages ?? {})
+    .filter(([name, v]) => v === null || (name === 'mindcv' && v !== '0.3.0'))
+    .map(([name, v]) => (v === null ? `${name} missing` : `${name} ${v}, not 0.3.0`));
+  return {
+    label: 'mindcv',
+    description: `${wrong.join(', ') || 'not usable'} (only mindcv backbones need it)`,
+    problem: false,
+    suggest: true,
+    fix: 'Install mindcv on Target (the wheels the extension carries; no internet needed)',
+  };
 }
 
 interface NpuProcess {

@@ -2,6 +2,7 @@
 // train, and if not, one sentence that says why and what to do. The Start wizard shows this before
 // its first question; the Targets view's hint rows use `fixCommand` to do what they say.
 import type { CommandId } from '../../shared/commands';
+import { isMindcvBackbone } from '../spec/builder';
 import type { DoctorRow } from '../targets/model';
 
 export type HealthProblem = 'python' | 'mindspore' | 'runner' | 'ssh' | 'doctor';
@@ -115,12 +116,14 @@ export interface FixCommand {
 }
 
 /**
- * The command behind a Targets-view hint (a problem row's fix): Python and MindSpore problems on
+ * The command behind a Targets-view hint (a problem row's fix): missing mindcv installs it, Python and MindSpore problems on
  * this machine open "Set Python Path…", an SSH login opens a terminal, a set-up line or an SSH
  * target's Python opens its settings, and anything else shows the log the hint points to.
  */
 export function fixCommand(row: DoctorRow, targetKind: 'local' | 'ssh', targetId: string): FixCommand {
   const arg = { targetId };
+  if (row.label === 'mindcv')
+    return { command: 'ascend.installMindcv', title: 'Install mindcv on Target', args: [arg] };
   if (targetKind === 'ssh' && (row.label === 'SSH' || /log in/i.test(row.fix ?? '')))
     return { command: 'ascend.sshLogin', title: 'Log In to SSH Target', args: [arg] };
   if (targetKind === 'local' && (row.label === 'Python' || row.label === 'MindSpore'))
@@ -162,4 +165,15 @@ echo "Creating $VENV with $("$PY" --version 2>&1) (MindSpore 2.10 has wheels for
 /** argv for the venv task: `sh -c SCRIPT sh VENV PY REQ...`. */
 export function venvTaskArgs(venvDir: string, requirements: readonly string[], python = 'python3.11'): string[] {
   return ['-c', VENV_SCRIPT, 'sh', venvDir, python, ...requirements];
+}
+
+/**
+ * The Start wizard offers Install mindcv on Target when the chosen backbone is a mindcv one and the
+ * target's last `doctor` says mindcv (or PyYAML, tqdm) is not usable there. An older runner's doctor,
+ * without a mindcv section, says nothing either way: no offer.
+ */
+export function mindcvMissingFor(backbone: string, doctorOutput: unknown): boolean {
+  if (!isMindcvBackbone(backbone)) return false;
+  const m = (doctorOutput as { mindcv?: { ok?: unknown } } | undefined)?.mindcv;
+  return typeof m === 'object' && m !== null && m.ok === false;
 }

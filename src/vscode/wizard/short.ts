@@ -35,6 +35,7 @@ import { startWizard } from '../startWizard';
 import { BACK, input, pick, pickMany, type StepInfo } from '../quickInput';
 import { browse, browseStart, choose, execute } from './common';
 import type { DataFacts } from '../../core/wizard/defaults';
+import { offerMindcvInstall } from '../installMindcv';
 import { backboneForWeights, type WeightsFacts } from '../../core/wizard/targetData';
 import { backboneOfNamed, isNamedWeights } from '../../core/spec/weightSources';
 import { afterCatalogPick, catalogItems, isCatalogPick, type CatalogItem } from './weights';
@@ -153,6 +154,7 @@ async function useWeights(app: App, st: Short, weights: string | null): Promise<
   if (b !== st.c.backbone) {
     st.c.backbone = b;
     if (!st.userSet.has('name') && st.c.dataTrain) st.c.name = defaultName(st.c.dataTrain, st.c.backbone);
+    await offerMindcvInstall(app, st.def, b); // weights of a mindcv model chose a mindcv backbone
   }
 }
 
@@ -386,11 +388,14 @@ async function edit(app: App, st: Short, key: SummaryKey, info: StepInfo): Promi
     case 'lr':
       return number('lr', 'Learning rate (Momentum 0.9)');
     case 'backbone':
-      await choose(info, BACKBONES, c.backbone, 'Backbone (a new classification head is added)', (v) => {
-        c.backbone = v;
-        mark('backbone');
-        if (!st.userSet.has('name')) c.name = defaultName(c.dataTrain, v);
-      });
+      if (
+        (await choose(info, BACKBONES, c.backbone, 'Backbone (a new classification head is added)', (v) => {
+          c.backbone = v;
+          mark('backbone');
+          if (!st.userSet.has('name')) c.name = defaultName(c.dataTrain, v);
+        })) === 'next'
+      )
+        await offerMindcvInstall(app, st.def, c.backbone);
       return;
     case 'freeze':
       await choose(info, freezeModesFor(c.backbone), c.freeze, 'What to freeze', (v) => {
