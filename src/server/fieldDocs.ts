@@ -1,12 +1,17 @@
 // Markdown about a field, from the schema: what it does, its default (the reference recipe's),
 // what it accepts and, for an enum value, what that value does. Used by hover and completion.
 import * as l10n from './l10n';
-import { fieldSchema, rangeText, typesOf, type SchemaNode } from '../core/spec/fields';
+import { enumValues, fieldSchema, propertiesOf, rangeText, typesOf, type SchemaNode } from '../core/spec/fields';
 
 export function acceptsText(rule: SchemaNode, only?: readonly string[]): string {
   const types = typesOf(rule);
   const nullable = types.includes('null') ? ', or null' : '';
-  if (rule.enum) return `one of ${(only ?? rule.enum).map((v) => `\`${v}\``).join(', ')}`;
+  const values = enumValues(rule);
+  if (values) {
+    const names = `one of ${(only ?? values).map((v) => `\`${v}\``).join(', ')}`;
+    const fields = rule.anyOf ? Object.keys(propertiesOf(rule) ?? {}) : [];
+    return fields.length ? `${names}, or an object of ${fields.map((f) => `\`${f}\``).join(', ')}` : names;
+  }
   if (types.includes('integer') || types.includes('number')) {
     const r = rangeText(rule);
     return `${types.includes('integer') ? 'a whole number' : 'a number'}${r ? ` ${r}` : ''}${nullable}`;
@@ -28,7 +33,7 @@ export function ruleAt(segs: readonly string[]): SchemaNode | undefined {
   for (const seg of segs) {
     const [, key, indexed] = /^(.*?)((?:\[\d+\])*)$/.exec(seg)!;
     if (/^\d+$/.test(key)) node = node?.items;
-    else node = node?.properties?.[key] ?? node?.items?.properties?.[key];
+    else node = propertiesOf(node)?.[key] ?? node?.items?.properties?.[key];
     if (indexed) node = node?.items;
   }
   return node;
@@ -55,13 +60,14 @@ export function fieldMarkdown(segs: readonly string[], value?: unknown, scope?: 
       : l10n.t('default {0}', `\`${JSON.stringify(rule.default)}\``);
   lines.push(`**\`${dotted}\`**${def ? ` · ${def}` : ''}${isSection ? '' : ` · ${acceptsText(rule, scope?.values)}`}`);
   lines.push('', rule.markdownDescription ?? rule.description ?? '');
-  if (rule.enum && rule['x-enumDescriptions']) {
-    const i = typeof value === 'string' ? rule.enum.indexOf(value) : -1;
+  const values = enumValues(rule);
+  if (values && rule['x-enumDescriptions']) {
+    const i = typeof value === 'string' ? values.indexOf(value) : -1;
     if (i >= 0) lines.push('', `**\`${value}\`**: ${rule['x-enumDescriptions'][i]}`);
     else
       lines.push(
         '',
-        ...rule.enum.flatMap((v, j) =>
+        ...values.flatMap((v, j) =>
           !scope || scope.values.includes(v) ? [`- \`${v}\`: ${rule['x-enumDescriptions']![j]}`] : [],
         ),
       );
