@@ -162,7 +162,11 @@ function shapeProblems(dotted: string, value: unknown, rule: SchemaNode, floats:
       const sub = props[k];
       if (!sub) out.push({ path, message: 'unknown field', fix: didYouMean(k, Object.keys(props)) });
       else if (v === null)
-        out.push({ path, message: 'must not be null', fix: `remove ${path} to use the default (${pyDumps(sub.default ?? null)})` });
+        out.push({
+          path,
+          message: 'must not be null',
+          fix: `remove ${path} to use the default (${pyDumps(sub.default ?? null)})`,
+        });
       else if (!fits(v, sub) || (floats.has(path) && typesOf(sub).includes('integer'))) {
         const p = describe(path, v, sub, floats.has(path));
         if (p) out.push(p);
