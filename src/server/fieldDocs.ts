@@ -52,11 +52,15 @@ export function fieldMarkdown(segs: readonly string[], value?: unknown, scope?: 
   const dotted = segs.join('.');
   const lines: string[] = [];
   const isSection = rule.type === 'object';
+  // A field of an object value (model.preprocess's `mean`) may be left out: the preset's value stays.
+  const inShape = !!ruleAt(segs.slice(0, -1))?.anyOf;
   const def =
     rule.default === undefined
       ? isSection
         ? undefined
-        : l10n.t('required')
+        : inShape
+          ? l10n.t('optional')
+          : l10n.t('required')
       : l10n.t('default {0}', `\`${JSON.stringify(rule.default)}\``);
   lines.push(`**\`${dotted}\`**${def ? ` · ${def}` : ''}${isSection ? '' : ` · ${acceptsText(rule, scope?.values)}`}`);
   lines.push('', rule.markdownDescription ?? rule.description ?? '');

@@ -276,3 +276,30 @@ def test_the_pipeline_normalises_with_the_chosen_mean_and_std(tmp_path):
     assert np.array_equal(on_device, next(ds.create_tuple_iterator(num_epochs=1, output_numpy=True))[0])
     # ImageNet's stays the default.
     assert not np.allclose(_pixels(TABLE["timm"], path, 32), x)
+
+
+def test_resume_and_fine_tune_from_a_runners_checkpoint_reuse_its_recorded_values(tmp_path):
+    from ascend_finetune.models.preprocess import resolve
+
+    run = tmp_path / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    ckpt = run / "checkpoints" / "e1.ckpt"
+    ckpt.write_bytes(b"")
+    rec = Preprocess("timm", "bicubic", 0.9, "floor", (127.5,) * 3, (127.5,) * 3, "w", source="hub_config")
+    (run / "checkpoints.json").write_text(json.dumps([{"file": "checkpoints/e1.ckpt", "preprocess": rec.describe()}]))
+
+    def never(**w):
+        raise AssertionError(w)
+
+    # Resume: the run goes on with what it started with, whatever the spec says now.
+    resumed = resolve("imagenet", None, None, never, resume=str(ckpt))
+    assert (resumed.mean, resumed.crop_pct, resumed.source) == ((127.5,) * 3, 0.9, "hub_config")
+    assert resumed.why == "recorded with the resumed checkpoint e1.ckpt"
+    # Fine-tune from (auto, the runner's own checkpoint as model.pretrained), the spec's fields on top.
+    tuned = resolve({"crop_pct": 0.8}, str(ckpt), "runner", never)
+    assert (tuned.mean, tuned.crop_pct, tuned.overridden) == ((127.5,) * 3, 0.8, ("crop_pct",))
+    # A named preset is the preset; a runner checkpoint outside a run is the runner's own.
+    assert resolve("mindcv", str(ckpt), "runner", never).mean == MEAN
+    loose = tmp_path / "loose.ckpt"
+    loose.write_bytes(b"")
+    assert resolve("auto", str(loose), "runner", never).name == "imagenet"
