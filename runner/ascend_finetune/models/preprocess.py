@@ -264,13 +264,34 @@ def recorded_for(ckpt: str) -> Preprocess | None:
 
 
 def resolve(
-    setting: Any, pretrained: str | None, origin: str | None, warn: Any, env: Any = None, resume: str | None = None
+    setting: Any,
+    pretrained: str | None,
+    origin: str | None,
+    warn: Any,
+    env: Any = None,
+    resume: str | None = None,
+    image_size: int | None = None,
 ) -> Preprocess:
     """choose(), with the hub config fetched when `auto` meets hf-hub:timm/ weights (download.py: the
     cache, HF_ENDPOINT, HF_HUB_OFFLINE) and each warning passed to `warn(code=, message=, details=)`.
     A resumed checkpoint's recorded values win (the run goes on as it started); under `auto`, so do
     those of the runner's own checkpoint as model.pretrained ("Fine-tune from"), with the spec's fields
-    on top."""
+    on top. With `image_size` (data.image_size, the crop), a weight trained at another size says so."""
+    p = _resolve(setting, pretrained, origin, warn, env, resume)
+    if image_size and p.input_size and p.input_size != image_size:
+        warn(
+            code="preprocess_input_size",
+            message=f"the weights were trained at {p.input_size} px (their config's input_size) and "
+            f"data.image_size is {image_size}: images are cropped to {image_size} px; set data.image_size to "
+            f"{p.input_size} to evaluate as their recipe does",
+            details={"input_size": p.input_size, "image_size": image_size},
+        )
+    return p
+
+
+def _resolve(
+    setting: Any, pretrained: str | None, origin: str | None, warn: Any, env: Any, resume: str | None
+) -> Preprocess:
     if resume and (rec := recorded_for(resume)) is not None:
         return replace(rec, why=f"recorded with the resumed checkpoint {os.path.basename(resume)}")
     if preset_of(setting) == "auto" and origin == "runner" and pretrained:

@@ -141,7 +141,9 @@ class Trainer:
             origin, variant = origin_of_file(weights)
         # The evaluation resize and the normalisation the weights expect (models/preprocess.py);
         # checkpoints record them.
-        self.preprocess = resolve_preprocess(m["preprocess"], m["pretrained"], origin, self.warn, resume=resume)
+        self.preprocess = resolve_preprocess(
+            m["preprocess"], m["pretrained"], origin, self.warn, resume=resume, image_size=spec["data"]["image_size"]
+        )
         self.net = TransferNet(m["backbone"], len(self.classes), self.frozen_upto, variant)
         self.load_report = None
         self.pretrained_info = None  # run_started's `pretrained`

@@ -192,6 +192,16 @@ def test_a_missing_or_hostile_hub_config_falls_back_to_the_timm_preset_with_a_wa
     assert (q.mean, q.std, q.crop_pct, q.overridden) == ((127.5,) * 3, (127.5,) * 3, 0.95, ("mean", "std"))
 
 
+def test_weights_trained_at_another_size_than_the_crop_say_so(tmp_path, host):
+    host.files[HF_CONFIG] = json.dumps({"pretrained_cfg": {**VIT_CFG, "input_size": [3, 240, 240]}}).encode()
+    env = {"ASCEND_FINETUNE_CACHE": str(tmp_path / "c"), "HF_ENDPOINT": host.base}
+    warned: list[dict] = []
+    p = resolve_preprocess("auto", VIT, "torch", lambda **w: warned.append(w), env, image_size=224)
+    assert p.input_size == 240 and [w["code"] for w in warned] == ["preprocess_input_size"]
+    assert warned[0]["details"] == {"input_size": 240, "image_size": 224}
+    assert resolve_preprocess("auto", VIT, "torch", lambda **w: pytest.fail(str(w)), env, image_size=240) == p
+
+
 def test_offline_without_a_cached_config_asks_nothing_and_says_so(tmp_path, host):
     host.files[HF_CONFIG] = json.dumps({"pretrained_cfg": VIT_CFG}).encode()
     env = {"ASCEND_FINETUNE_CACHE": str(tmp_path / "c"), "HF_ENDPOINT": host.base, "HF_HUB_OFFLINE": "1"}

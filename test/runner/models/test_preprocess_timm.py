@@ -13,7 +13,7 @@ the crop offset's rounding shows).
 Mean, std, crop, interpolation and size must match exactly. Pixels: measured max |difference| 4.8e-7
 in normalised units (float32 rounding of (x / 255 - m) / s against (x - 255 m) / (255 s)), so the
 tolerance is 1e-5; MindSpore's own resize (OpenCV kernels, no antialias) was up to 69 of 255 off,
-which is why the runner resizes these recipes with Pillow (data/augment.py). About 25 s.
+which is why the runner resizes these recipes with Pillow (data/augment.py). About 15 s.
 """
 
 from __future__ import annotations
