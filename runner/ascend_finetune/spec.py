@@ -165,7 +165,7 @@ def _check_value(path: str, value: Any, rule: dict[str, Any]) -> Problem | None:
 
         ok = (
             isinstance(value, list)
-            and len(value) >= rule.get("minItems", 0)
+            and rule.get("minItems", 0) <= len(value) <= rule.get("maxItems", math.inf)
             and all(item_ok(i) for i in value)
             and (not rule.get("uniqueItems") or len(set(value)) == len(value))
         )
@@ -177,6 +177,18 @@ def _check_value(path: str, value: Any, rule: dict[str, Any]) -> Problem | None:
             )
         )
     return None
+
+
+def _check_shapes(path: str, value: Any, rule: dict[str, Any]) -> list[Problem]:
+    """A field of several shapes (model.preprocess: a preset name or an object of fields): checked as
+    the branch of the value's type, an object's fields each by its own path."""
+    for branch in rule["anyOf"]:
+        if "object" in _types(branch) and isinstance(value, dict):
+            return _walk(value, branch, path + ".")
+        if "string" in _types(branch) and isinstance(value, str):
+            p = _check_value(path, value, branch)
+            return [p] if p else []
+    return [Problem(path, f"must be {rule['x-expect']}, got {json.dumps(value)}", rule["x-fix"])]
 
 
 def _missing(path: str, rule: dict[str, Any]) -> list[Problem]:
@@ -213,6 +225,9 @@ def _walk(obj: dict[str, Any], schema: dict[str, Any], prefix: str) -> list[Prob
                         f"remove {path} to use the default ({json.dumps(rule.get('default'))})",
                     )
                 )
+            continue
+        if "anyOf" in rule:
+            problems += _check_shapes(path, value, rule)
             continue
         p = _check_value(path, value, rule)
         if p:

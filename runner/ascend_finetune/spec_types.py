@@ -87,10 +87,21 @@ class UnfreezeStep(TypedDict):
     freeze: Freeze
 
 
+class PreprocessFields(TypedDict, total=False):
+    """model.preprocess's object form: a preset and the fields it changes (each optional)."""
+
+    preset: PreprocessName
+    mean: list[float]  # 0..1 units, R, G, B
+    std: list[float]
+    crop_pct: float
+    crop_mode: Literal["center", "squash"]
+    interpolation: Literal["bilinear", "bicubic"]
+
+
 class ModelSpec(TypedDict):
     backbone: Backbone
     pretrained: str | None  # absolute after resolve
-    preprocess: PreprocessName
+    preprocess: PreprocessName | PreprocessFields
     freeze: Freeze
     num_classes: int | None
     unfreeze: list[UnfreezeStep]

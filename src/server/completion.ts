@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CompletionItemKind, InsertTextFormat, MarkupKind, type CompletionItem } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { fieldSchema, resolveSpecPath } from '../core/spec/schema';
+import { enumValues, fieldSchema, propertiesOf, resolveSpecPath } from '../core/spec/schema';
 import { formatBytes } from '../core/checkpoints/manifest';
 import { mindcvSources, namedCacheRel, weightsFacts, type NamedWeights } from '../core/spec/weightSources';
 import { localCacheState } from '../core/targets/weightsCache';
@@ -76,11 +76,11 @@ function snippetItems(td: TextDocument, ctx: CursorContext): CompletionItem[] {
 }
 
 function keyItems(doc: SpecDocument, td: TextDocument, ctx: CursorContext): CompletionItem[] {
-  const parent = fieldSchema(ctx.path);
-  if (!parent?.properties) return [];
+  const props = propertiesOf(fieldSchema(ctx.path));
+  if (!props) return [];
   const prefix = ctx.path.join('.');
   const range = { start: td.positionAt(ctx.replace.start), end: td.positionAt(ctx.replace.end) };
-  return Object.entries(parent.properties)
+  return Object.entries(props)
     .filter(([k]) => !doc.nodes.has(prefix ? `${prefix}.${k}` : k))
     .map(([k, rule], i) => {
       const section = rule.type === 'object';
@@ -125,8 +125,9 @@ function valueItems(td: TextDocument, ctx: CursorContext, baseDir: string, doc: 
   };
   // A freeze field offers only the stages of the spec's backbone (the runner refuses the others).
   const stages = isFreezePath(ctx.path) ? backboneStages(doc) : undefined;
-  if (rule.enum)
-    rule.enum.forEach((v, i) => {
+  const values = enumValues(rule);
+  if (values)
+    values.forEach((v, i) => {
       if (!stages || stages.values.includes(v))
         add(
           v,

@@ -8,6 +8,7 @@ import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import {
   checkSpec,
+  enumValues,
   fieldSchema,
   pathFields,
   resolveSpecPath,
@@ -124,8 +125,9 @@ function fixFor(doc: SpecDocument, p: SpecProblem): FixData | undefined {
   const node = doc.nodes.get(p.path);
   if (!rule || !node) return undefined;
   const values: { label: string; value: unknown }[] = [];
-  if (rule.enum && p.message.startsWith('unknown value')) {
-    const hint = closeMatch(String(node.value), rule.enum, 0.5);
+  const names = enumValues(rule);
+  if (names && p.message.startsWith('unknown value')) {
+    const hint = closeMatch(String(node.value), names, 0.5);
     if (hint !== undefined) values.push({ label: l10n.t('Change to "{0}"', hint), value: hint });
   }
   if (p.message.startsWith('must be >') && typeof node.value === 'number') {

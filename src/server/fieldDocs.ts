@@ -1,13 +1,18 @@
 // Markdown about a field, from the schema: what it does, its default (the reference recipe's),
 // what it accepts and, for an enum value, what that value does. Used by hover and completion.
 import * as l10n from './l10n';
-import { fieldSchema, rangeText, typesOf, type SchemaNode } from '../core/spec/fields';
+import { enumValues, fieldSchema, propertiesOf, rangeText, typesOf, type SchemaNode } from '../core/spec/fields';
 
 /** What a field accepts, in the client's language (`one of \`a\`, \`b\``, `a whole number >= 1, or null`). */
 export function acceptsText(rule: SchemaNode, only?: readonly string[]): string {
   const types = typesOf(rule);
   const orNull = (text: string) => (types.includes('null') ? l10n.t('{0}, or null', text) : text);
-  if (rule.enum) return l10n.t('one of {0}', (only ?? rule.enum).map((v) => `\`${v}\``).join(', '));
+  const values = enumValues(rule);
+  if (values) {
+    const names = l10n.t('one of {0}', (only ?? values).map((v) => `\`${v}\``).join(', '));
+    const fields = rule.anyOf ? Object.keys(propertiesOf(rule) ?? {}) : [];
+    return fields.length ? l10n.t('{0}, or an object of {1}', names, fields.map((f) => `\`${f}\``).join(', ')) : names;
+  }
   if (types.includes('integer') || types.includes('number')) {
     // The joining word is translated; the bounds stay as written (`>= 1`).
     const r = rangeText(rule, (low, high) => l10n.t('{0} and {1}', low, high));
@@ -37,7 +42,7 @@ export function ruleAt(segs: readonly string[]): SchemaNode | undefined {
   for (const seg of segs) {
     const [, key, indexed] = /^(.*?)((?:\[\d+\])*)$/.exec(seg)!;
     if (/^\d+$/.test(key)) node = node?.items;
-    else node = node?.properties?.[key] ?? node?.items?.properties?.[key];
+    else node = propertiesOf(node)?.[key] ?? node?.items?.properties?.[key];
     if (indexed) node = node?.items;
   }
   return node;
@@ -56,21 +61,26 @@ export function fieldMarkdown(segs: readonly string[], value?: unknown, scope?: 
   const dotted = segs.join('.');
   const lines: string[] = [];
   const isSection = rule.type === 'object';
+  // A field of an object value (model.preprocess's `mean`) may be left out: the preset's value stays.
+  const inShape = !!ruleAt(segs.slice(0, -1))?.anyOf;
   const def =
     rule.default === undefined
       ? isSection
         ? undefined
-        : l10n.t('required')
+        : inShape
+          ? l10n.t('optional')
+          : l10n.t('required')
       : l10n.t('default {0}', `\`${JSON.stringify(rule.default)}\``);
   lines.push(`**\`${dotted}\`**${def ? ` · ${def}` : ''}${isSection ? '' : ` · ${acceptsText(rule, scope?.values)}`}`);
   lines.push('', l10n.schemaText(rule.markdownDescription ?? rule.description ?? ''));
-  if (rule.enum && rule['x-enumDescriptions']) {
-    const i = typeof value === 'string' ? rule.enum.indexOf(value) : -1;
+  const values = enumValues(rule);
+  if (values && rule['x-enumDescriptions']) {
+    const i = typeof value === 'string' ? values.indexOf(value) : -1;
     if (i >= 0) lines.push('', `**\`${value}\`**: ${l10n.schemaText(rule['x-enumDescriptions'][i])}`);
     else
       lines.push(
         '',
-        ...rule.enum.flatMap((v, j) =>
+        ...values.flatMap((v, j) =>
           !scope || scope.values.includes(v) ? [`- \`${v}\`: ${l10n.schemaText(rule['x-enumDescriptions']![j])}`] : [],
         ),
       );

@@ -51,17 +51,28 @@ export interface PretrainedInfo {
   cached?: boolean;
 }
 
-/** A row of the preprocessing table (runner/ascend_finetune/models/preprocess.py). */
+/** The preprocessing a run used (runner/ascend_finetune/models/preprocess.py). Runs recorded before
+ * the per-weight values have only the first seven fields. */
 export interface PreprocessInfo {
+  /** The preset the values start from. */
   name: 'imagenet' | 'mindcv' | 'torchvision' | 'timm';
   interpolation: 'bilinear' | 'bicubic';
   crop_pct: number;
   /** `round256`: round(size * 256 / 224), the runner's own; `floor`: floor(size / crop_pct). */
   rounding: 'round256' | 'floor';
+  /** In 0..255 pixel units. */
   mean: number[];
   std: number[];
-  /** How `auto` chose it, or "model.preprocess" when the spec named it. */
+  /** How it was chosen, or "model.preprocess" when the spec named a preset. */
   why: string;
+  crop_mode?: 'center' | 'squash';
+  /** The weights' own training size (their config's input_size), if they say. */
+  input_size?: number | null;
+  /** Where the values come from: `preset`, `hub_config` (URL in `config`), `mindcv_cfg`. */
+  source?: string;
+  config?: string | null;
+  /** The fields model.preprocess's object set. */
+  overridden?: string[];
 }
 
 export interface StepEvent extends EventEnvelope<'step'> {

@@ -99,7 +99,14 @@ def test_the_schema_knows_every_backbone_and_stage_the_model_builds():
     assert set(model["freeze"]["enum"]) == {v for n in all_names() for v in freeze_values(n)}
     from ascend_finetune.models.preprocess import PRESETS
 
-    assert model["preprocess"]["enum"] == list(PRESETS)
+    preset_name, fields = model["preprocess"]["anyOf"]  # a preset's name, or an object of fields
+    assert preset_name["enum"] == fields["properties"]["preset"]["enum"] == list(PRESETS)
+    assert len(model["preprocess"]["x-enumDescriptions"]) == len(PRESETS)
+    from ascend_finetune.models.preprocess import CROP_MODES, INTERPOLATIONS, OVERRIDABLE
+
+    assert set(fields["properties"]) == {"preset", *OVERRIDABLE}
+    assert fields["properties"]["interpolation"]["enum"] == list(INTERPOLATIONS)
+    assert fields["properties"]["crop_mode"]["enum"] == list(CROP_MODES)
     for field in (model["backbone"], model["freeze"]):
         assert len(field["x-enumDescriptions"]) == len(field["enum"])
 

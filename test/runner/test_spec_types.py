@@ -32,8 +32,9 @@ def _members(hint: Any) -> tuple[Any, ...]:
     return get_args(hint) if get_origin(hint) in (Union, types.UnionType) else (hint,)
 
 
-def drift(schema: dict[str, Any], typed: type, prefix: str = "") -> list[str]:
-    """Every disagreement between an object schema and a TypedDict, by field path, with the fix."""
+def drift(schema: dict[str, Any], typed: type, prefix: str = "", optional: bool = False) -> list[str]:
+    """Every disagreement between an object schema and a TypedDict, by field path, with the fix.
+    `optional`: an object value of a field (model.preprocess's form), whose keys may be left out."""
     props: dict[str, Any] = schema.get("properties", {})
     hints = get_type_hints(typed)
     where = f"{typed.__name__} in runner/ascend_finetune/spec_types.py"
@@ -45,7 +46,9 @@ def drift(schema: dict[str, Any], typed: type, prefix: str = "") -> list[str]:
             out.append(
                 f"{prefix}{k}: typed field with no schema property: remove it from {where} or add it to the schema"
             )
-        elif k not in typed.__required_keys__:
+        elif optional and k in typed.__required_keys__:
+            out.append(f"{prefix}{k}: a key of an object value may be left out: `total=False` in {where}")
+        elif not optional and k not in typed.__required_keys__:
             out.append(f"{prefix}{k}: optional key in {where}: resolve fills every default, make it required")
         else:
             out += _compare(f"{prefix}{k}", props[k], hint)
@@ -58,6 +61,18 @@ def _compare(path: str, rule: dict[str, Any], hint: Any) -> list[str]:
     nullable = "null" in kinds or None in rule.get("enum", [])
     members = _members(hint)
     rest = [m for m in members if m is not type(None)]
+    if "anyOf" in rule:  # model.preprocess: a preset name or an object: one member per shape, in order
+        if len(rest) != len(rule["anyOf"]):
+            return [f"{path}: the schema has {len(rule['anyOf'])} shapes but the type is {_name(hint)}"]
+        out = []
+        for shape, m in zip(rule["anyOf"], rest):
+            if shape.get("type") != "object":
+                out += _compare(path, shape, m)
+            elif typing.is_typeddict(m):
+                out += drift(shape, m, path + ".", optional=True)
+            else:
+                out.append(f"{path}: the schema has an object but the type is {_name(m)}: write a TypedDict")
+        return out
     if nullable != (len(rest) < len(members)):
         return [
             f"{path}: the schema {'allows' if nullable else 'does not allow'} null but the type is {_name(hint)}: "

@@ -1,4 +1,5 @@
-"""`export`: a checkpoint as a MindIR or ONNX file, with the run's input size (1, 3, H, W).
+"""`export`: a checkpoint as a MindIR or ONNX file, with the run's input size (1, 3, H, W); the result
+says the preprocessing (resize, crop, mean/std) its input needs, as the checkpoint recorded it.
 
 The network is exported in float32 (no AMP casts), in inference mode, compiled on the CPU so an
 export never competes with a training run for the NPU. MindSpore writes into a private temporary
@@ -84,4 +85,13 @@ def export(run_dir: str, ckpt: str, fmt: str, out: str | None) -> dict[str, Any]
         "input_shape": shape,
         "ckpt": os.path.abspath(ckpt),
         "dtype": "float32",
+        # The exported network takes normalised input: the resize, crop and mean/std to feed it.
+        "preprocess": _preprocess(run, ckpt),
     }
+
+
+def _preprocess(run: Any, ckpt: str) -> dict[str, object]:
+    from ..models.preprocess import TABLE
+    from .loading import preprocess_of
+
+    return (preprocess_of(run, ckpt) or TABLE["imagenet"]).describe()

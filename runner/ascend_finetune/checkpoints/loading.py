@@ -54,14 +54,15 @@ def variant_of(run: RunInfo, ckpt: str, index: CheckpointIndex) -> str:
 
 
 def preprocess_of(run: RunInfo, ckpt: str) -> Any:
-    """The evaluation preprocessing the checkpoint was trained with (models/preprocess.py): its manifest
-    entry's, else the run's `model.preprocess` when it names one, else None (the runner's own)."""
-    from ..models.preprocess import TABLE, from_record
+    """The evaluation preprocessing and normalisation the checkpoint was trained with
+    (models/preprocess.py): its manifest entry's recorded values, else the run's `model.preprocess` when
+    it names a preset (with the object form's fields), else None (the runner's own)."""
+    from ..models.preprocess import from_record, from_spec
 
     recorded = from_record((entry_for(run.run_dir, ckpt) or {}).get("preprocess"))
     if recorded is not None:
         return recorded
-    return TABLE.get(str((run.spec.get("model") or {}).get("preprocess")))
+    return from_spec((run.spec.get("model") or {}).get("preprocess"))
 
 
 def load_net(run: RunInfo, ckpt: str) -> Any:

@@ -40,12 +40,34 @@ def eval_ops(image_size: int, preprocess: Any = None) -> list[Any]:
 
     if preprocess is None:
         return [vision.Decode(), vision.Resize(int(round(image_size * 256 / 224))), vision.CenterCrop(image_size)]
+    side = preprocess.resize(image_size)
+    # timm's crop_mode "squash": both sides to the resize, the aspect ratio not kept
+    size = (side, side) if getattr(preprocess, "crop_mode", "center") == "squash" else side
+    if preprocess.name in PIL_RECIPES:
+        # timm and torchvision decode and resize with Pillow (antialiased) and round the crop's offset;
+        # MindSpore's own ops (OpenCV kernels, no antialias, offset floored) are up to 69 of 255 off
+        # theirs. Pillow through MindSpore's Python ops gives their pixels (test_preprocess_timm.py).
+        inter = vision.Inter.BICUBIC if preprocess.interpolation == "bicubic" else vision.Inter.BILINEAR
+        return [vision.Decode(to_pil=True), vision.Resize(size, inter), vision.ToNumpy(), TorchCenterCrop(image_size)]
+    # mindcv's and ModelZoo's recipes are MindSpore's own ops: the same here.
     inter = vision.Inter.BICUBIC if preprocess.interpolation == "bicubic" else vision.Inter.LINEAR
-    return [
-        vision.Decode(),
-        vision.Resize(preprocess.resize(image_size), interpolation=inter),
-        vision.CenterCrop(image_size),
-    ]
+    return [vision.Decode(), vision.Resize(size, interpolation=inter), vision.CenterCrop(image_size)]
+
+
+PIL_RECIPES = ("timm", "torchvision")  # models/preprocess.py's presets whose reference resizes with Pillow
+
+
+class TorchCenterCrop:
+    """torchvision.transforms.functional.center_crop on an HWC array: offset int(round(margin / 2))
+    (Python's round, half to even); the resize has made both sides at least `size`."""
+
+    def __init__(self, size: int):
+        self.size = size
+
+    def __call__(self, img: Any) -> Any:
+        h, w = img.shape[:2]
+        top, left = int(round((h - self.size) / 2.0)), int(round((w - self.size) / 2.0))
+        return img[top : top + self.size, left : left + self.size].copy()
 
 
 def image_ops(augment: bool | str, image_size: int, preprocess: Any = None) -> list[Any]:

@@ -7,6 +7,9 @@ Decoding happens in MindSpore's C++ ops; folder.scan has already checked with Pi
 to `DeviceNormalize` inside the compiled step: a quarter of the bytes through the host-to-device copy
 (and, on Ascend, through the device queue), and the same float32 values, bit for bit, as
 `vision.Normalize` on the host (test/runner/data/test_pipeline.py).
+
+The mean and std are the weights' (models/preprocess.py's Preprocess), for training and evaluation alike;
+without one, ImageNet's.
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ def make_dataset(
     mix: tuple[float, float] | None = None,
     num_classes: int = 0,
     preprocess: Any = None,
+    mean_std: tuple[Any, Any] | None = None,
 ) -> Any:
     """With num_shards (data parallel), this rank's part of the seeded shuffle: every rank shuffles
     with the same seed and takes its own shard, so the ranks see disjoint images each epoch.
@@ -71,7 +75,8 @@ def make_dataset(
     (`data.mixup`, `data.cutmix`) alphas, which turn the labels into soft rows over `num_classes`
     (augment.py). Evaluation (`train=False`) always gets the plain resize and centre crop:
     the runner's own, or `preprocess` (models/preprocess.py's Preprocess): the resize and interpolation of
-    the weights' recipe."""
+    the weights' recipe. The host normalisation uses `mean_std` (0..255 units), else `preprocess`'s,
+    else ImageNet's."""
     import mindspore.dataset as ds
     import mindspore.dataset.vision as vision
 
@@ -93,7 +98,9 @@ def make_dataset(
         else augment_ops.eval_ops(image_size, preprocess)
     )
     dataset = dataset.map(operations=ops, input_columns="image", num_parallel_workers=workers)
-    last = [vision.HWC2CHW()] if on_device else [vision.Normalize(mean=MEAN, std=STD), vision.HWC2CHW()]
+    mean, std = mean_std or ((preprocess.mean, preprocess.std) if preprocess is not None else (MEAN, STD))
+    norm = vision.Normalize(mean=[float(x) for x in mean], std=[float(x) for x in std])
+    last = [vision.HWC2CHW()] if on_device else [norm, vision.HWC2CHW()]
     dataset = dataset.map(operations=last, input_columns="image", num_parallel_workers=normalize_workers(workers))
     dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
     if train and mix and augment_ops.mixes(*mix):
@@ -101,18 +108,18 @@ def make_dataset(
     return dataset
 
 
-def device_normalize() -> Any:
+def device_normalize(mean: Any = MEAN, std: Any = STD) -> Any:
     """The graph half of `on_device`: a Cell taking a uint8 NCHW batch to the float32 that
     `vision.Normalize` gives on the host, with the same operations in the same order ((x - mean) / std
-    in float32; a multiplication by 1/std would differ in the last bit)."""
+    in float32; a multiplication by 1/std would differ in the last bit). mean/std in 0..255 units."""
     import mindspore as ms
     from mindspore import nn
 
     class DeviceNormalize(nn.Cell):
         def __init__(self) -> None:
             super().__init__()
-            self.mean = ms.Tensor(np.array(MEAN, np.float32).reshape(1, 3, 1, 1))
-            self.std = ms.Tensor(np.array(STD, np.float32).reshape(1, 3, 1, 1))
+            self.mean = ms.Tensor(np.array(mean, np.float32).reshape(1, 3, 1, 1))
+            self.std = ms.Tensor(np.array(std, np.float32).reshape(1, 3, 1, 1))
 
         def construct(self, x: Any) -> Any:
             return (x.astype(ms.float32) - self.mean) / self.std

@@ -9,6 +9,9 @@ Beside a downloaded file, `<file>.sha256.json` records its sha256, size and mtim
 (cache_status.py) can say "whole and this hash" without reading the file, and a run refuses a cached
 file whose size no longer matches its record (truncated or replaced) instead of loading it.
 
+A hub repository's `config.json` (the weights' preprocessing: models/preprocess.py) comes the same way,
+into the same cache folder, bounded in size; it is cached only once it reads as a usable config.
+
 Progress goes to stderr as lines (`console.log` of a run, which the extension's "Show Console" tails).
 """
 
@@ -240,7 +243,7 @@ def fetch(value: str, env: dict[str, str] | None = None, progress: Progress | No
             except OSError:
                 pass  # a read-only or someone else's cache: the listing just knows less
         return Fetched(dest, src.text, url, actual, downloaded=False)
-    if src.kind == "hf-hub" and env.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+    if src.kind == "hf-hub" and _offline(env):
         raise _offline_error(src, url, dest, "HF_HUB_OFFLINE is set and the file is not in the cache")
     _download(src, url, dest, progress or stderr_progress(src.text))
     part = dest + ".part"
@@ -268,3 +271,53 @@ def local_weights(value: str) -> tuple[str, Fetched | None]:
     except SourceError as e:
         raise PretrainedError(f"model.pretrained: {e}; {e.fix}") from None
     return got.path, got
+
+
+HUB_CONFIG = "config.json"
+MAX_CONFIG_BYTES = 64 << 10  # a timm config.json is ~1 KB
+
+
+@dataclass
+class HubConfig:
+    url: str
+    data: bytes  # empty when `problem` says why there is none
+    problem: str | None
+    cached: bool
+
+
+def _offline(env: Mapping[str, str]) -> bool:
+    return env.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
+
+
+def fetch_hub_config(src: Source, check: Callable[[bytes], object], env: Mapping[str, str] | None = None) -> HubConfig:
+    """The `config.json` beside a hub source's weights (`<org>/<repo>/resolve/main/config.json`), from
+        the cache or, unless HF_HUB_OFFLINE, downloaded (read up to one byte past MAX_CONFIG_BYTES,
+    so an oversized answer is refused by `check`). `check` raises ValueError on
+        content that must not be cached. Never raises for a missing or bad file: `problem` says why."""
+    e: Mapping[str, str] = os.environ if env is None else env
+    cfg = Source(src.text, src.kind, src.name, HUB_CONFIG, src.backbone, None)
+    url, dest = resolve_url(cfg, e), cache_path(cfg, e)
+    if os.path.isfile(dest) and not os.path.islink(dest):
+        with open(dest, "rb") as f:
+            return HubConfig(url, f.read(MAX_CONFIG_BYTES + 1), None, cached=True)
+    if _offline(e):
+        return HubConfig(url, b"", "HF_HUB_OFFLINE is set and it is not in the cache", cached=False)
+    req = urllib.request.Request(url, headers={"User-Agent": "ascend-finetune"})
+    try:
+        with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:  # noqa: S310 (the hub's resolve URL)
+            data = resp.read(MAX_CONFIG_BYTES + 1)
+    except urllib.error.HTTPError as err:
+        return HubConfig(url, b"", f"HTTP {err.code} {err.reason}", cached=False)
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as err:
+        reason = getattr(err, "reason", err)
+        return HubConfig(url, b"", f"{type(reason).__name__}: {reason}", cached=False)
+    try:
+        check(data)
+    except ValueError:  # reported by the caller's own check; a fixed mirror is asked again next run
+        return HubConfig(url, data, None, cached=False)
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    tmp = f"{dest}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, dest)
+    return HubConfig(url, data, None, cached=False)

@@ -75,7 +75,7 @@ def cache_key(
     views: int,
     seed: int,
     amp_level: str,
-    preprocess: str = "imagenet",
+    preprocess: str | dict[str, Any] = "imagenet",
 ) -> str:
     doc: dict[str, Any] = {
         "format": FORMAT,
@@ -92,9 +92,23 @@ def cache_key(
         },
         "amp": amp_level,
     }
-    if preprocess != "imagenet":  # the runner's own resize: keys of caches made before the presets stay valid
+    # The runner's own resize adds nothing (keys of caches made before the presets stay valid); a preset
+    # row is its name (keys made before per-weight values stay valid), other values are written out.
+    if preprocess != "imagenet":
         doc["transforms"]["preprocess"] = preprocess
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+
+
+def pixels_key(p: Any) -> str | dict[str, Any]:
+    """What of a Preprocess changes the cached features: its preset's name when it is that row's values."""
+    from ..models.preprocess import TABLE
+
+    keys = ("interpolation", "crop_pct", "rounding", "crop_mode", "mean", "std")
+    values = {k: list(v) if isinstance(v, tuple) else v for k, v in ((k, getattr(p, k)) for k in keys)}
+    row = TABLE.get(p.name)
+    if row is not None and all(getattr(row, k) == getattr(p, k) for k in keys):
+        return str(p.name)
+    return {"name": p.name, **values}
 
 
 META_MAX_BYTES = 1 << 16  # meta.json is a few hundred bytes
@@ -200,7 +214,7 @@ class FeatureCache:
             self.views,
             self.seed,
             trainer.amp_plan.level,
-            trainer.preprocess.name,
+            pixels_key(trainer.preprocess),
         )
         self.dir = os.path.join(trainer.run_dir, DIRNAME, self.key[:16])
         self.reused_from: str | None = None

@@ -296,7 +296,8 @@ class Run:
         from ..checkpoints.store import CheckpointStore  # MindSpore: deferred, see Trainer.__init__
 
         spec = self.spec
-        tr = self.trainer = Trainer(spec, self.run_dir, self.pending_warnings, self.rank.info if self.rank else None)
+        rank = self.rank.info if self.rank else None
+        tr = self.trainer = Trainer(spec, self.run_dir, self.pending_warnings, rank, resume=self.resume_from)
         ck = spec["checkpoint"]
         self.store = CheckpointStore(self.run_dir, spec["name"], ck["format"], ck["keep_max"], ck["keep_best"])
         self.store.extra["preprocess"] = tr.preprocess.describe()

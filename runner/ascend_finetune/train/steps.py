@@ -94,7 +94,7 @@ def host_sink(fn: Any, dataset: Any, sink_size: int, jit_config: Any = None) -> 
     return call
 
 
-def _normalized_cell() -> Any:
+def _normalized_cell(mean: Any, std: Any) -> Any:
     from mindspore import nn
 
     class Normalized(nn.Cell):
@@ -103,7 +103,7 @@ def _normalized_cell() -> Any:
 
         def __init__(self, net: Any) -> None:
             super().__init__(auto_prefix=False)
-            self.normalize = device_normalize()
+            self.normalize = device_normalize(mean, std)
             self.net = net
 
         def construct(self, x: Any) -> Any:
@@ -112,9 +112,10 @@ def _normalized_cell() -> Any:
     return Normalized
 
 
-def normalized(net: Any) -> Any:
-    """`net` behind DeviceNormalize (the Cell class is built on first use: MindSpore loads late)."""
-    return _normalized_cell()(net)
+def normalized(net: Any, mean: Any, std: Any) -> Any:
+    """`net` behind DeviceNormalize with the weights' mean and std (0..255 units; the Cell class is
+    built on first use: MindSpore loads late)."""
+    return _normalized_cell(mean, std)(net)
 
 
 def run_step_cell(core: Any, stop: StepStop | None) -> Any:

@@ -27,7 +27,7 @@ from ..data.sampling import balanced_epoch
 from ..device.backend import resolve_target, sink_notes, sink_size_for
 from ..distributed.strategy import StepStop, join
 from ..distributed.world import RANKS_DIR, RankInfo, device_id, local_ranks
-from ..models.preprocess import choose as choose_preprocess
+from ..models.preprocess import resolve as resolve_preprocess
 from ..rundir import atomic_write_json
 from ..spec_types import RunSpec, TrainSpec
 from . import param_groups, preflight, unfreeze
@@ -62,8 +62,16 @@ def lr_per_step(t: TrainSpec, total_steps: int) -> list[float]:
 
 
 class Trainer:
-    def __init__(self, spec: RunSpec, run_dir: str, warnings: list[dict[str, Any]], rank: RankInfo | None = None):
-        """`rank`: this process's rank when msrun started it as one of several, else None."""
+    def __init__(
+        self,
+        spec: RunSpec,
+        run_dir: str,
+        warnings: list[dict[str, Any]],
+        rank: RankInfo | None = None,
+        resume: str | None = None,
+    ):
+        """`rank`: this process's rank when msrun started it as one of several, else None. `resume`: the
+        checkpoint `resume()` will load (its recorded preprocessing is kept)."""
         # MindSpore (and what builds on it) loads here, not at import: the CLI imports this package
         # for commands that must start without it.
         import mindspore as ms
@@ -131,10 +139,11 @@ class Trainer:
 
             weights, fetched = local_weights(weights)  # mindcv:/hf-hub: names come from the cache
             origin, variant = origin_of_file(weights)
-        # The evaluation resize the weights expect (models/preprocess.py); checkpoints record it.
-        self.preprocess, why_not = choose_preprocess(m["preprocess"], m["pretrained"], origin)
-        if why_not:
-            self.warn(code="preprocess_assumed", message=why_not, details={"preprocess": self.preprocess.name})
+        # The evaluation resize and the normalisation the weights expect (models/preprocess.py);
+        # checkpoints record them.
+        self.preprocess = resolve_preprocess(
+            m["preprocess"], m["pretrained"], origin, self.warn, resume=resume, image_size=spec["data"]["image_size"]
+        )
         self.net = TransferNet(m["backbone"], len(self.classes), self.frozen_upto, variant)
         self.load_report = None
         self.pretrained_info = None  # run_started's `pretrained`
@@ -201,7 +210,7 @@ class Trainer:
         # feature cache's batches are features already.
         self.normalize_on_device = not self.features
         if self.normalize_on_device:
-            stepped = normalized(stepped)
+            stepped = normalized(stepped, self.preprocess.mean, self.preprocess.std)
         self.stepped = stepped
         self._set_train_mode = set_train_mode
         self.build_step()
@@ -368,6 +377,7 @@ class Trainer:
             prefetch=self.prefetch,
             mix=(d["mixup"], d["cutmix"]),  # soft label rows: nn.CrossEntropyLoss takes them as they are
             num_classes=len(self.classes),
+            mean_std=(self.preprocess.mean, self.preprocess.std),  # the crops stay the augmentation's
         )
 
     def run_step(self) -> Any:

@@ -149,6 +149,9 @@ const WARNING_RANK: Readonly<Record<string, number>> = {
   workers_above_cores: 4,
   no_checkpoint_interval: 4,
   preprocess_assumed: 4,
+  preprocess_config_missing: 4,
+  preprocess_config_invalid: 3,
+  preprocess_input_size: 4,
   sink_unavailable: 5,
   sink_size_ignored: 5, // older runners' (no longer written)
   sink_size_reduced: 5,

@@ -15,6 +15,8 @@ export interface SchemaNode {
   enum?: string[];
   'x-enumDescriptions'?: string[];
   properties?: Record<string, SchemaNode>;
+  /** A field of several shapes (`model.preprocess`: a preset name or an object of fields). */
+  anyOf?: SchemaNode[];
   required?: string[];
   additionalProperties?: boolean;
   items?: SchemaNode;
@@ -23,6 +25,7 @@ export interface SchemaNode {
   exclusiveMinimum?: number;
   minLength?: number;
   minItems?: number;
+  maxItems?: number;
   uniqueItems?: boolean;
   pattern?: string;
   /** `folder` or `file`: a path that must exist on the target. */
@@ -45,10 +48,16 @@ export function isSection(rule: SchemaNode | undefined): boolean {
   return !!rule && rule.type === 'object' && !!rule.properties;
 }
 
-/** The schema of a field by its path (`['model', 'freeze']`), or undefined for an unknown one. */
+/** The fields of a rule: a section's, or those of a field's object shape (`model.preprocess`'s). */
+export function propertiesOf(rule: SchemaNode | undefined): Record<string, SchemaNode> | undefined {
+  return rule?.properties ?? rule?.anyOf?.find((b) => b.properties)?.properties;
+}
+
+/** The schema of a field by its path (`['model', 'freeze']`, `['model', 'preprocess', 'mean']`), or
+ * undefined for an unknown one. */
 export function fieldSchema(segments: readonly string[]): SchemaNode | undefined {
   let node: SchemaNode | undefined = SPEC_SCHEMA;
-  for (const s of segments) node = node?.properties?.[s];
+  for (const s of segments) node = propertiesOf(node)?.[s];
   return node;
 }
 
@@ -69,9 +78,14 @@ export function specDefault(dotted: string): unknown {
   return fieldSchema(dotted.split('.'))?.default;
 }
 
+/** A rule's string values: its enum, or its string branch's (`model.preprocess`'s presets). */
+export function enumValues(rule: SchemaNode | undefined): string[] | undefined {
+  return rule?.enum ?? rule?.anyOf?.find((b) => b.enum)?.enum;
+}
+
 /** A field's enum values, e.g. `enumOf('model.backbone')`. */
 export function enumOf(dotted: string): string[] {
-  return fieldSchema(dotted.split('.'))?.enum ?? [];
+  return enumValues(fieldSchema(dotted.split('.'))) ?? [];
 }
 
 /** `>= 1`, `> 0.0 and <= 100.0`: a number field's range, its bounds printed as Python prints them. */

@@ -61,13 +61,13 @@ export function checkSpec(raw: unknown, opts: CheckOptions = {}): SpecProblem[] 
       failing.add(fieldOf(segs).join('.'));
       continue;
     }
-    if (e.keyword === 'additionalProperties') {
+    if (e.keyword === 'additionalProperties' && isSection(fieldSchema(segs))) {
       const key = String((e.params as { additionalProperty: string }).additionalProperty);
       const known = Object.keys(fieldSchema(segs)?.properties ?? {});
       problems.push({ path: [...segs, key].join('.'), message: 'unknown field', fix: didYouMean(key, known) });
       continue;
     }
-    if (e.keyword === 'required') continue; // below, as the runner does it (null and "" count as missing)
+    if (e.keyword === 'required' && isSection(fieldSchema(segs))) continue; // below, as the runner does it (null and "" count as missing)
     failing.add(fieldOf(segs).join('.'));
   }
   // What JSON.parse cannot tell ajv: `2.0` is a float to the runner.
@@ -92,6 +92,10 @@ export function checkSpec(raw: unknown, opts: CheckOptions = {}): SpecProblem[] 
       continue;
     }
     if (required && (value === null || value === '')) continue;
+    if (rule.anyOf && value !== null) {
+      problems.push(...shapeProblems(dotted, value, rule, floats));
+      continue;
+    }
     if (value === null) {
       if (!typesOf(rule).includes('null'))
         problems.push({
@@ -132,6 +136,55 @@ function valueAt(raw: unknown, segs: string[]): unknown {
 function didYouMean(key: string, choices: string[]): string {
   const close = closeMatch(key, choices, 0.6);
   return close !== undefined ? `did you mean "${close}"?` : `known fields: ${choices.join(', ')}`;
+}
+
+const branchChecks = new Map<SchemaNode, ReturnType<typeof ajv.compile>>();
+
+/** ajv's verdict on one value against one rule (compiled once per rule). */
+function fits(value: unknown, rule: SchemaNode): boolean {
+  let check = branchChecks.get(rule);
+  if (!check) branchChecks.set(rule, (check = ajv.compile(rule)));
+  return check(value) as boolean;
+}
+
+/**
+ * A field of several shapes (`model.preprocess`: a preset name or an object of fields), as spec.py's
+ * `_check_shapes` words it: the branch of the value's type, an object's fields each by its own path.
+ */
+function shapeProblems(dotted: string, value: unknown, rule: SchemaNode, floats: ReadonlySet<string>): SpecProblem[] {
+  const object = rule.anyOf!.find((b) => typesOf(b).includes('object'));
+  const text = rule.anyOf!.find((b) => typesOf(b).includes('string'));
+  if (object && isObject(value)) {
+    const props = object.properties ?? {};
+    const out: SpecProblem[] = [];
+    for (const [k, v] of Object.entries(value)) {
+      const path = `${dotted}.${k}`;
+      const sub = props[k];
+      if (!sub) out.push({ path, message: 'unknown field', fix: didYouMean(k, Object.keys(props)) });
+      else if (v === null)
+        out.push({
+          path,
+          message: 'must not be null',
+          fix: `remove ${path} to use the default (${pyDumps(sub.default ?? null)})`,
+        });
+      else if (!fits(v, sub) || (floats.has(path) && typesOf(sub).includes('integer'))) {
+        const p = describe(path, v, sub, floats.has(path));
+        if (p) out.push(p);
+      }
+    }
+    return out;
+  }
+  if (text && typeof value === 'string') {
+    const p = fits(value, text) ? undefined : describe(dotted, value, text, false);
+    return p ? [p] : [];
+  }
+  return [
+    {
+      path: dotted,
+      message: `must be ${rule['x-expect'] ?? 'a value'}, got ${pyDumps(value, floats.has(dotted))}`,
+      fix: rule['x-fix'] ?? '',
+    },
+  ];
 }
 
 /** One failing field's problem, worded as spec.py's `_check_value` words it. */
@@ -239,10 +292,14 @@ export function runnerLimits(_raw: Record<string, unknown>, _bad: Set<string> = 
 function sortLikeRunner(problems: SpecProblem[], raw: Record<string, unknown>): SpecProblem[] {
   const order = new Map<string, number>();
   let i = 0;
-  for (const [k, v] of Object.entries(raw)) {
-    order.set(k, i++);
-    if (isObject(v)) for (const sub of Object.keys(v)) order.set(`${k}.${sub}`, i++);
-  }
+  // Depth first, as the runner walks the spec (a field of a field: model.preprocess.mean).
+  const walk = (obj: Record<string, unknown>, prefix: string): void => {
+    for (const [k, v] of Object.entries(obj)) {
+      order.set(prefix + k, i++);
+      if (isObject(v) && prefix.split('.').length < 4) walk(v, `${prefix}${k}.`);
+    }
+  };
+  walk(raw, '');
   const rank = (p: SpecProblem) =>
     p.message === 'is required' || / not found: /.test(p.message) || p.message.startsWith('more than one device')
       ? Infinity

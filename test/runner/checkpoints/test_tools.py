@@ -477,6 +477,11 @@ def test_export_mindir_loads_back_with_the_checkpoints_logits(frozen_run, tmp_pa
     assert code == 0, out
     assert out["file"] == str(ckpt.with_suffix(".mindir")) and out["input_shape"] == [1, 3, 32, 32]
     assert out["bytes"] == os.path.getsize(out["file"]) > 1_000_000
+    # The exported network takes normalised input: the result says how (this copy sits outside its run,
+    # so the runner's own, which is also what the run recorded).
+    recorded = manifest(frozen_run)[-1]["preprocess"]
+    keys = ("name", "interpolation", "crop_pct", "rounding", "mean", "std", "crop_mode")
+    assert [out["preprocess"][k] for k in keys] == [recorded[k] for k in keys] and recorded["name"] == "imagenet"
     x = np.random.default_rng(1).standard_normal((1, 3, 32, 32)).astype(np.float32)
     with graph_mode():
         loaded = ms.nn.GraphCell(ms.load(out["file"]))(ms.Tensor(x)).asnumpy()

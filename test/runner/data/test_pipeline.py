@@ -45,6 +45,7 @@ def test_first_step_loss_is_identical_with_uint8_input(samples):
     import mindspore as ms
     from mindspore import nn
 
+    from ascend_finetune.data.pipeline import MEAN, STD
     from ascend_finetune.models.amp import build_train_step
     from ascend_finetune.models.net import TransferNet
     from ascend_finetune.train.steps import normalized
@@ -54,7 +55,9 @@ def test_first_step_loss_is_identical_with_uint8_input(samples):
     net = TransferNet("resnet18", 4, 0)
     loss_fn = nn.CrossEntropyLoss()
     host_step = build_train_step(net, loss_fn, nn.Momentum(net.trainable_params(), 0.0, 0.9), None)
-    dev_step = build_train_step(normalized(net), loss_fn, nn.Momentum(net.trainable_params(), 0.0, 0.9), None)
+    dev_step = build_train_step(
+        normalized(net, MEAN, STD), loss_fn, nn.Momentum(net.trainable_params(), 0.0, 0.9), None
+    )
     (hx, hy), (rx, ry) = (
         _batches(samples, False, True)[0],
         _batches(samples, True, True)[0],

@@ -24,6 +24,8 @@ from ascend_finetune.checkpoints.tools import load_run
 from ascend_finetune.models.catalog import MINDCV, SourceError, parse
 from ascend_finetune.models.download import cache_path, fetch
 from ascend_finetune.models.net import TransferNet
+from ascend_finetune.models.preprocess import MEAN
+from ascend_finetune.models.preprocess import resolve as resolve_preprocess
 from ascend_finetune.models.pretrained import load_backbone, origin_of_file
 
 MINDCV_PATH = "/" + MINDCV["resnet18"].path  # resnet/resnet18-1e65cd21.ckpt
@@ -136,6 +138,78 @@ def test_hf_endpoint_is_respected_and_hf_hub_offline_forbids_the_request(tmp_pat
     assert fetch("hf-hub:timm/resnet18.a1_in1k", env=offline, progress=quiet).path == got.path
 
 
+HF_CONFIG = "/timm/vit_base_patch32_224.augreg_in21k_ft_in1k/resolve/main/config.json"
+VIT = "hf-hub:timm/vit_base_patch32_224.augreg_in21k_ft_in1k"
+VIT_CFG = {"mean": [0.5, 0.5, 0.5], "std": [0.5, 0.5, 0.5], "crop_pct": 0.9, "interpolation": "bicubic"}
+
+
+def _resolve(setting, env):
+    warned: list[dict] = []
+    p = resolve_preprocess(setting, VIT, "torch", lambda **w: warned.append(w), env)
+    return p, warned
+
+
+def test_a_hub_configs_preprocessing_comes_beside_the_weights_and_is_cached(tmp_path, host):
+    host.files[HF_CONFIG] = json.dumps({"architecture": "vit", "pretrained_cfg": VIT_CFG}).encode()
+    env = {"ASCEND_FINETUNE_CACHE": str(tmp_path / "c"), "HF_ENDPOINT": host.base}
+    p, warned = _resolve("auto", env)
+    assert warned == [] and host.requests == [(HF_CONFIG, None)]
+    assert (p.mean, p.crop_pct, p.source, p.config) == ((127.5,) * 3, 0.9, "hub_config", host.base + HF_CONFIG)
+    cached = tmp_path / "c" / "weights" / "hf-hub" / "timm" / HF_CONFIG.split("/")[2] / "main" / "config.json"
+    assert cached.read_bytes() == host.files[HF_CONFIG]  # beside where the weights go
+    # Cached: no request, offline too.
+    again, warned = _resolve("auto", dict(env, HF_HUB_OFFLINE="1"))
+    assert again == p and warned == [] and len(host.requests) == 1
+    # A named preset does not ask the hub.
+    assert _resolve("timm", dict(env, ASCEND_FINETUNE_CACHE=str(tmp_path / "d")))[0].mean == MEAN
+    assert len(host.requests) == 1
+
+
+@pytest.mark.parametrize(
+    "served, code",
+    [
+        (None, "preprocess_config_missing"),  # 404
+        (
+            json.dumps({"pretrained_cfg": {**VIT_CFG, "mean": [0.5, 0.5, 0.5, 0.5]}}).encode(),
+            "preprocess_config_invalid",
+        ),
+        (b'{"pretrained_cfg": ' + b"1" * (100 << 10) + b"}", "preprocess_config_invalid"),  # read 64 KB + 1 only
+    ],
+)
+def test_a_missing_or_hostile_hub_config_falls_back_to_the_timm_preset_with_a_warning(tmp_path, host, served, code):
+    if served is not None:
+        host.files[HF_CONFIG] = served
+    env = {"ASCEND_FINETUNE_CACHE": str(tmp_path / "c"), "HF_ENDPOINT": host.base}
+    p, warned = _resolve("auto", env)
+    assert (p.name, p.mean, p.crop_pct, p.interpolation, p.source) == ("timm", MEAN, 0.95, "bicubic", "preset")
+    assert [w["code"] for w in warned] == [code]
+    assert host.base + HF_CONFIG in warned[0]["message"] and warned[0]["details"]["config"] == host.base + HF_CONFIG
+    assert not (
+        tmp_path / "c" / "weights" / "hf-hub" / "timm" / HF_CONFIG.split("/")[2] / "main" / "config.json"
+    ).exists()
+    # The spec's own fields still apply on top of the fallback.
+    q, _ = _resolve({"mean": [0.5, 0.5, 0.5], "std": [0.5, 0.5, 0.5]}, env)
+    assert (q.mean, q.std, q.crop_pct, q.overridden) == ((127.5,) * 3, (127.5,) * 3, 0.95, ("mean", "std"))
+
+
+def test_weights_trained_at_another_size_than_the_crop_say_so(tmp_path, host):
+    host.files[HF_CONFIG] = json.dumps({"pretrained_cfg": {**VIT_CFG, "input_size": [3, 240, 240]}}).encode()
+    env = {"ASCEND_FINETUNE_CACHE": str(tmp_path / "c"), "HF_ENDPOINT": host.base}
+    warned: list[dict] = []
+    p = resolve_preprocess("auto", VIT, "torch", lambda **w: warned.append(w), env, image_size=224)
+    assert p.input_size == 240 and [w["code"] for w in warned] == ["preprocess_input_size"]
+    assert warned[0]["details"] == {"input_size": 240, "image_size": 224}
+    assert resolve_preprocess("auto", VIT, "torch", lambda **w: pytest.fail(str(w)), env, image_size=240) == p
+
+
+def test_offline_without_a_cached_config_asks_nothing_and_says_so(tmp_path, host):
+    host.files[HF_CONFIG] = json.dumps({"pretrained_cfg": VIT_CFG}).encode()
+    env = {"ASCEND_FINETUNE_CACHE": str(tmp_path / "c"), "HF_ENDPOINT": host.base, "HF_HUB_OFFLINE": "1"}
+    p, warned = _resolve("auto", env)
+    assert host.requests == [] and p.source == "preset"
+    assert [w["code"] for w in warned] == ["preprocess_config_missing"] and "HF_HUB_OFFLINE" in warned[0]["message"]
+
+
 def test_a_missing_file_on_the_host_is_a_clear_http_error(tmp_path, host):
     env = {"ASCEND_FINETUNE_CACHE": str(tmp_path / "c"), "ASCEND_FINETUNE_WEIGHTS_URL": host.base}
     with pytest.raises(PretrainedError, match=r"HTTP 404.*mirror"):
@@ -199,6 +273,7 @@ def test_a_run_with_a_mindcv_name_downloads_loads_and_reports_the_source(tmp_pat
     assert np.isfinite(of_type(events(tmp_path / "run"), "step")[-1]["loss"])
     # mindcv's weights get mindcv's evaluation preprocessing, recorded for eval and predict to reuse.
     assert started["preprocess"]["name"] == "mindcv" and started["preprocess"]["why"] == "mindcv: weights"
+    assert started["preprocess"]["source"] == "mindcv_cfg" and started["preprocess"]["mean"] == list(MEAN)
     manifest = json.loads((tmp_path / "run" / "checkpoints.json").read_text())
     assert manifest and all(e["preprocess"]["name"] == "mindcv" for e in manifest)
     assert manifest[-1]["weights"] == {

@@ -17,7 +17,18 @@ import pytest
 from conftest import ROOT
 from PIL import Image
 
-from ascend_finetune.models.preprocess import MEAN, STD, TABLE, TORCH_AMBIGUOUS, choose
+from ascend_finetune.models.preprocess import (
+    MEAN,
+    STD,
+    TABLE,
+    TORCH_AMBIGUOUS,
+    BadValues,
+    Preprocess,
+    choose,
+    from_record,
+    from_spec,
+    hub_values,
+)
 
 REF_PY = ROOT / ".venv-ref" / "bin" / "python"
 
@@ -99,9 +110,9 @@ print(json.dumps({"timm": rows,
     ],
 )
 def test_auto_chooses_from_the_weights_source(setting, pretrained, origin, name, warns):
-    p, warning = choose(setting, pretrained, origin)
+    p, warnings = choose(setting, pretrained, origin)
     assert p.name == name
-    assert (warning == TORCH_AMBIGUOUS) is warns
+    assert (warnings == [("preprocess_assumed", TORCH_AMBIGUOUS)]) is warns
 
 
 def _pixels(preset, path, size):
@@ -145,3 +156,150 @@ def test_mean_and_std_are_the_pipelines():
     from ascend_finetune.data.pipeline import STD as PIPE_STD
 
     assert list(MEAN) == PIPE_MEAN and list(STD) == PIPE_STD
+
+
+def test_no_offered_mindcv_model_carries_preprocessing_of_its_own():
+    """mindcv 0.3.0's default_cfgs name only url, classes, first conv, classifier and (ViT) input size:
+    every offered model evaluates with transforms_imagenet_eval's defaults, the mindcv row."""
+    import importlib
+
+    from ascend_finetune.models.catalog import MINDCV
+
+    modules = {"resnet": "resnet", "mobilenetv3": "mobilenetv3", "efficientnet": "efficientnet"}
+    modules.update(convnext="convnext", vit="vit")
+    for name, entry in MINDCV.items():
+        if entry.backbone is None:
+            continue
+        cfg = importlib.import_module(f"mindcv.models.{modules[entry.family]}").default_cfgs[name]
+        assert set(cfg) <= {"url", "num_classes", "first_conv", "classifier", "input_size"}, (name, cfg)
+        assert cfg.get("input_size", (3, 224, 224)) == (3, 224, 224), name
+    assert TABLE["mindcv"].source == "mindcv_cfg"
+
+
+VIT_CFG = {"mean": [0.5, 0.5, 0.5], "std": [0.5, 0.5, 0.5], "crop_pct": 0.9, "interpolation": "bicubic"}
+
+
+@pytest.mark.parametrize(
+    "doc, words",
+    [
+        ({"pretrained_cfg": {**VIT_CFG, "mean": [0.5, 0.5]}}, "mean must be 3 numbers"),
+        ({"pretrained_cfg": {**VIT_CFG, "mean": [0.5, 0.5, 255]}}, "mean must be 3 numbers"),
+        ({"pretrained_cfg": {**VIT_CFG, "std": [0.5, 0.5, 0]}}, "std must be 3 numbers > 0"),
+        ({"pretrained_cfg": {**VIT_CFG, "std": [0.5, True, 0.5]}}, "std must be 3 numbers"),
+        ({"pretrained_cfg": {**VIT_CFG, "crop_pct": 0.01}}, "crop_pct must be a number >= 0.25"),
+        ({"pretrained_cfg": {**VIT_CFG, "crop_pct": "0.9"}}, "crop_pct must be a number"),
+        ({"pretrained_cfg": {**VIT_CFG, "interpolation": "lanczos"}}, "interpolation"),
+        ({"pretrained_cfg": {**VIT_CFG, "crop_mode": "border"}}, "crop_mode"),
+        ({"pretrained_cfg": {**VIT_CFG, "input_size": [3, 224, 100000]}}, "input_size"),
+        ({"pretrained_cfg": {"mean": [0.5, 0.5, 0.5]}}, "has no std, crop_pct, interpolation"),
+        ({"pretrained_cfg": [1, 2]}, "no pretrained_cfg object"),
+        ([1, 2], "no pretrained_cfg object"),
+    ],
+)
+def test_a_hostile_hub_config_is_refused_saying_what_is_wrong(doc, words):
+    with pytest.raises(BadValues, match=words):
+        hub_values(json.dumps(doc).encode())
+
+
+@pytest.mark.parametrize(
+    "data, words",
+    [
+        (b'{"pretrained_cfg": {"mean": [NaN, 0.5, 0.5]}}', "not JSON"),
+        (b"[" * 100000 + b"]" * 100000, "larger than 64 KB"),
+        (b"[" * 30000 + b"]" * 30000, "not JSON"),  # deep nesting under the size bound: no RecursionError
+        (b"\xff\xfe{}", "not JSON"),
+        (b'{"pretrained_cfg": {"mean": [0.5, 0.5, 0.5], ' + b" " * 70000 + b"}}", "larger than"),
+    ],
+)
+def test_an_unreadable_hub_config_is_refused(data, words):
+    with pytest.raises(BadValues, match=words):
+        hub_values(data)
+
+
+def test_a_hub_config_gives_its_values_and_the_spec_overrides_single_fields():
+    class Hub:
+        url, problem = "http://h/timm/vit_x.augreg/resolve/main/config.json", None
+        data = json.dumps({"architecture": "vit", "pretrained_cfg": {**VIT_CFG, "input_size": [3, 224, 224]}}).encode()
+
+    p, warnings = choose("auto", "hf-hub:timm/vit_x.augreg", "torch", Hub())
+    assert warnings == []
+    assert (p.mean, p.std, p.crop_pct, p.interpolation) == ((127.5,) * 3, (127.5,) * 3, 0.9, "bicubic")
+    assert (p.source, p.config, p.input_size, p.overridden, p.rounding) == ("hub_config", Hub.url, 224, (), "floor")
+    assert p.resize(224) == 248  # floor(224 / 0.9), timm's
+    # The spec's fields win, the others stay the config's; the record says which.
+    q, _ = choose({"crop_pct": 0.8, "interpolation": "bilinear"}, "hf-hub:timm/vit_x.augreg", "torch", Hub())
+    assert (q.crop_pct, q.interpolation, q.mean, q.source) == (0.8, "bilinear", (127.5,) * 3, "hub_config")
+    assert q.overridden == ("crop_pct", "interpolation")
+    # A named preset ignores the weights' config; the object's fields still apply to it.
+    r, _ = choose({"preset": "imagenet", "mean": [0.5, 0.5, 0.5]}, "hf-hub:timm/vit_x.augreg", "torch", Hub())
+    assert (r.name, r.mean, r.std, r.crop_pct, r.rounding) == ("imagenet", (127.5,) * 3, STD, 0.875, "round256")
+    s, _ = choose({"preset": "imagenet", "crop_pct": 0.9}, None, None)
+    assert s.rounding == "floor" and s.resize(224) == 248  # a crop of its own resizes as timm does
+
+
+def test_records_are_read_back_with_their_values_and_old_ones_as_their_preset():
+    p = Preprocess("timm", "bicubic", 0.9, "floor", (127.5,) * 3, (127.5,) * 3, "w", "center", 240, "hub_config", "u")
+    assert from_record(json.loads(json.dumps(p.describe()))) == p
+    # Written before the values were kept: the preset's row (what those runs used).
+    old = {"name": "mindcv", "interpolation": "bilinear", "crop_pct": 0.875, "rounding": "floor"}
+    assert from_record({**old, "mean": list(MEAN), "std": list(STD), "why": "mindcv: weights"}) == Preprocess(
+        "mindcv", "bilinear", 0.875, "floor", why="mindcv: weights", source="mindcv_cfg"
+    )
+    assert from_record({"name": "timm"}) == TABLE["timm"]
+    # A hand-edited record with values out of range: the preset's row, not the values.
+    assert from_record({"name": "timm", "mean": [1e9, 0, 0], "std": [1, 1, 1]}) == TABLE["timm"]
+    assert from_record({"name": "lanczos"}) is None and from_record("timm") is None
+    # Without a record: the spec's preset and fields; `auto` alone says nothing.
+    assert from_spec("auto") is None and from_spec("timm") == TABLE["timm"]
+    assert from_spec({"preset": "timm", "std": [0.5, 0.5, 0.5]}).std == (127.5,) * 3
+    assert from_spec({"preset": "timm", "std": [0, 0, 0]}) == TABLE["timm"]  # an edited spec.json
+
+
+def test_the_pipeline_normalises_with_the_chosen_mean_and_std(tmp_path):
+    """Host normalisation (eval, predict, the feature cache) and the graph's DeviceNormalize (training
+    and the run's own eval) both use the weights' mean and std, and agree bit for bit."""
+    import mindspore as ms
+
+    from ascend_finetune.data.pipeline import device_normalize, make_dataset
+
+    path = tmp_path / "flat.png"
+    Image.fromarray(np.full((40, 40, 3), (10, 128, 250), np.uint8)).save(path)
+    half = Preprocess("timm", "bicubic", 0.9, "floor", (127.5,) * 3, (127.5,) * 3)
+    x = _pixels(half, path, 32)
+    assert np.allclose(x[:, 0, 0], [(10 - 127.5) / 127.5, 0.5 / 127.5, (250 - 127.5) / 127.5], atol=1e-6)
+    ds = make_dataset([(str(path), 0)], 32, 1, 1, False, False, 0, drop_remainder=False, preprocess=half)
+    raw = make_dataset(
+        [(str(path), 0)], 32, 1, 1, False, False, 0, drop_remainder=False, on_device=True, preprocess=half
+    )
+    u8 = next(raw.create_tuple_iterator(num_epochs=1, output_numpy=True))[0]
+    on_device = device_normalize(half.mean, half.std)(ms.Tensor(u8)).asnumpy()
+    assert np.array_equal(on_device, next(ds.create_tuple_iterator(num_epochs=1, output_numpy=True))[0])
+    # ImageNet's stays the default.
+    assert not np.allclose(_pixels(TABLE["timm"], path, 32), x)
+
+
+def test_resume_and_fine_tune_from_a_runners_checkpoint_reuse_its_recorded_values(tmp_path):
+    from ascend_finetune.models.preprocess import resolve
+
+    run = tmp_path / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    ckpt = run / "checkpoints" / "e1.ckpt"
+    ckpt.write_bytes(b"")
+    rec = Preprocess("timm", "bicubic", 0.9, "floor", (127.5,) * 3, (127.5,) * 3, "w", source="hub_config")
+    (run / "checkpoints.json").write_text(json.dumps([{"file": "checkpoints/e1.ckpt", "preprocess": rec.describe()}]))
+
+    def never(**w):
+        raise AssertionError(w)
+
+    # Resume: the run goes on with what it started with, whatever the spec says now.
+    resumed = resolve("imagenet", None, None, never, resume=str(ckpt))
+    assert (resumed.mean, resumed.crop_pct, resumed.source) == ((127.5,) * 3, 0.9, "hub_config")
+    assert resumed.why == "recorded with the resumed checkpoint e1.ckpt"
+    # Fine-tune from (auto, the runner's own checkpoint as model.pretrained), the spec's fields on top.
+    tuned = resolve({"crop_pct": 0.8}, str(ckpt), "runner", never)
+    assert (tuned.mean, tuned.crop_pct, tuned.overridden) == ((127.5,) * 3, 0.8, ("crop_pct",))
+    # A named preset is the preset; a runner checkpoint outside a run is the runner's own.
+    assert resolve("mindcv", str(ckpt), "runner", never).mean == MEAN
+    loose = tmp_path / "loose.ckpt"
+    loose.write_bytes(b"")
+    assert resolve("auto", str(loose), "runner", never).name == "imagenet"

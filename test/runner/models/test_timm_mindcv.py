@@ -28,6 +28,7 @@ import mindspore as ms
 import numpy as np
 import pytest
 from conftest import CLASSES, ROOT, events, of_type, runner, spec, write_spec
+from weights_server import serve
 
 from ascend_finetune.checkpoints.errors import PretrainedError
 from ascend_finetune.data.demo import make_shapes
@@ -179,13 +180,29 @@ def test_hub_repositories_pick_the_backbone_by_timms_architecture(tmp_path):
     assert not [p for p in check(s, str(tmp_path)) if p.path == "model.pretrained"]
 
 
+@pytest.fixture
+def hub():
+    state, server = serve()
+    yield state
+    server.shutdown()
+    server.server_close()
+
+
 @needs_ref
-def test_a_run_from_timm_weights_trains_and_its_checkpoints_keep_timms_arithmetic(ref, tmp_path):
-    """Through the CLI in GRAPH mode: timm's MobileNetV3 weights as model.pretrained, a frozen backbone;
-    run_started says what loaded, checkpoints record the "torch" layout, and `eval` of a checkpoint
-    (which rebuilds the network from the checkpoint alone) gives the accuracy the run reported."""
+def test_a_run_from_timm_weights_trains_and_its_checkpoints_keep_timms_arithmetic(ref, tmp_path, hub, monkeypatch):
+    """Through the CLI in GRAPH mode: timm's MobileNetV3 weights from a hub on 127.0.0.1, with a
+    config.json that normalises with mean = std = 0.5, as model.pretrained, a frozen backbone;
+    run_started says what loaded and which preprocessing from where, checkpoints record the "torch"
+    layout and the values, `eval` of a checkpoint (which rebuilds the network from the checkpoint
+    alone) gives the accuracy the run reported, and a run fine-tuned from the checkpoint keeps them."""
     out, _ = ref
     t = time.monotonic()
+    repo = "/timm/mobilenetv3_small_100.test_tag/resolve/main"
+    hub.files[f"{repo}/model.safetensors"] = (out / "timm-mobilenetv3_small_100.safetensors").read_bytes()
+    cfg = {"mean": [0.5, 0.5, 0.5], "std": [0.5, 0.5, 0.5], "crop_pct": 0.9, "interpolation": "bicubic"}
+    hub.files[f"{repo}/config.json"] = json.dumps({"pretrained_cfg": cfg}).encode()
+    monkeypatch.setenv("ASCEND_FINETUNE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HF_ENDPOINT", hub.base)
     data = tmp_path / "data"
     make_shapes(
         str(data), per_class=16, size=32, seed=3, classes={k: CLASSES[k] for k in ("red circle", "green square")}
@@ -194,9 +211,9 @@ def test_a_run_from_timm_weights_trains_and_its_checkpoints_keep_timms_arithmeti
         data,
         model={
             "backbone": "mobilenet_v3_small_100",
-            "pretrained": str(out / "timm-mobilenetv3_small_100.safetensors"),
+            "pretrained": "hf-hub:timm/mobilenetv3_small_100.test_tag",
             "freeze": "backbone",
-            "preprocess": "timm",
+            "preprocess": {"crop_pct": 0.875},  # the spec's field over the config's 0.9
         },
         data={"val_split": 0.25, "batch_size": 8, "augment": "none"},
         train={"epochs": 1, "lr": 0.01},
@@ -210,10 +227,28 @@ def test_a_run_from_timm_weights_trains_and_its_checkpoints_keep_timms_arithmeti
     assert (info["origin"], info["variant"]) == ("torch", "torch")
     assert info["missing"] == [] and info["unexpected"] == [] and info["mismatched"] == []
     assert info["head_dropped"] == HEADS["mobilenetv3"]
+    pre = of_type(evs, "run_started")[0]["preprocess"]
+    assert (pre["source"], pre["config"], pre["overridden"]) == (
+        "hub_config",
+        f"{hub.base}{repo}/config.json",
+        ["crop_pct"],
+    )
+    assert (pre["mean"], pre["std"], pre["crop_pct"]) == ([127.5] * 3, [127.5] * 3, 0.875)
+    assert not [w for w in of_type(evs, "warning") if w["code"].startswith("preprocess")]
     entry = json.loads((run / "checkpoints.json").read_text())[-1]
-    assert entry["backbone_variant"] == "torch"
-    code, res = runner("eval", "--run", str(run), "--ckpt", str(run / entry["file"]))
+    assert entry["backbone_variant"] == "torch" and entry["preprocess"] == pre
+    ckpt = str(run / entry["file"])
+    code, res = runner("eval", "--run", str(run), "--ckpt", ckpt)
     assert code == 0, res
     assert isinstance(res, dict)
     assert res["accuracy"] == pytest.approx(of_type(evs, "eval")[-1]["val_acc"], abs=1e-6), res
+    # eval/predict and "Fine-tune from" (auto on the runner's own checkpoint) reuse the recorded values.
+    from ascend_finetune.checkpoints.loading import preprocess_of
+    from ascend_finetune.checkpoints.tools import load_run
+    from ascend_finetune.models.preprocess import resolve
+
+    assert preprocess_of(load_run(str(run)), ckpt).describe() == pre
+    again = resolve("auto", ckpt, "runner", lambda **w: pytest.fail(str(w)))
+    assert (again.mean, again.crop_pct, again.source) == ((127.5,) * 3, 0.875, "hub_config")
+    assert again.why.startswith("recorded with the checkpoint")
     print(f"train + eval from timm weights: {time.monotonic() - t:.0f} s")

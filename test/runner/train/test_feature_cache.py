@@ -236,6 +236,19 @@ def test_the_key_follows_data_backbone_and_transforms(tmp_path):
     assert k != cache_key(files, files[:1], **{**base, "backbone_hash": "c" * 64}), "other weights"
     assert k != cache_key(files, files[:1], **{**base, "image_size": 64}), "other transforms"
     assert k != cache_key(files, files[:1], **{**base, "views": 3})
+    from dataclasses import replace
+
+    from ascend_finetune.models.preprocess import TABLE
+    from ascend_finetune.train.feature_cache import pixels_key
+
+    # A preset's row keys as its name (caches made before per-weight values stay valid); the
+    # weights' own mean/std give another key.
+    assert pixels_key(replace(TABLE["timm"], why="x", source="hub_config")) == "timm"
+    half = pixels_key(replace(TABLE["timm"], mean=(127.5,) * 3, std=(127.5,) * 3))
+    assert isinstance(half, dict) and half["mean"] == [127.5] * 3
+    assert cache_key(files, files[:1], **base, preprocess="timm") != cache_key(
+        files, files[:1], **base, preprocess=half
+    )
     assert k != cache_key([(files[0][0], 1)] + files[1:], files[:1], **base), "a label changed"
     os.utime(files[2][0], ns=(time.time_ns(), time.time_ns() + 10**9))
     assert k != cache_key(files, files[:1], **base), "a file was rewritten"

@@ -17,6 +17,39 @@ function startedWith(m: EventMaker, spec: Record<string, unknown>, extra: Record
   return { ...e, spec, ...extra } as RunEvent;
 }
 
+test('the Config tab shows the per-weight preprocessing record and the spec object that set part of it', () => {
+  const m = new EventMaker();
+  const e = startedWith(
+    m,
+    { name: 'a', model: { preprocess: { preset: 'auto', mean: [0.5, 0.5, 0.5] } } },
+    {
+      preprocess: {
+        name: 'timm',
+        interpolation: 'bicubic',
+        crop_pct: 0.9,
+        rounding: 'floor',
+        mean: [127.5, 127.5, 127.5],
+        std: [127.5, 127.5, 127.5],
+        why: 'timm weights from the hub: their config.json',
+        crop_mode: 'center',
+        input_size: 240,
+        source: 'hub_config',
+        config: 'http://127.0.0.1:1/timm/efficientnet_b1.ra4/resolve/main/config.json',
+        overridden: ['mean'],
+      },
+    },
+  ) as RunStartedEvent;
+  const c = runConfig(e)!;
+  const p = Object.fromEntries(c.preprocess.map((r) => [r.path, r.value]));
+  assert.deepEqual(
+    [p.mean, p.source, p.input_size, p.overridden],
+    ['[127.5,127.5,127.5]', 'hub_config', '240', '["mean"]'],
+  );
+  assert.ok(p.config.endsWith('/config.json'));
+  const spec = Object.fromEntries(c.spec.map((r) => [r.path, r.value]));
+  assert.equal(spec['model.preprocess.mean'], '[0.5,0.5,0.5]');
+});
+
 test('the config is the spec flattened to dotted rows, with the weights, preprocessing and versions', () => {
   const m = new EventMaker();
   const e = startedWith(

@@ -47,3 +47,19 @@ test('model.pretrained completes the mindcv weights of the spec backbone from th
   assert.equal(item?.textEdit && 'newText' in item.textEdit ? item.textEdit.newText : undefined, '"mindcv:resnet101"');
   assert.deepEqual(labels('amp:\n  level: |\n'), [], 'only for model.pretrained');
 });
+
+test('model.preprocess completes its presets, and inside its object form the fields, each documented as optional', () => {
+  const presets = at('model:\n  preprocess: |\n').map((i) => i.label);
+  assert.deepEqual(presets, ['auto', 'imagenet', 'mindcv', 'torchvision', 'timm']);
+  const fields = at('model:\n  preprocess:\n    preset: timm\n    |\n');
+  assert.deepEqual(
+    fields.map((i) => i.label),
+    ['mean', 'std', 'crop_pct', 'crop_mode', 'interpolation'],
+  );
+  const mean = fields.find((i) => i.label === 'mean')!;
+  assert.match(JSON.stringify(mean.documentation), /optional · 3 numbers from 0 to 1/);
+  assert.deepEqual(
+    at('model:\n  preprocess:\n    interpolation: |\n').map((i) => i.label),
+    ['bilinear', 'bicubic'],
+  );
+});
