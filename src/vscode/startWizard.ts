@@ -27,8 +27,6 @@ import { afterCatalogPick, catalogItems, isCatalogPick, type CatalogItem } from 
 import type { App } from './app';
 import { BACK, input, pick, pickMany, type StepInfo } from './quickInput';
 
-const TITLE = 'Start Ascend fine-tune';
-
 interface State extends Partial<WizardChoices> {
   targetId?: string;
   action?: Action;
@@ -84,7 +82,7 @@ const STEPS: Step[] = [
       info,
       BACKBONES,
       s.backbone ?? RECIPE_DEFAULTS.backbone,
-      'Backbone (a new classification head is added)',
+      vscode.l10n.t('Backbone (a new classification head is added)'),
       (v) => (s.backbone = v),
     ),
   // 4. pretrained checkpoint: none, the catalog's weights for this backbone (cached on the target or
@@ -145,7 +143,7 @@ const STEPS: Step[] = [
       info,
       freezeModesFor(s.backbone ?? RECIPE_DEFAULTS.backbone),
       s.freeze ?? RECIPE_DEFAULTS.freeze,
-      'What to freeze',
+      vscode.l10n.t('What to freeze'),
       (v) => (s.freeze = v),
     ),
   // 6. AMP
@@ -160,7 +158,7 @@ const STEPS: Step[] = [
   // 7-9. numbers
   (_app, s, info) => numberStep(info, s, 'epochs', vscode.l10n.t('Epochs')),
   (_app, s, info) => numberStep(info, s, 'batchSize', vscode.l10n.t('Batch size per device')),
-  (_app, s, info) => numberStep(info, s, 'lr', 'Learning rate (Momentum 0.9)'),
+  (_app, s, info) => numberStep(info, s, 'lr', vscode.l10n.t('Learning rate (Momentum 0.9)')),
   // 10. NPUs (asked when the target's doctor lists more than one), then other machines (asked when
   // the target is an SSH host and there are other SSH targets); several of either train through
   // msrun. Both are one step, so the step count stays the same for everyone else.
@@ -259,7 +257,7 @@ async function runSteps(app: App, s: State): Promise<boolean> {
     // Numbered as shown: without the device step the name is 11/12, not 12/13.
     const skip = s.targetId !== undefined && !deviceStepShown(app, s) ? 1 : 0;
     const info: StepInfo = {
-      title: TITLE,
+      title: vscode.l10n.t('Start Ascend fine-tune'),
       step: i + 1 - (i > DEVICE_STEP ? skip : 0),
       totalSteps: STEPS.length - skip,
       back: i > 0,
