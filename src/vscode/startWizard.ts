@@ -8,6 +8,7 @@
 // steps this target shows (the NPU step only where there is a choice).
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { translate } from './l10n';
 import {
   AMP_LEVELS,
   BACKBONES,
@@ -360,12 +361,12 @@ async function numberStep(
     value: String(value),
     prompt: vscode.l10n.t('{0} (recipe default {1})', prompt, RECIPE_DEFAULTS[field]),
     validate: (v) => {
-      const p = parseNumberField(field, v);
+      const p = parseNumberField(field, v, translate);
       return 'error' in p ? p.error : undefined;
     },
   });
   if (r === BACK || r === undefined) return r;
-  const p = parseNumberField(field, r);
+  const p = parseNumberField(field, r, translate);
   if ('value' in p) s[field] = p.value;
   return 'next';
 }

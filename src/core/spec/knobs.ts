@@ -1,7 +1,7 @@
 // The fine-tuning knobs the full Start wizard's "Training options" step offers (issue 19): each one
 // a spec field by its dotted path, its choices or range read from the runner's schema, so the
 // wizard refuses what `validate` would. A knob at its schema default is not written to the spec.
-import type { Translate } from '../l10n';
+import { english, type Translate } from '../l10n';
 import { enumOf, fieldSchema, rangeText, specDefault, typesOf, type SchemaNode } from './fields';
 
 export type KnobValue = string | number;
@@ -61,22 +61,34 @@ export function knobText(path: string, knobs: Knobs): string {
  * A typed number for a knob, or the reason it is refused, worded from the field's schema rule.
  * An empty box on a nullable field (`train.ema`) turns the knob off (`null`).
  */
-export function parseKnobNumber(path: string, text: string): { value: number | null } | { error: string } {
+export function parseKnobNumber(
+  path: string,
+  text: string,
+  t: Translate = english,
+): { value: number | null } | { error: string } {
   const rule = ruleOf(path);
   const types = typesOf(rule);
-  const name = path;
-  const t = text.trim();
-  if (t === '' && types.includes('null')) return { value: null };
-  const value = t === '' ? NaN : Number(t);
+  const name = path; // the field path, as written in specs
+  const typed = text.trim();
+  if (typed === '' && types.includes('null')) return { value: null };
+  const value = typed === '' ? NaN : Number(typed);
   if (!Number.isFinite(value))
-    return { error: `${name} must be a number${types.includes('null') ? ' (empty: off)' : ''}` };
-  if (types.includes('integer') && !Number.isInteger(value)) return { error: `${name} must be a whole number` };
+    return {
+      error: types.includes('null') ? t('{0} must be a number (empty: off)', name) : t('{0} must be a number', name),
+    };
+  if (types.includes('integer') && !Number.isInteger(value)) return { error: t('{0} must be a whole number', name) };
   const lowOk =
     rule.exclusiveMinimum !== undefined
       ? value > rule.exclusiveMinimum
       : rule.minimum === undefined || value >= rule.minimum;
   if (!lowOk || (rule.maximum !== undefined && value > rule.maximum))
-    return { error: `${name} must be ${rangeText(rule)}` };
+    return {
+      error: t(
+        '{0} must be {1}',
+        name,
+        rangeText(rule, (low, high) => t('{0} and {1}', low, high)),
+      ),
+    };
   return { value };
 }
 

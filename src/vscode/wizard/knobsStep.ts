@@ -66,12 +66,12 @@ async function editKnob(info: StepInfo, k: Knob, knobs: Knobs): Promise<'done' |
       value: current === null ? '' : String(current),
       prompt,
       validate: (v) => {
-        const p = parseKnobNumber(k.path, v);
+        const p = parseKnobNumber(k.path, v, translate);
         return 'error' in p ? p.error : undefined;
       },
     });
     if (r === BACK || r === undefined) return r;
-    const p = parseKnobNumber(k.path, r);
+    const p = parseKnobNumber(k.path, r, translate);
     if ('value' in p) setKnob(knobs, k.path, p.value);
     return 'done';
   }

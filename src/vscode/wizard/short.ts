@@ -352,12 +352,12 @@ async function edit(app: App, st: Short, key: SummaryKey, info: StepInfo): Promi
       value: String(c[field] ?? ''),
       prompt,
       validate: (v) => {
-        const p = parseNumberField(field, v);
+        const p = parseNumberField(field, v, translate);
         return 'error' in p ? p.error : undefined;
       },
     });
     if (typeof r !== 'string') return;
-    const p = parseNumberField(field, r);
+    const p = parseNumberField(field, r, translate);
     if ('value' in p) {
       c[field] = p.value;
       mark(field);
