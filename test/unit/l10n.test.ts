@@ -359,9 +359,10 @@ function bypassesIn(file: string, text: string): string[] {
       )
         for (const l of leaves(n.initializer)) {
           const s = staticText(l);
+          if (s === undefined) continue;
           // One word is enough here ('default', 'off'); a file name or id (`checkpoints.json`) is code.
           const code = /^[\w-]*[._/:][\w.:/-]*$/.test(s);
-          if (s !== undefined && /[A-Za-z]{2}/.test(words(s)) && !code && !ALLOW.has(s.trim())) report(l, n.name.text);
+          if (/[A-Za-z]{2}/.test(words(s)) && !code && !ALLOW.has(s.trim())) report(l, n.name.text);
         }
       if (
         ts.isVariableDeclaration(n) &&
