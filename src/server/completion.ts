@@ -65,7 +65,7 @@ function snippetItems(td: TextDocument, ctx: CursorContext): CompletionItem[] {
     return {
       label: name,
       kind: CompletionItemKind.Snippet,
-      detail: 'run spec snippet',
+      detail: l10n.t('run spec snippet'),
       documentation: s.description ? { kind: MarkupKind.Markdown, value: s.description } : undefined,
       filterText: [...prefixes, name].join(' '),
       sortText: `z${String(i).padStart(3, '0')}`,
@@ -116,7 +116,7 @@ function valueItems(td: TextDocument, ctx: CursorContext, baseDir: string, doc: 
     items.push({
       label: typeof value === 'string' ? value : JSON.stringify(value),
       kind,
-      detail: detail ?? (isDefault ? 'default' : undefined),
+      detail: detail ?? (isDefault ? l10n.t('default') : undefined),
       preselect: isDefault || undefined,
       documentation: doc ? { kind: MarkupKind.Markdown, value: doc } : undefined,
       sortText: `${isDefault ? '0' : '1'}${String(items.length).padStart(3, '0')}`,
@@ -142,7 +142,7 @@ function valueItems(td: TextDocument, ctx: CursorContext, baseDir: string, doc: 
         p.value,
         p.dir ? CompletionItemKind.Folder : CompletionItemKind.File,
         undefined,
-        p.dir ? 'folder' : 'checkpoint',
+        p.dir ? l10n.t('folder') : l10n.t('checkpoint'),
       );
     // Named sources the runner downloads: mindcv's checkpoints for the spec's backbone.
     if (ctx.path.join('.') === 'model.pretrained') {
@@ -155,7 +155,7 @@ function valueItems(td: TextDocument, ctx: CursorContext, baseDir: string, doc: 
     }
   } else if (rule.default !== undefined && rule.default !== null)
     add(rule.default, CompletionItemKind.Value, fieldMarkdown(ctx.path));
-  if (types.includes('null')) add(null, CompletionItemKind.Constant, 'null: see the field for what that means');
+  if (types.includes('null')) add(null, CompletionItemKind.Constant, l10n.t('null: see the field for what that means'));
   return items;
 }
 

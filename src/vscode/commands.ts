@@ -34,6 +34,7 @@ import { openConsole, openLogin } from './console';
 import { copyWeightsCommand } from './copyWeights';
 import { installMindcvCommand } from './installMindcv';
 import { errorText } from './context';
+import { translate } from './l10n';
 import { registerDashboards } from './dashboardPanel';
 import type { RunRef } from './runMonitor';
 import { runDisplayName } from './runs';
@@ -84,11 +85,11 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
   'ascend.stopRun': (app) => (node) => control(app, node, 'stop'),
   'ascend.saveCheckpoint': (app) => (node) => control(app, node, 'checkpoint'),
   'ascend.openConsole': (app) => async (node) => {
-    const found = await resolveRun(app, node, 'Open the console of which run?');
+    const found = await resolveRun(app, node, vscode.l10n.t('Open the console of which run?'));
     if (found) openConsole(app.ctx, found.def, found.record);
   },
   'ascend.openDashboard': (app) => async (node) => {
-    const found = await resolveRun(app, node, 'Open the dashboard of which run?');
+    const found = await resolveRun(app, node, vscode.l10n.t('Open the dashboard of which run?'));
     if (found) registerDashboards(app).open([found.record]);
   },
   'ascend.compareRuns': (app) => async (node, selected) => {
@@ -119,13 +120,13 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
   },
   'ascend.openRunsTable': (app) => (node) => openRunsTableCommand(app, node),
   'ascend.reattach': (app) => async (node) => {
-    const found = await resolveRun(app, node, 'Reattach to which run?');
+    const found = await resolveRun(app, node, vscode.l10n.t('Reattach to which run?'));
     if (!found) return;
     app.monitor.follow(found.record, { restart: true });
     app.runs.refresh();
   },
   'ascend.deleteRun': (app) => async (node) => {
-    const found = await resolveRun(app, node, 'Delete which run?', (r) => app.runs.deletable(r));
+    const found = await resolveRun(app, node, vscode.l10n.t('Delete which run?'), (r) => app.runs.deletable(r));
     if (!found) return;
     const { def, record } = found;
     if (!app.runs.deletable(record)) {
@@ -168,7 +169,7 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
     app.runs.refresh();
   },
   'ascend.renameRun': (app) => async (node) => {
-    const found = await resolveRun(app, node, 'Rename which run?');
+    const found = await resolveRun(app, node, vscode.l10n.t('Rename which run?'));
     if (!found) return;
     const { record } = found;
     const name = await vscode.window.showInputBox({
@@ -184,7 +185,7 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
     await changeMeta(app, found, { name: name.trim() });
   },
   'ascend.editRunNotes': (app) => async (node) => {
-    const found = await resolveRun(app, node, 'Edit the notes of which run?');
+    const found = await resolveRun(app, node, vscode.l10n.t('Edit the notes of which run?'));
     if (!found) return;
     const notes = await vscode.window.showInputBox({
       title: vscode.l10n.t('Run Notes: {0}', runDisplayName(app.ctx, found.record)),
@@ -197,7 +198,7 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
     await changeMeta(app, found, { notes });
   },
   'ascend.tagRun': (app) => async (node) => {
-    const found = await resolveRun(app, node, 'Tag which run?');
+    const found = await resolveRun(app, node, vscode.l10n.t('Tag which run?'));
     if (!found) return;
     const typed = await vscode.window.showInputBox({
       title: vscode.l10n.t('Tag Run: {0}', runDisplayName(app.ctx, found.record)),
@@ -214,7 +215,7 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
     return listRuns(app);
   },
   'ascend.checkTarget': (app) => async (node) => {
-    const def = targetOf(app, node) ?? (await pickTarget(app, 'Check which target?'));
+    const def = targetOf(app, node) ?? (await pickTarget(app, vscode.l10n.t('Check which target?')));
     if (def) await app.targets.check(def);
   },
   'ascend.addSshTarget': (app) => async () => {
@@ -275,7 +276,9 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
     if (def) void app.targets.check(def);
   },
   'ascend.removeTarget': (app) => async (node) => {
-    const def = targetOf(app, node) ?? (await pickTarget(app, 'Remove which target?', (t) => t.source === 'settings'));
+    const def =
+      targetOf(app, node) ??
+      (await pickTarget(app, vscode.l10n.t('Remove which target?'), (t) => t.source === 'settings'));
     if (!def) return;
     if (def.source !== 'settings') {
       void vscode.window.showInformationMessage(
@@ -298,7 +301,9 @@ export const COMMAND_FACTORIES: Record<Exclude<CommandId, CheckpointCommandId>, 
     app.ctx.reloadTargets();
   },
   'ascend.sshLogin': (app) => async (node) => {
-    const def = targetOf(app, node) ?? (await pickTarget(app, 'Log in to which SSH target?', (t) => t.kind === 'ssh'));
+    const def =
+      targetOf(app, node) ??
+      (await pickTarget(app, vscode.l10n.t('Log in to which SSH target?'), (t) => t.kind === 'ssh'));
     if (!def) return;
     if (def.kind !== 'ssh') {
       void vscode.window.showInformationMessage(vscode.l10n.t('This machine needs no login.'));
@@ -366,7 +371,7 @@ export async function listRuns(app: App): Promise<void> {
         // Runs that are not streaming take ls's progress; live ones get theirs from the stream.
         for (const l of listed) {
           const r = ctx.index.get(def.id, l.run_id);
-          const description = describeListed(l);
+          const description = describeListed(l, translate);
           if (r && description && !app.monitor.isFollowing(r))
             await ctx.index.progress(def.id, l.run_id, r.lastSeq, description);
         }

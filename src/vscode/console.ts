@@ -146,7 +146,9 @@ class PipeConsole implements vscode.Pseudoterminal {
   constructor(private readonly cmd: Command) {}
 
   open(): void {
-    this.writes.fire('\x1b[2m(read-only console: node-pty is not available; Ctrl+C closes)\x1b[0m\r\n');
+    this.writes.fire(
+      `\x1b[2m${vscode.l10n.t('(read-only console: node-pty is not available; Ctrl+C closes)')}\x1b[0m\r\n`,
+    );
     const child = spawn(this.cmd.file, this.cmd.args, { stdio: ['ignore', 'pipe', 'pipe'], signal: this.abort.signal });
     const out = (b: Buffer) => this.writes.fire(b.toString('utf8').replace(/\r?\n/g, '\r\n'));
     child.stdout.on('data', out);

@@ -3,7 +3,6 @@
 // replays the run's log from the start so totals and the ETA are right, and notifies only about
 // events newer than what the index had already seen.
 import * as vscode from 'vscode';
-import type { Translate } from '../core/l10n';
 import { FollowError, followRun } from '../core/runs/attach';
 import type { RunRecord } from '../core/runs/runIndex';
 import {
@@ -19,6 +18,7 @@ import { applyEvent, applySignal, describe, initialView, type RunView, type Tran
 import type { CommandId } from '../shared/commands';
 import { isKnownEvent, runHealth, type RunEvent, type RunFinishedEvent, type RunState } from '../shared/eventsProtocol';
 import { errorText, type Ctx } from './context';
+import { translate } from './l10n';
 
 /** Names one run: the key of the index and of live streams. */
 export interface RunRef {
@@ -216,7 +216,13 @@ export class RunMonitor implements vscode.Disposable {
     else if (v.phase === 'lost') state = 'lost';
     else if (v.phase === 'running' && !final) state = 'running';
     try {
-      await this.ctx.index.progress(live.ref.targetId, live.ref.runId, v.lastSeq, describe(v) || undefined, state);
+      await this.ctx.index.progress(
+        live.ref.targetId,
+        live.ref.runId,
+        v.lastSeq,
+        describe(v, translate) || undefined,
+        state,
+      );
     } catch (e) {
       this.ctx.log.warn(`could not save the progress of ${runKey(live.ref)}: ${errorText(e)}`);
     }
@@ -290,7 +296,7 @@ export class RunMonitor implements vscode.Disposable {
     this.statusBar.backgroundColor = undefined;
     const run = (this.shown && this.live.get(this.shown)) || live[0];
     const more = live.length > 1 ? ` (+${live.length - 1})` : '';
-    this.statusBar.text = statusBarText(this.nameOf(run.ref, run.name), run.view) + more;
+    this.statusBar.text = statusBarText(this.nameOf(run.ref, run.name), run.view, translate) + more;
     this.statusBar.tooltip = vscode.l10n.t(
       'Ascend run {0} on {1}\nClick to open its dashboard.',
       run.ref.runId,
@@ -318,7 +324,6 @@ export class RunMonitor implements vscode.Disposable {
 }
 
 /** vscode.l10n.t for the core's sentences (src/core/l10n.ts). */
-const translate: Translate = (message, ...args) => vscode.l10n.t(message, ...args);
 
 /** A notice action's button label in the display language. */
 function actionLabel(id: NoticeAction): string {

@@ -9,6 +9,7 @@ import {
   runIcon,
   runTooltip,
   shownState,
+  stateWord,
   type ShownState,
 } from '../core/runs/presentation';
 import type { RunRecord } from '../core/runs/runIndex';
@@ -17,6 +18,7 @@ import { groupRuns, sweepOf } from '../core/sweeps/grouping';
 import { SweepStore } from '../core/sweeps/store';
 import { sweepTreeItem } from './sweeps/treeItem';
 import type { Ctx } from './context';
+import { translate, wording } from './l10n';
 import { runKey, type RunMonitor, type RunRef } from './runMonitor';
 
 export type RunsNode =
@@ -97,15 +99,14 @@ export class RunsView implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
     const state = this.state(record);
     const icon = runIcon(state, record);
     item.iconPath = new vscode.ThemeIcon(icon.id, icon.color ? new vscode.ThemeColor(icon.color) : undefined);
-    item.description = runDescription((view && describe(view)) || record.description || state, record, {
-      state,
-      health: record.health,
-    });
+    item.description = runDescription(
+      (view && describe(view, translate)) || record.description || stateWord(state, translate),
+      record,
+      { state, health: record.health },
+      translate,
+    );
     const targetLabel = this.ctx.target(record.targetId)?.label ?? record.targetId;
-    item.tooltip = runTooltip(record, targetLabel, state, undefined, record.health, {
-      t: (message, ...args) => vscode.l10n.t(message, ...args),
-      language: vscode.env.language,
-    });
+    item.tooltip = runTooltip(record, targetLabel, state, undefined, record.health, wording());
     item.contextValue = runContextValue(state);
     return item;
   }

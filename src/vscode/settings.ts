@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { translate } from './l10n';
 import { readSshHosts } from '../core/ssh/config';
 import {
   buildTargets,
@@ -59,6 +60,7 @@ export function loadTargets(extensionRoot: string, version: string, s: Settings)
     },
     localRunsRoot: expandHome(s.runsRoot || '~/.ascend-finetune/runs', home),
     hostname: os.hostname(),
+    t: translate,
     sshConfigHosts: s.readSshConfig ? readSshHosts(path.join(home, '.ssh', 'config'), { home }) : [],
     sshSettings: s.sshTargets,
     remoteDefaults: { ...s.remote, deployRunnerDir: `.ascend-finetune/runner/${version}` },

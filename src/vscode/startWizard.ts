@@ -8,6 +8,7 @@
 // steps this target shows (the NPU step only where there is a choice).
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { translate } from './l10n';
 import {
   AMP_LEVELS,
   BACKBONES,
@@ -27,8 +28,6 @@ import { knobsStep } from './wizard/knobsStep';
 import { afterCatalogPick, catalogItems, isCatalogPick, type CatalogItem } from './wizard/weights';
 import type { App } from './app';
 import { BACK, input, pick, pickMany, type StepInfo } from './quickInput';
-
-const TITLE = 'Start Ascend fine-tune';
 
 interface State extends Partial<WizardChoices> {
   targetId?: string;
@@ -85,7 +84,7 @@ const STEPS: Step[] = [
       info,
       BACKBONES,
       s.backbone ?? RECIPE_DEFAULTS.backbone,
-      'Backbone (a new classification head is added)',
+      vscode.l10n.t('Backbone (a new classification head is added)'),
       (v) => (s.backbone = v),
     );
     if (r === 'next' && s.backbone) await offerMindcvInstall(app, targetOf(app, s), s.backbone);
@@ -149,7 +148,7 @@ const STEPS: Step[] = [
       info,
       freezeModesFor(s.backbone ?? RECIPE_DEFAULTS.backbone),
       s.freeze ?? RECIPE_DEFAULTS.freeze,
-      'What to freeze',
+      vscode.l10n.t('What to freeze'),
       (v) => (s.freeze = v),
     ),
   // 6. AMP
@@ -164,7 +163,7 @@ const STEPS: Step[] = [
   // 7-9. numbers
   (_app, s, info) => numberStep(info, s, 'epochs', vscode.l10n.t('Epochs')),
   (_app, s, info) => numberStep(info, s, 'batchSize', vscode.l10n.t('Batch size per device')),
-  (_app, s, info) => numberStep(info, s, 'lr', 'Learning rate (Momentum 0.9)'),
+  (_app, s, info) => numberStep(info, s, 'lr', vscode.l10n.t('Learning rate (Momentum 0.9)')),
   // 10. NPUs (asked when the target's doctor lists more than one), then other machines (asked when
   // the target is an SSH host and there are other SSH targets); several of either train through
   // msrun. Both are one step, so the step count stays the same for everyone else.
@@ -263,7 +262,7 @@ async function runSteps(app: App, s: State): Promise<boolean> {
     // Numbered as shown: without the device step the name is 11/12, not 12/13.
     const skip = s.targetId !== undefined && !deviceStepShown(app, s) ? 1 : 0;
     const info: StepInfo = {
-      title: TITLE,
+      title: vscode.l10n.t('Start Ascend fine-tune'),
       step: i + 1 - (i > DEVICE_STEP ? skip : 0),
       totalSteps: STEPS.length - skip,
       back: i > 0,
@@ -366,12 +365,12 @@ async function numberStep(
     value: String(value),
     prompt: vscode.l10n.t('{0} (recipe default {1})', prompt, RECIPE_DEFAULTS[field]),
     validate: (v) => {
-      const p = parseNumberField(field, v);
+      const p = parseNumberField(field, v, translate);
       return 'error' in p ? p.error : undefined;
     },
   });
   if (r === BACK || r === undefined) return r;
-  const p = parseNumberField(field, r);
+  const p = parseNumberField(field, r, translate);
   if ('value' in p) s[field] = p.value;
   return 'next';
 }

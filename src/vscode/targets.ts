@@ -6,6 +6,7 @@ import { doctorFailureRow, doctorRows, type DoctorRow, type TargetDef } from '..
 import { fixCommand, healthOf, type Health } from '../core/wizard/health';
 import type { CommandId } from '../shared/commands';
 import { errorText, type Ctx } from './context';
+import { translate } from './l10n';
 
 export type TargetsNode =
   | { kind: 'target'; targetId: string }
@@ -108,7 +109,7 @@ export class TargetsView implements vscode.TreeDataProvider<TargetsNode>, vscode
     const def = this.ctx.target(node.targetId);
     const row = this.rowOf(node.targetId, node.index);
     if (def && row) {
-      const fix = fixCommand(row, def.kind, def.id);
+      const fix = fixCommand(row, def.kind, def.id, translate);
       item.command = { title: fix.title, command: fix.command, arguments: fix.args };
       item.tooltip = vscode.l10n.t('{0}\nClick: {1}', node.fix, fix.title);
     }

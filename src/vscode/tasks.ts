@@ -14,6 +14,7 @@ import { isKnownEvent } from '../shared/eventsProtocol';
 import type { App } from './app';
 import { errorText } from './context';
 import { launchSpec } from './launch';
+import { translate, wording } from './l10n';
 
 export const TASK_TYPE = 'ascend-finetune';
 const STEP_LINE_EVERY = 10;
@@ -74,7 +75,7 @@ class RunTask implements vscode.Pseudoterminal {
   close(): void {
     if (this.abort.signal.aborted) return;
     this.abort.abort();
-    this.line('(stopped following; the run goes on: use "Ascend: Stop Run" to stop it)');
+    this.line(vscode.l10n.t('(stopped following; the run goes on: use "Ascend: Stop Run" to stop it)'));
   }
 
   private line(text: string): void {
@@ -85,7 +86,9 @@ class RunTask implements vscode.Pseudoterminal {
     const file = path.resolve(this.folder, this.d.spec);
     const def = this.app.ctx.target(this.d.target ?? LOCAL_TARGET_ID);
     if (!def) {
-      this.line(`no target "${this.d.target}": use "local" or "ssh:<host>" of the Targets view`);
+      this.line(
+        vscode.l10n.t('no target "{0}": use "local" or "ssh:<host>" of the Targets view', String(this.d.target)),
+      );
       return 2;
     }
     let raw: unknown;
@@ -104,7 +107,7 @@ class RunTask implements vscode.Pseudoterminal {
     }
     if (outcome.kind !== 'launched') return 1; // no pre-flight question is asked here; kept for the type
     const { record } = outcome;
-    this.line(`run ${record.runId} in ${record.runDir}`);
+    this.line(vscode.l10n.t('run {id} in {dir}', { id: record.runId, dir: record.runDir }));
     const tracker = new ProgressTracker();
     for await (const e of followRun({
       runner: this.app.ctx.transport(def),
@@ -113,12 +116,12 @@ class RunTask implements vscode.Pseudoterminal {
     })) {
       tracker.apply(e);
       if (!isKnownEvent(e)) continue;
-      if (e.type === 'step' && (e.step % STEP_LINE_EVERY === 0 || e.step === 1)) this.line(tracker.line());
-      else if (e.type === 'eval') this.line(formatEval(e));
-      else if (e.type === 'checkpoint') this.line(formatCheckpoint(e));
-      else if (e.type === 'warning') this.line(formatWarning(e));
+      if (e.type === 'step' && (e.step % STEP_LINE_EVERY === 0 || e.step === 1)) this.line(tracker.line(translate));
+      else if (e.type === 'eval') this.line(formatEval(e, translate));
+      else if (e.type === 'checkpoint') this.line(formatCheckpoint(e, translate));
+      else if (e.type === 'warning') this.line(formatWarning(e, wording()));
       else if (e.type === 'run_finished') {
-        this.line(formatSummary(e, tracker));
+        this.line(formatSummary(e, tracker, wording()));
         return e.status === 'failed' ? 1 : 0;
       }
     }

@@ -4,7 +4,8 @@
 // shows its views with their titles from package.nls.zh-cn.json, the short path of the Start wizard
 // asks in Chinese (l10n/bundle.l10n.zh-cn.json), a 3-epoch CPU run of resnet18 on 240 images of 32 px starts and
 // completes with its notifications in Chinese, and the dashboard and the checkpoint explorer of the
-// finished run show their Chinese labels. Each check also asserts that the English text is absent.
+// finished run show their Chinese labels. The short path's summary lines, the Runs view's row and
+// the status bar (live and finished) are Chinese too. Each check also asserts that the English text is absent.
 // Screenshots: test-output/e2e/zhCn/NN-<step>.png (the README's pictures come from these runs).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -33,9 +34,27 @@ import {
 const LOCALE = 'zh-cn';
 const RUN = 'shapes-resnet18'; // the wizard's default name: the data folder and the backbone
 const EPOCHS = 3;
-const TARGET = 'This machine'; // a target's label is a name: not translated
+const TARGET = '本机'; // "This machine": the built-in target's label is translated, an SSH host's is a name
 const VIEWS = { container: '昇腾', targets: '目标', runs: '运行', checkpoints: '检查点' };
 const quote = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** The visible rows of the open quick pick: label and description. */
+async function pickRows(h: Harness): Promise<{ label: string; description: string }[]> {
+  return h.page
+    .locator(SELECTORS.quickInputRow)
+    .filter({ visible: true })
+    .evaluateAll((els) =>
+      els.map((el) => ({
+        label: el.querySelector('.label-name')?.textContent?.trim() ?? '',
+        description: el.querySelector('.label-description')?.textContent?.trim() ?? '',
+      })),
+    );
+}
+
+/** The texts of the status bar's items. */
+async function statusTexts(h: Harness): Promise<string[]> {
+  return (await h.page.locator(`${SELECTORS.statusBar} .statusbar-item`).allTextContents()).map((x) => x.trim());
+}
 
 async function placeholder(h: Harness): Promise<string> {
   return (
@@ -132,12 +151,46 @@ test(
         // EPOCHS of the smallest backbone, changed through the summary's own lines. From random
         // weights the run needs 3 epochs to be judged healthy here (val accuracy 25%, 54%, 71%, measured
         // with the runner's CLI): after 1 it is still at chance and "completed with problems".
-        await chooseRow(h, /^Epochs: \d+/);
+        await chooseRow(h, /^轮次：\d+/);
         await answerInput(h, '轮次', String(EPOCHS));
-        await waitForPick(h, new RegExp(`${EPOCHS} epochs,.*选择一行进行修改`));
-        await chooseRow(h, /^Backbone: /);
+        await waitForPick(h, new RegExp(`，${EPOCHS} 个轮次，.*选择一行进行修改`));
+        await chooseRow(h, /^骨干网络：/);
         await chooseRow(h, 'resnet18');
-        await waitForPick(h, new RegExp(`^${quote(RUN)}: resnet18 .*选择一行进行修改`));
+        const title = await waitForPick(
+          h,
+          new RegExp(`^${quote(RUN)}：在 ${TARGET} 上训练 resnet18，.*选择一行进行修改`),
+        );
+        assert.doesNotMatch(title, / on |epochs/, title);
+        // The summary's lines (the list is virtual: the rows in view) and the wizard's title.
+        const rows = await pickRows(h);
+        const labels = rows.map((r) => r.label);
+        for (const want of [
+          /^图像尺寸：\d+ px$/,
+          /^骨干网络：resnet18$/,
+          /^权重：无（随机初始权重）$/,
+          new RegExp(`^轮次：${EPOCHS}$`),
+        ])
+          assert.ok(
+            labels.some((l) => want.test(l)),
+            `no summary line ${want}: ${JSON.stringify(labels)}`,
+          );
+        const freeze = rows.find((r) => r.label.startsWith('冻结：'));
+        assert.equal(freeze?.description, '所有层都参与训练：没有需要保留的预训练权重', JSON.stringify(freeze));
+        const english =
+          /^(Data|Image size|Backbone|Weights|Freeze|Mixed precision|Epochs|Batch size|Learning rate|Devices|Name|Data check|Problems):/;
+        assert.deepEqual(
+          labels.filter((l) => english.test(l)),
+          [],
+          'summary lines in English',
+        );
+        const noteText = rows.map((r) => r.description).join(' | ');
+        assert.doesNotMatch(
+          noteText,
+          /every layer|recipe default|loss scaling|images are about|training images|CPU core/,
+        );
+        const wizardTitle = (await h.page.locator('.quick-input-title').textContent()) ?? '';
+        assert.match(wizardTitle, /开始昇腾微调/);
+        assert.doesNotMatch(wizardTitle, /Start Ascend fine-tune/);
         await h.screenshot('wizard-summary');
         await chooseRow(h, `在 ${TARGET} 上启动`);
         const started = await notes.waitFor(new RegExp(`^已在 ${TARGET} 上启动昇腾运行 "${quote(RUN)}"`), LONG);
@@ -145,7 +198,28 @@ test(
       });
 
       await s.step(t, 'run-completes-notification-in-chinese', async () => {
-        await waitForRunState(h, RUN, 'completed', LONG, undefined, VIEWS.runs);
+        // While it trains: "<run> 1/3 · 10/60 · 损失 1.39 · 120 图像/秒 · 预计剩余 40 秒".
+        let live = '';
+        await waitUntil(
+          'the status bar to show the run training',
+          async () => !!(live = (await statusTexts(h)).find((x) => x.includes(RUN) && /损失 [\d.]+/.test(x)) ?? ''),
+          LONG,
+          async () => `status bar: ${JSON.stringify(await statusTexts(h))}`,
+        );
+        t.diagnostic(`status bar while training: ${live}`);
+        assert.match(live, /图像\/秒/, live);
+        assert.doesNotMatch(live, /loss|img\/s|ETA/, live);
+        const row = await waitForRunState(h, RUN, 'completed', LONG, undefined, VIEWS.runs);
+        // The row's description: "轮次 3/3 · 损失 0.612 · 最佳 70.8%".
+        assert.match(row.text, new RegExp(`^轮次 ${EPOCHS}/${EPOCHS} · 损失 [\\d.]+ · 最佳 [\\d.]+%$`), row.text);
+        // The status bar follows a moment later (it renders on a throttle), then says so for a minute.
+        await waitUntil(
+          'the status bar to say the run completed',
+          async () => (await statusTexts(h)).includes(`${RUN} 已完成`),
+          MEDIUM,
+          async () => `status bar: ${JSON.stringify(await statusTexts(h))}`,
+        );
+        assert.ok(!(await statusTexts(h)).some((x) => /completed/.test(x)));
         const done = await notes.waitFor(new RegExp(`^昇腾运行 "${quote(RUN)}" 已完成`), MEDIUM);
         assert.match(done, /。$/, done);
         assert.doesNotMatch(done, /有问题/, done);

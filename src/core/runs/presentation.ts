@@ -1,5 +1,6 @@
 // What the Runs view and the status bar say about a run, decided without vscode: icon names are
-// codicon ids, texts are plain strings. The notifications are decided in notices.ts.
+// codicon ids, texts are plain strings. The notifications are decided in notices.ts. Words go through
+// `t` (English by default): whole phrases with placeholders, so Chinese keeps its own word order.
 import type { RunHealth, RunState } from '../../shared/eventsProtocol';
 import type { ListedRun, RunRecord } from './runIndex';
 import { describe, etaSeconds, initialView, type RunView } from './state';
@@ -62,10 +63,31 @@ export function runIcon(
   return stateIcon(state);
 }
 
+/** A state in words (`completed`, `launching`…). */
+export function stateWord(state: ShownState, t: Translate = english): string {
+  switch (state) {
+    case 'launching':
+      return t('launching');
+    case 'running':
+      return t('running');
+    case 'reconnecting':
+      return t('reconnecting');
+    case 'completed':
+      return t('completed');
+    case 'stopped':
+      return t('stopped');
+    case 'failed':
+      return t('failed');
+    case 'lost':
+      return t('lost');
+  }
+}
+
 /** `completed with problems` for an ended run with a `problems` verdict, else the state as it is. */
-export function stateWords(state: ShownState, health: RunHealth | undefined): string {
-  if (health?.verdict === 'problems' && (state === 'completed' || state === 'stopped')) return `${state} with problems`;
-  return state;
+export function stateWords(state: ShownState, health: RunHealth | undefined, t: Translate = english): string {
+  if (health?.verdict === 'problems' && state === 'completed') return t('completed with problems');
+  if (health?.verdict === 'problems' && state === 'stopped') return t('stopped with problems');
+  return stateWord(state, t);
 }
 
 /** Whether a run can take Stop / Save Checkpoint Now (the runner refuses anything but a running run). */
@@ -93,32 +115,35 @@ export function runTooltip(
   state: ShownState,
   specSummary?: string,
   health: RunHealth | undefined = record.health,
-  /** How the verdict's reasons are worded (the rest of the tooltip is still English). */
+  /** How the tooltip is worded, the verdict's reasons included. */
   words: Wording = ENGLISH_WORDING,
 ): string {
+  const t = words.t;
   const lines = [
     record.meta?.name ?? record.name ?? record.runId,
-    `${record.runId} on ${targetLabel}`,
-    `state: ${stateWords(state, health)}`,
+    t('{0} on {1}', record.runId, targetLabel),
+    t('state: {0}', stateWords(state, health, t)),
   ];
-  if (record.problem) lines.push(`⚠ bad run: ${record.problem}`);
+  if (record.problem) lines.push(t('⚠ bad run: {0}', record.problem));
   if (health?.verdict === 'problems' && !isLive(state)) {
     for (const reason of health.reasons) {
       const r = reasonText(reason, words);
       lines.push(`⚠ ${r.message}${r.fix ? `\n   ${words.t('Fix: {0}', r.fix)}` : ''}`);
     }
-  } else if (health?.verdict === 'healthy' && !isLive(state)) lines.push('verdict: healthy');
-  if (record.meta?.tags.length) lines.push(`tags: ${record.meta.tags.join(', ')}`);
-  if (record.meta?.notes) lines.push(`notes: ${record.meta.notes}`);
-  if (record.startedAt) lines.push(`started ${new Date(record.startedAt * 1000).toLocaleString()}`);
-  if (record.endedAt) lines.push(`ended ${new Date(record.endedAt * 1000).toLocaleString()}`);
+  } else if (health?.verdict === 'healthy' && !isLive(state)) lines.push(t('verdict: healthy'));
+  // Tags are typed by the user (and filtered on): they stay as written, joined like the English.
+  if (record.meta?.tags.length) lines.push(t('tags: {0}', record.meta.tags.join(', ')));
+  if (record.meta?.notes) lines.push(t('notes: {0}', record.meta.notes));
+  const when = (s: number) => new Date(s * 1000).toLocaleString(words.language);
+  if (record.startedAt) lines.push(t('started {0}', when(record.startedAt)));
+  if (record.endedAt) lines.push(t('ended {0}', when(record.endedAt)));
   if (specSummary) lines.push(specSummary);
   else if (record.backbone) lines.push(record.backbone);
-  if (record.resumedFrom) lines.push(`resumed from ${record.resumedFrom}`);
+  if (record.resumedFrom) lines.push(t('resumed from {0}', record.resumedFrom));
   lines.push(record.runDir);
   // A multi-node run: its other nodes' run directories (target ids are `ssh:<host>`).
   for (const [i, n] of (record.nodes ?? []).entries())
-    lines.push(`node ${i + 1}: ${n.targetId.replace(/^ssh:/, '')} ${n.runDir}`);
+    lines.push(t('node {0}: {1} {2}', i + 1, n.targetId.replace(/^ssh:/, ''), n.runDir));
   return lines.join('\n');
 }
 
@@ -130,13 +155,14 @@ export function runDescription(
   progress: string,
   record: Pick<RunRecord, 'resumedFrom' | 'problem' | 'meta'>,
   opts: { state?: ShownState; health?: RunHealth } = {},
+  t: Translate = english,
 ): string {
   let text = record.resumedFrom
-    ? `${progress} · resumed from ${record.resumedFrom.replace(/\.(ckpt|safetensors)$/, '')}`
+    ? t('{0} · resumed from {1}', progress, record.resumedFrom.replace(/\.(ckpt|safetensors)$/, ''))
     : progress;
-  if (record.problem) text = `bad run · ${text}`;
+  if (record.problem) text = t('bad run · {0}', text);
   else if (opts.state && !isLive(opts.state) && opts.health?.verdict === 'problems' && opts.state !== 'failed')
-    text = `${stateWords(opts.state, opts.health)} · ${text}`;
+    text = `${stateWords(opts.state, opts.health, t)} · ${text}`;
   const tags = record.meta?.tags ?? [];
   return tags.length ? `${text} · ${tags.map((t) => `#${t}`).join(' ')}` : text;
 }
@@ -168,18 +194,18 @@ export function displayNames(records: readonly Pick<RunRecord, 'runId' | 'name' 
   return out;
 }
 
-/** `1h 02m`, `4m 05s`, `12s`. */
-export function formatDuration(seconds: number): string {
+/** `1h 02m`, `4m 05s`, `12s` (`1 小时 02 分` in Chinese). */
+export function formatDuration(seconds: number, t: Translate = english): string {
   const s = Math.max(0, Math.round(seconds));
   const h = Math.floor(s / 3600);
   const m = Math.floor((s % 3600) / 60);
-  if (h) return `${h}h ${String(m).padStart(2, '0')}m`;
-  if (m) return `${m}m ${String(s % 60).padStart(2, '0')}s`;
-  return `${s}s`;
+  if (h) return t('{0}h {1}m', h, String(m).padStart(2, '0'));
+  if (m) return t('{0}m {1}s', m, String(s % 60).padStart(2, '0'));
+  return t('{0}s', s);
 }
 
 /** The status bar text for a live run, e.g. `$(sync~spin) flowers 2/10 · 340/1700 · loss 0.412 · 812 img/s · ETA 4m 05s`. */
-export function statusBarText(name: string, view: RunView): string {
+export function statusBarText(name: string, view: RunView, t: Translate = english): string {
   const icon =
     view.phase === 'reconnecting'
       ? '$(debug-disconnect)'
@@ -189,12 +215,13 @@ export function statusBarText(name: string, view: RunView): string {
   const parts = [`${icon} ${name}`];
   if (view.epoch !== undefined) parts[0] += ` ${view.epoch}${view.totalEpochs ? `/${view.totalEpochs}` : ''}`;
   if (view.step !== undefined) parts.push(`${view.step}${view.totalSteps ? `/${view.totalSteps}` : ''}`);
-  if (typeof view.loss === 'number') parts.push(`loss ${view.loss.toPrecision(3)}`);
-  if (typeof view.imgPerS === 'number') parts.push(`${Math.round(view.imgPerS)} img/s`);
+  // Numbers as in English: zh-CN writes the same digits and decimal point.
+  if (typeof view.loss === 'number') parts.push(t('loss {0}', view.loss.toPrecision(3)));
+  if (typeof view.imgPerS === 'number') parts.push(t('{0} img/s', Math.round(view.imgPerS)));
   const eta = etaSeconds(view);
-  if (eta !== undefined && view.phase === 'running') parts.push(`ETA ${formatDuration(eta)}`);
-  if (view.phase === 'launching') parts.push('starting…');
-  if (view.phase === 'reconnecting') parts.push('reconnecting…');
+  if (eta !== undefined && view.phase === 'running') parts.push(t('ETA {0}', formatDuration(eta, t)));
+  if (view.phase === 'launching') parts.push(t('starting…'));
+  if (view.phase === 'reconnecting') parts.push(t('reconnecting…'));
   return parts.join(' · ');
 }
 
@@ -218,7 +245,13 @@ export function finishedStatusText(
     };
   }
   const icon = status === 'completed' ? '$(pass)' : status === 'stopped' ? '$(debug-stop)' : '$(error)';
-  return { text: `${icon} ${name} ${status}`, warning: status === 'failed' };
+  const words =
+    status === 'completed'
+      ? t('{0} completed', name)
+      : status === 'stopped'
+        ? t('{0} stopped', name)
+        : t('{0} failed', name);
+  return { text: `${icon} ${words}`, warning: status === 'failed' };
 }
 
 /** A run as `ls` lists it, with the progress fields `ls` adds (docs/protocol.md, section 4). */
@@ -233,7 +266,7 @@ export interface ListedRunDetail extends ListedRun {
 }
 
 /** The Runs view description of a listed run, in the same words a streamed run gets. */
-export function describeListed(l: ListedRunDetail): string {
+export function describeListed(l: ListedRunDetail, t: Translate = english): string {
   const status = l.state === 'completed' || l.state === 'stopped' || l.state === 'failed' ? l.state : undefined;
   const view: RunView = {
     ...initialView(),
@@ -245,5 +278,5 @@ export function describeListed(l: ListedRunDetail): string {
     loss: l.loss ?? undefined,
     bestValAcc: l.best?.metrics?.val_acc ?? undefined,
   };
-  return describe(view);
+  return describe(view, t);
 }

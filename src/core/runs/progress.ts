@@ -8,6 +8,11 @@ import type {
   WarningEvent,
 } from '../../shared/eventsProtocol';
 import { isEarlyStop, isKnownEvent, runHealth, stepOverflows } from '../../shared/eventsProtocol';
+import { english } from '../l10n';
+import { ENGLISH_WORDING, reasonText, warningText, type Wording } from './runnerCodes';
+
+// The console's lines (the task terminal; the CLI keeps English). Words go through `words.t`;
+// metric keys (val_acc), file names and numbers stay as written.
 
 /**
  * Folds a run's events into what a one-line progress text needs: totals from `run_started`,
@@ -53,67 +58,99 @@ export class ProgressTracker {
   }
 
   /** e.g. `epoch 1/2 step 12/40 loss 0.6931 (avg 0.70) overflow 3 lr 0.01 scale 65536 412 img/s` */
-  line(): string {
+  line(t = english): string {
     const s = this.lastStep;
-    if (!s) return 'waiting for the first step';
+    if (!s) return t('waiting for the first step');
     const parts = [
-      `epoch ${s.epoch}${this.totalEpochs ? `/${this.totalEpochs}` : ''}`,
-      `step ${s.step}${this.totalSteps ? `/${this.totalSteps}` : ''}`,
-      `loss ${fixed(s.loss, 4)}${this.lossCount ? ` (avg ${fixed(this.lossSum / this.lossCount, 2)})` : ''}`,
+      this.totalEpochs ? t('epoch {0}/{1}', s.epoch, this.totalEpochs) : t('epoch {0}', s.epoch),
+      this.totalSteps ? t('step {0}/{1}', s.step, this.totalSteps) : t('step {0}', s.step),
+      this.lossCount
+        ? t('loss {0} (avg {1})', fixed(s.loss, 4), fixed(this.lossSum / this.lossCount, 2))
+        : t('loss {0}', fixed(s.loss, 4)),
     ];
-    if (this.epochOverflows) parts.push(`overflow ${this.epochOverflows}`);
-    parts.push(`lr ${short(s.lr)}`);
-    if (s.loss_scale !== null && s.loss_scale !== undefined) parts.push(`scale ${short(s.loss_scale)}`);
-    if (typeof s.img_per_s === 'number') parts.push(`${Math.round(s.img_per_s)} img/s`);
+    if (this.epochOverflows) parts.push(t('overflow {0}', this.epochOverflows));
+    parts.push(t('lr {0}', short(s.lr)));
+    if (s.loss_scale !== null && s.loss_scale !== undefined) parts.push(t('scale {0}', short(s.loss_scale)));
+    if (typeof s.img_per_s === 'number') parts.push(t('{0} img/s', Math.round(s.img_per_s)));
     return parts.join(' ');
   }
 }
 
 /** e.g. `eval epoch 1: val_acc 0.875 val_loss 0.31` */
-export function formatEval(e: EvalEvent): string {
-  return `eval epoch ${e.epoch}: val_acc ${fixed(e.val_acc, 3)} val_loss ${fixed(e.val_loss, 2)}`;
+export function formatEval(e: EvalEvent, t = english): string {
+  return t('eval epoch {0}: val_acc {1} val_loss {2}', e.epoch, fixed(e.val_acc, 3), fixed(e.val_loss, 2));
 }
 
 /** e.g. `checkpoint epoch 1 step 20: resnet18-1_20.ckpt 43.7 MB val_acc 0.875 (best)` */
-export function formatCheckpoint(e: CheckpointEvent): string {
+export function formatCheckpoint(e: CheckpointEvent, t = english): string {
   const metrics = formatMetrics(e.metrics);
-  return `checkpoint epoch ${e.epoch} step ${e.step}: ${baseName(e.file)} ${megabytes(e.bytes)}${metrics ? ` ${metrics}` : ''}${e.best ? ' (best)' : ''}`;
+  const what = `${baseName(e.file)} ${t('{0} MB', (e.bytes / 1e6).toFixed(1))}${metrics ? ` ${metrics}` : ''}`;
+  return e.best
+    ? t('checkpoint epoch {0} step {1}: {2} (best)', e.epoch, e.step, what)
+    : t('checkpoint epoch {0} step {1}: {2}', e.epoch, e.step, what);
 }
 
-export function formatWarning(e: WarningEvent): string {
-  return `warning ${e.code}: ${e.message}`;
+/** A runner warning: its code as written, its message worded from the code when known. */
+export function formatWarning(e: WarningEvent, words: Wording = ENGLISH_WORDING): string {
+  return words.t('warning {0}: {1}', e.code, warningText(e, words));
 }
 
 /**
  * The last lines of a run: how it ended (`completed with problems` when its verdict says so), how
  * long it took, the final and best metrics, and each problem with its fix.
  */
-export function formatSummary(e: RunFinishedEvent, tracker?: ProgressTracker): string {
-  const took = tracker?.startedAt !== undefined ? ` in ${duration(e.t - tracker.startedAt)}` : '';
+export function formatSummary(
+  e: RunFinishedEvent,
+  tracker?: ProgressTracker,
+  words: Wording = ENGLISH_WORDING,
+): string {
+  const t = words.t;
   const health = runHealth(e.health);
   const problems = e.status !== 'failed' && health?.verdict === 'problems';
-  const lines = [`run ${e.status}${problems ? ' with problems' : ''}${took}`];
+  const how = problems ? t('{0} with problems', statusWord(e.status, t)) : statusWord(e.status, t);
+  const lines = [
+    tracker?.startedAt !== undefined
+      ? t('run {0} in {1}', how, duration(e.t - tracker.startedAt, t))
+      : t('run {0}', how),
+  ];
   if (tracker?.lastStep) {
-    lines.push(`  ${tracker.lastStep.step} steps, ${tracker.overflowTotal} skipped for overflow`);
+    lines.push(`  ${t('{0} steps, {1} skipped for overflow', tracker.lastStep.step, tracker.overflowTotal)}`);
   }
   const final = formatMetrics(e.final);
-  if (final) lines.push(`  final: ${final}`);
+  if (final) lines.push(`  ${t('final: {0}', final)}`);
   if (e.best) {
     const metrics = formatMetrics(e.best.metrics);
+    const file = baseName(e.best.file);
     lines.push(
-      `  best: ${baseName(e.best.file)} (epoch ${e.best.epoch} step ${e.best.step}${metrics ? `, ${metrics}` : ''})`,
+      `  ${
+        metrics
+          ? t('best: {0} (epoch {1} step {2}, {3})', file, e.best.epoch, e.best.step, metrics)
+          : t('best: {0} (epoch {1} step {2})', file, e.best.epoch, e.best.step)
+      }`,
     );
   }
   if (isEarlyStop(e.early_stop))
-    lines.push(`  stopped early after epoch ${e.early_stop.epoch}: ${e.early_stop.message}`);
-  if (e.error) lines.push(`  error: ${e.error.kind}: ${e.error.message}`);
+    lines.push(`  ${t('stopped early after epoch {0}: {1}', e.early_stop.epoch, e.early_stop.message)}`);
+  // The error's kind is a code and its message the runner's own (still English).
+  if (e.error) lines.push(`  ${t('error: {0}: {1}', e.error.kind, e.error.message)}`);
   if (problems) {
     for (const r of health.reasons) {
-      lines.push(`  problem: ${r.message}`);
-      if (r.fix) lines.push(`    fix: ${r.fix}`);
+      const worded = reasonText(r, words);
+      lines.push(`  ${t('problem: {0}', worded.message)}`);
+      if (worded.fix) lines.push(`    ${t('fix: {0}', worded.fix)}`);
     }
   }
   return lines.join('\n');
+}
+
+function statusWord(status: RunFinishedEvent['status'], t = english): string {
+  return status === 'completed'
+    ? t('completed')
+    : status === 'stopped'
+      ? t('stopped')
+      : status === 'failed'
+        ? t('failed')
+        : String(status);
 }
 
 export function formatMetrics(metrics: Metrics | null | undefined): string {
@@ -135,14 +172,10 @@ function short(x: number): string {
   return String(Number(x.toPrecision(4)));
 }
 
-function megabytes(bytes: number): string {
-  return `${(bytes / 1e6).toFixed(1)} MB`;
-}
-
-function duration(seconds: number): string {
+function duration(seconds: number, t = english): string {
   const s = Math.max(0, Math.round(seconds));
   const m = Math.floor(s / 60);
-  return m ? `${m}m ${s % 60}s` : `${s}s`;
+  return m ? t('{0}m {1}s', m, s % 60) : t('{0}s', s);
 }
 
 function baseName(file: string): string {

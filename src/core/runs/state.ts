@@ -3,6 +3,7 @@
 // read `RunView`; nothing here knows about VS Code.
 import type { RunEvent, RunFinishedEvent } from '../../shared/eventsProtocol';
 import { isKnownEvent, stepOverflows } from '../../shared/eventsProtocol';
+import { english, type Translate } from '../l10n';
 
 /**
  * launching: `launch` returned, no run_started yet; running: events flow; reconnecting: the stream
@@ -125,18 +126,26 @@ function num(x: unknown): number | undefined {
  * Numbers are checked again here: a view built from other sources (an `ls` listing) may hold
  * anything, and a description must never throw (`${{ toString: 1 }}` does).
  */
-export function describe(view: RunView): string {
+export function describe(view: RunView, t: Translate = english): string {
   const parts: string[] = [];
   const epoch = num(view.epoch);
   const total = num(view.totalEpochs);
   const loss = num(view.loss);
   const best = num(view.bestValAcc);
-  if (epoch !== undefined) parts.push(`epoch ${epoch}${total ? `/${total}` : ''}`);
-  if (loss !== undefined) parts.push(`loss ${loss.toPrecision(3)}`);
-  if (best !== undefined) parts.push(`best ${(best * 100).toFixed(1)}%`);
-  if (view.phase === 'reconnecting') parts.push('reconnecting…');
-  if (view.phase === 'lost') parts.push('lost');
+  if (epoch !== undefined) parts.push(total ? t('epoch {0}/{1}', epoch, total) : t('epoch {0}', epoch));
+  if (loss !== undefined) parts.push(t('loss {0}', loss.toPrecision(3)));
+  if (best !== undefined) parts.push(t('best {0}%', (best * 100).toFixed(1)));
+  if (view.phase === 'reconnecting') parts.push(t('reconnecting…'));
+  if (view.phase === 'lost') parts.push(t('lost'));
   if (view.phase === 'finished' && view.status !== 'completed')
-    parts.push(typeof view.status === 'string' ? view.status : '');
+    parts.push(
+      view.status === 'stopped'
+        ? t('stopped')
+        : view.status === 'failed'
+          ? t('failed')
+          : typeof view.status === 'string'
+            ? view.status // a status this version does not know: the runner's word
+            : '',
+    );
   return parts.join(' · ');
 }

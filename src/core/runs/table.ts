@@ -6,6 +6,7 @@ import { runHealth, type RunState } from '../../shared/eventsProtocol';
 import type { CellValue, ColumnView, TableFilter, TableSort } from '../../shared/runsTableProtocol';
 import type { ListedRunDetail } from './presentation';
 import { runMeta } from './runIndex';
+import { ENGLISH_WORDING, reasonText, type Wording } from './runnerCodes';
 import { differingKeys, type FlatSpec, type FlatValue } from './specDiff';
 
 /** One target's `ls` answer (its runs already checked by parseListing). */
@@ -133,18 +134,29 @@ function flatSpec(x: unknown): FlatSpec {
 }
 
 /** The rows of every listing (a multi-node run's other nodes are left out: the run is its master's). */
-export function tableRuns(listings: readonly TargetListing[], now: number): TableRun[] {
+export function tableRuns(
+  listings: readonly TargetListing[],
+  now: number,
+  /** How the health note is worded (the verdict's first reason, from its code). */
+  words: Wording = ENGLISH_WORDING,
+): TableRun[] {
   const out: TableRun[] = [];
   for (const { targetId, targetLabel, runs } of listings) {
     for (const l of runs) {
       if (typeof l.node_rank === 'number' && l.node_rank > 0) continue;
-      out.push(tableRun(targetId, targetLabel, l, now));
+      out.push(tableRun(targetId, targetLabel, l, now, words));
     }
   }
   return out;
 }
 
-export function tableRun(targetId: string, targetLabel: string, l: ListedRunDetail, now: number): TableRun {
+export function tableRun(
+  targetId: string,
+  targetLabel: string,
+  l: ListedRunDetail,
+  now: number,
+  words: Wording = ENGLISH_WORDING,
+): TableRun {
   const s = obj(l.summary) ? l.summary : {};
   const meta = runMeta(l.meta);
   const health = runHealth(l.health);
@@ -193,7 +205,7 @@ export function tableRun(targetId: string, targetLabel: string, l: ListedRunDeta
     name,
     tags,
     health: health?.verdict ?? null,
-    healthNote: health?.reasons[0]?.message ?? null,
+    healthNote: health?.reasons[0] ? reasonText(health.reasons[0], words).message : null,
     problem: typeof l.problem === 'string' && l.problem ? l.problem : null,
     fixed,
     spec,

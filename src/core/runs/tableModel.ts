@@ -12,6 +12,7 @@ import type {
   UiMessage,
 } from '../../shared/runsTableProtocol';
 import { canDelete } from './presentation';
+import { ENGLISH_WORDING, type Wording } from './runnerCodes';
 import { formatFlatValue, specDiffRows } from './specDiff';
 import {
   FIXED_COLUMNS,
@@ -65,6 +66,8 @@ export class RunsTableModel {
     private readonly multiTarget: boolean,
     /** Only one sweep's trials, with its space as columns and its objective as the sort. */
     private scope?: SweepScope,
+    /** How the runs' health notes are worded (the glue passes vscode.l10n.t and the display language). */
+    private readonly words: Wording = ENGLISH_WORDING,
   ) {
     if (scope) this.sort = sweepSort(scope);
   }
@@ -79,7 +82,7 @@ export class RunsTableModel {
 
   /** New listings (after a refresh): selection and diff keep the runs that are still there. */
   setListings(listings: readonly TargetListing[], errors: readonly string[], now: number): void {
-    const runs = tableRuns(listings, now);
+    const runs = tableRuns(listings, now, this.words);
     this.runs = this.scope ? sweepTrials(runs, this.scope.sweepId) : runs;
     this.byId = new Map(this.runs.map((r) => [r.id, r]));
     this.columnsAll = [...FIXED_COLUMNS, ...(this.scope ? [TRIAL_COLUMN] : []), ...specColumns(this.runs)];

@@ -5,6 +5,7 @@
 // mode on. Only the choices the wizard asks for and the recipe's fixed parts are written, so a
 // saved spec file stays short and readable.
 import { enumOf, fieldSchema, specDefault } from './fields';
+import { english, type Translate } from '../l10n';
 import { applyKnobs, knobsFromSpec, type Knobs } from './knobs';
 import { isNamedWeights } from './weightSources';
 
@@ -88,7 +89,7 @@ export const RECIPE_DEFAULTS: Omit<WizardChoices, 'name' | 'dataTrain'> = {
   devices: (specDefault('device.ids') as number[]).length,
 };
 
-function numberField(label: string, dotted: string) {
+function numberField(label: (t: Translate) => string, dotted: string) {
   const rule = fieldSchema(dotted.split('.'))!;
   const types = ([] as string[]).concat(rule.type ?? []);
   return {
@@ -102,24 +103,31 @@ function numberField(label: string, dotted: string) {
 
 /** What a numeric wizard field accepts: the spec's own ranges, so validate rarely has news. */
 export const NUMBER_FIELDS = {
-  imageSize: numberField('image size', 'data.image_size'),
-  epochs: numberField('epochs', 'train.epochs'),
-  batchSize: numberField('batch size per device', 'data.batch_size'),
-  lr: numberField('learning rate', 'train.lr'),
+  imageSize: numberField((t) => t('image size'), 'data.image_size'),
+  epochs: numberField((t) => t('epochs'), 'train.epochs'),
+  batchSize: numberField((t) => t('batch size per device'), 'data.batch_size'),
+  lr: numberField((t) => t('learning rate'), 'train.lr'),
 };
 export type NumberField = keyof typeof NUMBER_FIELDS;
 
 /** The value typed into an input box, or the reason it is refused (for `validateInput`). */
-export function parseNumberField(field: NumberField, text: string): { value: number } | { error: string } {
+export function parseNumberField(
+  field: NumberField,
+  text: string,
+  t: Translate = english,
+): { value: number } | { error: string } {
   const f = NUMBER_FIELDS[field];
-  const t = text.trim();
-  const value = t === '' ? NaN : Number(t);
-  if (!Number.isFinite(value)) return { error: `${f.label} must be a number` };
-  if (f.integer && !Number.isInteger(value)) return { error: `${f.label} must be a whole number` };
+  const typed = text.trim();
+  const value = typed === '' ? NaN : Number(typed);
+  const label = f.label(t);
+  if (!Number.isFinite(value)) return { error: t('{0} must be a number', label) };
+  if (f.integer && !Number.isInteger(value)) return { error: t('{0} must be a whole number', label) };
   const low = f.minExclusive ? value <= f.min : value < f.min;
   if (low || value > f.max)
     return {
-      error: `${f.label} must be ${f.minExclusive ? 'greater than' : 'at least'} ${f.min} and at most ${f.max}`,
+      error: f.minExclusive
+        ? t('{0} must be greater than {1} and at most {2}', label, f.min, f.max)
+        : t('{0} must be at least {1} and at most {2}', label, f.min, f.max),
     };
   return { value };
 }

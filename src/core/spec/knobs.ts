@@ -1,6 +1,7 @@
 // The fine-tuning knobs the full Start wizard's "Training options" step offers (issue 19): each one
 // a spec field by its dotted path, its choices or range read from the runner's schema, so the
 // wizard refuses what `validate` would. A knob at its schema default is not written to the spec.
+import { english, type Translate } from '../l10n';
 import { enumOf, fieldSchema, rangeText, specDefault, typesOf, type SchemaNode } from './fields';
 
 export type KnobValue = string | number;
@@ -9,25 +10,26 @@ export type Knobs = Record<string, KnobValue>;
 
 export interface Knob {
   path: string;
-  label: string;
+  /** What the knob is, in the user's words (`t` is vscode.l10n.t in the glue). */
+  label: (t: Translate) => string;
   /** `enum`: one of the schema's values; `number`: typed, in the schema's range; `auto`: off or "auto". */
   kind: 'enum' | 'number' | 'auto';
 }
 
 export const KNOBS: readonly Knob[] = [
-  { path: 'data.augment', label: 'Augmentation preset', kind: 'enum' },
-  { path: 'data.mixup', label: 'Mixup alpha', kind: 'number' },
-  { path: 'data.cutmix', label: 'CutMix alpha', kind: 'number' },
-  { path: 'train.label_smoothing', label: 'Label smoothing', kind: 'number' },
-  { path: 'train.early_stopping.patience', label: 'Early stopping (patience, epochs)', kind: 'number' },
-  { path: 'train.early_stopping.metric', label: 'Early stopping metric', kind: 'enum' },
-  { path: 'train.lr_schedule', label: 'Learning-rate schedule (plateau: reduce on plateau)', kind: 'enum' },
-  { path: 'train.plateau.patience', label: 'Plateau patience (epochs)', kind: 'number' },
-  { path: 'train.ema', label: 'EMA of weights (decay)', kind: 'number' },
-  { path: 'train.backbone_lr_mult', label: 'Backbone lr multiplier', kind: 'number' },
-  { path: 'train.accumulate_steps', label: 'Gradient accumulation (batches per update)', kind: 'number' },
-  { path: 'data.sampling', label: 'Sampling (balanced for imbalanced classes)', kind: 'enum' },
-  { path: 'train.class_weights', label: 'Class weights in the loss', kind: 'auto' },
+  { path: 'data.augment', label: (t) => t('Augmentation preset'), kind: 'enum' },
+  { path: 'data.mixup', label: (t) => t('Mixup alpha'), kind: 'number' },
+  { path: 'data.cutmix', label: (t) => t('CutMix alpha'), kind: 'number' },
+  { path: 'train.label_smoothing', label: (t) => t('Label smoothing'), kind: 'number' },
+  { path: 'train.early_stopping.patience', label: (t) => t('Early stopping (patience, epochs)'), kind: 'number' },
+  { path: 'train.early_stopping.metric', label: (t) => t('Early stopping metric'), kind: 'enum' },
+  { path: 'train.lr_schedule', label: (t) => t('Learning-rate schedule (plateau: reduce on plateau)'), kind: 'enum' },
+  { path: 'train.plateau.patience', label: (t) => t('Plateau patience (epochs)'), kind: 'number' },
+  { path: 'train.ema', label: (t) => t('EMA of weights (decay)'), kind: 'number' },
+  { path: 'train.backbone_lr_mult', label: (t) => t('Backbone lr multiplier'), kind: 'number' },
+  { path: 'train.accumulate_steps', label: (t) => t('Gradient accumulation (batches per update)'), kind: 'number' },
+  { path: 'data.sampling', label: (t) => t('Sampling (balanced for imbalanced classes)'), kind: 'enum' },
+  { path: 'train.class_weights', label: (t) => t('Class weights in the loss'), kind: 'auto' },
 ];
 
 function ruleOf(path: string): SchemaNode {
@@ -59,22 +61,34 @@ export function knobText(path: string, knobs: Knobs): string {
  * A typed number for a knob, or the reason it is refused, worded from the field's schema rule.
  * An empty box on a nullable field (`train.ema`) turns the knob off (`null`).
  */
-export function parseKnobNumber(path: string, text: string): { value: number | null } | { error: string } {
+export function parseKnobNumber(
+  path: string,
+  text: string,
+  t: Translate = english,
+): { value: number | null } | { error: string } {
   const rule = ruleOf(path);
   const types = typesOf(rule);
-  const name = path;
-  const t = text.trim();
-  if (t === '' && types.includes('null')) return { value: null };
-  const value = t === '' ? NaN : Number(t);
+  const name = path; // the field path, as written in specs
+  const typed = text.trim();
+  if (typed === '' && types.includes('null')) return { value: null };
+  const value = typed === '' ? NaN : Number(typed);
   if (!Number.isFinite(value))
-    return { error: `${name} must be a number${types.includes('null') ? ' (empty: off)' : ''}` };
-  if (types.includes('integer') && !Number.isInteger(value)) return { error: `${name} must be a whole number` };
+    return {
+      error: types.includes('null') ? t('{0} must be a number (empty: off)', name) : t('{0} must be a number', name),
+    };
+  if (types.includes('integer') && !Number.isInteger(value)) return { error: t('{0} must be a whole number', name) };
   const lowOk =
     rule.exclusiveMinimum !== undefined
       ? value > rule.exclusiveMinimum
       : rule.minimum === undefined || value >= rule.minimum;
   if (!lowOk || (rule.maximum !== undefined && value > rule.maximum))
-    return { error: `${name} must be ${rangeText(rule)}` };
+    return {
+      error: t(
+        '{0} must be {1}',
+        name,
+        rangeText(rule, (low, high) => t('{0} and {1}', low, high)),
+      ),
+    };
   return { value };
 }
 

@@ -4,6 +4,7 @@
 // model and its doctor hints are one decision (what a target row says and offers).
 import * as path from 'node:path';
 import type { RunnerConfig } from './invocation';
+import { english, type Translate } from '../l10n';
 import type { SshDestination } from '../ssh/ssh';
 import type { SshHostEntry } from '../ssh/config';
 import { localTarget, sshTarget, type RemoteRunner, type Target } from './target';
@@ -99,6 +100,8 @@ export interface TargetInputs {
   sshConfigHosts: readonly SshHostEntry[];
   sshSettings: readonly SshTargetSetting[];
   remoteDefaults: RemoteDefaults;
+  /** Words for the local target's label (the glue passes vscode.l10n.t). */
+  t?: Translate;
 }
 
 /** "This machine" first, then settings' hosts in their order, then the other ~/.ssh/config hosts by name. */
@@ -107,7 +110,7 @@ export function buildTargets(inputs: TargetInputs): TargetDef[] {
     {
       id: LOCAL_TARGET_ID,
       kind: 'local',
-      label: 'This machine',
+      label: (inputs.t ?? english)('This machine'),
       source: 'local',
       description: inputs.hostname,
       runsRoot: inputs.localRunsRoot,

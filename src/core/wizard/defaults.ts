@@ -4,6 +4,7 @@
 // own `warning` events) never warns about a value the tool chose itself. What the user changes
 // afterwards is theirs, warnings included.
 import { specDefault } from '../spec/fields';
+import { english, type Translate } from '../l10n';
 import type { Health } from './health';
 
 /** What the data folder looks like (local scan; unknown on a remote target). */
@@ -61,14 +62,17 @@ export interface ResolveInput {
   devices: number;
   /** The batch size the user picked, if they did (else the recipe's, capped for the data). */
   batchSize?: number;
+  /** Words the reasons are given in (the glue passes vscode.l10n.t). */
+  t?: Translate;
 }
 
 export function resolveDefaults(i: ResolveInput): ResolvedDefaults {
   const reasons: ResolvedDefaults['reasons'] = {};
+  const t = i.t ?? english;
   const cpu = i.health?.ok === true && i.health.cpuOnly;
   const ampLevel = cpu ? 'O0' : RECIPE.ampLevel;
-  if (cpu) reasons.ampLevel = 'fp32: this target has no NPU (mixed precision helps only on Ascend)';
-  if (cpu) reasons.sink = 'off: sink mode is for Ascend';
+  if (cpu) reasons.ampLevel = t('fp32: this target has no NPU (mixed precision helps only on Ascend)');
+  if (cpu) reasons.sink = t('off: sink mode is for Ascend');
   const ranks = Math.max(1, i.devices);
   let workers = RECIPE.workers;
   const cores = i.health?.ok === true ? i.health.cpuCount : undefined;
@@ -76,28 +80,36 @@ export function resolveDefaults(i: ResolveInput): ResolvedDefaults {
     // 0 is the runner's "the cores available per rank": shown resolved when the target's cores are known.
     if (cores !== undefined) {
       workers = Math.max(1, Math.floor(cores / ranks));
-      reasons.workers = `${cores} CPU core${cores === 1 ? '' : 's'} over ${ranks} rank${ranks === 1 ? '' : 's'}`;
+      reasons.workers =
+        ranks === 1
+          ? cores === 1
+            ? t('1 CPU core over 1 rank')
+            : t('{0} CPU cores over 1 rank', cores)
+          : cores === 1
+            ? t('1 CPU core over {0} ranks', ranks)
+            : t('{0} CPU cores over {1} ranks', cores, ranks);
     }
   } else if (cores !== undefined && workers * ranks > cores) {
     workers = Math.max(1, Math.floor(cores / ranks));
-    reasons.workers = `${cores} CPU core${cores === 1 ? '' : 's'}`;
+    reasons.workers = cores === 1 ? t('1 CPU core') : t('{0} CPU cores', cores);
   }
   const train = i.data.images === undefined ? undefined : trainImages(i.data.images);
   let batchSize = i.batchSize ?? RECIPE.batchSize;
   if (i.batchSize === undefined && train !== undefined && train > 0 && batchSize * ranks > train) {
     batchSize = Math.max(1, Math.floor(train / ranks));
-    reasons.batchSize = `${train} training images`;
+    reasons.batchSize = t('{0} training images', train);
   }
   let every = RECIPE.every;
   if (train !== undefined && train > 0) {
     const perEpoch = Math.max(1, Math.floor(train / (batchSize * ranks)));
     if (every > perEpoch) {
       every = perEpoch;
-      reasons.checkpointEverySteps = `once per epoch (${perEpoch} step${perEpoch === 1 ? '' : 's'})`;
+      reasons.checkpointEverySteps =
+        perEpoch === 1 ? t('once per epoch (1 step)') : t('once per epoch ({0} steps)', perEpoch);
     }
   }
   const imageSize = imageSizeFor(i.data.typicalSize);
-  if (imageSize !== BACKBONE_IMAGE_SIZE) reasons.imageSize = `the images are about ${i.data.typicalSize} px`;
+  if (imageSize !== BACKBONE_IMAGE_SIZE) reasons.imageSize = t('the images are about {0} px', i.data.typicalSize ?? '');
   return {
     ampLevel,
     lossScale: ampLevel === 'O0' ? 'none' : 'dynamic',

@@ -4,6 +4,7 @@
 import type { CommandId } from '../../shared/commands';
 import { isMindcvBackbone } from '../spec/builder';
 import type { DoctorRow } from '../targets/model';
+import { english, type Translate } from '../l10n';
 
 export type HealthProblem = 'python' | 'mindspore' | 'runner' | 'ssh' | 'doctor';
 
@@ -120,21 +121,26 @@ export interface FixCommand {
  * this machine open "Set Python Path…", an SSH login opens a terminal, a set-up line or an SSH
  * target's Python opens its settings, and anything else shows the log the hint points to.
  */
-export function fixCommand(row: DoctorRow, targetKind: 'local' | 'ssh', targetId: string): FixCommand {
+export function fixCommand(
+  row: DoctorRow,
+  targetKind: 'local' | 'ssh',
+  targetId: string,
+  t: Translate = english,
+): FixCommand {
   const arg = { targetId };
   if (row.label === 'mindcv')
-    return { command: 'ascend.installMindcv', title: 'Install mindcv on Target', args: [arg] };
+    return { command: 'ascend.installMindcv', title: t('Install mindcv on Target'), args: [arg] };
   if (targetKind === 'ssh' && (row.label === 'SSH' || /log in/i.test(row.fix ?? '')))
-    return { command: 'ascend.sshLogin', title: 'Log In to SSH Target', args: [arg] };
+    return { command: 'ascend.sshLogin', title: t('Log In to SSH Target'), args: [arg] };
   if (targetKind === 'local' && (row.label === 'Python' || row.label === 'MindSpore'))
-    return { command: 'ascend.setPythonPath', title: 'Set Python Path…', args: [arg] };
+    return { command: 'ascend.setPythonPath', title: t('Set Python Path…'), args: [arg] };
   if (row.label === 'Python' || row.label === 'MindSpore' || row.label === 'CANN' || row.label === 'Runner')
     return {
       command: 'ascend.openTargetSettings',
-      title: 'Open Settings',
+      title: t('Open Settings'),
       args: [{ targetId, setting: targetKind === 'local' ? 'pythonPath' : 'sshTargets' }],
     };
-  return { command: 'ascend.showLog', title: 'Show Log', args: [] };
+  return { command: 'ascend.showLog', title: t('Show Log'), args: [] };
 }
 
 /**

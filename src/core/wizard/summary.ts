@@ -1,8 +1,10 @@
 // The short path's one summary: every setting of the run on its own line (what it is, and why when
 // the wizard chose it for the target or the data), any of which can be picked to change it, then
 // Launch, or All settings… for the full step-by-step wizard. A pure model: the glue turns it into a
-// quick pick and asks for the picked line's new value.
+// quick pick and asks for the picked line's new value. Words go through `t` (the glue passes
+// vscode.l10n.t; English by default): whole phrases, so a translation keeps its own word order.
 import type { DataCheck } from '../preview/check';
+import { english, type Translate } from '../l10n';
 import { RECIPE_DEFAULTS, type WizardChoices } from '../spec/builder';
 import type { DataFacts, ResolvedDefaults } from './defaults';
 import type { WeightsFacts } from './targetData';
@@ -40,93 +42,101 @@ export interface SummaryInput {
   resolved?: ResolvedDefaults;
 }
 
-function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
-}
-
 /** The summary's lines, in the order the wizard asks them. */
-export function summaryLines(i: SummaryInput): SummaryLine[] {
+export function summaryLines(i: SummaryInput, t: Translate = english): SummaryLine[] {
   const c = i.choices;
   const r = i.resolved?.reasons ?? {};
   const data = i.data;
+  const list = (parts: string[]) => parts.filter(Boolean).join(t(', ')) || undefined;
   const dataNote =
     data && (data.classes !== undefined || data.images !== undefined)
-      ? [
-          data.classes !== undefined ? plural(data.classes, 'class', 'classes') : '',
-          data.images !== undefined ? plural(data.images, 'image') : '',
-        ]
-          .filter(Boolean)
-          .join(', ')
+      ? list([
+          data.classes === undefined ? '' : data.classes === 1 ? t('1 class') : t('{0} classes', data.classes),
+          data.images === undefined ? '' : data.images === 1 ? t('1 image') : t('{0} images', data.images),
+        ])
       : undefined;
-  const lossNote = c.lossScale === 'none' ? 'no loss scaling' : c.lossScale ? `${c.lossScale} loss scaling` : undefined;
+  const lossNote =
+    c.lossScale === 'none'
+      ? t('no loss scaling')
+      : c.lossScale === 'dynamic'
+        ? t('dynamic loss scaling')
+        : c.lossScale === 'fixed'
+          ? t('fixed loss scaling')
+          : undefined;
+  const px = t('{0} px', c.imageSize ?? 224);
   return [
-    { key: 'data', label: 'Data', value: c.dataTrain || '(none chosen)', note: dataNote },
+    { key: 'data', label: t('Data'), value: c.dataTrain || t('(none chosen)'), note: dataNote },
     {
       key: 'imageSize',
-      label: 'Image size',
-      value: `${c.imageSize ?? 224} px`,
+      label: t('Image size'),
+      value: px,
       note: c.imageSize === i.resolved?.imageSize ? r.imageSize : undefined,
     },
     {
       key: 'backbone',
-      label: 'Backbone',
+      label: t('Backbone'),
       value: c.backbone,
       note:
         c.pretrained && c.backbone === i.weights?.backbone
-          ? 'what the weights were trained as'
+          ? t('what the weights were trained as')
           : c.backbone === RECIPE_DEFAULTS.backbone
-            ? 'recipe default'
+            ? t('recipe default')
             : undefined,
     },
     {
       key: 'pretrained',
-      label: 'Weights',
-      value: c.pretrained ?? 'none (random initial weights)',
+      label: t('Weights'),
+      value: c.pretrained ?? t('none (random initial weights)'),
     },
     {
       key: 'freeze',
-      label: 'Freeze',
+      label: t('Freeze'),
       value: c.freeze,
       note:
         c.freeze === 'none'
           ? c.pretrained
-            ? 'every layer trains'
-            : 'every layer trains: there are no pretrained weights to keep'
+            ? t('every layer trains')
+            : t('every layer trains: there are no pretrained weights to keep')
           : c.freeze === 'backbone'
-            ? 'only the new head trains'
+            ? t('only the new head trains')
             : undefined,
     },
     {
       key: 'amp',
-      label: 'Mixed precision',
+      label: t('Mixed precision'),
       value: c.ampLevel,
       note:
-        [c.ampLevel === i.resolved?.ampLevel ? r.ampLevel : undefined, lossNote].filter(Boolean).join('; ') ||
+        [c.ampLevel === i.resolved?.ampLevel ? r.ampLevel : undefined, lossNote].filter(Boolean).join(t('; ')) ||
         undefined,
     },
-    { key: 'epochs', label: 'Epochs', value: String(c.epochs) },
+    { key: 'epochs', label: t('Epochs'), value: String(c.epochs) },
     {
       key: 'batchSize',
-      label: 'Batch size',
+      label: t('Batch size'),
       value: String(c.batchSize),
       note: c.batchSize === i.resolved?.batchSize ? r.batchSize : undefined,
     },
-    { key: 'lr', label: 'Learning rate', value: String(c.lr), note: 'Momentum 0.9' },
+    { key: 'lr', label: t('Learning rate'), value: String(c.lr), note: t('Momentum 0.9') },
     {
       key: 'devices',
-      label: 'Devices',
-      value: c.deviceIds?.length ? c.deviceIds.map((d) => `NPU ${d}`).join(', ') : `${c.devices} on ${i.target}`,
-      note:
-        [
-          c.nodes && c.nodes.length > 1 ? `${c.nodes.length} machines` : '',
-          c.workers !== undefined ? `${plural(c.workers, 'loader thread')}` : '',
-          c.checkpointEverySteps !== undefined ? `checkpoint every ${plural(c.checkpointEverySteps, 'step')}` : '',
-          c.sink === false ? 'no sink mode' : '',
-        ]
-          .filter(Boolean)
-          .join(', ') || undefined,
+      label: t('Devices'),
+      value: c.deviceIds?.length
+        ? c.deviceIds.map((d) => t('NPU {0}', d)).join(t(', '))
+        : c.devices === 1
+          ? t('1 device on {0}', i.target)
+          : t('{0} devices on {1}', c.devices, i.target),
+      note: list([
+        c.nodes && c.nodes.length > 1 ? t('{0} machines', c.nodes.length) : '',
+        c.workers === undefined ? '' : c.workers === 1 ? t('1 loader thread') : t('{0} loader threads', c.workers),
+        c.checkpointEverySteps === undefined
+          ? ''
+          : c.checkpointEverySteps === 1
+            ? t('checkpoint every step')
+            : t('checkpoint every {0} steps', c.checkpointEverySteps),
+        c.sink === false ? t('no sink mode') : '',
+      ]),
     },
-    { key: 'name', label: 'Name', value: c.name },
+    { key: 'name', label: t('Name'), value: c.name },
   ];
 }
 
@@ -139,30 +149,33 @@ export interface DataCheckLine {
 }
 
 /** The data check's two lines: the counts (classes, train/val images) and the problems, each in one line. */
-export function dataCheckLines(check: DataCheck): DataCheckLine[] {
+export function dataCheckLines(check: DataCheck, t: Translate = english): DataCheckLine[] {
   switch (check.state) {
     case 'checking':
       return [
-        { kind: 'counts', text: 'Data check: checking…', warn: false },
-        { kind: 'problems', text: 'Problems: checking…', warn: false },
+        { kind: 'counts', text: t('Data check: checking…'), warn: false },
+        { kind: 'problems', text: t('Problems: checking…'), warn: false },
       ];
     case 'failed':
       return [
-        { kind: 'counts', text: 'Data check: could not read the folder', warn: true },
-        { kind: 'problems', text: `Problems: ${check.message}`, warn: true },
+        { kind: 'counts', text: t('Data check: could not read the folder'), warn: true },
+        { kind: 'problems', text: t('Problems: {0}', check.message), warn: true },
       ];
     case 'done':
       return [
-        { kind: 'counts', text: `Data check: ${check.counts}`, warn: false },
-        { kind: 'problems', text: `Problems: ${check.problems}`, warn: !check.clean },
+        { kind: 'counts', text: t('Data check: {0}', check.counts), warn: false },
+        { kind: 'problems', text: t('Problems: {0}', check.problems), warn: !check.clean },
       ];
   }
 }
 
 /** The first line of the summary: what will happen, in one sentence. */
-export function summaryTitle(i: SummaryInput): string {
+export function summaryTitle(i: SummaryInput, t: Translate = english): string {
   const c = i.choices;
-  return `${c.name}: ${c.backbone} on ${i.target}, ${plural(c.epochs, 'epoch')}, ${c.imageSize ?? 224} px`;
+  const size = c.imageSize ?? 224;
+  return c.epochs === 1
+    ? t('{0}: {1} on {2}, 1 epoch, {3} px', c.name, c.backbone, i.target, size)
+    : t('{0}: {1} on {2}, {3} epochs, {4} px', c.name, c.backbone, i.target, c.epochs, size);
 }
 
 /**

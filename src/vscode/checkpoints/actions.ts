@@ -112,7 +112,8 @@ export async function pickEvalData(
       {
         label: vscode.l10n.t("$(check) The run's validation set"),
         description:
-          r.info.valData ?? vscode.l10n.t('held-out split of {0}', r.info.trainData ?? 'the training folder'),
+          r.info.valData ??
+          vscode.l10n.t('held-out split of {0}', r.info.trainData ?? vscode.l10n.t('the training folder')),
         v: 'val' as const,
       },
       { label: vscode.l10n.t('$(folder-opened) Another ImageFolder on {0}…', r.def.label), v: 'pick' as const },
@@ -249,7 +250,7 @@ export async function resumeFrom(host: ActionsHost, ref: CkptRef): Promise<void>
         'A new run on {0} continues from step {1} with the same spec, to the same total steps.{2}',
         r.def.label,
         r.entry.step ?? '?',
-        live ? '\nThe original run is still live.' : '',
+        live ? `\n${vscode.l10n.t('The original run is still live.')}` : '',
       ),
     },
     vscode.l10n.t('Resume'),

@@ -102,7 +102,7 @@ export const CHECKPOINT_COMMAND_FACTORIES = {
   'ascend.checkpoints.openExplorer': (host: CheckpointsHost) => async (node: unknown) => {
     let run: RunRef | undefined = isRunRef(node) ? { targetId: node.targetId, runId: node.runId } : undefined;
     if (!run) {
-      const picked = await pickCheckpoint(host, 'Open the checkpoint explorer of…');
+      const picked = await pickCheckpoint(host, vscode.l10n.t('Open the checkpoint explorer of…'));
       if (!picked) return;
       run = picked;
       node = picked;
@@ -111,43 +111,44 @@ export const CHECKPOINT_COMMAND_FACTORIES = {
     if (isCkptNode(node)) void ex.select(node.file);
   },
   'ascend.checkpoint.evaluate': (host: CheckpointsHost) => async (node: unknown, nodes: unknown) => {
-    const [ref] = await refsOf(host, node, nodes, 'Evaluate which checkpoint?');
+    const [ref] = await refsOf(host, node, nodes, vscode.l10n.t('Evaluate which checkpoint?'));
     if (ref) await explorerFor(host, ref).evaluate(ref.file);
   },
   'ascend.checkpoint.exportMindir': (host: CheckpointsHost) => async (node: unknown, nodes: unknown) => {
-    for (const ref of await refsOf(host, node, nodes, 'Export which checkpoint to MindIR?'))
+    for (const ref of await refsOf(host, node, nodes, vscode.l10n.t('Export which checkpoint to MindIR?')))
       await exportTo(host, ref, 'mindir');
   },
   'ascend.checkpoint.exportOnnx': (host: CheckpointsHost) => async (node: unknown, nodes: unknown) => {
-    for (const ref of await refsOf(host, node, nodes, 'Export which checkpoint to ONNX?'))
+    for (const ref of await refsOf(host, node, nodes, vscode.l10n.t('Export which checkpoint to ONNX?')))
       await exportTo(host, ref, 'onnx');
   },
   'ascend.checkpoint.resume': (host: CheckpointsHost) => async (node: unknown) => {
-    const [ref] = await refsOf(host, node, undefined, 'Resume from which checkpoint?');
+    const [ref] = await refsOf(host, node, undefined, vscode.l10n.t('Resume from which checkpoint?'));
     if (ref) await resumeFrom(host, ref);
   },
   'ascend.checkpoint.fineTuneFrom': (host: CheckpointsHost) => async (node: unknown) => {
-    const [ref] = await refsOf(host, node, undefined, 'Fine-tune from which checkpoint?');
+    const [ref] = await refsOf(host, node, undefined, vscode.l10n.t('Fine-tune from which checkpoint?'));
     if (ref) await fineTuneFrom(host, ref);
   },
   'ascend.checkpoint.compare': (host: CheckpointsHost) => async (node: unknown, nodes: unknown) => {
-    const refs = await refsOf(host, node, nodes, 'Compare which checkpoint?');
+    const refs = await refsOf(host, node, nodes, vscode.l10n.t('Compare which checkpoint?'));
     if (refs.length > 2) throw new Error('select two checkpoints to compare');
     if (refs.length) await explorerFor(host, refs[0]).compare(refs[0].file, refs[1]);
   },
   'ascend.checkpoint.download': (host: CheckpointsHost) => async (node: unknown, nodes: unknown) => {
-    for (const ref of await refsOf(host, node, nodes, 'Download which checkpoint?')) await download(host, ref);
+    for (const ref of await refsOf(host, node, nodes, vscode.l10n.t('Download which checkpoint?')))
+      await download(host, ref);
   },
   'ascend.checkpoint.reveal': (host: CheckpointsHost) => async (node: unknown) => {
-    const [ref] = await refsOf(host, node, undefined, 'Reveal which checkpoint?');
+    const [ref] = await refsOf(host, node, undefined, vscode.l10n.t('Reveal which checkpoint?'));
     if (ref) await reveal(host, ref);
   },
   'ascend.checkpoint.copyPath': (host: CheckpointsHost) => async (node: unknown) => {
-    const [ref] = await refsOf(host, node, undefined, 'Copy the path of which checkpoint?');
+    const [ref] = await refsOf(host, node, undefined, vscode.l10n.t('Copy the path of which checkpoint?'));
     if (ref) await copyPath(host, ref);
   },
   'ascend.checkpoint.delete': (host: CheckpointsHost) => async (node: unknown, nodes: unknown) => {
-    const refs = await refsOf(host, node, nodes, 'Delete which checkpoint?');
+    const refs = await refsOf(host, node, nodes, vscode.l10n.t('Delete which checkpoint?'));
     if (refs.length) await deleteSome(host, refs);
   },
   'ascend.checkpoints.prune': (host: CheckpointsHost) => async (node: unknown) => {

@@ -344,8 +344,9 @@ export function sourceTooltip(pretrained: string | null, weights: CheckpointDeta
 export function checkpointTooltip(c: CheckpointDetail, problem: string | undefined): string {
   const lines = [c.file];
   if (problem) lines.push(`⚠ ${problem}`);
-  if (c.best) lines.push('★ best validation accuracy');
-  if (c.epoch !== null || c.step !== null) lines.push(`epoch ${c.epoch ?? '?'}, step ${c.step ?? '?'}`);
+  if (c.best) lines.push(vscode.l10n.t('★ best validation accuracy'));
+  if (c.epoch !== null || c.step !== null)
+    lines.push(vscode.l10n.t('epoch {0}, step {1}', c.epoch ?? '?', c.step ?? '?'));
   if (c.valAcc !== null) lines.push(`val acc ${(c.valAcc * 100).toFixed(2)}%`);
   if (c.valLoss !== null) lines.push(`val loss ${c.valLoss}`);
   if (c.loss !== null) lines.push(`loss ${c.loss}`);
@@ -363,6 +364,6 @@ export function checkpointTooltip(c: CheckpointDetail, problem: string | undefin
         ? vscode.l10n.t('weights from {0} (sha256 {1})', c.weights.source, c.weights.sha256)
         : vscode.l10n.t('weights from {0}', c.weights.source),
     );
-  if (c.source === 'events') lines.push('(checkpoints.json unreadable: shown from the event log)');
+  if (c.source === 'events') lines.push(vscode.l10n.t('(checkpoints.json unreadable: shown from the event log)'));
   return lines.join('\n');
 }

@@ -14,6 +14,7 @@ import { webviewPage } from '../../core/webviewPage';
 import { validateTableMessage, type HostMessage } from '../../shared/runsTableProtocol';
 import type { App } from '../app';
 import { errorText } from '../context';
+import { wording } from '../l10n';
 import { bundleAssets, pageL10n, webviewOptions } from '../webviewAssets';
 
 const VIEW_TYPE = 'ascend.runsTable';
@@ -67,6 +68,7 @@ export class RunsTablePanel {
             space: this.knownSpace(sweepId),
             objective: targetId === undefined ? undefined : app.runs.sweeps.get(targetId, sweepId)?.objective,
           },
+      wording(),
     );
     const uri = app.ctx.extension.extensionUri;
     this.panel = vscode.window.createWebviewPanel(VIEW_TYPE, title, vscode.ViewColumn.Active, {

@@ -16,20 +16,36 @@ import { BACK, pick, type Back, type StepInfo } from '../quickInput';
 export type Action = 'launch' | 'saveAndLaunch' | 'save';
 export type StepResult = 'next' | Back | undefined;
 
-export const DESCRIPTIONS: Record<string, string> = {
-  resnet50: 'recipe default',
-  backbone: 'train only the new head (recipe default)',
-  none: 'train everything',
-  'up_to:layer1': 'freeze the stem and layer1',
-  'up_to:layer2': 'freeze the stem and layer1-2',
-  'up_to:layer3': 'freeze the stem and layer1-3',
-  'up_to:layer4': 'freeze the stem and layer1-4',
-  O2: 'fp16 except BatchNorm, dynamic loss scaling (recipe default)',
-  O0: 'fp32 (fastest on CPU)',
-  O1: 'fp16 for white-listed ops',
-  O3: 'everything fp16',
-  auto: 'O3 on Ascend, O0 on CPU',
-};
+/** What a backbone, freeze mode or mixed-precision level means, beside it in the pick list. */
+export function describeChoice(v: string): string | undefined {
+  switch (v) {
+    case 'resnet50':
+      return vscode.l10n.t('recipe default');
+    case 'backbone':
+      return vscode.l10n.t('train only the new head (recipe default)');
+    case 'none':
+      return vscode.l10n.t('train everything');
+    case 'up_to:layer1':
+      return vscode.l10n.t('freeze the stem and layer1');
+    case 'up_to:layer2':
+      return vscode.l10n.t('freeze the stem and layer1-2');
+    case 'up_to:layer3':
+      return vscode.l10n.t('freeze the stem and layer1-3');
+    case 'up_to:layer4':
+      return vscode.l10n.t('freeze the stem and layer1-4');
+    case 'O2':
+      return vscode.l10n.t('fp16 except BatchNorm, dynamic loss scaling (recipe default)');
+    case 'O0':
+      return vscode.l10n.t('fp32 (fastest on CPU)');
+    case 'O1':
+      return vscode.l10n.t('fp16 for white-listed ops');
+    case 'O3':
+      return vscode.l10n.t('everything fp16');
+    case 'auto':
+      return vscode.l10n.t('O3 on Ascend, O0 on CPU');
+  }
+  return undefined;
+}
 
 export async function choose<T extends string>(
   info: StepInfo,
@@ -38,7 +54,7 @@ export async function choose<T extends string>(
   placeholder: string,
   set: (v: T) => void,
 ): Promise<StepResult> {
-  const items = values.map((v) => ({ label: v, description: DESCRIPTIONS[v] }));
+  const items = values.map((v) => ({ label: v, description: describeChoice(v) }));
   const r = await pick({ ...info, items, placeholder, active: current });
   if (r === BACK || r === undefined) return r;
   set(r.label as T);

@@ -10,6 +10,7 @@ import { describeImageFolder, findImageFolders, type ImageFolder } from '../../c
 import { probeData, probeWeights, type WeightsFacts } from '../../core/wizard/targetData';
 import type { App } from '../app';
 import { errorText } from '../context';
+import { translate } from '../l10n';
 
 const PROBE_TIMEOUT_MS = 60_000;
 
@@ -64,5 +65,6 @@ export function resolvedFor(
     epochs: c.epochs ?? 1,
     devices: c.deviceIds?.length ?? c.devices ?? 1,
     batchSize: userBatch,
+    t: translate,
   });
 }

@@ -16,11 +16,11 @@ import { fieldSchema } from '../../core/spec/fields';
 import { schemaTranslator } from '../../core/spec/schemaL10n';
 import { BACK, input, pick, type StepInfo } from '../quickInput';
 import type { StepResult } from './common';
-
-const CONTINUE = '$(arrow-right) Continue';
+import { translate } from '../l10n';
 
 export async function knobsStep(info: StepInfo, s: { knobs?: Knobs }): Promise<StepResult> {
   const knobs: Knobs = { ...s.knobs };
+  const CONTINUE = vscode.l10n.t('$(arrow-right) Continue');
   let active = CONTINUE;
   for (;;) {
     type Item = vscode.QuickPickItem & { knob?: Knob };
@@ -30,7 +30,7 @@ export async function knobsStep(info: StepInfo, s: { knobs?: Knobs }): Promise<S
         label: CONTINUE,
         description: changed ? vscode.l10n.t('{0} changed', changed) : vscode.l10n.t('the recipe as it is'),
       },
-      ...KNOBS.map((k) => ({ label: k.label, description: knobText(k.path, knobs), knob: k })),
+      ...KNOBS.map((k) => ({ label: k.label(translate), description: knobText(k.path, knobs), knob: k })),
     ];
     const r = await pick<Item>({
       ...info,
@@ -57,7 +57,7 @@ async function editKnob(info: StepInfo, k: Knob, knobs: Knobs): Promise<'done' |
   const rule = fieldSchema(k.path.split('.'));
   // The schema's descriptions in VS Code's display language (the schema itself stays English).
   const described = schemaTranslator(vscode.env.language);
-  const prompt = `${k.label} (${k.path}): ${described(rule?.description ?? '')}`;
+  const prompt = vscode.l10n.t('{0} ({1}): {2}', k.label(translate), k.path, described(rule?.description ?? ''));
   if (k.kind === 'number') {
     const current = k.path in knobs ? knobs[k.path] : knobDefault(k.path);
     const r = await input({
@@ -66,21 +66,22 @@ async function editKnob(info: StepInfo, k: Knob, knobs: Knobs): Promise<'done' |
       value: current === null ? '' : String(current),
       prompt,
       validate: (v) => {
-        const p = parseKnobNumber(k.path, v);
+        const p = parseKnobNumber(k.path, v, translate);
         return 'error' in p ? p.error : undefined;
       },
     });
     if (r === BACK || r === undefined) return r;
-    const p = parseKnobNumber(k.path, r);
+    const p = parseKnobNumber(k.path, r, translate);
     if ('value' in p) setKnob(knobs, k.path, p.value);
     return 'done';
   }
   const descriptions = rule?.['x-enumDescriptions'] ?? [];
+  const off = vscode.l10n.t('off');
   const values: (string | null)[] = k.kind === 'auto' ? [null, ...knobChoices(k.path)] : knobChoices(k.path);
   const items = values.map((v) => ({
-    label: v === null ? 'off' : v,
+    label: v === null ? off : v,
     value: v,
-    description: v === knobDefault(k.path) ? 'default' : undefined,
+    description: v === knobDefault(k.path) ? vscode.l10n.t('default') : undefined,
     detail:
       v !== null && rule?.enum
         ? described(descriptions[rule.enum.indexOf(v)] ?? '').replace(/`/g, '') || undefined
@@ -92,7 +93,7 @@ async function editKnob(info: StepInfo, k: Knob, knobs: Knobs): Promise<'done' |
     back: true,
     items,
     placeholder: prompt,
-    active: current === null ? 'off' : String(current),
+    active: current === null ? off : String(current),
   });
   if (r === BACK || r === undefined) return r;
   setKnob(knobs, k.path, r.value);

@@ -41,8 +41,8 @@ import { backboneOfNamed, isNamedWeights } from '../../core/spec/weightSources';
 import { afterCatalogPick, catalogItems, isCatalogPick, type CatalogItem } from './weights';
 import { describeData, describeWeights, resolvedFor, workspaceImageFolders } from './data';
 import { ensureHealthy } from './health';
+import { translate } from '../l10n';
 
-const TITLE = 'Start Ascend fine-tune';
 const LAST_TARGET = 'ascend.wizard.lastTarget';
 /** The summary's data checks, per target and folder, for the life of the extension host. */
 const dataChecks = new DataCheckCache();
@@ -60,7 +60,8 @@ interface Short {
 }
 
 export async function startShortPath(app: App, start: { targetId?: string } = {}): Promise<void> {
-  const info = (step: number, total: number): StepInfo => ({ title: TITLE, step, totalSteps: total, back: false });
+  const title = vscode.l10n.t('Start Ascend fine-tune');
+  const info = (step: number, total: number): StepInfo => ({ title, step, totalSteps: total, back: false });
   const targets = app.ctx.targets;
   let def = start.targetId ? app.ctx.target(start.targetId) : undefined;
   const askTarget = !def && targets.length > 1;
@@ -312,13 +313,13 @@ async function summary(app: App, st: Short, info: StepInfo): Promise<SummaryItem
   const itemsWith = (check: DataCheck): SummaryItem[] => [
     launch,
     { label: '', kind: vscode.QuickPickItemKind.Separator, act: 'launch' },
-    ...summaryLines(input).flatMap((l): SummaryItem[] => {
-      const line: SummaryItem = { label: `${l.label}: ${l.value}`, description: l.note, act: l.key };
+    ...summaryLines(input, translate).flatMap((l): SummaryItem[] => {
+      const line: SummaryItem = { label: vscode.l10n.t('{0}: {1}', l.label, l.value), description: l.note, act: l.key };
       if (l.key !== 'data' || !st.c.dataTrain) return [line];
       // Under the Data line: what the preview found; picking either opens the Preview Data panel.
       return [
         line,
-        ...dataCheckLines(check).map((d): SummaryItem => ({
+        ...dataCheckLines(check, translate).map((d): SummaryItem => ({
           label: `${d.kind === 'counts' ? '$(graph)' : d.warn ? '$(warning)' : '$(pass)'} ${d.text}`,
           description: check.state === 'checking' ? undefined : vscode.l10n.t('open Preview Data'),
           act: 'preview',
@@ -338,7 +339,7 @@ async function summary(app: App, st: Short, info: StepInfo): Promise<SummaryItem
     ...info,
     items: itemsWith(check?.now ?? { state: 'checking' }),
     later: check?.now.state === 'checking' ? check.done.then(itemsWith) : undefined,
-    placeholder: vscode.l10n.t('{0}. Pick a line to change it, or Launch.', summaryTitle(input)),
+    placeholder: vscode.l10n.t('{0}. Pick a line to change it, or Launch.', summaryTitle(input, translate)),
     active: launch.label,
   });
   return r === BACK || r === undefined ? undefined : r.act;
@@ -353,12 +354,12 @@ async function edit(app: App, st: Short, key: SummaryKey, info: StepInfo): Promi
       value: String(c[field] ?? ''),
       prompt,
       validate: (v) => {
-        const p = parseNumberField(field, v);
+        const p = parseNumberField(field, v, translate);
         return 'error' in p ? p.error : undefined;
       },
     });
     if (typeof r !== 'string') return;
-    const p = parseNumberField(field, r);
+    const p = parseNumberField(field, r, translate);
     if ('value' in p) {
       c[field] = p.value;
       mark(field);
@@ -380,31 +381,37 @@ async function edit(app: App, st: Short, key: SummaryKey, info: StepInfo): Promi
       return;
     }
     case 'imageSize':
-      return number('imageSize', 'Image size in pixels (the images are resized and cropped to it)');
+      return number('imageSize', vscode.l10n.t('Image size in pixels (the images are resized and cropped to it)'));
     case 'epochs':
       return number('epochs', vscode.l10n.t('Epochs'));
     case 'batchSize':
       return number('batchSize', vscode.l10n.t('Batch size per device'));
     case 'lr':
-      return number('lr', 'Learning rate (Momentum 0.9)');
+      return number('lr', vscode.l10n.t('Learning rate (Momentum 0.9)'));
     case 'backbone':
       if (
-        (await choose(info, BACKBONES, c.backbone, 'Backbone (a new classification head is added)', (v) => {
-          c.backbone = v;
-          mark('backbone');
-          if (!st.userSet.has('name')) c.name = defaultName(c.dataTrain, v);
-        })) === 'next'
+        (await choose(
+          info,
+          BACKBONES,
+          c.backbone,
+          vscode.l10n.t('Backbone (a new classification head is added)'),
+          (v) => {
+            c.backbone = v;
+            mark('backbone');
+            if (!st.userSet.has('name')) c.name = defaultName(c.dataTrain, v);
+          },
+        )) === 'next'
       )
         await offerMindcvInstall(app, st.def, c.backbone);
       return;
     case 'freeze':
-      await choose(info, freezeModesFor(c.backbone), c.freeze, 'What to freeze', (v) => {
+      await choose(info, freezeModesFor(c.backbone), c.freeze, vscode.l10n.t('What to freeze'), (v) => {
         c.freeze = v;
         st.freezeChosen = true;
       });
       return;
     case 'amp':
-      await choose(info, AMP_LEVELS, c.ampLevel, 'Automatic mixed precision level', (v) => {
+      await choose(info, AMP_LEVELS, c.ampLevel, vscode.l10n.t('Automatic mixed precision level'), (v) => {
         c.ampLevel = v;
         mark('ampLevel');
       });
@@ -413,11 +420,12 @@ async function edit(app: App, st: Short, key: SummaryKey, info: StepInfo): Promi
       const choices = npuChoices(app.targets.doctorOutput(st.def.id));
       if (choices.length <= 1) {
         void vscode.window.showInformationMessage(
-          vscode.l10n.t(
-            '{0} has {1}; "All settings…" also offers other machines.',
-            st.def.label,
-            choices.length === 0 ? 'no NPU: runs train on its CPU' : 'one NPU',
-          ),
+          choices.length === 0
+            ? vscode.l10n.t(
+                '{0} has no NPU: runs train on its CPU; "All settings…" also offers other machines.',
+                st.def.label,
+              )
+            : vscode.l10n.t('{0} has one NPU; "All settings…" also offers other machines.', st.def.label),
         );
         return;
       }
