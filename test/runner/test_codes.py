@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ascend_finetune.data.plan import skipped_warning
 from ascend_finetune.device.backend import sink_notes
+from ascend_finetune.models import preprocess
 from ascend_finetune.models.pretrained import LoadReport
 from ascend_finetune.train import preflight
 from ascend_finetune.train.steps import DATA_WAIT_WARMUP, DATA_WAIT_WINDOW, DataWaitMonitor
@@ -63,6 +64,27 @@ def _warnings() -> list[dict]:
     out.append(w)
     partial = LoadReport(loaded=["a"], missing=["b"], mismatched=["c: (3,) in file, (4,) in resnet18"])
     out.append(partial.partial_warning("/w/r18.ckpt"))
+    out += _hub_config_warnings()
+    return out
+
+
+class _Hub:
+    """What download.fetch_hub_config gives: a config.json that is missing (`problem`) or hostile."""
+
+    url = "http://127.0.0.1:1/timm/vit_x.augreg/resolve/main/config.json"
+
+    def __init__(self, data: bytes, problem: str | None) -> None:
+        self.data, self.problem = data, problem
+
+
+def _hub_config_warnings() -> list[dict]:
+    out = []
+    for hub in (_Hub(b"", "HTTP 404"), _Hub(b'{"pretrained_cfg": {"mean": [2, 2, 2]}}', None)):
+        p, notes = preprocess.choose("auto", "hf-hub:timm/vit_x.augreg", "torch", hub)
+        for code, message, params in notes:  # as resolve() sends them
+            out.append(
+                {"code": code, "message": message, "details": {"preprocess": p.name, "config": hub.url, **params}}
+            )
     return out
 
 

@@ -167,12 +167,13 @@ def preset_of(setting: Any) -> str:
 
 def choose(
     setting: Any, pretrained: str | None, origin: str | None, hub_config: Any = None
-) -> tuple[Preprocess, list[tuple[str, str]]]:
-    """(preprocessing, warnings as (code, message)) for `model.preprocess` = setting (a preset name or
+) -> tuple[Preprocess, list[tuple[str, str, dict[str, Any]]]]:
+    """(preprocessing, warnings as (code, message, parameters)) for `model.preprocess` = setting (a preset name or
     the object form), given model.pretrained as written, the weights' origin (pretrained.origin_of_file:
     runner, modelzoo, mindcv, torch, unknown) and, for hf-hub:timm/ weights under `auto`, what
-    download.fetch_hub_config gave (None: not asked)."""
-    warnings: list[tuple[str, str]] = []
+    download.fetch_hub_config gave (None: not asked). A warning's parameters (its `details` beside the
+    English message) let the editor word it in the user's language."""
+    warnings: list[tuple[str, str, dict[str, Any]]] = []
     preset = preset_of(setting)
     if preset != "auto":
         p = replace(TABLE[preset], why="model.preprocess")
@@ -186,12 +187,15 @@ def choose(
                     p = _apply(p, {**hub_values(hub_config.data), "source": "hub_config", "config": hub_config.url})
                     p = replace(p, why="timm weights from the hub: their config.json")
                 except BadValues as e:
-                    warnings.append(("preprocess_config_invalid", _fallback(hub_config.url, str(e))))
+                    warnings.append(
+                        ("preprocess_config_invalid", _fallback(hub_config.url, str(e)), {"problem": str(e)})
+                    )
             else:
-                warnings.append(("preprocess_config_missing", _fallback(hub_config.url, hub_config.problem)))
+                problem = hub_config.problem
+                warnings.append(("preprocess_config_missing", _fallback(hub_config.url, problem), {"problem": problem}))
     elif origin == "torch":
         p = replace(TABLE["torchvision"], why="PyTorch state dict (torchvision assumed)")
-        warnings.append(("preprocess_assumed", TORCH_AMBIGUOUS))
+        warnings.append(("preprocess_assumed", TORCH_AMBIGUOUS, {}))
     else:
         p = replace(TABLE["imagenet"], why="MindSpore weights" if pretrained else "no pretrained weights")
     if isinstance(setting, dict):
@@ -303,8 +307,8 @@ def _resolve(
     if preset_of(setting) == "auto" and pretrained and pretrained.startswith("hf-hub:timm/"):
         hub = fetch_hub_config(parse(pretrained), hub_values, env)
     p, warnings = choose(setting, pretrained, origin, hub)
-    for code, message in warnings:
-        details: dict[str, Any] = {"preprocess": p.name}
+    for code, message, params in warnings:
+        details: dict[str, Any] = {"preprocess": p.name, **params}
         if hub is not None:
             details["config"] = hub.url
         warn(code=code, message=message, details=details)

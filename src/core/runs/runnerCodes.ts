@@ -257,6 +257,27 @@ const WARNINGS: Readonly<Record<string, Sentence>> = {
       ),
       { preprocess: p.str('preprocess') },
     ),
+  preprocess_config_missing: (p, t) =>
+    fill(
+      t(
+        "The weights' preprocessing config {config} is not usable ({problem}): evaluation uses the timm preset (bicubic, crop 0.95, ImageNet mean and std); set model.preprocess's mean/std/crop_pct/interpolation to the weights' own if they differ.",
+      ),
+      { config: p.str('config'), problem: p.str('problem') },
+    ),
+  preprocess_config_invalid: (p, t) =>
+    fill(
+      t(
+        "The weights' preprocessing config {config} is not usable ({problem}): evaluation uses the timm preset (bicubic, crop 0.95, ImageNet mean and std); set model.preprocess's mean/std/crop_pct/interpolation to the weights' own if they differ.",
+      ),
+      { config: p.str('config'), problem: p.str('problem') },
+    ),
+  preprocess_input_size: (p, t) =>
+    fill(
+      t(
+        "The weights were trained at {trained} px (their config's input_size) and data.image_size is {size}: images are cropped to {size} px; set data.image_size to {trained} to evaluate as their recipe does.",
+      ),
+      { trained: p.num('input_size', 21), size: p.num('image_size', 21) },
+    ),
   frozen_random_backbone: (p, t) =>
     fill(
       t(

@@ -112,7 +112,7 @@ print(json.dumps({"timm": rows,
 def test_auto_chooses_from_the_weights_source(setting, pretrained, origin, name, warns):
     p, warnings = choose(setting, pretrained, origin)
     assert p.name == name
-    assert (warnings == [("preprocess_assumed", TORCH_AMBIGUOUS)]) is warns
+    assert (warnings == [("preprocess_assumed", TORCH_AMBIGUOUS, {})]) is warns
 
 
 def _pixels(preset, path, size):

@@ -57,6 +57,8 @@ function runnerCodes(): { warnings: Set<string>; reasons: Set<string> } {
       /"code": "(\w+)"/g,
       // a bare (code, message[, params]) tuple: sink_notes and the accumulate note (not Error(...) or _reason(...))
       /(?<![\w.])\(\s*\n\s*"([a-z]+(?:_[a-z]+)+)",\s*\n\s*f?"/g,
+      // a list of such notes filled as it goes: warnings.append(("preprocess_config_missing", ...))
+      /\.append\(\s*\(\s*"([a-z]+(?:_[a-z]+)+)",/g,
     ])
       for (const m of src.matchAll(re)) warnings.add(m[1]);
   }
