@@ -73,23 +73,34 @@ def describe(name: str, family: str, size: int = 64) -> dict:
     """backbones.json's entry for a model, from mindcv's model (PyNative forward at `size` px)."""
     import mindspore as ms
     import numpy as np
+    from mindspore import nn
 
     from ascend_finetune.models.mindcv_net import build_mindcv, structure
 
     ms.set_context(mode=ms.PYNATIVE_MODE)
     model = build_mindcv(name)
     model.set_train(False)
-    cfg = sys.modules[type(model).__module__].default_cfgs[name]
-    head = [str(cfg.get("classifier", "classifier")).split(".")[0]]
-    out = model.forward_features(ms.Tensor(np.zeros((1, 3, size, size), np.float32)))
+    cfg = config(name, family, model)
+    head = [head_cell(model, cfg)]
+    setattr(model, head[0], nn.Identity())  # what the runner does (MindcvBackbone)
+    x = ms.Tensor(np.zeros((1, 3, size, size), np.float32))
+    call = "forward_features"
+    out = model.forward_features(x) if hasattr(model, "forward_features") else None
+    if not isinstance(out, ms.Tensor):  # none, or a list (HRNet's maps): the model's own construct
+        call = "construct"
+        out = model(x)
+
+    def features(t):
+        return model(t) if call == "construct" else model.forward_features(t)
+
     if out.ndim == 2:
         pool, width = "pooled", out.shape[1]
     elif out.ndim == 4:
         pool, width = "avg", out.shape[1]
-    elif out.ndim == 3:
+    elif out.ndim == 3 and hasattr(model, "fc_norm"):  # ViT's tokens, pooled as its global_pool says
         pool, width = ("avg_tokens" if getattr(model, "global_pool", "token") == "avg" else "token"), out.shape[2]
     else:
-        raise ValueError(f"forward_features gave shape {out.shape}")
+        raise ValueError(f"{call} gave shape {out.shape}, which the runner does not pool")
     params = sum(int(np.prod(p.shape)) for n, p in model.parameters_and_names() if n.split(".")[0] not in head)
     fixed = {} if size == 64 else {"image_size": size}  # takes only its own input size
     return {
@@ -97,8 +108,9 @@ def describe(name: str, family: str, size: int = 64) -> dict:
         **fixed,
         "num_features": int(width),
         "pool": pool,
+        **({"call": call} if call == "construct" else {}),
         "head": head,
-        **structure(model, family),
+        **structure(model, family, features, size),
         "params": params,
         "preprocess": {
             "input_size": int(cfg.get("input_size", (3, 224, 224))[-1]),
@@ -108,6 +120,34 @@ def describe(name: str, family: str, size: int = 64) -> dict:
             "std": [round(v * 255, 4) for v in cfg.get("std", (0.229, 0.224, 0.225))],
         },
     }
+
+
+def config(name: str, family: str, model) -> dict:
+    """mindcv's default cfg of a model: in its family's module (MAE's ViT, ResNetV2's ResNet are
+    built by classes of other modules), else its class's."""
+    for mod in ("mindcv.models." + family, type(model).__module__):
+        cfgs = getattr(sys.modules.get(mod), "default_cfgs", {})
+        if name in cfgs:
+            return dict(cfgs[name])
+    return {}
+
+
+def head_cell(model, cfg: dict) -> str:
+    """The classifier's top-level cell: the default cfg's `classifier`, else the usual names."""
+    from mindspore import nn
+
+    for attr in (str(cfg.get("classifier") or "").split(".")[0], "head", "classifier", "fc", "last_linear"):
+        if attr and isinstance(getattr(model, attr, None), nn.Cell):
+            return attr
+    raise ValueError(f"{type(model).__name__}: no classifier cell found")
+
+
+def input_size(name: str, family: str) -> int:
+    """The size mindcv's default cfg gives, or its usual 224 where the cfg says none (CaiT, Swin)."""
+    import mindcv  # noqa: F401  (imports the family modules)
+
+    cfg = getattr(sys.modules.get("mindcv.models." + family), "default_cfgs", {}).get(name, {})
+    return int(cfg.get("input_size", (3, 224, 224))[-1])
 
 
 def train_and_export(name: str, entry: dict, size: int = 64) -> None:
@@ -149,11 +189,7 @@ def child(name: str, family: str) -> dict:
         try:
             entry = describe(name, family)
         except Exception as e:  # a model with a fixed input size (a position embedding): its own size
-            size = int(
-                getattr(sys.modules.get("mindcv.models." + family), "default_cfgs", {})
-                .get(name, {})
-                .get("input_size", (3, 64, 64))[-1]
-            )
+            size = input_size(name, family)
             if size == 64:
                 raise
             at64 = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:160]}"
@@ -187,6 +223,7 @@ def main() -> None:
     ap.add_argument("--only", help="comma-separated families")
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--catalog", help="another backbones.json to update (a parallel survey's share)")
     ap.add_argument("--child")
     ap.add_argument("--family")
     a = ap.parse_args()
@@ -194,13 +231,11 @@ def main() -> None:
         print(json.dumps(child(a.child, a.family)))
         return
     fams = families()
-    only = set(a.only.split(",")) if a.only else set(fams)
-    out_path = os.path.join(HERE, "..", "runner", "ascend_finetune", "backbones.json")
+    only = a.only.split(",") if a.only else sorted(fams)  # in the order given: the cheap ones first
+    out_path = a.catalog or os.path.join(HERE, "..", "runner", "ascend_finetune", "backbones.json")
     with open(out_path, encoding="utf-8") as f:
         doc = json.load(f)
-    for fam in sorted(fams):
-        if fam not in only:
-            continue
+    for fam in only:
         r = run_child(pick(fam, fams[fam]), fam, a.timeout)
         entry = r.pop("entry", None)
         took = str(r.get("seconds", ""))
@@ -216,16 +251,17 @@ def main() -> None:
             for extra in EXTRA.get(fam, []):
                 doc["backbones"][extra] = json.loads(run_describe(extra, fam, int(entry.get("image_size", 64))))
         if a.write:  # after each family: a long survey keeps what it found
-            write(doc, out_path)
+            write(doc, out_path, schema=not a.catalog)
 
 
-def write(doc: dict, out_path: str) -> None:
+def write(doc: dict, out_path: str, schema: bool = True) -> None:
     doc["backbones"] = dict(sorted(doc["backbones"].items()))
     doc["families"] = dict(sorted(doc["families"].items()))
     with open(out_path, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")
-    update_schema(doc)
+    if schema:
+        update_schema(doc)
 
 
 def update_schema(doc: dict) -> None:
@@ -248,7 +284,8 @@ def update_schema(doc: dict) -> None:
     owners: dict[str, list[str]] = {}
     for n, e in doc["backbones"].items():
         for st in e["stages"]:
-            owners.setdefault(f"up_to:{st['name']}", []).append(n)
+            if f"up_to:{st['name']}" not in base:  # ResNeSt's layer1-4: the ResNets' values, said once
+                owners.setdefault(f"up_to:{st['name']}", []).append(n)
     freeze = model["freeze"]
     freeze["enum"] = base + list(owners)
     freeze["x-enumDescriptions"] = freeze["x-enumDescriptions"][: len(base)] + [
