@@ -1,12 +1,17 @@
 """Which mindcv families the runner can offer as `model.backbone`, and what backbones.json says of them.
 
 For one small variant of each of mindcv 0.3.0's families (its model modules), in a child process each:
-build it (mindcv's own model, nothing patched) at 64 px on CPU, find where forward_features leaves the
-features (pooled, a map, tokens) and the stages (mindcv_net.structure), then in GRAPH mode train 2 steps
-of the runner's TransferNet (mindcv's features + the new head) and export MindIR. ok, or the step that
-failed and the first line of the error.
+build it (mindcv's own model, nothing patched) at 64 px on CPU (a model that fails there: at its
+default cfg's input size, 224 where the cfg gives none), find where forward_features leaves the
+features (pooled, a map, tokens; the model's own construct without its classifier where there is no
+forward_features or it returns a list) and the stages (mindcv_net.structure), then in GRAPH mode train
+2 steps of the runner's TransferNet (mindcv's features + the new head) and export MindIR. ok, or the
+step that failed and the first line of the error.
 
-    .venv/bin/python bench/backbone_survey.py [--only vit,convnext] [--write]
+    nice -n 10 .venv/bin/python bench/backbone_survey.py [--only vit,convnext] [--write] [--timeout 300]
+
+--catalog PATH updates another copy of backbones.json (not the schema): two surveys over disjoint
+--only lists can share a slow box, their results merged into backbones.json afterwards.
 
 --write rewrites runner/ascend_finetune/backbones.json: every passing family's surveyed variant plus
 the EXTRA variants of the families the issue names, and the survey's verdict per family. docs/weights.md
@@ -81,8 +86,9 @@ def describe(name: str, family: str, size: int = 64) -> dict:
     model = build_mindcv(name)
     model.set_train(False)
     cfg = config(name, family, model)
-    head = [head_cell(model, cfg)]
-    setattr(model, head[0], nn.Identity())  # what the runner does (MindcvBackbone)
+    head = head_cells(model, cfg)
+    for attr in head:  # what the runner does (MindcvBackbone)
+        setattr(model, attr, nn.Identity())
     x = ms.Tensor(np.zeros((1, 3, size, size), np.float32))
     call = "forward_features"
     out = model.forward_features(x) if hasattr(model, "forward_features") else None
@@ -132,13 +138,16 @@ def config(name: str, family: str, model) -> dict:
     return {}
 
 
-def head_cell(model, cfg: dict) -> str:
-    """The classifier's top-level cell: the default cfg's `classifier`, else the usual names."""
+def head_cells(model, cfg: dict) -> list[str]:
+    """The classifier's top-level cell (the default cfg's `classifier`, else the usual names), and
+    any other top-level name for a cell inside it (SqueezeNet's `final_conv` is `classifier.1`): all
+    replaced by an Identity, so no dead copy of the classifier stays in the network."""
     from mindspore import nn
 
     for attr in (str(cfg.get("classifier") or "").split(".")[0], "head", "classifier", "fc", "last_linear"):
         if attr and isinstance(getattr(model, attr, None), nn.Cell):
-            return attr
+            inside = [id(c) for _, c in getattr(model, attr).cells_and_names()]
+            return [attr] + [n for n, c in model.name_cells().items() if n != attr and id(c) in inside]
     raise ValueError(f"{type(model).__name__}: no classifier cell found")
 
 
@@ -201,7 +210,9 @@ def child(name: str, family: str) -> dict:
             r["note"] = f"{entry['image_size']} px images only; at 64 px: {at64}"
         return r
     except Exception as e:  # the survey's verdict, not a crash
-        first = (str(e).strip().splitlines() or [type(e).__name__])[0][:240]
+        lines = [ln.strip() for ln in str(e).splitlines() if ln.strip("-: \t")]  # not MindSpore's rulers
+        first = " ".join(lines[:2] if lines and lines[0].endswith(":") else lines[:1]) or type(e).__name__
+        first = first[:240]
         return {"model": name, "status": "fail", "stage": stage, "reason": f"{type(e).__name__}: {first}"}
 
 
@@ -271,7 +282,9 @@ def update_schema(doc: dict) -> None:
     with open(path, encoding="utf-8") as f:
         schema = json.load(f)
     model = schema["properties"]["model"]["properties"]
-    resnets = [b for b in model["backbone"]["enum"] if b.startswith("resnet")]
+    from ascend_finetune.models.backbones import BACKBONES
+
+    resnets = list(BACKBONES)  # not every name starting "resnet" (mindcv's resnetv2_50)
     descs = model["backbone"]["x-enumDescriptions"][: len(resnets)]
     names = list(doc["backbones"])
     model["backbone"]["enum"] = resnets + names

@@ -202,7 +202,8 @@ def _probed(model: Any, features: Any, size: int) -> dict[str, Any]:
     embedding; the rest of its run is the first stage); the model's own parameters (class token,
     position embedding) go with the stem. A final norm layer, and parameters outside the units (a
     cell the features do not run), are the neck. A model at one resolution throughout (fewer than 3
-    runs) has its longest run cut in four equal groups of units, as ViT's blocks."""
+    runs) has its longest run cut in four equal groups of units (of a lone container's children), as
+    ViT's blocks."""
     cells = dict(model.cells_and_names())
     runs: list[list[tuple[str, int, bool]]] = []
     for u in _run_units(model, features, size):
@@ -228,7 +229,10 @@ def _probed(model: Any, features: Any, size: int) -> dict[str, Any]:
     stages = [{"name": [n for n, _, has in r if has][-1], "paths": [n for n, _, _ in r]} for r in merged]
     if len(stages) < 3:  # one resolution throughout (CaiT, XCiT, MLP-Mixer): its longest run in four
         at = max(range(len(stages)), key=lambda i: len(stages[i]["paths"]))
-        paths, per = stages[at]["paths"], max(1, len(stages[at]["paths"]) // 4)
+        paths = stages[at]["paths"]
+        if len(paths) == 1:  # one container of blocks run as one cell (MLP-Mixer's mixer_blocks): its blocks
+            paths = [f"{paths[0]}.{k}" for k in cells[paths[0]].name_cells()] or paths
+        per = max(1, len(paths) // 4)
         cuts = [0, per, 2 * per, 3 * per, len(paths)] if len(paths) >= 4 else [0, len(paths)]
         stages[at : at + 1] = [{"name": paths[b - 1], "paths": paths[a:b]} for a, b in zip(cuts, cuts[1:])]
     return {"stem": [n for n, _, _ in stem] + own, "stages": stages}
