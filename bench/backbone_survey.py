@@ -300,9 +300,10 @@ def update_schema(doc: dict) -> None:
             if f"up_to:{st['name']}" not in base:  # ResNeSt's layer1-4: the ResNets' values, said once
                 owners.setdefault(f"up_to:{st['name']}", []).append(n)
     freeze = model["freeze"]
-    freeze["enum"] = base + list(owners)
+    freeze["enum"] = base + stage_order(doc, list(owners))
     freeze["x-enumDescriptions"] = freeze["x-enumDescriptions"][: len(base)] + [
-        f"mindcv ({', '.join(ns)}): the stem and the stages up to {v[6:]} are frozen." for v, ns in owners.items()
+        f"mindcv ({', '.join(owners[v])}): the stem and the stages up to {v[6:]} are frozen."
+        for v in freeze["enum"][len(base) :]
     ]
     model["unfreeze"]["items"]["properties"]["freeze"]["enum"] = list(freeze["enum"])
     with open(path, "w", encoding="utf-8") as f:
@@ -319,6 +320,25 @@ def update_schema(doc: dict) -> None:
         )
     with open(types, "w", encoding="utf-8") as f:
         f.write(text)
+
+
+def stage_order(doc: dict, values: list[str]) -> list[str]:
+    """The `up_to:` values so that each backbone's stages come in its own order (the language server
+    and the wizard list a backbone's stages in the enum's order; ConViT's blocks.11 must not put
+    ViT's blocks.11 before its blocks.2): first-seen order, each value after every stage it follows."""
+    after: dict[str, set[str]] = {v: set() for v in values}
+    for e in doc["backbones"].values():
+        names = [f"up_to:{st['name']}" for st in e["stages"]]
+        for a, b in zip(names, names[1:]):
+            if b in after and a in after:
+                after[b].add(a)
+    out: list[str] = []
+    while len(out) < len(values):
+        ready = [v for v in values if v not in out and after[v] <= set(out)]
+        if not ready:
+            raise ValueError(f"stage names in conflicting orders: {sorted(set(values) - set(out))[:6]}")
+        out.append(ready[0])
+    return out
 
 
 def run_describe(name: str, family: str, size: int) -> str:
