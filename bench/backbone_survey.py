@@ -1,12 +1,17 @@
 """Which mindcv families the runner can offer as `model.backbone`, and what backbones.json says of them.
 
 For one small variant of each of mindcv 0.3.0's families (its model modules), in a child process each:
-build it (mindcv's own model, nothing patched) at 64 px on CPU, find where forward_features leaves the
-features (pooled, a map, tokens) and the stages (mindcv_net.structure), then in GRAPH mode train 2 steps
-of the runner's TransferNet (mindcv's features + the new head) and export MindIR. ok, or the step that
-failed and the first line of the error.
+build it (mindcv's own model, nothing patched) at 64 px on CPU (a model that fails there: at its
+default cfg's input size, 224 where the cfg gives none), find where forward_features leaves the
+features (pooled, a map, tokens; the model's own construct without its classifier where there is no
+forward_features or it returns a list) and the stages (mindcv_net.structure), then in GRAPH mode train
+2 steps of the runner's TransferNet (mindcv's features + the new head) and export MindIR. ok, or the
+step that failed and the first line of the error.
 
-    .venv/bin/python bench/backbone_survey.py [--only vit,convnext] [--write]
+    nice -n 10 .venv/bin/python bench/backbone_survey.py [--only vit,convnext] [--write] [--timeout 300]
+
+--catalog PATH updates another copy of backbones.json (not the schema): two surveys over disjoint
+--only lists can share a slow box, their results merged into backbones.json afterwards.
 
 --write rewrites runner/ascend_finetune/backbones.json: every passing family's surveyed variant plus
 the EXTRA variants of the families the issue names, and the survey's verdict per family. docs/weights.md
@@ -73,23 +78,35 @@ def describe(name: str, family: str, size: int = 64) -> dict:
     """backbones.json's entry for a model, from mindcv's model (PyNative forward at `size` px)."""
     import mindspore as ms
     import numpy as np
+    from mindspore import nn
 
     from ascend_finetune.models.mindcv_net import build_mindcv, structure
 
     ms.set_context(mode=ms.PYNATIVE_MODE)
     model = build_mindcv(name)
     model.set_train(False)
-    cfg = sys.modules[type(model).__module__].default_cfgs[name]
-    head = [str(cfg.get("classifier", "classifier")).split(".")[0]]
-    out = model.forward_features(ms.Tensor(np.zeros((1, 3, size, size), np.float32)))
+    cfg = config(name, family, model)
+    head = head_cells(model, cfg)
+    for attr in head:  # what the runner does (MindcvBackbone)
+        setattr(model, attr, nn.Identity())
+    x = ms.Tensor(np.zeros((1, 3, size, size), np.float32))
+    call = "forward_features"
+    out = model.forward_features(x) if hasattr(model, "forward_features") else None
+    if not isinstance(out, ms.Tensor):  # none, or a list (HRNet's maps): the model's own construct
+        call = "construct"
+        out = model(x)
+
+    def features(t):
+        return model(t) if call == "construct" else model.forward_features(t)
+
     if out.ndim == 2:
         pool, width = "pooled", out.shape[1]
     elif out.ndim == 4:
         pool, width = "avg", out.shape[1]
-    elif out.ndim == 3:
+    elif out.ndim == 3 and hasattr(model, "fc_norm"):  # ViT's tokens, pooled as its global_pool says
         pool, width = ("avg_tokens" if getattr(model, "global_pool", "token") == "avg" else "token"), out.shape[2]
     else:
-        raise ValueError(f"forward_features gave shape {out.shape}")
+        raise ValueError(f"{call} gave shape {out.shape}, which the runner does not pool")
     params = sum(int(np.prod(p.shape)) for n, p in model.parameters_and_names() if n.split(".")[0] not in head)
     fixed = {} if size == 64 else {"image_size": size}  # takes only its own input size
     return {
@@ -97,8 +114,9 @@ def describe(name: str, family: str, size: int = 64) -> dict:
         **fixed,
         "num_features": int(width),
         "pool": pool,
+        **({"call": call} if call == "construct" else {}),
         "head": head,
-        **structure(model, family),
+        **structure(model, family, features, size),
         "params": params,
         "preprocess": {
             "input_size": int(cfg.get("input_size", (3, 224, 224))[-1]),
@@ -108,6 +126,37 @@ def describe(name: str, family: str, size: int = 64) -> dict:
             "std": [round(v * 255, 4) for v in cfg.get("std", (0.229, 0.224, 0.225))],
         },
     }
+
+
+def config(name: str, family: str, model) -> dict:
+    """mindcv's default cfg of a model: in its family's module (MAE's ViT, ResNetV2's ResNet are
+    built by classes of other modules), else its class's."""
+    for mod in ("mindcv.models." + family, type(model).__module__):
+        cfgs = getattr(sys.modules.get(mod), "default_cfgs", {})
+        if name in cfgs:
+            return dict(cfgs[name])
+    return {}
+
+
+def head_cells(model, cfg: dict) -> list[str]:
+    """The classifier's top-level cell (the default cfg's `classifier`, else the usual names), and
+    any other top-level name for a cell inside it (SqueezeNet's `final_conv` is `classifier.1`): all
+    replaced by an Identity, so no dead copy of the classifier stays in the network."""
+    from mindspore import nn
+
+    for attr in (str(cfg.get("classifier") or "").split(".")[0], "head", "classifier", "fc", "last_linear"):
+        if attr and isinstance(getattr(model, attr, None), nn.Cell):
+            inside = [id(c) for _, c in getattr(model, attr).cells_and_names()]
+            return [attr] + [n for n, c in model.name_cells().items() if n != attr and id(c) in inside]
+    raise ValueError(f"{type(model).__name__}: no classifier cell found")
+
+
+def input_size(name: str, family: str) -> int:
+    """The size mindcv's default cfg gives, or its usual 224 where the cfg says none (CaiT, Swin)."""
+    import mindcv  # noqa: F401  (imports the family modules)
+
+    cfg = getattr(sys.modules.get("mindcv.models." + family), "default_cfgs", {}).get(name, {})
+    return int(cfg.get("input_size", (3, 224, 224))[-1])
 
 
 def train_and_export(name: str, entry: dict, size: int = 64) -> None:
@@ -149,11 +198,7 @@ def child(name: str, family: str) -> dict:
         try:
             entry = describe(name, family)
         except Exception as e:  # a model with a fixed input size (a position embedding): its own size
-            size = int(
-                getattr(sys.modules.get("mindcv.models." + family), "default_cfgs", {})
-                .get(name, {})
-                .get("input_size", (3, 64, 64))[-1]
-            )
+            size = input_size(name, family)
             if size == 64:
                 raise
             at64 = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:160]}"
@@ -165,7 +210,9 @@ def child(name: str, family: str) -> dict:
             r["note"] = f"{entry['image_size']} px images only; at 64 px: {at64}"
         return r
     except Exception as e:  # the survey's verdict, not a crash
-        first = (str(e).strip().splitlines() or [type(e).__name__])[0][:240]
+        lines = [ln.strip() for ln in str(e).splitlines() if ln.strip("-: \t")]  # not MindSpore's rulers
+        first = " ".join(lines[:2] if lines and lines[0].endswith(":") else lines[:1]) or type(e).__name__
+        first = first[:240]
         return {"model": name, "status": "fail", "stage": stage, "reason": f"{type(e).__name__}: {first}"}
 
 
@@ -187,6 +234,7 @@ def main() -> None:
     ap.add_argument("--only", help="comma-separated families")
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--catalog", help="another backbones.json to update (a parallel survey's share)")
     ap.add_argument("--child")
     ap.add_argument("--family")
     a = ap.parse_args()
@@ -194,13 +242,11 @@ def main() -> None:
         print(json.dumps(child(a.child, a.family)))
         return
     fams = families()
-    only = set(a.only.split(",")) if a.only else set(fams)
-    out_path = os.path.join(HERE, "..", "runner", "ascend_finetune", "backbones.json")
+    only = a.only.split(",") if a.only else sorted(fams)  # in the order given: the cheap ones first
+    out_path = a.catalog or os.path.join(HERE, "..", "runner", "ascend_finetune", "backbones.json")
     with open(out_path, encoding="utf-8") as f:
         doc = json.load(f)
-    for fam in sorted(fams):
-        if fam not in only:
-            continue
+    for fam in only:
         r = run_child(pick(fam, fams[fam]), fam, a.timeout)
         entry = r.pop("entry", None)
         took = str(r.get("seconds", ""))
@@ -216,16 +262,17 @@ def main() -> None:
             for extra in EXTRA.get(fam, []):
                 doc["backbones"][extra] = json.loads(run_describe(extra, fam, int(entry.get("image_size", 64))))
         if a.write:  # after each family: a long survey keeps what it found
-            write(doc, out_path)
+            write(doc, out_path, schema=not a.catalog)
 
 
-def write(doc: dict, out_path: str) -> None:
+def write(doc: dict, out_path: str, schema: bool = True) -> None:
     doc["backbones"] = dict(sorted(doc["backbones"].items()))
     doc["families"] = dict(sorted(doc["families"].items()))
     with open(out_path, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")
-    update_schema(doc)
+    if schema:
+        update_schema(doc)
 
 
 def update_schema(doc: dict) -> None:
@@ -235,7 +282,9 @@ def update_schema(doc: dict) -> None:
     with open(path, encoding="utf-8") as f:
         schema = json.load(f)
     model = schema["properties"]["model"]["properties"]
-    resnets = [b for b in model["backbone"]["enum"] if b.startswith("resnet")]
+    from ascend_finetune.models.backbones import BACKBONES
+
+    resnets = list(BACKBONES)  # not every name starting "resnet" (mindcv's resnetv2_50)
     descs = model["backbone"]["x-enumDescriptions"][: len(resnets)]
     names = list(doc["backbones"])
     model["backbone"]["enum"] = resnets + names
@@ -248,11 +297,13 @@ def update_schema(doc: dict) -> None:
     owners: dict[str, list[str]] = {}
     for n, e in doc["backbones"].items():
         for st in e["stages"]:
-            owners.setdefault(f"up_to:{st['name']}", []).append(n)
+            if f"up_to:{st['name']}" not in base:  # ResNeSt's layer1-4: the ResNets' values, said once
+                owners.setdefault(f"up_to:{st['name']}", []).append(n)
     freeze = model["freeze"]
-    freeze["enum"] = base + list(owners)
+    freeze["enum"] = base + stage_order(doc, list(owners))
     freeze["x-enumDescriptions"] = freeze["x-enumDescriptions"][: len(base)] + [
-        f"mindcv ({', '.join(ns)}): the stem and the stages up to {v[6:]} are frozen." for v, ns in owners.items()
+        f"mindcv ({', '.join(owners[v])}): the stem and the stages up to {v[6:]} are frozen."
+        for v in freeze["enum"][len(base) :]
     ]
     model["unfreeze"]["items"]["properties"]["freeze"]["enum"] = list(freeze["enum"])
     with open(path, "w", encoding="utf-8") as f:
@@ -269,6 +320,25 @@ def update_schema(doc: dict) -> None:
         )
     with open(types, "w", encoding="utf-8") as f:
         f.write(text)
+
+
+def stage_order(doc: dict, values: list[str]) -> list[str]:
+    """The `up_to:` values so that each backbone's stages come in its own order (the language server
+    and the wizard list a backbone's stages in the enum's order; ConViT's blocks.11 must not put
+    ViT's blocks.11 before its blocks.2): first-seen order, each value after every stage it follows."""
+    after: dict[str, set[str]] = {v: set() for v in values}
+    for e in doc["backbones"].values():
+        names = [f"up_to:{st['name']}" for st in e["stages"]]
+        for a, b in zip(names, names[1:]):
+            if b in after and a in after:
+                after[b].add(a)
+    out: list[str] = []
+    while len(out) < len(values):
+        ready = [v for v in values if v not in out and after[v] <= set(out)]
+        if not ready:
+            raise ValueError(f"stage names in conflicting orders: {sorted(set(values) - set(out))[:6]}")
+        out.append(ready[0])
+    return out
 
 
 def run_describe(name: str, family: str, size: int) -> str:

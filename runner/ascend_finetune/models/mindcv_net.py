@@ -4,8 +4,11 @@ mindcv is imported here only, so a ResNet run needs nothing but MindSpore. The m
 (nothing patched): its `forward_features`, then its pooling where forward_features does not pool
 (MobileNetV3's feature map: global average; ViT's tokens: the class token, or the mean of the patch
 tokens and `fc_norm`, as its `global_pool` says). ConvNeXt and EfficientNet pool inside
-forward_features. The classifier (and MobileNetV3's pre-logits Dense) is replaced by an Identity, so
-its parameters are not in the network.
+forward_features. A model without a `forward_features` that returns one tensor (DPN, HaloNet, HRNet's
+list of maps, ...) runs its own `construct` instead (backbones.json `call: "construct"`), whose
+classifier is an Identity here: the output is what its classifier would have seen, pooled the same
+way. The classifier (and MobileNetV3's pre-logits Dense) is replaced by an Identity, so its
+parameters are not in the network.
 
 Built in the "torch" layout (for timm's state dicts), the same model computes with timm's arithmetic
 where mindcv's differs (torch_map/arithmetic.py: padding, exact GELU, LayerNorm eps).
@@ -24,6 +27,8 @@ from mindspore import nn
 
 from .backbones import mindcv_models
 from .torch_map.arithmetic import match_timm
+
+_NORMS = (nn.LayerNorm, nn.BatchNorm1d, nn.BatchNorm2d, nn.GroupNorm)
 
 
 def build_mindcv(name: str, **kwargs: Any) -> Any:
@@ -52,11 +57,12 @@ class MindcvBackbone(nn.Cell):
             setattr(model, attr, nn.Identity())
         self.model = model
         self.pool = str(entry["pool"])  # "pooled" | "avg" | "token" | "avg_tokens"
+        self.call_construct = entry.get("call") == "construct"
         self.prefix_tokens = int(getattr(model, "num_prefix_tokens", 0))
         self.num_features = int(entry["num_features"])
 
     def construct(self, x: Any) -> Any:
-        x = self.model.forward_features(x)
+        x = self.model(x) if self.call_construct else self.model.forward_features(x)
         if self.pool == "avg":
             x = x.mean((2, 3))
         elif self.pool == "token":
@@ -83,7 +89,7 @@ def _ordered_units(model: Any, container: str) -> list[str]:
     return units
 
 
-def structure(model: Any, family: str) -> dict[str, Any]:
+def structure(model: Any, family: str, features: Any = None, size: int = 64) -> dict[str, Any]:
     """stem and stages (each a name and the backbone-relative paths it holds) of a mindcv model.
 
     Stages follow mindcv's own `feature_info` (the points its features_only mode returns), merged
@@ -91,8 +97,9 @@ def structure(model: Any, family: str) -> dict[str, Any]:
     MobileNetV3 and EfficientNet `features.N`. A first feature point at stride 2 is the stem's output
     (MobileNetV3's and EfficientNet's stem convolution); everything up to it is the stem. ViT has no
     feature_info: its blocks in four equal groups, each named by its last block; the stem is the patch
-    embedding, class token and position embedding."""
-    if family == "vit":
+    embedding, class token and position embedding. A model with neither: probed (`_probed`), with
+    `features(x)` the model's features of an image batch at `size` px."""
+    if family == "vit" or type(model).__name__ == "VisionTransformer":  # MAE's fine-tuned model is one
         depth = len(model.blocks)
         per = max(1, depth // 4)
         ends = list(range(per - 1, depth, per))
@@ -107,7 +114,9 @@ def structure(model: Any, family: str) -> dict[str, Any]:
         return {"stem": stem, "stages": stages}
     info = list(getattr(model, "feature_info", []) or [])
     if not info:
-        raise ValueError(f"{type(model).__name__} has no feature_info: its stages are not known")
+        if features is None:
+            raise ValueError(f"{type(model).__name__} has no feature_info: its stages are not known")
+        return _probed(model, features, size)
     container = info[0]["name"].rsplit(".", 1)[0] if re.search(r"\.\d+$", info[0]["name"]) else ""
     units = _ordered_units(model, container) if container else _ordered_units(model, "\0")
     groups: list[list[dict[str, Any]]] = []
@@ -129,3 +138,101 @@ def structure(model: Any, family: str) -> dict[str, Any]:
         stages.append({"name": g[-1]["name"], "paths": units[pos : end + 1]})
         pos = end + 1
     return {"stem": stem, "stages": stages}
+
+
+def _run_units(model: Any, features: Any, size: int) -> list[tuple[str, int, bool]]:
+    """(unit, output side, has parameters) in execution order, from one PyNative forward with hooks.
+    The units are the model's direct children; one that does not run as one cell (a CellList the
+    model loops over) is replaced by its children (recursively), and so is a direct SequentialCell or
+    CellList child whose children's outputs are at more than one resolution (a `features` container
+    spanning stages; one level only). A cell that never runs holds no unit. The
+    side is a map's height or the square root of a token count (a class token left over); a pooled
+    output keeps the side before. A cell that returns maps at several resolutions at once (HRNet's
+    parallel branches) has no place in a sequence of stages: ValueError."""
+    import math
+
+    import numpy as np
+    from mindspore import Tensor
+
+    seen: dict[str, int | None] = {}
+
+    def hook(path: str) -> Any:
+        def record(_cell: Any, _inputs: Any, out: Any) -> None:
+            outs = list(out) if isinstance(out, (tuple, list)) else [out]
+            sides = {tuple(o.shape)[2] for o in outs if len(tuple(getattr(o, "shape", ()))) == 4}
+            if len(sides) > 1:
+                raise ValueError(f"{path} gives maps at {len(sides)} resolutions at once (parallel branches)")
+            shape = tuple(getattr(outs[0], "shape", ())) if outs else ()
+            side = shape[2] if len(shape) == 4 else math.isqrt(shape[1]) if len(shape) == 3 else None
+            seen.setdefault(path, side)  # a cell run twice counts where it first ran
+
+        return record
+
+    cells = dict(model.cells_and_names())
+    handles = [cell.register_forward_hook(hook(path)) for path, cell in cells.items() if path]
+    try:
+        features(Tensor(np.zeros((1, 3, size, size), np.float32)))
+    finally:
+        for h in handles:
+            h.remove()
+
+    def units(path: str) -> list[str]:
+        cell = cells[path]
+        subs = [f"{path}.{k}" for k in cell.name_cells()]
+        spans = "." not in path and isinstance(cell, (nn.SequentialCell, nn.CellList))
+        if path in seen and not (spans and len({seen.get(u) for u in subs} - {None}) > 1):
+            return [path]
+        return [u for sub in subs for u in units(sub)]  # not run as one cell, or spans stages
+
+    order = list(seen)  # insertion order: the order the cells finished
+    found = sorted((u for top in model.name_cells() for u in units(top)), key=order.index)
+    out, side = [], size
+    for u in found:
+        side = seen[u] or side
+        out.append((u, side, any(True for _ in cells[u].get_parameters())))
+    return out
+
+
+def _probed(model: Any, features: Any, size: int) -> dict[str, Any]:
+    """Stages of a model without feature_info, by one rule: its units (`_run_units`) in execution
+    order, in runs at the same output resolution. Each run is a stage named by its last unit with
+    parameters; parameterless units at a new resolution (a pooling, a padding) join the next run, or
+    the last one at the end. The stem is the first run (the layers
+    at the stem's stride), or only the first unit when that already reduces by 4 or more (a patchify
+    embedding; the rest of its run is the first stage); the model's own parameters (class token,
+    position embedding) go with the stem. A final norm layer, and parameters outside the units (a
+    cell the features do not run), are the neck. A model at one resolution throughout (fewer than 3
+    runs) has its longest run cut in four equal groups of units (of a lone container's children), as
+    ViT's blocks."""
+    cells = dict(model.cells_and_names())
+    runs: list[list[tuple[str, int, bool]]] = []
+    for u in _run_units(model, features, size):
+        if runs and (u[1] == runs[-1][-1][1] or not any(has for _, _, has in runs[-1])):
+            runs[-1].append(u)
+        else:
+            runs.append([u])
+    merged: list[list[tuple[str, int, bool]]] = []
+    for r in runs:
+        if merged and not any(has for _, _, has in r):
+            merged[-1].extend(r)
+        else:
+            merged.append(r)
+    last = merged[-1]  # a final norm (DenseNet's norm5, PoolFormer's norm) is the neck, as ConvNeXt's
+    while len(last) > 1 and isinstance(cells.get(last[-1][0]), _NORMS + (nn.Identity, nn.ReLU)):
+        last.pop()
+    first = merged[0]
+    if first[0][1] * 4 <= size and len(first) > 1:
+        stem, merged[0] = [first[0]], first[1:]
+    else:
+        stem = merged.pop(0)
+    own = [p.name for p in model.get_parameters(expand=False) if "." not in p.name]
+    stages = [{"name": [n for n, _, has in r if has][-1], "paths": [n for n, _, _ in r]} for r in merged]
+    if len(stages) < 3:  # one resolution throughout (CaiT, XCiT, MLP-Mixer): its longest run in four
+        at = max(range(len(stages)), key=lambda i: len(stages[i]["paths"]))
+        paths = stages[at]["paths"]
+        if len(paths) == 1:  # one container of blocks run as one cell (MLP-Mixer's mixer_blocks): its blocks
+            paths = [f"{paths[0]}.{k}" for k in cells[paths[0]].name_cells()] or paths
+        per = max(1, len(paths) // 4)
+        cuts = [0, per, 2 * per, 3 * per, len(paths)] if len(paths) >= 4 else [0, len(paths)]
+        stages[at : at + 1] = [{"name": paths[b - 1], "paths": paths[a:b]} for a, b in zip(cuts, cuts[1:])]
+    return {"stem": [n for n, _, _ in stem] + own, "stages": stages}
