@@ -320,6 +320,34 @@ def update_schema(doc: dict) -> None:
         )
     with open(types, "w", encoding="utf-8") as f:
         f.write(text)
+    update_translations(model["backbone"]["x-enumDescriptions"] + freeze["x-enumDescriptions"])
+
+
+# The two generated sentences above and their zh-cn wording (l10n/schema.l10n.zh-cn.json, keyed by
+# the English text: the language server's hover shows them; test/unit/spec/schemaL10n.test.ts holds
+# every schema text translated and none left over).
+BACKBONE_TEXT = re.compile(r"^mindcv (\S+) \((\w+)\): (\d+) features, ([\d.]+)M parameters; stages (.*)\.$")
+FREEZE_TEXT = re.compile(r"^mindcv \((.*)\): the stem and the stages up to (\S+) are frozen\.$")
+
+
+def _zh(text: str) -> str | None:
+    if m := BACKBONE_TEXT.match(text):
+        name, family, width, params, stages = m.groups()
+        return f"mindcv {name}（{family}）：{width} 维特征，{params}M 参数；阶段 {'、'.join(stages.split(', '))}。"
+    if m := FREEZE_TEXT.match(text):
+        return f"mindcv（{'、'.join(m.group(1).split(', '))}）：冻结 stem 以及直到 {m.group(2)} 的各阶段。"
+    return None
+
+
+def update_translations(texts: list[str]) -> None:
+    path = os.path.join(HERE, "..", "l10n", "schema.l10n.zh-cn.json")
+    with open(path, encoding="utf-8") as f:
+        table = json.load(f)
+    kept = {k: v for k, v in table.items() if _zh(k) is None}  # the generated ones are written anew
+    kept.update({t: zh for t in texts if (zh := _zh(t)) is not None})
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(kept, f, indent=2, ensure_ascii=False)
+        f.write("\n")
 
 
 def stage_order(doc: dict, values: list[str]) -> list[str]:
