@@ -3,11 +3,16 @@
 the network computes; mindcv's checkpoints load by name and give mindcv's own features; the stage rule
 for models without feature_info gives the known stages of two.
 
-CI cost: one test per offered family (about 40); most of each is MindSpore's GRAPH compile of the
-train step, which input size and batch do not change. The reference output is computed in PyNative,
-so each family compiles the train step and the export only (and runs the loaded MindIR)."""
+CI cost: most of each family's test is MindSpore's GRAPH compile of the train step, which input size
+and batch do not change (the reference output is computed in PyNative, so each family compiles the
+train step and the export only). All 32 families cost about 40 min on a loaded 2-core box (2026-12-06,
+every one passed), so CI runs the issue's families and one family for each way the runner reads a
+mindcv model (CI_FAMILIES); ASCEND_FINETUNE_SLOW_TESTS=1 runs every offered family, as
+bench/backbone_survey.py does."""
 
 from __future__ import annotations
+
+import os
 
 import mindspore as ms
 import numpy as np
@@ -27,17 +32,38 @@ def surveyed_per_family() -> list[str]:
 
 
 FAMILIES = surveyed_per_family()
+# The issue's four families (feature_info stages), plus: stages probed from the structure (VGG), the
+# model's own construct minus its classifier (GoogLeNet), a classifier with a second top-level name
+# (SqueezeNet's final_conv), a fixed 224 px input whose tokens pool inside (XCiT).
+CI_FAMILIES = {
+    "mobilenet_v3_small_100",
+    "efficientnet_b0",
+    "convnext_tiny",
+    "vit_b_32_224",
+    "vgg11",
+    "googlenet",
+    "squeezenet1_0",
+    "xcit_tiny_12_p16_224",
+}
+ALL = os.environ.get("ASCEND_FINETUNE_SLOW_TESTS") == "1"
+TRAINED = [
+    n
+    if ALL or n in CI_FAMILIES
+    else pytest.param(n, marks=pytest.mark.skipif(True, reason="ASCEND_FINETUNE_SLOW_TESTS=1"))
+    for n in FAMILIES
+]
 
 
 def test_the_issue_s_families_are_offered():
     assert {bb.family(n) for n in FAMILIES} >= {"mobilenetv3", "efficientnet", "convnext", "vit"}
+    assert CI_FAMILIES <= set(FAMILIES), CI_FAMILIES - set(FAMILIES)
 
 
 def _images(n: int, size: int, seed: int = 0) -> ms.Tensor:
     return ms.Tensor(np.random.default_rng(seed).random((n, 3, size, size), np.float32))
 
 
-@pytest.mark.parametrize("name", FAMILIES)
+@pytest.mark.parametrize("name", TRAINED)
 def test_family_trains_with_stages_frozen_and_exports_mindir(name, tmp_path):
     ms.set_context(mode=ms.GRAPH_MODE)
     ms.set_seed(0)
