@@ -31,6 +31,7 @@ import {
   runDirOf,
   startRunFromSpec,
   waitForRunState,
+  waitForPick,
 } from './ui';
 import { buildVsix } from './vsix';
 
@@ -88,27 +89,6 @@ async function rows(h: Harness): Promise<string[]> {
         .join(' '),
     ),
   );
-}
-
-async function placeholder(h: Harness): Promise<string> {
-  return (
-    (await h.page
-      .locator(SELECTORS.quickInputBox)
-      .getAttribute('placeholder')
-      .catch(() => null)) ?? ''
-  );
-}
-
-/** Waits for a quick pick whose placeholder matches, and returns it. */
-async function waitForPick(h: Harness, want: RegExp): Promise<string> {
-  let now = '';
-  await waitUntil(
-    `a quick pick asking ${want}`,
-    async () => want.test((now = await placeholder(h))) && (await h.page.locator(SELECTORS.quickInputBox).isVisible()),
-    MEDIUM,
-    () => `placeholder now: ${now}`,
-  );
-  return now;
 }
 
 /** Clicks the row whose text matches (one interaction). */

@@ -686,3 +686,25 @@ export function activeWebview(h: Harness) {
     .locator('iframe#active-frame')
     .contentFrame();
 }
+
+/** The open quick input's placeholder ('' when none). */
+export async function placeholder(h: Harness): Promise<string> {
+  return (
+    (await h.page
+      .locator(SELECTORS.quickInputBox)
+      .getAttribute('placeholder')
+      .catch(() => null)) ?? ''
+  );
+}
+
+/** Waits for a quick pick whose placeholder matches, and returns the placeholder. */
+export async function waitForPick(h: Harness, want: RegExp): Promise<string> {
+  let now = '';
+  await waitUntil(
+    `a quick pick asking ${want}`,
+    async () => want.test((now = await placeholder(h))) && (await h.page.locator(SELECTORS.quickInputBox).isVisible()),
+    MEDIUM,
+    () => `placeholder now: ${now}`,
+  );
+  return now;
+}

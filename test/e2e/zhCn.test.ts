@@ -29,6 +29,7 @@ import {
   runDirOf,
   treeRow,
   waitForRunState,
+  waitForPick,
 } from './ui';
 
 const LOCALE = 'zh-cn';
@@ -54,27 +55,6 @@ async function pickRows(h: Harness): Promise<{ label: string; description: strin
 /** The texts of the status bar's items. */
 async function statusTexts(h: Harness): Promise<string[]> {
   return (await h.page.locator(`${SELECTORS.statusBar} .statusbar-item`).allTextContents()).map((x) => x.trim());
-}
-
-async function placeholder(h: Harness): Promise<string> {
-  return (
-    (await h.page
-      .locator(SELECTORS.quickInputBox)
-      .getAttribute('placeholder')
-      .catch(() => null)) ?? ''
-  );
-}
-
-/** Waits for a quick pick whose placeholder matches, and returns the placeholder. */
-async function waitForPick(h: Harness, want: RegExp): Promise<string> {
-  let now = '';
-  await waitUntil(
-    `a quick pick asking ${want}`,
-    async () => want.test((now = await placeholder(h))) && (await h.page.locator(SELECTORS.quickInputBox).isVisible()),
-    MEDIUM,
-    () => `placeholder now: ${now}`,
-  );
-  return now;
 }
 
 test(
