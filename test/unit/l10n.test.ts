@@ -298,11 +298,7 @@ const NOT_USER_TEXT: [file: RegExp, text: RegExp, why: string][] = [
     'the health sentences, built from the doctor rows: not yet routed',
   ],
   [/spec\/builder\.ts$/, /^a run needs a name$/, 'checkName: not yet routed'],
-  [
-    /server\/(diagnostics|sweepLanguage)\.ts$/,
-    /./,
-    "schema problems mirror the runner's English (README, Languages); 'unknown field' is matched, not shown",
-  ],
+  [/server\/sweepLanguage\.ts$/, /./, "the sweep spec's problems: not yet routed (README, Languages)"],
   [/vscode\/specLanguage\.ts$/, /^Ascend Run Spec$/, "the language client's name (its output channel)"],
 ];
 
