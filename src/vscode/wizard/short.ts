@@ -417,7 +417,7 @@ async function edit(app: App, st: Short, key: SummaryKey, info: StepInfo): Promi
       });
       return;
     case 'devices': {
-      const choices = npuChoices(app.targets.doctorOutput(st.def.id));
+      const choices = npuChoices(app.targets.doctorOutput(st.def.id), translate);
       if (choices.length <= 1) {
         void vscode.window.showInformationMessage(
           choices.length === 0
