@@ -45,7 +45,7 @@ import { translate } from '../l10n';
 
 const LAST_TARGET = 'ascend.wizard.lastTarget';
 /** The summary's data checks, per target and folder, for the life of the extension host. */
-const dataChecks = new DataCheckCache();
+const dataChecks = new DataCheckCache(translate);
 
 interface Short {
   def: TargetDef;
