@@ -19,6 +19,7 @@ import { closeMatch } from '../core/spec/py';
 import type { PathFact } from '../shared/specProtocol';
 import { SOURCE, type FixData } from './fixData';
 import { stageDiagnostics } from './freezeStages';
+import { problemLine } from './schemaWords';
 import { LIMITS, type FieldNode, type Span, type SpecDocument } from './specDocument';
 
 export { SOURCE, type FixData };
@@ -88,7 +89,7 @@ export function diagnose(doc: SpecDocument, td: TextDocument, opts: DiagnoseOpti
 function spanOf(doc: SpecDocument, p: SpecProblem): Span {
   const node = doc.nodes.get(p.path);
   if (node)
-    return p.message === 'unknown field' || p.message === 'is required'
+    return p.words?.kind === 'unknown_field' || p.words?.kind === 'required'
       ? (node.keySpan ?? node.valueSpan)
       : node.valueSpan;
   const segs = p.path.split('.');
@@ -107,7 +108,7 @@ function toDiagnostic(doc: SpecDocument, p: SpecProblem, range: (s: Span) => Dia
     severity: / not found: /.test(p.message) ? DiagnosticSeverity.Warning : DiagnosticSeverity.Error,
     source: SOURCE,
     code: p.path || undefined,
-    message: `${p.path ? `${p.path}: ` : ''}${p.message}${p.fix ? ` (${p.fix})` : ''}`,
+    message: problemLine(p),
   };
   const fix = fixFor(doc, p);
   if (fix) d.data = fix;
@@ -117,9 +118,9 @@ function toDiagnostic(doc: SpecDocument, p: SpecProblem, range: (s: Span) => Dia
 /** The quick fix a problem allows: a close key name, a close enum value, a bound or the default. */
 function fixFor(doc: SpecDocument, p: SpecProblem): FixData | undefined {
   const segs = p.path.split('.');
-  if (p.message === 'unknown field') {
-    const m = /^did you mean "(.+)"\?$/.exec(p.fix);
-    return m ? { kind: 'renameKey', path: p.path, to: m[1] } : undefined;
+  if (p.words?.kind === 'unknown_field') {
+    const to = p.words.suggestion;
+    return to !== undefined ? { kind: 'renameKey', path: p.path, to } : undefined;
   }
   const rule = fieldSchema(segs);
   const node = doc.nodes.get(p.path);
@@ -219,7 +220,7 @@ function remoteChecks(
     const node = doc.nodes.get(dotted);
     const fact = remote.facts?.[dotted];
     if (!node || !fact || bad.has(dotted)) continue;
-    const where = fact.resolved === fact.path ? fact.path : `${fact.path}, that is ${fact.resolved}`;
+    const where = fact.resolved === fact.path ? fact.path : l10n.t('{0}, that is {1}', fact.path, fact.resolved);
     if (fact.kind === kind) {
       if (fact.kind === 'folder' && dotted === 'data.train')
         out.push(...classChecks(doc, node, fact.classes, fact.count, on, bad, range));

@@ -16,6 +16,11 @@ export function setLocale(locale: string | undefined): void {
   currentSchema = schemaTranslator(locale);
 }
 
+/** Whether the client reads another language than English (the server's English is its source text). */
+export function localised(): boolean {
+  return current !== english;
+}
+
 /** The message in the client's language, placeholders filled. */
 export function t(message: string, ...args: L10nArg[]): string {
   return current(message, ...args);

@@ -281,7 +281,7 @@ async function runSteps(app: App, s: State): Promise<boolean> {
 }
 
 async function npuStep(app: App, s: State, info: StepInfo, direction: 'forward' | 'back'): Promise<StepResult> {
-  const choices = npuChoices(app.targets.doctorOutput(s.targetId ?? ''));
+  const choices = npuChoices(app.targets.doctorOutput(s.targetId ?? ''), translate);
   if (choices.length <= 1) {
     s.devices = 1;
     s.deviceIds = undefined;

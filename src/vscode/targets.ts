@@ -129,7 +129,7 @@ export class TargetsView implements vscode.TreeDataProvider<TargetsNode>, vscode
   health(def: TargetDef): Health | undefined {
     const c = this.checks.get(def.id);
     if (c?.state !== 'done') return undefined;
-    return healthOf(c.output, c.failed ? c.rows[0] : undefined, def.local?.python ?? def.ssh?.runner.python);
+    return healthOf(c.output, c.failed ? c.rows[0] : undefined, def.local?.python ?? def.ssh?.runner.python, translate);
   }
 
   /** `doctor`'s last output for a target, if it was checked. */
@@ -149,14 +149,14 @@ export class TargetsView implements vscode.TreeDataProvider<TargetsNode>, vscode
       try {
         await this.ctx.ensureRunner(def);
         const output = await runRunner(this.ctx.transport(def), runnerArgs.doctor(), { timeoutMs: DOCTOR_TIMEOUT_MS });
-        this.checks.set(def.id, { state: 'done', n, rows: doctorRows(output), output });
+        this.checks.set(def.id, { state: 'done', n, rows: doctorRows(output, translate), output });
         this.ctx.log.info(`doctor on ${def.label}: ${JSON.stringify(output)}`);
         this.setContexts(def);
         return output;
       } catch (e) {
         const err = e instanceof RunnerError ? e : { message: errorText(e), exitCode: null, stderrTail: '' };
         this.ctx.log.error(`doctor on ${def.label} failed: ${err.message}\n${err.stderrTail}`);
-        const row = doctorFailureRow(def, err);
+        const row = doctorFailureRow(def, err, translate);
         this.checks.set(def.id, { state: 'done', n, rows: [row], failed: true });
         this.setContexts(def);
         if (def.kind === 'ssh' && row.label === 'SSH') {

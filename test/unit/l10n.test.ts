@@ -286,23 +286,14 @@ const NOT_USER_TEXT: [file: RegExp, text: RegExp, why: string][] = [
   ],
   [
     /targets\/model\.ts$/,
-    /./,
-    "doctor rows: names of the runner's checks and its findings, still English (README, Languages)",
+    /^(Python|MindSpore|CANN|NPU|Host|mindcv|Runner|SSH|Doctor)$/,
+    "doctor row labels: the names of the runner's checks",
   ],
   [/targets\/target\.ts$/, /./, "a transport's name for logs and errors"],
   [/targets\/weightsCache\.ts$/, /^download cancelled$/, 'an Error message, caught before it is shown'],
-  [/preview\/model\.ts$/, /./, "Preview Data's problem texts: built from the runner's findings, not yet routed"],
-  [
-    /wizard\/health\.ts$/,
-    /Python|MindSpore|runner|SSH|report on itself|see the log/,
-    'the health sentences, built from the doctor rows: not yet routed',
-  ],
+  [/preview\/model\.ts$/, /preview answer has no valid/, "PreviewFormatError's message: an error, English by design"],
   [/spec\/builder\.ts$/, /^a run needs a name$/, 'checkName: not yet routed'],
-  [
-    /server\/(diagnostics|sweepLanguage)\.ts$/,
-    /./,
-    "schema problems mirror the runner's English (README, Languages); 'unknown field' is matched, not shown",
-  ],
+  [/server\/sweepLanguage\.ts$/, /./, "the sweep spec's problems: not yet routed (README, Languages)"],
   [/vscode\/specLanguage\.ts$/, /^Ascend Run Spec$/, "the language client's name (its output channel)"],
 ];
 

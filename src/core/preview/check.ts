@@ -1,5 +1,6 @@
 // The wizard summary's data check: a thumbnail-free `preview` of the chosen folder, run while the
 // user reads the summary, remembered per target and folder so going back and forth does not rescan.
+import { english, type Translate } from '../l10n';
 import { PreviewFormatError, previewSummary, toPreviewView } from './model';
 
 /** Where one folder's check is: running, answered (counts and problems in one line each), or failed. */
@@ -9,10 +10,10 @@ export type DataCheck =
   | { state: 'failed'; message: string };
 
 /** The check of a runner answer (a `preview` document); a malformed one is a failure, not a throw. */
-export function dataCheckOf(raw: unknown): DataCheck {
+export function dataCheckOf(raw: unknown, t: Translate = english): DataCheck {
   try {
-    const v = toPreviewView(raw);
-    const s = previewSummary(v);
+    const v = toPreviewView(raw, t);
+    const s = previewSummary(v, t);
     return { state: 'done', counts: s.counts, problems: s.problems, clean: v.problems.length === 0 };
   } catch (e) {
     if (e instanceof PreviewFormatError) return { state: 'failed', message: e.message };
@@ -25,6 +26,9 @@ const MAX_ENTRIES = 16;
 
 export class DataCheckCache {
   private readonly entries = new Map<string, { check: DataCheck; done: Promise<DataCheck> }>();
+
+  /** `t`: the language of the counts and problems (the wizard passes vscode.l10n.t). */
+  constructor(private readonly t: Translate = english) {}
 
   /**
    * The check of `key` now, and a promise of its end. The first call starts `run` (the runner's
@@ -40,10 +44,13 @@ export class DataCheckCache {
     };
     entry.done = Promise.resolve()
       .then(run)
-      .then(dataCheckOf, (e: unknown): DataCheck => ({
-        state: 'failed',
-        message: e instanceof Error ? e.message : String(e),
-      }))
+      .then(
+        (raw) => dataCheckOf(raw, this.t),
+        (e: unknown): DataCheck => ({
+          state: 'failed',
+          message: e instanceof Error ? e.message : String(e),
+        }),
+      )
       .then((c) => {
         entry.check = c;
         if (c.state === 'failed' && this.entries.get(key) === entry) this.entries.delete(key);

@@ -12,6 +12,7 @@ import type {
   SizeStats,
   Thumb,
 } from '../../shared/previewProtocol';
+import { english, type Translate } from '../l10n';
 
 /** Files listed per warning in the panel: the runner lists up to 100, the panel shows the first ones. */
 export const FILES_PER_PROBLEM = 50;
@@ -46,7 +47,6 @@ function arr(o: Obj, k: string, where = k): unknown[] {
   return v;
 }
 const optStr = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /** The last line of a preview's stdout is the answer; earlier `{"progress": ...}` lines are progress. */
 export function progressOf(line: unknown): { done: number; total: number } | undefined {
@@ -97,8 +97,11 @@ function members(v: unknown, where: string): Member[] {
     .map((m) => ({ file: str(m, 'file', `${where}.file`), class: str(m, 'class', `${where}.class`) }));
 }
 
-/** The warnings, worst first: leakage, labels that disagree, duplicates, unreadable files, tiny classes. */
-function problems(doc: Obj): ProblemView[] {
+/**
+ * The warnings, worst first: leakage, labels that disagree, duplicates, unreadable files, tiny
+ * classes; in `t`'s language (one message per count form, so a language without plurals words it once).
+ */
+function problems(doc: Obj, t: Translate): ProblemView[] {
   const out: ProblemView[] = [];
   const dup = obj(doc, 'duplicates');
   const groups = arr(dup, 'groups', 'duplicates.groups')
@@ -118,10 +121,16 @@ function problems(doc: Obj): ProblemView[] {
   if (valFiles > 0) {
     const files = groups
       .filter((g) => g.train.length && g.val.length)
-      .flatMap((g) => g.val.map((v) => ({ path: v.file, note: `copy of ${g.train[0].file}` })));
+      .flatMap((g) => g.val.map((v) => ({ path: v.file, note: t('copy of {0}', g.train[0].file) })));
     out.push({
       kind: 'leak',
-      message: `${plural(valFiles, 'validation image')} ${valFiles === 1 ? 'is a copy' : 'are copies'} of training images (leakage: validation accuracy will read high)`,
+      message:
+        valFiles === 1
+          ? t('1 validation image is a copy of training images (leakage: validation accuracy will read high)')
+          : t(
+              '{0} validation images are copies of training images (leakage: validation accuracy will read high)',
+              valFiles,
+            ),
       ...cap(files, Math.max(0, valFiles - files.length)),
     });
   }
@@ -129,10 +138,13 @@ function problems(doc: Obj): ProblemView[] {
   if (conflicting > 0) {
     const files = groups
       .filter((g) => new Set([...g.train, ...g.val].map((m) => m.class)).size > 1)
-      .flatMap((g) => [...g.train, ...g.val].map((m) => ({ path: m.file, note: `labelled ${m.class}` })));
+      .flatMap((g) => [...g.train, ...g.val].map((m) => ({ path: m.file, note: t('labelled {0}', m.class) })));
     out.push({
       kind: 'conflict',
-      message: `${plural(conflicting, 'image')} ${conflicting === 1 ? 'has' : 'have'} identical copies in different classes (conflicting labels)`,
+      message:
+        conflicting === 1
+          ? t('1 image has identical copies in different classes (conflicting labels)')
+          : t('{0} images have identical copies in different classes (conflicting labels)', conflicting),
       ...cap(files),
     });
   }
@@ -141,10 +153,16 @@ function problems(doc: Obj): ProblemView[] {
   if (extra > 0) {
     const files = groups
       .filter((g) => g.train.length > 1)
-      .flatMap((g) => g.train.slice(1).map((m) => ({ path: m.file, note: `same as ${g.train[0].file}` })));
+      .flatMap((g) => g.train.slice(1).map((m) => ({ path: m.file, note: t('same as {0}', g.train[0].file) })));
+    const n = num(wt, 'groups', 'duplicates.within_train.groups');
+    const inGroups = n === 1 ? t('1 group') : t('{0} groups', n);
+    const said =
+      extra === 1
+        ? t('1 training image is an exact duplicate of another (in {0})', inGroups)
+        : t('{0} training images are exact duplicates of another (in {1})', extra, inGroups);
     out.push({
       kind: 'duplicate',
-      message: `${plural(extra, 'training image')} ${extra === 1 ? 'is an exact duplicate' : 'are exact duplicates'} of another (in ${plural(num(wt, 'groups', 'duplicates.within_train.groups'), 'group')})${leftOut ? `; ${leftOut} more groups not listed` : ''}`,
+      message: leftOut ? t('{0}; {1} more groups not listed', said, leftOut) : said,
       ...cap(files, Math.max(0, extra - files.length)),
     });
   }
@@ -159,7 +177,10 @@ function problems(doc: Obj): ProblemView[] {
       .map((f) => ({ path: str(f, 'path', 'skipped.first.path'), note: str(f, 'reason', 'skipped.first.reason') }));
     out.push({
       kind: 'skipped',
-      message: `${plural(skCount, 'file')} skipped by the scan (${reasons}): training will not see ${skCount === 1 ? 'it' : 'them'}`,
+      message:
+        skCount === 1
+          ? t('1 file skipped by the scan ({0}): training will not see it', reasons)
+          : t('{0} files skipped by the scan ({1}): training will not see them', skCount, reasons),
       ...cap(files, Math.max(0, skCount - files.length)),
     });
   }
@@ -171,16 +192,31 @@ function problems(doc: Obj): ProblemView[] {
       .map((f) => ({ path: str(f, 'path', 'not_read.first.path'), note: str(f, 'reason', 'not_read.first.reason') }));
     out.push({
       kind: 'notRead',
-      message: `${plural(nrCount, 'image')} not read by the preview (links out of the folder, not regular files, or changed since the scan)`,
+      message:
+        nrCount === 1
+          ? t('1 image not read by the preview (links out of the folder, not regular files, or changed since the scan)')
+          : t(
+              '{0} images not read by the preview (links out of the folder, not regular files, or changed since the scan)',
+              nrCount,
+            ),
       ...cap(files, Math.max(0, nrCount - files.length)),
     });
   }
   const tiny = obj(doc, 'tiny');
   const tinyClasses = arr(tiny, 'classes', 'tiny.classes').filter((c): c is string => typeof c === 'string');
   if (tinyClasses.length) {
+    const threshold = num(tiny, 'threshold', 'tiny.threshold');
     out.push({
       kind: 'tiny',
-      message: `${plural(tinyClasses.length, 'class', 'classes')} with fewer than ${num(tiny, 'threshold', 'tiny.threshold')} training images: ${tinyClasses.join(', ')}`,
+      message:
+        tinyClasses.length === 1
+          ? t('1 class with fewer than {0} training images: {1}', threshold, tinyClasses.join(', '))
+          : t(
+              '{0} classes with fewer than {1} training images: {2}',
+              tinyClasses.length,
+              threshold,
+              tinyClasses.join(', '),
+            ),
       files: [],
       more: 0,
     });
@@ -210,8 +246,11 @@ function thumbnails(doc: Obj): PreviewView['thumbnails'] {
   };
 }
 
-/** The panel's view of a `preview` document (throws PreviewFormatError naming the first bad field). */
-export function toPreviewView(raw: unknown): PreviewView {
+/**
+ * The panel's view of a `preview` document (throws PreviewFormatError naming the first bad field);
+ * the sentences in `t`'s language, class names, files and the runner's reasons as sent.
+ */
+export function toPreviewView(raw: unknown, t: Translate = english): PreviewView {
   if (!isObj(raw)) throw new PreviewFormatError('(document)', 'a JSON object');
   const tiny = new Set(arr(obj(raw, 'tiny'), 'classes', 'tiny.classes'));
   const rows = arr(raw, 'classes')
@@ -228,10 +267,10 @@ export function toPreviewView(raw: unknown): PreviewView {
   const valSplit = typeof raw.val_split === 'number' ? raw.val_split : null;
   const seed = num(raw, 'seed');
   const split = val
-    ? `validation folder ${val}`
+    ? t('validation folder {0}', val)
     : valSplit
-      ? `${Math.round(valSplit * 1000) / 10}% of each class held out for validation (seed ${seed})`
-      : 'no validation set';
+      ? t('{0}% of each class held out for validation (seed {1})', Math.round(valSplit * 1000) / 10, seed)
+      : t('no validation set');
   let imbalance: PreviewView['imbalance'] = null;
   if (isObj(raw.imbalance) && classes.length > 1) {
     const im = raw.imbalance;
@@ -244,7 +283,14 @@ export function toPreviewView(raw: unknown): PreviewView {
       ratio,
       largest,
       smallest,
-      text: `${Number(ratio.toPrecision(3))}× (${largest} ${num(large, 'train')} / ${smallest} ${num(small, 'train')} training images)`,
+      text: t(
+        '{0}× ({1} {2} / {3} {4} training images)',
+        Number(ratio.toPrecision(3)),
+        largest,
+        num(large, 'train'),
+        smallest,
+        num(small, 'train'),
+      ),
     };
   }
   return {
@@ -259,7 +305,7 @@ export function toPreviewView(raw: unknown): PreviewView {
       typeof raw.augment === 'string' ? (raw.augment === 'none' ? null : raw.augment) : raw.augment ? 'basic' : null,
     classes,
     imbalance,
-    problems: problems(raw),
+    problems: problems(raw, t),
     sizes: sizes(raw),
     thumbnails: thumbnails(raw),
     elapsedS: num(raw, 'elapsed_s'),
@@ -267,9 +313,14 @@ export function toPreviewView(raw: unknown): PreviewView {
 }
 
 /** The counts and problems in one line each (for a summary outside the panel). */
-export function previewSummary(v: PreviewView): { counts: string; problems: string } {
-  const counts = `${plural(v.classes.length, 'class', 'classes')}, ${v.numTrain} train / ${v.numVal} val images${v.imbalance ? `, imbalance ${Number(v.imbalance.ratio.toPrecision(3))}×` : ''}`;
-  const problems = v.problems.length ? v.problems.map((p) => p.message).join('; ') : 'no problems found';
+export function previewSummary(v: PreviewView, t: Translate = english): { counts: string; problems: string } {
+  const n = v.classes.length;
+  const images =
+    n === 1
+      ? t('1 class, {0} train / {1} val images', v.numTrain, v.numVal)
+      : t('{0} classes, {1} train / {2} val images', n, v.numTrain, v.numVal);
+  const counts = v.imbalance ? t('{0}, imbalance {1}×', images, Number(v.imbalance.ratio.toPrecision(3))) : images;
+  const problems = v.problems.length ? v.problems.map((p) => p.message).join(t('; ')) : t('no problems found');
   return { counts, problems };
 }
 

@@ -21,9 +21,28 @@ export * from './fields';
 
 export interface SpecProblem {
   path: string;
+  /** The runner's English words (the shared examples hold both sides to them). */
   message: string;
   fix: string;
+  /** The same problem as a kind and its parameters, for wording it in another language (src/server/schemaWords.ts). */
+  words?: ProblemWords;
 }
+
+/**
+ * What a problem says, without the English: `field` is its dotted path, `got` the value as the
+ * runner prints it, `expect`/`fix` the schema's own x-expect/x-fix (translated by the schema table).
+ */
+export type ProblemWords =
+  | { kind: 'not_a_spec'; fix: string }
+  | { kind: 'unknown_field'; field: string; suggestion?: string; known: string }
+  | { kind: 'not_an_object'; field: string; key: string; got: string }
+  | { kind: 'null'; field: string; default: string }
+  | { kind: 'unknown_value'; field: string; got: string; suggestion?: string; choices: string }
+  | { kind: 'not_integer' | 'not_number' | 'not_boolean' | 'not_path'; field: string; got: string }
+  | { kind: 'range'; field: string; low?: string; high?: string; got: string }
+  | { kind: 'expected'; field: string; got: string; noun: 'value' | 'string' | 'list'; expect?: string; fix?: string }
+  | { kind: 'required'; field: string; imageFolder: boolean }
+  | { kind: 'path_missing'; field: string; what: 'file' | 'folder'; value: string };
 
 const ajv = new Ajv({ allErrors: true, strictNumbers: true, strict: true, allowUnionTypes: true });
 ajv.addVocabulary(['x-path', 'x-expect', 'x-fix', 'x-enumDescriptions', 'markdownDescription']);
@@ -45,7 +64,14 @@ export interface CheckOptions {
 /** Every problem in a spec, as the runner's `validate` reports them. */
 export function checkSpec(raw: unknown, opts: CheckOptions = {}): SpecProblem[] {
   if (!isObject(raw))
-    return [{ path: '', message: 'a run spec must be a JSON object', fix: SPEC_SCHEMA['x-fix'] ?? '' }];
+    return [
+      {
+        path: '',
+        message: 'a run spec must be a JSON object',
+        fix: SPEC_SCHEMA['x-fix'] ?? '',
+        words: { kind: 'not_a_spec', fix: SPEC_SCHEMA['x-fix'] ?? '' },
+      },
+    ];
   const floats = opts.floatPaths ?? new Set<string>();
   validate(raw);
   // ajv says which fields fail; the message is worded from the field's rule, as the runner words it.
@@ -64,7 +90,7 @@ export function checkSpec(raw: unknown, opts: CheckOptions = {}): SpecProblem[] 
     if (e.keyword === 'additionalProperties' && isSection(fieldSchema(segs))) {
       const key = String((e.params as { additionalProperty: string }).additionalProperty);
       const known = Object.keys(fieldSchema(segs)?.properties ?? {});
-      problems.push({ path: [...segs, key].join('.'), message: 'unknown field', fix: didYouMean(key, known) });
+      problems.push(unknownField([...segs, key].join('.'), key, known));
       continue;
     }
     if (e.keyword === 'required' && isSection(fieldSchema(segs))) continue; // below, as the runner does it (null and "" count as missing)
@@ -88,6 +114,7 @@ export function checkSpec(raw: unknown, opts: CheckOptions = {}): SpecProblem[] 
           path: dotted,
           message: `must be an object, got ${pyDumps(value)}`,
           fix: `write "${key}": {...}`,
+          words: { kind: 'not_an_object', field: dotted, key, got: pyDumps(value) },
         });
       continue;
     }
@@ -102,6 +129,7 @@ export function checkSpec(raw: unknown, opts: CheckOptions = {}): SpecProblem[] 
           path: dotted,
           message: 'must not be null',
           fix: `remove ${dotted} to use the default (${pyDumps(rule.default ?? null)})`,
+          words: { kind: 'null', field: dotted, default: pyDumps(rule.default ?? null) },
         });
       continue;
     }
@@ -133,9 +161,14 @@ function valueAt(raw: unknown, segs: string[]): unknown {
   return v;
 }
 
-function didYouMean(key: string, choices: string[]): string {
+function unknownField(path: string, key: string, choices: string[]): SpecProblem {
   const close = closeMatch(key, choices, 0.6);
-  return close !== undefined ? `did you mean "${close}"?` : `known fields: ${choices.join(', ')}`;
+  return {
+    path,
+    message: 'unknown field',
+    fix: close !== undefined ? `did you mean "${close}"?` : `known fields: ${choices.join(', ')}`,
+    words: { kind: 'unknown_field', field: path, suggestion: close, known: choices.join(', ') },
+  };
 }
 
 const branchChecks = new Map<SchemaNode, ReturnType<typeof ajv.compile>>();
@@ -160,12 +193,13 @@ function shapeProblems(dotted: string, value: unknown, rule: SchemaNode, floats:
     for (const [k, v] of Object.entries(value)) {
       const path = `${dotted}.${k}`;
       const sub = props[k];
-      if (!sub) out.push({ path, message: 'unknown field', fix: didYouMean(k, Object.keys(props)) });
+      if (!sub) out.push(unknownField(path, k, Object.keys(props)));
       else if (v === null)
         out.push({
           path,
           message: 'must not be null',
           fix: `remove ${path} to use the default (${pyDumps(sub.default ?? null)})`,
+          words: { kind: 'null', field: path, default: pyDumps(sub.default ?? null) },
         });
       else if (!fits(v, sub) || (floats.has(path) && typesOf(sub).includes('integer'))) {
         const p = describe(path, v, sub, floats.has(path));
@@ -178,11 +212,13 @@ function shapeProblems(dotted: string, value: unknown, rule: SchemaNode, floats:
     const p = fits(value, text) ? undefined : describe(dotted, value, text, false);
     return p ? [p] : [];
   }
+  const got = pyDumps(value, floats.has(dotted));
   return [
     {
       path: dotted,
-      message: `must be ${rule['x-expect'] ?? 'a value'}, got ${pyDumps(value, floats.has(dotted))}`,
+      message: `must be ${rule['x-expect'] ?? 'a value'}, got ${got}`,
       fix: rule['x-fix'] ?? '',
+      words: { kind: 'expected', field: dotted, got, noun: 'value', expect: rule['x-expect'], fix: rule['x-fix'] },
     },
   ];
 }
@@ -197,6 +233,7 @@ function describe(dotted: string, value: unknown, rule: SchemaNode, isFloat: boo
       path: dotted,
       message: `unknown value ${got}`,
       fix: `${hint !== undefined ? `did you mean "${hint}"? ` : ''}one of: ${rule.enum.join(', ')}`,
+      words: { kind: 'unknown_value', field: dotted, got, suggestion: hint, choices: rule.enum.join(', ') },
     };
   }
   if (types.includes('integer') || types.includes('number')) {
@@ -206,28 +243,55 @@ function describe(dotted: string, value: unknown, rule: SchemaNode, isFloat: boo
         path: dotted,
         message: `must be ${integer ? 'an integer' : 'a number'}, got ${got}`,
         fix: `set ${dotted} to ${integer ? 'a whole number' : 'a number'}`,
+        words: { kind: integer ? 'not_integer' : 'not_number', field: dotted, got },
       };
     }
     const rng = rangeText(rule);
+    // each bound with its operator (`> 0.0`, `<= 100.0`), for a sentence that orders them itself
+    const bounds = rangeText(rule, (l, h) => `${l}\n${h}`).split('\n');
+    const n = pyNumber(value, isFloat);
     return {
       path: dotted,
-      message: `must be ${rng}, got ${pyNumber(value, isFloat)}`,
+      message: `must be ${rng}, got ${n}`,
       fix: `set ${dotted} to a value ${rng}`,
+      words: {
+        kind: 'range',
+        field: dotted,
+        low: bounds.find((x) => x.startsWith('>')),
+        high: bounds.find((x) => x.startsWith('<')),
+        got: n,
+      },
     };
   }
   if (types.includes('boolean'))
-    return { path: dotted, message: `must be true or false, got ${got}`, fix: `set ${dotted} to true or false` };
+    return {
+      path: dotted,
+      message: `must be true or false, got ${got}`,
+      fix: `set ${dotted} to true or false`,
+      words: { kind: 'not_boolean', field: dotted, got },
+    };
   if (types.includes('string')) {
     if (rule['x-path'])
-      return { path: dotted, message: `must be a path, got ${got}`, fix: `set ${dotted} to a path on the target` };
+      return {
+        path: dotted,
+        message: `must be a path, got ${got}`,
+        fix: `set ${dotted} to a path on the target`,
+        words: { kind: 'not_path', field: dotted, got },
+      };
     return {
       path: dotted,
       message: `must be ${rule['x-expect'] ?? 'a string'}, got ${got}`,
       fix: rule['x-fix'] ?? `set ${dotted} to a string`,
+      words: { kind: 'expected', field: dotted, got, noun: 'string', expect: rule['x-expect'], fix: rule['x-fix'] },
     };
   }
   if (types.includes('array'))
-    return { path: dotted, message: `must be ${rule['x-expect'] ?? 'a list'}, got ${got}`, fix: rule['x-fix'] ?? '' };
+    return {
+      path: dotted,
+      message: `must be ${rule['x-expect'] ?? 'a list'}, got ${got}`,
+      fix: rule['x-fix'] ?? '',
+      words: { kind: 'expected', field: dotted, got, noun: 'list', expect: rule['x-expect'], fix: rule['x-fix'] },
+    };
   return undefined;
 }
 
@@ -261,7 +325,14 @@ function missingField(segs: string[], rule: SchemaNode): SpecProblem[] {
   const dotted = segs.join('.');
   const fix =
     dotted === 'data.train' ? 'set data.train to an ImageFolder root (one folder per class)' : `set ${dotted}`;
-  return [{ path: dotted, message: 'is required', fix }];
+  return [
+    {
+      path: dotted,
+      message: 'is required',
+      fix,
+      words: { kind: 'required', field: dotted, imageFolder: dotted === 'data.train' },
+    },
+  ];
 }
 
 function fileProblems(raw: Record<string, unknown>, baseDir: string, bad: Set<string>): SpecProblem[] {
@@ -277,6 +348,7 @@ function fileProblems(raw: Record<string, unknown>, baseDir: string, bad: Set<st
         path: dotted,
         message: `${kind} not found: ${v}`,
         fix: `point ${dotted} at an existing ${kind} on the target`,
+        words: { kind: 'path_missing', field: dotted, what: kind, value: v },
       });
   }
   return out;

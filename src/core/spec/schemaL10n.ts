@@ -23,8 +23,8 @@ export function schemaTranslator(language: string | undefined): SchemaText {
   return table ? (english) => (Object.hasOwn(table, english) ? table[english] : english) : englishSchemaText;
 }
 
-/** The keys whose string values a user reads (hover, completion, the wizard). */
-const TEXT_KEYS = ['title', 'description', 'markdownDescription', 'x-expect'] as const;
+/** The keys whose string values a user reads (hover, completion, the wizard, the editor's problems). */
+const TEXT_KEYS = ['title', 'description', 'markdownDescription', 'x-expect', 'x-fix'] as const;
 
 /** Every user-visible string of a schema, in document order, each once. */
 export function schemaStrings(schema: SchemaNode): string[] {

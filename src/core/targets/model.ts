@@ -1,6 +1,6 @@
 // The targets the extension offers: "this machine" and SSH hosts (from ~/.ssh/config and from
 // settings), how each one's runner is started, and what the runner's `doctor` says about it, as
-// rows a tree can show. No vscode here: settings arrive as plain values. About 475 lines: the row
+// rows a tree can show. No vscode here: settings arrive as plain values. About 500 lines: the row
 // model and its doctor hints are one decision (what a target row says and offers).
 import * as path from 'node:path';
 import type { RunnerConfig } from './invocation';
@@ -106,11 +106,12 @@ export interface TargetInputs {
 
 /** "This machine" first, then settings' hosts in their order, then the other ~/.ssh/config hosts by name. */
 export function buildTargets(inputs: TargetInputs): TargetDef[] {
+  const t = inputs.t ?? english;
   const targets: TargetDef[] = [
     {
       id: LOCAL_TARGET_ID,
       kind: 'local',
-      label: (inputs.t ?? english)('This machine'),
+      label: t('This machine'),
       source: 'local',
       description: inputs.hostname,
       runsRoot: inputs.localRunsRoot,
@@ -256,16 +257,19 @@ interface DoctorOutput {
   cpu_count?: number;
 }
 
-/** `doctor`'s JSON as rows: Python, MindSpore, CANN, then one row per NPU. */
-export function doctorRows(output: unknown): DoctorRow[] {
+/**
+ * `doctor`'s JSON as rows: Python, MindSpore, CANN, then one row per NPU. Labels are names; the
+ * descriptions and fixes the extension words are in `t`'s language, text the runner sends as is.
+ */
+export function doctorRows(output: unknown, t: Translate = english): DoctorRow[] {
   const d = (typeof output === 'object' && output !== null ? output : {}) as DoctorOutput;
   const rows: DoctorRow[] = [];
   const py = d.python;
   rows.push({
     label: 'Python',
-    description: py ? `${py.version ?? '?'} (${py.executable ?? '?'})` : 'not reported',
+    description: py ? `${py.version ?? '?'} (${py.executable ?? '?'})` : t('not reported'),
     problem: py?.ok === false,
-    fix: py?.ok === false ? "use Python 3.9 to 3.11 with MindSpore: set the target's Python path" : undefined,
+    fix: py?.ok === false ? t("use Python 3.9 to 3.11 with MindSpore: set the target's Python path") : undefined,
   });
   const ms = d.mindspore;
   if (ms?.ok) {
@@ -280,47 +284,49 @@ export function doctorRows(output: unknown): DoctorRow[] {
   } else {
     rows.push({
       label: 'MindSpore',
-      description: ms?.error ?? 'not found',
+      description: ms?.error ?? t('not found'),
       problem: true,
-      fix: ms?.fix ?? "pip install mindspore into the target's Python",
+      fix: ms?.fix ?? t("pip install mindspore into the target's Python"),
     });
   }
   const cann = d.cann;
   rows.push({
     label: 'CANN',
     description: cann?.found
-      ? `${cann.home ?? 'found'}${cann.env_loaded ? '' : ' (environment not loaded)'}`
-      : 'not found (CPU only)',
+      ? cann.env_loaded
+        ? (cann.home ?? t('found'))
+        : t('{0} (environment not loaded)', cann.home ?? t('found'))
+      : t('not found (CPU only)'),
     problem: false,
     fix:
       cann?.found && !cann.env_loaded && cann.set_env
-        ? `add "source ${cann.set_env}" as the target's set-up line`
+        ? t('add "source {0}" as the target\'s set-up line', cann.set_env)
         : undefined,
   });
-  if (d.mindcv) rows.push(mindcvRow(d.mindcv));
+  if (d.mindcv) rows.push(mindcvRow(d.mindcv, t));
   const devices = d.npu?.devices ?? [];
   if (d.npu?.error)
     rows.push({
       label: 'NPU',
       description: d.npu.error,
       problem: true,
-      fix: 'check npu-smi and the driver on the target',
+      fix: t('check npu-smi and the driver on the target'),
     });
   else if (devices.length === 0)
     rows.push({
       label: 'NPU',
-      description: d.npu?.npu_smi ? 'none listed by npu-smi' : 'no npu-smi (no NPU)',
+      description: d.npu?.npu_smi ? t('none listed by npu-smi') : t('no npu-smi (no NPU)'),
       problem: false,
     });
   // 310P Duo and Atlas A3 cards list one device per chip under the same NPU id
   const ids = devices.map((dev) => (dev as { id?: unknown })?.id);
   const multiChip = new Set(ids).size < ids.length;
   const procs = Array.isArray(d.npu?.processes) ? d.npu.processes : [];
-  devices.forEach((dev, i) => rows.push(npuRow(dev, i, multiChip, procs)));
+  devices.forEach((dev, i) => rows.push(npuRow(dev, i, multiChip, procs, t)));
   if (d.host !== undefined || d.cpu_count !== undefined) {
     rows.push({
       label: 'Host',
-      description: `${d.host ?? '?'}${d.cpu_count ? ` · ${d.cpu_count} CPUs` : ''}`,
+      description: d.cpu_count ? t('{0} · {1} CPUs', d.host ?? '?', d.cpu_count) : (d.host ?? '?'),
       problem: false,
     });
   }
@@ -328,17 +334,17 @@ export function doctorRows(output: unknown): DoctorRow[] {
 }
 
 /** mindcv, PyYAML, tqdm: only mindcv backbones need them, so missing is a hint, not a problem. */
-function mindcvRow(m: NonNullable<DoctorOutput['mindcv']>): DoctorRow {
-  if (m.ok) return { label: 'mindcv', description: `${m.version ?? '?'} (for mindcv backbones)`, problem: false };
+function mindcvRow(m: NonNullable<DoctorOutput['mindcv']>, t: Translate): DoctorRow {
+  if (m.ok) return { label: 'mindcv', description: t('{0} (for mindcv backbones)', m.version ?? '?'), problem: false };
   const wrong = Object.entries(m.packages ?? {})
     .filter(([name, v]) => v === null || (name === 'mindcv' && v !== '0.3.0'))
-    .map(([name, v]) => (v === null ? `${name} missing` : `${name} ${v}, not 0.3.0`));
+    .map(([name, v]) => (v === null ? t('{0} missing', name) : t('{0} {1}, not 0.3.0', name, v)));
   return {
     label: 'mindcv',
-    description: `${wrong.join(', ') || 'not usable'} (only mindcv backbones need it)`,
+    description: t('{0} (only mindcv backbones need it)', wrong.join(', ') || t('not usable')),
     problem: false,
     suggest: true,
-    fix: 'Install mindcv on Target (the wheels the extension carries; no internet needed)',
+    fix: t('Install mindcv on Target (the wheels the extension carries; no internet needed)'),
   };
 }
 
@@ -351,20 +357,27 @@ interface NpuProcess {
 }
 
 /** The processes npu-smi lists on this NPU (and chip, where the card has several), as text. */
-function processText(procs: unknown[], id: number, chip: number | undefined, multiChip: boolean): string | undefined {
+function processText(
+  procs: unknown[],
+  id: number,
+  chip: number | undefined,
+  multiChip: boolean,
+  t: Translate,
+): string | undefined {
   const mine = procs.filter((p): p is NpuProcess => {
     const q = (typeof p === 'object' && p !== null ? p : {}) as NpuProcess;
     return q.npu === id && (!multiChip || chip === undefined || q.chip === null || q.chip === chip);
   });
   if (mine.length === 0) return undefined;
   const one = (p: NpuProcess) => {
-    const mem = typeof p.memory_mb === 'number' ? ` ${(p.memory_mb / 1024).toFixed(1)} GiB` : '';
+    const mem = typeof p.memory_mb === 'number' ? ` ${t('{0} GiB', (p.memory_mb / 1024).toFixed(1))}` : '';
     return `${typeof p.name === 'string' ? p.name : '?'} (pid ${typeof p.pid === 'number' ? p.pid : '?'}${mem})`;
   };
-  return `busy: ${mine.slice(0, 3).map(one).join(', ')}${mine.length > 3 ? ` +${mine.length - 3} more` : ''}`;
+  const shown = mine.slice(0, 3).map(one).join(', ');
+  return mine.length > 3 ? t('busy: {0} +{1} more', shown, mine.length - 3) : t('busy: {0}', shown);
 }
 
-function npuRow(dev: unknown, i: number, multiChip = false, procs: unknown[] = []): DoctorRow {
+function npuRow(dev: unknown, i: number, multiChip = false, procs: unknown[] = [], t: Translate = english): DoctorRow {
   const o = (typeof dev === 'object' && dev !== null ? dev : {}) as Record<string, unknown>;
   const num = (k: string) => (typeof o[k] === 'number' ? (o[k] as number) : undefined);
   const id = num('id') ?? i;
@@ -374,14 +387,15 @@ function npuRow(dev: unknown, i: number, multiChip = false, procs: unknown[] = [
   // 910-class cards report HBM; 310P cards only their DDR "Memory"
   const [kind, used, total] = num('hbm_total_mb')
     ? ['HBM', num('hbm_used_mb'), num('hbm_total_mb')]
-    : ['memory', num('memory_used_mb'), num('memory_total_mb')];
-  if (used !== undefined && total) parts.push(`${kind} ${(used / 1024).toFixed(1)}/${(total / 1024).toFixed(1)} GiB`);
+    : [t('memory'), num('memory_used_mb'), num('memory_total_mb')];
+  if (used !== undefined && total)
+    parts.push(t('{0} {1}/{2} GiB', kind, (used / 1024).toFixed(1), (total / 1024).toFixed(1)));
   const util = num('util');
-  if (util !== undefined) parts.push(`${util}% AI Core`);
-  const busy = processText(procs, id, chip, multiChip);
+  if (util !== undefined) parts.push(t('{0}% AI Core', util));
+  const busy = processText(procs, id, chip, multiChip, t);
   if (busy) parts.push(busy);
   return {
-    label: multiChip && chip !== undefined ? `NPU ${id} chip ${chip}` : `NPU ${id}`,
+    label: multiChip && chip !== undefined ? t('NPU {0} chip {1}', id, chip) : t('NPU {0}', id),
     description: parts.join(' · '),
     problem: false,
     busy: busy !== undefined,
@@ -398,7 +412,7 @@ export interface NpuChoice {
 }
 
 /** The devices `doctor` lists, for the wizard's NPU step: busy ones (processes on them) marked. */
-export function npuChoices(output: unknown): NpuChoice[] {
+export function npuChoices(output: unknown, t: Translate = english): NpuChoice[] {
   const d = (typeof output === 'object' && output !== null ? output : {}) as DoctorOutput;
   const devices = Array.isArray(d.npu?.devices) ? d.npu.devices : [];
   const procs = Array.isArray(d.npu?.processes) ? d.npu.processes : [];
@@ -409,10 +423,10 @@ export function npuChoices(output: unknown): NpuChoice[] {
     const o = (typeof dev === 'object' && dev !== null ? dev : {}) as Record<string, unknown>;
     const int = (k: string) => (typeof o[k] === 'number' && Number.isInteger(o[k]) ? (o[k] as number) : undefined);
     const logical = int('device_id') ?? int('phy_id') ?? int('id') ?? i;
-    const row = npuRow(dev, i, multiChip, procs);
+    const row = npuRow(dev, i, multiChip, procs, t);
     out.push({
       id: logical,
-      label: `device ${logical}`,
+      label: t('device {0}', logical),
       description: `${row.label} · ${row.description}`,
       busy: row.busy === true,
     });
@@ -427,21 +441,22 @@ export function npuChoices(output: unknown): NpuChoice[] {
 export function doctorFailureRow(
   target: TargetDef,
   err: { message: string; exitCode: number | null; stderrTail?: string },
+  t: Translate = english,
 ): DoctorRow {
   const text = `${err.message}\n${err.stderrTail ?? ''}`;
   const where =
     target.kind === 'local'
       ? 'ascendFinetune.pythonPath'
-      : `the python of "${target.label}" in ascendFinetune.sshTargets`;
+      : t('the python of "{0}" in ascendFinetune.sshTargets', target.label);
   if (/No module named ascend_finetune/.test(text)) {
     return {
       label: 'Runner',
-      description: 'ascend_finetune is not installed there',
+      description: t('ascend_finetune is not installed there'),
       problem: true,
       fix:
         target.kind === 'local'
-          ? 'reinstall the extension'
-          : `copy the runner to the host and set its runnerDir in ascendFinetune.sshTargets`,
+          ? t('reinstall the extension')
+          : t('copy the runner to the host and set its runnerDir in ascendFinetune.sshTargets'),
     };
   }
   if (
@@ -455,17 +470,22 @@ export function doctorFailureRow(
       label: 'SSH',
       description: lastLine(text),
       problem: true,
-      fix: `log in once (Log In to SSH Target: password, one-time code or host key), then check again`,
+      fix: t('log in once (Log In to SSH Target: password, one-time code or host key), then check again'),
     };
   }
   if (err.exitCode === null || err.exitCode === 127 || /not found|ENOENT/.test(text)) {
-    return { label: 'Python', description: 'not found', problem: true, fix: `set ${where} to a Python with MindSpore` };
+    return {
+      label: 'Python',
+      description: t('not found'),
+      problem: true,
+      fix: t('set {0} to a Python with MindSpore', where),
+    };
   }
   return {
     label: 'Doctor',
     description: lastLine(text),
     problem: true,
-    fix: 'see the Ascend Fine-Tune output channel',
+    fix: t('see the Ascend Fine-Tune output channel'),
   };
 }
 

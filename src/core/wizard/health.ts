@@ -30,9 +30,12 @@ function str(x: unknown): string | undefined {
   return typeof x === 'string' && x.trim() !== '' ? x : undefined;
 }
 
-/** The state of a target from `doctor`'s JSON (`output`), or from the row that says why doctor did not run. */
-export function healthOf(output: unknown, failure?: DoctorRow, python?: string): Health {
-  if (failure) return failureHealth(failure, python);
+/**
+ * The state of a target from `doctor`'s JSON (`output`), or from the row that says why doctor did
+ * not run; the sentence in `t`'s language (the runner's own error text inside it as sent).
+ */
+export function healthOf(output: unknown, failure?: DoctorRow, python?: string, t: Translate = english): Health {
+  if (failure) return failureHealth(failure, python, t);
   const d = (typeof output === 'object' && output !== null ? output : {}) as DoctorLike;
   const exe = str(d.python?.executable) ?? python;
   if (d.python?.ok === false) {
@@ -40,16 +43,24 @@ export function healthOf(output: unknown, failure?: DoctorRow, python?: string):
       ok: false,
       problem: 'python',
       python: exe,
-      sentence: `The Python at ${exe ?? '?'} is ${str(d.python?.version) ?? 'a version'} that MindSpore 2.10 does not support: point Ascend Fine-Tune at a Python 3.9 to 3.11 with MindSpore.`,
+      sentence: t(
+        'The Python at {0} is {1} that MindSpore 2.10 does not support: point Ascend Fine-Tune at a Python 3.9 to 3.11 with MindSpore.',
+        exe ?? '?',
+        str(d.python?.version) ?? t('a version'),
+      ),
     };
   }
   if (d.mindspore?.ok !== true) {
-    const why = str(d.mindspore?.error) ?? 'MindSpore is not installed';
+    const why = str(d.mindspore?.error) ?? t('MindSpore is not installed');
     return {
       ok: false,
       problem: 'mindspore',
       python: exe,
-      sentence: `The Python at ${exe ?? '?'} cannot import MindSpore (${oneLine(why)}), so no run can start there: choose a Python that has MindSpore, or create one.`,
+      sentence: t(
+        'The Python at {0} cannot import MindSpore ({1}), so no run can start there: choose a Python that has MindSpore, or create one.',
+        exe ?? '?',
+        oneLine(why),
+      ),
     };
   }
   const backends = (
@@ -66,35 +77,42 @@ export function healthOf(output: unknown, failure?: DoctorRow, python?: string):
   };
 }
 
-function failureHealth(row: DoctorRow, python?: string): Health {
-  const where = python ? `The Python at ${python}` : 'The target’s Python';
+function failureHealth(row: DoctorRow, python: string | undefined, t: Translate): Health {
+  // whole sentences per case, so a translation orders its own subject
+  const why = oneLine(row.description);
   switch (row.label) {
     case 'Python':
       return {
         ok: false,
         problem: 'python',
         python,
-        sentence: `${python ? `No Python was found at ${python}` : 'No Python was found'}: choose a Python that has MindSpore, or create one.`,
+        sentence: python
+          ? t('No Python was found at {0}: choose a Python that has MindSpore, or create one.', python)
+          : t('No Python was found: choose a Python that has MindSpore, or create one.'),
       };
     case 'Runner':
       return {
         ok: false,
         problem: 'runner',
         python,
-        sentence: `${where} cannot find the runner (ascend_finetune): ${row.fix ?? 'see the log'}.`,
+        sentence: python
+          ? t('The Python at {0} cannot find the runner (ascend_finetune): {1}.', python, row.fix ?? t('see the log'))
+          : t('The target’s Python cannot find the runner (ascend_finetune): {0}.', row.fix ?? t('see the log')),
       };
     case 'SSH':
       return {
         ok: false,
         problem: 'ssh',
-        sentence: `The SSH connection failed (${oneLine(row.description)}): log in once in a terminal, then check again.`,
+        sentence: t('The SSH connection failed ({0}): log in once in a terminal, then check again.', why),
       };
     default:
       return {
         ok: false,
         problem: 'doctor',
         python,
-        sentence: `${where} could not report on itself (${oneLine(row.description)}): the log has the details.`,
+        sentence: python
+          ? t('The Python at {0} could not report on itself ({1}): the log has the details.', python, why)
+          : t('The target’s Python could not report on itself ({0}): the log has the details.', why),
       };
   }
 }
@@ -130,7 +148,7 @@ export function fixCommand(
   const arg = { targetId };
   if (row.label === 'mindcv')
     return { command: 'ascend.installMindcv', title: t('Install mindcv on Target'), args: [arg] };
-  if (targetKind === 'ssh' && (row.label === 'SSH' || /log in/i.test(row.fix ?? '')))
+  if (targetKind === 'ssh' && (row.label === 'SSH' || /log in|登录/i.test(row.fix ?? '')))
     return { command: 'ascend.sshLogin', title: t('Log In to SSH Target'), args: [arg] };
   if (targetKind === 'local' && (row.label === 'Python' || row.label === 'MindSpore'))
     return { command: 'ascend.setPythonPath', title: t('Set Python Path…'), args: [arg] };

@@ -23,6 +23,7 @@ import { resolve, type ActionsHost } from '../checkpoints/actions';
 import { LONG_TIMEOUT_MS, TIMEOUT_MS, type CkptRef } from '../checkpoints/types';
 import { errorText, type Ctx } from '../context';
 import type { RunRef } from '../runMonitor';
+import { translate } from '../l10n';
 import { specLanguage } from '../specLanguage';
 import { DataPanel, type JobControl } from './panel';
 import { pickClassifyCheckpoint } from './pickCheckpoint';
@@ -137,7 +138,7 @@ export function openPreview(ctx: Ctx, req: PreviewRequest): DataPanel {
       });
       ctl.onCancel(() => job.cancel());
       try {
-        const view = toPreviewView(await job.result);
+        const view = toPreviewView(await job.result, translate);
         ctl.set({ status: 'done', activity: null, progress: null, preview: view });
       } catch (e) {
         if (e instanceof PreviewCancelled)

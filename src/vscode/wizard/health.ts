@@ -13,6 +13,7 @@ import { healthOf, runtimeRequirements, venvTaskArgs, type Health } from '../../
 import type { CommandId } from '../../shared/commands';
 import type { App } from '../app';
 import { errorText } from '../context';
+import { translate } from '../l10n';
 import { SECTION } from '../settings';
 import type { StepInfo } from '../quickInput';
 
@@ -32,11 +33,11 @@ export async function healthWith(app: App, def: TargetDef, python: string): Prom
   try {
     const output = await runRunner(app.ctx.transport(candidate), runnerArgs.doctor(), { timeoutMs: DOCTOR_TIMEOUT_MS });
     app.ctx.log.info(`doctor with ${python}: ${JSON.stringify(output)}`);
-    return healthOf(output, undefined, python);
+    return healthOf(output, undefined, python, translate);
   } catch (e) {
     const err = e instanceof RunnerError ? e : { message: errorText(e), exitCode: null, stderrTail: '' };
     app.ctx.log.warn(`doctor with ${python} failed: ${err.message}\n${err.stderrTail}`);
-    return healthOf(undefined, doctorFailureRow(candidate, err), python);
+    return healthOf(undefined, doctorFailureRow(candidate, err, translate), python, translate);
   }
 }
 

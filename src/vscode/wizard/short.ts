@@ -45,7 +45,7 @@ import { translate } from '../l10n';
 
 const LAST_TARGET = 'ascend.wizard.lastTarget';
 /** The summary's data checks, per target and folder, for the life of the extension host. */
-const dataChecks = new DataCheckCache();
+const dataChecks = new DataCheckCache(translate);
 
 interface Short {
   def: TargetDef;
@@ -417,7 +417,7 @@ async function edit(app: App, st: Short, key: SummaryKey, info: StepInfo): Promi
       });
       return;
     case 'devices': {
-      const choices = npuChoices(app.targets.doctorOutput(st.def.id));
+      const choices = npuChoices(app.targets.doctorOutput(st.def.id), translate);
       if (choices.length <= 1) {
         void vscode.window.showInformationMessage(
           choices.length === 0
