@@ -12,6 +12,7 @@ import { writeTargetFile } from '../core/targets/ops';
 import type { TargetDef } from '../core/targets/model';
 import { VIEWS } from '../shared/commands';
 import type { App } from './app';
+import { problemWording } from './l10n';
 
 export type LaunchOutcome =
   | { kind: 'launched'; record: RunRecord; specPath: string }
@@ -106,7 +107,7 @@ async function prepare(
     await app.ctx.ensureRunner(def);
     if (!many) report(opts.confirmPreflight ? 'validating and checking the target…' : 'validating…');
     const transport = app.ctx.transport(def);
-    const checked = await validateOn(app, transport, specPath, opts);
+    const checked = await validateOn(app, transport, specPath, spec, opts);
     if (checked.kind === 'problems') return { kind: 'problems', lines: checked.lines.map(tag), specPath };
     questions.push(...checked.questions.map(tag));
     sites.push({ label: def.label, target: transport, specPath, runsRoot: def.runsRoot });
@@ -128,6 +129,7 @@ async function validateOn(
   app: App,
   transport: Target,
   specPath: string,
+  spec: Record<string, unknown>,
   opts: LaunchOptions,
 ): Promise<{ kind: 'problems'; lines: string[] } | { kind: 'ok'; questions: string[] }> {
   try {
@@ -142,7 +144,8 @@ async function validateOn(
       }),
     };
   } catch (e) {
-    const lines = e instanceof RunnerError && e.exitCode === 2 ? problemLines(e.output) : [];
+    const lines =
+      e instanceof RunnerError && e.exitCode === 2 ? problemLines(e.output, { wording: problemWording(), spec }) : [];
     if (lines.length === 0) throw e;
     app.ctx.log.warn(`validate ${specPath}:\n${lines.join('\n')}`);
     return { kind: 'problems', lines };

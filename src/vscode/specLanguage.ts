@@ -24,6 +24,7 @@ import {
 } from '../shared/specProtocol';
 import type { App } from './app';
 import { errorText } from './context';
+import { problemWording } from './l10n';
 import { askPreflight, launchSpec } from './launch';
 import { workspaceImageFolders } from './wizard/data';
 import { SECTION } from './settings';
@@ -186,7 +187,7 @@ export class SpecLanguage implements vscode.Disposable {
       if (problems.length) {
         void vscode.window.showErrorMessage(
           vscode.l10n.t('{0} has {1} problem(s)', vscode.workspace.asRelativePath(file), problems.length),
-          { modal: true, detail: problemLines({ problems }).join('\n') },
+          { modal: true, detail: problemLines({ problems }, { wording: problemWording() }).join('\n') },
         );
         return;
       }

@@ -8,6 +8,8 @@ import { enumOf, fieldSchema, specDefault } from './fields';
 import { english, type Translate } from '../l10n';
 import { applyKnobs, knobsFromSpec, type Knobs } from './knobs';
 import { isNamedWeights } from './weightSources';
+import { problemLine, runnerProblemWords, type ProblemWording } from './problemWords';
+import { checkSpec, type ProblemWords, type SpecProblem } from './schema';
 
 export type Backbone = 'resnet18' | 'resnet34' | 'resnet50' | 'resnet101';
 export type FreezeMode = 'backbone' | 'none' | 'up_to:layer1' | 'up_to:layer2' | 'up_to:layer3' | 'up_to:layer4';
@@ -297,15 +299,31 @@ export function targetSpecPath(name: string, now: Date): string {
   return `~/.ascend-finetune/specs/${stamp}-${slugOf(name)}.json`;
 }
 
-/** `validate`'s problems (`{ok, problems: [{path, message, fix}]}`) as lines; empty when none can be read. */
-export function problemLines(output: unknown): string[] {
+/**
+ * `validate`'s problems (`{ok, problems: [{path, message, fix}]}`) as lines; empty when none can be read.
+ * With a wording they are said in its language: a problem's own `words` (the local check's), or
+ * the words the local checker gives `spec` for the same problem (the runner sends English only).
+ */
+export function problemLines(output: unknown, opts: { wording?: ProblemWording; spec?: unknown } = {}): string[] {
   const problems = (output as { problems?: unknown } | undefined)?.problems;
   if (!Array.isArray(problems)) return [];
+  const { wording, spec } = opts;
+  let local: SpecProblem[] | undefined;
   return problems.map((p) => {
     const o = obj(p);
-    const where = typeof o.path === 'string' && o.path !== '' ? `${o.path}: ` : '';
-    const fix = typeof o.fix === 'string' && o.fix !== '' ? ` (${o.fix})` : '';
-    return `${where}${String(o.message ?? 'problem')}${fix}`;
+    if (!wording) {
+      const where = typeof o.path === 'string' && o.path !== '' ? `${o.path}: ` : '';
+      const fix = typeof o.fix === 'string' && o.fix !== '' ? ` (${o.fix})` : '';
+      return `${where}${String(o.message ?? 'problem')}${fix}`;
+    }
+    const problem: SpecProblem = {
+      path: typeof o.path === 'string' ? o.path : '',
+      message: String(o.message ?? 'problem'),
+      fix: typeof o.fix === 'string' ? o.fix : '',
+    };
+    local ??= spec === undefined ? [] : checkSpec(spec);
+    const words = (o.words as ProblemWords | undefined) ?? runnerProblemWords(problem, local);
+    return problemLine({ ...problem, words }, wording);
   });
 }
 

@@ -24,7 +24,7 @@ export interface SpecProblem {
   /** The runner's English words (the shared examples hold both sides to them). */
   message: string;
   fix: string;
-  /** The same problem as a kind and its parameters, for wording it in another language (src/server/schemaWords.ts). */
+  /** The same problem as a kind and its parameters, for wording it in another language (problemWords.ts). */
   words?: ProblemWords;
 }
 
@@ -343,15 +343,19 @@ function fileProblems(raw: Record<string, unknown>, baseDir: string, bad: Set<st
     if (dotted === 'model.pretrained' && isNamedWeights(v)) continue; // fetched by the runner
     const full = resolveSpecPath(v, baseDir);
     const ok = existsSync(full) && (kind === 'folder' ? statSync(full).isDirectory() : statSync(full).isFile());
-    if (!ok)
-      out.push({
-        path: dotted,
-        message: `${kind} not found: ${v}`,
-        fix: `point ${dotted} at an existing ${kind} on the target`,
-        words: { kind: 'path_missing', field: dotted, what: kind, value: v },
-      });
+    if (!ok) out.push(pathMissing(dotted, kind, v));
   }
   return out;
+}
+
+/** A path field's file or folder is missing: the runner's words, which problemWords.ts reads back. */
+export function pathMissing(dotted: string, kind: 'file' | 'folder', v: string): SpecProblem {
+  return {
+    path: dotted,
+    message: `${kind} not found: ${v}`,
+    fix: `point ${dotted} at an existing ${kind} on the target`,
+    words: { kind: 'path_missing', field: dotted, what: kind, value: v },
+  };
 }
 
 /** Limits of this runner version that the schema does not express: none since msrun (kept as the
