@@ -35,15 +35,57 @@ const dotted = (instancePath: string) =>
     .join('.');
 
 function problem(e: ErrorObject): { path: string; message: string } {
+  const t = l10n.t;
   let path = dotted(e.instancePath);
   if (e.keyword === 'additionalProperties') {
     const extra = String((e.params as { additionalProperty: string }).additionalProperty);
     path = path ? `${path}.${extra}` : extra;
-    return { path, message: `${path}: unknown field "${extra}"` };
+    return { path, message: t('{0}: unknown field "{1}"', path, extra) };
   }
   const rule = e.parentSchema as { 'x-expect'?: string; 'x-fix'?: string } | undefined;
-  const expect = rule?.['x-expect'] ? `must be ${rule['x-expect']}` : (e.message ?? 'is not allowed');
-  return { path, message: `${path || 'the sweep spec'}: ${expect}${rule?.['x-fix'] ? `; ${rule['x-fix']}` : ''}` };
+  const where = path || t('the sweep spec');
+  const expect = rule?.['x-expect']
+    ? t('must be {0}', l10n.schemaText(rule['x-expect']))
+    : ((l10n.localised() ? ajvWords(e) : undefined) ?? e.message ?? t('is not allowed'));
+  const fix = rule?.['x-fix'];
+  return {
+    path,
+    message: fix ? t('{0}: {1}; {2}', where, expect, l10n.schemaText(fix)) : t('{0}: {1}', where, expect),
+  };
+}
+
+/**
+ * ajv's English message for the keywords the sweep schema uses, in the client's language; English
+ * clients get ajv's own words (these keys are those words), and another keyword stays ajv's English.
+ */
+function ajvWords(e: ErrorObject): string | undefined {
+  const t = l10n.t;
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'required':
+      return t("must have required property '{0}'", String(p.missingProperty));
+    case 'type':
+      return t('must be {0}', String(p.type));
+    case 'enum':
+      return t('must be equal to one of the allowed values');
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+      return t('must be {0} {1}', String(p.comparison), String(p.limit));
+    case 'minItems':
+      return t('must NOT have fewer than {0} items', String(p.limit));
+    case 'minLength':
+      return t('must NOT have fewer than {0} characters', String(p.limit));
+    case 'minProperties':
+      return t('must NOT have fewer than {0} properties', String(p.limit));
+    case 'pattern':
+      return t('must match pattern "{0}"', String(p.pattern));
+    case 'uniqueItems':
+      return t('must NOT have duplicate items (items ## {0} and {1} are identical)', String(p.j), String(p.i));
+    default:
+      return undefined;
+  }
 }
 
 export function diagnoseSweep(doc: SpecDocument, td: TextDocument): Diagnostic[] {
@@ -82,7 +124,12 @@ export function diagnoseSweep(doc: SpecDocument, td: TextDocument): Diagnostic[]
       const near = closeMatch(key, fields, 0.6);
       out.push({
         range: at(`space.${key}`, true),
-        message: `space.${key}: not a run-spec field a sweep can set${near ? `; did you mean "${near}"?` : ' (fields are dotted paths such as "train.lr")'}`,
+        message: near
+          ? l10n.t('{0}: not a run-spec field a sweep can set; did you mean "{1}"?', `space.${key}`, near)
+          : l10n.t(
+              '{0}: not a run-spec field a sweep can set (fields are dotted paths such as "train.lr")',
+              `space.${key}`,
+            ),
         severity: DiagnosticSeverity.Error,
         source: SWEEP_SOURCE,
       });

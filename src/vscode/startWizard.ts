@@ -188,7 +188,7 @@ const STEPS: Step[] = [
       ...info,
       value: s.name ?? defaultName(s.dataTrain ?? 'run', s.backbone ?? RECIPE_DEFAULTS.backbone),
       prompt: vscode.l10n.t('Run name (part of the run id and the checkpoint names)'),
-      validate: checkName,
+      validate: (v: string) => checkName(v, translate),
     });
     if (r === BACK || r === undefined) return r;
     s.name = r.trim();

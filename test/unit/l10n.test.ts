@@ -292,8 +292,6 @@ const NOT_USER_TEXT: [file: RegExp, text: RegExp, why: string][] = [
   [/targets\/target\.ts$/, /./, "a transport's name for logs and errors"],
   [/targets\/weightsCache\.ts$/, /^download cancelled$/, 'an Error message, caught before it is shown'],
   [/preview\/model\.ts$/, /preview answer has no valid/, "PreviewFormatError's message: an error, English by design"],
-  [/spec\/builder\.ts$/, /^a run needs a name$/, 'checkName: not yet routed'],
-  [/server\/sweepLanguage\.ts$/, /./, "the sweep spec's problems: not yet routed (README, Languages)"],
   [/vscode\/specLanguage\.ts$/, /^Ascend Run Spec$/, "the language client's name (its output channel)"],
 ];
 

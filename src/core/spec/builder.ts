@@ -135,8 +135,8 @@ export function parseNumberField(
 }
 
 /** A run name the runner accepts (non-empty); its slug goes into the run id. */
-export function checkName(name: string): string | undefined {
-  return name.trim() === '' ? 'a run needs a name' : undefined;
+export function checkName(name: string, t: Translate = english): string | undefined {
+  return name.trim() === '' ? t('a run needs a name') : undefined;
 }
 
 /** A default run name from the data folder, e.g. `/data/flowers/` -> `flowers-resnet50`. */

@@ -442,7 +442,12 @@ async function edit(app: App, st: Short, key: SummaryKey, info: StepInfo): Promi
       return;
     }
     case 'name': {
-      const r = await input({ ...info, value: c.name, prompt: vscode.l10n.t('Run name'), validate: checkName });
+      const r = await input({
+        ...info,
+        value: c.name,
+        prompt: vscode.l10n.t('Run name'),
+        validate: (v: string) => checkName(v, translate),
+      });
       if (typeof r === 'string') {
         c.name = r.trim();
         mark('name');

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, test } from 'node:test';
-import { problemLines } from '../../../src/core/spec/builder';
+import { checkName, problemLines } from '../../../src/core/spec/builder';
 import type { ProblemWording } from '../../../src/core/spec/problemWords';
 import { checkSpec } from '../../../src/core/spec/schema';
 import { schemaTranslator } from '../../../src/core/spec/schemaL10n';
@@ -93,4 +93,10 @@ test('English lists are the runner’s words exactly, with or without the spec',
   const expected = english.map((p) => `${p.path ? `${p.path}: ` : ''}${p.message}${p.fix ? ` (${p.fix})` : ''}`);
   assert.deepEqual(problemLines({ problems: english }), expected);
   assert.deepEqual(problemLines(runnerSaid(english), { spec: BAD }), expected);
+});
+
+test("the run name prompt's problem in Chinese; English as before", () => {
+  assert.equal(checkName('  ', ZH.t), '运行需要一个名称');
+  assert.equal(checkName('  '), 'a run needs a name');
+  assert.equal(checkName('x', ZH.t), undefined);
 });
