@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
+import { reasonText } from '../../src/core/runs/runnerCodes';
 import { escapeRegExp, SELECTORS, waitUntil } from './harness';
 import { startSuite, type Suite } from './steps';
 import {
@@ -56,7 +57,9 @@ test(
         };
         assert.equal(finished.status, 'completed', told);
         assert.equal(finished.health.verdict, 'problems');
-        const first = finished.health.reasons[0];
+        // The extension words a reason it knows from its code and parameters (numbers as the locale
+        // writes them), else it shows the runner's English.
+        const first = reasonText(finished.health.reasons[0]);
         firstReason = first.message;
         t.diagnostic(`verdict: ${finished.health.reasons.map((r) => r.code).join(', ')}`);
         // The notification: the first reason and its fix, never the green wording.
