@@ -6,6 +6,8 @@
 // browsed or typed, whose run's backbone the run takes; or none: then every layer trains), then
 // ONE summary of every setting where any line can be picked to change it, and Launch. With the
 // defaults that is at most five interactions from the palette (src/core/wizard/interactions.ts).
+// Over 450 lines: one step per function in the order the user meets them; the summary's line
+// wording lives in src/core/wizard/summary.ts and the weights items in ./weights.ts already.
 // The `auto` parts are resolved for the target and the data before the summary
 // (src/core/wizard/defaults.ts); the last choices are remembered per target for the next time;
 // "All settings…" opens the full wizard.
