@@ -1,6 +1,8 @@
 // Small DOM helpers and number formats of the checkpoint explorer UI: elements built with
 // textContent only (run text is never HTML), vscode-button, percentages, sizes and ages.
 
+import * as l10n from '../shared/l10n';
+
 export type Child = Node | string | null | undefined | false;
 export function el<K extends keyof HTMLElementTagNameMap>(
   tag: K,
@@ -31,6 +33,9 @@ export function button(
   });
   return b;
 }
+
+/** A count in the page's language's digits and grouping (`44,767,056`). */
+export const count = (n: number) => new Intl.NumberFormat(l10n.language()).format(n);
 
 export const pct = (v: number | null) => (v === null ? '' : `${(v * 100).toFixed(1)}%`);
 export const fix = (v: number | null, d = 4) => (v === null ? '' : Number(v.toPrecision(d)).toString());

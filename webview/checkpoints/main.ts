@@ -184,7 +184,7 @@ function checkpointsTable(s: ExplorerState): HTMLElement {
       : el(
           'span',
           { class: 'muted' },
-          [r.kind?.toUpperCase(), r.reason, ...r.exports.map((x) => x.format.toUpperCase())]
+          [r.kind?.toUpperCase(), reasonWords(r.reason), ...r.exports.map((x) => x.format.toUpperCase())]
             .filter(Boolean)
             .join(' · '),
         );
@@ -224,6 +224,13 @@ function checkpointsTable(s: ExplorerState): HTMLElement {
       pruneControl(),
     ),
   );
+}
+
+/** Why the runner saved a checkpoint (its `reason` code) in words; a reason it adds later as it wrote it. */
+function reasonWords(reason: string | null): string | null {
+  if (reason === 'requested') return l10n.t('saved on request');
+  if (reason === 'stopped') return l10n.t('saved when the run stopped');
+  return reason;
 }
 
 function pruneControl(): HTMLElement {

@@ -3,6 +3,7 @@
 // the user clicked. Every text from the data (class and file names, runner messages) goes in through
 // textContent, never as HTML; images are the runner's base64 JPEGs (or the host's data: URL).
 import * as l10n from '../shared/l10n';
+import { joined } from '../../src/shared/l10n';
 import './preview.css'; // esbuild bundles it into dist/webview/preview.css
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
@@ -166,7 +167,11 @@ function problemsSection(v: PreviewView): HTMLElement {
 function statsSection(v: PreviewView): HTMLElement {
   const s = v.sizes;
   const pc = (p: typeof s.width) => (p ? `${p.min} · ${p.p5} · ${p.p50} · ${p.p95} · ${p.max}` : '–');
-  const list = (xs: [string, number][]) => xs.map(([k, n]) => `${k} ${n}`).join(', ') || '–';
+  const list = (xs: [string, number][]) =>
+    joined(
+      xs.map(([k, n]) => `${k} ${n}`),
+      l10n.t,
+    ) || '–';
   const row = (k: string, val: string) => el('tr', {}, el('td', { class: 'muted' }, k), el('td', {}, val));
   return el(
     'section',
