@@ -8,6 +8,7 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
 import {
   isHostMessage,
+  saveReason,
   type CheckpointRow,
   type ExplorerState,
   type UiMessage,
@@ -184,7 +185,11 @@ function checkpointsTable(s: ExplorerState): HTMLElement {
       : el(
           'span',
           { class: 'muted' },
-          [r.kind?.toUpperCase(), reasonWords(r.reason), ...r.exports.map((x) => x.format.toUpperCase())]
+          [
+            r.kind?.toUpperCase(),
+            r.reason && saveReason(r.reason, l10n.t),
+            ...r.exports.map((x) => x.format.toUpperCase()),
+          ]
             .filter(Boolean)
             .join(' · '),
         );
@@ -224,13 +229,6 @@ function checkpointsTable(s: ExplorerState): HTMLElement {
       pruneControl(),
     ),
   );
-}
-
-/** Why the runner saved a checkpoint (its `reason` code) in words; a reason it adds later as it wrote it. */
-function reasonWords(reason: string | null): string | null {
-  if (reason === 'requested') return l10n.t('saved on request');
-  if (reason === 'stopped') return l10n.t('saved when the run stopped');
-  return reason;
 }
 
 function pruneControl(): HTMLElement {

@@ -18,7 +18,8 @@ import {
   type ExportFormat,
 } from '../../core/checkpoints/client';
 import { downloadCheckpoint, downloadPath, IntegrityError } from '../../core/checkpoints/download';
-import { describeEntry, formatBytes } from '../../core/checkpoints/manifest';
+import { describeEntry } from '../../core/checkpoints/describe';
+import { formatBytes } from '../../core/checkpoints/manifest';
 import { deletePlan, listForConfirmation, prunePlan } from '../../core/checkpoints/prune';
 import type { CheckpointDetail, RunCheckpoints } from '../../core/checkpoints/runInfo';
 import type { RunRecord } from '../../core/runs/runIndex';
@@ -87,7 +88,7 @@ export async function pickCheckpoint(
           if (c.file === exclude) continue;
           out.push({
             label: `${c.best ? '$(star-full) ' : ''}${path.posix.basename(c.file)}`,
-            description: `${name} · ${describeEntry(c, Date.now() / 1000)}`,
+            description: `${name} · ${describeEntry(c, Date.now() / 1000, vscode.l10n.t)}`,
             ref: { targetId: r.targetId, runId: r.runId, file: c.file },
           });
         }
