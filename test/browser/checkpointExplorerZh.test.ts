@@ -122,6 +122,8 @@ test(
           tensor('backbone.layer4.weight', 'backbone.layer4', true, 2_359_296),
           tensor('backbone.layer4.bias', 'backbone.layer4', false, 512),
           tensor('head.weight', 'head', true, 1536),
+          tensor('moments.head.weight', 'optimizer', null, 1536),
+          tensor('epoch_num', 'run state', null, 1),
         ],
       },
       evaluation: {
@@ -165,6 +167,14 @@ test(
     assert.match(summaries.find((s) => s.startsWith('backbone.conv1')) ?? '', /· 冻结$/, summaries.join('\n'));
     assert.match(summaries.find((s) => s.startsWith('backbone.layer4')) ?? '', /2,359,808 个值 · 部分冻结$/);
     assert.match(summaries.find((s) => s.startsWith('head')) ?? '', /· 已训练$/);
+    assert.ok(
+      summaries.some((s) => s.startsWith('优化器状态 1 个张量')),
+      summaries.join('\n'),
+    );
+    assert.ok(
+      summaries.some((s) => s.startsWith('运行计数器 1 个张量')),
+      summaries.join('\n'),
+    );
     const text = await page.locator('body').innerText();
     assert.match(text, /✔ 分类头输出 3 个类别（该运行有 3 个）/, 'the head check and the run has N');
     assert.match(text, /11,689,512 个值/, 'counts in the locale');
@@ -173,7 +183,17 @@ test(
     assert.match(text, /head\.bias、head\.weight/, "a list in Chinese punctuation, not ', '");
     const cells = await page.locator('details table td').allTextContents();
     assert.ok(cells.includes('已训练') && cells.includes('冻结'), cells.join(' | '));
-    for (const en of ['trained', 'frozen', 'mixed', 'the run has', 'skipped', 'Optimizer', 'click'])
+    for (const en of [
+      'trained',
+      'frozen',
+      'mixed',
+      'the run has',
+      'skipped',
+      'Optimizer',
+      'optimizer',
+      'run state',
+      'click',
+    ])
       assert.ok(!text.includes(en), `"${en}" on the page:\n${text}`);
     assert.equal(
       await page.locator('table.cm td').first().getAttribute('title'),
@@ -186,7 +206,10 @@ test(
       .evaluateAll((els) => els.forEach((e) => ((e.parentElement as HTMLDetailsElement).open = true)));
     const english = (await page.locator('body').innerText())
       // tensor and module names, dtypes and class names come from the checkpoint
-      .replace(/backbone\.\w+(\.\w+)?|head\.\w+|head|global_step|Float32|daisy|rose|tulip|\/d\/val|L2|logits/g, '')
+      .replace(
+        /backbone\.\w+(\.\w+)?|head\.\w+|head|global_step|moments\.head\.weight|epoch_num|Float32|daisy|rose|tulip|\/d\/val|L2|logits/g,
+        '',
+      )
       .replace(FROM_RUN_OR_TERM, '')
       .match(/[A-Za-z]{2,}/g);
     assert.deepEqual(english ?? [], []);

@@ -6,6 +6,10 @@ import { joined } from '../../src/shared/l10n';
 import type { CompareView, EvalView, TensorsView } from '../../src/shared/checkpointsProtocol';
 import { button, count, el, fix, pct } from './dom';
 
+/** A tensor group: a module's name as the network has it; the optimizer's state and the run's counters in words. */
+const groupName = (group: string) =>
+  group === 'optimizer' ? l10n.t('optimizer state') : group === 'run state' ? l10n.t('run counters') : group;
+
 /** A tensor's training mark: the spec's trained or frozen part, or nothing when unknown. */
 const mark = (trainable: boolean | null) =>
   trainable === true ? l10n.t('trained') : trainable === false ? l10n.t('frozen') : '';
@@ -49,7 +53,7 @@ export function tensorsSection(t: TensorsView, classes: string[]): HTMLElement {
       el(
         'summary',
         {},
-        el('span', { class: 'module' }, m),
+        el('span', { class: 'module' }, groupName(m)),
         l10n.t(' {0} tensors · {1} values{2}', count(list.length), count(els), summary ? ` · ${summary}` : ''),
       ),
       el('table', {}, el('tbody', {}, ...rows)),

@@ -8,7 +8,6 @@ import * as vscode from 'vscode';
 import {
   checkpointPath,
   classMismatch,
-  classMismatchText,
   compareCheckpoints,
   deleteCheckpoints,
   evaluateCheckpoint,
@@ -18,7 +17,7 @@ import {
   type ExportFormat,
 } from '../../core/checkpoints/client';
 import { downloadCheckpoint, downloadPath, IntegrityError } from '../../core/checkpoints/download';
-import { describeEntry } from '../../core/checkpoints/describe';
+import { classMismatchText, describeEntry } from '../../core/checkpoints/describe';
 import { formatBytes } from '../../core/checkpoints/manifest';
 import { deletePlan, listForConfirmation, prunePlan } from '../../core/checkpoints/prune';
 import type { CheckpointDetail, RunCheckpoints } from '../../core/checkpoints/runInfo';
@@ -178,7 +177,7 @@ export async function evaluate(
     return res;
   } catch (e) {
     const m = classMismatch(e);
-    throw m ? new Error(classMismatchText(m)) : e;
+    throw m ? new Error(classMismatchText(m, vscode.l10n.t)) : e;
   }
 }
 

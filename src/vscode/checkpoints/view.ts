@@ -5,8 +5,8 @@
 // for the actions (actions.ts) and the checkpoint explorer (explorer.ts). Decisions live in src/core.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { verifyCheckpoints, verifyProblem } from '../../core/checkpoints/client';
-import { describeEntry } from '../../core/checkpoints/describe';
+import { verifyCheckpoints } from '../../core/checkpoints/client';
+import { describeEntry, verifyProblem } from '../../core/checkpoints/describe';
 import { formatBytes } from '../../core/checkpoints/manifest';
 import { readRunCheckpoints, type CheckpointDetail } from '../../core/checkpoints/runInfo';
 import { displayNames } from '../../core/runs/presentation';
@@ -160,7 +160,7 @@ export class CheckpointsView implements vscode.TreeDataProvider<CkptNode>, Check
         const results = new Map(
           (await verifyCheckpoints(this.host.ctx.transport(def), record.runDir, { timeoutMs: TIMEOUT_MS })).map((v) => [
             v.file,
-            verifyProblem(v) ?? null,
+            verifyProblem(v, vscode.l10n.t) ?? null,
           ]),
         );
         for (const c of entries)

@@ -1,11 +1,11 @@
-// A checkpoint's one-line description (the Checkpoints view's rows, the checkpoint pickers) in the
-// display language: English as before, and with the zh-cn bundle every word Chinese, the file's
-// numbers as they are.
+// Checkpoints in words (the Checkpoints view's rows and error texts, the checkpoint pickers, an
+// evaluation folder with other classes) in the display language: English as before, and with the
+// zh-cn bundle every word Chinese, names and numbers as they are.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { describeEntry, formatAge } from '../../../src/core/checkpoints/describe';
+import { classMismatchText, describeEntry, formatAge, verifyProblem } from '../../../src/core/checkpoints/describe';
 import type { CheckpointEntry } from '../../../src/core/checkpoints/manifest';
 import { translator } from '../../../src/shared/l10n';
 
@@ -48,4 +48,19 @@ test('ages: seconds, minutes, hours, days; none without a time', () => {
   );
   assert.equal(formatAge(0, 5), '5 s ago');
   assert.equal(formatAge(null, 5, zh), '');
+});
+
+test("an unusable file and an evaluation folder's other classes, in English and zh-cn", () => {
+  const v = { file: 'checkpoints/a.ckpt', exists: true, bytes_ok: false, sha256_ok: null };
+  assert.equal(verifyProblem(v), 'size differs from checkpoints.json (truncated?)');
+  assert.equal(verifyProblem(v, zh), '大小与 checkpoints.json 不符（文件被截断？）');
+  assert.equal(verifyProblem({ ...v, exists: false }, zh), '文件缺失');
+  assert.equal(verifyProblem({ ...v, reason: 'the runner says so' }, zh), 'the runner says so', "the runner's words");
+  assert.equal(verifyProblem({ ...v, bytes_ok: true }, zh), undefined);
+  const m = { missing: ['cat'], extra: ['dog', 'emu'] };
+  assert.match(classMismatchText(m), /\(missing class folder: cat; extra class folders: dog, emu\)/);
+  assert.equal(
+    classMismatchText(m, zh),
+    '该文件夹的类别与运行的不同（缺少类别文件夹：cat；多出类别文件夹：dog、emu）。请选择包含该运行各类别文件夹的 ImageFolder。',
+  );
 });

@@ -64,7 +64,6 @@ const NOT_A_USER_LIST: [file: RegExp, line: RegExp, why: string][] = [
     /events\.jsonl/,
     'not yet localised: the dashboard registry words its problems in English',
   ],
-  [/^src\/core\/checkpoints\/client\.ts$/, /class folder/, 'not yet localised: the class mismatch of an evaluation'],
 ];
 
 function sources(dir: string): string[] {
