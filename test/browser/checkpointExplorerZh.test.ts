@@ -87,6 +87,7 @@ test('the explorer in zh-cn: the table, the buttons and the run header are Chine
   const text = await page.locator('body').innerText();
   assert.match(text, /验证准确率/, 'the column headers are translated');
   assert.match(text, /在验证集上评估/, 'the action buttons are translated');
+  assert.match(text, /\t2 分钟\t/, "a checkpoint's age");
   assert.equal(await page.locator('.run-meta .notes-toggle').textContent(), '更多', "the notes' fold toggle");
   assert.equal(await page.locator('.run-meta .run-tags').getAttribute('title'), '标签');
   const english = text.replace(FROM_RUN_OR_TERM, '').match(/[A-Za-z]{2,}/g) ?? [];

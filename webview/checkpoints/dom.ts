@@ -54,10 +54,10 @@ export const age = (t: number | null) => {
   if (t === null) return '';
   const s = Math.max(0, Date.now() / 1000 - t);
   return s < 60
-    ? `${Math.round(s)} s`
+    ? l10n.t('{0} s', Math.round(s))
     : s < 3600
-      ? `${Math.round(s / 60)} min`
+      ? l10n.t('{0} min', Math.round(s / 60))
       : s < 86400
-        ? `${Math.round(s / 3600)} h`
-        : `${Math.round(s / 86400)} d`;
+        ? l10n.t('{0} h', Math.round(s / 3600))
+        : l10n.t('{0} d', Math.round(s / 86400));
 };
