@@ -113,7 +113,7 @@ function classesSection(v: PreviewView): HTMLElement {
         v.numVal,
         v.split,
         v.imageSize,
-        v.augment ?? 'off',
+        v.augment ?? l10n.t('off'),
       ),
     ),
     v.imbalance ? el('div', { id: 'imbalance' }, l10n.t('Imbalance: {0}', v.imbalance.text)) : null,
@@ -180,12 +180,12 @@ function statsSection(v: PreviewView): HTMLElement {
     el(
       'table',
       { class: 'stats' },
-      row('width min · p5 · median · p95 · max', pc(s.width)),
-      row('height min · p5 · median · p95 · max', pc(s.height)),
-      row('modes', list(s.modes)),
-      row('formats', list(s.formats)),
-      row('grayscale', String(s.grayscale)),
-      row('with alpha', String(s.alpha)),
+      row(l10n.t('width min · p5 · median · p95 · max'), pc(s.width)),
+      row(l10n.t('height min · p5 · median · p95 · max'), pc(s.height)),
+      row(l10n.t('modes'), list(s.modes)),
+      row(l10n.t('formats'), list(s.formats)),
+      row(l10n.t('grayscale'), String(s.grayscale)),
+      row(l10n.t('with alpha'), String(s.alpha)),
     ),
     el('div', { class: 'muted' }, l10n.t('Previewed in {0} s.', v.elapsedS.toFixed(1))),
   );
@@ -194,7 +194,7 @@ function statsSection(v: PreviewView): HTMLElement {
 function thumbImage(t: Thumb): HTMLElement {
   const b64 = t[ui.thumbs];
   const name = t.file.split(/[\\/]/).pop() ?? t.file;
-  if (!b64) return el('div', { class: 'thumb' }, el('div', { class: 'none muted', title: name }, 'off'));
+  if (!b64) return el('div', { class: 'thumb' }, el('div', { class: 'none muted', title: name }, l10n.t('off')));
   const img = document.createElement('img');
   img.src = `data:image/jpeg;base64,${b64}`;
   img.alt = name;
