@@ -16,6 +16,7 @@ import {
   type SpecProblem,
 } from '../core/spec/schema';
 import { closeMatch } from '../core/spec/py';
+import { joined } from '../shared/l10n';
 import type { PathFact } from '../shared/specProtocol';
 import { SOURCE, type FixData } from './fixData';
 import { stageDiagnostics } from './freezeStages';
@@ -277,7 +278,7 @@ function classChecks(
   }
   const nc = doc.nodes.get('model.num_classes');
   if (nc && typeof nc.value === 'number' && !bad.has('model.num_classes') && nc.value !== count) {
-    const shown = count > 8 ? `${classes.slice(0, 8).join(', ')}, …` : classes.join(', ');
+    const shown = joined(count > 8 ? [...classes.slice(0, 8), '…'] : classes, l10n.t);
     out.push({
       range: range(nc.valueSpan),
       severity: DiagnosticSeverity.Error,

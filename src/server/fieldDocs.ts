@@ -1,5 +1,6 @@
 // Markdown about a field, from the schema: what it does, its default (the reference recipe's),
 // what it accepts and, for an enum value, what that value does. Used by hover and completion.
+import { joined } from '../shared/l10n';
 import * as l10n from './l10n';
 import { enumValues, fieldSchema, propertiesOf, rangeText, typesOf, type SchemaNode } from '../core/spec/fields';
 
@@ -9,9 +10,24 @@ export function acceptsText(rule: SchemaNode, only?: readonly string[]): string 
   const orNull = (text: string) => (types.includes('null') ? l10n.t('{0}, or null', text) : text);
   const values = enumValues(rule);
   if (values) {
-    const names = l10n.t('one of {0}', (only ?? values).map((v) => `\`${v}\``).join(', '));
+    const names = l10n.t(
+      'one of {0}',
+      joined(
+        (only ?? values).map((v) => `\`${v}\``),
+        l10n.t,
+      ),
+    );
     const fields = rule.anyOf ? Object.keys(propertiesOf(rule) ?? {}) : [];
-    return fields.length ? l10n.t('{0}, or an object of {1}', names, fields.map((f) => `\`${f}\``).join(', ')) : names;
+    return fields.length
+      ? l10n.t(
+          '{0}, or an object of {1}',
+          names,
+          joined(
+            fields.map((f) => `\`${f}\``),
+            l10n.t,
+          ),
+        )
+      : names;
   }
   if (types.includes('integer') || types.includes('number')) {
     // The joining word is translated; the bounds stay as written (`>= 1`).
@@ -91,9 +107,10 @@ export function fieldMarkdown(segs: readonly string[], value?: unknown, scope?: 
       '',
       l10n.t(
         'Fields: {0}',
-        Object.keys(rule.properties ?? {})
-          .map((k) => `\`${k}\``)
-          .join(', '),
+        joined(
+          Object.keys(rule.properties ?? {}).map((k) => `\`${k}\``),
+          l10n.t,
+        ),
       ),
     );
   return lines.join('\n');

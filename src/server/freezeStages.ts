@@ -5,6 +5,7 @@
 import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver';
 import { freezeModesFor } from '../core/spec/builder';
 import { enumOf, specDefault } from '../core/spec/fields';
+import { joined } from '../shared/l10n';
 import { SOURCE, type FixData } from './fixData';
 import * as l10n from './l10n';
 import type { Span, SpecDocument } from './specDocument';
@@ -36,7 +37,14 @@ export function backboneStages(doc: SpecDocument): BackboneStages | undefined {
 
 /** Hover/completion words: the backbone's stages. */
 export function stagesNote(s: BackboneStages): string {
-  return l10n.t('Stages of {0}: {1}', s.backbone, s.stages.map((x) => `\`${x}\``).join(', '));
+  return l10n.t(
+    'Stages of {0}: {1}',
+    s.backbone,
+    joined(
+      s.stages.map((x) => `\`${x}\``),
+      l10n.t,
+    ),
+  );
 }
 
 /** An error for each freeze value naming a stage the backbone lacks, with a quick fix per stage it has. */
@@ -64,9 +72,9 @@ export function stageDiagnostics(
         '{0} has no stage "{1}": its stages are {2} (set {3} to one of: {4})',
         s.backbone,
         v.slice('up_to:'.length),
-        s.stages.join(', '),
+        joined(s.stages, l10n.t),
         node.path,
-        s.values.join(', '),
+        joined(s.values, l10n.t),
       ),
       data: {
         kind: 'setValue',

@@ -12,7 +12,8 @@ import {
   type Hover,
 } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { closeMatch } from '../core/spec/py';
+import type { SchemaNode } from '../core/spec/fields';
+import { closeMatch, pyDumps } from '../core/spec/py';
 import { sweepableFields, sweepFieldSchema, SWEEP_SCHEMA } from '../core/sweeps/schema';
 import { fieldMarkdown } from './fieldDocs';
 import * as l10n from './l10n';
@@ -21,7 +22,8 @@ import { nodeAt, type Span, type SpecDocument } from './specDocument';
 
 export const SWEEP_SOURCE = 'ascend-sweep';
 
-const ajv = new Ajv({ allErrors: true, strict: false, allowUnionTypes: true });
+// verbose: each error carries its rule (parentSchema, with the field's x-expect/x-fix) and the value.
+const ajv = new Ajv({ allErrors: true, strict: false, allowUnionTypes: true, verbose: true });
 const validate = ajv.compile(SWEEP_SCHEMA);
 
 const range = (td: TextDocument, s: Span) => ({ start: td.positionAt(s.start), end: td.positionAt(s.end) });
@@ -42,16 +44,16 @@ function problem(e: ErrorObject): { path: string; message: string } {
     path = path ? `${path}.${extra}` : extra;
     return { path, message: t('{0}: unknown field "{1}"', path, extra) };
   }
-  const rule = e.parentSchema as { 'x-expect'?: string; 'x-fix'?: string } | undefined;
-  const where = path || t('the sweep spec');
-  const expect = rule?.['x-expect']
-    ? t('must be {0}', l10n.schemaText(rule['x-expect']))
-    : ((l10n.localised() ? ajvWords(e) : undefined) ?? e.message ?? t('is not allowed'));
+  // The field's own x-expect/x-fix, worded as a run spec's field problem is (problemWords.ts):
+  // `field: must be <x-expect>, got <value> (<x-fix>)`; without them, ajv's words (and a section's fix).
+  const rule = e.parentSchema as SchemaNode | undefined;
+  const expect = rule?.['x-expect'];
   const fix = rule?.['x-fix'];
-  return {
-    path,
-    message: fix ? t('{0}: {1}; {2}', where, expect, l10n.schemaText(fix)) : t('{0}: {1}', where, expect),
-  };
+  const said = expect
+    ? t('must be {0}, got {1}', l10n.schemaText(expect), pyDumps(e.data))
+    : ((l10n.localised() ? ajvWords(e) : undefined) ?? e.message ?? t('is not allowed'));
+  const head = t('{0}: {1}', path || t('the sweep spec'), said);
+  return { path, message: fix ? t('{0} ({1})', head, l10n.schemaText(fix)) : head };
 }
 
 /**

@@ -4,7 +4,16 @@
 // to catch up). The UI is untrusted: every message it sends goes through `validateUiMessage`,
 // and it names checkpoints only by their manifest `file`, which must be one the host listed.
 
+import type { Translate } from './l10n';
+
 export type ExportFormat = 'mindir' | 'onnx';
+
+/** Why the runner saved a checkpoint (a row's `reason` code) in words; a reason it adds later as written. */
+export function saveReason(reason: string, t: Translate): string {
+  if (reason === 'requested') return t('saved on request');
+  if (reason === 'stopped') return t('saved when the run stopped');
+  return reason;
+}
 
 /** One row of the checkpoints table. */
 export interface CheckpointRow {

@@ -28,6 +28,15 @@ export function translator(bundle: L10nBundle): Translate {
   return (message, ...args) => formatMessage(Object.hasOwn(bundle, message) ? bundle[message] : message, args);
 }
 
+/**
+ * Items of a list the user reads, in the language's list punctuation: `a, b, c` in English,
+ * `a、b、c` in Chinese. The separator is the message `, ` of the bundle, so the host, the language
+ * server, core code and the pages (each passing its own `t`) join lists the one way.
+ */
+export function joined(items: readonly string[], t: Translate): string {
+  return items.join(t(', '));
+}
+
 /** English: the messages as written, placeholders filled. */
 export const english: Translate = translator({});
 

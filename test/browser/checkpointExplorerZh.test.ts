@@ -87,6 +87,7 @@ test('the explorer in zh-cn: the table, the buttons and the run header are Chine
   const text = await page.locator('body').innerText();
   assert.match(text, /验证准确率/, 'the column headers are translated');
   assert.match(text, /在验证集上评估/, 'the action buttons are translated');
+  assert.match(text, /\t2 分钟\t/, "a checkpoint's age");
   assert.equal(await page.locator('.run-meta .notes-toggle').textContent(), '更多', "the notes' fold toggle");
   assert.equal(await page.locator('.run-meta .run-tags').getAttribute('title'), '标签');
   const english = text.replace(FROM_RUN_OR_TERM, '').match(/[A-Za-z]{2,}/g) ?? [];
@@ -95,3 +96,124 @@ test('the explorer in zh-cn: the table, the buttons and the run header are Chine
   assert.deepEqual(english, [], `English left on the page:\n${text}`);
   await page.close();
 });
+
+test(
+  'the explorer in zh-cn: the tensor list, its head check, the evaluation and the comparison are Chinese',
+  { timeout: 60_000 },
+  async () => {
+    const page = await openWebview(web, { width: 1100, height: 900 });
+    const tensor = (name: string, module: string, trainable: boolean | null, elements: number) => ({
+      name,
+      shape: [elements],
+      dtype: 'Float32',
+      elements,
+      module,
+      trainable,
+    });
+    await postState(page, {
+      ...state,
+      run: { ...state.run, classes: ['daisy', 'rose', 'tulip'] },
+      tensors: {
+        file: files[1],
+        total: 11_689_512,
+        headOut: 3,
+        headMatchesClasses: true,
+        tensors: [
+          tensor('backbone.conv1.weight', 'backbone.conv1', false, 9408),
+          tensor('backbone.layer4.weight', 'backbone.layer4', true, 2_359_296),
+          tensor('backbone.layer4.bias', 'backbone.layer4', false, 512),
+          tensor('head.weight', 'head', true, 1536),
+          tensor('moments.head.weight', 'optimizer', null, 1536),
+          tensor('epoch_num', 'run state', null, 1),
+        ],
+      },
+      evaluation: {
+        file: files[1],
+        data: '/d/val',
+        numImages: 1234,
+        accuracy: 0.75,
+        loss: 0.6,
+        classes: ['daisy', 'rose', 'tulip'],
+        perClass: ['daisy', 'rose', 'tulip'].map((c) => ({ class: c, precision: 0.5, recall: 1, support: 2 })),
+        confusion: [
+          [2, 0, 0],
+          [0, 2, 0],
+          [1, 0, 1],
+        ],
+        skipped: 2,
+        evaluatedAt: 1796215500,
+        top5: 1,
+        recorded: { kept: 6, total: 6, all: true },
+        mistakes: 1,
+      },
+      comparison: {
+        a: files[0],
+        b: files[1],
+        tensors: [
+          { name: 'head.weight', shape: [3, 512], l2: 0.3, rel: 0.1, frozen: false, group: 'head' },
+          { name: 'backbone.conv1.weight', shape: [64, 3], l2: 0, rel: 0, frozen: true, group: 'backbone.conv1' },
+          { name: 'global_step', shape: [1], l2: 3, rel: 1, frozen: null, group: 'run state' },
+        ],
+        onlyInA: [],
+        onlyInB: [],
+        shapeMismatch: ['head.bias', 'head.weight'],
+        changed: 2,
+        unchanged: 1,
+        frozenMaxL2: 0,
+      },
+    });
+    await page.locator('details:has(.module)').first().waitFor();
+    const summaries = await page.locator('details summary').allTextContents();
+    // each module's mark: frozen, trained, or both in one module
+    assert.match(summaries.find((s) => s.startsWith('backbone.conv1')) ?? '', /· 冻结$/, summaries.join('\n'));
+    assert.match(summaries.find((s) => s.startsWith('backbone.layer4')) ?? '', /2,359,808 个值 · 部分冻结$/);
+    assert.match(summaries.find((s) => s.startsWith('head')) ?? '', /· 已训练$/);
+    assert.ok(
+      summaries.some((s) => s.startsWith('优化器状态 1 个张量')),
+      summaries.join('\n'),
+    );
+    assert.ok(
+      summaries.some((s) => s.startsWith('运行计数器 1 个张量')),
+      summaries.join('\n'),
+    );
+    const text = await page.locator('body').innerText();
+    assert.match(text, /✔ 分类头输出 3 个类别（该运行有 3 个）/, 'the head check and the run has N');
+    assert.match(text, /11,689,512 个值/, 'counts in the locale');
+    assert.match(text, /\/d\/val 中的 1,234 张图像 · 跳过 2 个/, 'the evaluation line');
+    assert.match(text, /优化器状态与运行计数器（1）/);
+    assert.match(text, /head\.bias、head\.weight/, "a list in Chinese punctuation, not ', '");
+    const cells = await page.locator('details table td').allTextContents();
+    assert.ok(cells.includes('已训练') && cells.includes('冻结'), cells.join(' | '));
+    for (const en of [
+      'trained',
+      'frozen',
+      'mixed',
+      'the run has',
+      'skipped',
+      'Optimizer',
+      'optimizer',
+      'run state',
+      'click',
+    ])
+      assert.ok(!text.includes(en), `"${en}" on the page:\n${text}`);
+    assert.equal(
+      await page.locator('table.cm td').first().getAttribute('title'),
+      'daisy → daisy: 2（点击查看图像）',
+      "a confusion cell's tooltip",
+    );
+    // Open every module's list: the tensor rows' marks are Chinese too.
+    await page
+      .locator('details summary')
+      .evaluateAll((els) => els.forEach((e) => ((e.parentElement as HTMLDetailsElement).open = true)));
+    const english = (await page.locator('body').innerText())
+      // tensor and module names, dtypes and class names come from the checkpoint
+      .replace(
+        /backbone\.\w+(\.\w+)?|head\.\w+|head|global_step|moments\.head\.weight|epoch_num|Float32|daisy|rose|tulip|\/d\/val|L2|logits/g,
+        '',
+      )
+      .replace(FROM_RUN_OR_TERM, '')
+      .match(/[A-Za-z]{2,}/g);
+    assert.deepEqual(english ?? [], []);
+    await page.close();
+  },
+);

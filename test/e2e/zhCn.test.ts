@@ -246,8 +246,18 @@ test(
         await explorer
           .locator('vscode-button', { hasText: '在验证集上评估' })
           .waitFor({ state: 'visible', timeout: MEDIUM });
+        // The selected checkpoint's tensors (the runner's inspect): module marks and the head check.
+        await explorer.locator('details summary .module').first().waitFor({ state: 'visible', timeout: MEDIUM });
         const text = (await explorer.locator('body').textContent()) ?? '';
         assert.ok(!text.includes('Evaluate on val set'), 'the explorer shows "Evaluate on val set"');
+        assert.match(text, /分类头输出 \d+ 个类别（该运行有 \d+ 个）/, 'the head check and "the run has N"');
+        const marks = await explorer.locator('details summary').allTextContents();
+        assert.ok(
+          marks.some((m) => / · (已训练|冻结|部分冻结)$/.test(m)),
+          `the modules' marks: ${JSON.stringify(marks)}`,
+        );
+        for (const en of ['trained', 'frozen', 'mixed', 'the run has', ' values', ' tensors'])
+          assert.ok(!text.includes(en), `the explorer shows "${en}"`);
       });
     } finally {
       await s.close();

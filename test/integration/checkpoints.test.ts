@@ -27,8 +27,8 @@ import {
   exportCheckpoint,
   inspectCheckpoint,
   verifyCheckpoints,
-  verifyProblem,
 } from '../../src/core/checkpoints/client';
+import { verifyProblem } from '../../src/core/checkpoints/describe';
 import { downloadCheckpoint, IntegrityError } from '../../src/core/checkpoints/download';
 import { prunePlan } from '../../src/core/checkpoints/prune';
 import { readRunCheckpoints } from '../../src/core/checkpoints/runInfo';
@@ -123,12 +123,10 @@ test(
     assert.equal(info.checkpoints.filter((c) => c.best).length, 1);
     for (const c of info.checkpoints)
       assert.equal(c.sha256, sha256(checkpointPath(runDir, c.file)), `${c.file}: the parsed sha256 is the file's`);
-    assert.deepEqual((await verifyCheckpoints(local, runDir)).map(verifyProblem), [
-      undefined,
-      undefined,
-      undefined,
-      undefined,
-    ]);
+    assert.deepEqual(
+      (await verifyCheckpoints(local, runDir)).map((x) => verifyProblem(x)),
+      [undefined, undefined, undefined, undefined],
+    );
 
     const first = checkpointPath(runDir, info.checkpoints[0].file);
     const last = checkpointPath(runDir, info.checkpoints[3].file);

@@ -2,13 +2,21 @@
 // module, its last evaluation (accuracy, per-class table, confusion matrix) and a comparison of two
 // checkpoints. They draw what the host sent; the controls are in main.ts.
 import * as l10n from '../shared/l10n';
+import { joined } from '../../src/shared/l10n';
 import type { CompareView, EvalView, TensorsView } from '../../src/shared/checkpointsProtocol';
-import { button, el, fix, pct } from './dom';
+import { button, count, el, fix, pct } from './dom';
+
+/** A tensor group: a module's name as the network has it; the optimizer's state and the run's counters in words. */
+const groupName = (group: string) =>
+  group === 'optimizer' ? l10n.t('optimizer state') : group === 'run state' ? l10n.t('run counters') : group;
+
+/** A tensor's training mark: the spec's trained or frozen part, or nothing when unknown. */
+const mark = (trainable: boolean | null) =>
+  trainable === true ? l10n.t('trained') : trainable === false ? l10n.t('frozen') : '';
 
 export function tensorsSection(t: TensorsView, classes: string[]): HTMLElement {
   const groups = new Map<string, TensorsView['tensors']>();
   for (const x of t.tensors) groups.set(x.module, [...(groups.get(x.module) ?? []), x]);
-  const mark = (v: boolean | null) => (v === true ? 'trained' : v === false ? 'frozen' : '');
   const head =
     t.headOut === null
       ? null
@@ -16,18 +24,18 @@ export function tensorsSection(t: TensorsView, classes: string[]): HTMLElement {
           'div',
           { class: t.headMatchesClasses === false ? 'bad' : t.headMatchesClasses ? 'ok' : 'muted' },
           t.headMatchesClasses === false
-            ? l10n.t('✖ The head outputs {0} classes, the run has {1}', t.headOut, classes.length)
+            ? l10n.t('✖ The head outputs {0} classes, the run has {1}', count(t.headOut), count(classes.length))
             : l10n.t(
                 '{0}The head outputs {1} classes{2}',
                 t.headMatchesClasses ? '✔ ' : '',
-                t.headOut,
-                classes.length ? ` (the run has ${classes.length})` : '',
+                count(t.headOut),
+                classes.length ? l10n.t(' (the run has {0})', count(classes.length)) : '',
               ),
         );
   const modules = [...groups].map(([m, list]) => {
     const els = list.reduce((a, x) => a + x.elements, 0);
     const kinds = new Set(list.map((x) => x.trainable));
-    const summary = kinds.size === 1 ? mark(list[0].trainable) : 'mixed';
+    const summary = kinds.size === 1 ? mark(list[0].trainable) : l10n.t('mixed');
     const rows = list.map((x) =>
       el(
         'tr',
@@ -35,7 +43,7 @@ export function tensorsSection(t: TensorsView, classes: string[]): HTMLElement {
         el('td', {}, x.name),
         el('td', {}, `[${x.shape.join(', ')}]`),
         el('td', {}, x.dtype),
-        el('td', { class: 'num' }, x.elements.toLocaleString()),
+        el('td', { class: 'num' }, count(x.elements)),
         el('td', {}, mark(x.trainable)),
       ),
     );
@@ -45,8 +53,8 @@ export function tensorsSection(t: TensorsView, classes: string[]): HTMLElement {
       el(
         'summary',
         {},
-        el('span', { class: 'module' }, m),
-        l10n.t(' {0} tensors · {1} values{2}', list.length, els.toLocaleString(), summary ? ` · ${summary}` : ''),
+        el('span', { class: 'module' }, groupName(m)),
+        l10n.t(' {0} tensors · {1} values{2}', count(list.length), count(els), summary ? ` · ${summary}` : ''),
       ),
       el('table', {}, el('tbody', {}, ...rows)),
     );
@@ -58,7 +66,7 @@ export function tensorsSection(t: TensorsView, classes: string[]): HTMLElement {
     el(
       'h3',
       {},
-      l10n.t('Tensors of {0} ({1}, {2} values)', t.file.split('/').pop(), t.tensors.length, t.total.toLocaleString()),
+      l10n.t('Tensors of {0} ({1}, {2} values)', t.file.split('/').pop(), count(t.tensors.length), count(t.total)),
     ),
     head,
     ...modules,
@@ -104,7 +112,7 @@ export function evalSection(e: EvalView, clicks: EvalClicks): HTMLElement {
               )
             : el('td', { class: 'num' }, pct(p.precision)),
           el('td', { class: 'num' }, pct(p.recall)),
-          el('td', { class: 'num' }, String(p.support)),
+          el('td', { class: 'num' }, count(p.support)),
         ),
       ),
     ),
@@ -131,10 +139,10 @@ export function evalSection(e: EvalView, clicks: EvalClicks): HTMLElement {
               'td',
               {
                 class: gallery ? 'cell' : undefined,
-                title: `${e.classes[i]} → ${e.classes[j]}: ${v}${gallery ? ' (click for the images)' : ''}`,
+                title: `${e.classes[i]} → ${e.classes[j]}: ${count(v)}${gallery ? l10n.t(' (click for the images)') : ''}`,
                 onclick: gallery ? () => clicks.cell(i, j) : undefined,
               },
-              String(v),
+              count(v),
             );
             // CSSOM, not a style attribute: allowed under the page's CSP.
             td.style.backgroundColor = `rgba(${i === j ? '60, 160, 90' : '200, 80, 60'}, ${(0.08 + 0.6 * (v / max)).toFixed(2)})`;
@@ -155,13 +163,17 @@ export function evalSection(e: EvalView, clicks: EvalClicks): HTMLElement {
         'Accuracy {0}{1} · loss {2} · {3} images in {4}{5}{6}',
         pct(e.accuracy),
         e.top5 !== null
-          ? ` · top-5 ${pct(e.top5)}${e.classes.length <= 5 ? ' (5 classes or fewer: 1 by definition)' : ''}`
+          ? l10n.t(
+              ' · top-5 {0}{1}',
+              pct(e.top5),
+              e.classes.length <= 5 ? l10n.t(' (5 classes or fewer: 1 by definition)') : '',
+            )
           : '',
         fix(e.loss),
-        e.numImages,
+        count(e.numImages),
         e.data,
-        e.skipped ? ` · ${e.skipped} skipped` : '',
-        e.evaluatedAt ? ` · ${new Date(e.evaluatedAt * 1000).toLocaleString()}` : '',
+        e.skipped ? l10n.t(' · {0} skipped', count(e.skipped)) : '',
+        e.evaluatedAt ? ` · ${new Date(e.evaluatedAt * 1000).toLocaleString(l10n.language())}` : '',
       ),
     ),
     per,
@@ -170,7 +182,7 @@ export function evalSection(e: EvalView, clicks: EvalClicks): HTMLElement {
       { class: 'muted' },
       l10n.t(
         'Confusion matrix (rows: true class, columns: predicted){0}',
-        gallery ? '. Click a cell for its images.' : '',
+        gallery ? l10n.t('. Click a cell for its images.') : '',
       ),
     ),
     cm,
@@ -212,7 +224,7 @@ const tensorRow = (t: TensorDiff) =>
     el('td', {}, `[${t.shape.join(', ')}]`),
     el('td', { class: 'num' }, fix(t.l2)),
     el('td', { class: 'num' }, pct(t.rel)),
-    el('td', {}, t.frozen ? 'frozen' : t.frozen === false ? 'trained' : ''),
+    el('td', {}, mark(t.frozen === null ? null : !t.frozen)),
   );
 
 function spanCell(...children: (Node | string)[]): HTMLTableCellElement {
@@ -234,13 +246,16 @@ function foldedRow(folded: TensorDiff[]): HTMLElement {
         el(
           'summary',
           {},
-          l10n.t(
-            '{0} frozen tensors unchanged (L2 of difference 0, {1} values)',
-            folded.length,
-            values.toLocaleString(),
+          l10n.t('{0} frozen tensors unchanged (L2 of difference 0, {1} values)', count(folded.length), count(values)),
+        ),
+        el(
+          'div',
+          { class: 'muted' },
+          joined(
+            folded.map((t) => t.name),
+            l10n.t,
           ),
         ),
-        el('div', { class: 'muted' }, folded.map((t) => t.name).join(', ')),
       ),
     ),
   );
@@ -260,10 +275,10 @@ export function compareSection(c: CompareView): HTMLElement {
     el(
       'div',
       {},
-      l10n.t('{0} changed, {1} unchanged', c.changed, c.unchanged),
+      l10n.t('{0} changed, {1} unchanged', count(c.changed), count(c.unchanged)),
       c.onlyInA.length ? l10n.t(' · only in A: {0}', c.onlyInA.length) : '',
       c.onlyInB.length ? l10n.t(' · only in B: {0}', c.onlyInB.length) : '',
-      c.shapeMismatch.length ? l10n.t(' · shape differs: {0}', c.shapeMismatch.join(', ')) : '',
+      c.shapeMismatch.length ? l10n.t(' · shape differs: {0}', joined(c.shapeMismatch, l10n.t)) : '',
     ),
     frozenOk === null
       ? null
@@ -297,7 +312,11 @@ export function compareSection(c: CompareView): HTMLElement {
         folded.length ? foldedRow(folded) : null,
         ...(state.length
           ? [
-              el('tr', { class: 'group' }, spanCell(`Optimizer state and run counters (${state.length})`)),
+              el(
+                'tr',
+                { class: 'group' },
+                spanCell(l10n.t('Optimizer state and run counters ({0})', count(state.length))),
+              ),
               ...state.map(tensorRow),
             ]
           : []),

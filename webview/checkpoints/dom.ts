@@ -1,6 +1,8 @@
 // Small DOM helpers and number formats of the checkpoint explorer UI: elements built with
 // textContent only (run text is never HTML), vscode-button, percentages, sizes and ages.
 
+import * as l10n from '../shared/l10n';
+
 export type Child = Node | string | null | undefined | false;
 export function el<K extends keyof HTMLElementTagNameMap>(
   tag: K,
@@ -32,6 +34,9 @@ export function button(
   return b;
 }
 
+/** A count in the page's language's digits and grouping (`44,767,056`). */
+export const count = (n: number) => new Intl.NumberFormat(l10n.language()).format(n);
+
 export const pct = (v: number | null) => (v === null ? '' : `${(v * 100).toFixed(1)}%`);
 export const fix = (v: number | null, d = 4) => (v === null ? '' : Number(v.toPrecision(d)).toString());
 export const bytes = (n: number | null) => {
@@ -49,10 +54,10 @@ export const age = (t: number | null) => {
   if (t === null) return '';
   const s = Math.max(0, Date.now() / 1000 - t);
   return s < 60
-    ? `${Math.round(s)} s`
+    ? l10n.t('{0} s', Math.round(s))
     : s < 3600
-      ? `${Math.round(s / 60)} min`
+      ? l10n.t('{0} min', Math.round(s / 60))
       : s < 86400
-        ? `${Math.round(s / 3600)} h`
-        : `${Math.round(s / 86400)} d`;
+        ? l10n.t('{0} h', Math.round(s / 3600))
+        : l10n.t('{0} d', Math.round(s / 86400));
 };

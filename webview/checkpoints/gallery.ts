@@ -4,11 +4,11 @@
 // thumbnail is a data: URL of the base64 JPEG the runner made (the page's CSP allows data: images).
 import * as l10n from '../shared/l10n';
 import type { GalleryItem, GalleryView, PredictionsCompareView } from '../../src/shared/checkpointsProtocol';
-import { button, el, pct } from './dom';
+import { button, count, el, pct } from './dom';
 
 const topLine = (top: GalleryItem['top'], classes: string[], n = 3): string =>
   top === null
-    ? 'no prediction (NaN/Inf logits)'
+    ? l10n.t('no prediction (NaN/Inf logits)')
     : top
         .slice(0, n)
         .map(([c, p]) => `${classes[c] ?? c} ${pct(p)}`)
@@ -40,12 +40,20 @@ function figure(item: GalleryItem, classes: string[], extra: (string | null)[] =
 export function gallerySection(g: GalleryView, classes: string[], close: () => void): HTMLElement {
   const title =
     g.what.kind === 'cell'
-      ? `Images of true ${classes[g.what.row] ?? g.what.row} → predicted ${classes[g.what.col] ?? g.what.col}`
-      : 'The most confident mistakes';
+      ? l10n.t(
+          'Images of true {0} → predicted {1}',
+          classes[g.what.row] ?? g.what.row,
+          classes[g.what.col] ?? g.what.col,
+        )
+      : l10n.t('The most confident mistakes');
   const note =
     g.what.kind === 'cell'
-      ? `${g.count} image${g.count === 1 ? '' : 's'} in this cell; ${g.recorded} recorded by the evaluation`
-      : `${g.count} mistake${g.count === 1 ? '' : 's'} recorded`;
+      ? g.count === 1
+        ? l10n.t('1 image in this cell; {0} recorded by the evaluation', count(g.recorded))
+        : l10n.t('{0} images in this cell; {1} recorded by the evaluation', count(g.count), count(g.recorded))
+      : g.count === 1
+        ? l10n.t('1 mistake recorded')
+        : l10n.t('{0} mistakes recorded', count(g.count));
   return el(
     'div',
     { class: 'gallery' },
@@ -56,7 +64,7 @@ export function gallerySection(g: GalleryView, classes: string[], close: () => v
       l10n.t(
         '{0}{1}, the most confident first.',
         note,
-        g.items.length < g.recorded ? `; the first ${g.items.length} shown` : '',
+        g.items.length < g.recorded ? l10n.t('; the first {0} shown', count(g.items.length)) : '',
       ),
     ),
     g.items.length
@@ -114,7 +122,11 @@ export function predictionsCompareSection(
       ),
     ),
   );
-  const kindText = { fixed: `fixed by ${B}`, broken: `broken by ${B}`, other: 'wrong in both, differently' };
+  const kindText = {
+    fixed: l10n.t('fixed by {0}', B),
+    broken: l10n.t('broken by {0}', B),
+    other: l10n.t('wrong in both, differently'),
+  };
   return el(
     'div',
     { class: 'gallery' },

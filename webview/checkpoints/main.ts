@@ -8,6 +8,7 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
 import {
   isHostMessage,
+  saveReason,
   type CheckpointRow,
   type ExplorerState,
   type UiMessage,
@@ -184,7 +185,11 @@ function checkpointsTable(s: ExplorerState): HTMLElement {
       : el(
           'span',
           { class: 'muted' },
-          [r.kind?.toUpperCase(), r.reason, ...r.exports.map((x) => x.format.toUpperCase())]
+          [
+            r.kind?.toUpperCase(),
+            r.reason && saveReason(r.reason, l10n.t),
+            ...r.exports.map((x) => x.format.toUpperCase()),
+          ]
             .filter(Boolean)
             .join(' · '),
         );

@@ -4,6 +4,7 @@ import type { AmpHealth, DashboardHeader, EvalBlock, RunData, RunNotice } from '
 import { fill, h, setAttr, setText } from './dom';
 import { renderRunNotes } from './runNotes';
 import * as l10n from '../shared/l10n';
+import { joined } from '../../src/shared/l10n';
 import { formatDuration, formatPercent, formatScale } from './series';
 import { localNumber, severityWord, stateWord } from './words';
 
@@ -87,9 +88,12 @@ export function renderHeader(el: HTMLElement, header: DashboardHeader, nowS: num
   // Worded by the host with the AMP card (an older host: level and mode as they are).
   const amp =
     header.ampSummary ??
-    [header.ampLevel, header.lossScaleMode ? l10n.t('loss scale {0}', header.lossScaleMode) : undefined]
-      .filter(Boolean)
-      .join(', ');
+    joined(
+      [header.ampLevel, header.lossScaleMode ? l10n.t('loss scale {0}', header.lossScaleMode) : ''].filter(
+        (x): x is string => !!x,
+      ),
+      l10n.t,
+    );
   const best =
     header.bestValAcc === null || header.bestValAcc === undefined
       ? '–'
@@ -381,7 +385,12 @@ export function renderCompareHeader(
       }),
   );
   // each run's values of the settings that differ between the runs (the host's diff)
-  const differs = runs.map((r) => (r.differs ?? []).map((d) => `${d.path}=${d.value}`).join(', '));
+  const differs = runs.map((r) =>
+    joined(
+      (r.differs ?? []).map((d) => `${d.path}=${d.value}`),
+      l10n.t,
+    ),
+  );
   const drawn = JSON.stringify([runs.map((r) => r.header.name), lines, differs, colors]);
   if (el.dataset.drawn === drawn && el.querySelector('.compare-runs')) {
     el.querySelectorAll<HTMLInputElement>('input[data-run]').forEach((b) => (b.checked = !hidden.has(b.dataset.run!)));
@@ -429,5 +438,5 @@ export function renderCompareHeader(
 /** Compare Runs' series labels: the display name and the settings that set the run apart. */
 export function compareLabel(run: RunData): string {
   const d = (run.differs ?? []).slice(0, 3).map((x) => `${x.path.split('.').pop()}=${x.value}`);
-  return d.length ? `${run.header.name} (${d.join(', ')})` : run.header.name;
+  return d.length ? l10n.t('{0} ({1})', run.header.name, joined(d, l10n.t)) : run.header.name;
 }

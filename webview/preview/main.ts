@@ -3,6 +3,7 @@
 // the user clicked. Every text from the data (class and file names, runner messages) goes in through
 // textContent, never as HTML; images are the runner's base64 JPEGs (or the host's data: URL).
 import * as l10n from '../shared/l10n';
+import { joined } from '../../src/shared/l10n';
 import './preview.css'; // esbuild bundles it into dist/webview/preview.css
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
@@ -112,7 +113,7 @@ function classesSection(v: PreviewView): HTMLElement {
         v.numVal,
         v.split,
         v.imageSize,
-        v.augment ?? 'off',
+        v.augment ?? l10n.t('off'),
       ),
     ),
     v.imbalance ? el('div', { id: 'imbalance' }, l10n.t('Imbalance: {0}', v.imbalance.text)) : null,
@@ -166,7 +167,11 @@ function problemsSection(v: PreviewView): HTMLElement {
 function statsSection(v: PreviewView): HTMLElement {
   const s = v.sizes;
   const pc = (p: typeof s.width) => (p ? `${p.min} · ${p.p5} · ${p.p50} · ${p.p95} · ${p.max}` : '–');
-  const list = (xs: [string, number][]) => xs.map(([k, n]) => `${k} ${n}`).join(', ') || '–';
+  const list = (xs: [string, number][]) =>
+    joined(
+      xs.map(([k, n]) => `${k} ${n}`),
+      l10n.t,
+    ) || '–';
   const row = (k: string, val: string) => el('tr', {}, el('td', { class: 'muted' }, k), el('td', {}, val));
   return el(
     'section',
@@ -175,12 +180,12 @@ function statsSection(v: PreviewView): HTMLElement {
     el(
       'table',
       { class: 'stats' },
-      row('width min · p5 · median · p95 · max', pc(s.width)),
-      row('height min · p5 · median · p95 · max', pc(s.height)),
-      row('modes', list(s.modes)),
-      row('formats', list(s.formats)),
-      row('grayscale', String(s.grayscale)),
-      row('with alpha', String(s.alpha)),
+      row(l10n.t('width min · p5 · median · p95 · max'), pc(s.width)),
+      row(l10n.t('height min · p5 · median · p95 · max'), pc(s.height)),
+      row(l10n.t('modes'), list(s.modes)),
+      row(l10n.t('formats'), list(s.formats)),
+      row(l10n.t('grayscale'), String(s.grayscale)),
+      row(l10n.t('with alpha'), String(s.alpha)),
     ),
     el('div', { class: 'muted' }, l10n.t('Previewed in {0} s.', v.elapsedS.toFixed(1))),
   );
@@ -189,7 +194,7 @@ function statsSection(v: PreviewView): HTMLElement {
 function thumbImage(t: Thumb): HTMLElement {
   const b64 = t[ui.thumbs];
   const name = t.file.split(/[\\/]/).pop() ?? t.file;
-  if (!b64) return el('div', { class: 'thumb' }, el('div', { class: 'none muted', title: name }, 'off'));
+  if (!b64) return el('div', { class: 'thumb' }, el('div', { class: 'none muted', title: name }, l10n.t('off')));
   const img = document.createElement('img');
   img.src = `data:image/jpeg;base64,${b64}`;
   img.alt = name;

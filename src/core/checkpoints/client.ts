@@ -349,15 +349,6 @@ export function toVerifyEntries(out: unknown): VerifyEntry[] {
   }));
 }
 
-/** Why a verified file is not usable (the view's error icon and text), or undefined when it is fine. */
-export function verifyProblem(v: VerifyEntry): string | undefined {
-  if (v.reason) return v.reason; // the runner's own words
-  if (!v.exists) return 'file missing';
-  if (v.bytes_ok === false) return 'size differs from checkpoints.json (truncated?)';
-  if (v.sha256_ok === false) return 'sha256 no longer matches checkpoints.json';
-  return undefined;
-}
-
 // ---- the commands ----
 
 export async function inspectCheckpoint(
@@ -447,12 +438,4 @@ export function classMismatch(e: unknown): { missing: string[]; extra: string[];
   const extra = strList(e.info.extra);
   if (missing.length === 0 && extra.length === 0) return undefined;
   return { missing, extra, message: e.message };
-}
-
-/** A message for a class mismatch that names both sides. */
-export function classMismatchText(m: { missing: string[]; extra: string[] }): string {
-  const parts: string[] = [];
-  if (m.missing.length) parts.push(`missing class folder${m.missing.length === 1 ? '' : 's'}: ${m.missing.join(', ')}`);
-  if (m.extra.length) parts.push(`extra class folder${m.extra.length === 1 ? '' : 's'}: ${m.extra.join(', ')}`);
-  return `The folder's classes differ from the run's (${parts.join('; ')}). Pick an ImageFolder with the run's class folders.`;
 }

@@ -251,28 +251,3 @@ export function formatBytes(n: number | null): string {
   }
   return u === 0 ? `${v} B` : `${v.toFixed(v >= 100 ? 0 : 1)} ${units[u]}`;
 }
-
-/** `5 s ago`, `3 min ago`, `2 h ago`, `4 d ago`; '' without a time. */
-export function formatAge(createdAt: number | null, now: number): string {
-  if (createdAt === null) return '';
-  const s = Math.max(0, now - createdAt);
-  if (s < 60) return `${Math.round(s)} s ago`;
-  if (s < 3600) return `${Math.round(s / 60)} min ago`;
-  if (s < 86400) return `${Math.round(s / 3600)} h ago`;
-  return `${Math.round(s / 86400)} d ago`;
-}
-
-/** The one-line description a tree row shows: `e2 · s6 · acc 75.0% · loss 0.412 · 45 MB · 3 min ago`. */
-export function describeEntry(e: CheckpointEntry, now: number): string {
-  const parts: string[] = [];
-  if (e.epoch !== null) parts.push(`e${e.epoch}`);
-  if (e.step !== null) parts.push(`s${e.step}`);
-  if (e.valAcc !== null) parts.push(`acc ${(e.valAcc * 100).toFixed(1)}%`);
-  if (e.valLoss !== null) parts.push(`val loss ${e.valLoss.toPrecision(3)}`);
-  else if (e.loss !== null) parts.push(`loss ${e.loss.toPrecision(3)}`);
-  if (e.reason) parts.push(e.reason);
-  parts.push(formatBytes(e.bytes));
-  const age = formatAge(e.createdAt, now);
-  if (age) parts.push(age);
-  return parts.join(' · ');
-}

@@ -2,6 +2,7 @@
 // confirmation lists exactly what goes. The best checkpoint is never in a prune; deleting it by
 // hand needs its own, second confirmation (`needsBestConfirmation`). The runner's
 // `delete-checkpoints` enforces the same rules again on the target.
+import { english, joined, type Translate } from '../l10n';
 import type { CheckpointEntry } from './manifest';
 
 export interface PrunePlan {
@@ -45,6 +46,7 @@ export function deletePlan(
   entries: readonly CheckpointEntry[],
   selected: readonly string[],
   live: boolean,
+  t: Translate = english,
 ): DeletePlan {
   const byFile = new Map(entries.map((e) => [e.file, e]));
   let newest: CheckpointEntry | undefined;
@@ -52,9 +54,9 @@ export function deletePlan(
   const plan: DeletePlan = { plain: [], refused: [] };
   for (const file of new Set(selected)) {
     const e = byFile.get(file);
-    if (!e) plan.refused.push({ file, reason: 'not in checkpoints.json (refresh the view)' });
+    if (!e) plan.refused.push({ file, reason: t('not in checkpoints.json (refresh the view)') });
     else if (live && e === newest)
-      plan.refused.push({ file, reason: 'the newest checkpoint of a live run (stop the run first)' });
+      plan.refused.push({ file, reason: t('the newest checkpoint of a live run (stop the run first)') });
     else if (e.best) plan.best = file;
     else plan.plain.push(file);
   }
@@ -62,18 +64,22 @@ export function deletePlan(
 }
 
 /** The lines of a confirmation: `it-e1-s3.ckpt (e1 · acc 50.0%)`. */
-export function listForConfirmation(entries: readonly CheckpointEntry[], files: readonly string[]): string[] {
+export function listForConfirmation(
+  entries: readonly CheckpointEntry[],
+  files: readonly string[],
+  t: Translate = english,
+): string[] {
   const byFile = new Map(entries.map((e) => [e.file, e]));
   return files.map((f) => {
     const e = byFile.get(f);
     const base = f.split('/').pop() ?? f;
     if (!e) return base;
     const bits = [
-      e.epoch !== null ? `epoch ${e.epoch}` : '',
-      e.step !== null ? `step ${e.step}` : '',
-      e.valAcc !== null ? `val acc ${(e.valAcc * 100).toFixed(1)}%` : '',
-      e.best ? 'BEST' : '',
+      e.epoch !== null ? t('epoch {0}', e.epoch) : '',
+      e.step !== null ? t('step {0}', e.step) : '',
+      e.valAcc !== null ? t('val acc {0}%', (e.valAcc * 100).toFixed(1)) : '',
+      e.best ? t('BEST') : '',
     ].filter(Boolean);
-    return bits.length ? `${base} (${bits.join(', ')})` : base;
+    return bits.length ? t('{0} ({1})', base, joined(bits, t)) : base;
   });
 }

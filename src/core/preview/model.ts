@@ -12,7 +12,7 @@ import type {
   SizeStats,
   Thumb,
 } from '../../shared/previewProtocol';
-import { english, type Translate } from '../l10n';
+import { english, joined, type Translate } from '../l10n';
 
 /** Files listed per warning in the panel: the runner lists up to 100, the panel shows the first ones. */
 export const FILES_PER_PROBLEM = 50;
@@ -169,9 +169,10 @@ function problems(doc: Obj, t: Translate): ProblemView[] {
   const sk = obj(doc, 'skipped');
   const skCount = num(sk, 'count', 'skipped.count');
   if (skCount > 0) {
-    const reasons = counts(obj(sk, 'by_reason', 'skipped.by_reason'))
-      .map(([r, n]) => `${n} ${r}`)
-      .join(', ');
+    const reasons = joined(
+      counts(obj(sk, 'by_reason', 'skipped.by_reason')).map(([r, n]) => `${n} ${r}`),
+      t,
+    );
     const files = arr(sk, 'first', 'skipped.first')
       .filter(isObj)
       .map((f) => ({ path: str(f, 'path', 'skipped.first.path'), note: str(f, 'reason', 'skipped.first.reason') }));
@@ -210,12 +211,12 @@ function problems(doc: Obj, t: Translate): ProblemView[] {
       kind: 'tiny',
       message:
         tinyClasses.length === 1
-          ? t('1 class with fewer than {0} training images: {1}', threshold, tinyClasses.join(', '))
+          ? t('1 class with fewer than {0} training images: {1}', threshold, joined(tinyClasses, t))
           : t(
               '{0} classes with fewer than {1} training images: {2}',
               tinyClasses.length,
               threshold,
-              tinyClasses.join(', '),
+              joined(tinyClasses, t),
             ),
       files: [],
       more: 0,

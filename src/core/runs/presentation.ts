@@ -4,7 +4,7 @@
 import type { RunHealth, RunState } from '../../shared/eventsProtocol';
 import type { ListedRun, RunRecord } from './runIndex';
 import { describe, etaSeconds, initialView, type RunView } from './state';
-import { english, type Translate } from '../l10n';
+import { english, joined, type Translate } from '../l10n';
 import { ENGLISH_WORDING, reasonText, reasonTitle, type Wording } from './runnerCodes';
 
 /** The state a run shows: a live stream's phase wins over the index's last known state. */
@@ -131,8 +131,8 @@ export function runTooltip(
       lines.push(`⚠ ${r.message}${r.fix ? `\n   ${words.t('Fix: {0}', r.fix)}` : ''}`);
     }
   } else if (health?.verdict === 'healthy' && !isLive(state)) lines.push(t('verdict: healthy'));
-  // Tags are typed by the user (and filtered on): they stay as written, joined like the English.
-  if (record.meta?.tags.length) lines.push(t('tags: {0}', record.meta.tags.join(', ')));
+  // Tags stay as the user typed them; the list is punctuated in the display language.
+  if (record.meta?.tags.length) lines.push(t('tags: {0}', joined(record.meta.tags, t)));
   if (record.meta?.notes) lines.push(t('notes: {0}', record.meta.notes));
   const when = (s: number) => new Date(s * 1000).toLocaleString(words.language);
   if (record.startedAt) lines.push(t('started {0}', when(record.startedAt)));

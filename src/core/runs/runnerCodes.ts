@@ -7,7 +7,7 @@
 // (test/runner/fixtures/runner_codes.json, recorded by test/runner/test_codes.py).
 // Templates use named placeholders filled after lookup, so a translation can move them. Longer
 // than 450 lines on purpose: it is the one table of every code, and reads best whole.
-import { english, formatMessage, type Translate } from '../l10n';
+import { english, formatMessage, joined, type Translate } from '../l10n';
 
 /** What a sentence is worded with: the translator and the language tag for number formats. */
 export interface Wording {
@@ -96,9 +96,6 @@ type Sentence = (p: Params, t: Translate) => string;
 
 /** `t`'s result with its named placeholders filled (a translation may reorder them). */
 const fill = (template: string, values: Record<string, string>): string => formatMessage(template, [values]);
-
-/** Several items of a list, in the locale's list punctuation (the list words go through `t`). */
-const joined = (items: string[], t: Translate): string => items.join(t(', '));
 
 const WARNINGS: Readonly<Record<string, Sentence>> = {
   ascend_unavailable: (_p, t) =>

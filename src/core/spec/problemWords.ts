@@ -3,7 +3,7 @@
 // in the runner's English, which the shared examples pin; it also gives each a kind and named
 // parameters, and this words those through `t` and the schema table. Without a wording (English),
 // or for a kind this does not know, the checker's own text stands, byte for byte.
-import type { Translate } from '../l10n';
+import { joined, type Translate } from '../l10n';
 import type { SchemaText } from './schemaL10n';
 import { pathMissing, type ProblemWords, type SpecProblem } from './schema';
 
@@ -48,7 +48,10 @@ function worded(w: ProblemWords, { t, schemaText }: ProblemWording): { message: 
     case 'unknown_field':
       return {
         message: t('unknown field'),
-        fix: w.suggestion !== undefined ? t('did you mean "{0}"?', w.suggestion) : t('known fields: {0}', w.known),
+        fix:
+          w.suggestion !== undefined
+            ? t('did you mean "{0}"?', w.suggestion)
+            : t('known fields: {0}', joined(w.known, t)),
       };
     case 'not_an_object':
       return { message: t('must be an object, got {0}', w.got), fix: t('write "{0}": {...}', w.key) };
@@ -59,8 +62,8 @@ function worded(w: ProblemWords, { t, schemaText }: ProblemWording): { message: 
         message: t('unknown value {0}', w.got),
         fix:
           w.suggestion !== undefined
-            ? t('did you mean "{0}"? one of: {1}', w.suggestion, w.choices)
-            : t('one of: {0}', w.choices),
+            ? t('did you mean "{0}"? one of: {1}', w.suggestion, joined(w.choices, t))
+            : t('one of: {0}', joined(w.choices, t)),
       };
     case 'not_integer':
       return { message: t('must be an integer, got {0}', w.got), fix: t('set {0} to a whole number', w.field) };

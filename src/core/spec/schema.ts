@@ -34,10 +34,10 @@ export interface SpecProblem {
  */
 export type ProblemWords =
   | { kind: 'not_a_spec'; fix: string }
-  | { kind: 'unknown_field'; field: string; suggestion?: string; known: string }
+  | { kind: 'unknown_field'; field: string; suggestion?: string; known: string[] }
   | { kind: 'not_an_object'; field: string; key: string; got: string }
   | { kind: 'null'; field: string; default: string }
-  | { kind: 'unknown_value'; field: string; got: string; suggestion?: string; choices: string }
+  | { kind: 'unknown_value'; field: string; got: string; suggestion?: string; choices: string[] }
   | { kind: 'not_integer' | 'not_number' | 'not_boolean' | 'not_path'; field: string; got: string }
   | { kind: 'range'; field: string; low?: string; high?: string; got: string }
   | { kind: 'expected'; field: string; got: string; noun: 'value' | 'string' | 'list'; expect?: string; fix?: string }
@@ -167,7 +167,7 @@ function unknownField(path: string, key: string, choices: string[]): SpecProblem
     path,
     message: 'unknown field',
     fix: close !== undefined ? `did you mean "${close}"?` : `known fields: ${choices.join(', ')}`,
-    words: { kind: 'unknown_field', field: path, suggestion: close, known: choices.join(', ') },
+    words: { kind: 'unknown_field', field: path, suggestion: close, known: choices },
   };
 }
 
@@ -233,7 +233,7 @@ function describe(dotted: string, value: unknown, rule: SchemaNode, isFloat: boo
       path: dotted,
       message: `unknown value ${got}`,
       fix: `${hint !== undefined ? `did you mean "${hint}"? ` : ''}one of: ${rule.enum.join(', ')}`,
-      words: { kind: 'unknown_value', field: dotted, got, suggestion: hint, choices: rule.enum.join(', ') },
+      words: { kind: 'unknown_value', field: dotted, got, suggestion: hint, choices: rule.enum },
     };
   }
   if (types.includes('integer') || types.includes('number')) {

@@ -4,7 +4,7 @@
 // model and its doctor hints are one decision (what a target row says and offers).
 import * as path from 'node:path';
 import type { RunnerConfig } from './invocation';
-import { english, type Translate } from '../l10n';
+import { english, joined, type Translate } from '../l10n';
 import type { SshDestination } from '../ssh/ssh';
 import type { SshHostEntry } from '../ssh/config';
 import { localTarget, sshTarget, type RemoteRunner, type Target } from './target';
@@ -278,7 +278,7 @@ export function doctorRows(output: unknown, t: Translate = english): DoctorRow[]
       .map(([b]) => b);
     rows.push({
       label: 'MindSpore',
-      description: `${ms.version ?? '?'}${backends.length ? ` · ${backends.join(', ')}` : ''}`,
+      description: `${ms.version ?? '?'}${backends.length ? ` · ${joined(backends, t)}` : ''}`,
       problem: false,
     });
   } else {
@@ -341,7 +341,7 @@ function mindcvRow(m: NonNullable<DoctorOutput['mindcv']>, t: Translate): Doctor
     .map(([name, v]) => (v === null ? t('{0} missing', name) : t('{0} {1}, not 0.3.0', name, v)));
   return {
     label: 'mindcv',
-    description: t('{0} (only mindcv backbones need it)', wrong.join(', ') || t('not usable')),
+    description: t('{0} (only mindcv backbones need it)', joined(wrong, t) || t('not usable')),
     problem: false,
     suggest: true,
     fix: t('Install mindcv on Target (the wheels the extension carries; no internet needed)'),
@@ -373,7 +373,7 @@ function processText(
     const mem = typeof p.memory_mb === 'number' ? ` ${t('{0} GiB', (p.memory_mb / 1024).toFixed(1))}` : '';
     return `${typeof p.name === 'string' ? p.name : '?'} (pid ${typeof p.pid === 'number' ? p.pid : '?'}${mem})`;
   };
-  const shown = mine.slice(0, 3).map(one).join(', ');
+  const shown = joined(mine.slice(0, 3).map(one), t);
   return mine.length > 3 ? t('busy: {0} +{1} more', shown, mine.length - 3) : t('busy: {0}', shown);
 }
 

@@ -4,7 +4,7 @@
 // quick pick and asks for the picked line's new value. Words go through `t` (the glue passes
 // vscode.l10n.t; English by default): whole phrases, so a translation keeps its own word order.
 import type { DataCheck } from '../preview/check';
-import { english, type Translate } from '../l10n';
+import { english, joined, type Translate } from '../l10n';
 import { RECIPE_DEFAULTS, type WizardChoices } from '../spec/builder';
 import type { DataFacts, ResolvedDefaults } from './defaults';
 import type { WeightsFacts } from './targetData';
@@ -47,7 +47,7 @@ export function summaryLines(i: SummaryInput, t: Translate = english): SummaryLi
   const c = i.choices;
   const r = i.resolved?.reasons ?? {};
   const data = i.data;
-  const list = (parts: string[]) => parts.filter(Boolean).join(t(', ')) || undefined;
+  const list = (parts: string[]) => joined(parts.filter(Boolean), t) || undefined;
   const dataNote =
     data && (data.classes !== undefined || data.images !== undefined)
       ? list([
@@ -121,7 +121,10 @@ export function summaryLines(i: SummaryInput, t: Translate = english): SummaryLi
       key: 'devices',
       label: t('Devices'),
       value: c.deviceIds?.length
-        ? c.deviceIds.map((d) => t('NPU {0}', d)).join(t(', '))
+        ? joined(
+            c.deviceIds.map((d) => t('NPU {0}', d)),
+            t,
+          )
         : c.devices === 1
           ? t('1 device on {0}', i.target)
           : t('{0} devices on {1}', c.devices, i.target),

@@ -8,7 +8,6 @@ import * as vscode from 'vscode';
 import {
   checkpointPath,
   classMismatch,
-  classMismatchText,
   compareCheckpoints,
   deleteCheckpoints,
   evaluateCheckpoint,
@@ -18,13 +17,15 @@ import {
   type ExportFormat,
 } from '../../core/checkpoints/client';
 import { downloadCheckpoint, downloadPath, IntegrityError } from '../../core/checkpoints/download';
-import { describeEntry, formatBytes } from '../../core/checkpoints/manifest';
+import { classMismatchText, describeEntry } from '../../core/checkpoints/describe';
+import { formatBytes } from '../../core/checkpoints/manifest';
 import { deletePlan, listForConfirmation, prunePlan } from '../../core/checkpoints/prune';
 import type { CheckpointDetail, RunCheckpoints } from '../../core/checkpoints/runInfo';
 import type { RunRecord } from '../../core/runs/runIndex';
 import { choicesFromSpec } from '../../core/spec/builder';
 import { listFolder } from '../../core/targets/ops';
 import type { TargetDef } from '../../core/targets/model';
+import { joined } from '../../shared/l10n';
 import { errorText, type Ctx } from '../context';
 import type { LaunchOptions, LaunchOutcome } from '../launch';
 import { runKey, type RunRef } from '../runMonitor';
@@ -86,7 +87,7 @@ export async function pickCheckpoint(
           if (c.file === exclude) continue;
           out.push({
             label: `${c.best ? '$(star-full) ' : ''}${path.posix.basename(c.file)}`,
-            description: `${name} · ${describeEntry(c, Date.now() / 1000)}`,
+            description: `${name} · ${describeEntry(c, Date.now() / 1000, vscode.l10n.t)}`,
             ref: { targetId: r.targetId, runId: r.runId, file: c.file },
           });
         }
@@ -166,7 +167,7 @@ export async function evaluate(
     const res = await vscode.window.withProgress(
       {
         location: vscode.ProgressLocation.Notification,
-        title: vscode.l10n.t('Ascend: evaluating {0}{1}…', name, data ? ` on ${data}` : ''),
+        title: vscode.l10n.t('Ascend: evaluating {0}{1}…', name, data ? vscode.l10n.t(' on {0}', data) : ''),
       },
       () =>
         evaluateCheckpoint(host.ctx.transport(r.def), r.record.runDir, r.abs, { data }, { timeoutMs: LONG_TIMEOUT_MS }),
@@ -176,7 +177,7 @@ export async function evaluate(
     return res;
   } catch (e) {
     const m = classMismatch(e);
-    throw m ? new Error(classMismatchText(m)) : e;
+    throw m ? new Error(classMismatchText(m, vscode.l10n.t)) : e;
   }
 }
 
@@ -387,6 +388,7 @@ export async function deleteSome(host: ActionsHost, refs: CkptRef[]): Promise<vo
     r.info.checkpoints,
     refs.map((x) => x.file),
     live,
+    vscode.l10n.t,
   );
   for (const x of plan.refused)
     void vscode.window.showWarningMessage(
@@ -405,10 +407,13 @@ export async function deleteSome(host: ActionsHost, refs: CkptRef[]): Promise<vo
         ),
     {
       modal: true,
-      detail:
-        listForConfirmation(r.info.checkpoints, asked).join('\n') +
-        (plan.best ? '\n\nThe best checkpoint is asked about once more.' : '') +
-        '\n\nThis cannot be undone.',
+      detail: [
+        listForConfirmation(r.info.checkpoints, asked, vscode.l10n.t).join('\n'),
+        plan.best ? vscode.l10n.t('The best checkpoint is asked about once more.') : '',
+        vscode.l10n.t('This cannot be undone.'),
+      ]
+        .filter(Boolean)
+        .join('\n\n'),
     },
     vscode.l10n.t('Delete'),
   );
@@ -424,7 +429,7 @@ export async function deleteSome(host: ActionsHost, refs: CkptRef[]): Promise<vo
         modal: true,
         detail: vscode.l10n.t(
           "{0}\n\nIt has the run's highest validation accuracy. Delete it only if you are sure.",
-          listForConfirmation(r.info.checkpoints, [plan.best])[0],
+          listForConfirmation(r.info.checkpoints, [plan.best], vscode.l10n.t)[0],
         ),
       },
       vscode.l10n.t('Delete the Best Checkpoint'),
@@ -473,8 +478,8 @@ export async function prune(host: ActionsHost, run: RunRef, keepNewest?: number)
       modal: true,
       detail: vscode.l10n.t(
         'Deleted:\n{0}\n\nKept:\n{1}',
-        listForConfirmation(l.info.checkpoints, plan.drop).join('\n'),
-        listForConfirmation(l.info.checkpoints, plan.keep).join('\n'),
+        listForConfirmation(l.info.checkpoints, plan.drop, vscode.l10n.t).join('\n'),
+        listForConfirmation(l.info.checkpoints, plan.keep, vscode.l10n.t).join('\n'),
       ),
     },
     vscode.l10n.t('Delete'),
@@ -494,6 +499,12 @@ async function runDelete(host: ActionsHost, r: Resolved, files: string[], allowB
   const notDone = files.filter((f) => !res.deleted.some((d) => d === f || d.endsWith(`/${path.posix.basename(f)}`)));
   if (notDone.length)
     void vscode.window.showWarningMessage(
-      vscode.l10n.t('The runner kept {0}.', notDone.map((f) => path.posix.basename(f)).join(', ')),
+      vscode.l10n.t(
+        'The runner kept {0}.',
+        joined(
+          notDone.map((f) => path.posix.basename(f)),
+          vscode.l10n.t,
+        ),
+      ),
     );
 }

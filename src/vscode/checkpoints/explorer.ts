@@ -248,7 +248,7 @@ export class CheckpointExplorer {
       return;
     }
     const res = await this.busy(vscode.l10n.t('Fetching thumbnails…'), () =>
-      galleryView(file, ev, what, (root, files) => this.host.thumbs(this.ref(file), root, files)),
+      galleryView(file, ev, what, (root, files) => this.host.thumbs(this.ref(file), root, files), vscode.l10n.t),
     );
     if (res) this.set({ gallery: res });
   }
@@ -256,13 +256,20 @@ export class CheckpointExplorer {
   async comparePredictions(a: string, b: string): Promise<void> {
     const ea = this.evalOf(a);
     const eb = this.evalOf(b);
-    const why = cannotCompare(a, b, ea, eb);
+    const why = cannotCompare(a, b, ea, eb, vscode.l10n.t);
     if (why) {
       this.set({ error: why });
       return;
     }
     const res = await this.busy(vscode.l10n.t('Comparing predictions…'), () =>
-      predictionsCompareView(a, b, ea!, eb!, (root, files) => this.host.thumbs(this.ref(a), root, files)),
+      predictionsCompareView(
+        a,
+        b,
+        ea!,
+        eb!,
+        (root, files) => this.host.thumbs(this.ref(a), root, files),
+        vscode.l10n.t,
+      ),
     );
     if (res) this.set({ predictionsComparison: res });
   }

@@ -1,8 +1,9 @@
 // The explorer's predictions gallery, host side: which images a gallery or a comparison by
 // predictions shows (core/checkpoints/predictions.ts chooses), and their thumbnails, asked of the
 // runner on the target where the data lives (`thumbs`, a bounded call). No `vscode` import: the
-// explorer (explorer.ts) calls these with its host's `thumbs`.
+// explorer (explorer.ts) calls these with its host's `thumbs` and `vscode.l10n.t`.
 import type { EvalResult, Thumb } from '../../core/checkpoints/client';
+import { english, joined, type Translate } from '../../core/l10n';
 import { cellImages, confidentMistakes, diffPredictions, predicted } from '../../core/checkpoints/predictions';
 import type {
   GalleryItem,
@@ -21,20 +22,21 @@ async function withThumbs<T extends ImagePrediction>(
   root: string,
   picked: T[],
   thumbs: ThumbsOf,
+  t: Translate,
 ): Promise<(T & GalleryItem)[]> {
-  const got = picked.length
+  const answers = picked.length
     ? await thumbs(
         root,
         picked.map((p) => p.file),
       )
     : [];
-  const byFile = new Map(got.map((t) => [t.file, t]));
+  const byFile = new Map(answers.map((x) => [x.file, x]));
   return picked.map((p) => {
-    const t = byFile.get(p.file);
+    const got = byFile.get(p.file);
     return {
       ...p,
-      thumb: t?.jpeg ?? null,
-      thumbError: t?.jpeg ? null : (t?.error ?? (t?.leftOut ? 'over the size budget' : 'no thumbnail')),
+      thumb: got?.jpeg ?? null,
+      thumbError: got?.jpeg ? null : (got?.error ?? (got?.leftOut ? t('over the size budget') : t('no thumbnail'))),
     };
   });
 }
@@ -45,6 +47,7 @@ export async function galleryView(
   ev: EvalResult,
   what: GalleryWhat,
   thumbs: ThumbsOf,
+  t: Translate = english,
 ): Promise<GalleryView> {
   const mistakes = confidentMistakes(ev.predictions, Number.MAX_SAFE_INTEGER);
   const images = what.kind === 'cell' ? cellImages(ev.predictions, what.row, what.col) : mistakes;
@@ -54,7 +57,7 @@ export async function galleryView(
     what,
     count,
     recorded: images.length,
-    items: await withThumbs(ev.data, images.slice(0, GALLERY_ITEMS), thumbs),
+    items: await withThumbs(ev.data, images.slice(0, GALLERY_ITEMS), thumbs, t),
   };
 }
 
@@ -68,14 +71,24 @@ export function cannotCompare(
   b: string,
   ea: EvalResult | undefined,
   eb: EvalResult | undefined,
+  t: Translate = english,
 ): string | undefined {
-  const name = (f: string) => f.split('/').pop();
+  const name = (f: string) => f.split('/').pop() ?? f;
   const missing = [...(ea?.predictions.length ? [] : [name(a)]), ...(eb?.predictions.length ? [] : [name(b)])];
   if (missing.length)
-    return `Evaluate ${missing.join(' and ')} first (an evaluation keeps each image's prediction), on the same data for both.`;
+    return t(
+      "Evaluate {0} first (an evaluation keeps each image's prediction), on the same data for both.",
+      joined(missing, t),
+    );
   if (ea!.data !== eb!.data)
-    return `${name(a)} was evaluated on ${ea!.data} and ${name(b)} on ${eb!.data}: evaluate both on the same folder.`;
-  if (ea!.classes.join('\n') !== eb!.classes.join('\n')) return 'The two evaluations have different classes.';
+    return t(
+      '{0} was evaluated on {1} and {2} on {3}: evaluate both on the same folder.',
+      name(a),
+      ea!.data,
+      name(b),
+      eb!.data,
+    );
+  if (ea!.classes.join('\n') !== eb!.classes.join('\n')) return t('The two evaluations have different classes.');
   return undefined;
 }
 
@@ -86,6 +99,7 @@ export async function predictionsCompareView(
   ea: EvalResult,
   eb: EvalResult,
   thumbs: ThumbsOf,
+  t: Translate = english,
 ): Promise<PredictionsCompareView> {
   const d = diffPredictions(ea.predictions, eb.predictions, ea.classes.length);
   const picked = d.changed
@@ -102,6 +116,6 @@ export async function predictionsCompareView(
     changedCount: d.changed.length,
     fixed: d.changed.filter((c) => c.kind === 'fixed').length,
     broken: d.changed.filter((c) => c.kind === 'broken').length,
-    items: await withThumbs(ea.data, picked, thumbs),
+    items: await withThumbs(ea.data, picked, thumbs, t),
   };
 }

@@ -5,12 +5,14 @@
 // for the actions (actions.ts) and the checkpoint explorer (explorer.ts). Decisions live in src/core.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { verifyCheckpoints, verifyProblem } from '../../core/checkpoints/client';
-import { describeEntry, formatBytes } from '../../core/checkpoints/manifest';
+import { verifyCheckpoints } from '../../core/checkpoints/client';
+import { describeEntry, verifyProblem } from '../../core/checkpoints/describe';
+import { formatBytes } from '../../core/checkpoints/manifest';
 import { readRunCheckpoints, type CheckpointDetail } from '../../core/checkpoints/runInfo';
 import { displayNames } from '../../core/runs/presentation';
 import type { RunRecord } from '../../core/runs/runIndex';
 import type { CommandId } from '../../shared/commands';
+import { saveReason } from '../../shared/checkpointsProtocol';
 import { errorText, type Ctx } from '../context';
 import { runKey, type RunMonitor, type RunRef } from '../runMonitor';
 import type { RunsNode, RunsView } from '../runs';
@@ -158,7 +160,7 @@ export class CheckpointsView implements vscode.TreeDataProvider<CkptNode>, Check
         const results = new Map(
           (await verifyCheckpoints(this.host.ctx.transport(def), record.runDir, { timeoutMs: TIMEOUT_MS })).map((v) => [
             v.file,
-            verifyProblem(v) ?? null,
+            verifyProblem(v, vscode.l10n.t) ?? null,
           ]),
         );
         for (const c of entries)
@@ -197,14 +199,14 @@ export class CheckpointsView implements vscode.TreeDataProvider<CkptNode>, Check
     if (node.kind === 'run') {
       if (!l || l.loading) {
         if (!l) void this.load(ref);
-        return [{ kind: 'message', ...ref, text: 'Loading checkpoints…', error: false }];
+        return [{ kind: 'message', ...ref, text: vscode.l10n.t('Loading checkpoints…'), error: false }];
       }
       if (l.error) return [{ kind: 'message', ...ref, text: l.error, error: true }];
       const info = l.info!;
       const out: CkptNode[] = [];
       if (info.checkpoints.length) out.push({ kind: 'source', ...ref });
       else if (info.problems.length === 0)
-        out.push({ kind: 'message', ...ref, text: 'No checkpoints yet', error: false });
+        out.push({ kind: 'message', ...ref, text: vscode.l10n.t('No checkpoints yet'), error: false });
       for (const p of info.problems) out.push({ kind: 'problem', ...ref, label: p.label, message: p.message });
       for (const f of info.unlisted)
         out.push({
@@ -239,9 +241,9 @@ export class CheckpointsView implements vscode.TreeDataProvider<CkptNode>, Check
         );
         item.id = `ckrun/${runKey(ref)}${isSel ? '/sel' : ''}`;
         const n = l?.info?.checkpoints.length;
-        item.description = [def?.label ?? node.targetId, n === undefined ? '' : `${n} checkpoint${n === 1 ? '' : 's'}`]
-          .filter(Boolean)
-          .join(' · ');
+        const count =
+          n === undefined ? '' : n === 1 ? vscode.l10n.t('1 checkpoint') : vscode.l10n.t('{0} checkpoints', n);
+        item.description = [def?.label ?? node.targetId, count].filter(Boolean).join(' · ');
         item.tooltip = r ? `${r.runId}\n${r.runDir}` : node.runId;
         item.iconPath = new vscode.ThemeIcon(def?.kind === 'ssh' ? 'remote' : 'history');
         item.contextValue = `checkpointRun.${where}`;
@@ -254,7 +256,7 @@ export class CheckpointsView implements vscode.TreeDataProvider<CkptNode>, Check
           vscode.TreeItemCollapsibleState.Expanded,
         );
         item.id = `cksrc/${runKey(ref)}`;
-        item.description = [l?.info?.backbone, l?.info?.freeze ? `freeze ${l.info.freeze}` : '']
+        item.description = [l?.info?.backbone, l?.info?.freeze ? vscode.l10n.t('freeze {0}', l.info.freeze) : '']
           .filter(Boolean)
           .join(' · ');
         item.tooltip = sourceTooltip(p, runWeights(l?.info?.checkpoints ?? []));
@@ -271,7 +273,7 @@ export class CheckpointsView implements vscode.TreeDataProvider<CkptNode>, Check
         );
         item.id = `ckpt/${runKey(ref)}/${node.file}`;
         const now = Date.now() / 1000;
-        item.description = problem ? problem : c ? describeEntry(c, now) : '';
+        item.description = problem ? problem : c ? describeEntry(c, now, vscode.l10n.t) : '';
         item.iconPath = problem
           ? new vscode.ThemeIcon('error', new vscode.ThemeColor('errorForeground'))
           : c?.best
@@ -347,16 +349,22 @@ export function checkpointTooltip(c: CheckpointDetail, problem: string | undefin
   if (c.best) lines.push(vscode.l10n.t('★ best validation accuracy'));
   if (c.epoch !== null || c.step !== null)
     lines.push(vscode.l10n.t('epoch {0}, step {1}', c.epoch ?? '?', c.step ?? '?'));
-  if (c.valAcc !== null) lines.push(`val acc ${(c.valAcc * 100).toFixed(2)}%`);
-  if (c.valLoss !== null) lines.push(`val loss ${c.valLoss}`);
-  if (c.loss !== null) lines.push(`loss ${c.loss}`);
-  if (c.reason) lines.push(`saved: ${c.reason}`);
-  if (c.bytes !== null) lines.push(`${formatBytes(c.bytes)} (${c.bytes} bytes)`);
+  if (c.valAcc !== null) lines.push(vscode.l10n.t('val acc {0}%', (c.valAcc * 100).toFixed(2)));
+  if (c.valLoss !== null) lines.push(vscode.l10n.t('val loss {0}', c.valLoss));
+  if (c.loss !== null) lines.push(vscode.l10n.t('loss {0}', c.loss));
+  if (c.reason) lines.push(saveReason(c.reason, vscode.l10n.t));
+  if (c.bytes !== null)
+    lines.push(vscode.l10n.t('{0} ({1} bytes)', formatBytes(c.bytes), c.bytes.toLocaleString(vscode.env.language)));
   if (c.sha256) lines.push(`sha256 ${c.sha256}`);
-  if (c.createdAt !== null) lines.push(`saved ${new Date(c.createdAt * 1000).toLocaleString()}`);
+  if (c.createdAt !== null)
+    lines.push(vscode.l10n.t('saved {0}', new Date(c.createdAt * 1000).toLocaleString(vscode.env.language)));
   if (c.lastEval)
     lines.push(
-      `last eval: ${c.lastEval.accuracy === null ? '?' : (c.lastEval.accuracy * 100).toFixed(2) + '%'} on ${c.lastEval.data}`,
+      vscode.l10n.t(
+        'last eval: {0} on {1}',
+        c.lastEval.accuracy === null ? '?' : `${(c.lastEval.accuracy * 100).toFixed(2)}%`,
+        c.lastEval.data,
+      ),
     );
   if (c.weights)
     lines.push(

@@ -3,7 +3,7 @@
 // the images are files here.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { describeEntry } from '../../core/checkpoints/manifest';
+import { describeEntry } from '../../core/checkpoints/describe';
 import { classifyPickOrder } from '../../core/preview/checkpointOrder';
 import { LOCAL_TARGET_ID } from '../../core/targets/model';
 import type { ActionsHost } from '../checkpoints/actions';
@@ -31,7 +31,7 @@ export async function pickClassifyCheckpoint(
         const entry = entries.get(`${c.run.runId}\0${c.file}`);
         return {
           label: `${c.best ? '$(star-full) ' : ''}${path.posix.basename(c.file)}`,
-          description: `${host.view.record(c.run)?.name ?? c.run.name ?? c.run.runId}${entry ? ` · ${describeEntry(entry, now)}` : ''}`,
+          description: `${host.view.record(c.run)?.name ?? c.run.name ?? c.run.runId}${entry ? ` · ${describeEntry(entry, now, vscode.l10n.t)}` : ''}`,
           detail:
             i === 0
               ? c.best

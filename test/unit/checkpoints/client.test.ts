@@ -4,15 +4,14 @@ import {
   checkpointArgs,
   checkpointPath,
   classMismatch,
-  classMismatchText,
   groupOf,
   RunnerOutputError,
   toCompareResult,
   toEvalResult,
   toInspectResult,
   toVerifyEntries,
-  verifyProblem,
 } from '../../../src/core/checkpoints/client';
+import { classMismatchText, verifyProblem } from '../../../src/core/checkpoints/describe';
 import { RunnerError } from '../../../src/core/targets/runnerCli';
 
 const nasty = "/runs/it's $(x) `y`;&|/checkpoints/-e1.ckpt";
@@ -154,12 +153,15 @@ test('eval, compare and verify outputs are normalized; verify takes a list or {e
       { file: 'd', exists: true, bytes_ok: true, sha256_ok: false },
     ],
   });
-  assert.deepEqual(v.map(verifyProblem), [
-    undefined,
-    'size differs from checkpoints.json (truncated?)',
-    'file missing',
-    'sha256 no longer matches checkpoints.json',
-  ]);
+  assert.deepEqual(
+    v.map((x) => verifyProblem(x)),
+    [
+      undefined,
+      'size differs from checkpoints.json (truncated?)',
+      'file missing',
+      'sha256 no longer matches checkpoints.json',
+    ],
+  );
   assert.equal(toVerifyEntries([{ file: 'a', exists: true }]).length, 1);
   // The runner's own shape, with its problem text preferred.
   const real = toVerifyEntries({

@@ -5,7 +5,6 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import {
   bestEntry,
-  describeEntry,
   formatBytes,
   mergeCheckpointEvents,
   newestEntry,
@@ -13,6 +12,7 @@ import {
   parseManifest,
   unsafeFileReason,
 } from '../../../src/core/checkpoints/manifest';
+import { describeEntry } from '../../../src/core/checkpoints/describe';
 import { readRunCheckpoints, toRunCheckpoints } from '../../../src/core/checkpoints/runInfo';
 import { localTarget } from '../../../src/core/targets/target';
 

@@ -22,7 +22,7 @@ test('zh-cn problems, split and imbalance of a folder with a duplicate, a broken
     [
       '1 张训练图像与另一张完全重复（共 1 组）',
       '扫描跳过了 1 个文件（1 UnidentifiedImageError）：训练不会用到它',
-      '4 个类别的训练图像少于 20 张：blue triangle, green square, red circle, yellow cross',
+      '4 个类别的训练图像少于 20 张：blue triangle、green square、red circle、yellow cross',
     ],
   );
   assert.equal(v.problems[0].files[0].note, '与 /tmp/s18b-demo/shapes/blue triangle/0000.png 相同');

@@ -148,7 +148,7 @@ test('zh-cn: the stage error, its fixes and the hover note in Simplified Chinese
     assert.equal(ds.length, 1);
     assert.equal(
       message(ds[0]),
-      'resnet18 没有阶段 "blocks.5"：它的阶段是 layer1, layer2, layer3, layer4（把 model.freeze 设为以下之一：backbone, none, up_to:layer1, up_to:layer2, up_to:layer3, up_to:layer4）',
+      'resnet18 没有阶段 "blocks.5"：它的阶段是 layer1、layer2、layer3、layer4（把 model.freeze 设为以下之一：backbone、none、up_to:layer1、up_to:layer2、up_to:layer3、up_to:layer4）',
     );
     assert.equal(quickFixes(doc, td, ds)[0].title, '改为 "up_to:layer1"');
     const h = open('model:\n  backbone: resnet18\n  fre|eze: none\n');

@@ -49,7 +49,7 @@ test('zh-cn: a field hover says the description, what it accepts and what the va
   l10n.setLocale('zh-cn');
   const text = specHover('amp:\n  le|vel: O2\n');
   assert.ok(text.includes(ZH[LEVEL.description!]), text);
-  assert.match(text, /^\*\*`amp\.level`\*\* · 默认值 `"O2"` · `O0`, `O1`, `O2`, `O3`, `auto` 之一$/m);
+  assert.match(text, /^\*\*`amp\.level`\*\* · 默认值 `"O2"` · `O0`、`O1`、`O2`、`O3`、`auto` 之一$/m);
   // the value written: what it does
   assert.ok(text.includes(`**\`O2\`**: ${ZH[LEVEL['x-enumDescriptions']![2]]}`), text);
   // no value yet: every value
