@@ -57,6 +57,13 @@ test('a mindcv weights item: source file, licence, parameters, float32 size and 
   assert.match(vit.doc, /Copy Weights to Target/);
 });
 
+test('an entry the model card gives no top-1 for (skresnet18): no top-1, nothing made up', () => {
+  const sk = item('model:\n  backbone: skresnet18\n  pretrained: |\n', 'mindcv:skresnet18');
+  assert.equal(sk.detail, 'mindcv · Apache-2.0 · 12.0 M params · 47.9 MB');
+  assert.match(sk.doc, /`sknet\/sknet18-868228e5\.ckpt`/);
+  assert.doesNotMatch(sk.doc, /top-1|undefined|NaN/);
+});
+
 test('zh-cn: the facts in Simplified Chinese', () => {
   setLocale('zh-cn');
   try {
