@@ -149,7 +149,9 @@ test('PyYAML for a CPython 3.9 aarch64 box: a range pip resolves to the newest r
   for (const v of ['5.4.1', '7.0']) assert.ok(!inRange(req, v), v);
   // The install then takes exactly the release that was downloaded (no index there).
   assert.equal(
-    wheelRequirement('/tmp/x/pyyaml-6.0.3-cp39-cp39-manylinux2014_aarch64.manylinux_2_17_aarch64.manylinux_2_28_aarch64.whl'),
+    wheelRequirement(
+      '/tmp/x/pyyaml-6.0.3-cp39-cp39-manylinux2014_aarch64.manylinux_2_17_aarch64.manylinux_2_28_aarch64.whl',
+    ),
     'pyyaml==6.0.3',
   );
   assert.equal(wheelRequirement('PyYAML-5.4.1-cp39-cp39-manylinux2014_aarch64.whl'), 'pyyaml==5.4.1');
@@ -161,7 +163,8 @@ function inRange(req: string, v: string): boolean {
   const cmp = (a: string, b: string) => {
     const x = a.split('.').map(Number);
     const y = b.split('.').map(Number);
-    for (let i = 0; i < Math.max(x.length, y.length); i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
+    for (let i = 0; i < Math.max(x.length, y.length); i++)
+      if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
     return 0;
   };
   return cmp(v, m[1]) >= 0 && cmp(v, m[2]) < 0;
