@@ -19,6 +19,7 @@ import {
   PROBE_REQUEST,
   RUNS_NOTIFICATION,
   SPEC_TARGETS_NOTIFICATION,
+  WEIGHTS_CHANGED_NOTIFICATION,
   WEIGHTS_STATUS_REQUEST,
   type ProbeParams,
   type SpecTargetInfo,
@@ -196,6 +197,11 @@ connection.onNotification(SPEC_TARGETS_NOTIFICATION, (targets: unknown) => {
   targetWeights.clear();
   for (const td of documents.all()) republish(td.uri);
   if (canRefreshLenses) void connection.sendRequest(CodeLensRefreshRequest.type);
+});
+
+connection.onNotification(WEIGHTS_CHANGED_NOTIFICATION, (p: unknown) => {
+  const id = (p as { targetId?: unknown } | null)?.targetId;
+  if (typeof id === 'string') targetWeights.forget(id);
 });
 
 documents.listen(connection);

@@ -82,6 +82,11 @@ export class TargetWeightsStore {
     return state.inFlight;
   }
 
+  /** Weights reached this target's cache: the next completion asks it again. */
+  forget(targetId: string): void {
+    this.targets.delete(targetId);
+  }
+
   /** Targets changed (settings, ~/.ssh/config): what was known may be about another machine. */
   clear(): void {
     this.targets.clear();

@@ -106,6 +106,9 @@ export interface WeightsStatusParams {
   targetId: string;
 }
 
+/** Client → server notification: weights reached this target's cache (a copy, a download): ask it afresh. */
+export const WEIGHTS_CHANGED_NOTIFICATION = 'ascend/weightsChanged';
+
 /** One source as the target's `weights-status` lists it (docs/protocol.md, section 4). */
 export interface TargetWeightsEntry {
   source: string;

@@ -14,7 +14,7 @@ import {
   type CopyWithConfigResult,
 } from '../core/targets/weightsCopy';
 import type { App } from './app';
-import { LANGUAGE_ID } from './specLanguage';
+import { LANGUAGE_ID, weightsChanged } from './specLanguage';
 
 interface Fetched {
   path: string;
@@ -96,6 +96,7 @@ export async function copyToTarget(app: App, def: TargetDef, file: string): Prom
       });
     },
   );
+  weightsChanged(app, def.id);
   if (typeof result.config === 'object')
     app.ctx.log.info(
       `preprocessing config copied to ${def.label}: ${result.config.remotePath} (${result.config.outcome})`,

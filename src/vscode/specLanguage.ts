@@ -18,6 +18,7 @@ import {
   PROBE_REQUEST,
   RUNS_NOTIFICATION,
   SPEC_TARGETS_NOTIFICATION,
+  WEIGHTS_CHANGED_NOTIFICATION,
   WEIGHTS_STATUS_REQUEST,
   type ProbeParams,
   type ProbeResult,
@@ -158,6 +159,10 @@ export class SpecLanguage implements vscode.Disposable {
     } catch (e) {
       return { ok: false, message: errorText(e) };
     }
+  }
+
+  languageClient(): LanguageClient | undefined {
+    return this.client;
   }
 
   /** The SSH target's weights cache, for model.pretrained's completion (the server keeps the answer a minute). */
@@ -341,6 +346,12 @@ async function specUri(uri: unknown): Promise<vscode.Uri | undefined> {
 const instances = new WeakMap<App, SpecLanguage>();
 
 /** The spec language of this extension lifetime: made (and its server started) on first use. */
+/** Weights reached `targetId`'s cache: spec completion asks that target afresh (when the server runs). */
+export function weightsChanged(app: App, targetId: string): void {
+  const client = instances.get(app)?.languageClient();
+  if (client?.isRunning()) void client.sendNotification(WEIGHTS_CHANGED_NOTIFICATION, { targetId });
+}
+
 export function specLanguage(app: App): SpecLanguage {
   let s = instances.get(app);
   if (!s) {

@@ -41,6 +41,9 @@ test('one question per target, its answer kept a minute, then asked again', asyn
   assert.ok(s.needsAsking(BOX));
   await s.ask(BOX);
   assert.deepEqual(asked, ['ssh:box', 'ssh:box']);
+  // A copy or a download reached the box: asked again at once.
+  s.forget(BOX.id);
+  assert.ok(s.needsAsking(BOX));
 });
 
 test('a failure is remembered too (an unreachable box is not asked per keystroke), and said', async () => {

@@ -18,6 +18,7 @@ import {
 } from 'vscode-languageserver/node';
 import {
   SPEC_TARGETS_NOTIFICATION,
+  WEIGHTS_CHANGED_NOTIFICATION,
   WEIGHTS_STATUS_REQUEST,
   type SpecTargets,
   type WeightsStatusParams,
@@ -110,6 +111,20 @@ test("the SSH target's own cache, asked once and kept", async () => {
   );
   assert.equal(asked.length, before, 'no SSH call for a completion within the minute');
   assert.ok(asked.every((id) => id === 'ssh:npu-box'));
+  // Weights were copied there: the next completion asks again and shows the new state.
+  answer = async () => ({
+    ok: true,
+    sources: [{ source: 'mindcv:resnet18', path: '/x', state: 'missing', bytes: null, partBytes: 0 }],
+  });
+  await conn.sendNotification(WEIGHTS_CHANGED_NOTIFICATION, { targetId: 'ssh:npu-box' });
+  const after_ = (await conn.sendRequest('textDocument/completion', { textDocument: { uri }, position: AT })) as
+    CompletionItem[] | { items: CompletionItem[] };
+  const list = Array.isArray(after_) ? after_ : after_.items;
+  assert.equal(
+    list.find((i) => i.label === 'mindcv:resnet18')?.labelDetails?.description,
+    'downloads on npu-box (46.8 MB)',
+  );
+  assert.equal(asked.length, before + 1);
 });
 
 test('a target that does not answer in time, or is not configured: not known, never "cached"', async () => {
