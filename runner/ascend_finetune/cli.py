@@ -291,13 +291,28 @@ def cmd_fetch_weights(a: argparse.Namespace) -> int:
     from .models.download import fetch, json_progress, stderr_progress
 
     try:
-        label = parse(a.source).text
-        got = fetch(a.source, progress=json_progress(out) if a.progress else stderr_progress(label))
+        src = parse(a.source)
+        got = fetch(a.source, progress=json_progress(out) if a.progress else stderr_progress(src.text))
     except SourceError as e:
         raise CliError(2, "bad_input", f"{e}; {e.fix}") from None
     except PretrainedError as e:
         raise CliError(1, "download_failed", str(e)) from None
-    out({"path": got.path, **got.describe()})
+    doc: dict[str, object] = {"path": got.path, **got.describe()}
+    if src.kind == "hf-hub":
+        # The weights' preprocessing comes with them, so a copy to an air-gapped target carries it too.
+        from .models.download import cache_path_of_hub_config, fetch_hub_config
+        from .models.preprocess import hub_values
+
+        cfg = fetch_hub_config(src, hub_values)
+        problem = cfg.problem
+        if problem is None:
+            try:
+                hub_values(cfg.data)
+            except ValueError as e:
+                problem = str(e)
+        path = cache_path_of_hub_config(src)
+        doc["config"] = {"url": cfg.url, "path": path if problem is None else None, "problem": problem}
+    out(doc)
     return 0
 
 

@@ -11,19 +11,37 @@ import { mindcvSources, namedCacheRel, weightsFacts, type NamedWeights } from '.
 import { localCacheState } from '../core/targets/weightsCache';
 import { localCacheWeights } from '../core/targets/weightsCopy';
 import { yamlScalar } from '../core/spec/writer';
+import { cacheNote } from '../core/wizard/weightsItems';
+import { LOCAL_SPEC_TARGET } from '../shared/specProtocol';
 import { fieldMarkdown, ruleAt } from './fieldDocs';
 import * as l10n from './l10n';
 import { backboneStages, isFreezePath, stagesNote } from './freezeStages';
 import { cursorContext, type CursorContext } from './position';
 import type { SpecDocument } from './specDocument';
+import type { WeightsView } from './targetWeights';
+
+/** A model.pretrained item of the weights catalog (its cache state comes from the spec's target). */
+export function isCatalogWeightsItem(item: CompletionItem): boolean {
+  return (item.data as { catalogWeights?: unknown } | undefined)?.catalogWeights === true;
+}
 
 const CHECKPOINT_FILE = /\.(ckpt|safetensors)$/i;
 const MAX_LISTED = 200;
 
-export function complete(doc: SpecDocument, td: TextDocument, offset: number, baseDir: string): CompletionItem[] {
+/**
+ * `weights`: what is known about the weights cache of the spec's target (default: this machine's,
+ * read here), for the cache state of model.pretrained's catalog items.
+ */
+export function complete(
+  doc: SpecDocument,
+  td: TextDocument,
+  offset: number,
+  baseDir: string,
+  weights: WeightsView = { target: LOCAL_SPEC_TARGET },
+): CompletionItem[] {
   const ctx = cursorContext(doc, offset);
   if (!ctx) return [];
-  if (ctx.mode !== 'key') return valueItems(td, ctx, baseDir, doc);
+  if (ctx.mode !== 'key') return valueItems(td, ctx, baseDir, doc, weights);
   // Whole-spec snippets only where a whole spec fits: a top-level key of a YAML file with no field yet.
   const snippets =
     doc.kind !== 'json' && ctx.path.length === 0 && [...doc.nodes.keys()].every((k) => k === '')
@@ -103,7 +121,13 @@ function keyItems(doc: SpecDocument, td: TextDocument, ctx: CursorContext): Comp
     });
 }
 
-function valueItems(td: TextDocument, ctx: CursorContext, baseDir: string, doc: SpecDocument): CompletionItem[] {
+function valueItems(
+  td: TextDocument,
+  ctx: CursorContext,
+  baseDir: string,
+  doc: SpecDocument,
+  weights: WeightsView,
+): CompletionItem[] {
   const rule = ruleAt(ctx.path);
   if (!rule || rule.type === 'object') return [];
   const range = { start: td.positionAt(ctx.replace.start), end: td.positionAt(ctx.replace.end) };
@@ -148,9 +172,10 @@ function valueItems(td: TextDocument, ctx: CursorContext, baseDir: string, doc: 
     if (ctx.path.join('.') === 'model.pretrained') {
       const backbone = doc.nodes.get('model.backbone')?.value ?? fieldSchema(['model', 'backbone'])?.default;
       for (const s of mindcvSources().filter((m) => m.backbone === backbone && m.value.startsWith(ctx.partial))) {
-        const cache = localCache(s);
+        const cache = weights.target.kind === 'local' ? localCache(s) : targetCache(s, weights);
         add(s.value, CompletionItemKind.Reference, `${cache.doc}\n\n${weightsDoc(s)}`, weightsDetail(s));
         items[items.length - 1].labelDetails = { description: cache.short };
+        items[items.length - 1].data = { catalogWeights: true };
       }
     }
   } else if (rule.default !== undefined && rule.default !== null)
@@ -189,22 +214,48 @@ function pathItems(partial: string, baseDir: string, kind: 'folder' | 'file'): {
   );
 }
 
-/**
- * Whether THIS machine's weights cache holds the file (the server runs here and cannot see an SSH
- * target's cache; the Start wizard asks the target's runner). Read like the runner's weights-status.
- */
+/** Whether this machine's weights cache holds the file (the spec runs here). Read like the runner's weights-status. */
 function localCache(s: NamedWeights): { short: string; doc: string } {
   const rel = namedCacheRel(s.value);
   const st = rel ? localCacheState(localCacheWeights(process.env, os.homedir()), rel) : undefined;
-  const scope = l10n.t("Only this machine's cache is known here; the Start wizard shows the target's.");
   if (st?.state === 'cached')
     return {
       short: l10n.t('cached on this machine'),
-      doc: `${l10n.t("In this machine's weights cache: `{0}` ({1}).", st.path, formatBytes(st.bytes))} ${scope}`,
+      doc: l10n.t("In this machine's weights cache: `{0}` ({1}).", st.path, formatBytes(st.bytes)),
     };
   return {
     short: l10n.t('not cached on this machine'),
-    doc: `${l10n.t("Not in this machine's weights cache: the run downloads it where it executes.")} ${scope}`,
+    doc: l10n.t("Not in this machine's weights cache: the run downloads it where it executes."),
+  };
+}
+
+/** Whether the spec's SSH target holds the file, from its own `weights-status`; or why that is not known. */
+function targetCache(s: NamedWeights, weights: WeightsView): { short: string; doc: string } {
+  const label = weights.target.label;
+  const entry = weights.entries?.get(s.value);
+  if (entry) {
+    const note = cacheNote(s, { ...entry }, label, l10n.t);
+    return {
+      short: note.text,
+      doc: l10n.t('On {0}, where this spec runs: {1} (`{2}`).', label, note.text, entry.path),
+    };
+  }
+  const u = weights.unknown;
+  const why =
+    u?.why === 'unconfigured'
+      ? l10n.t('"{0}" is not a configured target', weights.target.id)
+      : u?.why === 'failed'
+        ? l10n.t('{0} did not answer ({1})', label, u.message ?? '')
+        : weights.entries
+          ? l10n.t('{0} did not list it', label)
+          : l10n.t('{0} has not answered yet; complete again in a moment', label);
+  return {
+    short: l10n.t('not known on {0}', label),
+    doc: l10n.t(
+      "Whether {0} (the target this spec runs on) has it in its weights cache is not known: {1}. This machine's cache says nothing about it.",
+      label,
+      why,
+    ),
   };
 }
 

@@ -19,15 +19,19 @@ import {
   PROBE_REQUEST,
   RUNS_NOTIFICATION,
   SPEC_TARGETS_NOTIFICATION,
+  WEIGHTS_CHANGED_NOTIFICATION,
+  WEIGHTS_STATUS_REQUEST,
   type ProbeParams,
   type SpecTargetInfo,
   type SpecTargets,
+  type WeightsStatusParams,
 } from '../shared/specProtocol';
 import { codeLenses, hover, quickFixes, type KnownRun } from './actions';
-import { complete } from './completion';
+import { complete, isCatalogWeightsItem } from './completion';
 import { diagnose, type RemoteFacts } from './diagnostics';
 import { RemoteFactsStore, wantedPaths } from './remoteFacts';
 import { parseSpecDocument, type SpecDocument } from './specDocument';
+import { TargetWeightsStore } from './targetWeights';
 import { isSweepFile } from '../core/sweeps/schema';
 import { completeSweep, diagnoseSweep, hoverSweep } from './sweepLanguage';
 
@@ -45,6 +49,12 @@ const remote = new RemoteFactsStore(
   (params: ProbeParams) => connection.sendRequest(PROBE_REQUEST, params),
   (uri) => republish(uri),
 );
+/** The SSH targets' weights caches, for model.pretrained's completion (asked through the extension, kept a minute). */
+const targetWeights = new TargetWeightsStore((params: WeightsStatusParams) =>
+  connection.sendRequest(WEIGHTS_STATUS_REQUEST, params),
+);
+/** How long the first model.pretrained completion for a target waits for its answer; later ones never wait. */
+const FIRST_ANSWER_WAIT_MS = 2500;
 
 function fileOf(uri: string): string | undefined {
   try {
@@ -137,10 +147,20 @@ documents.onDidClose((e) => {
   void connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] });
 });
 
-connection.onCompletion((p) => {
+connection.onCompletion(async (p) => {
   const td = documents.get(p.textDocument.uri);
-  if (td && isSweepFile(td.uri)) return completeSweep(stateOf(td).doc, td, td.offsetAt(p.position));
-  return td ? complete(stateOf(td).doc, td, td.offsetAt(p.position), baseDirOf(td.uri)) : [];
+  if (!td) return [];
+  if (isSweepFile(td.uri)) return completeSweep(stateOf(td).doc, td, td.offsetAt(p.position));
+  const target = targetOf(td.uri);
+  const run = () =>
+    complete(stateOf(td).doc, td, td.offsetAt(p.position), baseDirOf(td.uri), targetWeights.view(target));
+  const items = run();
+  // Only a completion that offers catalog weights asks the target, and only when its answer is missing or old.
+  if (!items.some(isCatalogWeightsItem) || !targetWeights.needsAsking(target)) return items;
+  const asked = targetWeights.ask(target);
+  if (targetWeights.view(target).entries) return items; // an older answer now, the new one next time
+  await Promise.race([asked, new Promise((r) => setTimeout(r, FIRST_ANSWER_WAIT_MS))]);
+  return run();
 });
 
 connection.onHover((p) => {
@@ -174,8 +194,14 @@ connection.onNotification(RUNS_NOTIFICATION, (list: unknown) => {
 
 connection.onNotification(SPEC_TARGETS_NOTIFICATION, (targets: unknown) => {
   specTargets = asSpecTargets(targets);
+  targetWeights.clear();
   for (const td of documents.all()) republish(td.uri);
   if (canRefreshLenses) void connection.sendRequest(CodeLensRefreshRequest.type);
+});
+
+connection.onNotification(WEIGHTS_CHANGED_NOTIFICATION, (p: unknown) => {
+  const id = (p as { targetId?: unknown } | null)?.targetId;
+  if (typeof id === 'string') targetWeights.forget(id);
 });
 
 documents.listen(connection);

@@ -95,3 +95,56 @@ export function isFact(x: unknown): x is PathFact {
     return Array.isArray(f.classes) && f.classes.every((c) => typeof c === 'string') && typeof f.count === 'number';
   return f.kind === 'file' || f.kind === 'missing' || f.kind === 'other';
 }
+
+/**
+ * Server → client request: which catalog weights the target's weights cache holds (the runner's
+ * `weights-status` there), for completing model.pretrained. The server keeps the answer a while.
+ */
+export const WEIGHTS_STATUS_REQUEST = 'ascend/weightsStatus';
+
+export interface WeightsStatusParams {
+  targetId: string;
+}
+
+/** Client → server notification: weights reached this target's cache (a copy, a download): ask it afresh. */
+export const WEIGHTS_CHANGED_NOTIFICATION = 'ascend/weightsChanged';
+
+/** One source as the target's `weights-status` lists it (docs/protocol.md, section 4). */
+export interface TargetWeightsEntry {
+  source: string;
+  path: string;
+  state: 'cached' | 'missing' | 'damaged' | 'unsafe' | 'unreadable';
+  /** The cached file's size (cached or damaged). */
+  bytes: number | null;
+  /** A `.part` a download there would resume. */
+  partBytes: number;
+  why?: string;
+}
+
+export type WeightsStatusResult = { ok: true; sources: TargetWeightsEntry[] } | { ok: false; message: string };
+
+const WEIGHT_STATES = ['cached', 'missing', 'damaged', 'unsafe', 'unreadable'];
+
+/** A weights-status answer as received: a malformed entry makes it an answer without facts. */
+export function asWeightsStatusResult(x: unknown): WeightsStatusResult {
+  const o = x as WeightsStatusResult;
+  if (typeof o === 'object' && o !== null && o.ok === false && typeof o.message === 'string') return o;
+  if (
+    typeof o === 'object' &&
+    o !== null &&
+    o.ok === true &&
+    Array.isArray(o.sources) &&
+    o.sources.every(
+      (s) =>
+        typeof s === 'object' &&
+        s !== null &&
+        typeof s.source === 'string' &&
+        typeof s.path === 'string' &&
+        WEIGHT_STATES.includes(s.state) &&
+        (s.bytes === null || typeof s.bytes === 'number') &&
+        typeof s.partBytes === 'number',
+    )
+  )
+    return o;
+  return { ok: false, message: 'the extension answered the weights listing with something else' };
+}

@@ -8,13 +8,13 @@ import { isNamedWeights, withPretrained } from '../core/spec/weightSources';
 import { LOCAL_TARGET_ID, type TargetDef } from '../core/targets/model';
 import { runRunner } from '../core/targets/runnerCli';
 import {
-  copyWeightsToTarget,
+  copyWeightsWithConfig,
   localCacheWeights,
   weightsRelPath,
-  type CopyWeightsResult,
+  type CopyWithConfigResult,
 } from '../core/targets/weightsCopy';
 import type { App } from './app';
-import { LANGUAGE_ID } from './specLanguage';
+import { LANGUAGE_ID, weightsChanged } from './specLanguage';
 
 interface Fetched {
   path: string;
@@ -79,15 +79,15 @@ export async function downloadHere(app: App, source: string): Promise<Fetched> {
   );
 }
 
-/** Copies a local weights file into the SSH target's weights cache, with a notification. */
-export async function copyToTarget(app: App, def: TargetDef, file: string): Promise<CopyWeightsResult> {
+/** Copies a local weights file (and a hub weight's config.json) into the SSH target's weights cache, with a notification. */
+export async function copyToTarget(app: App, def: TargetDef, file: string): Promise<CopyWithConfigResult> {
   const rel = weightsRelPath(file, localCacheWeights(process.env, os.homedir()));
   await app.ctx.ensureRunner(def);
-  return vscode.window.withProgress(
+  const result = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Copying weights to {0}', def.label) },
     (progress) => {
       let last = 0;
-      return copyWeightsToTarget(def, file, rel, {
+      return copyWeightsWithConfig(def, file, rel, {
         ...app.ctx.sshFolders(),
         onProgress: (sent, total) => {
           if (total > 0) progress.report({ increment: ((sent - last) / total) * 100 });
@@ -96,6 +96,19 @@ export async function copyToTarget(app: App, def: TargetDef, file: string): Prom
       });
     },
   );
+  weightsChanged(app, def.id);
+  if (typeof result.config === 'object')
+    app.ctx.log.info(
+      `preprocessing config copied to ${def.label}: ${result.config.remotePath} (${result.config.outcome})`,
+    );
+  if (result.config === 'missing')
+    void vscode.window.showWarningMessage(
+      vscode.l10n.t(
+        'This machine has no config.json for these hub weights, so {0} cannot use their own preprocessing: its run falls back to the timm preset. Fetch the weights here again (Copy Weights to Target with the hf-hub: name) to bring it.',
+        def.label,
+      ),
+    );
+  return result;
 }
 
 export async function copyWeightsCommand(app: App, node: unknown): Promise<void> {

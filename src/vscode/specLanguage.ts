@@ -9,6 +9,7 @@ import { RunnerError } from '../core/targets/runnerCli';
 import { absolutizeSpecPaths, problemLines } from '../core/spec/builder';
 import { parseSpecText, SPEC_EXTENSIONS } from '../core/spec/file';
 import { PathCache, probePaths } from '../core/spec/paths';
+import { weightsCacheListing } from '../core/targets/weightsCache';
 import { checkSpec } from '../core/spec/schema';
 import { formatOf, newSpecText } from '../core/spec/writer';
 import type { TargetDef } from '../core/targets/model';
@@ -17,10 +18,14 @@ import {
   PROBE_REQUEST,
   RUNS_NOTIFICATION,
   SPEC_TARGETS_NOTIFICATION,
+  WEIGHTS_CHANGED_NOTIFICATION,
+  WEIGHTS_STATUS_REQUEST,
   type ProbeParams,
   type ProbeResult,
   type SpecTargetInfo,
   type SpecTargets,
+  type WeightsStatusParams,
+  type WeightsStatusResult,
 } from '../shared/specProtocol';
 import type { App } from './app';
 import { errorText } from './context';
@@ -69,6 +74,7 @@ export class SpecLanguage implements vscode.Disposable {
     };
     this.client = new LanguageClient(LANGUAGE_ID, 'Ascend Run Spec', serverOptions, clientOptions);
     this.client.onRequest(PROBE_REQUEST, (p: ProbeParams): Promise<unknown> => this.probe(p));
+    this.client.onRequest(WEIGHTS_STATUS_REQUEST, (p: WeightsStatusParams) => this.weightsStatus(p));
     this.client.start().then(
       () => this.sendRuns(),
       (e) => app.ctx.log.error(`the run-spec language server did not start: ${errorText(e)}`),
@@ -150,6 +156,24 @@ export class SpecLanguage implements vscode.Disposable {
         return probePaths(this.app.ctx.transport(def), todo, { timeoutMs: PROBE_TIMEOUT_MS });
       });
       return { ok: true, facts };
+    } catch (e) {
+      return { ok: false, message: errorText(e) };
+    }
+  }
+
+  languageClient(): LanguageClient | undefined {
+    return this.client;
+  }
+
+  /** The SSH target's weights cache, for model.pretrained's completion (the server keeps the answer a minute). */
+  private async weightsStatus(p: WeightsStatusParams): Promise<WeightsStatusResult> {
+    const def = typeof p?.targetId === 'string' ? this.app.ctx.target(p.targetId) : undefined;
+    if (!def || def.kind !== 'ssh')
+      return { ok: false, message: vscode.l10n.t('"{0}" is not a configured SSH target', String(p?.targetId)) };
+    try {
+      await this.app.ctx.ensureRunner(def);
+      const listing = await weightsCacheListing(this.app.ctx.transport(def), [], { timeoutMs: PROBE_TIMEOUT_MS });
+      return { ok: true, sources: [...listing.values()] };
     } catch (e) {
       return { ok: false, message: errorText(e) };
     }
@@ -322,6 +346,12 @@ async function specUri(uri: unknown): Promise<vscode.Uri | undefined> {
 const instances = new WeakMap<App, SpecLanguage>();
 
 /** The spec language of this extension lifetime: made (and its server started) on first use. */
+/** Weights reached `targetId`'s cache: spec completion asks that target afresh (when the server runs). */
+export function weightsChanged(app: App, targetId: string): void {
+  const client = instances.get(app)?.languageClient();
+  if (client?.isRunning()) void client.sendNotification(WEIGHTS_CHANGED_NOTIFICATION, { targetId });
+}
+
 export function specLanguage(app: App): SpecLanguage {
   let s = instances.get(app);
   if (!s) {

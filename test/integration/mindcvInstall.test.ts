@@ -173,12 +173,12 @@ test(
       assert.ok(e instanceof MindcvInstallError, String(e));
       assert.match(
         e.message,
-        /PyYAML is missing on loopback, its pip could not fetch pyyaml==6\.0\.4, and no Python here/,
+        /PyYAML is missing on loopback, its pip could not fetch pyyaml>=6\.0,<7, and no Python here/,
       );
       const text = e.commands.join('\n');
-      assert.match(text, /download .*--python-version 3\.11 --implementation cp --abi cp311 .*'pyyaml==6\.0\.4'/);
+      assert.match(text, /download .*--python-version 3\.11 --implementation cp --abi cp311 .*'pyyaml>=6\.0,<7'/);
       assert.match(text, /^scp .*mindcv-0\.3\.0-py3-none-any\.whl.* pyyaml-wheel\/\*\.whl /m);
-      assert.match(text, /install --no-index --find-links .* 'mindcv==0\.3\.0' 'tqdm==4\.70\.1' 'pyyaml==6\.0\.4'$/);
+      assert.match(text, /install --no-index --find-links .* 'mindcv==0\.3\.0' 'tqdm==4\.70\.1' 'pyyaml>=6\.0,<7'$/);
       return true;
     });
     assert.deepEqual(steps, ['verify', 'probe', 'pyyaml-online', 'pyyaml-download']);

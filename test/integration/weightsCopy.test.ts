@@ -1,16 +1,27 @@
 // The air-gapped copy over a real OpenSSH server on 127.0.0.1: a weights file goes to the target's
 // weights cache (a folder whose name is full of spaces, quotes and shell syntax), arrives byte for
 // byte with its sha256 checked there, is not sent again when it is already there, resumes a partial
-// copy, and a file from this machine's cache keeps its cache place so `mindcv:` finds it there.
+// copy, and a file from this machine's cache keeps its cache place so `mindcv:` finds it there. A hub
+// weight travels with its config.json, and the offline target's run then uses that preprocessing.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TargetDef } from '../../src/core/targets/model';
-import { copyWeightsToTarget, sha256File, weightsRelPath } from '../../src/core/targets/weightsCopy';
-import { PYTHON, requirePython } from './realRun';
+import { launchRun } from '../../src/core/targets/runnerCli';
+import { sshTarget } from '../../src/core/targets/target';
+import {
+  copyWeightsToTarget,
+  copyWeightsWithConfig,
+  localCacheWeights,
+  sha256File,
+  weightsRelPath,
+} from '../../src/core/targets/weightsCopy';
+import { shellQuote } from '../../src/core/ssh/shellQuote';
+import { follow, makeData, PYTHON, requirePython, RUNNER_DIR, runStarted, waitForExit, writeSpec } from './realRun';
 import { startSshd, type Sshd } from './sshd';
 
 let tmp: string;
@@ -114,3 +125,125 @@ test('a file from the local cache keeps its place in the target cache', () => {
     'hf-hub/timm/resnet50.a1_in1k/main/model.safetensors',
   );
 });
+
+/** A timm-layout ResNet-18 state dict (the runner's torch-layout names mapped back), random values. */
+const TIMM_RESNET18 = String.raw`
+import sys, numpy as np
+from safetensors.numpy import save_file
+from ascend_finetune.models.net import TransferNet
+back = {"gamma": "weight", "beta": "bias", "moving_mean": "running_mean", "moving_variance": "running_var"}
+rng, out = np.random.default_rng(0), {}
+for p in TransferNet("resnet18", 4, 0, "torch").backbone.get_parameters():
+    mod, _, leaf = p.name.removeprefix("backbone.").replace(".down_sample_layer.", ".downsample.").rpartition(".")
+    leaf = back.get(leaf, leaf)
+    v = np.ones(p.shape) if leaf in ("running_var", "weight") and len(p.shape) == 1 else rng.normal(0, 0.05, p.shape)
+    out[mod + "." + leaf] = v.astype(np.float32)
+save_file(out, sys.argv[1])
+`;
+
+test(
+  "a hub weight goes with its config.json, and the air-gapped target runs with the weights' own preprocessing",
+  { timeout: 420_000 },
+  async () => {
+    // This machine's cache as fetch-weights leaves it: the weights and their config beside them.
+    const localWeights = localCacheWeights({ ASCEND_FINETUNE_CACHE: path.join(tmp, 'here cache') }, '/nonexistent');
+    const folder = path.join(localWeights, 'hf-hub', 'timm', 'resnet18.a1_in1k', 'main');
+    mkdirSync(folder, { recursive: true });
+    const file = path.join(folder, 'model.safetensors');
+    execFileSync(PYTHON, ['-c', TIMM_RESNET18, file], { env: { ...process.env, PYTHONPATH: RUNNER_DIR } });
+    // Values no preset has, so run_started shows where they came from.
+    const cfg = {
+      architecture: 'resnet18',
+      pretrained_cfg: {
+        mean: [0.5, 0.4, 0.3],
+        std: [0.2, 0.25, 0.3],
+        crop_pct: 0.8,
+        interpolation: 'bilinear',
+        crop_mode: 'center',
+      },
+    };
+    writeFileSync(path.join(folder, 'config.json'), JSON.stringify(cfg));
+
+    // The target: its own cache, and no hub (HF_HUB_OFFLINE): only what was copied can be used.
+    const targetCache = path.join(tmp, 'target cache');
+    const runner = {
+      python: PYTHON,
+      runnerDir: RUNNER_DIR,
+      setup: [
+        `export ASCEND_FINETUNE_CACHE=${shellQuote(targetCache)} HF_HUB_OFFLINE=1 HF_ENDPOINT=http://127.0.0.1:9`,
+      ],
+    };
+    const def: TargetDef = { ...target(), ssh: { dest: sshd.destination, runner, deploy: false } };
+    const rel = weightsRelPath(file, localWeights);
+    assert.equal(rel, 'hf-hub/timm/resnet18.a1_in1k/main/model.safetensors');
+    const copied = await copyWeightsWithConfig(def, file, rel, { controlDir: sshd.controlDir });
+    const there = path.join(targetCache, 'weights', 'hf-hub', 'timm', 'resnet18.a1_in1k', 'main');
+    assert.equal(copied.remotePath, path.join(there, 'model.safetensors'));
+    assert.ok(typeof copied.config === 'object', 'the config went too');
+    assert.equal(copied.config.remotePath, path.join(there, 'config.json'));
+    assert.equal(copied.config.sha256, await sha256File(path.join(folder, 'config.json')));
+    assert.ok(readFileSync(path.join(there, 'config.json')).equals(readFileSync(path.join(folder, 'config.json'))));
+    // Both already there: nothing is sent again.
+    const again = await copyWeightsWithConfig(def, file, rel, { controlDir: sshd.controlDir });
+    assert.deepEqual([again.outcome, typeof again.config === 'object' && again.config.outcome], ['current', 'current']);
+
+    // The run on the target names the source, asks nobody and takes mean, std and crop from the config.
+    const ssh = sshTarget(sshd.destination, runner, { controlDir: sshd.controlDir });
+    try {
+      const data = await makeData(ssh, path.join(tmp, 'data'));
+      const spec = path.join(tmp, 'hub.json');
+      writeSpec(spec, data);
+      const doc = JSON.parse(readFileSync(spec, 'utf8')) as {
+        model: Record<string, unknown>;
+        train: { epochs: number };
+      };
+      doc.model = { backbone: 'resnet18', pretrained: 'hf-hub:timm/resnet18.a1_in1k', freeze: 'backbone' };
+      doc.train.epochs = 1;
+      writeFileSync(spec, JSON.stringify(doc));
+      const run = await launchRun(ssh, spec, path.join(tmp, 'runs'));
+      try {
+        const got = await follow(ssh, run.run_dir);
+        const started = runStarted(got.events);
+        const p = started.preprocess;
+        assert.ok(p, 'run_started.preprocess');
+        assert.equal(p.source, 'hub_config', JSON.stringify(p));
+        assert.deepEqual([p.crop_pct, p.interpolation], [0.8, 'bilinear']);
+        assert.deepEqual(
+          p.mean.map((x) => Math.round(x * 100) / 100),
+          [127.5, 102, 76.5],
+        );
+        const codes = got.events.filter((e) => e.type === 'warning').map((e) => (e as { code?: string }).code);
+        assert.ok(!codes.includes('preprocess_config_missing'), codes.join(', '));
+        assert.equal((got.events.at(-1) as { status?: string }).status, 'completed');
+      } finally {
+        await waitForExit(run.pid);
+      }
+    } finally {
+      await ssh.closeShared();
+    }
+  },
+);
+
+test(
+  'a hub weight whose config this machine lacks is copied and reported as missing its config',
+  { timeout: 120_000 },
+  async () => {
+    const localWeights = path.join(tmp, 'bare cache', 'weights');
+    const folder = path.join(localWeights, 'hf-hub', 'timm', 'vit_x.tag', 'main');
+    mkdirSync(folder, { recursive: true });
+    const file = path.join(folder, 'model.safetensors');
+    writeFileSync(file, randomBytes(1000));
+    const cacheRoot = path.join(tmp, 'cache three');
+    const r = await copyWeightsWithConfig(target(), file, weightsRelPath(file, localWeights), {
+      controlDir: sshd.controlDir,
+      cacheRoot,
+    });
+    assert.deepEqual([r.outcome, r.config], ['copied', 'missing']);
+    // A plain file has no config to go with it.
+    const plain = await copyWeightsWithConfig(target(), file, 'local/model.safetensors', {
+      controlDir: sshd.controlDir,
+      cacheRoot,
+    });
+    assert.equal(plain.config, undefined);
+  },
+);

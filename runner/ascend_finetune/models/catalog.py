@@ -3,8 +3,8 @@
 No MindSpore and no network here: `validate` checks a name against this table in well under a second.
 download.py fetches what `resolve_url` names.
 
-mindcv's URLs are the `default_cfgs` of mindcv 0.3.0 (mindcv/models/resnet.py, resnext, mobilenetv3.py,
-efficientnet.py, convnext.py, vit.py), kept as paths under mindcv's download base so a mirror
+mindcv's URLs are the `default_cfgs` of mindcv 0.3.0 (mindcv/models/<module>.py of each offered model
+that has one, and ResNet/ResNeXt), kept as paths under mindcv's download base so a mirror
 (`ASCEND_FINETUNE_WEIGHTS_URL`) serves the same layout. mindcv publishes no checksum (its own loader
 checks none), so `sha256` is None for them: the download's sha256 is recorded in run_started and the
 checkpoint manifest instead, and a value pinned in the spec (`...#sha256=<hex>`) is checked.
@@ -34,13 +34,18 @@ class Entry:
     family: str
     backbone: str | None  # the runner's backbone these weights load into; None: not supported yet
     sha256: str | None = None
+    # What the model's default cfg sets of its own beside mindcv's eval defaults (crop_pct, input_size)
+    preprocess: tuple[tuple[str, float | int], ...] = ()
 
 
 def _load() -> dict[str, Entry]:
     path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "weights_catalog.json")
     with open(path, encoding="utf-8") as f:
         doc = json.load(f)
-    return {n: Entry(e["path"], e["family"], e["backbone"], e.get("sha256")) for n, e in doc["mindcv"].items()}
+    return {
+        n: Entry(e["path"], e["family"], e["backbone"], e.get("sha256"), tuple(sorted(e.get("preprocess", {}).items())))
+        for n, e in doc["mindcv"].items()
+    }
 
 
 # In weights_catalog.json, beside the spec schema: the language server completes `mindcv:` from it too.

@@ -289,13 +289,22 @@ def _offline(env: Mapping[str, str]) -> bool:
     return env.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
 
 
+def _hub_config_source(src: Source) -> Source:
+    return Source(src.text, src.kind, src.name, HUB_CONFIG, src.backbone, None)
+
+
+def cache_path_of_hub_config(src: Source, env: Mapping[str, str] | None = None) -> str:
+    """Where a hub source's config.json is cached: beside its weights."""
+    return cache_path(_hub_config_source(src), env)
+
+
 def fetch_hub_config(src: Source, check: Callable[[bytes], object], env: Mapping[str, str] | None = None) -> HubConfig:
     """The `config.json` beside a hub source's weights (`<org>/<repo>/resolve/main/config.json`), from
         the cache or, unless HF_HUB_OFFLINE, downloaded (read up to one byte past MAX_CONFIG_BYTES,
     so an oversized answer is refused by `check`). `check` raises ValueError on
         content that must not be cached. Never raises for a missing or bad file: `problem` says why."""
     e: Mapping[str, str] = os.environ if env is None else env
-    cfg = Source(src.text, src.kind, src.name, HUB_CONFIG, src.backbone, None)
+    cfg = _hub_config_source(src)
     url, dest = resolve_url(cfg, e), cache_path(cfg, e)
     if os.path.isfile(dest) and not os.path.islink(dest):
         with open(dest, "rb") as f:

@@ -51,6 +51,14 @@ class MindcvBackbone(nn.Cell):
         self.name_ = name
         self.variant = variant  # backbones.VARIANTS: mindcv's arithmetic, or timm's for PyTorch weights
         model = build_mindcv(name)
+        # mindcv's files name each tensor by its Parameter.name as create_model leaves it, which for
+        # some models (EdgeNeXt's CellLists: `0.0.weight`) is not the cell path; assigning the model
+        # below renames them to the path, so keep the unique ones here for load_backbone.
+        bare: dict[str, list[str]] = {}
+        for path, p in model.parameters_and_names():
+            if p.name != path:
+                bare.setdefault(p.name, []).append(path)
+        self.published_names_ = {n: paths[0] for n, paths in bare.items() if len(paths) == 1}
         if variant == "torch":
             match_timm(model, str(entry["family"]))
         for attr in entry["head"]:

@@ -179,6 +179,9 @@ def choose(
         p = replace(TABLE[preset], why="model.preprocess")
     elif pretrained and pretrained.startswith("mindcv:"):
         p = replace(TABLE["mindcv"], why="mindcv: weights")
+        own = _mindcv_own(pretrained)
+        if own:  # the model's default cfg sets these of its own (PoolFormer's crop 0.9, EdgeNeXt's 256 px)
+            p = replace(_apply(p, own), why="mindcv: weights, with their model's default cfg")
     elif pretrained and pretrained.startswith("hf-hub:timm/"):
         p = replace(TABLE["timm"], why="timm weights from the hub")
         if hub_config is not None:
@@ -201,6 +204,13 @@ def choose(
     if isinstance(setting, dict):
         p = overridden(p, setting)
     return p, warnings
+
+
+def _mindcv_own(pretrained: str) -> dict[str, Any]:
+    from .catalog import MINDCV
+
+    entry = MINDCV.get(pretrained.split("#")[0][len("mindcv:") :])
+    return dict(entry.preprocess) if entry else {}
 
 
 def _fallback(url: str, why: str) -> str:

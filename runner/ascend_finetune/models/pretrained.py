@@ -102,7 +102,9 @@ def origin_of_file(path: str) -> tuple[str, str]:
         code = int(index.read(VARIANT_ENTRY).reshape(-1)[0]) if VARIANT_ENTRY in index.tensors else None
     except ToolError as e:
         raise PretrainedError(str(e)) from e
-    if code is None and looks_torch(index.tensors):
+    # A file that parses as MindSpore's own .ckpt is MindSpore's, whatever its names (mindcv's SE-ResNet
+    # has `downsample.` cells): only a .safetensors file can be either.
+    if code is None and index.format == "safetensors" and looks_torch(index.tensors):
         return "torch", "torch"
     return detect_origin(index.tensors, code)
 
@@ -263,6 +265,8 @@ def load_backbone(backbone: ms.nn.Cell, path: str) -> LoadReport:
         )
     root = backbone.model if mindcv_head is not None else backbone
     ours = {name: p for name, p in root.parameters_and_names()}
+    # mindcv's own names where they are not the cell path (mindcv_net.MindcvBackbone.published_names_)
+    aliases: dict[str, str] = getattr(backbone, "published_names_", {}) if mindcv_head is not None else {}
     report = LoadReport(origin=origin, variant=variant, head_dropped=head, dropped=dropped)
     to_load = {}
     for name, value in params.items():
@@ -270,6 +274,8 @@ def load_backbone(backbone: ms.nn.Cell, path: str) -> LoadReport:
             mapped = name
         elif mindcv_head is not None:
             mapped = _mindcv_name(name, mindcv_head)
+            if mapped is not None and mapped not in ours:
+                mapped = aliases.get(mapped, mapped)
         else:
             mapped = map_name(name)
         if mapped is None:

@@ -22,6 +22,7 @@ import {
   PYYAML_REQUIREMENT,
   REMOTE_WHEELS_DIR,
   verifyCarriedWheels,
+  wheelRequirement,
   type TargetPython,
 } from './mindcvPlan';
 import type { TargetDef } from './model';
@@ -242,7 +243,7 @@ export async function installMindcv(def: TargetDef, opts: InstallMindcvOptions):
     }
 
     opts.onStep?.('install');
-    const reqs = [...MINDCV_REQUIREMENTS, ...(yamlWheel ? [PYYAML_REQUIREMENT] : [])];
+    const reqs = [...MINDCV_REQUIREMENTS, ...(yamlWheel ? [wheelRequirement(yamlWheel)] : [])];
     const r = await run(def, pipInstallArgv(py, findLinks, reqs), opts);
     if (r.code !== 0) fail(`pip on ${def.label} could not install ${reqs.join(' ')}: ${lastLine(r)}`);
     return { python: t, pyyaml, findLinks };

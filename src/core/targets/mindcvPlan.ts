@@ -30,8 +30,18 @@ export const CARRIED_WHEELS: readonly CarriedWheel[] = [
 ];
 
 export const MINDCV_REQUIREMENTS: readonly string[] = CARRIED_WHEELS.map((w) => `${w.project}==${w.version}`);
-/** PyYAML has platform wheels, so it is not carried: CANN's Python requirements usually bring it. */
-export const PYYAML_REQUIREMENT = 'pyyaml==6.0.4';
+/**
+ * PyYAML has platform wheels, so it is not carried: CANN's Python requirements usually bring it.
+ * A range, not a pin: pip takes the newest release with a wheel for the target's tags (6.0.4 has
+ * none for CPython 3.9 on aarch64, a common Kunpeng box; 6.0.3 has). mindcv asks for >=5.3.
+ */
+export const PYYAML_REQUIREMENT = 'pyyaml>=6.0,<7';
+
+/** The exact release of a downloaded PyYAML wheel (its file name), so the install takes that file. */
+export function wheelRequirement(wheelFile: string): string {
+  const m = /^pyyaml-(\d+(?:\.\d+)*)-/i.exec(path.basename(wheelFile));
+  return m ? `pyyaml==${m[1]}` : PYYAML_REQUIREMENT;
+}
 /** Where the wheels go on an SSH target (relative paths are from the remote home). */
 export const REMOTE_WHEELS_DIR = '.ascend-finetune/wheels';
 

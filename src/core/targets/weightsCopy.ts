@@ -11,7 +11,7 @@
 // argv, quoted once by the ssh layer; nothing is built into a shell string.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createReadStream, promises as fsp } from 'node:fs';
+import { createReadStream, existsSync, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { socketDir, type SshFolders } from './consoleCommand';
 import { sshArgv } from '../ssh/ssh';
@@ -166,4 +166,43 @@ export async function copyWeightsToTarget(
   const done = await runScript(def, ['put', root, rel, sha, String(part)], opts, { file: localFile, start: part });
   opts.onProgress?.(size - part, size - part);
   return { remotePath: String(done.dest), sha256: sha, outcome: 'copied', sent: size - part };
+}
+
+/** A hub weight's preprocessing: its repository's config.json, beside the weights in the cache. */
+export const HUB_CONFIG = 'config.json';
+
+/**
+ * The config.json that goes with a weights file of this machine's hub cache (`hf-hub/<org>/<repo>/
+ * main/<file>`), where the runner reads it from on the target (models/download.py); undefined for
+ * any other file. `present`: whether this machine has it (fetch-weights fetches it beside the weights).
+ */
+export function hubConfigOf(
+  localFile: string,
+  rel: string,
+): { file: string; rel: string; present: boolean } | undefined {
+  if (!rel.startsWith('hf-hub/') || path.posix.basename(rel) === HUB_CONFIG) return undefined;
+  const file = path.join(path.dirname(localFile), HUB_CONFIG);
+  return { file, rel: path.posix.join(path.posix.dirname(rel), HUB_CONFIG), present: existsSync(file) };
+}
+
+export interface CopyWithConfigResult extends CopyWeightsResult {
+  /** The hub config copied with the weights; 'missing': a hub weight whose config this machine lacks. */
+  config?: CopyWeightsResult | 'missing';
+}
+
+/**
+ * Copies the weights and, for a hub weight, its config.json by the same checked, resumable path, so
+ * an air-gapped target's run uses the weights' own preprocessing instead of falling back to a preset.
+ */
+export async function copyWeightsWithConfig(
+  def: TargetDef,
+  localFile: string,
+  rel: string,
+  opts: CopyWeightsOptions = {},
+): Promise<CopyWithConfigResult> {
+  const weights = await copyWeightsToTarget(def, localFile, rel, opts);
+  const cfg = hubConfigOf(localFile, rel);
+  if (!cfg) return weights;
+  if (!cfg.present) return { ...weights, config: 'missing' };
+  return { ...weights, config: await copyWeightsToTarget(def, cfg.file, cfg.rel, { ...opts, onProgress: undefined }) };
 }

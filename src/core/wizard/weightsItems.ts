@@ -28,16 +28,28 @@ export function cacheNote(
   if (!entry) return { text: t('ImageNet weights (mindcv), fetched on {0} and cached', targetLabel) };
   if (entry.state === 'cached')
     return { text: t('cached on {0} ({1})', targetLabel, formatBytes(entry.bytes)), cached: true };
-  const size = formatBytes(w.sizeBytes ?? null);
+  // A catalog entry without a recorded size says nothing about it rather than "(?)".
+  const size = w.sizeBytes === undefined ? undefined : formatBytes(w.sizeBytes);
   if (entry.state === 'damaged')
-    return { text: t('downloads again on {0} ({1}): the cached file is damaged', targetLabel, size), cached: false };
-  if (entry.state !== 'missing')
     return {
-      text: t('downloads on {0} ({1}): the file in its cache is not used ({2})', targetLabel, size, entry.why ?? ''),
+      text: size
+        ? t('downloads again on {0} ({1}): the cached file is damaged', targetLabel, size)
+        : t('downloads again on {0}: the cached file is damaged', targetLabel),
       cached: false,
     };
-  const amount = entry.partBytes > 0 ? t('{0}, {1} already there', size, formatBytes(entry.partBytes)) : size;
-  return { text: t('downloads on {0} ({1})', targetLabel, amount), cached: false };
+  if (entry.state !== 'missing')
+    return {
+      text: size
+        ? t('downloads on {0} ({1}): the file in its cache is not used ({2})', targetLabel, size, entry.why ?? '')
+        : t('downloads on {0}: the file in its cache is not used ({1})', targetLabel, entry.why ?? ''),
+      cached: false,
+    };
+  const part = entry.partBytes > 0 ? formatBytes(entry.partBytes) : undefined;
+  const amount = part ? (size ? t('{0}, {1} already there', size, part) : t('{0} already there', part)) : size;
+  return {
+    text: amount ? t('downloads on {0} ({1})', targetLabel, amount) : t('downloads on {0}', targetLabel),
+    cached: false,
+  };
 }
 
 /** One quick-pick item per catalog source, those loading into `backbone` first (a stable sort). */

@@ -11,6 +11,7 @@ import { mindcvSources } from '../../core/spec/weightSources';
 import { FetchCancelled, fetchWeights, weightsCacheListing } from '../../core/targets/weightsCache';
 import { catalogWeightsItems, type CatalogWeightsItem } from '../../core/wizard/weightsItems';
 import { copyToTarget, downloadHere } from '../copyWeights';
+import { weightsChanged } from '../specLanguage';
 import type { App } from '../app';
 
 export type CatalogItem = vscode.QuickPickItem & {
@@ -121,6 +122,7 @@ async function downloadOnTarget(app: App, def: TargetDef, source: string): Promi
         });
         token.onCancellationRequested(() => run.cancel());
         await run.result;
+        weightsChanged(app, def.id);
       },
     );
   } catch (e) {

@@ -23,12 +23,13 @@ def test_every_offered_model_has_stages_and_mindcv_s_default_preprocessing():
         paths = [p for s in e["stages"] for p in s["paths"]] + e["stem"]
         assert len(paths) == len(set(paths)), f"{name}: a path in two parts"
         assert bb.freeze_values(name)[2:] == [f"up_to:{s['name']}" for s in e["stages"]]
-        # mindcv's weights for a backbone are read with the `mindcv` preset (models/preprocess.py): those
-        # models' cfgs are mindcv's default eval transform. (PoolFormer's crops 0.9: no mindcv weights.)
+        # mindcv's weights for a backbone are read with the `mindcv` preset (models/preprocess.py) and
+        # what the catalog says the model's cfg sets of its own (PoolFormer's crop 0.9): its cfg's transform.
         if name not in MINDCV or MINDCV[name].backbone != name:
             continue
-        pre, table = e["preprocess"], TABLE["mindcv"]
-        assert (pre["crop_pct"], pre["interpolation"]) == (table.crop_pct, table.interpolation), name
+        pre, table, own = e["preprocess"], TABLE["mindcv"], dict(MINDCV[name].preprocess)
+        assert (pre["crop_pct"], pre["interpolation"]) == (own.get("crop_pct", table.crop_pct), table.interpolation)
+        assert pre["input_size"] == own.get("input_size", 224), name
         assert pre["mean"] == [round(v, 4) for v in table.mean] and pre["std"] == [round(v, 4) for v in table.std]
 
 

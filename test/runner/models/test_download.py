@@ -300,3 +300,29 @@ def test_fetch_weights_answers_the_cache_path_for_the_editors_copy(tmp_path, hos
     monkeypatch.setenv("ASCEND_FINETUNE_WEIGHTS_URL", "http://127.0.0.1:9")  # discard port: refused
     code, doc = runner("fetch-weights", "mindcv:resnet50")
     assert code == 1 and doc["error"]["kind"] == "download_failed" and "model.pretrained" in doc["error"]["message"]
+
+
+def test_fetch_weights_of_a_hub_source_brings_its_config_json_for_the_air_gapped_copy(tmp_path, host, monkeypatch):
+    """The editor copies what fetch-weights leaves in this machine's cache; a hub weight's preprocessing is its
+    config.json, so it is fetched beside the weights (or its absence said) and not left for the target to fetch."""
+    weights = HF_CONFIG.replace("config.json", "model.safetensors")
+    host.files[weights] = b"weights bytes"
+    host.files[HF_CONFIG] = json.dumps({"pretrained_cfg": VIT_CFG}).encode()
+    monkeypatch.setenv("ASCEND_FINETUNE_CACHE", str(tmp_path / "c"))
+    monkeypatch.setenv("HF_ENDPOINT", host.base)
+    code, doc = runner("fetch-weights", VIT)
+    assert code == 0, doc
+    folder = tmp_path / "c" / "weights" / "hf-hub" / "timm" / HF_CONFIG.split("/")[2] / "main"
+    assert doc["path"] == str(folder / "model.safetensors")
+    assert doc["config"] == {"url": host.base + HF_CONFIG, "path": str(folder / "config.json"), "problem": None}
+    assert (folder / "config.json").read_bytes() == host.files[HF_CONFIG]
+    # Cached: asked once; a repository without a config says so and fetches the weights all the same.
+    assert runner("fetch-weights", VIT)[1]["config"]["path"] == str(folder / "config.json")
+    assert sorted(r[0] for r in host.requests) == sorted([weights, HF_CONFIG])
+    other = "hf-hub:timm/resnet18.a1_in1k"
+    host.files[HF_PATH] = b"other weights"
+    code, doc = runner("fetch-weights", other)
+    assert code == 0 and doc["config"]["path"] is None and "HTTP 404" in doc["config"]["problem"]
+    # mindcv names carry no config file.
+    monkeypatch.setenv("ASCEND_FINETUNE_WEIGHTS_URL", host.base)
+    assert "config" not in runner("fetch-weights", "mindcv:resnet18")[1]

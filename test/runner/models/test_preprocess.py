@@ -28,6 +28,7 @@ from ascend_finetune.models.preprocess import (
     from_record,
     from_spec,
     hub_values,
+    resolve,
 )
 
 REF_PY = ROOT / ".venv-ref" / "bin" / "python"
@@ -158,22 +159,43 @@ def test_mean_and_std_are_the_pipelines():
     assert list(MEAN) == PIPE_MEAN and list(STD) == PIPE_STD
 
 
-def test_no_offered_mindcv_model_carries_preprocessing_of_its_own():
-    """mindcv 0.3.0's default_cfgs name only url, classes, first conv, classifier and (ViT) input size:
-    every offered model evaluates with transforms_imagenet_eval's defaults, the mindcv row."""
+def test_each_mindcv_weight_carries_its_models_own_cfg():
+    """mindcv 0.3.0's default_cfgs name url, classes, first conv, classifier, and for a few models an
+    input size or crop of their own: every catalog entry with a backbone is that model's cfg URL, and
+    what its cfg sets beside transforms_imagenet_eval's defaults is the entry's `preprocess`, which
+    `auto` applies (PoolFormer crops 0.9; EdgeNeXt was trained at 256 px)."""
     import importlib
 
-    from ascend_finetune.models.catalog import MINDCV
+    from mindcv.models.registry import _model_to_module
 
-    modules = {"resnet": "resnet", "mobilenetv3": "mobilenetv3", "efficientnet": "efficientnet"}
-    modules.update(convnext="convnext", vit="vit")
+    from ascend_finetune.models.catalog import MINDCV, MINDCV_BASE
+
+    seen = 0
     for name, entry in MINDCV.items():
         if entry.backbone is None:
             continue
-        cfg = importlib.import_module(f"mindcv.models.{modules[entry.family]}").default_cfgs[name]
-        assert set(cfg) <= {"url", "num_classes", "first_conv", "classifier", "input_size"}, (name, cfg)
-        assert cfg.get("input_size", (3, 224, 224)) == (3, 224, 224), name
+        cfg = importlib.import_module(f"mindcv.models.{_model_to_module[name]}").default_cfgs[name]
+        assert cfg["url"] == f"{MINDCV_BASE}/{entry.path}", name
+        assert set(cfg) <= {"url", "num_classes", "first_conv", "classifier", "input_size", "crop_pct"}, (name, cfg)
+        own = {}
+        if cfg.get("crop_pct", TABLE["mindcv"].crop_pct) != TABLE["mindcv"].crop_pct:
+            own["crop_pct"] = cfg["crop_pct"]
+        if tuple(cfg.get("input_size", (3, 224, 224))) != (3, 224, 224):
+            own["input_size"] = cfg["input_size"][1]
+        assert dict(entry.preprocess) == own, name
+        p, warnings = choose("auto", f"mindcv:{name}", "mindcv")
+        assert warnings == [] and p.source == "mindcv_cfg" and p.interpolation == "bilinear", name
+        assert (p.crop_pct, p.input_size) == (own.get("crop_pct", 0.875), own.get("input_size")), name
+        seen += 1
+    assert seen >= 30
     assert TABLE["mindcv"].source == "mindcv_cfg"
+
+
+def test_a_mindcv_weight_trained_at_another_size_says_so():
+    warned: list[dict] = []
+    p = resolve("auto", "mindcv:edgenext_small", "mindcv", lambda **w: warned.append(w), {}, image_size=224)
+    assert p.input_size == 256 and [w["code"] for w in warned] == ["preprocess_input_size"]
+    assert resolve("auto", "mindcv:poolformer_s12", "mindcv", lambda **w: pytest.fail(str(w)), {}).crop_pct == 0.9
 
 
 VIT_CFG = {"mean": [0.5, 0.5, 0.5], "std": [0.5, 0.5, 0.5], "crop_pct": 0.9, "interpolation": "bicubic"}

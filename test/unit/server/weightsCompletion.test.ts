@@ -1,6 +1,8 @@
 // model.pretrained completion shows each mindcv catalog entry's facts (runner/ascend_finetune/
 // weights_catalog.json): source file, licence, parameters, size and ImageNet top-1, in English and zh-cn;
-// and whether THIS machine's weights cache holds the file (a real cache folder in ASCEND_FINETUNE_CACHE).
+// and whether the spec's target holds the file: this machine's weights cache (a real cache folder in
+// ASCEND_FINETUNE_CACHE) for a spec run here, the target's own `weights-status` answer for an SSH target,
+// and "not known" (never "cached") when that target is unknown, unreachable or has not answered.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +13,8 @@ import { TextDocument } from 'vscode-languageserver-textdocument';
 import { complete } from '../../../src/server/completion';
 import { setLocale } from '../../../src/server/l10n';
 import { parseSpecDocument } from '../../../src/server/specDocument';
+import type { WeightsView } from '../../../src/server/targetWeights';
+import type { TargetWeightsEntry } from '../../../src/shared/specProtocol';
 
 // A cache of this test's own, so the machine's real cache does not decide what is "cached".
 const cache = mkdtempSync(path.join(tmpdir(), 'aft-complete-cache-'));
@@ -23,11 +27,13 @@ after(() => {
   rmSync(cache, { recursive: true, force: true });
 });
 
-function item(textWithMarker: string, label: string) {
+function item(textWithMarker: string, label: string, weights?: WeightsView) {
   const offset = textWithMarker.indexOf('|');
   const text = textWithMarker.replace('|', '');
   const td = TextDocument.create('file:///w/x.ascend.yaml', 'ascend-run', 1, text);
-  const found = complete(parseSpecDocument(text, 'x.ascend.yaml'), td, offset, '/w').find((i) => i.label === label);
+  const found = complete(parseSpecDocument(text, 'x.ascend.yaml'), td, offset, '/w', weights).find(
+    (i) => i.label === label,
+  );
   assert.ok(found, `${label} offered`);
   return {
     detail: found.detail,
@@ -51,6 +57,13 @@ test('a mindcv weights item: source file, licence, parameters, float32 size and 
   assert.match(vit.doc, /Copy Weights to Target/);
 });
 
+test('an entry the model card gives no top-1 for (skresnet18): no top-1, nothing made up', () => {
+  const sk = item('model:\n  backbone: skresnet18\n  pretrained: |\n', 'mindcv:skresnet18');
+  assert.equal(sk.detail, 'mindcv · Apache-2.0 · 12.0 M params · 47.9 MB');
+  assert.match(sk.doc, /`sknet\/sknet18-868228e5\.ckpt`/);
+  assert.doesNotMatch(sk.doc, /top-1|undefined|NaN/);
+});
+
 test('zh-cn: the facts in Simplified Chinese', () => {
   setLocale('zh-cn');
   try {
@@ -67,26 +80,84 @@ test('zh-cn: the facts in Simplified Chinese', () => {
   }
 });
 
-test("whether this machine's cache holds the file, said to be this machine's only", () => {
+test("a spec run on this machine: whether this machine's cache holds the file", () => {
   const r18 = item('model:\n  backbone: resnet18\n  pretrained: |\n', 'mindcv:resnet18');
   assert.equal(r18.cache, 'not cached on this machine');
-  assert.match(
-    r18.doc,
-    /^Not in this machine's weights cache: the run downloads it where it executes\. Only this machine's cache/,
-  );
+  assert.match(r18.doc, /^Not in this machine's weights cache: the run downloads it where it executes\./);
   const file = path.join(cache, 'weights', 'mindcv', 'resnet18-1e65cd21.ckpt');
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, Buffer.alloc(2_500_000));
   const now = item('model:\n  backbone: resnet18\n  pretrained: |\n', 'mindcv:resnet18');
   assert.equal(now.cache, 'cached on this machine');
   assert.ok(now.doc.startsWith(`In this machine's weights cache: \`${file}\` (2.5 MB).`), now.doc);
-  assert.match(now.doc, /the Start wizard shows the target's/);
   setLocale('zh-cn');
   try {
     assert.equal(item('model:\n  backbone: resnet18\n  pretrained: |\n', 'mindcv:resnet18').cache, '已缓存在本机');
     const r34 = item('model:\n  backbone: resnet34\n  pretrained: |\n', 'mindcv:resnet34');
     assert.equal(r34.cache, '本机未缓存');
     assert.match(r34.doc, /^不在本机的权重缓存中/);
+  } finally {
+    setLocale('en');
+  }
+});
+
+const SSH = { id: 'ssh:npu-box', label: 'npu-box', kind: 'ssh' } as const;
+const R18 = 'model:\n  backbone: resnet18\n  pretrained: |\n';
+
+function entry(source: string, over: Partial<TargetWeightsEntry>): TargetWeightsEntry {
+  return {
+    source,
+    path: `/home/u/.cache/ascend-finetune/weights/${source}`,
+    state: 'missing',
+    bytes: null,
+    partBytes: 0,
+    ...over,
+  };
+}
+
+test("a spec for an SSH target: the target's own cache, whatever this machine's holds", () => {
+  // This machine has resnet18 (the test above put it in its cache): the target's answer decides.
+  const listing = new Map([
+    ['mindcv:resnet18', entry('mindcv:resnet18', { state: 'missing', partBytes: 1_000_000 })],
+    ['mindcv:resnet34', entry('mindcv:resnet34', { state: 'cached', bytes: 87_300_000, path: '/c/resnet34.ckpt' })],
+  ]);
+  const weights: WeightsView = { target: SSH, entries: listing };
+  const r18 = item(R18, 'mindcv:resnet18', weights);
+  assert.equal(r18.cache, 'downloads on npu-box (46.8 MB, 1.0 MB already there)');
+  assert.match(r18.doc, /^On npu-box, where this spec runs: downloads on npu-box/);
+  const r34 = item('model:\n  backbone: resnet34\n  pretrained: |\n', 'mindcv:resnet34', weights);
+  assert.equal(r34.cache, 'cached on npu-box (87.3 MB)');
+  assert.ok(
+    r34.doc.startsWith('On npu-box, where this spec runs: cached on npu-box (87.3 MB) (`/c/resnet34.ckpt`).'),
+    r34.doc,
+  );
+  assert.doesNotMatch(r34.doc, /this machine's weights cache/);
+});
+
+test('a target that is unknown, unreachable or not heard from yet: "not known", never "cached"', () => {
+  const cases: [WeightsView, RegExp][] = [
+    [
+      { target: { id: 'gone', label: 'gone', kind: 'unknown' }, unknown: { why: 'unconfigured' } },
+      /"gone" is not a configured target/,
+    ],
+    [
+      { target: SSH, unknown: { why: 'failed', message: 'ssh: connect to host npu-box port 22: No route to host' } },
+      /npu-box did not answer \(ssh: connect to host npu-box port 22: No route to host\)/,
+    ],
+    [{ target: SSH, unknown: { why: 'pending' } }, /npu-box has not answered yet; complete again in a moment/],
+    [{ target: SSH, entries: new Map() }, /npu-box did not list it/],
+  ];
+  for (const [weights, why] of cases) {
+    const r = item(R18, 'mindcv:resnet18', weights);
+    assert.equal(r.cache, `not known on ${weights.target.label}`);
+    assert.match(r.doc, /^Whether \S+ \(the target this spec runs on\) has it in its weights cache is not known: /);
+    assert.match(r.doc, why);
+    assert.doesNotMatch(`${r.cache} ${r.doc}`, /cached on/);
+  }
+  setLocale('zh-cn');
+  try {
+    const zh = item(R18, 'mindcv:resnet18', { target: SSH, unknown: { why: 'pending' } });
+    assert.equal(zh.cache, '在 npu-box 上未知');
   } finally {
     setLocale('en');
   }

@@ -29,6 +29,7 @@ import {
   pipOnlineArgv,
   PROBE,
   verifyCarriedWheels,
+  wheelRequirement,
   type TargetPython,
 } from '../../../src/core/targets/mindcvPlan';
 import { doctorRows } from '../../../src/core/targets/model';
@@ -124,9 +125,9 @@ test("pip download asks for PyYAML's wheel for the target's tags, not this machi
     'cp39',
     '--dest',
     '/tmp/d',
-    'pyyaml==6.0.4',
+    'pyyaml>=6.0,<7',
   ]);
-  assert.deepEqual(pipOnlineArgv('py').slice(-1), ['pyyaml==6.0.4']);
+  assert.deepEqual(pipOnlineArgv('py').slice(-1), ['pyyaml>=6.0,<7']);
   const install = pipInstallArgv('py', ['/a b', "/c'd"], ['mindcv==0.3.0', 'tqdm==4.70.1']);
   assert.deepEqual(install.slice(5), [
     '--no-index',
@@ -138,6 +139,36 @@ test("pip download asks for PyYAML's wheel for the target's tags, not this machi
     'tqdm==4.70.1',
   ]);
 });
+
+test('PyYAML for a CPython 3.9 aarch64 box: a range pip resolves to the newest release with a wheel for those tags', () => {
+  // 6.0.4 published no cp39 aarch64 wheel: a pin to it made `pip download` fail for this (recorded) box.
+  const argv = pipDownloadArgv('python3', aarch64, '/d');
+  const req = argv.at(-1)!;
+  assert.match(req, /^pyyaml>=6\.0,<7$/);
+  for (const v of ['6.0', '6.0.1', '6.0.2', '6.0.3', '6.0.4']) assert.ok(inRange(req, v), v);
+  for (const v of ['5.4.1', '7.0']) assert.ok(!inRange(req, v), v);
+  // The install then takes exactly the release that was downloaded (no index there).
+  assert.equal(
+    wheelRequirement(
+      '/tmp/x/pyyaml-6.0.3-cp39-cp39-manylinux2014_aarch64.manylinux_2_17_aarch64.manylinux_2_28_aarch64.whl',
+    ),
+    'pyyaml==6.0.3',
+  );
+  assert.equal(wheelRequirement('PyYAML-5.4.1-cp39-cp39-manylinux2014_aarch64.whl'), 'pyyaml==5.4.1');
+});
+
+/** Whether release `v` satisfies a `>=a,<b` requirement (numeric comparison, part by part). */
+function inRange(req: string, v: string): boolean {
+  const m = /^pyyaml>=([\d.]+),<([\d.]+)$/.exec(req)!;
+  const cmp = (a: string, b: string) => {
+    const x = a.split('.').map(Number);
+    const y = b.split('.').map(Number);
+    for (let i = 0; i < Math.max(x.length, y.length); i++)
+      if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
+    return 0;
+  };
+  return cmp(v, m[1]) >= 0 && cmp(v, m[2]) < 0;
+}
 
 /** A stand-in for the target's Python at a hostile path: prints the argv it got (node, so no shell reads it). */
 function fakePython(dir: string): string {
@@ -172,7 +203,7 @@ test('the by-hand commands: download here, copy, install with --no-index there; 
   assert.equal(lines.length, 4, lines.join('\n'));
   assert.match(
     lines[0],
-    /^\(on a machine with internet\) python3 -m pip .*download .*--platform manylinux2014_aarch64 .*--abi cp39 .*'pyyaml==6\.0\.4'$/,
+    /^\(on a machine with internet\) python3 -m pip .*download .*--platform manylinux2014_aarch64 .*--abi cp39 .*'pyyaml>=6\.0,<7'$/,
   );
   assert.equal(lines[1], 'ssh npu-box mkdir -p .ascend-finetune/wheels');
   assert.equal(
@@ -187,7 +218,7 @@ test('the by-hand commands: download here, copy, install with --no-index there; 
   assert.deepEqual(JSON.parse(r.stdout), [
     ...['-m', 'pip', '--disable-pip-version-check', 'install', '--no-index'],
     ...['--find-links', '/ext dir/wheels', '--find-links', 'pyyaml-wheel'],
-    ...['mindcv==0.3.0', 'tqdm==4.70.1', 'pyyaml==6.0.4'],
+    ...['mindcv==0.3.0', 'tqdm==4.70.1', 'pyyaml>=6.0,<7'],
   ]);
   // PyYAML already there: no download line, nothing about PyYAML.
   const have = manualCommands(

@@ -17,6 +17,11 @@ const zh = translator(
   >,
 );
 
+const entry = (source: string, over: Partial<CacheEntry>): [string, CacheEntry] => [
+  source,
+  { source, path: `/c/${source}`, state: 'missing', bytes: null, partBytes: 0, ...over },
+];
+
 test('every catalog backbone is offered, the chosen one first, with source, licence, size and top-1', () => {
   const items = catalogWeightsItems('resnet50', 'box', english);
   assert.equal(items.length, mindcvSources().length);
@@ -39,6 +44,18 @@ test('an entry without a recorded top-1 or size shows only what is recorded', ()
   const bare: NamedWeights = { value: 'mindcv:x', backbone: 'x', file: 'x/x.ckpt', license: 'Apache-2.0' };
   const [item] = catalogWeightsItems('resnet50', 'box', english, [bare]);
   assert.equal(item.detail, 'mindcv · Apache-2.0');
+  // Its cache note on the target says nothing about a size it does not know (no "(?)").
+  const on = (over: Partial<CacheEntry>, t = english) =>
+    catalogWeightsItems('x', 'box', t, [bare], new Map([entry('mindcv:x', over)]))[0].description;
+  assert.equal(on({}), 'downloads on box; backbone x');
+  assert.equal(on({ partBytes: 3_000_000 }), 'downloads on box (3.0 MB already there); backbone x');
+  assert.equal(on({ state: 'damaged', bytes: 10 }), 'downloads again on box: the cached file is damaged; backbone x');
+  assert.equal(
+    on({ state: 'unreadable', why: 'permission denied' }),
+    'downloads on box: the file in its cache is not used (permission denied); backbone x',
+  );
+  assert.equal(on({ state: 'cached', bytes: 5_000_000 }), 'cached on box (5.0 MB); backbone x');
+  assert.equal(on({}, zh), '将在 box 上下载；骨干网络 x');
 });
 
 test('zh-cn: the item in Simplified Chinese', () => {
@@ -48,10 +65,6 @@ test('zh-cn: the item in Simplified Chinese', () => {
   assert.equal(item.detail, 'mindcv · Apache-2.0 · 46.8 MB · ImageNet top-1 准确率 70.21%');
 });
 
-const entry = (source: string, over: Partial<CacheEntry>): [string, CacheEntry] => [
-  source,
-  { source, path: `/c/${source}`, state: 'missing', bytes: null, partBytes: 0, ...over },
-];
 const listing = new Map([
   entry('mindcv:resnet18', { state: 'cached', bytes: 46_855_213 }),
   entry('mindcv:resnet50', {}),
