@@ -19,6 +19,7 @@ import {
   readAppended,
   readJsonObject,
   regularFileProblem,
+  type Worded,
 } from './runFiles';
 import { RunSeriesStore } from './seriesStore';
 import { english, joined, type Translate } from '../l10n';
@@ -67,7 +68,7 @@ export class RunFeed {
   private timer: NodeJS.Timeout | undefined;
   private releaseTimer: NodeJS.Timeout | undefined;
   private reading: Promise<void> | undefined;
-  private eventsProblem: string | null = null;
+  private eventsProblem: Worded | null = null;
   private skipped = 0;
   private repaired = 0;
   /** The first bad line, worded in the language of whoever asks (tabs differ). */
@@ -149,7 +150,7 @@ export class RunFeed {
     });
     if (this.store !== store) return; // released meanwhile
     this.offset = res.offset;
-    this.eventsProblem = res.problem ?? null;
+    this.eventsProblem = res.problem?.worded ?? null;
     if (fresh > 0) for (const l of this.listeners) l.touched();
     const after = this.problemText();
     if (after !== before) for (const l of this.listeners) l.problem(after);
@@ -177,7 +178,7 @@ export class RunFeed {
 
   /** What is wrong with events.jsonl as far as it was read, or null; `t`: the asking tab's language. */
   problemText(t: Translate = english): string | null {
-    if (this.eventsProblem) return this.eventsProblem;
+    if (this.eventsProblem) return this.eventsProblem(t);
     if (!this.skipped && !this.repaired) return null;
     const parts = [];
     if (this.skipped) parts.push(t('{0} line(s) skipped', this.skipped));
@@ -222,15 +223,15 @@ export function describeRun(feed: RunFeed, t: Translate = english): DashboardRun
   const spec = readJsonObject(path.join(dir, 'spec.json'), MAX_SPEC_BYTES);
   const st = status.ok === true ? status.value : null;
   const sp = spec.ok === true ? spec.value : null;
-  if (status.ok === false) problems.push(status.problem);
-  if (spec.ok === false) problems.push(spec.problem);
+  if (status.ok === false) problems.push(status.worded(t));
+  if (spec.ok === false) problems.push(spec.worded(t));
   if (st && 'state' in st && typeof st.state !== 'string') problems.push(t('status.json: state is not a string'));
   if (sp && 'name' in sp && typeof sp.name !== 'string') problems.push(t('spec.json: name is not a string'));
   const model = sp?.model;
   if (sp && 'model' in sp && (typeof model !== 'object' || model === null || Array.isArray(model)))
     problems.push(t('spec.json: model is not an object'));
   const backbone = (model as Record<string, unknown> | undefined)?.backbone;
-  const events = regularFileProblem(path.join(dir, 'events.jsonl'));
+  const events = regularFileProblem(path.join(dir, 'events.jsonl'), t);
   if (events) problems.push(events);
   const fromEvents = feed.problemText(t);
   if (fromEvents && !problems.includes(fromEvents)) problems.push(fromEvents);
@@ -238,7 +239,7 @@ export function describeRun(feed: RunFeed, t: Translate = english): DashboardRun
   // and tags go to the header. A missing file is no problem; a bad field is named and left out.
   const metaFile = readJsonObject(path.join(dir, 'meta.json'), MAX_META_BYTES);
   const meta = checkRunMeta(metaFile.ok === true ? metaFile.value : {});
-  if (metaFile.ok === false && exists(path.join(dir, 'meta.json'))) problems.push(metaFile.problem);
+  if (metaFile.ok === false && exists(path.join(dir, 'meta.json'))) problems.push(metaFile.worded(t));
   if (meta.problem) problems.push(meta.problem);
   return {
     key: feed.key,

@@ -22,10 +22,10 @@ before(async () => {
   mkdirSync(assets, { recursive: true });
   writeFileSync(path.join(assets, 'dashboard.js'), '');
   writeFileSync(path.join(assets, 'dashboard.css'), '');
-  // line 1 is not JSON, line 2 no event; status.json's state is a number
+  // line 1 is not JSON, line 2 no event; status.json's state is a number; spec.json is cut short
   writeFileSync(path.join(run, 'events.jsonl'), '{oops\n[]\n');
   writeFileSync(path.join(run, 'status.json'), '{"state": 3}');
-  writeFileSync(path.join(run, 'spec.json'), '{"name": "bad"}');
+  writeFileSync(path.join(run, 'spec.json'), '{"name": "ba');
   srv = await startDashboardServer({ path: run, assetsDir: assets, l10nDir: L10N, pollMs: 1000 });
 });
 after(async () => {
@@ -39,11 +39,11 @@ test("a run's problems are worded per asker: Chinese for a zh-cn tab, English ot
   feed.stop();
   assert.equal(
     describeRun(feed).problem,
-    'status.json: state is not a string; events.jsonl: 2 line(s) skipped (first: line 1: not JSON)',
+    'spec.json is not valid JSON; status.json: state is not a string; events.jsonl: 2 line(s) skipped (first: line 1: not JSON)',
   );
   assert.equal(
     describeRun(feed, ZH).problem,
-    'status.json：state 不是字符串；events.jsonl：跳过了 2 行（第一处：第 1 行：不是 JSON）',
+    'spec.json 不是有效的 JSON；status.json：state 不是字符串；events.jsonl：跳过了 2 行（第一处：第 1 行：不是 JSON）',
   );
 });
 
@@ -58,9 +58,9 @@ async function get(p: string, lang: string): Promise<string> {
 test("/api/runs and the page's title follow the browser's Accept-Language", async () => {
   // the server's registry reads events.jsonl once a tab opens a run; status.json is read at once
   const zh = JSON.parse(await get('/api/runs', 'zh-CN,zh;q=0.9')) as { runs: { problem: string }[] };
-  assert.equal(zh.runs[0].problem, 'status.json：state 不是字符串');
+  assert.equal(zh.runs[0].problem, 'spec.json 不是有效的 JSON；status.json：state 不是字符串');
   const en = JSON.parse(await get('/api/runs', 'en-US')) as { runs: { problem: string }[] };
-  assert.equal(en.runs[0].problem, 'status.json: state is not a string');
+  assert.equal(en.runs[0].problem, 'spec.json is not valid JSON; status.json: state is not a string');
   assert.match(await get('/', 'zh-CN'), /<title>Ascend Fine-Tune 仪表板<\/title>/);
   assert.match(await get('/', 'en'), /<title>Ascend Fine-Tune dashboard<\/title>/);
 });
