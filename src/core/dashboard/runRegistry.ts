@@ -72,7 +72,7 @@ export class RunFeed {
   private skipped = 0;
   private repaired = 0;
   /** The first bad line, worded in the language of whoever asks (tabs differ). */
-  private firstBad: ((t: Translate) => string) | null = null;
+  private firstBad: Worded | null = null;
   /** meta.json's size and mtime when last looked at ('' when absent). */
   private metaSeen = '';
   /** Times the store was built from the start of events.jsonl, and bytes read from it in all. */
@@ -171,7 +171,7 @@ export class RunFeed {
     }
   }
 
-  private bad(lineNo: number, why: (t: Translate) => string): void {
+  private bad(lineNo: number, why: Worded): void {
     this.skipped++;
     this.firstBad ??= (t) => t('line {0}: {1}', lineNo, why(t));
   }
