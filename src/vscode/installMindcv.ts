@@ -56,6 +56,7 @@ export async function installMindcvOn(app: App, def: TargetDef): Promise<boolean
           wheelsDir: path.join(app.ctx.extension.extensionUri.fsPath, 'runner', 'wheels'),
           localPythons,
           signal: abort.signal,
+          t: vscode.l10n.t,
           onStep: (step) => progress.report({ message: stepText(step, def.label) }),
           onCommand: (argv, code, output) =>
             log.info(`install mindcv on ${def.label}: ${argv.join(' ').slice(0, 300)} -> exit ${code}\n${output}`),

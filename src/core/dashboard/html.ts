@@ -2,7 +2,7 @@
 // CSP `default-src 'none'`, the UI bundle's script by nonce, its stylesheet when the build made one)
 // titled for the dashboard. Kept free of `vscode` so the bench can load the real bundle in Chromium
 // under exactly this policy.
-import type { L10nBundle } from '../../shared/l10n';
+import { translator, type L10nBundle } from '../../shared/l10n';
 import { webviewPage } from '../webviewPage';
 
 export interface ShellAssets {
@@ -17,5 +17,6 @@ export interface ShellAssets {
 
 /** `l10n`: the display language and its bundle, read by the page (webview/shared/l10n.ts). */
 export function dashboardShell(a: ShellAssets, l10n?: { language: string; bundle: L10nBundle }): string {
-  return webviewPage({ ...a, title: 'Ascend dashboard', l10n });
+  const t = translator(l10n?.bundle ?? {});
+  return webviewPage({ ...a, title: t('Ascend dashboard'), l10n });
 }

@@ -73,7 +73,8 @@ function contentSecurityPolicy(nonce: string, wsOrigin: string): string {
 }
 
 function shell(token: string, nonce: string, locale: PageLocale): string {
-  const t = encodeURIComponent(token);
+  const tok = encodeURIComponent(token);
+  const { t } = locale;
   // the bundle for the page's language, read by webview/shared/l10n.ts (English: none)
   const l10n =
     locale.language === 'en'
@@ -85,13 +86,13 @@ function shell(token: string, nonce: string, locale: PageLocale): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>Ascend Fine-Tune dashboard</title>
+<title>${escapeHtml(t('Ascend Fine-Tune dashboard'))}</title>
 <link rel="icon" href="data:,">
-<link rel="stylesheet" href="/dashboard.css?token=${t}">
+<link rel="stylesheet" href="/dashboard.css?token=${tok}">
 </head>
 <body${l10n}>
 <div id="app"></div>
-<script nonce="${nonce}" src="/dashboard.js?token=${t}"></script>
+<script nonce="${nonce}" src="/dashboard.js?token=${tok}"></script>
 </body>
 </html>
 `;
@@ -116,8 +117,8 @@ function plain(res: http.ServerResponse, status: number, text: string, headers: 
 export interface Routes {
   gate: Gate;
   assetsDir: string;
-  /** The body of /api/runs. */
-  runList(): unknown;
+  /** The body of /api/runs; `t`: the request's language (the runs' problems are worded in it). */
+  runList(t: PageLocale['t']): unknown;
   /** The page's language and bundle for a request's Accept-Language. */
   locale(acceptLanguage: string | undefined): PageLocale;
 }
@@ -150,7 +151,7 @@ export function handleRequest(r: Routes, req: http.IncomingMessage, res: http.Se
       case '/dashboard.css':
         return serveAsset(res, r.assetsDir, 'dashboard.css', 'text/css; charset=utf-8', head);
       case '/api/runs': {
-        const body = JSON.stringify(r.runList());
+        const body = JSON.stringify(r.runList(r.locale(req.headers['accept-language']).t));
         res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
         res.end(head ? undefined : body);
         return;
@@ -164,6 +165,9 @@ export function handleRequest(r: Routes, req: http.IncomingMessage, res: http.Se
   }
 }
 
+function escapeHtml(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
 function escapeAttr(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }

@@ -2,10 +2,12 @@
 // regular files only (opened with O_NOFOLLOW | O_NONBLOCK, then fstat: a symlink to /dev/zero, a
 // FIFO or a directory is a problem to report, never something to read or wait on), a size cap per
 // kind of file, and events.jsonl split into lines of capped length at the byte level (a 10 MB line
-// is skipped, not parsed). Problems come back as plain sentences for the UI.
+// is skipped, not parsed). Problems come back as plain sentences for the UI: English in `problem`,
+// and `worded` for a reader in another language (a run's files are shared by tabs in several).
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import * as path from 'node:path';
+import { english, type Translate } from '../l10n';
 
 /** spec.json is the run's spec (a few KB); status.json a dozen fields. */
 export const MAX_SPEC_BYTES = 1 << 20;
@@ -16,19 +18,34 @@ const READ_CHUNK = 4 << 20;
 
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
-export type FileRead<T> = { ok: true; value: T } | { ok: false; problem: string } | { ok: 'missing' };
+/** A problem in the words of a given language. */
+export type Worded = (t: Translate) => string;
+export type Problem = { ok: false; problem: string; worded: Worded };
+export type FileRead<T> = { ok: true; value: T } | Problem | { ok: 'missing' };
+
+const problem = (worded: Worded): Problem => ({ ok: false, problem: worded(english), worded });
 
 function openProblem(name: string, err: unknown): FileRead<never> {
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'ENOENT') return { ok: 'missing' };
-  if (code === 'ELOOP') return { ok: false, problem: `${name} is a symbolic link (not read)` };
-  return { ok: false, problem: `${name} cannot be opened (${code ?? String(err)})` };
+  if (code === 'ELOOP') return problem((t) => t('{0} is a symbolic link (not read)', name));
+  return problem((t) => t('{0} cannot be opened ({1})', name, code ?? String(err)));
 }
 
-function typeProblem(name: string, st: { isDirectory(): boolean; isFIFO(): boolean }): string {
-  const what = st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : 'not a regular file';
-  return `${name} is ${what} (not read)`;
+function typeProblem(name: string, st: { isDirectory(): boolean; isFIFO(): boolean }): Problem {
+  const dir = st.isDirectory();
+  const fifo = st.isFIFO();
+  return problem((t) =>
+    dir
+      ? t('{0} is a directory (not read)', name)
+      : fifo
+        ? t('{0} is a FIFO (not read)', name)
+        : t('{0} is not a regular file (not read)', name),
+  );
 }
+
+const tooLarge = (name: string, maxBytes: number) =>
+  problem((t) => t('{0} is larger than {1} bytes (not read)', name, maxBytes));
 
 /** Whether a run-directory entry exists at all (of any type: a bad one still makes a run to report). */
 export function exists(file: string): boolean {
@@ -41,18 +58,18 @@ export function exists(file: string): boolean {
 }
 
 /** Why `file` cannot be read as a regular file (a symlink, a FIFO, a directory), or null (also when missing). */
-export function regularFileProblem(file: string): string | null {
+export function regularFileProblem(file: string, t: Translate = english): string | null {
   const name = path.basename(file);
   let fd: number;
   try {
     fd = openSync(file, OPEN_FLAGS);
   } catch (err) {
     const r = openProblem(name, err);
-    return r.ok === false ? r.problem : null;
+    return r.ok === false ? r.worded(t) : null;
   }
   try {
     const st = fstatSync(fd);
-    return st.isFile() ? null : typeProblem(name, st);
+    return st.isFile() ? null : typeProblem(name, st).worded(t);
   } finally {
     closeSync(fd);
   }
@@ -69,15 +86,16 @@ export function readRegularFile(file: string, maxBytes: number): FileRead<Buffer
   }
   try {
     const st = fstatSync(fd);
-    if (!st.isFile()) return { ok: false, problem: typeProblem(name, st) };
-    if (st.size > maxBytes) return { ok: false, problem: `${name} is larger than ${maxBytes} bytes (not read)` };
+    if (!st.isFile()) return typeProblem(name, st);
+    if (st.size > maxBytes) return tooLarge(name, maxBytes);
     const buf = Buffer.alloc(Math.min(st.size, maxBytes) + 1);
     let n = 0;
     for (let got = 1; got > 0 && n < buf.length; n += got) got = readSync(fd, buf, n, buf.length - n, n);
-    if (n > maxBytes) return { ok: false, problem: `${name} is larger than ${maxBytes} bytes (not read)` };
+    if (n > maxBytes) return tooLarge(name, maxBytes);
     return { ok: true, value: buf.subarray(0, n) };
   } catch (err) {
-    return { ok: false, problem: `${name} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})` };
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    return problem((t) => t('{0} cannot be read ({1})', name, code));
   } finally {
     closeSync(fd);
   }
@@ -92,10 +110,10 @@ export function readJsonObject(file: string, maxBytes: number): FileRead<Record<
   try {
     v = JSON.parse(r.value.toString('utf8'));
   } catch {
-    return { ok: false, problem: `${name} is not valid JSON` };
+    return problem((t) => t('{0} is not valid JSON', name));
   }
   if (typeof v !== 'object' || v === null || Array.isArray(v))
-    return { ok: false, problem: `${name} is not a JSON object` };
+    return problem((t) => t('{0} is not a JSON object', name));
   return { ok: true, value: v as Record<string, unknown> };
 }
 
@@ -149,15 +167,13 @@ export async function readAppended(
   file: string,
   from: number,
   onChunk: (bytes: Buffer) => void,
-): Promise<{ offset: number; problem?: string; missing?: boolean }> {
+): Promise<{ offset: number; problem?: Problem; missing?: boolean }> {
   let fh;
   try {
     fh = await open(file, OPEN_FLAGS);
   } catch (err) {
     const r = openProblem(path.basename(file), err);
-    return r.ok === 'missing'
-      ? { offset: from, missing: true }
-      : { offset: from, problem: (r as { problem: string }).problem };
+    return r.ok === 'missing' ? { offset: from, missing: true } : { offset: from, problem: r as Problem };
   }
   let offset = from;
   try {

@@ -19,9 +19,10 @@ import {
   readAppended,
   readJsonObject,
   regularFileProblem,
+  type Worded,
 } from './runFiles';
 import { RunSeriesStore } from './seriesStore';
-import { english, type Translate } from '../l10n';
+import { english, joined, type Translate } from '../l10n';
 
 export interface DashboardRunInfo {
   key: RunKey;
@@ -67,10 +68,11 @@ export class RunFeed {
   private timer: NodeJS.Timeout | undefined;
   private releaseTimer: NodeJS.Timeout | undefined;
   private reading: Promise<void> | undefined;
-  private eventsProblem: string | null = null;
+  private eventsProblem: Worded | null = null;
   private skipped = 0;
   private repaired = 0;
-  private firstBad: string | null = null;
+  /** The first bad line, worded in the language of whoever asks (tabs differ). */
+  private firstBad: Worded | null = null;
   /** meta.json's size and mtime when last looked at ('' when absent). */
   private metaSeen = '';
   /** Times the store was built from the start of events.jsonl, and bytes read from it in all. */
@@ -130,23 +132,25 @@ export class RunFeed {
           try {
             value = JSON.parse(text);
           } catch {
-            return this.bad(n, 'not JSON');
+            return this.bad(n, (t) => t('not JSON'));
           }
           const c = checkRunEvent(value);
-          if (!c.ok) return this.bad(n, c.error);
+          // the validator's field-level detail is English, like the protocol it checks
+          if (!c.ok) return this.bad(n, () => c.error);
           if (c.repaired) {
             this.repaired++;
-            this.firstBad ??= `line ${n}: ${c.repaired} has the wrong type`;
+            const field = c.repaired;
+            this.firstBad ??= (t) => t('line {0}: {1} has the wrong type', n, field);
           }
           batch.push(c.event);
         },
-        (n) => this.bad(n, `longer than ${MAX_EVENT_LINE_BYTES} bytes`),
+        (n) => this.bad(n, (t) => t('longer than {0} bytes', MAX_EVENT_LINE_BYTES)),
       );
       if (batch.length > 0 && this.store === store) fresh += store.ingest(batch);
     });
     if (this.store !== store) return; // released meanwhile
     this.offset = res.offset;
-    this.eventsProblem = res.problem ?? null;
+    this.eventsProblem = res.problem?.worded ?? null;
     if (fresh > 0) for (const l of this.listeners) l.touched();
     const after = this.problemText();
     if (after !== before) for (const l of this.listeners) l.problem(after);
@@ -167,19 +171,19 @@ export class RunFeed {
     }
   }
 
-  private bad(lineNo: number, why: string): void {
+  private bad(lineNo: number, why: Worded): void {
     this.skipped++;
-    this.firstBad ??= `line ${lineNo}: ${why}`;
+    this.firstBad ??= (t) => t('line {0}: {1}', lineNo, why(t));
   }
 
-  /** What is wrong with events.jsonl as far as it was read, or null. */
-  problemText(): string | null {
-    if (this.eventsProblem) return this.eventsProblem;
+  /** What is wrong with events.jsonl as far as it was read, or null; `t`: the asking tab's language. */
+  problemText(t: Translate = english): string | null {
+    if (this.eventsProblem) return this.eventsProblem(t);
     if (!this.skipped && !this.repaired) return null;
     const parts = [];
-    if (this.skipped) parts.push(`${this.skipped} line(s) skipped`);
-    if (this.repaired) parts.push(`${this.repaired} event(s) with wrong-typed fields`);
-    return `events.jsonl: ${parts.join(', ')} (first: ${this.firstBad})`;
+    if (this.skipped) parts.push(t('{0} line(s) skipped', this.skipped));
+    if (this.repaired) parts.push(t('{0} event(s) with wrong-typed fields', this.repaired));
+    return t('events.jsonl: {0} (first: {1})', joined(parts, t), this.firstBad?.(t) ?? '?');
   }
 
   /** Calls `listener` on every change; polls while anyone listens. */
@@ -211,31 +215,31 @@ export class RunFeed {
   }
 }
 
-/** What the UI may know about a run: names, state and its problem, never its path. */
-export function describeRun(feed: RunFeed): DashboardRunInfo {
+/** What the UI may know about a run: names, state and its problem (in `t`'s language), never its path. */
+export function describeRun(feed: RunFeed, t: Translate = english): DashboardRunInfo {
   const dir = feed.dir;
   const problems: string[] = [];
   const status = readJsonObject(path.join(dir, 'status.json'), MAX_STATUS_BYTES);
   const spec = readJsonObject(path.join(dir, 'spec.json'), MAX_SPEC_BYTES);
   const st = status.ok === true ? status.value : null;
   const sp = spec.ok === true ? spec.value : null;
-  if (status.ok === false) problems.push(status.problem);
-  if (spec.ok === false) problems.push(spec.problem);
-  if (st && 'state' in st && typeof st.state !== 'string') problems.push('status.json: state is not a string');
-  if (sp && 'name' in sp && typeof sp.name !== 'string') problems.push('spec.json: name is not a string');
+  if (status.ok === false) problems.push(status.worded(t));
+  if (spec.ok === false) problems.push(spec.worded(t));
+  if (st && 'state' in st && typeof st.state !== 'string') problems.push(t('status.json: state is not a string'));
+  if (sp && 'name' in sp && typeof sp.name !== 'string') problems.push(t('spec.json: name is not a string'));
   const model = sp?.model;
   if (sp && 'model' in sp && (typeof model !== 'object' || model === null || Array.isArray(model)))
-    problems.push('spec.json: model is not an object');
+    problems.push(t('spec.json: model is not an object'));
   const backbone = (model as Record<string, unknown> | undefined)?.backbone;
-  const events = regularFileProblem(path.join(dir, 'events.jsonl'));
+  const events = regularFileProblem(path.join(dir, 'events.jsonl'), t);
   if (events) problems.push(events);
-  const fromEvents = feed.problemText();
+  const fromEvents = feed.problemText(t);
   if (fromEvents && !problems.includes(fromEvents)) problems.push(fromEvents);
   // meta.json: the name the user gave the run after the fact (Rename Run) comes first; its notes
   // and tags go to the header. A missing file is no problem; a bad field is named and left out.
   const metaFile = readJsonObject(path.join(dir, 'meta.json'), MAX_META_BYTES);
   const meta = checkRunMeta(metaFile.ok === true ? metaFile.value : {});
-  if (metaFile.ok === false && exists(path.join(dir, 'meta.json'))) problems.push(metaFile.problem);
+  if (metaFile.ok === false && exists(path.join(dir, 'meta.json'))) problems.push(metaFile.worded(t));
   if (meta.problem) problems.push(meta.problem);
   return {
     key: feed.key,
@@ -246,7 +250,7 @@ export function describeRun(feed: RunFeed): DashboardRunInfo {
     state: typeof st?.state === 'string' ? st.state : null,
     startedAt: typeof st?.started_at === 'number' ? st.started_at : null,
     backbone: typeof backbone === 'string' ? backbone : null,
-    problem: problems.length ? problems.join('; ') : null,
+    problem: problems.length ? problems.join(t('; ')) : null,
   };
 }
 
@@ -308,10 +312,10 @@ export class RunRegistry {
     }
   }
 
-  /** Every run, newest first. */
-  runs(): DashboardRunInfo[] {
+  /** Every run, newest first; `t`: the language of their problems. */
+  runs(t: Translate = english): DashboardRunInfo[] {
     return this.all()
-      .map((f) => describeRun(f))
+      .map((f) => describeRun(f, t))
       .sort((a, b) => (b.startedAt ?? 0) - (a.startedAt ?? 0) || b.runId.localeCompare(a.runId));
   }
 

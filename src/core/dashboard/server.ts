@@ -99,7 +99,7 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
       {
         gate,
         assetsDir: opts.assetsDir,
-        runList: () => ({ kind, runs: registry.runs() }),
+        runList: (t) => ({ kind, runs: registry.runs(t) }),
         locale: (accept) => locales.forRequest(accept),
       },
       req,

@@ -61,7 +61,8 @@ export class Tabs {
   /** `t`: the tab's language (the page's), for the sentences the host writes. */
   connect(ws: WebSocket, url: URL, t: Translate = english, language?: string): void {
     if (this.sockets.size >= this.limits.maxTabs) {
-      ws.close(1013, `too many dashboard tabs (${this.limits.maxTabs}) are open: close some, then reload`);
+      // a close reason is at most 123 bytes: the Chinese one is well within
+      ws.close(1013, t('too many dashboard tabs ({0}) are open: close some, then reload', this.limits.maxTabs));
       return;
     }
     this.sockets.add(ws);
@@ -143,23 +144,23 @@ export class Tabs {
         const feed = this.registry.get(key)!;
         const store = await feed.load();
         if (closed) return;
-        const info = describeRun(feed);
+        const info = describeRun(feed, t);
         store.meta = { name: info.name, target: targetOf(feed.dir, t), notes: info.notes, tags: info.tags };
         session.addRun(key, store.meta, store);
-        if (info.problem) session.status(key, 'warning', `${info.name}: ${info.problem}`);
+        if (info.problem) session.status(key, 'warning', t('{0}: {1}', info.name, info.problem));
         unsubscribe.push(
           feed.subscribe({
             touched: () => session.touched(key),
             problem: () => {
-              const p = describeRun(feed).problem;
-              if (p) session.status(key, 'warning', `${info.name}: ${p}`);
+              const p = describeRun(feed, t).problem;
+              if (p) session.status(key, 'warning', t('{0}: {1}', info.name, p));
             },
             // an edit of the name, notes or tags while the tab is open shows at once
             meta: () => {
-              const now = describeRun(feed);
+              const now = describeRun(feed, t);
               store.meta = { ...store.meta, name: now.name, notes: now.notes, tags: now.tags };
               session.addRun(key, store.meta, store);
-              if (now.problem) session.status(key, 'warning', `${now.name}: ${now.problem}`);
+              if (now.problem) session.status(key, 'warning', t('{0}: {1}', now.name, now.problem));
             },
           }),
         );

@@ -1,6 +1,8 @@
 // Sweeps in the Runs view: a sweep's trials are normal runs tagged `sweep:<id>` and `trial:<N>`
 // (docs/protocol.md section 7); here they are gathered under one parent row per sweep, and the
 // row's words (state, trials done, best value) are made from what sweep-ls or sweep-status said.
+import { english, type Translate } from '../l10n';
+import { stateWord } from '../runs/presentation';
 import type { RunRecord } from '../runs/runIndex';
 import type { ListedSweep, Objective, SweepBest, SweepCounts, SweepState } from '../../shared/sweepProtocol';
 
@@ -71,12 +73,13 @@ export function trialsDone(g: SweepGroup): number {
   return g.trials.filter((t) => t.state !== 'running').length;
 }
 
-/** `running · 1/4 trials · best val acc 0.575 (t0)` */
-export function sweepDescription(g: SweepGroup): string {
+/** `running · 1/4 trials · best val acc 0.575 (t0)`, in the display language (`t`). */
+export function sweepDescription(g: SweepGroup, t: Translate = english): string {
   const s = g.sweep;
-  if (!s) return `${g.trials.length} trial${g.trials.length === 1 ? '' : 's'}`;
-  const parts: string[] = [s.state, `${trialsDone(g)}/${s.trials_target} trials`];
-  if (s.best) parts.push(`best ${metricWords(s.objective.metric)} ${formatValue(s.best.value)} (t${s.best.number})`);
+  if (!s) return g.trials.length === 1 ? t('1 trial') : t('{0} trials', g.trials.length);
+  const parts: string[] = [stateWord(s.state, t), t('{0}/{1} trials', trialsDone(g), s.trials_target)];
+  if (s.best)
+    parts.push(t('best {0} {1} (t{2})', metricWords(s.objective.metric), formatValue(s.best.value), s.best.number));
   return parts.join(' · ');
 }
 

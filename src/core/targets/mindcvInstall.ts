@@ -28,6 +28,7 @@ import {
 import type { TargetDef } from './model';
 import { remoteSetup } from './target';
 import { sshArgv } from '../ssh/ssh';
+import type { Translate } from '../l10n';
 
 export type InstallStep = 'verify' | 'probe' | 'pyyaml-online' | 'pyyaml-download' | 'copy' | 'install';
 
@@ -43,6 +44,8 @@ export interface InstallMindcvOptions extends SshFolders {
   onStep?: (step: InstallStep) => void;
   /** Each command's argv and how it ended, for the log. */
   onCommand?: (argv: readonly string[], code: number | null, output: string) => void;
+  /** The display language of the manual commands' notes (English by default). */
+  t?: Translate;
 }
 
 export interface InstallMindcvResult {
@@ -199,7 +202,7 @@ export async function installMindcv(def: TargetDef, opts: InstallMindcvOptions):
   const fail = (message: string): never => {
     throw new MindcvInstallError(
       message,
-      manualCommands(py, known.python, { ssh, wheelsDir: opts.wheelsDir, remoteDir }),
+      manualCommands(py, known.python, { ssh, wheelsDir: opts.wheelsDir, remoteDir }, opts.t),
     );
   };
 

@@ -2,6 +2,7 @@
 // pinned here), what a target's Python says about itself (PROBE), and every argv the install runs
 // on the target or on this machine. mindcvInstall.ts runs them. mindcv itself is installed as
 // published: pinned, never patched.
+import { english, type Translate } from '../l10n';
 import { shellJoin, shellQuote } from '../ssh/shellQuote';
 import { sha256File } from './weightsCopy';
 import * as path from 'node:path';
@@ -182,18 +183,22 @@ export function pipDownloadArgv(localPython: string, t: TargetPython, dest: stri
   ];
 }
 
-/** The shell lines for doing it by hand, each argv quoted once: the last resort the error names. */
+/**
+ * The shell lines for doing it by hand, each argv quoted once: the last resort the error names,
+ * shown to the user (and copied), so the `(on …)` notes are in the display language (`t`).
+ */
 export function manualCommands(
   python: string,
-  t: TargetPython | undefined,
+  target: TargetPython | undefined,
   where: { ssh?: string; wheelsDir: string; remoteDir: string },
+  t: Translate = english,
 ): string[] {
-  const onTarget = (argv: string[]) => (where.ssh ? `(on ${where.ssh}) ` : '') + shellJoin(argv);
+  const onTarget = (argv: string[]) => (where.ssh ? `${t('(on {0})', where.ssh)} ` : '') + shellJoin(argv);
   const lines: string[] = [];
-  if (t && t.pyyaml === null) {
-    lines.push(`(on a machine with internet) ${shellJoin(pipDownloadArgv('python3', t, 'pyyaml-wheel'))}`);
+  if (target && target.pyyaml === null) {
+    lines.push(`${t('(on a machine with internet)')} ${shellJoin(pipDownloadArgv('python3', target, 'pyyaml-wheel'))}`);
   }
-  const yaml = t !== undefined && t.pyyaml === null;
+  const yaml = target !== undefined && target.pyyaml === null;
   const files = CARRIED_WHEELS.map((w) => path.join(where.wheelsDir, w.file));
   if (where.ssh) {
     lines.push(shellJoin(['ssh', where.ssh, 'mkdir', '-p', where.remoteDir]));

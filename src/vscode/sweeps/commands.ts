@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { checkpointPath } from '../../core/checkpoints/client';
 import { bestEntry } from '../../core/checkpoints/manifest';
 import { readRunCheckpoints } from '../../core/checkpoints/runInfo';
+import { stateWord } from '../../core/runs/presentation';
 import { choicesFromSpec } from '../../core/spec/builder';
 import { startSweep, stopSweep, sweepStatus } from '../../core/sweeps/client';
 import { startSweepOnTarget } from '../../core/sweeps/remote';
@@ -48,7 +49,7 @@ async function resolveSweep(app: App, node: unknown, title: string, running = fa
       .filter((s) => !running || s.state === 'running')
       .map((s) => ({
         label: s.name,
-        description: `${s.state} · ${t.label}`,
+        description: `${stateWord(s.state, vscode.l10n.t)} · ${t.label}`,
         detail: s.sweep_id,
         ref: { targetId: t.id, sweepId: s.sweep_id },
       })),

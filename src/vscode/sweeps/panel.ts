@@ -132,7 +132,7 @@ export function sweepHtml(
 ): string {
   return webviewPage({
     ...bundleAssets(webview, extensionUri, 'sweep'),
-    title: 'Sweep',
+    title: vscode.l10n.t('Sweep'),
     placeholder: vscode.l10n.t('Loading…'),
     l10n: pageL10n(),
   });

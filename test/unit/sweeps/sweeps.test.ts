@@ -9,6 +9,7 @@ import { parseListing, RunIndex } from '../../../src/core/runs/runIndex';
 import { sweepArgs, SweepOutputError, toSweepListing, toSweepStatus } from '../../../src/core/sweeps/client';
 import { groupRuns, sweepDescription, summaryOf } from '../../../src/core/sweeps/grouping';
 import { sweepFileBeside, sweepTemplate } from '../../../src/core/sweeps/template';
+import { translator } from '../../../src/shared/l10n';
 
 const fixture = (f: string) =>
   JSON.parse(readFileSync(path.join(__dirname, '..', 'fixtures', 'sweeps', f), 'utf8')) as Record<string, unknown>;
@@ -101,9 +102,14 @@ test('trial runs are grouped under their sweep, by trial number; other runs stay
     [0, 1, 2, 3].map((n) => `${SWEEP}-t${n}`),
   );
   assert.equal(sweepDescription(g), 'completed · 4/4 trials · best val acc 1 (t2)');
+  // in zh-cn the row's words are Chinese; the metric stays its name
+  const zh = translator(JSON.parse(readFileSync(path.join(__dirname, '../../../l10n/bundle.l10n.zh-cn.json'), 'utf8')));
+  assert.equal(sweepDescription(g, zh), '已完成 · 4/4 个试验 · 最佳 val acc 1（试验 2）');
   // before sweep-ls has answered, the trials still gather under a row named by the sweep id
   const unlisted = groupRuns(index.byTarget().get('local') ?? [], []);
   assert.ok(unlisted[0].kind === 'sweep' && unlisted[0].group.sweep === null && unlisted[0].group.trials.length === 4);
+  assert.equal(sweepDescription(unlisted[0].group), '4 trials');
+  assert.equal(sweepDescription(unlisted[0].group, zh), '4 个试验');
   // a running sweep shows sweep-status's counts and best
   const status = toSweepStatus(fixture('sweep-status.json'));
   const running = summaryOf(

@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { sshArgv } from '../../../src/core/ssh/ssh';
+import { translator } from '../../../src/shared/l10n';
 import {
   CARRIED_WHEELS,
   downloadPlatforms,
@@ -227,6 +228,11 @@ test('the by-hand commands: download here, copy, install with --no-index there; 
     { ssh: 'b', wheelsDir: '/w', remoteDir: 'r' },
   );
   assert.ok(!have.join('\n').includes('pyyaml'), have.join('\n'));
+  // The notes before a command are the user's language (the modal shows them); the commands are not.
+  const zh = translator(JSON.parse(readFileSync(path.join(__dirname, '../../../l10n/bundle.l10n.zh-cn.json'), 'utf8')));
+  const inZh = manualCommands('python3', aarch64, { ssh: 'npu-box', wheelsDir: '/w', remoteDir: 'r' }, zh);
+  assert.match(inZh[0], /^（在能联网的机器上） python3 -m pip .*download /);
+  assert.match(inZh.at(-1)!, /^（在 npu-box 上） python3 -m pip --disable-pip-version-check install --no-index /);
 });
 
 test('doctor without mindcv: a mindcv row that is a hint (not a problem) whose click installs it', () => {
