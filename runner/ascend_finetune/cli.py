@@ -5,31 +5,18 @@ one table of subcommands and their flags; each handler only imports its module a
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import re
 import subprocess
 import sys
 import time
-from typing import Any, cast
+from typing import cast
 
 from . import spec as specmod
-from .checkpoints.errors import ToolError
+from .clierrors import CliError, bad_spec, out, report
 from .logfilter import GLOG_LEVEL, popen_filtered
-from .rundir import UnsafeFile
 from .spec_types import RunSpec
-
-
-class CliError(Exception):
-    def __init__(self, code: int, kind: str, message: str, **extra: Any):
-        super().__init__(message)
-        self.code, self.payload = code, {"kind": kind, "message": message, **extra}
-
-
-def out(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
-    sys.stdout.flush()
 
 
 def _load_spec(path: str) -> RunSpec:
@@ -72,19 +59,15 @@ def cmd_train(a: argparse.Namespace) -> int:
             # Only finish() runs on this spec: its verdict (verdict.py) reads a spec with .get.
             r = Run(cast(RunSpec, {"name": "invalid"}), a.run_dir)
         except RunBusy as busy:
-            raise CliError(2, "busy", str(busy)) from busy
-        r.finish(
-            "failed",
-            {"kind": "bad_spec", "message": str(e), "problems": [p.as_dict() for p in e.problems], "trace_tail": None},
-            None,
-            None,
-            2,
-        )
+            raise CliError(
+                2, "busy", str(busy), why="run_busy", params={"run_dir": os.path.abspath(a.run_dir)}
+            ) from busy
+        r.finish("failed", bad_spec(e, trace_tail=None), None, None, 2)
         raise
     try:
         r = Run(spec, a.run_dir, a.resume)
     except RunBusy as e:
-        raise CliError(2, "busy", str(e)) from e
+        raise CliError(2, "busy", str(e), why="run_busy", params={"run_dir": os.path.abspath(a.run_dir)}) from e
     if a.node_rank:  # `ls` shows it, so a listing of this node can tell its part from a run of its own
         write_status(r.run_dir, node_rank=a.node_rank)
     if is_distributed(spec):
@@ -136,7 +119,13 @@ def cmd_launch(a: argparse.Namespace) -> int:
     try:
         os.makedirs(run_dir)
     except FileExistsError:
-        raise CliError(2, "busy", f"{run_dir} already exists: a run id names one run") from None
+        raise CliError(
+            2,
+            "busy",
+            f"{run_dir} already exists: a run id names one run",
+            why="run_id_taken",
+            params={"run_dir": run_dir},
+        ) from None
     spec_path = os.path.join(run_dir, "spec.json")
     atomic_write_json(spec_path, spec)
     argv = [sys.executable, "-m", "ascend_finetune", "train", spec_path, "--run-dir", run_dir]
@@ -294,9 +283,9 @@ def cmd_fetch_weights(a: argparse.Namespace) -> int:
         label = parse(a.source).text
         got = fetch(a.source, progress=json_progress(out) if a.progress else stderr_progress(label))
     except SourceError as e:
-        raise CliError(2, "bad_input", f"{e}; {e.fix}") from None
+        raise CliError.of(2, "bad_input", e, f"{e}; {e.fix}") from None
     except PretrainedError as e:
-        raise CliError(1, "download_failed", str(e)) from None
+        raise CliError.of(1, "download_failed", e) from None
     out({"path": got.path, **got.describe()})
     return 0
 
@@ -308,7 +297,7 @@ def cmd_weights_status(a: argparse.Namespace) -> int:
     try:
         out(status(a.sources))
     except SourceError as e:
-        raise CliError(2, "bad_input", f"{e}; {e.fix}") from None
+        raise CliError.of(2, "bad_input", e, f"{e}; {e.fix}") from None
     return 0
 
 
@@ -325,7 +314,7 @@ def cmd_preview(a: argparse.Namespace) -> int:
             spec = preview_spec(a.dir, a.val, a.spec)
             doc = preview(spec, a.samples, a.max_bytes, progress=out, cancel=cancel)
         except DataError as e:
-            raise CliError(2, "bad_input", e.message, path=e.path, fix=e.fix) from e
+            raise CliError.of(2, "bad_input", e, e.message, path=e.path, fix=e.fix) from e
         cancel.finishing = True  # a signal from here on waits for the document
         out(doc)
     finally:
@@ -590,17 +579,10 @@ def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
     try:
         return a.fn(a)
-    except specmod.SpecError as e:
-        out({"error": {"kind": "bad_spec", "message": str(e), "problems": [p.as_dict() for p in e.problems]}})
-        return 2
-    except CliError as e:
-        out({"error": e.payload})
-        return e.code
-    except ToolError as e:
-        out({"error": {"kind": e.kind, "message": str(e), **e.extra}})
-        return e.code
-    except UnsafeFile as e:  # a symlink, FIFO or device where the runner reads or writes a run's file
-        out({"error": {"kind": "unsafe_file", "message": f"{e}: {e.path}", "path": e.path}})
-        return 2
+    except Exception as e:  # the errors the CLI words (clierrors.report); any other is a traceback
+        code = report(e)
+        if code is None:
+            raise
+        return code
     except KeyboardInterrupt:
         return 130

@@ -232,7 +232,14 @@ def preview_spec(train_dir: str, val_dir: str | None, spec_path: str | None) -> 
 
     for field, d in (("DIR", train_dir), ("--val", val_dir)):
         if d is not None and not os.path.isdir(d):
-            raise DataError(field, f"folder not found: {d}", f"point {field} at an ImageFolder root")
+            raise DataError(
+                field,
+                f"folder not found: {d}",
+                f"point {field} at an ImageFolder root",
+                "folder_not_found",
+                field=field,
+                folder=d,
+            )
     raw: dict[str, Any] = specmod.load_file(spec_path) if spec_path else {}
     base = os.path.dirname(os.path.abspath(spec_path)) if spec_path else os.getcwd()
     data = dict(raw.get("data") or {}) if isinstance(raw.get("data"), dict) else {}

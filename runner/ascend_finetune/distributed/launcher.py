@@ -15,6 +15,7 @@ import traceback
 from types import FrameType
 from typing import Any, Callable, Protocol
 
+from ..checkpoints.errors import error_dict, exception_error
 from ..control import ControlInbox
 from ..data.folder import DataError
 from ..data.plan import PLAN_FILE, plan_data, write_plan
@@ -365,12 +366,18 @@ class Launcher:
                 return None, 0
             tail = _log_tail(os.path.join(self.ranks_dir, "msrun.log"))
             return (
-                {
-                    "kind": "msrun_failed",
-                    "message": f"msrun exited with {self.proc.returncode} before any rank "
+                error_dict(
+                    "msrun_failed",
+                    f"msrun exited with {self.proc.returncode} before any rank "
                     f"finished: {tail[-1] if tail else 'no output'} (see {RANKS_DIR}/msrun.log)",
-                    "trace_tail": "\n".join(tail) or None,
-                },
+                    "msrun_failed",
+                    {
+                        "returncode": self.proc.returncode,
+                        "last": tail[-1] if tail else None,
+                        "log": f"{RANKS_DIR}/msrun.log",
+                    },
+                    trace_tail="\n".join(tail) or None,
+                ),
                 1,
             )
         log_rel = os.path.join(RANKS_DIR, f"worker_{rank}.log")
@@ -386,13 +393,20 @@ class Launcher:
         )
         last = tail[-1] if tail else "its log is empty"
         return (
-            {
-                "kind": "rank_failed",
-                "message": f"rank {rank} {how}: {last} (see {log_rel})",
-                "rank": rank,
-                "log": log_rel,
-                "trace_tail": "\n".join(tail) or None,
-            },
+            error_dict(
+                "rank_failed",
+                f"rank {rank} {how}: {last} (see {log_rel})",
+                "rank_failed",
+                {
+                    "rank": rank,
+                    "returncode": failed[1] if failed else None,
+                    "last": tail[-1] if tail else None,
+                    "log": log_rel,
+                },  # fmt: skip
+                rank=rank,
+                log=log_rel,
+                trace_tail="\n".join(tail) or None,
+            ),
             1,
         )
 
@@ -410,14 +424,16 @@ def launch(run: HeldRun, node_rank: int = 0, master_port: int | None = None, che
     if spec["train"].get("cache_features"):  # refused before msrun starts anything
         return run.finish(
             "failed",
-            {
-                "kind": "bad_input",
-                "path": "train.cache_features",
-                "trace_tail": None,
-                "message": "cache_features trains on one device; this spec has "
+            error_dict(
+                "bad_input",
+                "cache_features trains on one device; this spec has "
                 f"{local_ranks(spec)} device id(s) on {node_count(spec)} node(s)",
-                "fix": "use one device id on one machine, or set train.cache_features to false",
-            },
+                "cache_features_distributed",
+                {"devices": local_ranks(spec), "nodes": node_count(spec)},
+                path="train.cache_features",
+                trace_tail=None,
+                fix="use one device id on one machine, or set train.cache_features to false",
+            ),
             None,
             None,
             2,
@@ -427,7 +443,7 @@ def launch(run: HeldRun, node_rank: int = 0, master_port: int | None = None, che
     except DataError as e:  # what every rank would have failed with, before msrun starts any
         return run.finish(
             "failed",
-            {"kind": "bad_input", "path": e.path, "message": e.message, "fix": e.fix, "trace_tail": None},
+            error_dict("bad_input", e.message, e.why, e.params, path=e.path, fix=e.fix, trace_tail=None),
             None,
             None,
             2,
@@ -438,7 +454,7 @@ def launch(run: HeldRun, node_rank: int = 0, master_port: int | None = None, che
         tail = traceback.format_exc().strip().splitlines()[-LOG_TAIL_LINES:]
         return run.finish(
             "failed",
-            {"kind": type(e).__name__, "message": str(e)[:500] or type(e).__name__, "trace_tail": "\n".join(tail)},
+            exception_error(e, trace_tail="\n".join(tail)),
             None,
             None,
             1,
