@@ -458,7 +458,7 @@ async function changeMeta(app: App, found: { def: TargetDef; record: RunRecord }
     const info = e instanceof RunnerError ? e.info : undefined;
     const why =
       metaRefusal(info) ??
-      (info ? runnerErrorSentence(info, (message, ...args) => vscode.l10n.t(message, ...args)) : undefined) ??
+      (info ? runnerErrorSentence(info, translate, vscode.env.language) : undefined) ??
       errorText(e);
     void vscode.window.showErrorMessage(
       vscode.l10n.t('Could not change run "{0}": {1}', runDisplayName(app.ctx, record), why),
