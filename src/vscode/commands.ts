@@ -457,7 +457,7 @@ async function changeMeta(app: App, found: { def: TargetDef; record: RunRecord }
   } catch (e) {
     const info = e instanceof RunnerError ? e.info : undefined;
     const why =
-      metaRefusal(info) ??
+      metaRefusal(info, { t: translate, language: vscode.env.language }) ??
       (info ? runnerErrorSentence(info, translate, vscode.env.language) : undefined) ??
       errorText(e);
     void vscode.window.showErrorMessage(

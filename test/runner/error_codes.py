@@ -13,13 +13,17 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
-from ascend_finetune import attach, clierrors
+from ascend_finetune import attach, cli, clierrors
+from ascend_finetune.checkpoints import format as ckpt_format
+from ascend_finetune.checkpoints import predict, tools
 from ascend_finetune.checkpoints.errors import PretrainedError, ToolError, exception_error
 from ascend_finetune.data.folder import DataError, scan
 from ascend_finetune.models import catalog, download, torch_weights
 from ascend_finetune.models.catalog import SourceError
 from ascend_finetune.rundir import UnsafeFile, read_bytes
+from ascend_finetune.meta import MetaError, check_name, check_notes, check_tag
 from ascend_finetune.spec import Problem, SpecError
+from ascend_finetune.sweep.commands import BadInput, prepare
 
 
 def _cli_line(e: BaseException) -> dict[str, Any]:
@@ -40,6 +44,10 @@ def _caught(fn: Callable[[], Any]) -> dict[str, Any]:
         return {"code": e.why, "message": str(e), "params": e.params}
     except SourceError as e:  # the CLI's fetch-weights and weights-status: message and fix in one line
         return _cli_line(clierrors.CliError.of(2, "bad_input", e, f"{e}; {e.fix}"))
+    except MetaError as e:  # as `meta` refuses it
+        return _cli_line(clierrors.CliError.of(2, "bad_input", e, field=e.field))
+    except BadInput as e:  # as the sweep commands refuse it
+        return _cli_line(clierrors.CliError.of(2, e.kind, e))
     except (ToolError, UnsafeFile, SpecError) as e:
         return _cli_line(e)
     raise AssertionError(f"{fn} raised nothing")
@@ -88,6 +96,8 @@ def errors() -> list[dict[str, Any]]:
         spec_error = SpecError([Problem("train.lr", "must be > 0", "set train.lr to 0.01")])
         out.append(_caught(lambda: (_ for _ in ()).throw(spec_error)))
         out.append(_attach_error(tmp))
+        out += _tool_errors(tmp, txt)
+        out += _command_errors(tmp)
     out += _training_checks()
     out.append(exception_error(ValueError("operands could not be broadcast together")))
     return out
@@ -123,4 +133,71 @@ def _training_checks() -> list[dict[str, Any]]:
         _caught(lambda: _check_classes({"data": {"train": "/d/train"}}, ["a", "b", "c"], 5)),  # type: ignore[typeddict-item]
         _caught(lambda: unfreeze.check({"model": model, "train": {"cache_features": True}})),  # type: ignore[typeddict-item]
         _caught(lambda: unfreeze.check({"model": model, "train": {}})),  # type: ignore[typeddict-item]
+    ]
+
+
+def _cli(argv: list[str]) -> dict[str, Any]:
+    """The error line `python -m ascend_finetune ARGV` prints."""
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert cli.main(argv) != 0
+    return json.loads(buf.getvalue().strip().splitlines()[-1])["error"]
+
+
+def _check(path: str) -> dict[str, Any]:
+    """predict's answer for one file it cannot classify."""
+    error = predict.check_file(path)
+    assert error is not None, path
+    return error
+
+
+def _tool_errors(tmp: str, junk: str) -> list[dict[str, Any]]:
+    """The checkpoint tools' refusals that need no MindSpore."""
+    empty = os.path.join(tmp, "empty.ckpt")
+    open(empty, "wb").close()
+    fifo = os.path.join(tmp, "fifo.jpg")
+    os.mkfifo(fifo)
+    big = os.path.join(tmp, "big.jpg")
+    with open(big, "wb") as fh:
+        fh.truncate(predict.MAX_FILE_BYTES + 1)
+    return [
+        _caught(lambda: tools.load_run(os.path.join(tmp, "norun"))),
+        _caught(lambda: ckpt_format.read_index(os.path.join(tmp, "none.ckpt"))),
+        _caught(lambda: ckpt_format.read_index(empty)),
+        _caught(lambda: predict.run_of(empty, None)),
+        _caught(lambda: tools._need_manifest(tmp)),
+        _check(os.path.join(tmp, "none.jpg")),
+        _check(fifo),
+        _check(big),
+        _check(junk),
+    ]
+
+
+def _command_errors(tmp: str) -> list[dict[str, Any]]:
+    """The CLI's own refusals, and the meta and sweep checks behind its commands."""
+    missing = os.path.join(tmp, "nowhere")
+    run = os.path.join(tmp, "done")
+    os.makedirs(run)
+    with open(os.path.join(run, "status.json"), "w") as fh:
+        json.dump({"state": "completed", "pid": 1}, fh)
+    spec = os.path.join(tmp, "sweep.json")
+    with open(spec, "w") as fh:
+        fh.write("{}")
+    return [
+        _cli(["control", missing, "stop"]),
+        _cli(["control", run, "stop"]),
+        _cli(["thumbs", tmp, "a.jpg", "--max-bytes", "0"]),
+        _cli(["thumbs", tmp, *[f"{i}.jpg" for i in range(1000)]]),
+        _cli(["thumbs", missing, "a.jpg"]),
+        _cli(["preview", tmp, "--samples", "-1"]),
+        _caught(lambda: check_name("n" * 500)),
+        _caught(lambda: check_name("a\u200bb")),
+        _caught(lambda: check_notes("x" * 100_000)),
+        _caught(lambda: check_notes("a\x07")),
+        _caught(lambda: check_tag(" ")),
+        _caught(lambda: check_tag("t" * 100)),
+        _caught(lambda: check_tag("a\u200b")),
+        _caught(lambda: prepare(run, None, None)),
+        _caught(lambda: prepare(spec, None, None)),
+        _caught(lambda: prepare(spec, tmp, "bad id")),
     ]

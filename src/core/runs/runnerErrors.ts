@@ -155,7 +155,8 @@ const ERRORS: Readonly<Record<string, ErrorWords>> = {
     fix: (_p, t) => t('Use the same class folder names for training and validation.'),
   },
   empty_classes: {
-    message: (p, t) => fill(t('Class folder(s) with no readable images: {classes}.'), { classes: names(p, 'classes', t) }),
+    message: (p, t) =>
+      fill(t('Class folder(s) with no readable images: {classes}.'), { classes: names(p, 'classes', t) }),
     fix: (_p, t) => t('Add images to those folders or remove them.'),
   },
   batch_larger_than_train_set: {
@@ -207,8 +208,7 @@ const ERRORS: Readonly<Record<string, ErrorWords>> = {
     fix: (_p, t) => t('Set model.freeze to backbone, or train.cache_features to false.'),
   },
   cache_features_mixup: {
-    message: (_p, t) =>
-      t('mixup and cutmix mix images, but train.cache_features trains on features computed once.'),
+    message: (_p, t) => t('mixup and cutmix mix images, but train.cache_features trains on features computed once.'),
     fix: (_p, t) => t('Set data.mixup and data.cutmix to 0, or train.cache_features to false.'),
   },
   cache_features_balanced: {
@@ -254,9 +254,12 @@ const ERRORS: Readonly<Record<string, ErrorWords>> = {
         classes: p.num('num_classes', 21),
       }),
     fix: (p, t) =>
-      fill(t('Give {classes} weights, one per class in the classes\' order (sorted folder names), or set it to "auto".'), {
-        classes: p.num('num_classes', 21),
-      }),
+      fill(
+        t('Give {classes} weights, one per class in the classes\' order (sorted folder names), or set it to "auto".'),
+        {
+          classes: p.num('num_classes', 21),
+        },
+      ),
   },
   // -- pretrained weights and --resume ---------------------------------------------------------
   pretrained_not_found: {
@@ -311,7 +314,10 @@ const ERRORS: Readonly<Record<string, ErrorWords>> = {
   },
   not_a_tensor: {
     message: (p, t) =>
-      fill(t('Entry "{entry}" of the weights is a {type}, not a tensor.'), { entry: p.str('entry'), type: p.str('type') }),
+      fill(t('Entry "{entry}" of the weights is a {type}, not a tensor.'), {
+        entry: p.str('entry'),
+        type: p.str('type'),
+      }),
   },
   no_state_dict: {
     message: (p, t) => fill(t('{file} holds no state dict (a dict of tensors).'), { file: p.str('file') }),
@@ -330,7 +336,7 @@ const ERRORS: Readonly<Record<string, ErrorWords>> = {
     message: (p, t) =>
       fill(
         t(
-          '{file} is a PyTorch pickle, which the runner only reads with torch installed: convert it to .safetensors, or install torch in the runner\'s Python.',
+          "{file} is a PyTorch pickle, which the runner only reads with torch installed: convert it to .safetensors, or install torch in the runner's Python.",
         ),
         { file: p.str('file') },
       ),
@@ -414,7 +420,9 @@ const ERRORS: Readonly<Record<string, ErrorWords>> = {
     message: (p, t) =>
       fill(
         p.value('status') === 404
-          ? t('Cannot download {source}: {url} answered HTTP {status} {reason}; is the name right, and does the mirror hold it?')
+          ? t(
+              'Cannot download {source}: {url} answered HTTP {status} {reason}; is the name right, and does the mirror hold it?',
+            )
           : t('Cannot download {source}: {url} answered HTTP {status} {reason}.'),
         { source: p.str('source'), url: p.str('url'), status: p.id('status'), reason: p.str('reason') },
       ),
@@ -483,9 +491,12 @@ const ERRORS: Readonly<Record<string, ErrorWords>> = {
   },
   not_a_hub_repo: {
     message: (p, t) =>
-      fill(t('"{value}" does not name a hub repository: write hf-hub:<org>/<repo>, e.g. hf-hub:timm/resnet50.a1_in1k.'), {
-        value: p.str('value'),
-      }),
+      fill(
+        t('"{value}" does not name a hub repository: write hf-hub:<org>/<repo>, e.g. hf-hub:timm/resnet50.a1_in1k.'),
+        {
+          value: p.str('value'),
+        },
+      ),
   },
   bad_hub_file: {
     message: (p, t) =>
@@ -507,6 +518,344 @@ const ERRORS: Readonly<Record<string, ErrorWords>> = {
     message: (p, t) =>
       fill(t('"{value}" is not a named source: write mindcv:<model> or hf-hub:<org>/<repo>.'), {
         value: p.str('value'),
+      }),
+  },
+  // -- checkpoint tools: export, eval, predict, inspect, compare, ls, prune ----------------------
+  checkpoint_not_found: {
+    message: (p, t) => fill(t('Checkpoint not found: {path}.'), { path: p.str('path') }),
+  },
+  bad_checkpoint: {
+    message: (p, t) =>
+      fill(t('{file} is not a usable checkpoint: {reason}.'), { file: p.str('file'), reason: p.str('reason') }),
+  },
+  bad_variant: {
+    message: (p, t) =>
+      fill(t('{file}: the backbone layout it records cannot be read ({error}).'), {
+        file: p.str('file'),
+        error: p.str('error'),
+      }),
+  },
+  checkpoint_does_not_fit: {
+    message: (p, t) =>
+      fill(
+        t(
+          "{file} does not fit this run's model ({backbone}, {classes} classes): {missing} of its {total} parameters missing, {wrong} of the wrong shape. Is it a checkpoint of another architecture, or of another run?",
+        ),
+        {
+          file: p.str('file'),
+          backbone: p.str('backbone'),
+          classes: p.num('classes', 21),
+          missing: p.num('missing_count', 21),
+          total: p.num('params_count', 21),
+          wrong: p.num('wrong_count', 21),
+        },
+      ),
+  },
+  tensor_not_numeric: {
+    message: (p, t) =>
+      fill(t('{tensor} in {file} is not numeric ({dtype}).'), {
+        tensor: p.str('tensor'),
+        file: p.str('file'),
+        dtype: p.str('dtype'),
+      }),
+  },
+  device_unavailable: {
+    message: (p, t) =>
+      fill(t('Cannot use {device} here ({error}): pass --device CPU.'), {
+        device: p.str('device'),
+        error: p.str('error'),
+      }),
+  },
+  no_classes_json: {
+    message: (p, t) =>
+      fill(t('{run_dir} has no classes.json: the run never started training, so it has no class names.'), {
+        run_dir: p.str('run_dir'),
+      }),
+  },
+  no_classes_no_head: {
+    message: (p, t) =>
+      fill(t('{run_dir} has no classes.json and the checkpoint has no head: cannot tell the number of classes.'), {
+        run_dir: p.str('run_dir'),
+      }),
+  },
+  no_run_spec: {
+    message: (p, t) =>
+      fill(
+        t(
+          "No run at {run_dir} (spec.json missing or unreadable): pass --run the run's directory, the folder that holds spec.json and checkpoints.json.",
+        ),
+        { run_dir: p.str('run_dir') },
+      ),
+  },
+  no_manifest: {
+    message: (p, t) =>
+      fill(t("No checkpoints.json in {run_dir}: pass the run's directory."), { run_dir: p.str('run_dir') }),
+  },
+  unknown_backbone: {
+    message: (p, t) =>
+      fill(t('{run_dir}/spec.json has an unknown model.backbone "{backbone}".'), {
+        run_dir: p.str('run_dir'),
+        backbone: p.str('backbone'),
+      }),
+  },
+  unknown_freeze: {
+    message: (p, t) =>
+      fill(t('{run_dir}/spec.json has an unknown model.freeze "{freeze}".'), {
+        run_dir: p.str('run_dir'),
+        freeze: p.str('freeze'),
+      }),
+  },
+  checkpoint_outside_run: {
+    message: (p, t) =>
+      fill(t("{file} is not in a run's checkpoints/ folder: pass --run RUN_DIR (the run it was trained in)."), {
+        file: p.str('file'),
+      }),
+  },
+  eval_classes_differ: {
+    message: (p, t) =>
+      fill(
+        t(
+          "The class folders in {folder} differ from the run's {classes} classes: missing {missing}, extra {extra}. Evaluate on a folder with the run's class folders.",
+        ),
+        {
+          folder: p.str('folder'),
+          classes: p.num('classes', 21),
+          missing: names(p, 'missing', t) || t('none'),
+          extra: names(p, 'extra', t) || t('none'),
+        },
+      ),
+  },
+  no_validation_set: {
+    message: (_p, t) => t('The run has no validation set (no data.val and no data.val_split): pass --data DIR.'),
+  },
+  no_images_to_evaluate: {
+    message: (p, t) => fill(t('No readable images to evaluate in {folder}.'), { folder: p.str('folder') }),
+  },
+  bad_batch_size: {
+    message: (p, t) => fill(t('--batch-size must be at least 1 (got {size}).'), { size: p.id('batch_size') }),
+  },
+  bad_export_suffix: {
+    message: (p, t) =>
+      fill(t('--out must end with {suffix} for --format {format} (got {out}).'), {
+        suffix: p.str('suffix'),
+        format: p.str('format'),
+        out: p.str('out'),
+      }),
+  },
+  export_tmpdir: {
+    message: (p, t) =>
+      fill(t('No temporary folder with a name MindSpore accepts (tried {tmpdir}): set TMPDIR to a plain path.'), {
+        tmpdir: p.str('tmpdir'),
+      }),
+  },
+  export_failed: {
+    message: (p, t) =>
+      fill(t('MindSpore could not export {file} to {format}: {error}'), {
+        file: p.str('file'),
+        format: p.str('format').toUpperCase(),
+        error: p.str('error'),
+      }),
+  },
+  export_no_file: {
+    message: (p, t) =>
+      fill(t('MindSpore wrote no {format} file for {file}.'), {
+        format: p.str('format').toUpperCase(),
+        file: p.str('file'),
+      }),
+  },
+  outside_run: {
+    message: (p, t) =>
+      fill(
+        t(
+          "{file} is outside the run directory {run_dir} (after resolving '..' and symlinks): only the run's own checkpoints can be deleted.",
+        ),
+        { file: p.str('file'), run_dir: p.str('run_dir') },
+      ),
+  },
+  not_in_manifest: {
+    message: (p, t) =>
+      fill(
+        t(
+          '{file} is not a checkpoint listed in {run_dir}/checkpoints.json: pass a `file` value from the manifest, e.g. checkpoints/<name>.ckpt.',
+        ),
+        { file: p.str('file'), run_dir: p.str('run_dir') },
+      ),
+  },
+  best_protected: {
+    message: (p, t) =>
+      fill(t("{file} is the run's best checkpoint: pass --allow-best to delete it."), { file: p.str('file') }),
+  },
+  run_live: {
+    message: (p, t) =>
+      fill(
+        t(
+          '{file} is the newest checkpoint of a run that is still training: wait for the run to end, or stop it first.',
+        ),
+        {
+          file: p.str('file'),
+        },
+      ),
+  },
+  // predict's answer for one file
+  file_unreadable: {
+    message: (p, t) => fill(t('The file cannot be read ({error}).'), { error: p.str('error') }),
+  },
+  file_not_regular: {
+    message: (_p, t) => t('Not a regular file.'),
+  },
+  file_too_large: {
+    message: (p, t) =>
+      fill(t('{size} bytes, above the {limit} MiB limit.'), { size: p.num('size', 21), limit: p.num('limit_mib', 21) }),
+  },
+  not_an_image: {
+    message: (p, t) => fill(t('Not a readable image ({error}).'), { error: p.str('error') }),
+  },
+  decode_failed: {
+    message: (p, t) => fill(t('The image could not be decoded ({error}).'), { error: p.str('error') }),
+  },
+  nonfinite_logits: {
+    message: (_p, t) => t("The network's logits are NaN or Inf."),
+  },
+  // -- runs, sweeps, meta and the other commands -----------------------------------------------
+  not_a_run: {
+    message: (p, t) => fill(t('No run at {run_dir} (status.json missing).'), { run_dir: p.str('run_dir') }),
+  },
+  not_running: {
+    message: (p, t) =>
+      fill(t("The run is {state}; only a running run takes '{action}'."), {
+        state: p.str('state'),
+        action: p.str('action'),
+      }),
+  },
+  bad_run_id: {
+    message: (p, t) =>
+      fill(t("--run-id \"{run_id}\": use letters, digits, '.', '_' and '-' (a run id from `launch`)."), {
+        run_id: p.str('run_id'),
+      }),
+  },
+  node_rank_out_of_range: {
+    message: (p, t) =>
+      fill(t("--node-rank {rank} is outside the spec's {nodes} node(s) (device.nodes)."), {
+        rank: p.id('node_rank'),
+        nodes: p.num('nodes', 21),
+      }),
+  },
+  bad_master_address: {
+    message: (p, t) => fill(t('The master address cannot be used: {text}'), { text: CAUSE(p) }),
+  },
+  negative_preview_budget: {
+    message: (_p, t) => t('--samples and --max-bytes must be 0 or more.'),
+  },
+  bad_max_bytes: {
+    message: (_p, t) => t('--max-bytes must be 1 or more.'),
+  },
+  too_many_files: {
+    message: (p, t) =>
+      fill(t('At most {most} files per call (got {count}): ask in parts.'), {
+        most: p.num('most', 21),
+        count: p.num('count', 21),
+      }),
+  },
+  no_such_folder: {
+    message: (p, t) =>
+      fill(t('No such folder: {folder}: pass the data folder the files are in.'), { folder: p.str('folder') }),
+  },
+  missing_dependency: {
+    message: (p, t) =>
+      fill(
+        t(
+          'Sweeps need Optuna, and {module} is not installed in {python}: install optuna==5.0.0 there (runner/requirements.txt).',
+        ),
+        {
+          module: p.str('module'),
+          python: p.str('python'),
+        },
+      ),
+  },
+  not_a_sweep: {
+    message: (p, t) => fill(t('Not a sweep folder this runner can read: {text}'), { text: CAUSE(p) }),
+  },
+  not_a_sweep_folder: {
+    message: (p, t) =>
+      fill(t('{folder} is not a sweep folder (no sweep.json): pass a sweep spec or a sweep folder.'), {
+        folder: p.str('folder'),
+      }),
+  },
+  sweep_needs_root: {
+    message: (_p, t) => t("--root is required with a sweep spec: the runs root the trials' runs go under."),
+  },
+  bad_sweep_id: {
+    message: (p, t) =>
+      fill(t("--sweep-id \"{sweep_id}\": use up to 60 letters, digits, '.', '_' and '-'."), {
+        sweep_id: p.str('sweep_id'),
+      }),
+  },
+  sweep_spec_differs: {
+    message: (p, t) =>
+      fill(t('{folder} holds another spec: resume it with `sweep {folder}`, or pick a new --sweep-id.'), {
+        folder: p.str('folder'),
+      }),
+  },
+  sweep_folder_taken: {
+    message: (p, t) =>
+      fill(t('{folder} already exists and is not a sweep folder: pick another --sweep-id.'), {
+        folder: p.str('folder'),
+      }),
+  },
+  sweep_busy: {
+    message: (p, t) =>
+      fill(t('A scheduler is already running {folder}: see sweep-status, or sweep-stop it.'), {
+        folder: p.str('folder'),
+      }),
+  },
+  scheduler_running: {
+    message: (p, t) => fill(t('A scheduler is already running {folder}.'), { folder: p.str('folder') }),
+  },
+  sweep_not_running: {
+    message: (p, t) => fill(t('The sweep is {state}; only a running sweep can be stopped.'), { state: p.str('state') }),
+  },
+  name_too_long: {
+    message: (p, t) =>
+      fill(t('The name has {length} characters; at most {most}.'), {
+        length: p.num('length', 21),
+        most: p.num('most', 21),
+      }),
+  },
+  name_bad_char: {
+    message: (p, t) => fill(t('The name contains the control or invisible character {char}.'), { char: p.str('char') }),
+  },
+  notes_too_long: {
+    message: (p, t) =>
+      fill(t('The notes are {size} bytes (UTF-8); at most {most}.'), {
+        size: p.num('size', 21),
+        most: p.num('most', 21),
+      }),
+  },
+  notes_bad_char: {
+    message: (p, t) =>
+      fill(t('The notes contain the control character {char} (line breaks and tabs are fine).'), {
+        char: p.str('char'),
+      }),
+  },
+  tag_empty: {
+    message: (_p, t) => t('A tag is empty.'),
+  },
+  tag_too_long: {
+    message: (p, t) =>
+      fill(t('The tag "{tag}…" has {length} characters; at most {most}.'), {
+        tag: p.str('tag'),
+        length: p.num('length', 21),
+        most: p.num('most', 21),
+      }),
+  },
+  tag_bad_char: {
+    message: (p, t) => fill(t('A tag contains the control or invisible character {char}.'), { char: p.str('char') }),
+  },
+  too_many_tags: {
+    message: (p, t) =>
+      fill(t('The run would have {count} tags; at most {most}.'), {
+        count: p.num('count', 21),
+        most: p.num('most', 21),
       }),
   },
 };

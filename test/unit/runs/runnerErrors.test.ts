@@ -81,6 +81,8 @@ function runnerErrorCodes(): Map<string, string> {
     for (const a of calls(src, 'SourceError')) add(literal(a[2]), rel);
     for (const a of calls(src, 'error_dict')) add(literal(a[2]) ?? (a.length < 3 ? literal(a[0]) : undefined), rel);
     for (const a of calls(src, '_error')) add(literal(a[0]), rel); // attach.py: the kind is the code
+    for (const a of calls(src, 'BadInput')) add(literal(a[2]) ?? literal(a[0]), rel); // sweep commands
+    for (const a of calls(src, 'MetaError')) add(literal(a[2]), rel);
     // a CliError or ToolError without `why`: its kind is its code
     for (const a of calls(src, 'CliError')) if (!a.some((x) => x.startsWith('why='))) add(literal(a[1]), rel);
     for (const a of calls(src, 'ToolError')) if (!a.some((x) => x.startsWith('why='))) add(literal(a[0]), rel);
