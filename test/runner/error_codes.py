@@ -18,10 +18,10 @@ from ascend_finetune.checkpoints import format as ckpt_format
 from ascend_finetune.checkpoints import predict, tools
 from ascend_finetune.checkpoints.errors import PretrainedError, ToolError, exception_error
 from ascend_finetune.data.folder import DataError, scan
+from ascend_finetune.meta import MetaError, check_name, check_notes, check_tag
 from ascend_finetune.models import catalog, download, torch_weights
 from ascend_finetune.models.catalog import SourceError
 from ascend_finetune.rundir import UnsafeFile, read_bytes
-from ascend_finetune.meta import MetaError, check_name, check_notes, check_tag
 from ascend_finetune.spec import Problem, SpecError
 from ascend_finetune.sweep.commands import BadInput, prepare
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 
-def error_dict(kind: str, message: str, code: str | None = None, params: dict[str, Any] | None = None, **extra: Any):
+def error_dict(
+    kind: str, message: str, code: str | None = None, params: dict[str, Any] | None = None, **extra: Any
+) -> dict[str, Any]:
     """The error object: `kind`, `code` (the kind itself where no cause was named), `params`, `message`, extras."""
     return {"kind": kind, "code": code or kind, "params": dict(params or {}), "message": message, **extra}
 

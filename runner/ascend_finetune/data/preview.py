@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..checkpoints.errors import error_dict
 from ..spec_types import RunSpec
 from .folder import DataError, scan
 from .plan import plan_data
@@ -209,14 +210,16 @@ class Cancel:
             return
         name = signal.Signals(signum).name
         line = {
-            "error": {
-                "kind": "cancelled",
-                "message": f"preview cancelled by {name} during {self.phase}",
-                "signal": name,
-                "phase": self.phase,
-                "done": self.done,
-                "total": self.total,
-            }
+            "error": error_dict(
+                "cancelled",
+                f"preview cancelled by {name} during {self.phase}",
+                "cancelled",
+                {"signal": name, "phase": self.phase},
+                signal=name,
+                phase=self.phase,
+                done=self.done,
+                total=self.total,
+            )
         }
         try:
             os.write(sys.stdout.fileno(), (json.dumps(line) + "\n").encode())

@@ -280,7 +280,9 @@ const REASONS: Readonly<Record<string, ReasonWords>> = {
     fix: (p, t) => {
       const worded = failedError(p, t);
       if (worded) return worded.fix ?? t("Read the run's error, fix its cause and start the run again.");
-      return p.has('error_fix') ? p.str('error_fix') : t("Read the run's error, fix its cause and start the run again.");
+      return p.has('error_fix')
+        ? p.str('error_fix')
+        : t("Read the run's error, fix its cause and start the run again.");
     },
   },
   nonfinite_steps: {
@@ -380,7 +382,6 @@ const REASONS: Readonly<Record<string, ReasonWords>> = {
 };
 
 export const REASON_CODES: readonly string[] = Object.keys(REASONS);
-
 
 /** A warning's sentence for a code this table knows; undefined otherwise (tests read `used`). */
 export function wordWarning(

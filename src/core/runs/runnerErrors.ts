@@ -717,6 +717,13 @@ const ERRORS: Readonly<Record<string, ErrorWords>> = {
     message: (_p, t) => t("The network's logits are NaN or Inf."),
   },
   // -- runs, sweeps, meta and the other commands -----------------------------------------------
+  cancelled: {
+    message: (p, t) =>
+      fill(t('The preview was cancelled by {signal} during {phase}.'), {
+        signal: p.str('signal'),
+        phase: p.str('phase'),
+      }),
+  },
   not_a_run: {
     message: (p, t) => fill(t('No run at {run_dir} (status.json missing).'), { run_dir: p.str('run_dir') }),
   },

@@ -95,7 +95,11 @@ export const fill = (template: string, values: Record<string, string>): string =
 export const joined = (items: string[], t: Translate): string => items.join(t(', '));
 
 /** The sentence, with the parameters it read, or undefined when a parameter did not fit. */
-export function attempt(sentence: Sentence, params: unknown, w: Wording): { text: string; used: Set<string> } | undefined {
+export function attempt(
+  sentence: Sentence,
+  params: unknown,
+  w: Wording,
+): { text: string; used: Set<string> } | undefined {
   const p = new Params(isObj(params) ? params : {}, w.language);
   const text = sentence(p, w.t);
   return p.bad ? undefined : { text, used: p.used };
