@@ -22,7 +22,7 @@ import { resolve, type ActionsHost } from '../checkpoints/actions';
 import { LONG_TIMEOUT_MS, TIMEOUT_MS, type CkptRef } from '../checkpoints/types';
 import { errorFix, errorText, type Ctx } from '../context';
 import type { RunRef } from '../runMonitor';
-import { translate } from '../l10n';
+import { translate, wording } from '../l10n';
 import { specLanguage } from '../specLanguage';
 import { DataPanel, type JobControl } from './panel';
 import { pickClassifyCheckpoint } from './pickCheckpoint';
@@ -328,7 +328,7 @@ export function openClassify(
               shown += u.length;
             }
           }
-        ctl.set({ status: 'done', activity: null, classify: toClassifyView(raw, images) });
+        ctl.set({ status: 'done', activity: null, classify: toClassifyView(raw, images, wording()) });
       } catch (e) {
         if (ac.signal.aborted) ctl.set({ status: 'cancelled', activity: null, error: vscode.l10n.t('Cancelled.') });
         else ctl.set({ status: 'failed', activity: null, error: runnerMessage(e) });

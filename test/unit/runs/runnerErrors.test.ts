@@ -11,6 +11,8 @@ import { finishNotice, runnerErrorSentence } from '../../../src/core/runs/notice
 import { reasonText } from '../../../src/core/runs/runnerCodes';
 import { ERROR_CODES, runnerErrorText, wordError } from '../../../src/core/runs/runnerErrors';
 import type { RunFinishedEvent } from '../../../src/shared/eventsProtocol';
+import { toClassifyView } from '../../../src/core/preview/model';
+import { formatSummary } from '../../../src/core/runs/progress';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const zh = translator(
@@ -154,6 +156,14 @@ test('a failed run with a known code reads in Chinese; an unknown code or a bad 
   assert.match(disk ?? '', /磁盘已满|full/);
 });
 
+test("the console's summary of a failed run words its error and fix from the code", () => {
+  const few = FIXTURE['error:too_few_classes'];
+  const text = formatSummary(failed({ kind: 'bad_input', code: 'too_few_classes', ...few }), undefined, ZH);
+  assert.match(text, /bad_input：在 .* 中找到 1 个类别文件夹/);
+  assert.match(text, /每个类别放一个子文件夹/);
+  assert.match(formatSummary(failed({ kind: 'bad_input', code: 'too_few_classes', ...few })), /Found 1 class folder/);
+});
+
 test("the run_failed verdict reason words the run's error from error_code and error_params", () => {
   const few = FIXTURE['error:too_few_classes'];
   const reason = {
@@ -181,4 +191,23 @@ test("runnerErrorText: a worded message never carries the runner's English fix",
   // a fix the table has no sentence for: the whole error stays English
   const withFix = { ...e, fix: 'point model.pretrained at a file' };
   assert.deepEqual(runnerErrorText(withFix, ZH), { message: e.message, fix: withFix.fix });
+});
+
+test("the Classify panel words a file's error in the UI's language, and keeps the runner's words without one", () => {
+  const raw = {
+    ckpt: '/r/checkpoints/a.ckpt',
+    run_dir: '/r',
+    classes: ['a', 'b'],
+    image_size: 32,
+    device: 'CPU',
+    amp_level: 'O0',
+    predictions: [
+      { file: '/img/x.jpg', error: { kind: 'not_an_image', code: 'not_an_image', ...FIXTURE['error:not_an_image'] } },
+    ],
+    ok: 0,
+    failed: 1,
+  };
+  const english = FIXTURE['error:not_an_image'].message;
+  assert.equal(toClassifyView(raw).predictions[0].error, `not_an_image: ${english}`);
+  assert.match(toClassifyView(raw, new Map(), ZH).predictions[0].error ?? '', /^not_an_image: 不是可读的图像（/);
 });
