@@ -109,7 +109,18 @@ export function finishNotice(name: string, e: RunFinishedEvent, t: Translate = e
     why = err ? (runnerErrorSentence(err, t) ?? `${err.kind}: ${err.message}`) : t('no error reported');
     if (err?.fix) why += t(' (fix: {0})', err.fix);
   }
-  return { severity: 'error', message: t('Ascend run "{0}" failed: {1}', name, why), actions: ['Show Console'] };
+  const notice: Notice = {
+    severity: 'error',
+    message: t('Ascend run "{0}" failed: {1}', name, why),
+    actions: ['Show Console'],
+  };
+  // A spec that did not validate: its problems (the runner's words) are the details "Show All" lists.
+  const problems = Array.isArray(err?.problems) ? err.problems : [];
+  if (problems.length) {
+    notice.actions = ['Show All', 'Show Console'];
+    notice.details = problems.map((p) => `${p.path}: ${p.message}${p.fix ? t(' (fix: {0})', p.fix) : ''}`);
+  }
+  return notice;
 }
 
 /** A lost run: the process died without finishing. */

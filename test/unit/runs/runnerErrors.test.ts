@@ -211,3 +211,21 @@ test("the Classify panel words a file's error in the UI's language, and keeps th
   assert.equal(toClassifyView(raw).predictions[0].error, `not_an_image: ${english}`);
   assert.match(toClassifyView(raw, new Map(), ZH).predictions[0].error ?? '', /^not_an_image: 不是可读的图像（/);
 });
+
+test('a run whose spec did not validate says how many problems in Chinese and lists them under Show All', () => {
+  const problems = [
+    { path: 'train.lr', message: 'must be > 0', fix: 'set train.lr to 0.01' },
+    { path: 'data.batchsize', message: 'unknown field', fix: '' },
+  ];
+  const err = {
+    kind: 'bad_spec',
+    code: 'bad_spec',
+    params: { count: 2 },
+    message: 'train.lr: must be > 0; ...',
+    problems,
+  };
+  const n = finishNotice('flowers', failed(err), zh, 'zh-CN');
+  assert.match(n.message, /运行规格有 2 个问题/);
+  assert.deepEqual(n.actions, ['Show All', 'Show Console']);
+  assert.deepEqual(n.details, ['train.lr: must be > 0（修复：set train.lr to 0.01）', 'data.batchsize: unknown field']);
+});
