@@ -17,14 +17,16 @@ import sys
 import time
 from typing import Any
 
+from .checkpoints.errors import error_dict
 from .events import MAX_LINE_BYTES, SkippedLine, Tail, is_event
 from .rundir import STATUS_MAX_BYTES, UnsafeFile, effective_state, load_json, read_json, status_path
 
 LIVENESS_EVERY_S = 1.0
 
 
-def _error(kind: str, message: str) -> bytes:
-    return json.dumps({"error": {"kind": kind, "message": message}}, ensure_ascii=False).encode() + b"\n"
+def _error(kind: str, message: str, **params: Any) -> bytes:
+    """The error line; `kind` is its code too (bad_run, gone, lost), `params` its named values."""
+    return json.dumps({"error": error_dict(kind, message, kind, params)}, ensure_ascii=False).encode() + b"\n"
 
 
 def _warn(line: int, message: str) -> None:
@@ -81,7 +83,11 @@ def attach(run_dir: str, since: int, follow: bool = True, poll_s: float = 0.02) 
     try:
         problem = _status_problem(run_dir)
         if problem:
-            out.write(_error("bad_run", f"{problem}: {run_dir} is not a usable run directory"))
+            out.write(
+                _error(
+                    "bad_run", f"{problem}: {run_dir} is not a usable run directory", problem=problem, run_dir=run_dir
+                )
+            )
             out.flush()
             return 1
         while True:
@@ -89,7 +95,9 @@ def attach(run_dir: str, since: int, follow: bool = True, poll_s: float = 0.02) 
             try:
                 batch = reader.events()
             except UnsafeFile as e:
-                out.write(_error("bad_run", f"{e}: {run_dir} is not a usable run directory"))
+                out.write(
+                    _error("bad_run", f"{e}: {run_dir} is not a usable run directory", problem=str(e), run_dir=run_dir)
+                )
                 out.flush()
                 return 1
             for line, ev in batch:
@@ -115,12 +123,19 @@ def attach(run_dir: str, since: int, follow: bool = True, poll_s: float = 0.02) 
                 if os.path.isdir(run_dir):
                     seen_dir = True
                 elif seen_dir:
-                    out.write(_error("gone", f"the run directory {run_dir} no longer exists"))
+                    out.write(_error("gone", f"the run directory {run_dir} no longer exists", run_dir=run_dir))
                     out.flush()
                     return 1
                 problem = _status_problem(run_dir)
                 if problem:
-                    out.write(_error("bad_run", f"{problem}: {run_dir} is not a usable run directory"))
+                    out.write(
+                        _error(
+                            "bad_run",
+                            f"{problem}: {run_dir} is not a usable run directory",
+                            problem=problem,
+                            run_dir=run_dir,
+                        )
+                    )
                     out.flush()
                     return 1
                 # A run whose process is gone without run_finished will never finish: say so and stop.
@@ -130,7 +145,9 @@ def attach(run_dir: str, since: int, follow: bool = True, poll_s: float = 0.02) 
                             out.write(line + b"\n")
                     status = read_json(status_path(run_dir), {}, STATUS_MAX_BYTES)
                     pid = status.get("pid") if isinstance(status, dict) else None
-                    out.write(_error("lost", f"the training process (pid {pid}) is gone without finishing the run"))
+                    out.write(
+                        _error("lost", f"the training process (pid {pid}) is gone without finishing the run", pid=pid)
+                    )
                     out.flush()
                     return 1
             time.sleep(poll_s)

@@ -5,31 +5,17 @@ one table of subcommands and their flags; each handler only imports its module a
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import re
 import subprocess
 import sys
 import time
-from typing import Any, cast
+from typing import cast
 
 from . import spec as specmod
-from .checkpoints.errors import ToolError
-from .logfilter import GLOG_LEVEL, popen_filtered
-from .rundir import UnsafeFile
+from .clierrors import CliError, bad_spec, out, report
+from .logfilter import configure_env, popen_filtered
 from .spec_types import RunSpec
-
-
-class CliError(Exception):
-    def __init__(self, code: int, kind: str, message: str, **extra: Any):
-        super().__init__(message)
-        self.code, self.payload = code, {"kind": kind, "message": message, **extra}
-
-
-def out(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
-    sys.stdout.flush()
 
 
 def _load_spec(path: str) -> RunSpec:
@@ -72,19 +58,15 @@ def cmd_train(a: argparse.Namespace) -> int:
             # Only finish() runs on this spec: its verdict (verdict.py) reads a spec with .get.
             r = Run(cast(RunSpec, {"name": "invalid"}), a.run_dir)
         except RunBusy as busy:
-            raise CliError(2, "busy", str(busy)) from busy
-        r.finish(
-            "failed",
-            {"kind": "bad_spec", "message": str(e), "problems": [p.as_dict() for p in e.problems], "trace_tail": None},
-            None,
-            None,
-            2,
-        )
+            raise CliError(
+                2, "busy", str(busy), why="run_busy", params={"run_dir": os.path.abspath(a.run_dir)}
+            ) from busy
+        r.finish("failed", bad_spec(e, trace_tail=None), None, None, 2)
         raise
     try:
         r = Run(spec, a.run_dir, a.resume)
     except RunBusy as e:
-        raise CliError(2, "busy", str(e)) from e
+        raise CliError(2, "busy", str(e), why="run_busy", params={"run_dir": os.path.abspath(a.run_dir)}) from e
     if a.node_rank:  # `ls` shows it, so a listing of this node can tell its part from a run of its own
         write_status(r.run_dir, node_rank=a.node_rank)
     if is_distributed(spec):
@@ -118,25 +100,39 @@ def cmd_launch(a: argparse.Namespace) -> int:
     # Every node of a multi-node run takes the master's run id, so its pieces are easy to pair.
     if a.run_id is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}", a.run_id):
         raise CliError(
-            2, "bad_input", f"--run-id {a.run_id!r}: use letters, digits, '.', '_' and '-' (a run id from `launch`)"
+            2,
+            "bad_input",
+            f"--run-id {a.run_id!r}: use letters, digits, '.', '_' and '-' (a run id from `launch`)",
+            why="bad_run_id",
+            params={"run_id": a.run_id},
         )
     nodes = node_count(spec)
     if not 0 <= a.node_rank < nodes:
         raise CliError(
-            2, "bad_input", f"--node-rank {a.node_rank} is outside the spec's {nodes} node(s) (device.nodes)"
+            2,
+            "bad_input",
+            f"--node-rank {a.node_rank} is outside the spec's {nodes} node(s) (device.nodes)",
+            why="node_rank_out_of_range",
+            params={"node_rank": a.node_rank, "nodes": nodes},
         )
     from .distributed.world import master_address
 
     try:
         master_address(spec)  # a multi-host run whose nodes resolve to loopback here would hang for 600 s
     except ValueError as e:
-        raise CliError(2, "bad_input", str(e)) from e
+        raise CliError(2, "bad_input", str(e), why="bad_master_address", params={"text": str(e)}) from e
     run_id = a.run_id or new_run_id(spec["name"])
     run_dir = os.path.abspath(os.path.join(a.runs_root, run_id))
     try:
         os.makedirs(run_dir)
     except FileExistsError:
-        raise CliError(2, "busy", f"{run_dir} already exists: a run id names one run") from None
+        raise CliError(
+            2,
+            "busy",
+            f"{run_dir} already exists: a run id names one run",
+            why="run_id_taken",
+            params={"run_dir": run_dir},
+        ) from None
     spec_path = os.path.join(run_dir, "spec.json")
     atomic_write_json(spec_path, spec)
     argv = [sys.executable, "-m", "ascend_finetune", "train", spec_path, "--run-dir", run_dir]
@@ -178,10 +174,16 @@ def cmd_control(a: argparse.Namespace) -> int:
     from .rundir import effective_state, status_path
 
     if not os.path.isfile(status_path(a.run_dir)):
-        raise CliError(2, "not_a_run", f"no run at {a.run_dir} (status.json missing)")
+        raise CliError(2, "not_a_run", f"no run at {a.run_dir} (status.json missing)", params={"run_dir": a.run_dir})
     state = effective_state(a.run_dir)
     if state != "running":
-        raise CliError(2, "not_running", f"the run is {state}; only a running run takes '{a.action}'", state=state)
+        raise CliError(
+            2,
+            "not_running",
+            f"the run is {state}; only a running run takes '{a.action}'",
+            state=state,
+            params={"state": state, "action": a.action},
+        )
     path = request(a.run_dir, a.action)
     deadline = time.monotonic() + a.timeout
     # Wait until the run took the request; for stop, until it has finished (checkpoint saved).
@@ -212,12 +214,12 @@ def cmd_meta(a: argparse.Namespace) -> int:
     from .rundir import status_path
 
     if not os.path.isfile(status_path(a.run_dir)):
-        raise CliError(2, "not_a_run", f"no run at {a.run_dir} (status.json missing)")
+        raise CliError(2, "not_a_run", f"no run at {a.run_dir} (status.json missing)", params={"run_dir": a.run_dir})
     changes = a.name is not None or a.notes is not None or a.tag or a.untag
     try:
         meta = update_meta(a.run_dir, a.name, a.notes, a.tag, a.untag) if changes else read_meta(a.run_dir)
     except MetaError as e:
-        raise CliError(2, "bad_input", str(e), field=e.field) from e
+        raise CliError(2, "bad_input", str(e), field=e.field, why=e.why, params=e.params) from e
     out({"run_dir": os.path.abspath(a.run_dir), "meta": meta})
     return 0
 
@@ -294,9 +296,9 @@ def cmd_fetch_weights(a: argparse.Namespace) -> int:
         src = parse(a.source)
         got = fetch(a.source, progress=json_progress(out) if a.progress else stderr_progress(src.text))
     except SourceError as e:
-        raise CliError(2, "bad_input", f"{e}; {e.fix}") from None
+        raise CliError.of(2, "bad_input", e, f"{e}; {e.fix}") from None
     except PretrainedError as e:
-        raise CliError(1, "download_failed", str(e)) from None
+        raise CliError.of(1, "download_failed", e) from None
     doc: dict[str, object] = {"path": got.path, **got.describe()}
     if src.kind == "hf-hub":
         # The weights' preprocessing comes with them, so a copy to an air-gapped target carries it too.
@@ -323,7 +325,7 @@ def cmd_weights_status(a: argparse.Namespace) -> int:
     try:
         out(status(a.sources))
     except SourceError as e:
-        raise CliError(2, "bad_input", f"{e}; {e.fix}") from None
+        raise CliError.of(2, "bad_input", e, f"{e}; {e.fix}") from None
     return 0
 
 
@@ -332,7 +334,7 @@ def cmd_preview(a: argparse.Namespace) -> int:
     from .data.preview import Cancel, preview, preview_spec
 
     if a.samples < 0 or a.max_bytes < 0:
-        raise CliError(2, "bad_input", "--samples and --max-bytes must be 0 or more")
+        raise CliError(2, "bad_input", "--samples and --max-bytes must be 0 or more", why="negative_preview_budget")
     cancel = Cancel()
     cancel.install()  # SIGINT/SIGTERM: one "cancelled" line, then exit 128 + the signal
     try:
@@ -340,7 +342,7 @@ def cmd_preview(a: argparse.Namespace) -> int:
             spec = preview_spec(a.dir, a.val, a.spec)
             doc = preview(spec, a.samples, a.max_bytes, progress=out, cancel=cancel)
         except DataError as e:
-            raise CliError(2, "bad_input", e.message, path=e.path, fix=e.fix) from e
+            raise CliError.of(2, "bad_input", e, e.message, path=e.path, fix=e.fix) from e
         cancel.finishing = True  # a signal from here on waits for the document
         out(doc)
     finally:
@@ -359,13 +361,25 @@ def cmd_thumbs(a: argparse.Namespace) -> int:
     from .data.thumbs import MAX_FILES, thumbs
 
     if a.max_bytes < 1:
-        raise CliError(2, "bad_input", "--max-bytes must be 1 or more")
+        raise CliError(2, "bad_input", "--max-bytes must be 1 or more", why="bad_max_bytes")
     if len(a.files) > MAX_FILES:
-        raise CliError(2, "bad_input", f"at most {MAX_FILES} files per call (got {len(a.files)}): ask in parts")
+        raise CliError(
+            2,
+            "bad_input",
+            f"at most {MAX_FILES} files per call (got {len(a.files)}): ask in parts",
+            why="too_many_files",
+            params={"most": MAX_FILES, "count": len(a.files)},
+        )
     try:
         out(thumbs(a.root, a.files, a.max_bytes))
     except NotADirectoryError as e:
-        raise CliError(2, "bad_input", f"no such folder: {e}: pass the data folder the files are in") from e
+        raise CliError(
+            2,
+            "bad_input",
+            f"no such folder: {e}: pass the data folder the files are in",
+            why="no_such_folder",
+            params={"folder": str(e)},
+        ) from e
     return 0
 
 
@@ -380,6 +394,7 @@ def _need_optuna() -> None:
                 "missing_dependency",
                 f"sweeps need Optuna, and {mod} is not installed in {sys.executable}: "
                 "install optuna==5.0.0 there (runner/requirements.txt)",
+                params={"module": mod, "python": sys.executable},
             )
 
 
@@ -398,9 +413,9 @@ def cmd_sweep(a: argparse.Namespace) -> int:
             return 0
         state = Scheduler(sweep_dir).run()
     except BadInput as e:
-        raise CliError(2, e.kind, str(e)) from e
+        raise CliError.of(2, e.kind, e) from e
     except Busy as e:
-        raise CliError(2, "busy", str(e)) from e
+        raise CliError(2, "busy", str(e), why="scheduler_running", params={"folder": e.folder}) from e
     out(status(sweep_dir))
     return 1 if state == "failed" else 0
 
@@ -412,7 +427,7 @@ def cmd_sweep_status(a: argparse.Namespace) -> int:
     try:
         out(status(a.sweep_dir))
     except ValueError as e:
-        raise CliError(2, "not_a_sweep", str(e)) from e
+        raise CliError(2, "not_a_sweep", str(e), params={"sweep_dir": a.sweep_dir, "text": str(e)}) from e
     return 0
 
 
@@ -423,9 +438,9 @@ def cmd_sweep_stop(a: argparse.Namespace) -> int:
     try:
         out(stop(a.sweep_dir, a.drain, a.timeout))
     except BadInput as e:
-        raise CliError(2, e.kind, str(e)) from e
+        raise CliError.of(2, e.kind, e) from e
     except ValueError as e:
-        raise CliError(2, "not_a_sweep", str(e)) from e
+        raise CliError(2, "not_a_sweep", str(e), params={"sweep_dir": a.sweep_dir, "text": str(e)}) from e
     return 0
 
 
@@ -589,33 +604,15 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def configure_env() -> None:
-    """Set before MindSpore loads. oneDNN's AVX-512 convolutions in MindSpore's CPU build fall back to
-    its reference kernel and ran 13-22x slower per resnet18 step (50-70x per conv) than its AVX2 ones
-    on this project's machines (bench/onednn_isa.py); a user's own setting wins. GLOG_v=2 keeps MindSpore's
-    C++ warnings (CANN's and HCCL's hints among them) and drops its info lines; the known noise among
-    the warnings is filtered out of the run's logs (logfilter.py)."""
-    if platform.machine() in ("x86_64", "AMD64"):
-        os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
-    os.environ.setdefault("GLOG_v", GLOG_LEVEL)
-
-
 def main(argv: list[str] | None = None) -> int:
     configure_env()
     a = parser().parse_args(argv)
     try:
         return a.fn(a)
-    except specmod.SpecError as e:
-        out({"error": {"kind": "bad_spec", "message": str(e), "problems": [p.as_dict() for p in e.problems]}})
-        return 2
-    except CliError as e:
-        out({"error": e.payload})
-        return e.code
-    except ToolError as e:
-        out({"error": {"kind": e.kind, "message": str(e), **e.extra}})
-        return e.code
-    except UnsafeFile as e:  # a symlink, FIFO or device where the runner reads or writes a run's file
-        out({"error": {"kind": "unsafe_file", "message": f"{e}: {e.path}", "path": e.path}})
-        return 2
+    except Exception as e:  # the errors the CLI words (clierrors.report); any other is a traceback
+        code = report(e)
+        if code is None:
+            raise
+        return code
     except KeyboardInterrupt:
         return 130

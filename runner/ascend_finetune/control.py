@@ -30,7 +30,9 @@ def ensure_control_dir(run_dir: str) -> str:
     except FileExistsError:
         pass
     if not stat.S_ISDIR(os.lstat(d).st_mode):
-        raise UnsafeFile("control is not a folder (a symlink or a file): refusing to use it", d)
+        raise UnsafeFile(
+            "control is not a folder (a symlink or a file): refusing to use it", d, "not_folder", file="control"
+        )
     return d
 
 

@@ -17,6 +17,7 @@ log. It uses the standard library only: it starts as a script, without the packa
 from __future__ import annotations
 
 import os
+import platform
 import re
 import signal
 import subprocess
@@ -103,3 +104,14 @@ if __name__ == "__main__":
     for _s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(_s, signal.SIG_IGN)  # drain to the end: the run's last lines matter most
     copy_filtered(sys.stdin.buffer, sys.stdout.buffer)
+
+
+def configure_env() -> None:
+    """Set before MindSpore loads. oneDNN's AVX-512 convolutions in MindSpore's CPU build fall back to
+    its reference kernel and ran 13-22x slower per resnet18 step (50-70x per conv) than its AVX2 ones
+    on this project's machines (bench/onednn_isa.py); a user's own setting wins. GLOG_v=2 keeps MindSpore's
+    C++ warnings (CANN's and HCCL's hints among them) and drops its info lines; the known noise among
+    the warnings is filtered out of the run's logs (logfilter.py)."""
+    if platform.machine() in ("x86_64", "AMD64"):
+        os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
+    os.environ.setdefault("GLOG_v", GLOG_LEVEL)

@@ -35,9 +35,9 @@ _ALLOWED_IN_NOTES = {"\n", "\t"}
 class MetaError(Exception):
     """A refused value: `field` is name, notes or tags."""
 
-    def __init__(self, field: str, message: str):
+    def __init__(self, field: str, message: str, why: str = "bad_meta", **params: Any):
         super().__init__(message)
-        self.field = field
+        self.field, self.why, self.params = field, why, params
 
 
 def meta_path(run_dir: str) -> str:
@@ -69,32 +69,58 @@ def check_name(name: str) -> str | None:
     """The name to store (None clears it: the run shows its spec's name again)."""
     name = name.strip()
     if len(name) > MAX_NAME:
-        raise MetaError("name", f"the name has {len(name)} characters; at most {MAX_NAME}")
+        raise MetaError(
+            "name",
+            f"the name has {len(name)} characters; at most {MAX_NAME}",
+            "name_too_long",
+            length=len(name),
+            most=MAX_NAME,
+        )
     bad = _bad_char(name, set())
     if bad:
-        raise MetaError("name", f"the name contains the control or invisible character {bad}")
+        raise MetaError(
+            "name", f"the name contains the control or invisible character {bad}", "name_bad_char", char=bad
+        )
     return name or None
 
 
 def check_notes(notes: str) -> str:
     size = len(notes.encode("utf-8", "surrogatepass"))
     if size > MAX_NOTES_BYTES:
-        raise MetaError("notes", f"the notes are {size} bytes (UTF-8); at most {MAX_NOTES_BYTES}")
+        raise MetaError(
+            "notes",
+            f"the notes are {size} bytes (UTF-8); at most {MAX_NOTES_BYTES}",
+            "notes_too_long",
+            size=size,
+            most=MAX_NOTES_BYTES,
+        )
     bad = _bad_char(notes.replace("\r\n", "\n"), _ALLOWED_IN_NOTES)
     if bad:
-        raise MetaError("notes", f"the notes contain the control character {bad} (line breaks and tabs are fine)")
+        raise MetaError(
+            "notes",
+            f"the notes contain the control character {bad} (line breaks and tabs are fine)",
+            "notes_bad_char",
+            char=bad,
+        )
     return notes.replace("\r\n", "\n")
 
 
 def check_tag(tag: str) -> str:
     tag = tag.strip()
     if not tag:
-        raise MetaError("tags", "a tag is empty")
+        raise MetaError("tags", "a tag is empty", "tag_empty")
     if len(tag) > MAX_TAG:
-        raise MetaError("tags", f"the tag {tag[:20]!r}... has {len(tag)} characters; at most {MAX_TAG}")
+        raise MetaError(
+            "tags",
+            f"the tag {tag[:20]!r}... has {len(tag)} characters; at most {MAX_TAG}",
+            "tag_too_long",
+            tag=tag[:20],
+            length=len(tag),
+            most=MAX_TAG,
+        )
     bad = _bad_char(tag, set())
     if bad:
-        raise MetaError("tags", f"a tag contains the control or invisible character {bad}")
+        raise MetaError("tags", f"a tag contains the control or invisible character {bad}", "tag_bad_char", char=bad)
     return tag
 
 
@@ -133,7 +159,13 @@ def update_meta(
             if t not in tags:
                 tags.append(t)
         if len(tags) > MAX_TAGS:
-            raise MetaError("tags", f"the run would have {len(tags)} tags; at most {MAX_TAGS}")
+            raise MetaError(
+                "tags",
+                f"the run would have {len(tags)} tags; at most {MAX_TAGS}",
+                "too_many_tags",
+                count=len(tags),
+                most=MAX_TAGS,
+            )
         meta["tags"] = tags
         meta["updated_at"] = time.time()
         atomic_write_json(meta_path(run_dir), meta)

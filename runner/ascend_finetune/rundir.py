@@ -34,9 +34,10 @@ class UnsafeFile(OSError):
     symlink, a FIFO, a device, a directory, or one larger than its kind's cap. An OSError, so a
     reader that passes over unreadable files passes over this one too."""
 
-    def __init__(self, message: str, path: str = ""):
+    def __init__(self, message: str, path: str = "", cause: str = "not_regular", **params: Any):
         super().__init__(message)
-        self.path = path
+        self.path, self.why = path, "unsafe_file"
+        self.params = {"path": path, "cause": cause, **params}  # cause: symlink, not_regular, too_large, not_folder
 
 
 def _name(path: str) -> str:
@@ -52,14 +53,16 @@ def open_regular(path: str, flags: int = os.O_RDONLY, mode: int = 0o666) -> int:
         fd = os.open(path, flags | _NOFOLLOW, mode)
     except OSError as e:
         if e.errno == errno.ELOOP:
-            raise UnsafeFile(f"{_name(path)} is a symlink: refusing to follow it", path) from None
+            raise UnsafeFile(
+                f"{_name(path)} is a symlink: refusing to follow it", path, "symlink", file=_name(path)
+            ) from None
         if e.errno in (errno.ENXIO, errno.EISDIR, errno.EWOULDBLOCK):  # a socket or FIFO; a directory
-            raise UnsafeFile(f"{_name(path)} is not a regular file", path) from None
+            raise UnsafeFile(f"{_name(path)} is not a regular file", path, file=_name(path)) from None
         raise
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise UnsafeFile(f"{_name(path)} is not a regular file", path)
+            raise UnsafeFile(f"{_name(path)} is not a regular file", path, file=_name(path))
     except BaseException:
         os.close(fd)
         raise
@@ -71,7 +74,9 @@ def read_bytes(path: str, limit: int) -> bytes:
     fd = open_regular(path)
     try:
         if os.fstat(fd).st_size > limit:
-            raise UnsafeFile(f"{_name(path)} is larger than {limit} bytes", path)
+            raise UnsafeFile(
+                f"{_name(path)} is larger than {limit} bytes", path, "too_large", file=_name(path), limit=limit
+            )
         chunks, size = [], 0
         while True:  # the size may change while we read: the cap holds whatever it does
             chunk = os.read(fd, min(1 << 20, limit + 1 - size))
@@ -80,7 +85,9 @@ def read_bytes(path: str, limit: int) -> bytes:
             chunks.append(chunk)
             size += len(chunk)
             if size > limit:
-                raise UnsafeFile(f"{_name(path)} is larger than {limit} bytes", path)
+                raise UnsafeFile(
+                    f"{_name(path)} is larger than {limit} bytes", path, "too_large", file=_name(path), limit=limit
+                )
         return b"".join(chunks)
     finally:
         os.close(fd)

@@ -228,6 +228,9 @@ export interface RunError {
   fix?: string;
   /** For bad_spec: every problem with its field path. */
   problems?: { path: string; message: string; fix: string }[];
+  /** The cause's stable code and the values its message names (runners before them: missing). */
+  code?: string;
+  params?: Record<string, unknown>;
 }
 
 /** A kept checkpoint, as `run_finished.best` names it. */

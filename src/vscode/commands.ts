@@ -457,8 +457,8 @@ async function changeMeta(app: App, found: { def: TargetDef; record: RunRecord }
   } catch (e) {
     const info = e instanceof RunnerError ? e.info : undefined;
     const why =
-      metaRefusal(info) ??
-      (info ? runnerErrorSentence(info, (message, ...args) => vscode.l10n.t(message, ...args)) : undefined) ??
+      metaRefusal(info, { t: translate, language: vscode.env.language }) ??
+      (info ? runnerErrorSentence(info, translate, vscode.env.language) : undefined) ??
       errorText(e);
     void vscode.window.showErrorMessage(
       vscode.l10n.t('Could not change run "{0}": {1}', runDisplayName(app.ctx, record), why),

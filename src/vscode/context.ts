@@ -9,6 +9,9 @@ import type { Target } from '../core/targets/target';
 import type { PythonTargetFactory } from '../core/targets/ops';
 import { makeTarget, type TargetDef } from '../core/targets/model';
 import { loadTargets, readSettings, SECTION, type Settings } from './settings';
+import { RunnerError } from '../core/targets/runnerCli';
+import { runnerErrorText, wordedRunnerError } from '../core/runs/runnerErrors';
+import { wording } from './l10n';
 
 export class Ctx implements vscode.Disposable {
   readonly log: vscode.LogOutputChannel;
@@ -124,7 +127,17 @@ export class Ctx implements vscode.Disposable {
   }
 }
 
-/** An error as one line for a message. */
+/** An error as one line for a message: a runner's error in the user's language when its code is known. */
 export function errorText(e: unknown): string {
+  if (e instanceof RunnerError && e.info) {
+    const worded = wordedRunnerError(e.info, wording());
+    if (worded) return worded.message;
+  }
   return e instanceof Error ? e.message : String(e);
+}
+
+/** A runner error's fix (worded as errorText words its message), when it gave one. */
+export function errorFix(e: unknown): string | undefined {
+  if (!(e instanceof RunnerError) || !e.info) return undefined;
+  return runnerErrorText(e.info, wording())?.fix;
 }

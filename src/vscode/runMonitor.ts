@@ -166,7 +166,8 @@ export class RunMonitor implements vscode.Disposable {
         log.error(
           `run ${key}: stopped streaming: ${errorText(e)}${e instanceof FollowError && e.stderrTail ? `\n${e.stderrTail}` : ''}`,
         );
-        const sentence = e instanceof FollowError && e.info ? runnerErrorSentence(e.info, translate) : undefined;
+        const sentence =
+          e instanceof FollowError && e.info ? runnerErrorSentence(e.info, translate, vscode.env.language) : undefined;
         this.notify(streamStoppedNotice(live.name, sentence ?? errorText(e), translate), live.ref);
       }
     } finally {

@@ -15,6 +15,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import NodeWebSocket from 'ws';
 import { startDashboardServer, type DashboardServer } from '../../src/core/dashboard/server';
 import { reasonText } from '../../src/core/runs/runnerCodes';
+import { runnerErrorText } from '../../src/core/runs/runnerErrors';
 import type { RunnerConfig } from '../../src/core/targets/invocation';
 import { launchRun, runRunner } from '../../src/core/targets/runnerCli';
 
@@ -573,7 +574,7 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
     const runC = await launchRun(runner, path.join(tmp, 'c.json'), runsRoot);
     await until('run C finished', () => events(runC.run_dir).some((e) => e.type === 'run_finished'), 120_000);
     const finished = events(runC.run_dir).find((e) => e.type === 'run_finished') as RunEventLite & {
-      error: { kind: string; message: string; path?: string; fix?: string };
+      error: { kind: string; code?: string; params?: object; message: string; path?: string; fix?: string };
     };
     assert.equal(finished.status, 'failed');
     await until('run C listed', () => srv.runs().some((r) => r.runId === runC.run_id), 10_000);
@@ -581,11 +582,16 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
     const page = await openPage(`&run=${key}`);
     await page.locator('section.final', { hasText: 'Run failed.' }).waitFor({ timeout: 30_000 });
     const text = await page.locator('section.final .error-summary').innerText();
-    assert.equal(text, `${finished.error.kind}: ${finished.error.message}`);
+    // the error as the host words it from its code and parameters (runnerErrors.ts)
+    assert.equal(finished.error.code, 'too_few_classes');
+    const worded = runnerErrorText(finished.error);
+    assert.ok(worded, 'the error has a message');
+    assert.match(worded.message, /^Found 1 class folder\(s\) in /);
+    assert.equal(text, `${finished.error.kind}: ${worded.message}`);
     // bad input names the spec field and the fix, and the dashboard passes both on
-    assert.ok(finished.error.path && finished.error.fix, 'the runner names the field and the fix');
+    assert.ok(finished.error.path && worded.fix, 'the runner names the field and the fix');
     const fix = await page.locator('section.final .error-fix').innerText();
-    assert.equal(fix, `Fix (${finished.error.path}): ${finished.error.fix}`);
+    assert.equal(fix, `Fix (${finished.error.path}): ${worded.fix}`);
     await page.screenshot({ path: path.join(OUT, 'failed.png'), fullPage: true });
     await page.close();
   });

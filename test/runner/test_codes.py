@@ -1,4 +1,4 @@
-"""The runner's warning codes and verdict reasons with the named parameters they carry, taken from
+"""The runner's warning codes, verdict reasons and error codes with the named parameters they carry, taken from
 the real emit helpers, against test/runner/fixtures/runner_codes.json: the file the extension's
 unit test (test/unit/runs/runnerCodes.test.ts) renders its localised sentences from. A parameter
 renamed or dropped here fails this test; a template reading a parameter the runner never sends
@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+
+from error_codes import errors
 
 from ascend_finetune.data.plan import skipped_warning
 from ascend_finetune.device.backend import sink_notes
@@ -35,7 +37,14 @@ def _verdict_reasons() -> list[dict]:
         evals=[Eval(21, 0.25, 1.4)],
         class_counts=[10, 10, 10, 10],
     )
-    failed = judge(rec, "failed", {"kind": "bad_input", "message": "no images", "fix": "add images"})
+    error = {
+        "kind": "bad_input",
+        "code": "too_few_classes",
+        "params": {"count": 1, "folder": "/d/train"},
+        "message": "found 1 class folder(s) in /d/train; a classifier needs at least 2",
+        "fix": "put one sub-folder per class (each with images) under the data root",
+    }
+    failed = judge(rec, "failed", error)
     small = judge(RunRecord({}, num_classes=4, num_val=12, class_counts=[3, 3, 3, 3]), "completed")
     return failed["reasons"] + small["reasons"]
 
@@ -104,6 +113,13 @@ def recorded() -> dict[str, dict]:
     for r in _verdict_reasons():
         params = {k: v for k, v in r.items() if k not in ("code", "message", "fix")}
         found.setdefault(f"reason:{r['code']}", {"message": r["message"], "fix": r["fix"], "params": params})
+    for e in errors():
+        key = f"error:{e['code']}"
+        entry = {"message": e["message"], **({"fix": e["fix"]} if e.get("fix") else {}), "params": e["params"]}
+        if key in found:  # another variant of the code (unsafe_file's causes): its parameters too
+            found[key].setdefault("variants", []).append(entry)
+        else:
+            found[key] = entry
     for w in _warnings():
         key = f"warning:{w['code']}"
         if key in found:  # a second variant of the code (sink_unavailable's causes): its parameters too
@@ -116,6 +132,7 @@ def recorded() -> dict[str, dict]:
 def test_every_recorded_code_sends_the_parameters_the_fixture_lists():
     now = recorded()
     assert {"reason:run_failed", "reason:chance_level", "reason:val_too_small", "warning:npu_busy"} <= set(now)
+    assert {"error:too_few_classes", "error:unsafe_file", "error:bad_run", "error:exception"} <= set(now)
     assert len([k for k in now if k.startswith("reason:")]) == 7  # every rule of verdict.judge
     saved = json.loads(FIXTURE.read_text()) if FIXTURE.exists() else {}
     if os.environ.get("ASCEND_WRITE_CODES") == "1":

@@ -199,6 +199,8 @@ def test_lock_files_that_are_symlinks_are_refused_and_their_targets_untouched(tm
     assert r.returncode == 2, r.stdout + r.stderr[-2000:]
     assert last_json(r)["error"] == {
         "kind": "unsafe_file",
+        "code": "unsafe_file",
+        "params": {"path": str(run2 / ".lock"), "cause": "symlink", "file": ".lock"},
         "message": f".lock is a symlink: refusing to follow it: {run2 / '.lock'}",
         "path": str(run2 / ".lock"),
     }

@@ -1,19 +1,55 @@
-"""The checkpoint code's errors, in a module of their own with no numpy or MindSpore import: the CLI
+"""The runner's errors, in a module of their own with no numpy or MindSpore import: the CLI
 catches ToolError for every command, and `doctor`, `validate`, `ls` and `probe` must start without
-loading either (doctor even where numpy is missing)."""
+loading either (doctor even where numpy is missing).
+
+Every error object the runner prints or records (docs/protocol.md, "Errors") has a broad `kind`
+callers branch on, a stable `code` specific to its cause and the named `params` its English
+`message` is built from, so the extension can word it in the user's language."""
 
 from __future__ import annotations
 
 from typing import Any
 
 
-class ToolError(Exception):
-    """Bad input for a checkpoint tool: `kind` and `extra` become the CLI's error object (exit `code`)."""
+def error_dict(
+    kind: str, message: str, code: str | None = None, params: dict[str, Any] | None = None, **extra: Any
+) -> dict[str, Any]:
+    """The error object: `kind`, `code` (the kind itself where no cause was named), `params`, `message`, extras."""
+    return {"kind": kind, "code": code or kind, "params": dict(params or {}), "message": message, **extra}
 
-    def __init__(self, kind: str, message: str, code: int = 2, **extra: Any):
+
+def exception_error(e: BaseException, **extra: Any) -> dict[str, Any]:
+    """An exception of a class the runner did not expect: its class and first line, as they are."""
+    text = str(e).strip().splitlines()[0][:500] if str(e).strip() else type(e).__name__
+    return error_dict(type(e).__name__, text, "exception", {"type": type(e).__name__, "text": text}, **extra)
+
+
+class ToolError(Exception):
+    """Bad input for a checkpoint tool: `kind`, `why` (the error's code), `params` and `extra` become
+    the CLI's error object (exit `code`)."""
+
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        code: int = 2,
+        *,
+        why: str | None = None,
+        params: dict[str, Any] | None = None,
+        **extra: Any,
+    ):
         super().__init__(message)
         self.kind, self.code, self.extra = kind, code, extra
+        self.why, self.params = why or kind, dict(params or {})
+
+    def as_dict(self) -> dict[str, Any]:
+        return error_dict(self.kind, str(self), self.why, self.params, **self.extra)
 
 
 class PretrainedError(Exception):
-    """The file cannot serve as a pretrained backbone (or a --resume checkpoint) at all."""
+    """The file cannot serve as a pretrained backbone (or a --resume checkpoint) at all. `why` is the
+    error's code, `params` the values its message names."""
+
+    def __init__(self, message: str, why: str = "pretrained_unusable", **params: Any):
+        super().__init__(message)
+        self.why, self.params = why, params

@@ -41,6 +41,8 @@ def _samples(run: RunInfo, folder: str | None, workers: int) -> tuple[str, list,
                     missing=missing,
                     extra=extra,
                     field=field,
+                    why="eval_classes_differ",
+                    params={"folder": folder, "classes": len(run_classes), "missing": missing, "extra": extra},
                 )
             s = scan(folder, workers, field, classes=run.classes)
             return os.path.abspath(folder), s.samples, s.skipped
@@ -50,12 +52,13 @@ def _samples(run: RunInfo, folder: str | None, workers: int) -> tuple[str, list,
                 "bad_input",
                 "the run has no validation set (no data.val and no data.val_split): pass --data DIR",
                 field="--data",
+                why="no_validation_set",
             )
         s = scan(d["train"], workers, "data.train", classes=run.classes)
         _, val = stratified_split(s.samples, float(d["val_split"]), int(t.get("seed", 1)))
         return os.path.abspath(d["train"]), val, s.skipped
     except DataError as e:
-        raise ToolError("bad_input", e.message, field=e.path, fix=e.fix) from e
+        raise ToolError("bad_input", e.message, field=e.path, fix=e.fix, why=e.why, params=e.params) from e
 
 
 def evaluate(run_dir: str, ckpt: str, folder: str | None, batch_size: int | None, device: str | None) -> dict[str, Any]:
@@ -66,14 +69,28 @@ def evaluate(run_dir: str, ckpt: str, folder: str | None, batch_size: int | None
             "not_a_run",
             f"{run_dir} has no classes.json (the run never started training): nothing to evaluate against",
             run_dir=run.run_dir,
+            why="no_classes_json",
+            params={"run_dir": run.run_dir},
         )
     d = run.spec.get("data") or {}
     workers = loader_workers(int(d.get("workers") or 0))  # 0: the cores available, as in training
     where, samples, skipped = _samples(run, folder, workers)
     if not samples:
-        raise ToolError("bad_input", f"no readable images to evaluate in {where}", field="--data")
+        raise ToolError(
+            "bad_input",
+            f"no readable images to evaluate in {where}",
+            field="--data",
+            why="no_images_to_evaluate",
+            params={"folder": where},
+        )
     if batch_size is not None and batch_size < 1:
-        raise ToolError("bad_input", f"--batch-size must be at least 1 (got {batch_size})", field="--batch-size")
+        raise ToolError(
+            "bad_input",
+            f"--batch-size must be at least 1 (got {batch_size})",
+            field="--batch-size",
+            why="bad_batch_size",
+            params={"batch_size": batch_size},
+        )
     # MindSpore only now: a wrong folder or checkpoint is answered without its ~10 s import.
     from ..data.pipeline import make_dataset
     from .loading import preprocess_of

@@ -36,7 +36,13 @@ def export(run_dir: str, ckpt: str, fmt: str, out: str | None) -> dict[str, Any]
     suffix = SUFFIX[fmt]
     out = os.path.abspath(out) if out else os.path.splitext(os.path.abspath(ckpt))[0] + suffix
     if not out.endswith(suffix):
-        raise ToolError("bad_input", f"--out must end with {suffix} for --format {fmt} (got {out})", field="out")
+        raise ToolError(
+            "bad_input",
+            f"--out must end with {suffix} for --format {fmt} (got {out})",
+            field="out",
+            why="bad_export_suffix",
+            params={"suffix": suffix, "format": fmt, "out": out},
+        )
     size = int((run.spec.get("data") or {}).get("image_size") or 224)
     ms.set_context(mode=ms.GRAPH_MODE)
     ms.set_device("CPU")
@@ -55,6 +61,8 @@ def export(run_dir: str, ckpt: str, fmt: str, out: str | None) -> dict[str, Any]
             f"no temporary folder with a name MindSpore accepts (tried {tmpdir}): set TMPDIR to a plain path",
             code=1,
             format=fmt,
+            why="export_tmpdir",
+            params={"tmpdir": tmpdir},
         )
     try:
         tmp = os.path.join(tmpdir, "model" + suffix)
@@ -67,6 +75,8 @@ def export(run_dir: str, ckpt: str, fmt: str, out: str | None) -> dict[str, Any]
                 f"MindSpore could not export {os.path.basename(ckpt)} to {fmt.upper()}: {type(e).__name__}: {first}",
                 code=1,
                 format=fmt,
+                why="export_failed",
+                params={"file": os.path.basename(ckpt), "format": fmt, "error": f"{type(e).__name__}: {first}"},
             ) from e
         if not os.path.isfile(tmp):
             raise ToolError(
@@ -74,6 +84,8 @@ def export(run_dir: str, ckpt: str, fmt: str, out: str | None) -> dict[str, Any]
                 f"MindSpore wrote no {fmt.upper()} file for {os.path.basename(ckpt)}",
                 code=1,
                 format=fmt,
+                why="export_no_file",
+                params={"file": os.path.basename(ckpt), "format": fmt},
             )
         shutil.move(tmp, out)  # a rename on the same file system
     finally:

@@ -31,7 +31,11 @@ from .errors import ToolError
 
 def bad_checkpoint(path: str, why: str) -> ToolError:
     return ToolError(
-        "bad_checkpoint", f"{os.path.basename(path)} is not a usable checkpoint: {why}", file=os.path.abspath(path)
+        "bad_checkpoint",
+        f"{os.path.basename(path)} is not a usable checkpoint: {why}",
+        file=os.path.abspath(path),
+        why="bad_checkpoint",
+        params={"file": os.path.basename(path), "reason": why},
     )
 
 
@@ -357,7 +361,13 @@ def _index_safetensors(path: str, size: int) -> dict[str, TensorEntry]:
 def read_index(path: str) -> CheckpointIndex:
     """The tensors of a .ckpt or .safetensors file; ToolError(bad_checkpoint) with the reason otherwise."""
     if not os.path.exists(path):
-        raise ToolError("bad_checkpoint", f"file not found: {path}", file=os.path.abspath(path))
+        raise ToolError(
+            "bad_checkpoint",
+            f"file not found: {path}",
+            file=os.path.abspath(path),
+            why="checkpoint_not_found",
+            params={"path": path},
+        )
     if not os.path.isfile(path):
         raise bad_checkpoint(path, "not a regular file")
     size = os.path.getsize(path)

@@ -35,6 +35,11 @@ def select_device(run: RunInfo, requested: str | None) -> str:
             f"{str(e).strip().splitlines()[0][:200] if str(e).strip() else ''}): pass --device CPU",
             code=1,
             device=target,
+            why="device_unavailable",
+            params={
+                "device": target,
+                "error": f"{type(e).__name__}: {str(e).strip().splitlines()[0][:200] if str(e).strip() else ''}",
+            },
         ) from e
     return target
 
@@ -49,7 +54,13 @@ def variant_of(run: RunInfo, ckpt: str, index: CheckpointIndex) -> str:
             return variant_of_code(int(index.read(VARIANT_ENTRY).reshape(-1)[0]))
         named = (entry_for(run.run_dir, ckpt) or {}).get(VARIANT_ENTRY)
     except ValueError as e:
-        raise ToolError("bad_checkpoint", f"{os.path.basename(ckpt)}: {e}", file=os.path.abspath(ckpt)) from e
+        raise ToolError(
+            "bad_checkpoint",
+            f"{os.path.basename(ckpt)}: {e}",
+            file=os.path.abspath(ckpt),
+            why="bad_variant",
+            params={"file": os.path.basename(ckpt), "error": str(e)},
+        ) from e
     return named if named in VARIANTS else "default"
 
 
@@ -80,6 +91,8 @@ def load_net(run: RunInfo, ckpt: str) -> Any:
             "not_a_run",
             f"{run.run_dir} has no classes.json and the checkpoint has no head: cannot tell the number of classes",
             run_dir=run.run_dir,
+            why="no_classes_no_head",
+            params={"run_dir": run.run_dir},
         )
     backbone = m.get("backbone") or "resnet50"
     variant = variant_of(run, ckpt, index)
@@ -102,6 +115,15 @@ def load_net(run: RunInfo, ckpt: str) -> Any:
             file=os.path.abspath(ckpt),
             missing=missing[:50],
             mismatched=wrong[:50],
+            why="checkpoint_does_not_fit",
+            params={
+                "file": os.path.basename(ckpt),
+                "backbone": backbone,
+                "classes": n,
+                "missing_count": len(missing),
+                "params_count": len(params),
+                "wrong_count": len(wrong),
+            },
         )
     for k, p in params.items():
         arr = index.read(k)
@@ -110,6 +132,8 @@ def load_net(run: RunInfo, ckpt: str) -> Any:
                 "bad_checkpoint",
                 f"{k} in {os.path.basename(ckpt)} is not numeric ({index.tensors[k].dtype})",
                 file=os.path.abspath(ckpt),
+                why="tensor_not_numeric",
+                params={"file": os.path.basename(ckpt), "tensor": k, "dtype": str(index.tensors[k].dtype)},
             )
         p.set_data(ms.Tensor(arr, dtype=p.dtype))
     net.set_train(False)

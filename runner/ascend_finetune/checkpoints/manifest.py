@@ -29,7 +29,7 @@ def sha256_file(path: str) -> str:
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UnsafeFile(f"{os.path.basename(path)} is not a regular file", path)
+            raise UnsafeFile(f"{os.path.basename(path)} is not a regular file", path, file=os.path.basename(path))
         os.set_blocking(fd, True)
         h = hashlib.sha256()
         for block in iter(lambda: os.read(fd, 1 << 20), b""):

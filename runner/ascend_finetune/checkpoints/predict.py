@@ -15,7 +15,7 @@ from typing import Any, Callable, cast
 import numpy as np
 
 from ..spec_types import AmpSpec
-from .errors import ToolError
+from .errors import ToolError, error_dict
 from .format import read_index
 from .tools import RunInfo, load_run
 
@@ -50,10 +50,12 @@ def run_of(ckpt: str, run_dir: str | None) -> str:
         "not_a_run",
         f"{ckpt} is not in a run's checkpoints/ folder: pass --run RUN_DIR (the run it was trained in)",
         run_dir=None,
+        why="checkpoint_outside_run",
+        params={"file": ckpt},
     )
 
 
-def check_file(path: str) -> dict[str, str] | None:
+def check_file(path: str) -> dict[str, Any] | None:
     """None when Pillow decodes the file, else the entry's error {kind, message}. Regular files only:
     a FIFO is refused without waiting for a writer."""
     from PIL import Image
@@ -61,18 +63,24 @@ def check_file(path: str) -> dict[str, str] | None:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
-        return {"kind": "unreadable", "message": f"{type(e).__name__}: {e.strerror or e}"}
+        text = f"{type(e).__name__}: {e.strerror or e}"
+        return error_dict("unreadable", text, "file_unreadable", {"error": text})
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            return {"kind": "unreadable", "message": "not a regular file"}
+            return error_dict("unreadable", "not a regular file", "file_not_regular")
         if st.st_size > MAX_FILE_BYTES:
-            return {"kind": "too_large", "message": f"{st.st_size} bytes, above the {MAX_FILE_BYTES >> 20} MiB limit"}
+            message = f"{st.st_size} bytes, above the {MAX_FILE_BYTES >> 20} MiB limit"
+            return error_dict(
+                "too_large", message, "file_too_large", {"size": st.st_size, "limit_mib": MAX_FILE_BYTES >> 20}
+            )
         try:
             with Image.open(f) as im:
                 im.load()
         except Exception as e:  # Pillow raises many types for bad files
-            return {"kind": "not_an_image", "message": f"{type(e).__name__}: {e}"}
+            return error_dict(
+                "not_an_image", f"{type(e).__name__}: {e}", "not_an_image", {"error": f"{type(e).__name__}: {e}"}
+            )
     return None
 
 
@@ -98,9 +106,17 @@ def predict(
             "not_a_run",
             f"{run.run_dir} has no classes.json (the run never started training): no class names to answer with",
             run_dir=run.run_dir,
+            why="no_classes_json",
+            params={"run_dir": run.run_dir},
         )
     if batch_size is not None and batch_size < 1:
-        raise ToolError("bad_input", f"--batch-size must be at least 1 (got {batch_size})", field="--batch-size")
+        raise ToolError(
+            "bad_input",
+            f"--batch-size must be at least 1 (got {batch_size})",
+            field="--batch-size",
+            why="bad_batch_size",
+            params={"batch_size": batch_size},
+        )
     d = run.spec.get("data") or {}
     size = int(d.get("image_size") or 224)
     batch = batch_size or int(d.get("batch_size") or 32)
@@ -141,11 +157,12 @@ def predict(
                 try:
                     out[i] = logits([i])[0]
                 except Exception as e:
-                    entries[i]["error"] = {"kind": "decode_failed", "message": f"{type(e).__name__}: {str(e)[:300]}"}
+                    text = f"{type(e).__name__}: {str(e)[:300]}"
+                    entries[i]["error"] = error_dict("decode_failed", text, "decode_failed", {"error": text})
         for i, row in out.items():
             top = softmax_top(row, run.classes)
             if top is None:
-                entries[i]["error"] = {"kind": "nonfinite", "message": "the network's logits are NaN or Inf"}
+                entries[i]["error"] = error_dict("nonfinite", "the network's logits are NaN or Inf", "nonfinite_logits")
             else:
                 entries[i]["top"] = top
     return {

@@ -159,6 +159,6 @@ def load_state(path: str) -> dict[str, Any]:
     try:
         read_index(path)
     except ToolError as e:
-        raise PretrainedError(f"--resume: {e}") from e
+        raise PretrainedError(f"--resume: {e}", e.why, **e.params) from e
     fmt = "safetensors" if path.endswith(".safetensors") else "ckpt"
     return ms.load_checkpoint(path, format=fmt)

@@ -66,6 +66,8 @@ def load_run(run_dir: str) -> RunInfo:
             f"no run at {run_dir} (spec.json missing or unreadable): pass --run the run's "
             "directory, the folder that holds spec.json and checkpoints.json",
             run_dir=os.path.abspath(run_dir),
+            why="no_run_spec",
+            params={"run_dir": run_dir},
         )
     freeze = (spec.get("model") or {}).get("freeze") or "none"
     backbone = (spec.get("model") or {}).get("backbone") or "resnet50"
@@ -73,10 +75,20 @@ def load_run(run_dir: str) -> RunInfo:
         known = freeze_values(backbone)
     except KeyError:
         raise ToolError(
-            "bad_input", f"{run_dir}/spec.json has an unknown model.backbone {backbone!r}", run_dir=run_dir
+            "bad_input",
+            f"{run_dir}/spec.json has an unknown model.backbone {backbone!r}",
+            run_dir=run_dir,
+            why="unknown_backbone",
+            params={"run_dir": run_dir, "backbone": str(backbone)},
         ) from None
     if freeze not in known:
-        raise ToolError("bad_input", f"{run_dir}/spec.json has an unknown model.freeze {freeze!r}", run_dir=run_dir)
+        raise ToolError(
+            "bad_input",
+            f"{run_dir}/spec.json has an unknown model.freeze {freeze!r}",
+            run_dir=run_dir,
+            why="unknown_freeze",
+            params={"run_dir": run_dir, "freeze": str(freeze)},
+        )
     classes = read_json(os.path.join(run_dir, "classes.json"), None, CLASSES_MAX_BYTES)
     return RunInfo(os.path.abspath(run_dir), spec, classes if isinstance(classes, list) else None)
 
@@ -240,7 +252,11 @@ def compare(ckpt_a: str, ckpt_b: str, run_dir: str | None) -> dict[str, Any]:
 def _need_manifest(run_dir: str) -> list[dict[str, Any]]:
     if not os.path.isfile(manifest_path(run_dir)):
         raise ToolError(
-            "not_a_run", f"no checkpoints.json in {run_dir}: pass the run's directory", run_dir=os.path.abspath(run_dir)
+            "not_a_run",
+            f"no checkpoints.json in {run_dir}: pass the run's directory",
+            run_dir=os.path.abspath(run_dir),
+            why="no_manifest",
+            params={"run_dir": run_dir},
         )
     return read_manifest(run_dir)
 
@@ -310,6 +326,8 @@ def delete_checkpoints(run_dir: str, files: list[str], allow_best: bool) -> dict
                 f"{f} is outside the run directory {run_dir} (after resolving '..' and "
                 "symlinks): only the run's own checkpoints can be deleted",
                 file=f,
+                why="outside_run",
+                params={"file": f, "run_dir": run_dir},
             )
         if rel not in by_file:
             raise ToolError(
@@ -317,10 +335,16 @@ def delete_checkpoints(run_dir: str, files: list[str], allow_best: bool) -> dict
                 f"{f} is not a checkpoint listed in {run_dir}/checkpoints.json: pass a "
                 "`file` value from the manifest, e.g. checkpoints/<name>.ckpt",
                 file=f,
+                why="not_in_manifest",
+                params={"file": f, "run_dir": run_dir},
             )
         if by_file[rel].get("best") and not allow_best:
             raise ToolError(
-                "best_protected", f"{rel} is the run's best checkpoint: pass --allow-best to delete it", file=rel
+                "best_protected",
+                f"{rel} is the run's best checkpoint: pass --allow-best to delete it",
+                file=rel,
+                why="best_protected",
+                params={"file": rel},
             )
         if live and rel == newest:
             raise ToolError(
@@ -328,6 +352,8 @@ def delete_checkpoints(run_dir: str, files: list[str], allow_best: bool) -> dict
                 f"{rel} is the newest checkpoint of a run that is still training: wait for the "
                 "run to end, or stop it first",
                 file=rel,
+                why="run_live",
+                params={"file": rel},
             )
         if rel not in chosen:
             chosen.append(rel)

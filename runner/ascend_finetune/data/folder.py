@@ -15,16 +15,19 @@ import random
 import stat
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 IMAGE_EXTENSIONS = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp"}
 
 
 class DataError(Exception):
-    """Bad data that stops a run; `path` is the spec field to fix."""
+    """Bad data that stops a run; `path` is the spec field to fix, `why` the error's code and `params`
+    the values its message and fix name (docs/protocol.md, "Errors")."""
 
-    def __init__(self, path: str, message: str, fix: str):
+    def __init__(self, path: str, message: str, fix: str, why: str = "bad_data", **params: Any):
         super().__init__(message)
         self.path, self.message, self.fix = path, message, fix
+        self.why, self.params = why, params
 
 
 @dataclass
@@ -103,7 +106,14 @@ def class_folders(root: str) -> list[str]:
 
 def list_classes(root: str, field_path: str = "data.train") -> list[str]:
     if not os.path.isdir(root):
-        raise DataError(field_path, f"folder not found: {root}", f"point {field_path} at an existing ImageFolder root")
+        raise DataError(
+            field_path,
+            f"folder not found: {root}",
+            f"point {field_path} at an existing ImageFolder root",
+            "folder_not_found",
+            field=field_path,
+            folder=root,
+        )
     return class_folders(root)
 
 
@@ -117,6 +127,9 @@ def scan(root: str, workers: int, field_path: str = "data.train", classes: list[
                 field_path,
                 f"found {len(classes)} class folder(s) in {root}; a classifier needs at least 2",
                 "put one sub-folder per class (each with images) under the data root",
+                "too_few_classes",
+                count=len(classes),
+                folder=root,
             )
     else:
         missing, extra = sorted(set(classes) - set(found)), sorted(set(found) - set(classes))
@@ -125,6 +138,9 @@ def scan(root: str, workers: int, field_path: str = "data.train", classes: list[
                 field_path,
                 f"classes differ from data.train: missing {missing}, extra {extra}",
                 "use the same class folder names for training and validation",
+                "classes_differ",
+                missing=missing,
+                extra=extra,
             )
     candidates: list[tuple[str, int]] = []
     skipped: list[tuple[str, str]] = []
@@ -151,6 +167,8 @@ def scan(root: str, workers: int, field_path: str = "data.train", classes: list[
             field_path,
             f"class folder(s) with no readable images: {', '.join(empty)}",
             "add images to those folders or remove them",
+            "empty_classes",
+            classes=empty,
         )
     return ImageSet(classes, samples, skipped)
 

@@ -159,6 +159,11 @@ def plan_data(
             "data.batch_size",
             f"batch_size {d['batch_size']}{per} is larger than the {len(train_samples)} training images",
             f"set data.batch_size to at most {max(1, len(train_samples) // world)}",
+            "batch_larger_than_train_set",
+            batch_size=d["batch_size"],
+            ranks=world,
+            images=len(train_samples),
+            most=max(1, len(train_samples) // world),
         )
     return DataPlan(
         classes=classes,
@@ -177,4 +182,8 @@ def _check_classes(spec: RunSpec, classes: list[str], num_classes: int | None) -
             "model.num_classes",
             f"num_classes is {num_classes} but {spec['data']['train']} has {len(classes)} class folders",
             f"set model.num_classes to {len(classes)} or null",
+            "num_classes_mismatch",
+            num_classes=num_classes,
+            folder=spec["data"]["train"],
+            found=len(classes),
         )

@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..checkpoints.errors import error_dict
 from ..spec_types import RunSpec
 from .folder import DataError, scan
 from .plan import plan_data
@@ -209,14 +210,16 @@ class Cancel:
             return
         name = signal.Signals(signum).name
         line = {
-            "error": {
-                "kind": "cancelled",
-                "message": f"preview cancelled by {name} during {self.phase}",
-                "signal": name,
-                "phase": self.phase,
-                "done": self.done,
-                "total": self.total,
-            }
+            "error": error_dict(
+                "cancelled",
+                f"preview cancelled by {name} during {self.phase}",
+                "cancelled",
+                {"signal": name, "phase": self.phase},
+                signal=name,
+                phase=self.phase,
+                done=self.done,
+                total=self.total,
+            )
         }
         try:
             os.write(sys.stdout.fileno(), (json.dumps(line) + "\n").encode())
@@ -232,7 +235,14 @@ def preview_spec(train_dir: str, val_dir: str | None, spec_path: str | None) -> 
 
     for field, d in (("DIR", train_dir), ("--val", val_dir)):
         if d is not None and not os.path.isdir(d):
-            raise DataError(field, f"folder not found: {d}", f"point {field} at an ImageFolder root")
+            raise DataError(
+                field,
+                f"folder not found: {d}",
+                f"point {field} at an ImageFolder root",
+                "folder_not_found",
+                field=field,
+                folder=d,
+            )
     raw: dict[str, Any] = specmod.load_file(spec_path) if spec_path else {}
     base = os.path.dirname(os.path.abspath(spec_path)) if spec_path else os.getcwd()
     data = dict(raw.get("data") or {}) if isinstance(raw.get("data"), dict) else {}

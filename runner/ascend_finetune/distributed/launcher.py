@@ -15,6 +15,7 @@ import traceback
 from types import FrameType
 from typing import Any, Callable, Protocol
 
+from ..checkpoints.errors import error_dict, exception_error
 from ..control import ControlInbox
 from ..data.folder import DataError
 from ..data.plan import PLAN_FILE, plan_data, write_plan
@@ -25,9 +26,9 @@ from ..rundir import MANIFEST_MAX_BYTES, atomic_write_json, open_append, read_js
 from ..spec_types import RunSpec
 from .strategy import NullLog
 from .world import (
-    ENTRY_SCRIPT,
     NODE_PREFLIGHT_FILE,
     RANKS_DIR,
+    bind_core_argv,
     free_port,
     local_ranks,
     msrun_argv,
@@ -86,35 +87,6 @@ def _catches_sigterm(pid: int) -> bool:
     except (OSError, ValueError):
         pass
     return False
-
-
-def msrun_supports_bind_core() -> bool:
-    """Whether the installed msrun takes `--bind_core` (MindSpore 2.4+), read from its source
-    (mindspore/parallel/cluster/run.py) rather than by importing MindSpore or running `msrun --help`."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("mindspore")  # finds the package without importing it
-    if spec is None or not spec.origin:
-        return False
-    try:
-        with open(os.path.join(os.path.dirname(spec.origin), "parallel", "cluster", "run.py"), encoding="utf-8") as f:
-            return '"--bind_core"' in f.read()
-    except OSError:
-        return False
-
-
-def bind_core_argv(spec: RunSpec, argv: list[str], supported: bool | None = None) -> list[str]:
-    """msrun's argv with `--bind_core=True` (each rank on its own share of the cores, near its NPU,
-    as mindcv's and ModelZoo's Ascend scripts run) when the run may use Ascend and msrun has the flag.
-    Not on CPU: there the ranks' own compute threads need every core."""
-    from ..device.backend import ASCEND_SIGNS
-
-    target = spec["device"].get("target", "auto")
-    ascend = target == "Ascend" or (target == "auto" and any(os.path.exists(p) for p in ASCEND_SIGNS))
-    if not ascend or not (msrun_supports_bind_core() if supported is None else supported):
-        return argv
-    i = argv.index(ENTRY_SCRIPT)
-    return argv[:i] + ["--bind_core=True"] + argv[i:]
 
 
 def prepare_data(spec: RunSpec, run_dir: str) -> str:
@@ -365,12 +337,18 @@ class Launcher:
                 return None, 0
             tail = _log_tail(os.path.join(self.ranks_dir, "msrun.log"))
             return (
-                {
-                    "kind": "msrun_failed",
-                    "message": f"msrun exited with {self.proc.returncode} before any rank "
+                error_dict(
+                    "msrun_failed",
+                    f"msrun exited with {self.proc.returncode} before any rank "
                     f"finished: {tail[-1] if tail else 'no output'} (see {RANKS_DIR}/msrun.log)",
-                    "trace_tail": "\n".join(tail) or None,
-                },
+                    "msrun_failed",
+                    {
+                        "returncode": self.proc.returncode,
+                        "last": tail[-1] if tail else None,
+                        "log": f"{RANKS_DIR}/msrun.log",
+                    },
+                    trace_tail="\n".join(tail) or None,
+                ),
                 1,
             )
         log_rel = os.path.join(RANKS_DIR, f"worker_{rank}.log")
@@ -386,13 +364,20 @@ class Launcher:
         )
         last = tail[-1] if tail else "its log is empty"
         return (
-            {
-                "kind": "rank_failed",
-                "message": f"rank {rank} {how}: {last} (see {log_rel})",
-                "rank": rank,
-                "log": log_rel,
-                "trace_tail": "\n".join(tail) or None,
-            },
+            error_dict(
+                "rank_failed",
+                f"rank {rank} {how}: {last} (see {log_rel})",
+                "rank_failed",
+                {
+                    "rank": rank,
+                    "returncode": failed[1] if failed else None,
+                    "last": tail[-1] if tail else None,
+                    "log": log_rel,
+                },  # fmt: skip
+                rank=rank,
+                log=log_rel,
+                trace_tail="\n".join(tail) or None,
+            ),
             1,
         )
 
@@ -410,14 +395,16 @@ def launch(run: HeldRun, node_rank: int = 0, master_port: int | None = None, che
     if spec["train"].get("cache_features"):  # refused before msrun starts anything
         return run.finish(
             "failed",
-            {
-                "kind": "bad_input",
-                "path": "train.cache_features",
-                "trace_tail": None,
-                "message": "cache_features trains on one device; this spec has "
+            error_dict(
+                "bad_input",
+                "cache_features trains on one device; this spec has "
                 f"{local_ranks(spec)} device id(s) on {node_count(spec)} node(s)",
-                "fix": "use one device id on one machine, or set train.cache_features to false",
-            },
+                "cache_features_distributed",
+                {"devices": local_ranks(spec), "nodes": node_count(spec)},
+                path="train.cache_features",
+                trace_tail=None,
+                fix="use one device id on one machine, or set train.cache_features to false",
+            ),
             None,
             None,
             2,
@@ -427,7 +414,7 @@ def launch(run: HeldRun, node_rank: int = 0, master_port: int | None = None, che
     except DataError as e:  # what every rank would have failed with, before msrun starts any
         return run.finish(
             "failed",
-            {"kind": "bad_input", "path": e.path, "message": e.message, "fix": e.fix, "trace_tail": None},
+            error_dict("bad_input", e.message, e.why, e.params, path=e.path, fix=e.fix, trace_tail=None),
             None,
             None,
             2,
@@ -438,7 +425,7 @@ def launch(run: HeldRun, node_rank: int = 0, master_port: int | None = None, che
         tail = traceback.format_exc().strip().splitlines()[-LOG_TAIL_LINES:]
         return run.finish(
             "failed",
-            {"kind": type(e).__name__, "message": str(e)[:500] or type(e).__name__, "trace_tail": "\n".join(tail)},
+            exception_error(e, trace_tail="\n".join(tail)),
             None,
             None,
             1,

@@ -180,3 +180,32 @@ def device_id(spec: RunSpec, target: str, rank: RankInfo | None) -> int:
         if problem:
             raise ValueError(problem)
     return ids[rank.local_rank] if (rank and target == "Ascend") else ids[0]
+
+
+def msrun_supports_bind_core() -> bool:
+    """Whether the installed msrun takes `--bind_core` (MindSpore 2.4+), read from its source
+    (mindspore/parallel/cluster/run.py) rather than by importing MindSpore or running `msrun --help`."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("mindspore")  # finds the package without importing it
+    if spec is None or not spec.origin:
+        return False
+    try:
+        with open(os.path.join(os.path.dirname(spec.origin), "parallel", "cluster", "run.py"), encoding="utf-8") as f:
+            return '"--bind_core"' in f.read()
+    except OSError:
+        return False
+
+
+def bind_core_argv(spec: RunSpec, argv: list[str], supported: bool | None = None) -> list[str]:
+    """msrun's argv with `--bind_core=True` (each rank on its own share of the cores, near its NPU,
+    as mindcv's and ModelZoo's Ascend scripts run) when the run may use Ascend and msrun has the flag.
+    Not on CPU: there the ranks' own compute threads need every core."""
+    from ..device.backend import ASCEND_SIGNS
+
+    target = spec["device"].get("target", "auto")
+    ascend = target == "Ascend" or (target == "auto" and any(os.path.exists(p) for p in ASCEND_SIGNS))
+    if not ascend or not (msrun_supports_bind_core() if supported is None else supported):
+        return argv
+    i = argv.index(ENTRY_SCRIPT)
+    return argv[:i] + ["--bind_core=True"] + argv[i:]

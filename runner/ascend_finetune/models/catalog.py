@@ -18,6 +18,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from .torch_map import TIMM_MODELS
 
@@ -62,9 +63,9 @@ _HF_FILE = re.compile(r"^[A-Za-z0-9_.-][A-Za-z0-9_./-]*$")
 class SourceError(ValueError):
     """A named source that cannot be used: `fix` says what to write instead."""
 
-    def __init__(self, message: str, fix: str):
+    def __init__(self, message: str, fix: str, why: str = "bad_source", **params: Any):
         super().__init__(message)
-        self.fix = fix
+        self.fix, self.why, self.params = fix, why, params
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,11 @@ def parse(value: str) -> Source:
     if pin:
         if not pin.startswith("sha256=") or not _HEX64.match(pin[7:].lower()):
             raise SourceError(
-                f"bad pin {pin!r} in {value!r}", "pin a file with #sha256=<64 hex digits> after the source"
+                f"bad pin {pin!r} in {value!r}",
+                "pin a file with #sha256=<64 hex digits> after the source",
+                "bad_pin",
+                value=value,
+                pin=pin,
             )
         sha = pin[7:].lower()
     if text.startswith("mindcv:"):
@@ -107,12 +112,20 @@ def parse(value: str) -> Source:
                 f"mindcv has no model {name!r} in the catalog",
                 (f'did you mean "mindcv:{near[0]}"? ' if near else "")
                 + f"known: {', '.join('mindcv:' + n for n in MINDCV)}",
+                "unknown_mindcv_model",
+                name=name,
+                near=f"mindcv:{near[0]}" if near else None,
+                known=["mindcv:" + n for n in MINDCV],
             )
         if entry.backbone is None:
             raise SourceError(
                 f"mindcv:{name} is a {entry.family} model the runner does not offer as a backbone "
                 "(docs/weights.md lists which mindcv families train here and why the others do not)",
                 f"use one of {', '.join('mindcv:' + n for n, e in MINDCV.items() if e.backbone)}",
+                "mindcv_not_backbone",
+                name=name,
+                family=entry.family,
+                usable=["mindcv:" + n for n, e in MINDCV.items() if e.backbone],
             )
         return Source(text, "mindcv", name, entry.path, entry.backbone, sha or entry.sha256)
     if text.startswith("hf-hub:"):
@@ -123,11 +136,17 @@ def parse(value: str) -> Source:
             raise SourceError(
                 f"{text!r} does not name a hub repository",
                 "write hf-hub:<org>/<repo>, e.g. hf-hub:timm/resnet50.a1_in1k",
+                "not_a_hub_repo",
+                value=text,
             )
         file = file or HF_DEFAULT_FILE
         if not _HF_FILE.match(file) or ".." in file.split("/"):
             raise SourceError(
-                f"bad file name {file!r} in {text!r}", "name a file inside the repository, e.g. :model.safetensors"
+                f"bad file name {file!r} in {text!r}",
+                "name a file inside the repository, e.g. :model.safetensors",
+                "bad_hub_file",
+                file=file,
+                value=text,
             )
         arch = parts[1].split(".", 1)[0]
         backbone = TIMM_MODELS.get(arch)
@@ -136,9 +155,15 @@ def parse(value: str) -> Source:
                 f"{repo_id} is not a timm architecture the runner maps onto a backbone ({arch!r})",
                 f"use a timm repository of {', '.join(TIMM_MODELS)} (e.g. hf-hub:timm/resnet50.a1_in1k), "
                 "or a local file",
+                "timm_arch_unmapped",
+                repo=repo_id,
+                arch=arch,
+                known=list(TIMM_MODELS),
             )
         return Source(text, "hf-hub", repo_id, file, backbone, sha)
-    raise SourceError(f"{value!r} is not a named source", "write mindcv:<model> or hf-hub:<org>/<repo>")
+    raise SourceError(
+        f"{value!r} is not a named source", "write mindcv:<model> or hf-hub:<org>/<repo>", "not_a_source", value=value
+    )
 
 
 def resolve_url(src: Source, env: Mapping[str, str] | None = None) -> str:

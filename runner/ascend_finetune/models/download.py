@@ -150,7 +150,12 @@ def _offline_error(src: Source, url: str, dest: str, why: str) -> PretrainedErro
         f"cannot download {src.text} from {url}: {why}. On a machine without internet, fetch the file "
         f"where there is a connection (or use 'Ascend: Copy Weights to Target…' in the editor), copy it "
         f"to {dest} (the cache, used without a request) or anywhere on this machine, and set "
-        f"model.pretrained to that path"
+        f"model.pretrained to that path",
+        "download_offline",
+        source=src.text,
+        url=url,
+        cache=dest,
+        error=why,
     )
 
 
@@ -186,7 +191,12 @@ def _download(src: Source, url: str, dest: str, progress: Progress) -> None:
                 continue
             raise PretrainedError(
                 f"cannot download {src.text}: {url} answered HTTP {e.code} {e.reason}"
-                + ("; is the name right, and does the mirror hold it?" if e.code == 404 else "")
+                + ("; is the name right, and does the mirror hold it?" if e.code == 404 else ""),
+                "download_http",
+                source=src.text,
+                url=url,
+                status=e.code,
+                reason=str(e.reason),
             ) from None
         except (urllib.error.URLError, OSError) as e:
             reason = getattr(e, "reason", e)
@@ -213,7 +223,12 @@ def _download(src: Source, url: str, dest: str, progress: Progress) -> None:
         return
     raise PretrainedError(
         f"download of {src.text} from {url} kept breaking off ({ATTEMPTS} attempts); the partial file "
-        f"{part} is kept and the next run resumes it"
+        f"{part} is kept and the next run resumes it",
+        "download_broken_off",
+        source=src.text,
+        url=url,
+        attempts=ATTEMPTS,
+        part=part,
     )
 
 
@@ -229,13 +244,23 @@ def fetch(value: str, env: dict[str, str] | None = None, progress: Progress | No
         if rec is not None and rec["bytes"] != size:
             raise PretrainedError(
                 f"the cached {dest} for {src.text} is {size} bytes, but {rec['bytes']} were downloaded: it was "
-                "truncated or replaced; delete it to download it again"
+                "truncated or replaced; delete it to download it again",
+                "cache_size_mismatch",
+                cache=dest,
+                source=src.text,
+                size=size,
+                expected=rec["bytes"],
             )
         actual = sha256_of(dest)
         if src.sha256 and actual != src.sha256:
             raise PretrainedError(
                 f"the cached {dest} for {src.text} has sha256 {actual}, expected {src.sha256}: "
-                "delete it to download it again"
+                "delete it to download it again",
+                "cache_hash_mismatch",
+                cache=dest,
+                source=src.text,
+                sha256=actual,
+                expected=src.sha256,
             )
         if rec is None:  # cached before records existed, or copied in: record it now that it is hashed
             try:
@@ -252,7 +277,12 @@ def fetch(value: str, env: dict[str, str] | None = None, progress: Progress | No
         os.unlink(part)
         raise PretrainedError(
             f"download of {src.text} from {url} has sha256 {actual}, expected {src.sha256}: the file was "
-            "deleted; check the mirror or the pinned hash"
+            "deleted; check the mirror or the pinned hash",
+            "download_hash_mismatch",
+            source=src.text,
+            url=url,
+            sha256=actual,
+            expected=src.sha256,
         )
     os.replace(part, dest)
     write_record(dest, actual)
@@ -269,7 +299,7 @@ def local_weights(value: str) -> tuple[str, Fetched | None]:
     try:
         got = fetch(value)
     except SourceError as e:
-        raise PretrainedError(f"model.pretrained: {e}; {e.fix}") from None
+        raise PretrainedError(f"model.pretrained: {e}; {e.fix}", e.why, **e.params) from None
     return got.path, got
 
 

@@ -94,14 +94,14 @@ def origin_of_file(path: str) -> tuple[str, str]:
     from ..checkpoints.format import read_index
 
     if not os.path.isfile(path):
-        raise PretrainedError(f"file not found: {path}")
+        raise PretrainedError(f"file not found: {path}", "pretrained_not_found", path=path)
     if path.endswith(PICKLE_SUFFIXES):
         return "torch", "torch"
     try:
         index = read_index(path)
         code = int(index.read(VARIANT_ENTRY).reshape(-1)[0]) if VARIANT_ENTRY in index.tensors else None
     except ToolError as e:
-        raise PretrainedError(str(e)) from e
+        raise PretrainedError(str(e), e.why, **e.params) from e
     # A file that parses as MindSpore's own .ckpt is MindSpore's, whatever its names (mindcv's SE-ResNet
     # has `downsample.` cells): only a .safetensors file can be either.
     if code is None and index.format == "safetensors" and looks_torch(index.tensors):
@@ -173,7 +173,7 @@ def map_name(name: str) -> str | None:
 def read_checkpoint(path: str) -> dict:
     """Parameter dict of a .ckpt or .safetensors file; PretrainedError when it is not a checkpoint."""
     if not os.path.isfile(path):
-        raise PretrainedError(f"file not found: {path}")
+        raise PretrainedError(f"file not found: {path}", "pretrained_not_found", path=path)
     fmt = "safetensors" if path.endswith(".safetensors") else "ckpt"
     # MindSpore's loader takes some damaged files without a word (a tensor whose bytes are missing
     # loads as zeros): check the file's structure against its size first.
@@ -183,15 +183,19 @@ def read_checkpoint(path: str) -> dict:
     try:
         read_index(path)
     except ToolError as e:
-        raise PretrainedError(str(e)) from e
+        raise PretrainedError(str(e), e.why, **e.params) from e
     try:
         params = ms.load_checkpoint(path, format=fmt)
     except Exception as e:  # MindSpore raises ValueError/RuntimeError/TypeError for foreign files
         raise PretrainedError(
-            f"not a MindSpore {fmt} checkpoint: {path} ({type(e).__name__}: {str(e).splitlines()[0][:200]})"
+            f"not a MindSpore {fmt} checkpoint: {path} ({type(e).__name__}: {str(e).splitlines()[0][:200]})",
+            "not_a_checkpoint",
+            path=path,
+            format=fmt,
+            error=f"{type(e).__name__}: {str(e).splitlines()[0][:200]}",
         ) from e
     if not params:
-        raise PretrainedError(f"checkpoint holds no parameters: {path}")
+        raise PretrainedError(f"checkpoint holds no parameters: {path}", "checkpoint_empty", path=path)
     return params
 
 
@@ -228,7 +232,12 @@ def _check_family(path: str, found: str | None, family: str) -> None:
     fits = list(BACKBONES) if found == "resnet" else [n for n, e in mindcv_models().items() if e["family"] == found]
     raise PretrainedError(
         f"{os.path.basename(path)} is a PyTorch {found} state dict, but model.backbone is a {family} backbone: "
-        f"set model.backbone to the architecture it was saved from ({', '.join(fits)})"
+        f"set model.backbone to the architecture it was saved from ({', '.join(fits)})",
+        "torch_family_mismatch",
+        file=os.path.basename(path),
+        found=found,
+        family=family,
+        fits=fits,
     )
 
 
@@ -250,7 +259,11 @@ def load_backbone(backbone: ms.nn.Cell, path: str) -> LoadReport:
     if origin == "torch":
         state = read_state_dict(path)
         if not looks_torch(state):
-            raise PretrainedError(f"{os.path.basename(path)} is not a torchvision or timm state dict")
+            raise PretrainedError(
+                f"{os.path.basename(path)} is not a torchvision or timm state dict",
+                "not_a_state_dict",
+                file=os.path.basename(path),
+            )
         _check_family(path, family_of(state), family)
         converted, head, dropped = convert(family, state)
         params: dict = {name: _Array(value) for name, value in converted.items()}
@@ -261,7 +274,12 @@ def load_backbone(backbone: ms.nn.Cell, path: str) -> LoadReport:
     if built != variant:
         raise PretrainedError(
             f"{os.path.basename(path)} holds a {origin} ResNet ({variant} layout) but the backbone was "
-            f"built in the {built} layout: its features would differ; build it with variant={variant!r}"
+            f"built in the {built} layout: its features would differ; build it with variant={variant!r}",
+            "pretrained_variant_mismatch",
+            file=os.path.basename(path),
+            origin=origin,
+            variant=variant,
+            built=built,
         )
     root = backbone.model if mindcv_head is not None else backbone
     ours = {name: p for name, p in root.parameters_and_names()}
@@ -301,7 +319,13 @@ def load_backbone(backbone: ms.nn.Cell, path: str) -> LoadReport:
             f"only {len(fitting)} of {len(weights)} backbone conv weights in {os.path.basename(path)} "
             "fit this backbone "
             f"({len(report.mismatched)} shape mismatches, {len(report.unexpected)} unknown names): "
-            "is it a checkpoint of another architecture? Pick the backbone it was trained with"
+            "is it a checkpoint of another architecture? Pick the backbone it was trained with",
+            "pretrained_wrong_architecture",
+            file=os.path.basename(path),
+            fitting=len(fitting),
+            weights=len(weights),
+            mismatched=len(report.mismatched),
+            unexpected=len(report.unexpected),
         )
     # set_data by our own cell-relative names: load_param_into_net matches Parameter.name, which
     # carries the enclosing network's prefix and would silently load nothing here.

@@ -70,7 +70,12 @@ def _to_numpy(value: object, name: str) -> np.ndarray:
         if str(t.dtype) in ("torch.bfloat16", "torch.float16"):
             t = t.float()
         return np.asarray(t.numpy())
-    raise PretrainedError(f"entry {name!r} is a {type(value).__name__}, not a tensor")
+    raise PretrainedError(
+        f"entry {name!r} is a {type(value).__name__}, not a tensor",
+        "not_a_tensor",
+        entry=name,
+        type=type(value).__name__,
+    )
 
 
 def _unwrap(obj: object, path: str) -> dict:
@@ -81,14 +86,18 @@ def _unwrap(obj: object, path: str) -> dict:
                 break
             obj = inner
     if not isinstance(obj, dict) or not obj:
-        raise PretrainedError(f"{os.path.basename(path)} holds no state dict (a dict of tensors)")
+        raise PretrainedError(
+            f"{os.path.basename(path)} holds no state dict (a dict of tensors)",
+            "no_state_dict",
+            file=os.path.basename(path),
+        )
     return obj
 
 
 def read_state_dict(path: str) -> dict[str, np.ndarray]:
     """A PyTorch state dict as NumPy arrays. PretrainedError when the file cannot be read safely."""
     if not os.path.isfile(path):
-        raise PretrainedError(f"file not found: {path}")
+        raise PretrainedError(f"file not found: {path}", "pretrained_not_found", path=path)
     base = os.path.basename(path)
     if path.endswith(".safetensors"):
         try:
@@ -96,19 +105,28 @@ def read_state_dict(path: str) -> dict[str, np.ndarray]:
         except ImportError as e:
             raise PretrainedError(
                 f"reading {base} needs the safetensors package (pip install safetensors): it is in the "
-                "runner's requirements"
+                "runner's requirements",
+                "safetensors_missing",
+                file=base,
             ) from e
         try:
             state = load_file(path)
         except Exception as e:  # safetensors raises SafetensorError / TypeError (bfloat16) on bad input
-            raise PretrainedError(f"{base} is not a readable safetensors file ({type(e).__name__}: {e})") from e
+            raise PretrainedError(
+                f"{base} is not a readable safetensors file ({type(e).__name__}: {e})",
+                "bad_safetensors",
+                file=base,
+                error=f"{type(e).__name__}: {e}",
+            ) from e
     elif path.endswith(PICKLE_SUFFIXES):
         try:
             import torch  # type: ignore[import-not-found,unused-ignore]  # optional, never a runner dependency
         except ImportError as e:
             raise PretrainedError(
                 f"{base} is a PyTorch pickle, which the runner only reads with torch installed (it never "
-                f"unpickles without torch's weights_only guard); {CONVERT_HINT}"
+                f"unpickles without torch's weights_only guard); {CONVERT_HINT}",
+                "torch_missing",
+                file=base,
             ) from e
         try:
             obj = torch.load(path, map_location="cpu", weights_only=True)
@@ -116,11 +134,16 @@ def read_state_dict(path: str) -> dict[str, np.ndarray]:
             first = str(e).splitlines()[0][:300] if str(e) else ""
             raise PretrainedError(
                 f"torch.load(weights_only=True) refused {base} ({type(e).__name__}: {first}); a file "
-                f"that needs arbitrary code to load is not read; {CONVERT_HINT}"
+                f"that needs arbitrary code to load is not read; {CONVERT_HINT}",
+                "torch_load_refused",
+                file=base,
+                error=f"{type(e).__name__}: {first}",
             ) from e
         state = _unwrap(obj, path)
     else:
-        raise PretrainedError(f"{base}: not a PyTorch weights file (.safetensors, .pth, .pt, .bin)")
+        raise PretrainedError(
+            f"{base}: not a PyTorch weights file (.safetensors, .pth, .pt, .bin)", "not_torch_weights", file=base
+        )
     return {k: _to_numpy(v, k) for k, v in state.items()}
 
 
@@ -129,6 +152,9 @@ def convert(family: str, state: dict[str, np.ndarray]) -> tuple[dict[str, np.nda
     of `family` (backbones.family of the backbone it loads into)."""
     if family not in torch_map.FAMILIES:
         raise PretrainedError(
-            f"PyTorch state dicts load into {', '.join(torch_map.FAMILIES)} backbones, not {family} ones"
+            f"PyTorch state dicts load into {', '.join(torch_map.FAMILIES)} backbones, not {family} ones",
+            "torch_family_unsupported",
+            family=family,
+            families=list(torch_map.FAMILIES),
         )
     return torch_map.convert(family, state)

@@ -28,9 +28,11 @@ SWEEP_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,59}")
 
 
 class BadInput(Exception):
-    def __init__(self, kind: str, message: str):
+    """A refused sweep command: the broad `kind`, the cause's code `why` and its `params`."""
+
+    def __init__(self, kind: str, message: str, why: str | None = None, **params: Any):
         super().__init__(message)
-        self.kind = kind
+        self.kind, self.why, self.params = kind, why or kind, params
 
 
 def prepare(target: str, root: str | None, sweep_id: str | None) -> tuple[str, bool]:
@@ -38,7 +40,10 @@ def prepare(target: str, root: str | None, sweep_id: str | None) -> tuple[str, b
     if os.path.isdir(target):
         if not folder.is_sweep_dir(target):
             raise BadInput(
-                "bad_input", f"{target} is not a sweep folder (no sweep.json): pass a sweep spec or a sweep folder"
+                "bad_input",
+                f"{target} is not a sweep folder (no sweep.json): pass a sweep spec or a sweep folder",
+                "not_a_sweep_folder",
+                folder=target,
             )
         storage = folder.read(target)["spec"]["storage"]
         problem = driver_problem(storage) if storage else None
@@ -46,30 +51,50 @@ def prepare(target: str, root: str | None, sweep_id: str | None) -> tuple[str, b
             raise SpecError([Problem("storage", *problem)])
         return os.path.abspath(target), True
     if not root:
-        raise BadInput("bad_input", "--root is required with a sweep spec: the runs root the trials' runs go under")
+        raise BadInput(
+            "bad_input",
+            "--root is required with a sweep spec: the runs root the trials' runs go under",
+            "sweep_needs_root",
+        )
     if sweep_id is not None and not SWEEP_ID.fullmatch(sweep_id):
-        raise BadInput("bad_input", f"--sweep-id {sweep_id!r}: use up to 60 letters, digits, '.', '_' and '-'")
+        raise BadInput(
+            "bad_input",
+            f"--sweep-id {sweep_id!r}: use up to 60 letters, digits, '.', '_' and '-'",
+            "bad_sweep_id",
+            sweep_id=sweep_id,
+        )
     sweep = load_sweep(target)  # SpecError with every problem
     sid = sweep_id or folder.new_sweep_id(sweep["name"])
     existing = os.path.join(root, folder.SWEEPS, sid)
     if folder.is_sweep_dir(existing):
         if folder.read(existing)["spec"] != sweep:
             raise BadInput(
-                "busy", f"{existing} holds another spec: resume it with `sweep {existing}`, or pick a new --sweep-id"
+                "busy",
+                f"{existing} holds another spec: resume it with `sweep {existing}`, or pick a new --sweep-id",
+                "sweep_spec_differs",
+                folder=existing,
             )
         return os.path.abspath(existing), True
     try:
         return folder.create(root, sweep, sid), False
     except FileExistsError:
         raise BadInput(
-            "busy", f"{existing} already exists and is not a sweep folder: pick another --sweep-id"
+            "busy",
+            f"{existing} already exists and is not a sweep folder: pick another --sweep-id",
+            "sweep_folder_taken",
+            folder=existing,
         ) from None
 
 
 def detach(sweep_dir: str) -> int:
     """Start `python -m ascend_finetune sweep SWEEP_DIR` in a new session; its pid."""
     if folder.is_locked(sweep_dir):
-        raise BadInput("busy", f"a scheduler is already running {sweep_dir}: see sweep-status, or sweep-stop it")
+        raise BadInput(
+            "busy",
+            f"a scheduler is already running {sweep_dir}: see sweep-status, or sweep-stop it",
+            "sweep_busy",
+            folder=sweep_dir,
+        )
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     env["PYTHONPATH"] = PKG_PARENT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     argv = [sys.executable, "-m", "ascend_finetune", "sweep", sweep_dir]
@@ -93,7 +118,12 @@ def stop(sweep_dir: str, drain: bool, timeout: float) -> dict[str, Any]:
     folder.read(sweep_dir)
     state = effective_state(sweep_dir) if os.path.isfile(status_path(sweep_dir)) else "lost"
     if state != "running":
-        raise BadInput("not_running", f"the sweep is {state}; only a running sweep can be stopped")
+        raise BadInput(
+            "not_running",
+            f"the sweep is {state}; only a running sweep can be stopped",
+            "sweep_not_running",
+            state=state,
+        )
     request(sweep_dir, "drain" if drain else "stop")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and effective_state(sweep_dir) == "running":

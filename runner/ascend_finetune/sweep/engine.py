@@ -43,7 +43,13 @@ def storage_for(sweep: dict[str, Any], sweep_dir: str) -> BaseStorage:
     fd = open_regular(path, os.O_RDONLY | os.O_CREAT)
     try:
         if os.fstat(fd).st_size > JOURNAL_MAX_BYTES:
-            raise UnsafeFile(f"{JOURNAL} is larger than {JOURNAL_MAX_BYTES} bytes", path)
+            raise UnsafeFile(
+                f"{JOURNAL} is larger than {JOURNAL_MAX_BYTES} bytes",
+                path,
+                "too_large",
+                file=JOURNAL,
+                limit=JOURNAL_MAX_BYTES,
+            )
     finally:
         os.close(fd)
     return JournalStorage(JournalFileBackend(path))

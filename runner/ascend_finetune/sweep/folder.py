@@ -34,7 +34,11 @@ FORMAT = 1
 
 
 class Busy(Exception):
-    """Another scheduler holds the sweep."""
+    """Another scheduler holds the sweep (`folder`)."""
+
+    def __init__(self, message: str, folder: str):
+        super().__init__(message)
+        self.folder = folder
 
 
 def new_sweep_id(name: str) -> str:
@@ -85,7 +89,7 @@ def lock(sweep_dir: str) -> int:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
-        raise Busy(f"a scheduler is already running {sweep_dir}") from None
+        raise Busy(f"a scheduler is already running {sweep_dir}", sweep_dir) from None
     return fd
 
 

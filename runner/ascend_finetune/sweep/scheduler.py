@@ -32,6 +32,7 @@ import optuna
 from optuna.trial import TrialState
 
 from .. import spec as specmod
+from ..checkpoints.errors import exception_error
 from ..control import ensure_control_dir, request
 from ..events import EventLog
 from ..meta import MetaError
@@ -130,7 +131,7 @@ class Scheduler:
             write_status(self.dir, state=state, ended_at=time.time(), exit_code=1 if state == "failed" else 0)
         except BaseException as e:
             if self.log:
-                self.log.emit("sweep_finished", status="failed", error={"kind": type(e).__name__, "message": str(e)})
+                self.log.emit("sweep_finished", status="failed", error=exception_error(e))
             write_status(self.dir, state="failed", ended_at=time.time(), exit_code=1)
             raise
         finally:

@@ -166,6 +166,9 @@ def updates_per_epoch(batches: int, k: int) -> int:
             "train.accumulate_steps",
             f"accumulate_steps is {k} but an epoch has only {batches} batches",
             f"set train.accumulate_steps to at most {batches}, or lower data.batch_size",
+            "accumulate_above_batches",
+            accumulate_steps=k,
+            batches=batches,
         )
     return batches // k
 

@@ -29,6 +29,7 @@ class Knobs:
                 "train.early_stopping",
                 "early stopping watches a validation metric, but this run has no validation images",
                 "set data.val or data.val_split, or train.early_stopping.patience to 0",
+                "early_stopping_without_val",
             )
         self.plateau = None
         if t["lr_schedule"] == "plateau":

@@ -31,6 +31,9 @@ def class_weights(spec_value: Any, counts: np.ndarray) -> np.ndarray | None:
             "train.class_weights",
             f"train.class_weights has {len(spec_value)} weights but the data has {n} classes",
             f'give {n} weights, one per class in the classes\' order (sorted folder names), or set it to "auto"',
+            "class_weights_count",
+            count=len(spec_value),
+            num_classes=n,
         )
     return np.array(spec_value, np.float32)
 

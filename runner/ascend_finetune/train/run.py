@@ -27,7 +27,8 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from ..checkpoints.errors import PretrainedError
+from ..checkpoints.errors import PretrainedError, error_dict, exception_error
+from ..clierrors import bad_spec
 from ..control import ControlInbox
 from ..data.folder import DataError
 from ..device.telemetry import DEFAULT_INTERVAL_S, Sampler, start_sampler
@@ -165,42 +166,26 @@ class Run:
             status, best, final = self._train()
             return self.finish(status, None, best, final, 0)
         except (SpecError, DataError, PretrainedError) as e:
-            fields: dict[str, Any] = {"kind": "bad_input", "message": str(e)}
-            if isinstance(e, DataError):
-                fields.update(path=e.path, message=e.message, fix=e.fix)
-            elif isinstance(e, SpecError):
-                fields["kind"] = "bad_spec"
-                fields["problems"] = [p.as_dict() for p in e.problems]
-            return self.finish("failed", {**fields, "trace_tail": None}, None, None, 2)
+            if isinstance(e, SpecError):
+                return self.finish("failed", bad_spec(e, trace_tail=None), None, None, 2)
+            extra = {"path": e.path, "fix": e.fix} if isinstance(e, DataError) else {}
+            message = e.message if isinstance(e, DataError) else str(e)
+            error = error_dict("bad_input", message, e.why, e.params, **extra, trace_tail=None)
+            return self.finish("failed", error, None, None, 2)
         except NonFiniteLoss as e:
-            return self.finish(
-                "failed", {"kind": "nonfinite_loss", "message": str(e), "trace_tail": None}, None, None, 1
-            )
+            error = error_dict("nonfinite_loss", str(e), "nonfinite_loss", e.params, trace_tail=None)
+            return self.finish("failed", error, None, None, 1)
         except Exception as e:
-            tail = traceback.format_exc().strip().splitlines()[-15:]
+            tail = "\n".join(traceback.format_exc().strip().splitlines()[-15:])
             if _disk_full(e):
                 message = (
                     f"the disk holding {self.run_dir} is full ({e}): free some space, then resume from "
                     "the last checkpoint"
                 )
-                return self.finish(
-                    "failed",
-                    {"kind": "disk_full", "message": message[:500], "trace_tail": "\n".join(tail)},
-                    None,
-                    None,
-                    1,
-                )
-            return self.finish(
-                "failed",
-                {
-                    "kind": type(e).__name__,
-                    "message": str(e).strip().splitlines()[0][:500] if str(e).strip() else type(e).__name__,
-                    "trace_tail": "\n".join(tail),
-                },
-                None,
-                None,
-                1,
-            )
+                params = {"run_dir": self.run_dir, "text": str(e)}
+                error = error_dict("disk_full", message[:500], "disk_full", params, trace_tail=tail)
+                return self.finish("failed", error, None, None, 1)
+            return self.finish("failed", exception_error(e, trace_tail=tail), None, None, 1)
 
     def finish(
         self,
@@ -413,7 +398,9 @@ class Run:
                     if bad_run >= max_bad:
                         raise NonFiniteLoss(
                             f"the loss was NaN or Inf for {bad_run} consecutive steps (up to step {tr.step}); "
-                            "lower train.lr, or check the data and the pretrained weights"
+                            "lower train.lr, or check the data and the pretrained weights",
+                            steps=bad_run,
+                            step=tr.step,
                         )
                 last_metrics["loss"] = loss  # in place: the requests' checkpoints read it
                 # A signal during the call stops one process after it; ranks stop on the agreed flag.

@@ -39,7 +39,11 @@ MAX_INLINE_CLASSES = 256  # above this, eval's confusion matrix goes to a file b
 
 
 class NonFiniteLoss(Exception):
-    pass
+    """The loss stayed NaN or Inf: `params` are the consecutive `steps` and the last `step`."""
+
+    def __init__(self, message: str, **params: int):
+        super().__init__(message)
+        self.params = params
 
 
 def lr_per_step(t: TrainSpec, total_steps: int) -> list[float]:
@@ -187,12 +191,15 @@ class Trainer:
                     f"cache_features needs a frozen backbone, but model.freeze is "
                     f"{m['freeze']!r}: the features would change every step",
                     "set model.freeze to backbone, or train.cache_features to false",
+                    "cache_features_unfrozen",
+                    freeze=m["freeze"],
                 )
             if augment.mixes(spec["data"]["mixup"], spec["data"]["cutmix"]):
                 raise DataError(
                     "data.mixup",
                     "mixup and cutmix mix images, but train.cache_features trains on features computed once",
                     "set data.mixup and data.cutmix to 0, or train.cache_features to false",
+                    "cache_features_mixup",
                 )
             if spec["data"].get("sampling") == "balanced":
                 raise DataError(
@@ -200,6 +207,7 @@ class Trainer:
                     "balanced sampling draws other images each epoch; the feature cache trains on fixed ones",
                     'set data.sampling to shuffle (and weigh the loss with train.class_weights: "auto"), '
                     "or train.cache_features to false",
+                    "cache_features_balanced",
                 )
             from .feature_cache import FeatureCache
 
@@ -312,7 +320,10 @@ class Trainer:
             raise PretrainedError(
                 f"{os.path.basename(ckpt)} was saved by a run with other data, batch size or epochs "
                 f"({', '.join(f'{k} {a} then, {b} now' for k, (a, b) in changed.items())}): resume with "
-                "the run's own spec.json, or start a new run with model.pretrained set to this file"
+                "the run's own spec.json, or start a new run with model.pretrained set to this file",
+                "resume_plan_changed",
+                file=os.path.basename(ckpt),
+                changed={k: [a, b] for k, (a, b) in changed.items()},
             )
         from ..models.backbones import VARIANT_ENTRY, variant_of_code
 
@@ -320,21 +331,33 @@ class Trainer:
         if saved_variant != self.net.backbone.variant:
             raise PretrainedError(
                 f"{os.path.basename(ckpt)} was trained in the {saved_variant} backbone layout, this run builds "
-                f"the {self.net.backbone.variant} layout (from model.pretrained): resume with the run's own spec.json"
+                f"the {self.net.backbone.variant} layout (from model.pretrained): resume with the run's own spec.json",
+                "resume_variant_mismatch",
+                file=os.path.basename(ckpt),
+                saved=saved_variant,
+                built=self.net.backbone.variant,
             )
         missing = [n for n in params if n not in state]
         wrong = [n for n, p in params.items() if n in state and tuple(state[n].shape) != tuple(p.shape)]
         if missing or wrong:
             raise PretrainedError(
                 f"{os.path.basename(ckpt)} does not fit this run (missing {missing[:5]}, "
-                f"wrong shape {wrong[:5]}): resume from a checkpoint of the same spec"
+                f"wrong shape {wrong[:5]}): resume from a checkpoint of the same spec",
+                "resume_does_not_fit",
+                file=os.path.basename(ckpt),
+                missing=missing[:5],
+                wrong=wrong[:5],
             )
         for n, p in params.items():
             p.set_data(ms.Tensor(state[n].asnumpy(), dtype=p.dtype))
         self.step = int(state["step_num"].asnumpy()) if "step_num" in state else 0
         if self.step > self.total_steps:
             raise PretrainedError(
-                f"{os.path.basename(ckpt)} is at step {self.step}, past this run's {self.total_steps} steps"
+                f"{os.path.basename(ckpt)} is at step {self.step}, past this run's {self.total_steps} steps",
+                "resume_steps_mismatch",
+                file=os.path.basename(ckpt),
+                step=self.step,
+                total_steps=self.total_steps,
             )
         self.applied = int(self.optimizer.global_step.asnumpy().reshape(-1)[0])
         self.knobs.load(state, ckpt)

@@ -47,6 +47,7 @@ def check(spec: RunSpec) -> None:
             "model.unfreeze",
             "unfreezing trains backbone parts, but train.cache_features trains the head on fixed features",
             "remove model.unfreeze, or set train.cache_features to false",
+            "cache_features_unfreeze",
         )
     prev_epoch, prev = 1, frozen_parts(m["freeze"], m["backbone"])
     for i, e in enumerate(entries):
@@ -58,6 +59,11 @@ def check(spec: RunSpec) -> None:
                 "and freeze no more than the rule before it",
                 "list the steps in increasing epochs, each unfreezing more (e.g. backbone, then "
                 "up_to:layer3, then none)",
+                "unfreeze_out_of_order",
+                index=i,
+                epoch=e["epoch"],
+                freeze=e["freeze"],
+                previous_epoch=prev_epoch,
             )
         prev_epoch, prev = e["epoch"], now
 

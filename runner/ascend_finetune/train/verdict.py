@@ -190,6 +190,9 @@ def judge(rec: RunRecord, status: str, error: dict[str, Any] | None = None) -> d
                 # the error's own words (English, from the exception), for a reworded reason to quote
                 error=str(err.get("message") or ""),
                 error_fix=str(err["fix"]) if err.get("fix") else None,
+                # its code and parameters (docs/protocol.md, "Errors"), for the error to be worded too
+                error_code=str(err["code"]) if err.get("code") else None,
+                error_params=err["params"] if isinstance(err.get("params"), dict) else None,
             )
         )
     steps = rec.steps

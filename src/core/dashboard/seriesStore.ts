@@ -5,11 +5,13 @@
 // About 500 lines: one column per series and the one ingest that fills them all (steps, sinks,
 // evals, EMA, marks); split, the columns' shared row index would have to cross a module boundary.
 import { ENGLISH_WORDING, reasonText, type Wording } from '../runs/runnerCodes';
+import { runnerErrorText } from '../runs/runnerErrors';
 import type {
   CheckpointEvent,
   EvalEvent,
   HostEvent,
   LrReducedEvent,
+  RunError,
   RunEvent,
   RunFinishedEvent,
   RunStartedEvent,
@@ -481,15 +483,7 @@ export class RunSeriesStore {
       classes: st?.classes ?? [],
       ampSummary: ampScaling(st?.ampLevel, st?.lossScaleMode).summary,
       health: dashboardHealth(runHealth(f?.health), words),
-      error: f?.error
-        ? {
-            kind: String(f.error.kind),
-            message: String(f.error.message),
-            traceTail: f.error.trace_tail ?? null,
-            ...(typeof f.error.path === 'string' ? { path: f.error.path } : {}),
-            ...(typeof f.error.fix === 'string' ? { fix: f.error.fix } : {}),
-          }
-        : null,
+      error: f?.error ? finishError(f.error, words) : null,
     };
   }
 
@@ -586,4 +580,16 @@ export function markOf(e: UnfreezeEvent | LrReducedEvent): RunMark | undefined {
 export function dashboardHealth(h: RunHealth | undefined, words: Wording = ENGLISH_WORDING): DashboardHeader['health'] {
   if (!h) return null;
   return { verdict: h.verdict, reasons: h.reasons.map((r) => ({ code: r.code, ...reasonText(r, words) })) };
+}
+
+/** The banner's error: its message and fix worded from its code (runnerErrors.ts), else the runner's English. */
+function finishError(e: RunError, words: Wording): NonNullable<DashboardHeader['error']> {
+  const worded = runnerErrorText(e, words);
+  return {
+    kind: String(e.kind),
+    message: worded?.message ?? String(e.message),
+    traceTail: e.trace_tail ?? null,
+    ...(typeof e.path === 'string' ? { path: e.path } : {}),
+    ...(worded?.fix ? { fix: worded.fix } : {}),
+  };
 }

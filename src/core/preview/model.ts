@@ -13,6 +13,8 @@ import type {
   Thumb,
 } from '../../shared/previewProtocol';
 import { english, joined, type Translate } from '../l10n';
+import { wordedRunnerError } from '../runs/runnerErrors';
+import type { Wording } from '../runs/wording';
 
 /** Files listed per warning in the panel: the runner lists up to 100, the panel shows the first ones. */
 export const FILES_PER_PROBLEM = 50;
@@ -326,7 +328,12 @@ export function previewSummary(v: PreviewView, t: Translate = english): { counts
 }
 
 /** The Classify panel's view of a `predict` answer; `images` maps a file to its data: URL, when read. */
-export function toClassifyView(raw: unknown, images: ReadonlyMap<string, string> = new Map()): ClassifyView {
+export function toClassifyView(
+  raw: unknown,
+  images: ReadonlyMap<string, string> = new Map(),
+  /** The UI's language, to word a file's error from its code (runnerErrors.ts); without it, the runner's English. */
+  words?: Wording,
+): ClassifyView {
   if (!isObj(raw)) throw new PreviewFormatError('(document)', 'a JSON object');
   const predictions = arr(raw, 'predictions')
     .filter(isObj)
@@ -335,7 +342,8 @@ export function toClassifyView(raw: unknown, images: ReadonlyMap<string, string>
       const base = { file, name: path.posix.basename(file.replace(/\\/g, '/')), image: images.get(file) ?? null };
       if (isObj(p.error)) {
         const kind = optStr(p.error.kind) ?? 'error';
-        return { ...base, top: null, error: `${kind}: ${optStr(p.error.message) ?? 'failed'}` };
+        const worded = words && wordedRunnerError(p.error, words);
+        return { ...base, top: null, error: `${kind}: ${worded?.message ?? optStr(p.error.message) ?? 'failed'}` };
       }
       const top = arr(p, 'top', `predictions[${i}].top`)
         .filter(isObj)

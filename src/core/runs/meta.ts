@@ -2,6 +2,8 @@
 // docs/protocol.md, `meta`): the glue only asks and shows.
 import type { MetaChange } from '../targets/runnerCli';
 import type { RunMeta } from './runIndex';
+import { runnerErrorText } from './runnerErrors';
+import { ENGLISH_WORDING, type Wording } from './wording';
 
 /**
  * Tags typed as one line (`baseline, lr-sweep` or `#a #b`) against the run's current tags: the
@@ -25,10 +27,12 @@ export function tagsText(meta: RunMeta | undefined): string {
   return (meta?.tags ?? []).join(', ');
 }
 
-/** A refused value (`bad_input` with `field`), as the input box's message. */
+/** A refused value (`bad_input` with `field`), as the input box's message, worded from its code when known. */
 export function metaRefusal(
-  info: { kind?: unknown; message?: unknown; field?: unknown } | undefined,
+  info: { kind?: unknown; code?: unknown; params?: unknown; message?: unknown; field?: unknown } | undefined,
+  w: Wording = ENGLISH_WORDING,
 ): string | undefined {
   if (info?.kind !== 'bad_input' || typeof info.message !== 'string') return undefined;
-  return typeof info.field === 'string' ? `${info.field}: ${info.message}` : info.message;
+  const message = runnerErrorText(info, w)?.message ?? info.message;
+  return typeof info.field === 'string' ? `${info.field}: ${message}` : message;
 }

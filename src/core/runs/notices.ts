@@ -14,6 +14,7 @@ import {
 } from '../../shared/eventsProtocol';
 import { english, type Translate } from '../l10n';
 import { reasonText, warningText } from './runnerCodes';
+import { wordedRunnerError } from './runnerErrors';
 
 export type NoticeAction = 'Open Dashboard' | 'Show Checkpoints' | 'Show Console' | 'Reattach' | 'Show All';
 
@@ -26,13 +27,17 @@ export interface Notice {
 }
 
 /**
- * A sentence for the user, with its fix, for the runner error kinds that name something the user
- * can act on (docs/protocol.md, section 1 and `run_finished`); undefined for other kinds.
+ * A sentence for the user, with its fix: the error worded from its code (runnerErrors.ts), or, from
+ * a runner without codes, for the kinds that name something the user can act on (docs/protocol.md,
+ * section 1 and `run_finished`); undefined otherwise.
  */
 export function runnerErrorSentence(
-  err: { kind?: unknown; message?: unknown; path?: unknown },
+  err: { kind?: unknown; code?: unknown; params?: unknown; message?: unknown; path?: unknown; fix?: unknown },
   t: Translate = english,
+  language?: string,
 ): string | undefined {
+  const worded = wordedRunnerError(err, { t, language }); // a runner with codes (runnerErrors.ts)
+  if (worded) return worded.fix ? t('{0} (fix: {1})', worded.message, worded.fix) : worded.message;
   const msg = typeof err.message === 'string' ? err.message : '';
   switch (err.kind) {
     case 'unsafe_file':
@@ -97,9 +102,25 @@ export function finishNotice(name: string, e: RunFinishedEvent, t: Translate = e
     return { severity: 'info', message: t('Ascend run "{0}" stopped{1}.', name, best), actions: ['Show Checkpoints'] };
   }
   const err = e.error;
-  let why = err ? (runnerErrorSentence(err, t) ?? `${err.kind}: ${err.message}`) : t('no error reported');
-  if (err?.fix) why += t(' (fix: {0})', err.fix);
-  return { severity: 'error', message: t('Ascend run "{0}" failed: {1}', name, why), actions: ['Show Console'] };
+  let why: string;
+  const worded = err ? wordedRunnerError(err, { t, language }) : undefined;
+  if (worded) why = worded.fix ? t('{0} (fix: {1})', worded.message, worded.fix) : worded.message;
+  else {
+    why = err ? (runnerErrorSentence(err, t) ?? `${err.kind}: ${err.message}`) : t('no error reported');
+    if (err?.fix) why += t(' (fix: {0})', err.fix);
+  }
+  const notice: Notice = {
+    severity: 'error',
+    message: t('Ascend run "{0}" failed: {1}', name, why),
+    actions: ['Show Console'],
+  };
+  // A spec that did not validate: its problems (the runner's words) are the details "Show All" lists.
+  const problems = Array.isArray(err?.problems) ? err.problems : [];
+  if (problems.length) {
+    notice.actions = ['Show All', 'Show Console'];
+    notice.details = problems.map((p) => `${p.path}: ${p.message}${p.fix ? t(' (fix: {0})', p.fix) : ''}`);
+  }
+  return notice;
 }
 
 /** A lost run: the process died without finishing. */

@@ -10,6 +10,7 @@ import type {
 import { isEarlyStop, isKnownEvent, runHealth, stepOverflows } from '../../shared/eventsProtocol';
 import { english } from '../l10n';
 import { ENGLISH_WORDING, reasonText, warningText, type Wording } from './runnerCodes';
+import { runnerErrorText } from './runnerErrors';
 
 // The console's lines (the task terminal; the CLI keeps English). Words go through `words.t`;
 // metric keys (val_acc), file names and numbers stay as written.
@@ -131,8 +132,12 @@ export function formatSummary(
   }
   if (isEarlyStop(e.early_stop))
     lines.push(`  ${t('stopped early after epoch {0}: {1}', e.early_stop.epoch, e.early_stop.message)}`);
-  // The error's kind is a code and its message the runner's own (still English).
-  if (e.error) lines.push(`  ${t('error: {0}: {1}', e.error.kind, e.error.message)}`);
+  // The error's kind is a code; its message worded from its code (runnerErrors.ts), else the runner's English.
+  if (e.error) {
+    const worded = runnerErrorText(e.error, words);
+    lines.push(`  ${t('error: {0}: {1}', e.error.kind, worded?.message ?? e.error.message)}`);
+    if (worded?.fix) lines.push(`    ${t('fix: {0}', worded.fix)}`);
+  }
   if (problems) {
     for (const r of health.reasons) {
       const worded = reasonText(r, words);

@@ -7,95 +7,11 @@
 // (test/runner/fixtures/runner_codes.json, recorded by test/runner/test_codes.py).
 // Templates use named placeholders filled after lookup, so a translation can move them. Longer
 // than 450 lines on purpose: it is the one table of every code, and reads best whole.
-import { english, formatMessage, joined, type Translate } from '../l10n';
+import { english, type Translate } from '../l10n';
+import { ENGLISH_WORDING, Params, attempt, fill, isObj, joined, type Sentence, type Wording } from './wording';
+import { wordedRunnerError } from './runnerErrors';
 
-/** What a sentence is worded with: the translator and the language tag for number formats. */
-export interface Wording {
-  t: Translate;
-  language?: string;
-}
-
-export const ENGLISH_WORDING: Wording = { t: english };
-
-type Obj = Readonly<Record<string, unknown>>;
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
-
-/** Typed reads of a code's parameters; a read of an absent or ill-typed one marks the render as failed. */
-export class Params {
-  bad = false;
-  readonly used = new Set<string>();
-  constructor(
-    private readonly p: Obj,
-    readonly language: string | undefined,
-  ) {}
-
-  private get(key: string): unknown {
-    this.used.add(key);
-    return this.p[key];
-  }
-  private fail(): string {
-    this.bad = true;
-    return '';
-  }
-  /** A number parameter as it is (for arithmetic); NaN marks the render as failed. */
-  value(key: string): number {
-    const v = this.get(key);
-    if (typeof v === 'number' && Number.isFinite(v)) return v;
-    this.fail();
-    return NaN;
-  }
-  /** A number as the locale writes it (grouping, decimal mark), up to `digits` significant digits. */
-  num(key: string, digits = 4): string {
-    return this.fmtNum(this.get(key), digits);
-  }
-  fmtNum(v: unknown, digits = 4): string {
-    if (typeof v !== 'number' || !Number.isFinite(v)) return this.fail();
-    return new Intl.NumberFormat(this.language, { maximumSignificantDigits: digits }).format(v);
-  }
-  /** A share of 0..1 as a percentage: `92%`, `17.7%` (one decimal, as the runner's messages). */
-  pct(key: string, decimals = 1): string {
-    const v = this.get(key);
-    if (typeof v !== 'number' || !Number.isFinite(v)) return this.fail();
-    return new Intl.NumberFormat(this.language, { style: 'percent', maximumFractionDigits: decimals }).format(v);
-  }
-  /** An identifier-like number (a pid, a trial, an exit code): written as it is, never grouped. */
-  id(key: string): string {
-    const v = this.get(key);
-    return typeof v === 'number' && Number.isFinite(v) ? String(v) : this.fail();
-  }
-  str(key: string): string {
-    const v = this.get(key);
-    return typeof v === 'string' ? v : this.fail();
-  }
-  list(key: string): unknown[] {
-    const v = this.get(key);
-    if (Array.isArray(v)) return v;
-    this.fail();
-    return [];
-  }
-  obj(key: string): Obj {
-    const v = this.get(key);
-    if (isObj(v)) return v;
-    this.fail();
-    return {};
-  }
-  /** An optional parameter: undefined when absent or null, else it must be of the type asked. */
-  has(key: string): boolean {
-    const v = this.get(key);
-    return v !== undefined && v !== null;
-  }
-  bool(key: string): boolean {
-    const v = this.get(key);
-    if (typeof v === 'boolean') return v;
-    this.fail();
-    return false;
-  }
-}
-
-type Sentence = (p: Params, t: Translate) => string;
-
-/** `t`'s result with its named placeholders filled (a translation may reorder them). */
-const fill = (template: string, values: Record<string, string>): string => formatMessage(template, [values]);
+export { ENGLISH_WORDING, Params, type Wording } from './wording';
 
 const WARNINGS: Readonly<Record<string, Sentence>> = {
   ascend_unavailable: (_p, t) =>
@@ -344,16 +260,30 @@ interface ReasonWords {
   fix: Sentence;
 }
 
+/** A run_failed reason's error worded from its code, when it has one this table knows. */
+function failedError(p: Params, t: Translate): { message: string; fix?: string } | undefined {
+  if (!p.has('error_code')) return undefined;
+  const err = { code: p.str('error_code'), params: p.has('error_params') ? p.obj('error_params') : {} };
+  return wordedRunnerError(p.has('error_fix') ? { ...err, fix: p.str('error_fix') } : err, { t, language: p.language });
+}
+
 const REASONS: Readonly<Record<string, ReasonWords>> = {
   run_failed: {
     title: (t) => t('the run failed'),
+    // The error itself worded from `error_code`/`error_params` when this table knows the code
+    // (runnerErrors.ts); else the runner's English, as the run's error said it.
     message: (p, t) =>
       fill(t('The run failed ({kind}): {error}'), {
         kind: p.str('kind'),
-        error: p.str('error') || t('see its error'),
+        error: failedError(p, t)?.message ?? (p.str('error') || t('see its error')),
       }),
-    fix: (p, t) =>
-      p.has('error_fix') ? p.str('error_fix') : t("Read the run's error, fix its cause and start the run again."),
+    fix: (p, t) => {
+      const worded = failedError(p, t);
+      if (worded) return worded.fix ?? t("Read the run's error, fix its cause and start the run again.");
+      return p.has('error_fix')
+        ? p.str('error_fix')
+        : t("Read the run's error, fix its cause and start the run again.");
+    },
   },
   nonfinite_steps: {
     title: (t) => t('NaN or Inf loss'),
@@ -452,13 +382,6 @@ const REASONS: Readonly<Record<string, ReasonWords>> = {
 };
 
 export const REASON_CODES: readonly string[] = Object.keys(REASONS);
-
-/** The sentence, with the parameters it read, or undefined when a parameter did not fit. */
-function attempt(sentence: Sentence, params: unknown, w: Wording): { text: string; used: Set<string> } | undefined {
-  const p = new Params(isObj(params) ? params : {}, w.language);
-  const text = sentence(p, w.t);
-  return p.bad ? undefined : { text, used: p.used };
-}
 
 /** A warning's sentence for a code this table knows; undefined otherwise (tests read `used`). */
 export function wordWarning(

@@ -17,13 +17,12 @@ import { absolutizeSpecPaths } from '../../core/spec/builder';
 import { parseSpecText } from '../../core/spec/file';
 import { LOCAL_TARGET_ID, type TargetDef } from '../../core/targets/model';
 import { listFolder } from '../../core/targets/ops';
-import { RunnerError } from '../../core/targets/runnerCli';
 import type { App } from '../app';
 import { resolve, type ActionsHost } from '../checkpoints/actions';
 import { LONG_TIMEOUT_MS, TIMEOUT_MS, type CkptRef } from '../checkpoints/types';
-import { errorText, type Ctx } from '../context';
+import { errorFix, errorText, type Ctx } from '../context';
 import type { RunRef } from '../runMonitor';
-import { translate } from '../l10n';
+import { translate, wording } from '../l10n';
 import { specLanguage } from '../specLanguage';
 import { DataPanel, type JobControl } from './panel';
 import { pickClassifyCheckpoint } from './pickCheckpoint';
@@ -151,8 +150,8 @@ export function openPreview(ctx: Ctx, req: PreviewRequest): DataPanel {
 
 /** The runner's message, with its `fix` when it gave one. */
 function runnerMessage(e: unknown): string {
-  const fix = e instanceof RunnerError && typeof e.info?.fix === 'string' ? ` Fix: ${e.info.fix}` : '';
-  return `${errorText(e)}${fix}`;
+  const fix = errorFix(e);
+  return fix ? vscode.l10n.t('{0} Fix: {1}', errorText(e), fix) : errorText(e);
 }
 
 let copies: string | undefined;
@@ -329,7 +328,7 @@ export function openClassify(
               shown += u.length;
             }
           }
-        ctl.set({ status: 'done', activity: null, classify: toClassifyView(raw, images) });
+        ctl.set({ status: 'done', activity: null, classify: toClassifyView(raw, images, wording()) });
       } catch (e) {
         if (ac.signal.aborted) ctl.set({ status: 'cancelled', activity: null, error: vscode.l10n.t('Cancelled.') });
         else ctl.set({ status: 'failed', activity: null, error: runnerMessage(e) });

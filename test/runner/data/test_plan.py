@@ -83,15 +83,15 @@ def test_a_rank_reads_the_launchers_verified_plan_without_scanning(tmp_path, mon
     [("Ascend", False, True, True), ("CPU", True, True, False)],
 )
 def test_bind_core_only_for_ascend_and_a_msrun_that_has_it(tmp_path, target, signs, supported, expect):
-    from ascend_finetune.distributed import launcher
+    from ascend_finetune.distributed import world
     from ascend_finetune.distributed.world import ENTRY_SCRIPT, msrun_argv
 
     (tmp_path / "cls").mkdir()  # validate wants class folders under data.train
     spec = resolve({"data": {"train": str(tmp_path)}, "device": {"target": target, "ids": [0, 1]}})
     argv = msrun_argv(spec, "/tmp/r", 0, 12345)
-    out = launcher.bind_core_argv(spec, argv, supported=supported)
+    out = world.bind_core_argv(spec, argv, supported=supported)
     assert ("--bind_core=True" in out) is expect
     if expect:
         assert out.index("--bind_core=True") == out.index(ENTRY_SCRIPT) - 1
-    assert launcher.bind_core_argv(spec, argv, supported=False) == argv
-    assert launcher.msrun_supports_bind_core()  # the installed MindSpore (2.10) has the flag
+    assert world.bind_core_argv(spec, argv, supported=False) == argv
+    assert world.msrun_supports_bind_core()  # the installed MindSpore (2.10) has the flag

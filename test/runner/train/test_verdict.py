@@ -184,7 +184,13 @@ def test_a_failed_run_has_problems_and_says_why():
     h = _judge(
         [],
         "failed",
-        error={"kind": "bad_input", "message": "no classes", "fix": "add folders"},
+        error={
+            "kind": "bad_input",
+            "code": "too_few_classes",
+            "params": {"count": 1, "folder": "/d"},
+            "message": "no classes",
+            "fix": "add folders",
+        },
     )
     assert h["verdict"] == "problems"
     assert h["reasons"] == [
@@ -195,10 +201,13 @@ def test_a_failed_run_has_problems_and_says_why():
             "kind": "bad_input",
             "error": "no classes",  # the error's words and fix, for a reworded reason to quote
             "error_fix": "add folders",
+            "error_code": "too_few_classes",  # and its code and parameters, for the error to be worded too
+            "error_params": {"count": 1, "folder": "/d"},
         }
     ]
     (no_fix,) = _judge([], "failed", error={"kind": "oom", "message": "out of memory"})["reasons"]
     assert no_fix["error_fix"] is None and no_fix["fix"].startswith("Read the run's error")
+    assert no_fix["error_code"] is None and no_fix["error_params"] is None  # an error from an older runner
 
 
 def test_a_resume_drops_the_steps_it_redid_and_a_new_run_starts_afresh():
