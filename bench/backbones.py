@@ -13,6 +13,7 @@ time in the same run; `cache x/5ep` counts the one-off extraction over 5 epochs:
 5 * frozen / (extract + 5 * cached).
 
 Usage: .venv/bin/python bench/backbones.py [--sizes 224,64] [--batch 8] [--steps 3] [--only convnext,vit]
+(--only: families, each by its smallest model, or model names such as vit_b_32_224)
 """
 
 from __future__ import annotations
@@ -35,7 +36,11 @@ def models(only: set[str] | None) -> list[str]:
         if e["family"] not in best or e["params"] < best[e["family"]][0]:
             best[e["family"]] = (e["params"], name)
     names = ["resnet18"] + sorted(n for _, n in best.values())
-    return [n for n in names if not only or bb.family(n) in only]
+    if not only:
+        return names
+    # --only takes families (their smallest model) or model names (vit_b_32_224: the CI's ViT).
+    named = sorted(n for n in bb.mindcv_models() if n in only and n not in names)
+    return [n for n in names if bb.family(n) in only or n in only] + named
 
 
 def timed(fn, steps: int) -> float:
@@ -86,7 +91,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="224,64")
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--steps", type=int, default=3)
-    ap.add_argument("--only", help="comma-separated families")
+    ap.add_argument("--only", help="comma-separated families or model names")
     a = ap.parse_args()
     import mindspore as ms
 
@@ -98,13 +103,19 @@ def main() -> None:
     print(f"CPU, GRAPH mode, batch {a.batch}, median of {a.steps} steps after one compiling step; ms per step")
     cols = ("px", 4), ("full ms", 9), ("img/s", 7), ("frozen ms", 10), ("img/s", 7), ("extract", 8), ("cached", 7)
     print(f"{'backbone':24s} " + " ".join(f"{c:>{w}s}" for c, w in cols) + f" {'cache x':>8s} {'x/5ep':>6s}")
-    for size in (int(s) for s in a.sizes.split(",")):
+    sizes = [int(s) for s in a.sizes.split(",")]
+    for size in sizes:
         for name in names:
             fixed = bb.fixed_image_size(name)
             if fixed and fixed != size:  # ViT: its own input size only (backbones.json image_size)
-                print(f"{name:24s} {size:4d}  ({fixed} px only)", flush=True)
+                where = f"see its {fixed} px row" if fixed in sizes else f"not measured: add {fixed} to --sizes"
+                print(f"{name:24s} {size:4d}  takes {fixed} px images only: {where}", flush=True)
                 continue
-            r = measure(name, size, a.batch, a.steps)
+            try:
+                r = measure(name, size, a.batch, a.steps)
+            except Exception as e:  # one family's failure must not lose the other rows
+                print(f"{name:24s} {size:4d}  failed: {type(e).__name__}: {str(e).splitlines()[0][:80]}", flush=True)
+                continue
             ratio, full_ips, frozen_ips = (
                 r["frozen"] / r["cached"],
                 a.batch * 1000 / r["full"],

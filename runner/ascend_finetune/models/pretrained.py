@@ -29,9 +29,10 @@ from ..checkpoints.errors import PretrainedError
 from .backbones import VARIANT_ENTRY, variant_of_code
 from .torch_weights import PICKLE_SUFFIXES, convert, family_of, looks_torch, read_state_dict
 
-# Checkpoint entries that are not network weights (optimizer and loss-scale state, counters).
+# Checkpoint entries that are not network weights (optimizer and loss-scale state, counters);
+# adam_m./adam_v. are AdamWeightDecay's (train.optimizer "adamw"), as in checkpoints/tools.py.
 NON_WEIGHT = re.compile(
-    r"^(moments\.|ema\.|accum\.|moment1\.|moment2\.|learning_rate|global_step$|momentum$|"
+    r"^(moments\.|adam_m\.|adam_v\.|ema\.|accum\.|moment1\.|moment2\.|learning_rate|global_step$|momentum$|"
     r"epoch_num$|step_num$|steps_per_epoch$|total_steps$|scale_sense$|current_iterator_step$|last_overflow_iterator_step$|"
     r"updates$|beta1_power$|beta2_power$|loss_scale\.|backbone_variant$)"
 )

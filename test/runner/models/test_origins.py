@@ -255,6 +255,17 @@ def test_a_backbone_of_another_layout_is_refused(tmp_path):
         load_backbone(TransferNet("resnet18", 3).backbone, str(path))
 
 
+def test_a_run_trained_with_adamw_loads_as_pretrained_without_a_partial_warning(tmp_path):
+    """A run checkpoint holds the optimizer's state beside the weights; AdamW's (adam_m., adam_v.)
+    is optimizer state like Momentum's moments., not backbone tensors the load failed to place."""
+    net = TransferNet("resnet18", 3)
+    opt = nn.AdamWeightDecay(net.trainable_params(), 1e-3)
+    ms.save_checkpoint(nn.TrainOneStepCell(nn.WithLossCell(net, nn.CrossEntropyLoss()), opt), str(tmp_path / "r.ckpt"))
+    assert any(p.name.startswith("adam_m.backbone.") for p in opt.get_parameters())
+    report = load_backbone(TransferNet("resnet18", 3).backbone, str(tmp_path / "r.ckpt"))
+    assert report.loaded and not report.unexpected and not report.missing
+
+
 # -- fine-tune from ModelZoo, then eval and export ----------------------------------------------------
 def cli(*args: str, timeout: float = 300) -> tuple[int, dict]:
     env = dict(os.environ, PYTHONPATH=str(ROOT / "runner"))
