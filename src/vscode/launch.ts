@@ -43,13 +43,18 @@ export async function launchSpec(
     if ('missing' in resolved) {
       const lines = resolved.missing.map(
         (n) =>
-          `device.nodes: "${n}" is not one of your SSH targets (add it with Add SSH Target, by the host name or alias the spec uses)`,
+          `device.nodes: ${vscode.l10n.t(
+            '"{0}" is not one of your SSH targets (add it with Add SSH Target, by the host name or alias the spec uses)',
+            n,
+          )}`,
       );
       return { kind: 'problems', lines, specPath: '' };
     }
     if (opts.resume !== undefined) {
       throw new Error(
-        'resuming a multi-node run is not supported yet: start a new run with this checkpoint as `model.pretrained`, or resume on one machine',
+        vscode.l10n.t(
+          'resuming a multi-node run is not supported yet: start a new run with this checkpoint as `model.pretrained`, or resume on one machine',
+        ),
       );
     }
     defs = resolved.found;

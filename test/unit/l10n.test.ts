@@ -266,7 +266,9 @@ test('no user-visible literal in src/vscode/ or webview/checkpoints|preview|dash
  *   arguments included (a phrase spliced into a translated sentence stays English);
  * - in core and server files that take a translator, any phrase or worded template outside it
  *   (`` `epoch ${e} · loss ${l}` ``).
- * Logs, errors thrown and the runner's argv are English by design: calls to them are skipped.
+ * - in src/vscode, an error made with an English phrase or worded template (`new Error(`run ${id} gone`)`):
+ *   errorText shows it in a notification.
+ * Logs, core's errors thrown and the runner's argv are English by design: calls to them are skipped.
  */
 const NOT_SHOWN_CALL =
   /(^|\.)(warn|info|error|debug|trace|log|appendLine|fail|assert)$|Error$|^(ssh|spawn|execFile|runRunner|py|sh)$|(^|\.)(startsWith|endsWith|includes|test|match|replace|split|join|get|has|set|update|on|executeCommand|registerCommand|createOutputChannel)$/;
@@ -357,6 +359,14 @@ function bypassesIn(file: string, text: string): string[] {
           args.slice(1).forEach(visit);
           return;
         }
+        // An error made in the glue reaches the user (errorText in a notification): worded, unlike core's.
+        if (file.startsWith('src/vscode/') && ts.isNewExpression(n) && /Error$/.test(callee))
+          for (const a of args)
+            for (const l of leaves(a)) {
+              const s = staticText(l);
+              if (s !== undefined && (PHRASE.test(words(s)) || (ts.isTemplateExpression(l) && /[A-Za-z]{3}/.test(s))))
+                report(l, 'error made in the glue');
+            }
         if (NOT_SHOWN_CALL.test(callee)) return;
         for (const a of args) {
           const s = ts.isStringLiteral(a) || ts.isNoSubstitutionTemplateLiteral(a) ? a.text : '';
@@ -414,9 +424,11 @@ test('the English-phrase check catches the shapes that slipped through before is
     "const TITLE = 'Start Ascend fine-tune';",
     "number('lr', 'Learning rate (Momentum 0.9)');",
     "vscode.l10n.t('{0} has {1}', x, 'one NPU');",
-    // Not user text: logs, errors, a translated message, a file name, an id in a translator-free file.
+    // Not user text: logs, a translated message, a file name, an id in a translator-free file.
     "log.warn('could not save the run');",
     "throw new Error('bad thing happened');",
+    'reject(new Error(`run ${id} is gone`));',
+    "throw new Error(vscode.l10n.t('the run could not be read'));",
     "vscode.l10n.t('Start Ascend fine-tune');",
     "const item = { label: 'checkpoints.json' };",
     'const key = `run ${id} done`;',
@@ -427,6 +439,8 @@ test('the English-phrase check catches the shapes that slipped through before is
       "(constant): 'Start Ascend fine-tune'",
       "(argument): 'Learning rate (Momentum 0.9)'",
       "(spliced into a translation): 'one NPU'",
+      "(error made in the glue): 'bad thing happened'",
+      '(error made in the glue): `run ${id} is gone`',
     ],
   );
 });
