@@ -303,7 +303,7 @@ const NOT_USER_TEXT: [file: RegExp, text: RegExp, why: string][] = [
   ],
   [/targets\/target\.ts$/, /./, "a transport's name for logs and errors"],
   [/targets\/weightsCache\.ts$/, /^download cancelled$/, 'an Error message, caught before it is shown'],
-  [/preview\/model\.ts$/, /preview answer has no valid/, "PreviewFormatError's message: an error, English by design"],
+  [/runs\/attach\.ts$/, /^(attach ended with |bad event$)/, "a reconnect's reason, a skipped line's problem: logged"],
   [/vscode\/specLanguage\.ts$/, /^Ascend Run Spec$/, "the language client's name (its output channel)"],
   [/dashboard\/httpRoutes\.ts$/, /^text\/\w+; charset=utf-8$/, 'HTTP content types'],
   [
@@ -312,11 +312,6 @@ const NOT_USER_TEXT: [file: RegExp, text: RegExp, why: string][] = [
     "a chart mark's fallback label for an older page: the page words the mark from its kind and args",
   ],
   [/targets\/mindcvInstall\.ts$/, /^exit\s+$/, "a failed command's last line in an error message: English by design"],
-  [
-    /sweeps\/remote\.ts$/,
-    /^the sweep spec$/,
-    "the file's name in a SweepFileError's message: an error, English by design",
-  ],
 ];
 
 function englishBypasses(): string[] {
