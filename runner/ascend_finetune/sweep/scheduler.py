@@ -78,6 +78,22 @@ def _num(v: float | None) -> float | None:
     return v if v is not None and math.isfinite(v) else None
 
 
+def failed_run_reason(finished: dict[str, Any] | None) -> dict[str, Any]:
+    """Why a trial whose run failed failed, from the run's `run_finished`: `reason` in English
+    (`kind: message`, as older readers show it), and the run's error `code` and `params` as
+    `error_code` and `error_params`, which the extension words in the user's language
+    (docs/sweeps.md). A runner error without a code (none today) gives the reason alone."""
+    err = finished.get("error") if finished else None
+    if not isinstance(err, dict):
+        return {"reason": "the run failed"}
+    out: dict[str, Any] = {"reason": f"{err.get('kind')}: {err.get('message')}"}
+    if isinstance(err.get("code"), str):
+        params = err.get("params")
+        out["error_code"] = err["code"]
+        out["error_params"] = params if isinstance(params, dict) else {}
+    return out
+
+
 class Scheduler:
     def __init__(self, sweep_dir: str):
         self.dir = os.path.abspath(sweep_dir)
@@ -354,9 +370,9 @@ class Scheduler:
                 **kw,
             )
         elif status == "failed":
-            err = tr.finished.get("error") if tr.finished else None
-            reason = f"{err.get('kind')}: {err.get('message')}" if isinstance(err, dict) else "the run failed"
-            self._tell(trial, tr.number, TrialState.FAIL, None, "failed", tr.slot, reason=reason, **kw)
+            self._tell(
+                trial, tr.number, TrialState.FAIL, None, "failed", tr.slot, **failed_run_reason(tr.finished), **kw
+            )
         else:
             self._tell(
                 trial, tr.number, TrialState.FAIL, None, "lost", tr.slot, reason="the run ended without a result", **kw
@@ -376,6 +392,9 @@ class Scheduler:
         trial.set_user_attr("outcome", outcome)
         if event.get("reason"):
             trial.set_user_attr("reason", str(event["reason"])[:2000])
+        for key in ("error_code", "error_params"):
+            if key in event:
+                trial.set_user_attr(key, event[key])
         self.study.tell(trial, value if state == TrialState.COMPLETE else None, state=state)
         self.slots.release(slot)
         if outcome in RETRIED and set(trial.params) == set(self.sweep["space"]):
