@@ -9,7 +9,7 @@ export { english, formatMessage, joined, type L10nArg, type Translate } from '..
  * `message` stays English for logs and the CLI, and `words(t)` says it in the user's language
  * (the glue's errorText uses it when present).
  */
-export abstract class WordedError extends Error {
+export class WordedError extends Error {
   constructor(readonly words: (t: Translate) => string) {
     super(words(english));
   }

@@ -311,7 +311,11 @@ const NOT_USER_TEXT: [file: RegExp, text: RegExp, why: string][] = [
     /^(unfreeze|lr) /,
     "a chart mark's fallback label for an older page: the page words the mark from its kind and args",
   ],
-  [/targets\/mindcvInstall\.ts$/, /^exit\s+$/, "a failed command's last line in an error message: English by design"],
+  [
+    /targets\/mindcvInstall\.ts$|checkpoints\/download\.ts$/,
+    /^exit\s+$/,
+    "a failed command's exit status where it printed nothing: spliced into a worded error as it is",
+  ],
 ];
 
 function englishBypasses(): string[] {

@@ -344,7 +344,7 @@ export async function download(host: ActionsHost, ref: CkptRef): Promise<void> {
       });
   } catch (e) {
     if (e instanceof IntegrityError)
-      void vscode.window.showErrorMessage(vscode.l10n.t('Download failed the integrity check: {0}', e.message), {
+      void vscode.window.showErrorMessage(vscode.l10n.t('Download failed the integrity check: {0}', errorText(e)), {
         modal: true,
       });
     else throw e;
