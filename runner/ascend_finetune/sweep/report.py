@@ -45,6 +45,7 @@ def _trial(t: optuna.trial.FrozenTrial) -> dict[str, Any]:
         "pruned_at": t.user_attrs.get("pruned_at"),
         "reported": [[int(e), _num(v)] for e, v in reported],
         "reason": t.user_attrs.get("reason"),
+        "reason_code": t.user_attrs.get("reason_code"),
         "error_code": t.user_attrs.get("error_code"),
         "error_params": t.user_attrs.get("error_params"),
         "retry_of": t.user_attrs.get("retry_of"),

@@ -184,6 +184,7 @@ function trial(r: Reader, t: unknown): SweepTrial {
     reported,
     reason: typeof t.reason === 'string' ? t.reason : t.reason == null ? null : JSON.stringify(t.reason),
     // An older runner sends neither; an ill-typed one is dropped, and the English reason stands.
+    reason_code: typeof t.reason_code === 'string' ? t.reason_code : null,
     error_code: typeof t.error_code === 'string' ? t.error_code : null,
     error_params: isObj(t.error_params) ? t.error_params : null,
     retry_of: r.optInt(t, 'retry_of'),

@@ -33,8 +33,8 @@ def test_a_failed_runs_error_code_and_params_go_beside_the_english_reason():
 
 
 def test_a_run_without_an_error_or_a_code_keeps_the_english_reason_alone():
-    assert failed_run_reason(None) == {"reason": "the run failed"}
-    assert failed_run_reason({"status": "failed", "error": None}) == {"reason": "the run failed"}
+    assert failed_run_reason(None) == {"reason": "the run failed", "reason_code": "run_failed"}
+    assert failed_run_reason({"status": "failed", "error": None})["reason_code"] == "run_failed"
     old = {"status": "failed", "error": {"kind": "RuntimeError", "message": "boom"}}
     assert failed_run_reason(old) == {"reason": "RuntimeError: boom"}
     no_params = _finished("nonfinite_loss", "nonfinite_loss")
@@ -52,4 +52,12 @@ def test_sweep_status_reports_the_code_and_params_the_scheduler_kept_on_the_tria
     assert row["error_code"] == "nonfinite_loss"
     assert row["error_params"] == CODES["error:nonfinite_loss"]["params"]
     plain = _trial(optuna.trial.create_trial(state=optuna.trial.TrialState.FAIL, params={}, distributions={}))
-    assert plain["error_code"] is None and plain["error_params"] is None
+    assert plain["error_code"] is None and plain["error_params"] is None and plain["reason_code"] is None
+
+
+def test_a_reason_of_the_schedulers_own_carries_its_code_to_sweep_status():
+    attrs = {"outcome": "pruned", "reason": "its run was stopped", "reason_code": "run_stopped"}
+    row = _trial(
+        optuna.trial.create_trial(state=optuna.trial.TrialState.PRUNED, params={}, distributions={}, user_attrs=attrs)
+    )
+    assert (row["reason"], row["reason_code"], row["error_code"]) == ("its run was stopped", "run_stopped", None)

@@ -60,6 +60,18 @@ test('an unknown code, an ill-typed parameter, or an older runner keep the Engli
   assert.equal(trialReasonText({ ...old, reason: 'its run was stopped' }, ZH), 'its run was stopped');
 });
 
+test("the scheduler's own reasons are worded by their reason_code; without one the English stands", () => {
+  const old = toSweepStatus(status).trials[3];
+  assert.equal(old.reason_code, null);
+  const stopped = { ...old, reason: 'its run was stopped', reason_code: 'run_stopped' };
+  assert.equal(trialReasonText(stopped, ZH), '它的运行被手动停止：计为已剪枝。');
+  assert.equal(trialReasonText(stopped), 'Its run was stopped by hand: counted as pruned.');
+  assert.equal(trialReasonText({ ...stopped, reason_code: 'from_a_newer_runner' }, ZH), 'its run was stopped');
+  // A run error's code comes first: it says more than the scheduler's "the run failed".
+  const failed = failedTrial('nonfinite_loss', 'nonfinite_loss');
+  assert.match(trialReasonText({ ...failed, reason_code: 'run_failed' }, ZH)!, /^损失/);
+});
+
 test('the panel gets every trial with its reason worded, the rest of the status as it was', () => {
   const s = toSweepStatus(status);
   const worded = withTrialReasons({ ...s, trials: [failedTrial('nonfinite_loss', 'nonfinite_loss'), ...s.trials] }, ZH);
