@@ -6,6 +6,7 @@
 import { getNodeValue, parseTree, printParseErrorCode, type Node as JsonNode, type ParseError } from 'jsonc-parser';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
 import { isYamlSpec } from '../core/spec/file';
+import * as l10n from './l10n';
 
 export interface Span {
   start: number;
@@ -25,6 +26,7 @@ export interface SpecDocument {
   text: string;
   /** The spec object; undefined when the text could not be read at all. */
   value: unknown;
+  /** In the client's language (server/l10n.ts; English in the extension host, which reads floatPaths only). */
   errors: { message: string; span: Span }[];
   /** Every key/value in the file by dotted path: objects and their fields, array items as `model.unfreeze[0]`
    * (the runner's problem paths). */
@@ -49,19 +51,27 @@ export function parseSpecDocument(text: string, fileName: string): SpecDocument 
         ? `${(text.length / 1024 / 1024).toFixed(1)} MB`
         : `${Math.round(text.length / 1024)} KB`;
     return refuse(
-      `this file is ${size}: a run spec is a few hundred bytes (limit ${LIMITS.maxChars / 1024} KB), so it is not read`,
+      l10n.t(
+        'this file is {0}: a run spec is a few hundred bytes (limit {1} KB), so it is not read',
+        size,
+        LIMITS.maxChars / 1024,
+      ),
     );
   }
   // eslint-disable-next-line no-control-regex -- control characters are exactly what this looks for
   const nul = text.search(/[\u0000-\u0008\u000e-\u001f]/);
   if (nul >= 0)
     return refuse(
-      `not a text file: control character U+${text.charCodeAt(nul).toString(16).padStart(4, '0')} at offset ${nul}`,
+      l10n.t(
+        'not a text file: control character U+{0} at offset {1}',
+        text.charCodeAt(nul).toString(16).padStart(4, '0'),
+        String(nul),
+      ),
       nul,
     );
   const deep = tooDeep(text, kind);
   if (deep !== undefined)
-    return refuse(`nested more than ${LIMITS.maxDepth} levels deep: a run spec has 2 (section, field)`, deep);
+    return refuse(l10n.t('nested more than {0} levels deep: a run spec has 2 (section, field)', LIMITS.maxDepth), deep);
   try {
     if (kind === 'json') readJson(doc);
     else readYaml(doc);
@@ -69,7 +79,9 @@ export function parseSpecDocument(text: string, fileName: string): SpecDocument 
     // A parser's own limit (stack, aliases): one diagnostic, never a crash.
     doc.value = undefined;
     return refuse(
-      e instanceof RangeError ? 'too deeply nested to read' : `cannot read this file: ${(e as Error).message}`,
+      e instanceof RangeError
+        ? l10n.t('too deeply nested to read')
+        : l10n.t('cannot read this file: {0}', (e as Error).message),
     );
   }
   return doc;
@@ -116,7 +128,7 @@ function readJson(doc: SpecDocument): void {
   const root = parseTree(doc.text, errors, { disallowComments: true, allowTrailingComma: false });
   for (const e of errors) {
     doc.errors.push({
-      message: `not valid JSON: ${describeJsonError(printParseErrorCode(e.error))}`,
+      message: l10n.t('not valid JSON: {0}', describeJsonError(printParseErrorCode(e.error))),
       span: { start: e.offset, end: e.offset + Math.max(1, e.length) },
     });
   }
@@ -156,32 +168,40 @@ function readJson(doc: SpecDocument): void {
   walk(root, '');
 }
 
-/** The runner's words for a key written twice (spec.py's duplicate-key problem). */
+/** The runner's words for a key written twice (spec.py's duplicate-key problem), in the client's language. */
 export function duplicateKeyMessage(key: string, parentPath: string): string {
-  const where = parentPath || 'the spec';
-  return `duplicate key "${key}" in ${where}: it is written more than once; keep one "${key}" in ${where} and delete the others`;
+  return parentPath
+    ? l10n.t(
+        'duplicate key "{0}" in {1}: it is written more than once; keep one "{0}" in {1} and delete the others',
+        key,
+        parentPath,
+      )
+    : l10n.t(
+        'duplicate key "{0}" in the spec: it is written more than once; keep one "{0}" in the spec and delete the others',
+        key,
+      );
 }
 
 function describeJsonError(code: string): string {
-  const words: Record<string, string> = {
-    InvalidSymbol: 'unexpected character',
-    InvalidNumberFormat: 'bad number',
-    PropertyNameExpected: 'a field name (in double quotes) was expected',
-    ValueExpected: 'a value was expected',
-    ColonExpected: 'a colon was expected',
-    CommaExpected: 'a comma was expected',
-    CloseBraceExpected: 'a closing } was expected',
-    CloseBracketExpected: 'a closing ] was expected',
-    EndOfFileExpected: 'the end of the file was expected',
-    InvalidCommentToken: 'comments are not allowed in JSON (use a .ascend.yaml file for comments)',
-    UnexpectedEndOfComment: 'unfinished comment',
-    UnexpectedEndOfString: 'unfinished string',
-    UnexpectedEndOfNumber: 'unfinished number',
-    InvalidUnicode: 'bad \\u escape',
-    InvalidEscapeCharacter: 'bad escape',
-    InvalidCharacter: 'a control character in a string',
+  const words: Record<string, () => string> = {
+    InvalidSymbol: () => l10n.t('unexpected character'),
+    InvalidNumberFormat: () => l10n.t('bad number'),
+    PropertyNameExpected: () => l10n.t('a field name (in double quotes) was expected'),
+    ValueExpected: () => l10n.t('a value was expected'),
+    ColonExpected: () => l10n.t('a colon was expected'),
+    CommaExpected: () => l10n.t('a comma was expected'),
+    CloseBraceExpected: () => l10n.t('a closing } was expected'),
+    CloseBracketExpected: () => l10n.t('a closing ] was expected'),
+    EndOfFileExpected: () => l10n.t('the end of the file was expected'),
+    InvalidCommentToken: () => l10n.t('comments are not allowed in JSON (use a .ascend.yaml file for comments)'),
+    UnexpectedEndOfComment: () => l10n.t('unfinished comment'),
+    UnexpectedEndOfString: () => l10n.t('unfinished string'),
+    UnexpectedEndOfNumber: () => l10n.t('unfinished number'),
+    InvalidUnicode: () => l10n.t('bad \\u escape'),
+    InvalidEscapeCharacter: () => l10n.t('bad escape'),
+    InvalidCharacter: () => l10n.t('a control character in a string'),
   };
-  return words[code] ?? code;
+  return words[code]?.() ?? code;
 }
 
 function readYaml(doc: SpecDocument): void {
@@ -194,7 +214,7 @@ function readYaml(doc: SpecDocument): void {
   });
   for (const e of [...y.errors, ...y.warnings]) {
     doc.errors.push({
-      message: `not valid YAML: ${e.message.split('\n')[0]}`,
+      message: l10n.t('not valid YAML: {0}', e.message.split('\n')[0]),
       span: { start: e.pos[0], end: Math.max(e.pos[0] + 1, e.pos[1]) },
     });
   }
@@ -218,7 +238,8 @@ function readYaml(doc: SpecDocument): void {
       if (!isPair(pair) || !isScalar(pair.key)) continue;
       const key = String(pair.key.value);
       const ks = spanOf(pair.key, 0);
-      if (seen.has(key)) doc.errors.push({ message: `not valid YAML: the key "${key}" appears twice`, span: ks });
+      if (seen.has(key))
+        doc.errors.push({ message: l10n.t('not valid YAML: the key "{0}" appears twice', key), span: ks });
       seen.add(key);
       walk((pair.value as YamlNode | null) ?? null, path ? `${path}.${key}` : key, ks);
     }

@@ -305,11 +305,6 @@ const NOT_USER_TEXT: [file: RegExp, text: RegExp, why: string][] = [
   [/targets\/weightsCache\.ts$/, /^download cancelled$/, 'an Error message, caught before it is shown'],
   [/runs\/attach\.ts$/, /^(attach ended with |bad event$)/, "a reconnect's reason, a skipped line's problem: logged"],
   [/vscode\/specLanguage\.ts$/, /^Ascend Run Spec$/, "the language client's name (its output channel)"],
-  [
-    /server\/specDocument\.ts$/,
-    /^too deeply nested to read$/,
-    "the language server's refusals of hostile files (size, depth, NUL): English like their siblings, not yet worded",
-  ],
   [/dashboard\/httpRoutes\.ts$/, /^text\/\w+; charset=utf-8$/, 'HTTP content types'],
   [
     /dashboard\/seriesStore\.ts$/,
