@@ -70,8 +70,6 @@ NO_TRANSFER = {
     "convnext_tiny": "scratch learns even 5 images a class of task B to 0.68, the probe reaches 0.77 (+0.08)",
     "squeezenet1_0": "no BatchNorm: features of a backbone trained from scratch reach ~100, probe 0.35, scratch 0.81",
     "vgg11": "no BatchNorm: features reach the thousands (probe loss 2,400 at first), probe 0.33, scratch 0.67",
-    # Not yet measured on the few-shot task B; on the old one (32 images a class): probe 0.90, scratch 0.97.
-    "xcit_tiny_12_p16_224": "scratch learnt the old task B's colours (0.97) above the probe (0.90)",
 }
 FAMILIES = [
     pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=NO_TRANSFER[n])) if n in NO_TRANSFER else n
