@@ -69,6 +69,7 @@ def _val_acc(evs) -> float:
 NO_TRANSFER = {
     "convnext_tiny": "scratch learns even 5 images a class of task B to 0.68, the probe reaches 0.77 (+0.08)",
     "squeezenet1_0": "no BatchNorm: features of a backbone trained from scratch reach ~100, probe 0.35, scratch 0.81",
+    "vit_b_32_224": "224 px: scratch learns 5 images a class of task B to 0.67, the probe only 0.68 (+0.02)",
     "vgg11": "no BatchNorm: features reach the thousands (probe loss 2,400 at first), probe 0.33, scratch 0.67",
 }
 FAMILIES = [
