@@ -118,6 +118,15 @@ def data_b(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def data_b_few(tmp_path_factory) -> tuple[Path, Path]:
+    """(train, val) of a few-shot task B: TASK_B with 5 labelled images per class, 40 per class to validate on."""
+    root = tmp_path_factory.mktemp("data") / "shapes_b_few"
+    make_shapes(str(root / "train"), per_class=5, size=32, seed=3, classes=TASK_B)
+    make_shapes(str(root / "val"), per_class=40, size=32, seed=4, classes=TASK_B)
+    return root / "train", root / "val"
+
+
+@pytest.fixture(scope="session")
 def run_a(tmp_path_factory, data_a) -> Path:
     """Task A trained from scratch for 4 epochs: the 'pretrained' backbone of the transfer tests."""
     d = tmp_path_factory.mktemp("run_a")
