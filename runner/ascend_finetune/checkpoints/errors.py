@@ -53,3 +53,15 @@ class PretrainedError(Exception):
     def __init__(self, message: str, why: str = "pretrained_unusable", **params: Any):
         super().__init__(message)
         self.why, self.params = why, params
+
+
+def check_batch_size(batch_size: int | None) -> None:
+    """`--batch-size` of eval and predict: absent (the run's own) or at least 1."""
+    if batch_size is not None and batch_size < 1:
+        raise ToolError(
+            "bad_input",
+            f"--batch-size must be at least 1 (got {batch_size})",
+            field="--batch-size",
+            why="bad_batch_size",
+            params={"batch_size": batch_size},
+        )

@@ -13,7 +13,7 @@ import numpy as np
 from ..data.folder import DataError, list_classes, scan, stratified_split
 from ..data.plan import loader_workers
 from ..rundir import atomic_write_json
-from .errors import ToolError
+from .errors import ToolError, check_batch_size
 from .format import read_index
 from .manifest import sha256_file
 from .scoring import Tally
@@ -83,14 +83,7 @@ def evaluate(run_dir: str, ckpt: str, folder: str | None, batch_size: int | None
             why="no_images_to_evaluate",
             params={"folder": where},
         )
-    if batch_size is not None and batch_size < 1:
-        raise ToolError(
-            "bad_input",
-            f"--batch-size must be at least 1 (got {batch_size})",
-            field="--batch-size",
-            why="bad_batch_size",
-            params={"batch_size": batch_size},
-        )
+    check_batch_size(batch_size)
     # MindSpore only now: a wrong folder or checkpoint is answered without its ~10 s import.
     from ..data.pipeline import make_dataset
     from .loading import preprocess_of

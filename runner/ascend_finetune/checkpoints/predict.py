@@ -15,7 +15,7 @@ from typing import Any, Callable, cast
 import numpy as np
 
 from ..spec_types import AmpSpec
-from .errors import ToolError, error_dict
+from .errors import ToolError, check_batch_size, error_dict
 from .format import read_index
 from .tools import RunInfo, load_run
 
@@ -109,14 +109,7 @@ def predict(
             why="no_classes_json",
             params={"run_dir": run.run_dir},
         )
-    if batch_size is not None and batch_size < 1:
-        raise ToolError(
-            "bad_input",
-            f"--batch-size must be at least 1 (got {batch_size})",
-            field="--batch-size",
-            why="bad_batch_size",
-            params={"batch_size": batch_size},
-        )
+    check_batch_size(batch_size)
     d = run.spec.get("data") or {}
     size = int(d.get("image_size") or 224)
     batch = batch_size or int(d.get("batch_size") or 32)
