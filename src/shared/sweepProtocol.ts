@@ -48,7 +48,13 @@ export interface SweepTrial {
   pruned_at: number | null;
   /** `[epoch, value]` pairs (value null for NaN/Inf). */
   reported: [number, number | null][];
+  /** Why the trial failed or was pruned, in the runner's English. */
   reason: string | null;
+  /** The reason's code when it is one of the scheduler's own (`surplus`, `run_stopped`…; docs/sweeps.md). */
+  reason_code: string | null;
+  /** A failed trial's run error `code` and `params` (runners before them: null): worded by the host. */
+  error_code: string | null;
+  error_params: Record<string, unknown> | null;
   retry_of: number | null;
 }
 

@@ -471,7 +471,7 @@ async function control(app: App, node: unknown, action: ControlAction): Promise<
   const found = await resolveRun(
     app,
     node,
-    action === 'stop' ? 'Stop which run?' : 'Save a checkpoint of which run?',
+    action === 'stop' ? vscode.l10n.t('Stop which run?') : vscode.l10n.t('Save a checkpoint of which run?'),
     (r) => isLive(app.runs.state(r)),
   );
   if (!found) return;

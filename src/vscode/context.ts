@@ -12,6 +12,7 @@ import { loadTargets, readSettings, SECTION, type Settings } from './settings';
 import { RunnerError } from '../core/targets/runnerCli';
 import { runnerErrorText, wordedRunnerError } from '../core/runs/runnerErrors';
 import { wording } from './l10n';
+import { wordedErrorText } from '../core/l10n';
 
 export class Ctx implements vscode.Disposable {
   readonly log: vscode.LogOutputChannel;
@@ -127,12 +128,14 @@ export class Ctx implements vscode.Disposable {
   }
 }
 
-/** An error as one line for a message: a runner's error in the user's language when its code is known. */
+/** An error as one line for a message: a runner's error (known code) or core's WordedError in the user's language. */
 export function errorText(e: unknown): string {
   if (e instanceof RunnerError && e.info) {
     const worded = wordedRunnerError(e.info, wording());
     if (worded) return worded.message;
   }
+  const worded = wordedErrorText(e, vscode.l10n.t);
+  if (worded !== undefined) return worded;
   return e instanceof Error ? e.message : String(e);
 }
 

@@ -68,7 +68,7 @@ async function pickWeights(app: App): Promise<{ file: string; pretrained?: strin
 /** This machine's runner downloads a named source into this machine's cache, with a notification. */
 export async function downloadHere(app: App, source: string): Promise<Fetched> {
   const local = app.ctx.target(LOCAL_TARGET_ID);
-  if (!local) throw new Error('this machine is not a target: set its Python first');
+  if (!local) throw new Error(vscode.l10n.t('this machine is not a target: set its Python first'));
   await app.ctx.ensureRunner(local);
   return vscode.window.withProgress(
     {

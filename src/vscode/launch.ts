@@ -12,7 +12,7 @@ import { writeTargetFile } from '../core/targets/ops';
 import type { TargetDef } from '../core/targets/model';
 import { VIEWS } from '../shared/commands';
 import type { App } from './app';
-import { problemWording } from './l10n';
+import { problemWording, translate } from './l10n';
 
 export type LaunchOutcome =
   | { kind: 'launched'; record: RunRecord; specPath: string }
@@ -43,13 +43,18 @@ export async function launchSpec(
     if ('missing' in resolved) {
       const lines = resolved.missing.map(
         (n) =>
-          `device.nodes: "${n}" is not one of your SSH targets (add it with Add SSH Target, by the host name or alias the spec uses)`,
+          `device.nodes: ${vscode.l10n.t(
+            '"{0}" is not one of your SSH targets (add it with Add SSH Target, by the host name or alias the spec uses)',
+            n,
+          )}`,
       );
       return { kind: 'problems', lines, specPath: '' };
     }
     if (opts.resume !== undefined) {
       throw new Error(
-        'resuming a multi-node run is not supported yet: start a new run with this checkpoint as `model.pretrained`, or resume on one machine',
+        vscode.l10n.t(
+          'resuming a multi-node run is not supported yet: start a new run with this checkpoint as `model.pretrained`, or resume on one machine',
+        ),
       );
     }
     defs = resolved.found;
@@ -60,7 +65,7 @@ export async function launchSpec(
   const specPath = sites[0].specPath;
   const log = app.ctx.log;
   if (sites.length === 1) {
-    report('launching…');
+    report(vscode.l10n.t('launching…'));
     const res = await launchRun(sites[0].target, specPath, def.runsRoot, { timeoutMs: 120_000, resume: opts.resume });
     log.info(`launched ${res.run_id} (pid ${res.pid}) in ${res.run_dir} on ${def.label}`);
     const resumedFrom = opts.resume === undefined ? undefined : opts.resume.split(/[\\/]/).pop();
@@ -71,7 +76,7 @@ export async function launchSpec(
     };
   }
   // The run is followed on the master, whose rank 0 writes the events.
-  const { runs, masterPort } = await launchNodes(sites, { timeoutMs: 120_000, report });
+  const { runs, masterPort } = await launchNodes(sites, { timeoutMs: 120_000, report, t: translate });
   for (const r of runs)
     log.info(
       `launched ${r.run_id} node ${r.nodeRank} (pid ${r.pid}) in ${r.run_dir} on ${r.label}, master port ${masterPort}`,
@@ -101,11 +106,18 @@ async function prepare(
   const questions: string[] = [];
   for (const [rank, def] of defs.entries()) {
     const tag = (line: string) => (many ? `${def.label}: ${line}` : line);
-    report(many ? `node ${rank} (${def.label}): writing and validating the spec…` : 'writing the spec…');
+    report(
+      many
+        ? vscode.l10n.t('node {0} ({1}): writing and validating the spec…', rank, def.label)
+        : vscode.l10n.t('writing the spec…'),
+    );
     const specPath = await writeTargetFile(app.ctx.python(def), targetSpecPath(name, when), text);
     log.info(`spec for ${name} written to ${specPath} on ${def.label}`);
     await app.ctx.ensureRunner(def);
-    if (!many) report(opts.confirmPreflight ? 'validating and checking the target…' : 'validating…');
+    if (!many)
+      report(
+        opts.confirmPreflight ? vscode.l10n.t('validating and checking the target…') : vscode.l10n.t('validating…'),
+      );
     const transport = app.ctx.transport(def);
     const checked = await validateOn(app, transport, specPath, spec, opts);
     if (checked.kind === 'problems') return { kind: 'problems', lines: checked.lines.map(tag), specPath };

@@ -9,6 +9,7 @@ import {
   lostNotice,
   runnerErrorSentence,
   RunNotices,
+  specProblemDetails,
   streamStoppedNotice,
   type Notice,
   type NoticeAction,
@@ -18,7 +19,8 @@ import { applyEvent, applySignal, describe, initialView, type RunView, type Tran
 import type { CommandId } from '../shared/commands';
 import { isKnownEvent, runHealth, type RunEvent, type RunFinishedEvent, type RunState } from '../shared/eventsProtocol';
 import { errorText, type Ctx } from './context';
-import { translate } from './l10n';
+import { problemWording, translate } from './l10n';
+import { readRunCheckpoints } from '../core/checkpoints/runInfo';
 
 /** Names one run: the key of the index and of live streams. */
 export interface RunRef {
@@ -241,15 +243,38 @@ export class RunMonitor implements vscode.Disposable {
     void show(n.message, ...labels).then((picked) => {
       const a = picked?.id;
       if (a === 'Show All') {
-        const details = n.details ?? [n.message];
-        for (const d of details) this.ctx.log.info(`run ${runKey(ref)}: ${d}`);
-        // the headline without its "(+N more)" (English or translated): the details list them all
-        void show(n.message.replace(/\s*[(（]\+\d+[^)）]*[)）]$/, ''), { modal: true, detail: details.join('\n\n') });
+        void this.details(n, ref).then((details) => {
+          for (const d of details) this.ctx.log.info(`run ${runKey(ref)}: ${d}`);
+          // the headline without its "(+N more)" (English or translated): the details list them all
+          void show(n.message.replace(/\s*[(（]\+\d+[^)）]*[)）]$/, ''), { modal: true, detail: details.join('\n\n') });
+        });
       } else if (a === 'Open Dashboard')
         void vscode.commands.executeCommand('ascend.openDashboard' satisfies CommandId, ref);
       else if (a === 'Reattach') void vscode.commands.executeCommand('ascend.reattach' satisfies CommandId, ref);
       else if (a) this.onAction(a, ref);
     });
+  }
+
+  /**
+   * What "Show All" lists. A spec's problems (the runner's English) are worded in the display
+   * language against the run's spec.json, read from the target now: the local checker words each
+   * problem it finds there too; without the spec only a path missing on the target is worded.
+   */
+  private async details(n: Notice, ref: RunRef): Promise<string[]> {
+    const wording = problemWording();
+    if (!n.problems || !wording) return n.details ?? [n.message];
+    const record = this.ctx.index.get(ref.targetId, ref.runId);
+    const def = this.ctx.target(ref.targetId);
+    let spec: unknown;
+    if (record && def) {
+      try {
+        await this.ctx.ensureRunner(def);
+        spec = (await readRunCheckpoints(this.ctx.python(def), record.runDir, { timeoutMs: 30_000 })).spec ?? undefined;
+      } catch (e) {
+        this.ctx.log.warn(`run ${runKey(ref)}: spec.json not read to word its problems: ${errorText(e)}`);
+      }
+    }
+    return specProblemDetails(n.problems, translate, { wording, spec });
   }
 
   private changedSoon(): void {

@@ -95,7 +95,7 @@ class RunTask implements vscode.Pseudoterminal {
     try {
       raw = parseSpecText(await readFile(file, 'utf8'), file);
     } catch (e) {
-      this.line(`${path.basename(file)}: ${e instanceof Error ? e.message : String(e)}`);
+      this.line(`${path.basename(file)}: ${errorText(e)}`);
       return 2;
     }
     const spec = absolutizeSpecPaths(raw, path.dirname(file), path.join) as Record<string, unknown>;

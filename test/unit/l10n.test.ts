@@ -266,7 +266,9 @@ test('no user-visible literal in src/vscode/ or webview/checkpoints|preview|dash
  *   arguments included (a phrase spliced into a translated sentence stays English);
  * - in core and server files that take a translator, any phrase or worded template outside it
  *   (`` `epoch ${e} · loss ${l}` ``).
- * Logs, errors thrown and the runner's argv are English by design: calls to them are skipped.
+ * - in src/vscode, an error made with an English phrase or worded template (`new Error(`run ${id} gone`)`):
+ *   errorText shows it in a notification.
+ * Logs, core's errors thrown and the runner's argv are English by design: calls to them are skipped.
  */
 const NOT_SHOWN_CALL =
   /(^|\.)(warn|info|error|debug|trace|log|appendLine|fail|assert)$|Error$|^(ssh|spawn|execFile|runRunner|py|sh)$|(^|\.)(startsWith|endsWith|includes|test|match|replace|split|join|get|has|set|update|on|executeCommand|registerCommand|createOutputChannel)$/;
@@ -301,7 +303,7 @@ const NOT_USER_TEXT: [file: RegExp, text: RegExp, why: string][] = [
   ],
   [/targets\/target\.ts$/, /./, "a transport's name for logs and errors"],
   [/targets\/weightsCache\.ts$/, /^download cancelled$/, 'an Error message, caught before it is shown'],
-  [/preview\/model\.ts$/, /preview answer has no valid/, "PreviewFormatError's message: an error, English by design"],
+  [/runs\/attach\.ts$/, /^(attach ended with |bad event$)/, "a reconnect's reason, a skipped line's problem: logged"],
   [/vscode\/specLanguage\.ts$/, /^Ascend Run Spec$/, "the language client's name (its output channel)"],
   [/dashboard\/httpRoutes\.ts$/, /^text\/\w+; charset=utf-8$/, 'HTTP content types'],
   [
@@ -309,11 +311,10 @@ const NOT_USER_TEXT: [file: RegExp, text: RegExp, why: string][] = [
     /^(unfreeze|lr) /,
     "a chart mark's fallback label for an older page: the page words the mark from its kind and args",
   ],
-  [/targets\/mindcvInstall\.ts$/, /^exit\s+$/, "a failed command's last line in an error message: English by design"],
   [
-    /sweeps\/remote\.ts$/,
-    /^the sweep spec$/,
-    "the file's name in a SweepFileError's message: an error, English by design",
+    /targets\/mindcvInstall\.ts$|checkpoints\/download\.ts$/,
+    /^exit\s+$/,
+    "a failed command's exit status where it printed nothing: spliced into a worded error as it is",
   ],
 ];
 
@@ -357,10 +358,19 @@ function bypassesIn(file: string, text: string): string[] {
           args.slice(1).forEach(visit);
           return;
         }
+        // An error made in the glue reaches the user (errorText in a notification): worded, unlike core's.
+        if (file.startsWith('src/vscode/') && ts.isNewExpression(n) && /Error$/.test(callee))
+          for (const a of args)
+            for (const l of leaves(a)) {
+              const s = staticText(l);
+              if (s !== undefined && (PHRASE.test(words(s)) || (ts.isTemplateExpression(l) && /[A-Za-z]{3}/.test(s))))
+                report(l, 'error made in the glue');
+            }
         if (NOT_SHOWN_CALL.test(callee)) return;
-        for (const a of args) {
-          const s = ts.isStringLiteral(a) || ts.isNoSubstitutionTemplateLiteral(a) ? a.text : '';
-          if (!s.includes('\n') && PHRASE.test(words(s))) report(a, 'argument');
+        // Each leaf of an argument: `report(many ? 'a phrase' : 'another')` slipped through before.
+        for (const l of args.flatMap(leaves)) {
+          const s = ts.isStringLiteral(l) || ts.isNoSubstitutionTemplateLiteral(l) ? l.text : '';
+          if (!s.includes('\n') && PHRASE.test(words(s))) report(l, 'argument');
         }
       }
       if (
@@ -414,9 +424,12 @@ test('the English-phrase check catches the shapes that slipped through before is
     "const TITLE = 'Start Ascend fine-tune';",
     "number('lr', 'Learning rate (Momentum 0.9)');",
     "vscode.l10n.t('{0} has {1}', x, 'one NPU');",
-    // Not user text: logs, errors, a translated message, a file name, an id in a translator-free file.
+    "report(many ? 'writing the spec' : 'validating it');",
+    // Not user text: logs, a translated message, a file name, an id in a translator-free file.
     "log.warn('could not save the run');",
     "throw new Error('bad thing happened');",
+    'reject(new Error(`run ${id} is gone`));',
+    "throw new Error(vscode.l10n.t('the run could not be read'));",
     "vscode.l10n.t('Start Ascend fine-tune');",
     "const item = { label: 'checkpoints.json' };",
     'const key = `run ${id} done`;',
@@ -427,6 +440,10 @@ test('the English-phrase check catches the shapes that slipped through before is
       "(constant): 'Start Ascend fine-tune'",
       "(argument): 'Learning rate (Momentum 0.9)'",
       "(spliced into a translation): 'one NPU'",
+      "(argument): 'writing the spec'",
+      "(argument): 'validating it'",
+      "(error made in the glue): 'bad thing happened'",
+      '(error made in the glue): `run ${id} is gone`',
     ],
   );
 });

@@ -78,6 +78,22 @@ def _num(v: float | None) -> float | None:
     return v if v is not None and math.isfinite(v) else None
 
 
+def failed_run_reason(finished: dict[str, Any] | None) -> dict[str, Any]:
+    """Why a trial whose run failed failed, from the run's `run_finished`: `reason` in English
+    (`kind: message`, as older readers show it), and the run's error `code` and `params` as
+    `error_code` and `error_params`, which the extension words in the user's language
+    (docs/sweeps.md). A runner error without a code (none today) gives the reason alone."""
+    err = finished.get("error") if finished else None
+    if not isinstance(err, dict):
+        return {"reason": "the run failed", "reason_code": "run_failed"}
+    out: dict[str, Any] = {"reason": f"{err.get('kind')}: {err.get('message')}"}
+    if isinstance(err.get("code"), str):
+        params = err.get("params")
+        out["error_code"] = err["code"]
+        out["error_params"] = params if isinstance(params, dict) else {}
+    return out
+
+
 class Scheduler:
     def __init__(self, sweep_dir: str):
         self.dir = os.path.abspath(sweep_dir)
@@ -234,7 +250,9 @@ class Scheduler:
         assert slot is not None
         trial = self.study.ask()
         if over_budget(self.study.get_trials(deepcopy=False), trial.number, self.sweep["trials"]):
-            self._tell(trial, trial.number, TrialState.FAIL, None, "surplus", slot, reason=SURPLUS)
+            self._tell(
+                trial, trial.number, TrialState.FAIL, None, "surplus", slot, reason=SURPLUS, reason_code="surplus"
+            )
             return
         self._launch(trial, slot)
 
@@ -332,12 +350,30 @@ class Scheduler:
         if status == "completed" and value is not None:
             self._tell(trial, tr.number, TrialState.COMPLETE, value, "completed", tr.slot, **kw)
         elif status == "completed":
-            self._tell(trial, tr.number, TrialState.FAIL, None, "failed", tr.slot, reason="no finite eval value", **kw)
+            self._tell(
+                trial,
+                tr.number,
+                TrialState.FAIL,
+                None,
+                "failed",
+                tr.slot,
+                reason="no finite eval value",
+                reason_code="no_finite_value",
+                **kw,
+            )
         elif status == "stopped" and tr.pruned_at is not None:
             self._tell(trial, tr.number, TrialState.PRUNED, None, "pruned", tr.slot, pruned_at=tr.pruned_at, **kw)
         elif status == "stopped" and self.stopping:
             self._tell(
-                trial, tr.number, TrialState.FAIL, None, "stopped", tr.slot, reason="stopped by sweep-stop", **kw
+                trial,
+                tr.number,
+                TrialState.FAIL,
+                None,
+                "stopped",
+                tr.slot,
+                reason="stopped by sweep-stop",
+                reason_code="sweep_stopped",
+                **kw,
             )
         elif status == "stopped":  # someone stopped the trial's run: a pruning by hand
             at = max(tr.reported) if tr.reported else None
@@ -351,15 +387,24 @@ class Scheduler:
                 tr.slot,
                 pruned_at=at,
                 reason="its run was stopped",
+                reason_code="run_stopped",
                 **kw,
             )
         elif status == "failed":
-            err = tr.finished.get("error") if tr.finished else None
-            reason = f"{err.get('kind')}: {err.get('message')}" if isinstance(err, dict) else "the run failed"
-            self._tell(trial, tr.number, TrialState.FAIL, None, "failed", tr.slot, reason=reason, **kw)
+            self._tell(
+                trial, tr.number, TrialState.FAIL, None, "failed", tr.slot, **failed_run_reason(tr.finished), **kw
+            )
         else:
             self._tell(
-                trial, tr.number, TrialState.FAIL, None, "lost", tr.slot, reason="the run ended without a result", **kw
+                trial,
+                tr.number,
+                TrialState.FAIL,
+                None,
+                "lost",
+                tr.slot,
+                reason="the run ended without a result",
+                reason_code="no_result",
+                **kw,
             )
 
     def _tell(
@@ -376,6 +421,9 @@ class Scheduler:
         trial.set_user_attr("outcome", outcome)
         if event.get("reason"):
             trial.set_user_attr("reason", str(event["reason"])[:2000])
+        for key in ("reason_code", "error_code", "error_params"):
+            if key in event:
+                trial.set_user_attr(key, event[key])
         self.study.tell(trial, value if state == TrialState.COMPLETE else None, state=state)
         self.slots.release(slot)
         if outcome in RETRIED and set(trial.params) == set(self.sweep["space"]):
@@ -424,7 +472,16 @@ class Scheduler:
             trial = optuna.trial.Trial(self.study, t._trial_id)
             self.log.emit("trial_resumed", number=t.number, run_id=None, run_state=None, reported=0)
             if slot is None:  # more of them than free slots (the spec's devices cannot change): retry later
-                self._tell(trial, t.number, TrialState.FAIL, None, "lost", None, reason="no free slot at resume")
+                self._tell(
+                    trial,
+                    t.number,
+                    TrialState.FAIL,
+                    None,
+                    "lost",
+                    None,
+                    reason="no free slot at resume",
+                    reason_code="no_free_slot",
+                )
             else:
                 self._launch(trial, slot)
 

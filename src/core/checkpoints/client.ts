@@ -4,6 +4,7 @@
 // runner of another version gives a clear error instead of a view that breaks on a missing field.
 // One file above 450 lines on purpose: each command is a short argv builder beside the checks of its answer,
 // and the checks share the small readers at the top.
+import { WordedError } from '../l10n';
 import * as path from 'node:path';
 import { RunnerError, runRunner, type RunOptions } from '../targets/runnerCli';
 import type { RunnerConfig } from '../targets/invocation';
@@ -179,10 +180,14 @@ export interface VerifyEntry {
 // ---- checking what came back ----
 
 /** Raised when a runner's output does not have the promised shape (another runner version). */
-export class RunnerOutputError extends Error {
+export class RunnerOutputError extends WordedError {
   constructor(command: string, detail: string) {
-    super(
-      `runner ${command} printed an unexpected result (${detail}); is the runner on the target the extension's version?`,
+    super((t) =>
+      t(
+        "runner {0} printed an unexpected result ({1}); is the runner on the target the extension's version?",
+        command,
+        detail,
+      ),
     );
     this.name = 'RunnerOutputError';
   }

@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { PythonTargetFactory } from '../targets/ops';
+import { WordedError, type Translate } from '../l10n';
 
 const STREAM = `import os, sys
 p = os.path.abspath(os.path.expanduser(sys.argv[1]))
@@ -49,13 +50,13 @@ export interface DownloadResult {
 }
 
 /** The download arrived but is not the file checkpoints.json describes; the partial file is gone. */
-export class IntegrityError extends Error {
+export class IntegrityError extends WordedError {
   constructor(
-    message: string,
+    words: (t: Translate) => string,
     readonly expected: Expected,
     readonly actual: { bytes: number; sha256: string },
   ) {
-    super(message);
+    super(words);
     this.name = 'IntegrityError';
   }
 }
@@ -98,17 +99,25 @@ export async function downloadCheckpoint(
     const [, exit] = await Promise.all([pipeline(child.stdout, counter, createWriteStream(part)), exited]);
     if (exit.error || exit.code !== 0) {
       const why = exit.error?.message ?? (stderr.trim().split('\n').pop() || `exit ${exit.code ?? exit.signal}`);
-      throw new Error(`could not read ${remoteFile} on the target: ${why}`);
+      throw new WordedError((t) => t('could not read {0} on the target: {1}', remoteFile, why));
     }
     const sha256 = hash.digest('hex');
     const sizeBad = expected.bytes !== null && done !== expected.bytes;
     const shaBad = expected.sha256 !== null && sha256 !== expected.sha256.toLowerCase();
     if (sizeBad || shaBad) {
       rmSync(part, { force: true });
-      const what = sizeBad
-        ? `${done} bytes arrived, checkpoints.json says ${expected.bytes}`
-        : `sha256 ${short(sha256)} does not match checkpoints.json's ${short(expected.sha256!)}`;
-      throw new IntegrityError(`${path.basename(remoteFile)}: ${what}; the partial download was deleted`, expected, {
+      const name = path.basename(remoteFile);
+      const [got, want] = sizeBad ? [done, expected.bytes!] : [short(sha256), short(expected.sha256!)];
+      const words = (t: Translate) =>
+        sizeBad
+          ? t('{0}: {1} bytes arrived, checkpoints.json says {2}; the partial download was deleted', name, got, want)
+          : t(
+              "{0}: sha256 {1} does not match checkpoints.json's {2}; the partial download was deleted",
+              name,
+              got,
+              want,
+            );
+      throw new IntegrityError(words, expected, {
         bytes: done,
         sha256,
       });

@@ -12,16 +12,18 @@ import type {
   SizeStats,
   Thumb,
 } from '../../shared/previewProtocol';
-import { english, joined, type Translate } from '../l10n';
+import { english, joined, WordedError, type Translate } from '../l10n';
 import { wordedRunnerError } from '../runs/runnerErrors';
 import type { Wording } from '../runs/wording';
 
 /** Files listed per warning in the panel: the runner lists up to 100, the panel shows the first ones. */
 export const FILES_PER_PROBLEM = 50;
 
-export class PreviewFormatError extends Error {
+export class PreviewFormatError extends WordedError {
   constructor(field: string, want: string) {
-    super(`the runner's preview answer has no valid "${field}" (${want}): is the runner on the target current?`);
+    super((t) =>
+      t('the runner\'s preview answer has no valid "{0}" ({1}): is the runner on the target current?', field, want),
+    );
     this.name = 'PreviewFormatError';
   }
 }

@@ -4,6 +4,7 @@ import { EventSequencer, type GapHandler } from './eventStream';
 import { JsonlReader, type BadLineHandler } from './jsonlReader';
 import { errorInfo, runnerArgs, type RunnerConfig, type RunnerErrorInfo } from '../targets/runnerCli';
 import { asTarget, type Target } from '../targets/target';
+import { WordedError, type Translate } from '../l10n';
 
 export interface FollowOptions {
   /** Where the run is: this machine (a RunnerConfig, or a local Target) or an SSH target. */
@@ -66,15 +67,15 @@ export interface ReconnectInfo {
 }
 
 /** Following stopped for a reason a reconnect cannot fix. */
-export class FollowError extends Error {
+export class FollowError extends WordedError {
   constructor(
-    message: string,
+    words: (t: Translate) => string,
     readonly exitCode: number | null,
     /** The runner's `error` object, when it reported one. */
     readonly info: RunnerErrorInfo | undefined,
     readonly stderrTail: string,
   ) {
-    super(message);
+    super(words);
     this.name = 'FollowError';
   }
 }
@@ -170,23 +171,35 @@ export async function* followRun(opts: FollowOptions): AsyncGenerator<RunEvent, 
     if (opts.signal?.aborted) return;
     if (!follow && exit.code === 0) return;
     if (reported) {
-      throw new FollowError(
-        reported.message ?? `attach failed (${reported.kind ?? 'error'})`,
-        exit.code,
-        reported,
-        stderr,
-      );
+      const { message, kind } = reported;
+      throw new FollowError((t) => message ?? t('attach failed ({0})', kind ?? 'error'), exit.code, reported, stderr);
     }
     if (exit.error)
-      throw new FollowError(`could not run ${target.program}: ${exit.error.message}`, null, undefined, stderr);
+      throw new FollowError(
+        (t) => t('could not run {0}: {1}', target.program, exit.error!.message),
+        null,
+        undefined,
+        stderr,
+      );
     if (exit.code === 2)
-      throw new FollowError(`attach refused its input: ${stderr.trim() || '(no output)'}`, 2, undefined, stderr);
+      throw new FollowError(
+        (t) => t('attach refused its input: {0}', stderr.trim() || t('(no output)')),
+        2,
+        undefined,
+        stderr,
+      );
 
     // Only attaches that bring nothing new count towards giving up: a long run may drop often.
     failures = progressed ? 1 : failures + 1;
-    const reason = `attach ended with ${exit.code ?? exit.signal} before run_finished`;
+    const ended = String(exit.code ?? exit.signal);
+    const reason = `attach ended with ${ended} before run_finished`;
     if (failures > maxRetries) {
-      throw new FollowError(`${reason}; gave up after ${maxRetries} retries`, exit.code, undefined, stderr);
+      throw new FollowError(
+        (t) => t('attach ended with {0} before run_finished; gave up after {1} retries', ended, maxRetries),
+        exit.code,
+        undefined,
+        stderr,
+      );
     }
     const delayMs = Math.min(backoffMs * 2 ** (failures - 1), MAX_BACKOFF_MS);
     opts.onReconnect?.({ attempt: failures, since: sequencer.lastSeq, delayMs, reason });

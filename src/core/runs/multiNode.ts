@@ -2,8 +2,18 @@
 // rank, one master port and one run id. The master (node 0) goes first: it runs msrun's scheduler,
 // picks the port (`nodes`, on the master, where the port must be free) and names the run; the
 // other nodes join it. Only the master's run directory gets the run's events (rank 0 writes them).
-import { controlRun, launchRun, runnerArgs, runRunner, type LaunchResult, type NodePlan } from '../targets/runnerCli';
+import {
+  controlRun,
+  launchRun,
+  RunnerError,
+  runnerArgs,
+  runRunner,
+  type LaunchResult,
+  type NodePlan,
+} from '../targets/runnerCli';
 import type { Target } from '../targets/target';
+import { english, WordedError, wordedErrorText, type Translate } from '../l10n';
+import { wordedRunnerError } from './runnerErrors';
 import { nodeAddress, type TargetDef } from '../targets/model';
 
 /** The names a spec gives its machines; empty or one name is a one-machine run. */
@@ -47,20 +57,22 @@ export interface NodeRun extends LaunchResult {
 }
 
 /** A node that could not be started; the nodes already started were asked to stop. */
-export class NodeLaunchError extends Error {
+export class NodeLaunchError extends WordedError {
   constructor(
-    message: string,
+    words: (t: Translate) => string,
     readonly node: string,
     readonly started: readonly NodeRun[],
   ) {
-    super(message);
+    super(words);
     this.name = 'NodeLaunchError';
   }
 }
 
 export interface LaunchNodesOptions {
   timeoutMs?: number;
+  /** Words the steps `report` is given (English by default). */
   report?: (step: string) => void;
+  t?: Translate;
 }
 
 /** Starts every node of the run, master first; the runs, in node order, and the shared port. */
@@ -75,17 +87,19 @@ export async function launchNodes(
     timeoutMs,
   });
   if (plan.nodes.length !== sites.length) {
-    throw new Error(
-      `the spec names ${plan.nodes.length} node(s) in device.nodes, but ${sites.length} target(s) were given`,
+    const [named, given] = [plan.nodes.length, sites.length];
+    throw new WordedError((t) =>
+      t('the spec names {0} node(s) in device.nodes, but {1} target(s) were given', named, given),
     );
   }
   const masterPort = plan.master_port;
-  opts.report?.(`starting node 0 (${master.label}, master, port ${masterPort})…`);
+  const t = opts.t ?? english;
+  opts.report?.(t('starting node 0 ({0}, master, port {1})…', master.label, masterPort));
   const first = await launchRun(master.target, master.specPath, master.runsRoot, { masterPort, timeoutMs });
   const runs: NodeRun[] = [{ ...first, label: master.label, nodeRank: 0 }];
   for (const [i, site] of others.entries()) {
     const nodeRank = i + 1;
-    opts.report?.(`starting node ${nodeRank} (${site.label})…`);
+    opts.report?.(t('starting node {0} ({1})…', nodeRank, site.label));
     try {
       const r = await launchRun(site.target, site.specPath, site.runsRoot, {
         nodeRank,
@@ -101,9 +115,21 @@ export async function launchNodes(
       await Promise.allSettled(
         runs.map((r) => controlRun(sites[r.nodeRank].target, r.run_dir, 'stop', { waitS: 5, timeoutMs: 60_000 })),
       );
-      const why = e instanceof Error ? e.message : String(e);
+      // The node's own error in the user's language too: the runner's by its code, or core's words.
+      const why = (t: Translate) =>
+        (e instanceof RunnerError && e.info ? wordedRunnerError(e.info, { t })?.message : undefined) ??
+        wordedErrorText(e, t) ??
+        (e instanceof Error ? e.message : String(e));
+      const started = runs.length;
       throw new NodeLaunchError(
-        `node ${nodeRank} (${site.label}) did not start: ${why}; the ${runs.length} node(s) already started were asked to stop`,
+        (t) =>
+          t(
+            'node {0} ({1}) did not start: {2}; the {3} node(s) already started were asked to stop',
+            nodeRank,
+            site.label,
+            why(t),
+            started,
+          ),
         site.label,
         runs,
       );

@@ -13,6 +13,8 @@ import {
   type WarningEvent,
 } from '../../shared/eventsProtocol';
 import { english, type Translate } from '../l10n';
+import { problemLines } from '../spec/builder';
+import type { ProblemWording } from '../spec/problemWords';
 import { reasonText, warningText } from './runnerCodes';
 import { wordedRunnerError } from './runnerErrors';
 
@@ -24,6 +26,33 @@ export interface Notice {
   actions: NoticeAction[];
   /** What "Show All" lists: every item of the notice, one per entry, most serious first. */
   details?: string[];
+  /**
+   * A failed run's spec problems as the runner sent them (English): the glue words them again
+   * against the run's spec.json, which only the target holds (specProblemDetails).
+   */
+  problems?: readonly SpecProblemSent[];
+}
+
+/** A problem of `bad_spec`'s `problems`: `{path, message, fix}`, English (docs/protocol.md). */
+export interface SpecProblemSent {
+  path: string;
+  message: string;
+  fix: string;
+}
+
+/**
+ * The lines "Show All" lists for a spec that did not validate. With a wording (a display language
+ * other than English), each problem is worded by kind as the local checker words it: the checker's
+ * own problem on `spec` (the run's spec.json) with the same path and English, or a path missing on
+ * the target; a problem neither knows keeps the runner's English. Without one, the runner's words.
+ */
+export function specProblemDetails(
+  problems: readonly SpecProblemSent[],
+  t: Translate = english,
+  opts: { wording?: ProblemWording; spec?: unknown } = {},
+): string[] {
+  if (opts.wording) return problemLines({ problems }, opts);
+  return problems.map((p) => `${p.path}: ${p.message}${p.fix ? t(' (fix: {0})', p.fix) : ''}`);
 }
 
 /**
@@ -118,7 +147,8 @@ export function finishNotice(name: string, e: RunFinishedEvent, t: Translate = e
   const problems = Array.isArray(err?.problems) ? err.problems : [];
   if (problems.length) {
     notice.actions = ['Show All', 'Show Console'];
-    notice.details = problems.map((p) => `${p.path}: ${p.message}${p.fix ? t(' (fix: {0})', p.fix) : ''}`);
+    notice.details = specProblemDetails(problems, t);
+    notice.problems = problems;
   }
   return notice;
 }

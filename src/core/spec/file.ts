@@ -2,16 +2,18 @@
 // become JSON here, before anything reaches the runner (the runner reads JSON only).
 import { parse as parseJsonc, printParseErrorCode, visit, type ParseError } from 'jsonc-parser';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { WordedError, type Translate } from '../l10n';
 
 export const SPEC_EXTENSIONS = ['json', 'yaml', 'yml'] as const;
 
-export class SpecFileError extends Error {
+/** A spec file's syntax error, worded in the user's language (the parser's own detail stays as it says it). */
+export class SpecFileError extends WordedError {
   constructor(
-    message: string,
+    words: (t: Translate) => string,
     readonly line?: number,
     readonly column?: number,
   ) {
-    super(message);
+    super(words);
     this.name = 'SpecFileError';
   }
 }
@@ -29,8 +31,12 @@ export function parseSpecText(text: string, fileName: string): unknown {
     } catch (e) {
       if (e instanceof YAMLParseError) {
         const pos = e.linePos?.[0];
+        const detail = e.message.split('\n')[0];
         throw new SpecFileError(
-          `not valid YAML${pos ? ` at line ${pos.line} column ${pos.col}` : ''}: ${e.message.split('\n')[0]}`,
+          (t) =>
+            pos
+              ? t('not valid YAML at line {0} column {1}: {2}', pos.line, pos.col, detail)
+              : t('not valid YAML: {0}', detail),
           pos?.line,
           pos?.col,
         );
@@ -45,12 +51,12 @@ export function parseSpecText(text: string, fileName: string): unknown {
     // Node 20's JSON.parse names no position; jsonc-parser (VS Code's own) reports an offset.
     const errors: ParseError[] = [];
     parseJsonc(text, errors, { disallowComments: true, allowTrailingComma: false });
-    if (!errors.length) throw new SpecFileError(`not valid JSON: ${(e as Error).message}`);
+    if (!errors.length) throw new SpecFileError((t) => t('not valid JSON: {0}', (e as Error).message));
     const before = text.slice(0, errors[0].offset).split('\n');
     const line = before.length;
     const column = before[before.length - 1].length + 1;
     throw new SpecFileError(
-      `not valid JSON at line ${line} column ${column}: ${printParseErrorCode(errors[0].error)}`,
+      (t) => t('not valid JSON at line {0} column {1}: {2}', line, column, printParseErrorCode(errors[0].error)),
       line,
       column,
     );
@@ -60,9 +66,12 @@ export function parseSpecText(text: string, fileName: string): unknown {
   const dup = firstDuplicateKey(text);
   if (dup) {
     const before = text.slice(0, dup.offset).split('\n');
-    const where = dup.parent || 'the spec';
+    const line = before.length;
     throw new SpecFileError(
-      `duplicate key "${dup.key}" in ${where} at line ${before.length}: keep one "${dup.key}" and delete the others`,
+      (t) =>
+        dup.parent
+          ? t('duplicate key "{0}" in {1} at line {2}: keep one "{0}" and delete the others', dup.key, dup.parent, line)
+          : t('duplicate key "{0}" in the spec at line {1}: keep one "{0}" and delete the others', dup.key, line),
       before.length,
       before[before.length - 1].length + 1,
     );

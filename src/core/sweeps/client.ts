@@ -2,6 +2,7 @@
 // docs/protocol.md section 7), in the style of checkpoints/client.ts: argv arrays only, one JSON
 // object back, checked here before anyone relies on it, so a runner of another version gives a
 // clear error naming the field instead of a view that breaks on it.
+import { WordedError } from '../l10n';
 import { RunnerError, runRunner, type RunOptions } from '../targets/runnerCli';
 import type { RunnerConfig } from '../targets/invocation';
 import type { Target } from '../targets/target';
@@ -53,14 +54,26 @@ export const sweepArgs = {
 // ---- checks ----
 
 /** The runner's answer did not have the shape this version reads: names the field. */
-export class SweepOutputError extends Error {
+export class SweepOutputError extends WordedError {
   constructor(
     readonly command: string,
     readonly field: string,
     got: unknown,
   ) {
-    super(
-      `runner ${command}: ${field} is ${JSON.stringify(got)?.slice(0, 60) ?? 'missing'}, not what this extension reads (is the runner the same version?)`,
+    const shown = JSON.stringify(got)?.slice(0, 60);
+    super((t) =>
+      shown === undefined
+        ? t(
+            'runner {0}: {1} is missing, not what this extension reads (is the runner the same version?)',
+            command,
+            field,
+          )
+        : t(
+            'runner {0}: {1} is {2}, not what this extension reads (is the runner the same version?)',
+            command,
+            field,
+            shown,
+          ),
     );
     this.name = 'SweepOutputError';
   }
@@ -170,6 +183,10 @@ function trial(r: Reader, t: unknown): SweepTrial {
     pruned_at: r.optInt(t, 'pruned_at'),
     reported,
     reason: typeof t.reason === 'string' ? t.reason : t.reason == null ? null : JSON.stringify(t.reason),
+    // An older runner sends neither; an ill-typed one is dropped, and the English reason stands.
+    reason_code: typeof t.reason_code === 'string' ? t.reason_code : null,
+    error_code: typeof t.error_code === 'string' ? t.error_code : null,
+    error_params: isObj(t.error_params) ? t.error_params : null,
     retry_of: r.optInt(t, 'retry_of'),
   };
 }

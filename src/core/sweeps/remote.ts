@@ -14,6 +14,7 @@ import { MAX_SPEC_BYTES, readRegularFile } from '../dashboard/runFiles';
 import { absolutizeSpecPaths, slugOf } from '../spec/builder';
 import { pathFields } from '../spec/fields';
 import { parseSpecText } from '../spec/file';
+import { WordedError, wordedErrorText, type Translate } from '../l10n';
 import { isNamedWeights } from '../spec/weightSources';
 import { writeTargetFile, type PythonTargetFactory } from '../targets/ops';
 import type { RunOptions } from '../targets/runnerCli';
@@ -24,21 +25,29 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object
 const isAbsolute = (p: string) => p.startsWith('/') || p.startsWith('~') || /^[A-Za-z]:[\\/]/.test(p);
 
 /** A problem with the local sweep file or its base, naming the field and what to do. */
-export class SweepFileError extends Error {
-  constructor(message: string) {
-    super(message);
+export class SweepFileError extends WordedError {
+  constructor(words: (t: Translate) => string) {
+    super(words);
     this.name = 'SweepFileError';
   }
 }
 
-function readSpecFile(file: string, what: string): unknown | undefined {
+/** The sweep spec's own file, or the run spec its `base` names. */
+function readSpecFile(file: string, what: 'sweep' | 'base'): unknown | undefined {
   const r = readRegularFile(file, MAX_SPEC_BYTES);
   if (r.ok === 'missing') return undefined;
-  if (r.ok === false) throw new SweepFileError(`${what}: ${r.problem}`);
+  if (r.ok === false) {
+    const problem = r.problem;
+    throw new SweepFileError((t) => (what === 'base' ? t('base: {0}', problem) : t('the sweep spec: {0}', problem)));
+  }
   try {
     return parseSpecText(r.value.toString('utf8'), file);
   } catch (e) {
-    throw new SweepFileError(`${what} ${path.basename(file)}: ${(e as Error).message}`);
+    const name = path.basename(file);
+    throw new SweepFileError((t) => {
+      const why = wordedErrorText(e, t) ?? (e as Error).message;
+      return what === 'base' ? t('base {0}: {1}', name, why) : t('the sweep spec {0}: {1}', name, why);
+    });
   }
 }
 
@@ -47,20 +56,23 @@ function readSpecFile(file: string, what: string): unknown | undefined {
  * be written as JSON. Throws SweepFileError when the file or a relative `base` cannot be read.
  */
 export function sweepSpecForTarget(sweepFile: string): Record<string, unknown> {
-  const raw = readSpecFile(sweepFile, 'the sweep spec');
-  if (raw === undefined) throw new SweepFileError(`the sweep spec ${sweepFile} does not exist`);
-  if (!isObj(raw)) throw new SweepFileError(`the sweep spec ${path.basename(sweepFile)} must be a mapping of fields`);
+  const raw = readSpecFile(sweepFile, 'sweep');
+  if (raw === undefined) throw new SweepFileError((t) => t('the sweep spec {0} does not exist', sweepFile));
+  if (!isObj(raw))
+    throw new SweepFileError((t) => t('the sweep spec {0} must be a mapping of fields', path.basename(sweepFile)));
   const dir = path.dirname(sweepFile);
   const out: Record<string, unknown> = { ...raw };
   if (typeof raw.base === 'string' && raw.base !== '') {
     const local = raw.base.startsWith('~') ? undefined : path.resolve(dir, raw.base);
+    const name = raw.base;
     const base = local === undefined ? undefined : readSpecFile(local, 'base');
     if (base !== undefined) {
-      if (!isObj(base)) throw new SweepFileError(`base: ${raw.base} must hold a run spec (a mapping of fields)`);
+      if (!isObj(base))
+        throw new SweepFileError((t) => t('base: {0} must hold a run spec (a mapping of fields)', name));
       out.base = absolutizeSpecPaths(base, path.dirname(local!), path.join);
     } else if (!isAbsolute(raw.base)) {
-      throw new SweepFileError(
-        `base: ${raw.base} is not found next to the sweep file: fix the path, or give the base spec inline`,
+      throw new SweepFileError((t) =>
+        t('base: {0} is not found next to the sweep file: fix the path, or give the base spec inline', name),
       );
     } // else: a path on the target, read there
   } else if (isObj(raw.base)) {

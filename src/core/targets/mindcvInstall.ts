@@ -166,7 +166,7 @@ export async function putWheels(
   }
   if (r.code === 0 && typeof doc.dir === 'string') return doc.dir;
   const why = typeof doc.error === 'string' ? doc.error : lastLine(r);
-  throw new MindcvInstallError(`copying the wheels to ${def.label} failed: ${why}`);
+  throw new MindcvInstallError((t) => t('copying the wheels to {0} failed: {1}', def.label, why));
 }
 
 /** A Python on this machine with pip, of those offered. */
@@ -199,9 +199,9 @@ export async function installMindcv(def: TargetDef, opts: InstallMindcvOptions):
   const ssh = def.kind === 'ssh' ? def.label : undefined;
   const remoteDir = opts.remoteDir ?? REMOTE_WHEELS_DIR;
   const known: { python?: TargetPython } = {}; // the manual commands name its tags once the probe answered
-  const fail = (message: string): never => {
+  const fail = (words: (t: Translate) => string): never => {
     throw new MindcvInstallError(
-      message,
+      words,
       manualCommands(py, known.python, { ssh, wheelsDir: opts.wheelsDir, remoteDir }, opts.t),
     );
   };
@@ -211,21 +211,27 @@ export async function installMindcv(def: TargetDef, opts: InstallMindcvOptions):
 
   opts.onStep?.('probe');
   const p = await run(def, [py, '-c', PROBE], opts);
-  if (p.code !== 0) fail(`the Python at ${py} on ${def.label} did not run (${lastLine(p)})`);
-  const t = (known.python = parseProbe(p.out));
-  if (t.pip === null) fail(`the Python at ${py} on ${def.label} has no pip (python -m ensurepip adds it)`);
+  if (p.code !== 0) fail((t) => t('the Python at {0} on {1} did not run ({2})', py, def.label, lastLine(p)));
+  const probed = (known.python = parseProbe(p.out));
+  if (probed.pip === null)
+    fail((t) => t('the Python at {0} on {1} has no pip (python -m ensurepip adds it)', py, def.label));
 
   let pyyaml: InstallMindcvResult['pyyaml'] = 'present';
   let yamlWheel: string | undefined;
-  if (t.pyyaml === null) {
+  if (probed.pyyaml === null) {
     opts.onStep?.('pyyaml-online');
     if ((await run(def, pipOnlineArgv(py), opts)).code === 0) pyyaml = 'online';
     else {
       opts.onStep?.('pyyaml-download');
-      yamlWheel = await downloadPyyaml(t, opts);
+      yamlWheel = await downloadPyyaml(probed, opts);
       if (!yamlWheel)
-        fail(
-          `PyYAML is missing on ${def.label}, its pip could not fetch ${PYYAML_REQUIREMENT}, and no Python here could download its wheel for ${t.abi} ${t.platforms[0] ?? ''}`.trim(),
+        fail((t) =>
+          t(
+            'PyYAML is missing on {0}, its pip could not fetch {1}, and no Python here could download its wheel for {2}',
+            def.label,
+            PYYAML_REQUIREMENT,
+            `${probed.abi} ${probed.platforms[0] ?? ''}`.trim(),
+          ),
         );
       pyyaml = 'downloaded';
     }
@@ -248,8 +254,8 @@ export async function installMindcv(def: TargetDef, opts: InstallMindcvOptions):
     opts.onStep?.('install');
     const reqs = [...MINDCV_REQUIREMENTS, ...(yamlWheel ? [wheelRequirement(yamlWheel)] : [])];
     const r = await run(def, pipInstallArgv(py, findLinks, reqs), opts);
-    if (r.code !== 0) fail(`pip on ${def.label} could not install ${reqs.join(' ')}: ${lastLine(r)}`);
-    return { python: t, pyyaml, findLinks };
+    if (r.code !== 0) fail((t) => t('pip on {0} could not install {1}: {2}', def.label, reqs.join(' '), lastLine(r)));
+    return { python: probed, pyyaml, findLinks };
   } finally {
     if (yamlWheel) rmSync(path.dirname(yamlWheel), { recursive: true, force: true });
   }

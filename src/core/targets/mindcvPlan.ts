@@ -2,7 +2,7 @@
 // pinned here), what a target's Python says about itself (PROBE), and every argv the install runs
 // on the target or on this machine. mindcvInstall.ts runs them. mindcv itself is installed as
 // published: pinned, never patched.
-import { english, type Translate } from '../l10n';
+import { english, WordedError, type Translate } from '../l10n';
 import { shellJoin, shellQuote } from '../ssh/shellQuote';
 import { sha256File } from './weightsCopy';
 import * as path from 'node:path';
@@ -47,12 +47,12 @@ export function wheelRequirement(wheelFile: string): string {
 export const REMOTE_WHEELS_DIR = '.ascend-finetune/wheels';
 
 /** A failure the user can act on; `commands` are the exact lines to run by hand, when there are any. */
-export class MindcvInstallError extends Error {
+export class MindcvInstallError extends WordedError {
   constructor(
-    message: string,
+    words: (t: Translate) => string,
     readonly commands: readonly string[] = [],
   ) {
-    super(message);
+    super(words);
     this.name = 'MindcvInstallError';
   }
 }
@@ -66,11 +66,17 @@ export async function verifyCarriedWheels(dir: string): Promise<string[]> {
     try {
       got = await sha256File(file);
     } catch (e) {
-      throw new MindcvInstallError(`the carried wheel ${file} cannot be read (${(e as Error).message})`);
+      const why = (e as Error).message;
+      throw new MindcvInstallError((t) => t('the carried wheel {0} cannot be read ({1})', file, why));
     }
     if (got !== w.sha256)
-      throw new MindcvInstallError(
-        `the carried wheel ${w.file} has sha256 ${got}, not the pinned ${w.sha256}: it was refused (reinstall the extension)`,
+      throw new MindcvInstallError((t) =>
+        t(
+          'the carried wheel {0} has sha256 {1}, not the pinned {2}: it was refused (reinstall the extension)',
+          w.file,
+          got,
+          w.sha256,
+        ),
       );
     files.push(file);
   }
@@ -120,12 +126,14 @@ export function parseProbe(stdout: string): TargetPython {
   try {
     d = JSON.parse(last) as Record<string, unknown>;
   } catch {
-    throw new MindcvInstallError(`the target's Python answered something else than its description: ${last}`);
+    throw new MindcvInstallError((t) =>
+      t("the target's Python answered something else than its description: {0}", last),
+    );
   }
   const s = (k: string) => (typeof d[k] === 'string' ? (d[k] as string) : null);
   const version = s('version');
   if (!version || !/^\d+\.\d+$/.test(version))
-    throw new MindcvInstallError(`the target's Python gave no version: ${last}`);
+    throw new MindcvInstallError((t) => t("the target's Python gave no version: {0}", last));
   return {
     executable: s('executable') ?? '',
     version,

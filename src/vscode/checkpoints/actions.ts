@@ -61,11 +61,11 @@ export interface Resolved {
 export async function resolve(host: ActionsHost, ref: CkptRef): Promise<Resolved> {
   const record = host.view.record(ref);
   const def = host.ctx.target(ref.targetId);
-  if (!record || !def) throw new Error(`run ${ref.runId} or its target is not known any more`);
+  if (!record || !def) throw new Error(vscode.l10n.t('run {0} or its target is not known any more', ref.runId));
   const l = await host.view.load(ref);
-  if (!l.info) throw new Error(l.error ?? 'the run could not be read');
+  if (!l.info) throw new Error(l.error ?? vscode.l10n.t('the run could not be read'));
   const entry = l.info.checkpoints.find((c) => c.file === ref.file);
-  if (!entry) throw new Error(`${ref.file} is no longer in checkpoints.json (refresh the view)`);
+  if (!entry) throw new Error(vscode.l10n.t('{0} is no longer in checkpoints.json (refresh the view)', ref.file));
   return { def, record, info: l.info, entry, abs: checkpointPath(record.runDir, entry.file) };
 }
 
@@ -223,12 +223,12 @@ export async function compare(
   const ra = await resolve(host, a);
   b ??= await pickCheckpoint(
     host,
-    `Compare ${path.posix.basename(a.file)} with…`,
+    vscode.l10n.t('Compare {0} with…', path.posix.basename(a.file)),
     { targetId: a.targetId, runId: a.runId },
     a.file,
   );
   if (!b) return undefined;
-  if (b.targetId !== a.targetId) throw new Error('both checkpoints must be on the same target');
+  if (b.targetId !== a.targetId) throw new Error(vscode.l10n.t('both checkpoints must be on the same target'));
   const rb = await resolve(host, b);
   await host.ctx.ensureRunner(ra.def);
   const result = await vscode.window.withProgress(
@@ -241,7 +241,7 @@ export async function compare(
 
 export async function resumeFrom(host: ActionsHost, ref: CkptRef): Promise<void> {
   const r = await resolve(host, ref);
-  if (!r.info.spec) throw new Error(`the spec.json of ${r.record.runId} cannot be read`);
+  if (!r.info.spec) throw new Error(vscode.l10n.t('the spec.json of {0} cannot be read', r.record.runId));
   const live = host.isLive(r.record);
   const yes = await vscode.window.showInformationMessage(
     vscode.l10n.t('Resume "{0}" from {1}?', r.record.name ?? r.record.runId, path.posix.basename(r.entry.file)),
@@ -344,7 +344,7 @@ export async function download(host: ActionsHost, ref: CkptRef): Promise<void> {
       });
   } catch (e) {
     if (e instanceof IntegrityError)
-      void vscode.window.showErrorMessage(vscode.l10n.t('Download failed the integrity check: {0}', e.message), {
+      void vscode.window.showErrorMessage(vscode.l10n.t('Download failed the integrity check: {0}', errorText(e)), {
         modal: true,
       });
     else throw e;
@@ -381,7 +381,7 @@ export async function copyPath(host: ActionsHost, ref: CkptRef): Promise<void> {
 export async function deleteSome(host: ActionsHost, refs: CkptRef[]): Promise<void> {
   const byRun = new Map<string, CkptRef[]>();
   for (const r of refs) byRun.set(runKey(r), [...(byRun.get(runKey(r)) ?? []), r]);
-  if (byRun.size > 1) throw new Error('delete the checkpoints of one run at a time');
+  if (byRun.size > 1) throw new Error(vscode.l10n.t('delete the checkpoints of one run at a time'));
   const r = await resolve(host, refs[0]);
   const live = host.isLive(r.record);
   const plan = deletePlan(
@@ -446,7 +446,7 @@ export async function deleteSome(host: ActionsHost, refs: CkptRef[]): Promise<vo
 /** Keep best + newest N: asks N, lists what goes, deletes after a confirmation. */
 export async function prune(host: ActionsHost, run: RunRef, keepNewest?: number): Promise<void> {
   const l = await host.view.load(run);
-  if (!l.info) throw new Error(l.error ?? 'the run could not be read');
+  if (!l.info) throw new Error(l.error ?? vscode.l10n.t('the run could not be read'));
   if (keepNewest === undefined) {
     const v = await vscode.window.showInputBox({
       title: vscode.l10n.t('Prune checkpoints: keep the best and the newest N'),

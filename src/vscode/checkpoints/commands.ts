@@ -132,7 +132,7 @@ export const CHECKPOINT_COMMAND_FACTORIES = {
   },
   'ascend.checkpoint.compare': (host: CheckpointsHost) => async (node: unknown, nodes: unknown) => {
     const refs = await refsOf(host, node, nodes, vscode.l10n.t('Compare which checkpoint?'));
-    if (refs.length > 2) throw new Error('select two checkpoints to compare');
+    if (refs.length > 2) throw new Error(vscode.l10n.t('select two checkpoints to compare'));
     if (refs.length) await explorerFor(host, refs[0]).compare(refs[0].file, refs[1]);
   },
   'ascend.checkpoint.download': (host: CheckpointsHost) => async (node: unknown, nodes: unknown) => {

@@ -70,7 +70,7 @@ async function previewRequest(app: App, arg: unknown): Promise<PreviewRequest | 
     return fromSpecFile(app, vscode.Uri.parse((arg as { spec: string }).spec));
   if (isTargetDir(arg)) {
     const def = app.ctx.target(arg.targetId);
-    if (!def) throw new Error(`target ${arg.targetId} is not configured`);
+    if (!def) throw new Error(vscode.l10n.t('target {0} is not configured', arg.targetId));
     return { def, dir: arg.dir };
   }
   if (isRunRef(arg)) return fromRun(app, arg);
@@ -92,7 +92,9 @@ async function fromSpecFile(app: App, file: vscode.Uri): Promise<PreviewRequest 
   };
   const train = spec.data?.train;
   if (typeof train !== 'string' || train === '')
-    throw new Error(`${vscode.workspace.asRelativePath(file)} has no data.train: set it to an image folder`);
+    throw new Error(
+      vscode.l10n.t('{0} has no data.train: set it to an image folder', vscode.workspace.asRelativePath(file)),
+    );
   const def = specLanguage(app).targetOf(file) ?? app.ctx.target(LOCAL_TARGET_ID);
   if (!def) return undefined;
   const val = typeof spec.data?.val === 'string' && spec.data.val !== '' ? spec.data.val : undefined;
@@ -104,10 +106,10 @@ async function fromSpecFile(app: App, file: vscode.Uri): Promise<PreviewRequest 
 async function fromRun(app: App, ref: RunRef): Promise<PreviewRequest> {
   const record = app.ctx.index.get(ref.targetId, ref.runId);
   const def = app.ctx.target(ref.targetId);
-  if (!record || !def) throw new Error(`run ${ref.runId} or its target is not known any more`);
+  if (!record || !def) throw new Error(vscode.l10n.t('run {0} or its target is not known any more', ref.runId));
   await app.ctx.ensureRunner(def);
   const info = await readRunCheckpoints(app.ctx.python(def), record.runDir, { timeoutMs: 60_000 });
-  if (!info.trainData) throw new Error(`run ${ref.runId} has no readable spec.json with data.train`);
+  if (!info.trainData) throw new Error(vscode.l10n.t('run {0} has no readable spec.json with data.train', ref.runId));
   return {
     def,
     dir: info.trainData,
@@ -199,14 +201,19 @@ export async function classifyCommand(host: ClassifyHost, node: unknown, nodes: 
       ? { targetId: n.targetId, runId: n.runId, file: n.file }
       : await pickClassifyCheckpoint(
           host,
-          given ? `Classify ${given.length} image(s) with which checkpoint?` : 'Classify images with which checkpoint?',
+          given
+            ? vscode.l10n.t('Classify {0} image(s) with which checkpoint?', given.length)
+            : vscode.l10n.t('Classify images with which checkpoint?'),
           given !== undefined,
         );
   if (!ref) return;
   const r = await resolve(host, ref);
   if (given && r.def.kind !== 'local')
     throw new Error(
-      `the images are on this machine and that checkpoint is on ${r.def.label}: pick a checkpoint of a run on this machine`,
+      vscode.l10n.t(
+        'the images are on this machine and that checkpoint is on {0}: pick a checkpoint of a run on this machine',
+        r.def.label,
+      ),
     );
   const files =
     given ??
@@ -293,7 +300,7 @@ export function openClassify(
     initial: { kind: 'classify', subject: ckpt, target: def.label, ssh: def.kind !== 'local' },
     log: (m) => ctx.log.warn(m),
     openFile: async (p) => {
-      if (def.kind !== 'local') throw new Error(`it is on ${def.label}`);
+      if (def.kind !== 'local') throw new Error(vscode.l10n.t('it is on {0}', def.label));
       await vscode.commands.executeCommand('vscode.open', vscode.Uri.file(p));
     },
     run: async (ctl) => {

@@ -3,10 +3,12 @@
 // as one snapshot, and acts on the UI's clicks (validated, src/shared/sweepProtocol.ts).
 import * as vscode from 'vscode';
 import { sweepStatus } from '../../core/sweeps/client';
+import { withTrialReasons } from '../../core/sweeps/trialReason';
 import { webviewPage } from '../../core/webviewPage';
 import { validateSweepUiMessage, type SweepPanelState } from '../../shared/sweepProtocol';
 import type { App } from '../app';
 import { errorText } from '../context';
+import { wording } from '../l10n';
 import { bundleAssets, pageL10n, webviewOptions } from '../webviewAssets';
 import type { SweepRef } from './treeItem';
 
@@ -112,7 +114,8 @@ export class SweepPanel {
       const status = await sweepStatus(ctx.transport(def), dir, { timeoutMs: 60_000 });
       this.app.runs.sweeps.setStatus(this.ref.targetId, status);
       this.app.runs.refresh();
-      this.state = { ...this.state, status, error: null };
+      // The page shows a trial's reason as its row's tooltip: worded here, where the runner's codes are.
+      this.state = { ...this.state, status: withTrialReasons(status, wording()), error: null };
     } catch (e) {
       this.state = { ...this.state, error: `sweep-status: ${errorText(e)}` };
       ctx.log.warn(`sweep panel ${this.ref.sweepId}: ${errorText(e)}`);

@@ -63,7 +63,7 @@ export async function choose<T extends string>(
 
 export function targetOf(app: App, s: { targetId?: string }): TargetDef {
   const def = app.ctx.target(s.targetId ?? '');
-  if (!def) throw new Error('the chosen target is not configured any more');
+  if (!def) throw new Error(vscode.l10n.t('the chosen target is not configured any more'));
   return def;
 }
 

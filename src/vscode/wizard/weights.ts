@@ -13,6 +13,7 @@ import { catalogWeightsItems, type CatalogWeightsItem } from '../../core/wizard/
 import { copyToTarget, downloadHere } from '../copyWeights';
 import { weightsChanged } from '../specLanguage';
 import type { App } from '../app';
+import { errorText } from '../context';
 
 export type CatalogItem = vscode.QuickPickItem & {
   value?: string | null;
@@ -136,7 +137,7 @@ async function downloadOnTarget(app: App, def: TargetDef, source: string): Promi
       );
       return;
     }
-    const why = e instanceof Error ? e.message : String(e);
+    const why = errorText(e);
     const copy = vscode.l10n.t('Copy from This Machine');
     const choice = await vscode.window.showErrorMessage(
       vscode.l10n.t('Downloading {0} on {1} failed: {2}', source, def.label, why),

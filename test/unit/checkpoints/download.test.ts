@@ -7,6 +7,15 @@ import { afterEach, beforeEach, test } from 'node:test';
 import { downloadCheckpoint, downloadPath, IntegrityError } from '../../../src/core/checkpoints/download';
 import { localTarget } from '../../../src/core/targets/target';
 import type { PythonTargetFactory } from '../../../src/core/targets/ops';
+import { wordedErrorText } from '../../../src/core/l10n';
+import { translator } from '../../../src/shared/l10n';
+
+const ZH = translator(
+  JSON.parse(readFileSync(path.join(__dirname, '..', '..', '..', 'l10n', 'bundle.l10n.zh-cn.json'), 'utf8')) as Record<
+    string,
+    string
+  >,
+);
 
 // The streaming side runs in a real Python, as on a target; the ssh transport is the integration test's.
 const py: PythonTargetFactory = (launcher) => localTarget({ python: 'python3', launcher });
@@ -60,10 +69,15 @@ test('a sha256 mismatch deletes the partial file and says so', async () => {
 test('a truncated file (size differs from the manifest) is refused the same way', async () => {
   writeFileSync(src, data.subarray(0, 1000));
   const dest = path.join(tmp, 'ws', 'w.ckpt');
-  await assert.rejects(
-    downloadCheckpoint(py, src, dest, { bytes: data.length, sha256: sha }),
-    /1000 bytes arrived, checkpoints\.json says/,
-  );
+  await assert.rejects(downloadCheckpoint(py, src, dest, { bytes: data.length, sha256: sha }), (e: unknown) => {
+    assert.match((e as Error).message, /1000 bytes arrived, checkpoints\.json says/);
+    // The Download command shows it in the display language (errorText: the error's own words).
+    assert.equal(
+      wordedErrorText(e, ZH),
+      `w-e1-s3.ckpt：收到 1000 字节，checkpoints.json 记录为 ${data.length}；已删除不完整的下载`,
+    );
+    return true;
+  });
   assert.deepEqual(readdirSync(path.dirname(dest)), []);
 });
 
