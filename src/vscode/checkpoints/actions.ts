@@ -144,8 +144,11 @@ export async function pickEvalData(
         : []),
       ...listing.dirs.map((d) => ({ label: vscode.l10n.t('$(folder) {0}', d), go: path.posix.join(listing.path, d) })),
     ] as (vscode.QuickPickItem & { use?: string; go?: string })[];
+    // A walk of several picks: a run's toast or the explorer's webview taking focus must not end it
+    // (a pick hides on focus loss by default; seen in e2e as a walk that vanished mid-way).
     const r2 = await vscode.window.showQuickPick(items, {
       title: vscode.l10n.t('An ImageFolder on {0} (one sub-folder per class)', r.def.label),
+      ignoreFocusOut: true,
     });
     if (!r2) return null;
     if (r2.use) return r2.use;

@@ -264,8 +264,11 @@ async function pickRemoteImage(
         { label: vscode.l10n.t('$(home) Home folder'), go: '~' },
       ];
     }
+    // A walk of several picks, like the wizard's browser: a toast or a webview taking focus must
+    // not throw the walk away (the pick hides on focus loss by default).
     const r = await vscode.window.showQuickPick(items, {
       title: vscode.l10n.t('An image on {0} ({1})', def.label, dir),
+      ignoreFocusOut: true,
     });
     if (!r) return undefined;
     if (r.use) return [r.use];
