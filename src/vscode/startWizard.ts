@@ -128,7 +128,7 @@ const STEPS: Step[] = [
       if (v === undefined) return STEPS[3](app, s, info, 'forward');
       s.pretrained = v;
       // Another backbone's weights (from the whole catalog) load into that backbone only.
-      const b = backboneForWeights(backbone, { backbone: backboneOfNamed(v) }, false);
+      const b = backboneForWeights(backbone, { backbone: backboneOfNamed(v), catalog: true }, true);
       if (b !== backbone) {
         s.backbone = b;
         await offerMindcvInstall(app, targetOf(app, s), b);

@@ -151,12 +151,9 @@ async function useWeights(app: App, st: Short, weights: string | null): Promise<
   st.weights = !weights
     ? {}
     : isNamedWeights(weights)
-      ? { backbone: backboneOfNamed(weights) }
+      ? { backbone: backboneOfNamed(weights), catalog: true }
       : await describeWeights(app, st.def, weights);
-  // A catalog name's file loads into its own backbone only: picking it (another backbone's, from the
-  // whole catalog) sets that backbone even over one the user chose.
-  const named = isNamedWeights(weights);
-  const b = backboneForWeights(st.c.backbone, st.weights, st.userSet.has('backbone') && !named);
+  const b = backboneForWeights(st.c.backbone, st.weights, st.userSet.has('backbone'));
   if (b !== st.c.backbone) {
     st.c.backbone = b;
     if (!st.userSet.has('name') && st.c.dataTrain) st.c.name = defaultName(st.c.dataTrain, st.c.backbone);
