@@ -26,6 +26,8 @@ import { ensureHealthy } from './wizard/health';
 import { offerMindcvInstall } from './installMindcv';
 import { knobsStep } from './wizard/knobsStep';
 import { afterCatalogPick, catalogItems, isCatalogPick, type CatalogItem } from './wizard/weights';
+import { backboneForWeights } from '../core/wizard/targetData';
+import { backboneOfNamed } from '../core/spec/weightSources';
 import type { App } from './app';
 import { BACK, input, pick, pickMany, type StepInfo } from './quickInput';
 
@@ -91,10 +93,11 @@ const STEPS: Step[] = [
     return r;
   },
   // 4. pretrained checkpoint: none, the catalog's weights for this backbone (cached on the target or
-  // downloaded when picked: wizard/weights.ts), or a file browsed on the target
+  // downloaded when picked: wizard/weights.ts) or another backbone's (which then becomes the
+  // backbone), or a file browsed on the target
   async (app, s, info) => {
     const backbone = s.backbone ?? RECIPE_DEFAULTS.backbone;
-    const catalog = catalogItems(app, targetOf(app, s), backbone, true);
+    const catalog = catalogItems(app, targetOf(app, s), backbone);
     const itemsWith = (cat: CatalogItem[]): CatalogItem[] => [
       ...(s.pretrained
         ? [
@@ -121,9 +124,15 @@ const STEPS: Step[] = [
     });
     if (r === BACK || r === undefined) return r;
     if (isCatalogPick(r)) {
-      const v = await afterCatalogPick(app, targetOf(app, s), backbone, r, catalog.later);
+      const v = await afterCatalogPick(app, targetOf(app, s), backbone, r, catalog, info);
       if (v === undefined) return STEPS[3](app, s, info, 'forward');
       s.pretrained = v;
+      // Another backbone's weights (from the whole catalog) load into that backbone only.
+      const b = backboneForWeights(backbone, { backbone: backboneOfNamed(v), catalog: true }, true);
+      if (b !== backbone) {
+        s.backbone = b;
+        await offerMindcvInstall(app, targetOf(app, s), b);
+      }
       return 'next';
     }
     if (r.value !== undefined) {

@@ -29,6 +29,7 @@ import {
   NotificationRecorder,
   PYTHON,
   runDirOf,
+  chooseRow,
   startRunFromSpec,
   waitForRunState,
   waitForPick,
@@ -88,6 +89,19 @@ async function rows(h: Harness): Promise<string[]> {
         .filter(Boolean)
         .join(' '),
     ),
+  );
+}
+
+/** The quick input's rows: the label, and the family heading (separator) the row holds, if any. */
+async function catalogRows(h: Harness): Promise<{ label: string; separator: string }[]> {
+  return h.page.locator(SELECTORS.quickInputRow).evaluateAll((els) =>
+    els.map((el) => {
+      const sep = el.querySelector<HTMLElement>('.quick-input-list-separator');
+      return {
+        label: el.querySelector('.label-name')?.textContent?.trim() ?? '',
+        separator: sep && sep.style.display !== 'none' ? (sep.textContent?.trim() ?? '') : '',
+      };
+    }),
   );
 }
 
@@ -241,6 +255,40 @@ test(
         const offered = await rows(h);
         assert.match(offered[0] ?? '', /^shapes 4 classes · 240 images · about 32 px$/, JSON.stringify(offered));
         await choose(h, tee(short), 'data: the workspace image folder', /shapes/);
+        await waitForPick(h, /^Pretrained weights/);
+        // The step offers the recipe backbone's (resnet50's) catalog weights, not the whole catalog,
+        // and a row to the rest, which opens it under family headings; Escape comes back to the step.
+        // (A detour to look, not counted: the user's path types the checkpoint.)
+        const step = await rows(h);
+        const shown = JSON.stringify(step);
+        assert.ok(
+          step.some((r) => /^mindcv:resnet50 .*backbone resnet50$/.test(r)),
+          shown,
+        );
+        assert.deepEqual(
+          step.filter((r) => r.startsWith('mindcv:')).map((r) => r.split(' ')[0]),
+          ['mindcv:resnet50'],
+          shown,
+        );
+        assert.ok(
+          step.some((r) => /^Weights of another backbone… the whole catalog by family/.test(r)),
+          shown,
+        );
+        await chooseRow(h, /Weights of another backbone/);
+        await waitForPick(h, /^Weights of any backbone in the catalog/);
+        const whole = await catalogRows(h);
+        const listed = JSON.stringify(whole);
+        // resnet50 (the backbone's own, focused) and its family's others under the "resnet" heading.
+        for (const v of ['mindcv:resnet18', 'mindcv:resnet50'])
+          assert.ok(
+            whole.some((r) => r.label === v),
+            `${v} in ${listed}`,
+          );
+        assert.ok(
+          whole.some((r) => r.label === 'resnet' || r.separator === 'resnet'),
+          `a "resnet" heading in ${listed}`,
+        );
+        await h.page.keyboard.press('Escape');
         await waitForPick(h, /^Pretrained weights/);
         // A checkpoint's path typed into the step offers "Use <path>": one interaction.
         await h.page.locator(SELECTORS.quickInputBox).fill(weights);

@@ -125,6 +125,16 @@ test(
         await chooseRow(h, /shapes/);
         const weights = await waitForPick(h, /^预训练权重/);
         assert.match(weights, /^预训练权重（可选：没有时每一层都从头训练）。输入检查点路径即可使用它。$/);
+        // The backbone's (resnet50's) catalog weights and the row to the whole catalog, in Chinese.
+        const offered = await pickRows(h);
+        assert.ok(
+          offered.some((r) => r.label === '其他骨干网络的权重…' && /^完整目录，按模型系列分组/.test(r.description)),
+          JSON.stringify(offered),
+        );
+        assert.ok(
+          offered.some((r) => r.label === 'mindcv:resnet50' && /骨干网络 resnet50$/.test(r.description)),
+          JSON.stringify(offered),
+        );
         await chooseRow(h, '无');
         const summary = await waitForPick(h, /选择一行进行修改，或选择“启动”。$/);
         assert.doesNotMatch(summary, /Pick a line|Launch\./);

@@ -33,6 +33,8 @@ export interface NamedWeights {
   /** The runner backbone it loads into. */
   backbone: string;
   file: string;
+  /** The catalog's model family (`resnet`, `mobilenetv3`), which the wizard groups the whole catalog by. */
+  family?: string;
   /** From the catalog, when recorded: the licence, trainable parameters and float32 bytes of its tensors. */
   license?: string;
   params?: number;
@@ -52,6 +54,7 @@ export function mindcvSources(): NamedWeights[] {
             value: `mindcv:${name}`,
             backbone: e.backbone,
             file: e.path,
+            family: e.family,
             license: e.license,
             params: e.params,
             sizeBytes: e.size_bytes,

@@ -12,6 +12,8 @@ import type { DataFacts } from './defaults';
 export interface WeightsFacts {
   backbone?: string;
   imageSize?: number;
+  /** A catalog source (`mindcv:resnet18`): its file loads into its own backbone and no other. */
+  catalog?: boolean;
 }
 
 /** A probed folder's counts as the wizard's DataFacts; nothing for a file or a missing path. */
@@ -31,10 +33,12 @@ export function weightsFactsOf(f: PathFact): WeightsFacts {
 /**
  * The backbone a run starting from these weights should build: the one the weights were trained as
  * (a resnet18 file cannot load into a resnet50), unless the user chose one or the file does not say.
+ * A catalog source picked (another backbone's, from the whole catalog) wins over a chosen backbone:
+ * picking it is choosing its backbone.
  */
 export function backboneForWeights(current: Backbone, w: WeightsFacts, userChose: boolean): Backbone {
   const b = w.backbone;
-  return !userChose && b && (BACKBONES as readonly string[]).includes(b) ? (b as Backbone) : current;
+  return (!userChose || w.catalog) && b && (BACKBONES as readonly string[]).includes(b) ? (b as Backbone) : current;
 }
 
 export async function probeData(target: Target, dir: string, opts: RunOptions = {}): Promise<DataFacts> {

@@ -1,5 +1,6 @@
 // The pretrained step (short and full path) lists the mindcv catalog's ImageNet weights (runner/
-// ascend_finetune/weights_catalog.json), the chosen backbone's first. A pure model: each item says
+// ascend_finetune/weights_catalog.json) for the chosen backbone, and a row opening the whole catalog
+// grouped by family (another backbone's weights, which change the backbone). A pure model: each item says
 // whether the target's weights cache has the file ("cached on box") or picking it downloads it there
 // ("downloads on box (97.8 MB)"), from the runner's `weights-status` when it has answered, and on its
 // second line the catalog's facts (source, licence, size, ImageNet top-1).
@@ -52,7 +53,23 @@ export function cacheNote(
   };
 }
 
-/** One quick-pick item per catalog source, those loading into `backbone` first (a stable sort). */
+function catalogItem(
+  w: NamedWeights,
+  targetLabel: string,
+  t: Translate,
+  cache?: ReadonlyMap<string, CacheEntry>,
+): CatalogWeightsItem {
+  const note = cacheNote(w, cache?.get(w.value), targetLabel, t);
+  return {
+    label: t('$(cloud-download) {0}', w.value),
+    description: t('{0}; backbone {1}', note.text, w.backbone),
+    detail: weightsFacts(w, t),
+    value: w.value,
+    cached: note.cached,
+  };
+}
+
+/** The pretrained step's own rows: one item per catalog source that loads into `backbone`. */
 export function catalogWeightsItems(
   backbone: string,
   targetLabel: string,
@@ -60,16 +77,48 @@ export function catalogWeightsItems(
   sources: NamedWeights[] = mindcvSources(),
   cache?: ReadonlyMap<string, CacheEntry>,
 ): CatalogWeightsItem[] {
-  return [...sources]
-    .sort((a, b) => Number(b.backbone === backbone) - Number(a.backbone === backbone))
-    .map((w) => {
-      const note = cacheNote(w, cache?.get(w.value), targetLabel, t);
-      return {
-        label: t('$(cloud-download) {0}', w.value),
-        description: t('{0}; backbone {1}', note.text, w.backbone),
-        detail: weightsFacts(w, t),
-        value: w.value,
-        cached: note.cached,
-      };
-    });
+  return sources.filter((w) => w.backbone === backbone).map((w) => catalogItem(w, targetLabel, t, cache));
+}
+
+/** A family's heading in the whole catalog (a quick-pick separator in the editor). */
+export interface FamilyHeading {
+  family: string;
+}
+
+/**
+ * The whole catalog, for "Weights of another backbone…": the families in alphabetical order, each
+ * under its heading, its sources in the catalog's order (resnet18 before resnet50: smallest first).
+ */
+export function catalogByFamily(
+  targetLabel: string,
+  t: Translate,
+  sources: NamedWeights[] = mindcvSources(),
+  cache?: ReadonlyMap<string, CacheEntry>,
+): (CatalogWeightsItem | FamilyHeading)[] {
+  const families = new Map<string, NamedWeights[]>();
+  for (const w of sources) {
+    const f = w.family ?? w.backbone;
+    families.set(f, [...(families.get(f) ?? []), w]);
+  }
+  return [...families.keys()]
+    .sort()
+    .flatMap((f) => [{ family: f }, ...(families.get(f) ?? []).map((w) => catalogItem(w, targetLabel, t, cache))]);
+}
+
+/**
+ * The row that opens the whole catalog. For a backbone the catalog has no weights for, it says so:
+ * the step then offers only None, a file, or another backbone's weights.
+ */
+export function otherBackboneRow(
+  backbone: string,
+  t: Translate,
+  sources: NamedWeights[] = mindcvSources(),
+): { label: string; description: string } {
+  const own = sources.some((w) => w.backbone === backbone);
+  return {
+    label: t('$(list-tree) Weights of another backbone…'),
+    description: own
+      ? t('the whole catalog by family; picking one changes the backbone to match')
+      : t("no catalog weights for {0}: pick another backbone's, and the backbone changes to match", backbone),
+  };
 }

@@ -1,8 +1,8 @@
 // "Start Ascend fine-tune", the short path: target (only when there is more than one), health (only
 // when the target cannot train), data folder (the workspace's image folders first, with their
 // counts; an SSH target's folder is probed there for the same), pretrained weights (the mindcv
-// catalog's ImageNet weights, each "cached on" or "downloads on" the target, downloaded when picked:
-// ./weights.ts; or a checkpoint,
+// catalog's ImageNet weights for the backbone, each "cached on" or "downloads on" the target,
+// downloaded when picked, or another backbone's, which changes the backbone: ./weights.ts; or a checkpoint,
 // browsed or typed, whose run's backbone the run takes; or none: then every layer trains), then
 // ONE summary of every setting where any line can be picked to change it, and Launch. With the
 // defaults that is at most five interactions from the palette (src/core/wizard/interactions.ts).
@@ -151,7 +151,7 @@ async function useWeights(app: App, st: Short, weights: string | null): Promise<
   st.weights = !weights
     ? {}
     : isNamedWeights(weights)
-      ? { backbone: backboneOfNamed(weights) }
+      ? { backbone: backboneOfNamed(weights), catalog: true }
       : await describeWeights(app, st.def, weights);
   const b = backboneForWeights(st.c.backbone, st.weights, st.userSet.has('backbone'));
   if (b !== st.c.backbone) {
@@ -230,7 +230,8 @@ type WeightsItem = CatalogItem;
 
 /** The checkpoint, null for none, undefined when the user left. */
 async function weightsStep(app: App, st: Short, info: StepInfo): Promise<string | null | undefined> {
-  // The catalog's ImageNet weights, the current backbone's first, then with the target's cache state.
+  // The catalog's ImageNet weights for the current backbone (then with the target's cache state), and
+  // a row opening the whole catalog.
   const catalog = catalogItems(app, st.def, st.c.backbone);
   const itemsWith = (cat: CatalogItem[]): WeightsItem[] => [
     ...(st.c.pretrained
@@ -270,7 +271,7 @@ async function weightsStep(app: App, st: Short, info: StepInfo): Promise<string 
   });
   if (r === BACK || r === undefined) return undefined;
   if (isCatalogPick(r)) {
-    const v = await afterCatalogPick(app, st.def, st.c.backbone, r, catalog.later);
+    const v = await afterCatalogPick(app, st.def, st.c.backbone, r, catalog, info);
     return v === undefined ? weightsStep(app, st, info) : v;
   }
   if (r.value !== undefined) return r.value;

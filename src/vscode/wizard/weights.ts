@@ -1,15 +1,22 @@
-// The catalog part of the pretrained step, shared by the short path and the full wizard: the mindcv
-// items at once, then again with the target's cache state when its runner's `weights-status` answers
-// ("cached on box" / "downloads on box (97.8 MB)"); for an SSH target an item to download on this
+// The catalog part of the pretrained step, shared by the short path and the full wizard: the chosen
+// backbone's mindcv items at once, then again with the target's cache state when its runner's
+// `weights-status` answers ("cached on box" / "downloads on box (97.8 MB)"); a row opening the whole
+// catalog by family ("Weights of another backbone…"); for an SSH target an item to download on this
 // machine and copy (the air-gapped path). Picking an item that is not cached downloads it on the
 // target at once, in a notification that can be cancelled, so the run does not start with a long
 // silent download; a failed download says why and, for an SSH target, offers the copy from here.
 import * as vscode from 'vscode';
 import type { Translate } from '../../core/l10n';
 import type { TargetDef } from '../../core/targets/model';
-import { mindcvSources } from '../../core/spec/weightSources';
-import { FetchCancelled, fetchWeights, weightsCacheListing } from '../../core/targets/weightsCache';
-import { catalogWeightsItems, type CatalogWeightsItem } from '../../core/wizard/weightsItems';
+import { backboneOfNamed } from '../../core/spec/weightSources';
+import { FetchCancelled, fetchWeights, weightsCacheListing, type CacheEntry } from '../../core/targets/weightsCache';
+import {
+  catalogByFamily,
+  catalogWeightsItems,
+  otherBackboneRow,
+  type CatalogWeightsItem,
+} from '../../core/wizard/weightsItems';
+import { BACK, pick, type StepInfo } from '../quickInput';
 import { copyToTarget, downloadHere } from '../copyWeights';
 import { weightsChanged } from '../specLanguage';
 import type { App } from '../app';
@@ -21,21 +28,25 @@ export type CatalogItem = vscode.QuickPickItem & {
   catalog?: true;
   cached?: boolean;
   copyFromHere?: true;
+  /** "Weights of another backbone…": opens the whole catalog. */
+  otherBackbone?: true;
 };
 
 const translate: Translate = (message, ...args) => vscode.l10n.t(message, ...args);
 
 const asItem = (i: CatalogWeightsItem): CatalogItem => ({ ...i, catalog: true });
 
-/** The catalog items now, and the same items with the cache state once the target answered. */
-export function catalogItems(
-  app: App,
-  def: TargetDef,
-  backbone: string,
-  /** Only the sources that load into `backbone` (the full wizard, where the backbone was chosen before). */
-  only = false,
-): { now: CatalogItem[]; later: Promise<CatalogItem[]> } {
-  const sources = mindcvSources().filter((w) => !only || w.backbone === backbone);
+export interface Catalog {
+  /** The step's rows: the backbone's catalog weights, copy from here (SSH), another backbone's. */
+  now: CatalogItem[];
+  /** The same once the target's cache listing answered. */
+  later: Promise<CatalogItem[]>;
+  /** The whole catalog under its families' separators, now and with the cache state. */
+  all: { now: CatalogItem[]; later: Promise<CatalogItem[]> };
+}
+
+/** The catalog rows for `backbone` and the whole catalog, now and with the target's cache state. */
+export function catalogItems(app: App, def: TargetDef, backbone: string): Catalog {
   const copy: CatalogItem[] =
     def.kind === 'ssh'
       ? [
@@ -46,45 +57,69 @@ export function catalogItems(
           },
         ]
       : [];
-  const now = [...catalogWeightsItems(backbone, def.label, translate, sources).map(asItem), ...copy];
-  const later = (async () => {
+  const other: CatalogItem = { ...otherBackboneRow(backbone, translate), otherBackbone: true };
+  const rows = (cache?: ReadonlyMap<string, CacheEntry>): CatalogItem[] => [
+    ...catalogWeightsItems(backbone, def.label, translate, undefined, cache).map(asItem),
+    ...copy,
+    other,
+  ];
+  const all = (cache?: ReadonlyMap<string, CacheEntry>): CatalogItem[] =>
+    catalogByFamily(def.label, translate, undefined, cache).map((i) =>
+      'family' in i ? { label: i.family, kind: vscode.QuickPickItemKind.Separator } : asItem(i),
+    );
+  const cache = (async () => {
     await app.ctx.ensureRunner(def);
-    const cache = await weightsCacheListing(app.ctx.transport(def), [], { timeoutMs: 60_000 });
-    return [...catalogWeightsItems(backbone, def.label, translate, sources, cache).map(asItem), ...copy];
+    return await weightsCacheListing(app.ctx.transport(def), [], { timeoutMs: 60_000 });
   })().catch((e: unknown) => {
     app.ctx.log.warn(`weights-status on ${def.label}: ${e instanceof Error ? e.message : String(e)}`);
-    return now; // the items without the cache state: the run still downloads what is missing
+    return undefined; // the items without the cache state: the run still downloads what is missing
   });
-  return { now, later };
+  return { now: rows(), later: cache.then(rows), all: { now: all(), later: cache.then(all) } };
 }
 
-/** A catalog item, or the copy-from-here item: what afterCatalogPick handles. */
+/** A catalog item, copy-from-here or another backbone's: what afterCatalogPick handles. */
 export function isCatalogPick(item: CatalogItem): boolean {
-  return item.copyFromHere === true || (item.catalog === true && item.cached !== true);
+  return item.copyFromHere === true || item.otherBackbone === true || (item.catalog === true && item.cached !== true);
 }
 
 /**
- * After a pick: the value for model.pretrained, or undefined when the user left. A catalog item not
- * cached on the target is downloaded there now; "copy from here" asks which source, then copies.
+ * After a pick: the value for model.pretrained, or undefined when the user left (the caller shows its
+ * step again). "Another backbone" and "copy from here" first ask which source, in the whole catalog;
+ * a catalog item not cached on the target is downloaded there now. The caller sets the backbone a
+ * source of another backbone loads into (backboneForWeights).
  */
 export async function afterCatalogPick(
   app: App,
   def: TargetDef,
   backbone: string,
   item: CatalogItem,
-  later: Promise<CatalogItem[]>,
+  catalog: Catalog,
+  info: StepInfo,
 ): Promise<string | undefined> {
-  if (item.copyFromHere) {
-    const items = catalogWeightsItems(backbone, def.label, translate);
-    const r = await vscode.window.showQuickPick(items, {
-      title: vscode.l10n.t('Download on this machine, copy to {0}…', def.label),
+  const whole = async (placeholder: string): Promise<CatalogItem | undefined> => {
+    const own = catalog.all.now.find((i) => i.catalog && backboneOfNamed(i.value ?? '') === backbone);
+    const r = await pick<CatalogItem>({
+      ...info,
+      back: true,
+      items: catalog.all.now,
+      later: catalog.all.later,
+      placeholder,
+      active: own?.label,
     });
-    return r && (await copyFromHere(app, def, r.value)) ? r.value : undefined;
+    return r === BACK ? undefined : r;
+  };
+  if (item.copyFromHere) {
+    const r = await whole(vscode.l10n.t('Download on this machine, copy to {0}…', def.label));
+    return r?.value && (await copyFromHere(app, def, r.value)) ? r.value : undefined;
   }
-  const value = item.value ?? undefined;
+  const chosen = item.otherBackbone
+    ? await whole(vscode.l10n.t('Weights of any backbone in the catalog: picking one changes the backbone to match'))
+    : item;
+  const value = chosen?.value ?? undefined;
+  if (!chosen || !value) return undefined;
   // Picked before the target's listing came: wait for it (it is quick) to know whether to download.
-  const cached = item.cached ?? (await later).find((i) => i.value === value)?.cached;
-  if (value && cached === false) await downloadOnTarget(app, def, value);
+  const cached = chosen.cached ?? (await catalog.all.later).find((i) => i.value === value)?.cached;
+  if (cached === false) await downloadOnTarget(app, def, value);
   return value;
 }
 

@@ -50,6 +50,14 @@ test('weights trained as resnet18 make the run resnet18, unless the user chose a
   assert.equal(backboneForWeights('resnet50', { backbone: 'vit_b' }, false), 'resnet50', 'not a backbone we build');
 });
 
+test("a catalog source picked from another backbone's weights sets its backbone, even over a chosen one", () => {
+  // Its file loads into nothing else: mindcv:convnext_tiny in a resnet50 would fail at the first load.
+  const convnext = { backbone: 'convnext_tiny', catalog: true };
+  assert.equal(backboneForWeights('resnet50', convnext, true), 'convnext_tiny');
+  assert.equal(backboneForWeights('resnet50', convnext, false), 'convnext_tiny');
+  assert.equal(backboneForWeights('resnet50', { catalog: true }, true), 'resnet50', 'an hf-hub name: no backbone');
+});
+
 test('the summary says the backbone came from the weights', () => {
   const c: WizardChoices = withPretrained(
     { ...RECIPE_DEFAULTS, backbone: 'resnet18', name: 'x', dataTrain: '/d' },

@@ -1,13 +1,15 @@
-// The pretrained step: each mindcv catalog item shows the source, licence, size and the model card's
-// ImageNet top-1 (src/core/wizard/weightsItems.ts), the chosen backbone's first, and once the target's
-// `weights-status` answered, whether it is cached there or downloads there (and how much).
+// The pretrained step: the chosen backbone's mindcv catalog items, each with the source, licence, size
+// and the model card's ImageNet top-1 (src/core/wizard/weightsItems.ts), a row to the whole catalog
+// grouped by family (which says when the backbone has none of its own), and once the target's
+// `weights-status` answered, whether each is cached there or downloads there (and how much).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { english, translator } from '../../../src/shared/l10n';
 import { mindcvSources, type NamedWeights } from '../../../src/core/spec/weightSources';
-import { catalogWeightsItems } from '../../../src/core/wizard/weightsItems';
+import { catalogByFamily, catalogWeightsItems, otherBackboneRow } from '../../../src/core/wizard/weightsItems';
+import { BACKBONES } from '../../../src/core/spec/builder';
 import type { CacheEntry } from '../../../src/core/targets/weightsCache';
 
 const zh = translator(
@@ -22,27 +24,86 @@ const entry = (source: string, over: Partial<CacheEntry>): [string, CacheEntry] 
   { source, path: `/c/${source}`, state: 'missing', bytes: null, partBytes: 0, ...over },
 ];
 
-test('every catalog backbone is offered, the chosen one first, with source, licence, size and top-1', () => {
+test("the step offers the chosen backbone's weights only, with source, licence, size and top-1", () => {
   const items = catalogWeightsItems('resnet50', 'box', english);
-  assert.equal(items.length, mindcvSources().length);
-  assert.equal(items[0].value, 'mindcv:resnet50');
+  assert.deepEqual(
+    items.map((i) => i.value),
+    ['mindcv:resnet50'],
+  );
   assert.equal(items[0].label, '$(cloud-download) mindcv:resnet50');
   assert.equal(items[0].description, 'ImageNet weights (mindcv), fetched on box and cached; backbone resnet50');
   assert.equal(items[0].cached, undefined, 'not known before the listing');
   assert.equal(items[0].detail, 'mindcv · Apache-2.0 · 102 MB · ImageNet top-1 76.69%');
-  const small = items.find((i) => i.value === 'mindcv:mobilenet_v3_small_100');
-  assert.equal(small?.detail, 'mindcv · Apache-2.0 · 10.2 MB · ImageNet top-1 68.10%');
-  // The others keep the catalog's order behind the chosen backbone's.
-  const rest = items.slice(1).map((i) => i.value);
-  const catalogOrder = mindcvSources()
-    .map((s) => s.value)
-    .filter((v) => v !== 'mindcv:resnet50');
-  assert.deepEqual(rest, catalogOrder);
+  const small = catalogWeightsItems('mobilenet_v3_small_100', 'box', english);
+  assert.deepEqual(
+    small.map((i) => [i.value, i.detail]),
+    [['mindcv:mobilenet_v3_small_100', 'mindcv · Apache-2.0 · 10.2 MB · ImageNet top-1 68.10%']],
+  );
+  // Over every backbone, each catalog source is offered exactly once: under the backbone it loads into.
+  const offered = BACKBONES.flatMap((b) => catalogWeightsItems(b, 'box', english).map((i) => i.value));
+  assert.deepEqual(
+    offered.sort(),
+    mindcvSources()
+      .map((s) => s.value)
+      .sort(),
+  );
+  assert.equal(otherBackboneRow('resnet50', english).label, '$(list-tree) Weights of another backbone…');
+  assert.equal(
+    otherBackboneRow('resnet50', english).description,
+    'the whole catalog by family; picking one changes the backbone to match',
+  );
+});
+
+test('a backbone without catalog weights says so on the row to the whole catalog', () => {
+  assert.deepEqual(catalogWeightsItems('vit_b_16_224', 'box', english), []);
+  assert.equal(
+    otherBackboneRow('vit_b_16_224', english).description,
+    "no catalog weights for vit_b_16_224: pick another backbone's, and the backbone changes to match",
+  );
+  assert.equal(
+    otherBackboneRow('vit_b_16_224', zh).description,
+    '目录中没有 vit_b_16_224 的权重：选择其他骨干网络的权重，骨干网络会随之更改',
+  );
+  assert.equal(otherBackboneRow('vit_b_16_224', zh).label, '$(list-tree) 其他骨干网络的权重…');
+  // Every backbone of the schema: the row says "no catalog weights" exactly when the step has none.
+  for (const b of BACKBONES) {
+    const none = catalogWeightsItems(b, 'box', english).length === 0;
+    assert.equal(otherBackboneRow(b, english).description.startsWith('no catalog weights'), none, b);
+  }
+});
+
+test('the whole catalog: every source once, under its family, families in alphabetical order', () => {
+  const rows = catalogByFamily('box', english);
+  const headings = rows.flatMap((r) => ('family' in r ? [r.family] : []));
+  const families = [...new Set(mindcvSources().map((s) => s.family))];
+  assert.deepEqual(headings, [...families].sort() as string[]);
+  assert.ok(headings.length > 20, `${headings.length} families`);
+  const values = rows.flatMap((r) => ('value' in r ? [r.value] : []));
+  assert.deepEqual(
+    values.slice().sort(),
+    mindcvSources()
+      .map((s) => s.value)
+      .sort(),
+  );
+  // Under each heading its own sources in the catalog's order (the smallest first).
+  const under = (family: string) => {
+    const at = rows.findIndex((r) => 'family' in r && r.family === family);
+    const next = rows.findIndex((r, i) => i > at && 'family' in r);
+    return rows.slice(at + 1, next < 0 ? undefined : next).map((r) => ('value' in r ? r.value : r.family));
+  };
+  assert.deepEqual(under('resnet'), ['mindcv:resnet18', 'mindcv:resnet34', 'mindcv:resnet50', 'mindcv:resnet101']);
+  assert.deepEqual(under('mobilenetv3'), ['mindcv:mobilenet_v3_small_100', 'mindcv:mobilenet_v3_large_100']);
+  // An entry without a family stands under its backbone's name.
+  const bare: NamedWeights = { value: 'mindcv:x', backbone: 'x', file: 'x/x.ckpt' };
+  assert.deepEqual(
+    catalogByFamily('box', english, [bare]).map((r) => ('family' in r ? r.family : r.value)),
+    ['x', 'mindcv:x'],
+  );
 });
 
 test('an entry without a recorded top-1 or size shows only what is recorded', () => {
   const bare: NamedWeights = { value: 'mindcv:x', backbone: 'x', file: 'x/x.ckpt', license: 'Apache-2.0' };
-  const [item] = catalogWeightsItems('resnet50', 'box', english, [bare]);
+  const [item] = catalogWeightsItems('x', 'box', english, [bare]);
   assert.equal(item.detail, 'mindcv · Apache-2.0');
   // Its cache note on the target says nothing about a size it does not know (no "(?)").
   const on = (over: Partial<CacheEntry>, t = english) =>
@@ -73,7 +134,7 @@ const listing = new Map([
   entry('mindcv:vit_b_32_224', { state: 'unsafe', why: 'a symbolic link, not followed' }),
 ]);
 const byValue = (t = english) =>
-  new Map(catalogWeightsItems('resnet50', 'box', t, undefined, listing).map((i) => [i.value, i]));
+  new Map(catalogByFamily('box', t, undefined, listing).flatMap((i) => ('value' in i ? [[i.value, i] as const] : [])));
 
 test('with the target listing: cached with its size, or downloads there with the catalog size', () => {
   const items = byValue();

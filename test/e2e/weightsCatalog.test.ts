@@ -1,0 +1,172 @@
+// Issue 16, the pretrained step as a catalog per backbone, through the UI on "This machine": the
+// short path's weights step offers the recipe backbone's (resnet50's) catalog weights and "Weights of
+// another backbone…"; that opens the whole catalog under family headings, and picking resnet18's
+// there downloads it into the target's cache (from a weights host on 127.0.0.1 with mindcv's URL
+// layout: ASCEND_FINETUNE_WEIGHTS_URL) and makes the backbone resnet18 in the summary. The full
+// wizard, with a backbone the catalog has no weights for (vit_b_16_224), says so on that row, and
+// another backbone's weights picked there change the backbone: the freeze step offers resnet18's stages.
+// Screenshots: test-output/e2e/weightsCatalog/NN-<step>.png.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { SELECTORS, type Harness } from './harness';
+import { startSuite, type Suite } from './steps';
+import { chooseRow, openInDialog, useDataFolder, waitForPick, waitForStep } from './ui';
+
+const TARGET = 'This machine';
+const R18 = '/resnet/resnet18-1e65cd21.ckpt'; // the catalog's path for mindcv:resnet18
+const body = randomBytes(2 << 20);
+
+/** The visible rows of the open quick pick: label, description, and the family heading a row holds. */
+async function pickRows(h: Harness): Promise<{ label: string; description: string; heading: string }[]> {
+  return h.page
+    .locator(SELECTORS.quickInputRow)
+    .filter({ visible: true })
+    .evaluateAll((els) =>
+      els.map((el) => {
+        const sep = el.querySelector<HTMLElement>('.quick-input-list-separator');
+        return {
+          label: el.querySelector('.label-name')?.textContent?.trim() ?? '',
+          description: el.querySelector('.label-description')?.textContent?.trim() ?? '',
+          heading: sep && sep.style.display !== 'none' ? (sep.textContent?.trim() ?? '') : '',
+        };
+      }),
+    );
+}
+
+/** Types into the open pick's filter box (the whole catalog and the backbones are longer than a screen). */
+async function filter(h: Harness, text: string): Promise<void> {
+  await h.page.locator(SELECTORS.quickInputBox).fill(text);
+}
+
+test(
+  'the pretrained step: the backbone’s catalog weights, the whole catalog by family',
+  { timeout: 20 * 60_000 },
+  async (t) => {
+    const requests: string[] = [];
+    const host = createServer((req, res) => {
+      requests.push(req.url ?? '');
+      if (req.url === R18) return res.writeHead(200, { 'Content-Length': body.length }).end(body);
+      res.writeHead(404, { 'Content-Length': 0 }).end();
+    });
+    await new Promise<void>((r) => host.listen(0, '127.0.0.1', r));
+    const cache = mkdtempSync(path.join(tmpdir(), 'aft-e2e-wcache-'));
+    let s: Suite | undefined;
+    try {
+      s = await startSuite(t, {
+        name: 'weightsCatalog',
+        perClass: 10,
+        env: {
+          ASCEND_FINETUNE_WEIGHTS_URL: `http://127.0.0.1:${(host.address() as AddressInfo).port}`,
+          ASCEND_FINETUNE_CACHE: cache,
+        },
+      });
+      const { h } = s;
+      const suite = s;
+
+      await s.step(t, 'short-path-another-backbones-weights', async () => {
+        await h.openViewContainer('Ascend', 60_000);
+        await h.runCommand('Ascend: Start Ascend fine-tune');
+        await waitForPick(h, /^Training data on This machine/);
+        await chooseRow(h, /shapes/);
+        await waitForPick(h, /^Pretrained weights/);
+        const step = await pickRows(h);
+        const shown = JSON.stringify(step);
+        assert.deepEqual(
+          step.filter((r) => r.label.startsWith('mindcv:')).map((r) => r.label),
+          ['mindcv:resnet50'],
+          shown,
+        );
+        assert.ok(
+          step.some(
+            (r) =>
+              r.label === 'Weights of another backbone…' &&
+              r.description === 'the whole catalog by family; picking one changes the backbone to match',
+          ),
+          shown,
+        );
+        await chooseRow(h, /Weights of another backbone/);
+        await waitForPick(h, /^Weights of any backbone in the catalog/);
+        // resnet50, its own, is focused: its family's rows around it, under the "resnet" heading.
+        const whole = await pickRows(h);
+        const listed = JSON.stringify(whole);
+        assert.ok(
+          whole.some((r) => r.label === 'mindcv:resnet18' && r.heading === 'resnet'),
+          listed,
+        );
+        assert.ok(
+          whole.some((r) => r.label === 'mindcv:resnet50' && /backbone resnet50$/.test(r.description)),
+          listed,
+        );
+        await chooseRow(h, 'mindcv:resnet18');
+        // Not cached on the target: downloaded there at once, then the summary.
+        await waitForPick(h, /Pick a line to change it, or Launch/);
+        const file = path.join(cache, 'weights', 'mindcv', path.basename(R18));
+        assert.ok(existsSync(file), `${file} after the pick; the host saw ${JSON.stringify(requests)}`);
+        assert.equal(statSync(file).size, body.length);
+        const summary = (await pickRows(h)).map((r) => `${r.label} ${r.description}`.trim());
+        for (const want of [/^Backbone: resnet18 what the weights were trained as$/, /^Weights: mindcv:resnet18$/])
+          assert.ok(
+            summary.some((r) => want.test(r)),
+            `${want} in ${JSON.stringify(summary)}`,
+          );
+        await h.page.keyboard.press('Escape');
+      });
+
+      await s.step(t, 'full-wizard-backbone-without-catalog-weights', async () => {
+        await h.runCommand('Ascend: Start Ascend Fine-Tune from Spec File');
+        await openInDialog(h, suite.specFile);
+        await waitForStep(h, 1);
+        await chooseRow(h, TARGET);
+        await waitForStep(h, 2);
+        await useDataFolder(h, suite.dataDir);
+        await waitForStep(h, 3);
+        await filter(h, 'vit_b_16');
+        await chooseRow(h, 'vit_b_16_224');
+        await waitForStep(h, 4);
+        const step = await pickRows(h);
+        const shown = JSON.stringify(step);
+        assert.deepEqual(
+          step.filter((r) => r.label.startsWith('mindcv:')),
+          [],
+          shown,
+        );
+        assert.ok(
+          step.some(
+            (r) =>
+              r.label === 'Weights of another backbone…' &&
+              r.description ===
+                "no catalog weights for vit_b_16_224: pick another backbone's, and the backbone changes to match",
+          ),
+          shown,
+        );
+        await chooseRow(h, /Weights of another backbone/);
+        await waitForPick(h, /^Weights of any backbone in the catalog/);
+        await filter(h, 'resnet18');
+        // Cached by the first step: picked without a download.
+        await chooseRow(h, /mindcv:resnet18.*cached on This machine/);
+        await waitForStep(h, 5);
+        // The freeze step is resnet18's: its stages, not the ViT's blocks.
+        const freeze = (await pickRows(h)).map((r) => r.label);
+        assert.ok(freeze.includes('up_to:layer3'), JSON.stringify(freeze));
+        assert.ok(!freeze.some((f) => f.includes('blocks')), JSON.stringify(freeze));
+        assert.deepEqual(
+          requests.filter((u) => u === R18),
+          [R18],
+          'downloaded once',
+        );
+        await h.page.keyboard.press('Escape');
+      });
+    } finally {
+      await s?.close();
+      host.closeAllConnections();
+      host.close();
+      rmSync(cache, { recursive: true, force: true });
+    }
+  },
+);
