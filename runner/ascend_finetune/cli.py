@@ -274,9 +274,9 @@ def cmd_verify(a: argparse.Namespace) -> int:
 
 
 def cmd_make_demo_data(a: argparse.Namespace) -> int:
-    from .data.demo import make_shapes
+    from .data.demo import TASKS, make_shapes
 
-    out(make_shapes(a.out, per_class=a.per_class, size=a.size, seed=a.seed))
+    out(make_shapes(a.out, per_class=a.per_class, size=a.size, seed=a.seed, classes=TASKS[a.task]))
     return 0
 
 
@@ -562,6 +562,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--per-class", type=int, default=40)
     s.add_argument("--size", type=int, default=48)
     s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--task", choices=["a", "b"], default="a", help="a: 4 shapes; b: 3 shapes in other colours")
     s.set_defaults(fn=cmd_make_demo_data)
     s = sub.add_parser("probe", help="what each PATH is here: missing, a file (bytes) or a folder (its class folders)")
     s.add_argument("paths", nargs="+", metavar="PATH")

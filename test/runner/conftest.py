@@ -18,15 +18,8 @@ sys.path.insert(0, str(ROOT / "runner"))
 # The runner caches image-scan verdicts per data root; keep the tests' throwaway roots out of ~/.cache.
 os.environ.setdefault("ASCEND_FINETUNE_CACHE", tempfile.mkdtemp(prefix="aft-test-cache-"))
 
-from ascend_finetune.data.demo import CLASSES, make_shapes  # noqa: E402
+from ascend_finetune.data.demo import CLASSES, TASK_B, make_shapes  # noqa: E402
 from ascend_finetune.events import read_events  # noqa: E402
-
-# Task B: other colours, so "pretrained on A, fine-tuned on B" is a real transfer.
-TASK_B = {
-    "magenta circle": ("circle", (200, 40, 200)),
-    "cyan square": ("square", (40, 200, 200)),
-    "white triangle": ("triangle", (235, 235, 235)),
-}
 
 
 def runner(*args: str, timeout: float = 300, check_json: bool = True) -> tuple[int, object]:

@@ -12,6 +12,14 @@ CLASSES = {  # class folder -> (shape, RGB colour)
     "blue triangle": ("triangle", (40, 80, 220)),
     "yellow cross": ("cross", (230, 200, 30)),
 }
+# Task B: other colours (and one shape fewer), so "pretrained on A, fine-tuned on B" is a real
+# transfer: the demo's second run and the transfer tests.
+TASK_B = {
+    "magenta circle": ("circle", (200, 40, 200)),
+    "cyan square": ("square", (40, 200, 200)),
+    "white triangle": ("triangle", (235, 235, 235)),
+}
+TASKS = {"a": CLASSES, "b": TASK_B}
 
 
 def draw(shape: str, colour: tuple[int, int, int], size: int, rng: random.Random) -> Any:
