@@ -101,3 +101,36 @@ def test_a_probe_with_the_normalisation_trains_evaluates_and_exports(tmp_path):
         np.testing.assert_allclose(exported, net(ms.Tensor(x)).asnumpy(), rtol=1e-4, atol=1e-5)
     finally:
         ms.set_context(mode=before)
+
+
+def test_a_run_from_before_head_norm_resumes_with_the_head_it_had(tmp_path):
+    # A frozen SqueezeNet probe trained without the normalisation (as every run before model.head_norm
+    # was); its spec, without the field, now resolves to auto, which would add one. The resume keeps
+    # the head the checkpoint has instead of refusing it as another model.
+    data = tmp_path / "two"
+    make_shapes(str(data), per_class=8, size=32, seed=3, classes=TWO)
+    s = spec(
+        data,
+        model={"backbone": "squeezenet1_0", "freeze": "backbone", "head_norm": "none"},
+        data={"image_size": 64, "batch_size": 6, "val_split": 0.25},
+        train={"epochs": 2, "lr": 1e-3, "optimizer": "adamw", "cache_features": True},
+        amp={"level": "O0", "loss_scale": "none"},
+    )
+    code, out = cli("train", str(write_spec(tmp_path / "s.json", s)), "--run-dir", str(tmp_path / "old"))
+    assert code == 0, out
+    first = next(c for c in of_type(events(tmp_path / "old"), "checkpoint") if c["step"] == 2)
+    del s["model"]["head_norm"]
+    again = tmp_path / "again"
+    code, out = cli(
+        "train",
+        str(write_spec(tmp_path / "s2.json", s)),
+        "--run-dir",
+        str(again),
+        "--resume",
+        str(tmp_path / "old" / first["file"]),
+    )
+    assert code == 0, out
+    evs = events(again)
+    assert evs[-1]["status"] == "completed" and len(of_type(evs, "step")) == 2
+    last = ms.load_checkpoint(str(again / of_type(evs, "checkpoint")[-1]["file"]))
+    assert "head.weight" in last and NORM_ENTRY not in last
