@@ -57,6 +57,7 @@ Backbone = Literal[
     "xception",
     "xcit_tiny_12_p16_224",
 ]
+HeadNorm = Literal["auto", "none", "batchnorm"]
 Freeze = Literal[
     "none",
     "backbone",
@@ -194,6 +195,7 @@ class ModelSpec(TypedDict):
     preprocess: PreprocessName | PreprocessFields
     freeze: Freeze
     num_classes: int | None
+    head_norm: HeadNorm
     unfreeze: list[UnfreezeStep]
 
 

@@ -74,6 +74,7 @@ def test_defaults_come_from_the_schema_and_are_the_recipes():
         "preprocess": "auto",
         "freeze": "backbone",
         "num_classes": None,
+        "head_norm": "auto",
         "unfreeze": [],
     }
     assert DEFAULTS["amp"]["level"] == "O2" and DEFAULTS["amp"]["loss_scale"] == "dynamic"
@@ -107,7 +108,10 @@ def test_the_schema_knows_every_backbone_and_stage_the_model_builds():
     assert set(fields["properties"]) == {"preset", *OVERRIDABLE}
     assert fields["properties"]["interpolation"]["enum"] == list(INTERPOLATIONS)
     assert fields["properties"]["crop_mode"]["enum"] == list(CROP_MODES)
-    for field in (model["backbone"], model["freeze"]):
+    from ascend_finetune.models.net import HEAD_NORMS
+
+    assert model["head_norm"]["enum"] == list(HEAD_NORMS) and model["head_norm"]["default"] == "auto"
+    for field in (model["backbone"], model["freeze"], model["head_norm"]):
         assert len(field["x-enumDescriptions"]) == len(field["enum"])
 
 

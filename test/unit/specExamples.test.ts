@@ -40,6 +40,7 @@ test('the defaults are the reference recipe, read from the schema', () => {
     preprocess: 'auto',
     freeze: 'backbone',
     num_classes: null,
+    head_norm: 'auto',
     unfreeze: [],
   });
   assert.equal(d.amp.level, 'O2');

@@ -274,7 +274,7 @@ test('completion: keys of a section, enum values with docs, folders and checkpoi
   const labels = keys.items.map((i) => i.label);
   assert.deepEqual(
     labels.sort(),
-    ['freeze', 'num_classes', 'preprocess', 'pretrained', 'unfreeze'],
+    ['freeze', 'head_norm', 'num_classes', 'preprocess', 'pretrained', 'unfreeze'],
     'the model fields not yet written',
   );
   const freeze = keys.items.find((i) => i.label === 'freeze')!;

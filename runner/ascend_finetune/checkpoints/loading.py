@@ -77,11 +77,11 @@ def preprocess_of(run: RunInfo, ckpt: str) -> Any:
 
 
 def load_net(run: RunInfo, ckpt: str) -> Any:
-    """TransferNet(run's backbone, run's classes, the checkpoint's layout) in inference mode with the
-    checkpoint's parameters."""
+    """TransferNet(run's backbone, run's classes, the checkpoint's layout and head) in inference mode
+    with the checkpoint's parameters."""
     import mindspore as ms
 
-    from ..models.net import TransferNet
+    from ..models.net import NORM_ENTRY, TransferNet
 
     index = read_index(ckpt)
     m = run.spec.get("model") or {}
@@ -96,7 +96,9 @@ def load_net(run: RunInfo, ckpt: str) -> Any:
         )
     backbone = m.get("backbone") or "resnet50"
     variant = variant_of(run, ckpt, index)
-    net = TransferNet(backbone, n, 0, variant)
+    # The head as the checkpoint has it: with the feature normalisation's statistics or without (what
+    # model.head_norm resolved to in training, which `auto` decided on the freeze and the backbone).
+    net = TransferNet(backbone, n, 0, variant, "batchnorm" if NORM_ENTRY in index.tensors else "none")
     params = {p.name: p for p in net.get_parameters()}
     missing = [k for k in params if k not in index.tensors]
     wrong = [

@@ -168,8 +168,50 @@ class ResNetBackbone(nn.Cell):
         return self.mean(x, (2, 3))
 
 
+HEAD_NORMS = ("auto", "none", "batchnorm")  # model.head_norm
+NORM_ENTRY = "head.norm.moving_mean"  # in a checkpoint whose head has the feature normalisation
+
+
+class NormedHead(nn.Dense):
+    """The head with a feature normalisation in front (`model.head_norm: batchnorm`): BatchNorm1d
+    without scale and shift (eps 1e-6), then the Dense, as MAE's linear probe (He et al. 2021) does.
+    The normalisation is affine-free, so the head is still linear in the features (after training the
+    moving statistics fold into the Dense); it only puts features of any scale on unit variance, so
+    one learning rate suits them. A Dense subclass: the weights keep their names (`head.weight`,
+    `head.bias`) and the statistics sit under `head.norm.`."""
+
+    def __init__(self, in_channels: int, out_channels: int):
+        super().__init__(in_channels, out_channels, weight_init=Normal(0.02))
+        self.norm = nn.BatchNorm1d(in_channels, eps=1e-6, momentum=0.9, affine=False)
+
+    def construct(self, x: Any) -> Any:
+        return self.bias_add(self.matmul(self.norm(x), self.weight), self.bias)
+
+
+def unnormalised(backbone: nn.Cell) -> bool:
+    """Whether a backbone has no normalisation layer at all (mindcv's VGG, SqueezeNet, GoogLeNet): the
+    scale of its pooled features is then whatever training left it, from about 1 (ImageNet weights)
+    to the thousands (a network trained briefly from scratch)."""
+    from .mindcv_net import _NORMS
+
+    return not any(isinstance(c, _NORMS) for _, c in backbone.cells_and_names())
+
+
+def resolve_head_norm(head_norm: str, backbone: nn.Cell, frozen: bool) -> bool:
+    """Whether the head gets NormedHead's normalisation. `auto`: for a frozen backbone without any
+    normalisation layer, where the linear probe otherwise sees features it cannot settle on (the
+    transfer test's VGG-11 probe started at a loss of 2,400 and stayed at chance); a backbone that
+    trains, or one whose last layers normalise, keeps the plain Dense."""
+    if head_norm not in HEAD_NORMS:
+        raise ValueError(f"unknown head_norm {head_norm!r} (known: {', '.join(HEAD_NORMS)})")
+    if head_norm == "auto":
+        return frozen and unnormalised(backbone)
+    return head_norm == "batchnorm"
+
+
 class TransferNet(nn.Cell):
-    """Backbone + `Dense(features, classes)` head with Normal(0.02) init (the recipe's head).
+    """Backbone + `Dense(features, classes)` head with Normal(0.02) init (the recipe's head), with a
+    feature normalisation in front when `head_norm` says so (NormedHead, resolve_head_norm).
 
     The backbone is the runner's ResNet or a mindcv model (mindcv_net.py, by name: backbones.py).
     `frozen_upto` is the number of leading parts (backbones.parts_of: stem, stages, neck) that are
@@ -178,7 +220,14 @@ class TransferNet(nn.Cell):
     frozen backbone is cut (its frozen parameters get no update either way: requires_grad=False).
     """
 
-    def __init__(self, backbone: str, num_classes: int, frozen_upto: int = 0, variant: str = "default"):
+    def __init__(
+        self,
+        backbone: str,
+        num_classes: int,
+        frozen_upto: int = 0,
+        variant: str = "default",
+        head_norm: str = "none",
+    ):
         super().__init__()
         self.backbone_name = backbone
         self.is_mindcv = bb.is_mindcv(backbone)
@@ -189,7 +238,11 @@ class TransferNet(nn.Cell):
             self.backbone = MindcvBackbone(backbone, variant)
         else:
             self.backbone = ResNetBackbone(backbone, variant)
-        self.head = nn.Dense(self.backbone.num_features, num_classes, weight_init=Normal(0.02))
+        self.head_norm = resolve_head_norm(head_norm, self.backbone, frozen_upto >= self.n_parts)
+        width = self.backbone.num_features
+        self.head = (
+            NormedHead(width, num_classes) if self.head_norm else nn.Dense(width, num_classes, weight_init=Normal(0.02))
+        )
         self.frozen_upto = frozen_upto
 
     def construct(self, x: Any) -> Any:

@@ -148,7 +148,17 @@ class Trainer:
         self.preprocess = resolve_preprocess(
             m["preprocess"], m["pretrained"], origin, self.warn, resume=resume, image_size=spec["data"]["image_size"]
         )
-        self.net = TransferNet(m["backbone"], len(self.classes), self.frozen_upto, variant)
+        head_norm = m.get("head_norm", "auto")
+        if resume and head_norm == "auto":  # as the run resolved it (a run from before head_norm: none)
+            from ..checkpoints.errors import ToolError
+            from ..checkpoints.format import read_index
+            from ..models.net import NORM_ENTRY
+
+            try:
+                head_norm = "batchnorm" if NORM_ENTRY in read_index(resume).tensors else "none"
+            except ToolError:
+                pass  # resume() says what is wrong with the file
+        self.net = TransferNet(m["backbone"], len(self.classes), self.frozen_upto, variant, head_norm)
         self.load_report = None
         self.pretrained_info = None  # run_started's `pretrained`
         if weights:
