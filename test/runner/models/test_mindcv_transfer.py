@@ -2,7 +2,7 @@
 (demo shapes) trained from scratch gives the pretrained backbone; on a few-shot task B (other colours,
 5 labelled images per class, 40 per class to validate on: conftest's data_b_few) a linear probe on it
 (frozen backbone, through the feature cache) beats training the same network from scratch, by 0.2 in
-validation accuracy, in less wall time, and the backbone stays A's.
+validation accuracy, and the backbone stays A's.
 
 Why few-shot: with 32 images per class, task B at 64 px was easy enough that several families learnt it
 from scratch in 4 epochs as well as the probe did; with 5 a network from scratch stays near chance in
@@ -125,7 +125,9 @@ def test_frozen_pretrained_mindcv_backbone_beats_training_from_scratch(backbone,
     # 0.2 is 24 of task B's 120 validation images: over three times the spread of the difference of
     # accuracies near 0.8 and 0.33 on 120 images each (sqrt((0.8 * 0.2 + 0.33 * 0.67) / 120) = 0.06).
     assert acc_frozen >= acc_scratch + 0.2, (acc_frozen, acc_scratch)
-    assert t_b < t_s, "the probe on cached features costs less than training from scratch"
+    # The probe trained on cached features (their cost against scratch is in RESULTS, not asserted: timing
+    # stays out of tests).
+    assert "feature_cache" in of_type(evs_b, "epoch_end")[0], "the frozen probe used the feature cache"
 
     last = run_b / json.load(open(run_b / "checkpoints.json"))[-1]["file"]
     a_backbone, b_backbone = _params(pretrained, "backbone."), _params(last, "backbone.")
