@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT / "runner"))
 # The runner caches image-scan verdicts per data root; keep the tests' throwaway roots out of ~/.cache.
 os.environ.setdefault("ASCEND_FINETUNE_CACHE", tempfile.mkdtemp(prefix="aft-test-cache-"))
 
-from ascend_finetune.data.demo import CLASSES, TASK_B, make_shapes  # noqa: E402
+from ascend_finetune.data.demo import CLASSES, SHAPES_A, SHAPES_B, TASK_B, make_shapes  # noqa: E402
 from ascend_finetune.events import read_events  # noqa: E402
 
 
@@ -116,6 +116,23 @@ def data_b_few(tmp_path_factory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("data") / "shapes_b_few"
     make_shapes(str(root / "train"), per_class=5, size=32, seed=3, classes=TASK_B)
     make_shapes(str(root / "val"), per_class=40, size=32, seed=4, classes=TASK_B)
+    return root / "train", root / "val"
+
+
+@pytest.fixture(scope="session")
+def shapes_a(tmp_path_factory) -> Path:
+    """Task A' of the transfer test: six shapes in random colours (colour carries no label), 120 each, 64 px."""
+    out = tmp_path_factory.mktemp("data") / "shapes_only_a"
+    make_shapes(str(out), per_class=120, size=64, seed=5, classes=SHAPES_A)
+    return out
+
+
+@pytest.fixture(scope="session")
+def shapes_b_few(tmp_path_factory) -> tuple[Path, Path]:
+    """(train, val) of task B': three shapes not in A', random colours, 5 labelled per class, 40 to validate."""
+    root = tmp_path_factory.mktemp("data") / "shapes_only_b_few"
+    make_shapes(str(root / "train"), per_class=5, size=64, seed=6, classes=SHAPES_B)
+    make_shapes(str(root / "val"), per_class=40, size=64, seed=7, classes=SHAPES_B)
     return root / "train", root / "val"
 
 

@@ -1,25 +1,28 @@
-"""Transfer with mindcv backbones, as a user runs it, for every family CI builds (CI_FAMILIES): task A
-(demo shapes) trained from scratch gives the pretrained backbone; on a few-shot task B (other colours,
-5 labelled images per class, 40 per class to validate on: conftest's data_b_few) a linear probe on it
-(frozen backbone, through the feature cache) beats training the same network from scratch, by 0.2 in
-validation accuracy, and the backbone stays A's.
+"""Transfer with mindcv backbones, as a user runs it, for every family CI builds (CI_FAMILIES), on two
+synthetic tasks: task A trained from scratch gives the pretrained backbone; on a few-shot task B (5
+labelled images per class, 40 per class to validate on) a linear probe on it (frozen backbone, through
+the feature cache) beats training the same network from scratch, by 0.2 in validation accuracy, and
+the backbone stays A's.
 
-Why few-shot: with 32 images per class, task B at 64 px was easy enough that several families learnt it
-from scratch in 4 epochs as well as the probe did; with 5 a network from scratch stays near chance in
-A's budget, while A's colour features separate B's colours. (Classes told apart by shape alone, colours
-shared, were tried and failed both ways: task A is separable by colour, so A's features carry little
-shape, and the probe stayed at chance too.)
+- colour: A is the demo's four shapes, each in one colour (data_a); B three shapes in other colours
+  (data_b_few). A is separable by colour alone, so A's backbones learn mostly colour, and some families
+  learn B's colours from scratch even from 15 images.
+- shape: A' is six shapes, each image in a random colour (shapes_a), so only shape tells the classes
+  apart; B' three other shapes, random colours too (shapes_b_few). From scratch every family stayed at
+  chance on B', so the margin measures what A' taught; but two families do not learn A' at all.
+No one synthetic task is a stand-in for ImageNet for every family; docs/weights.md has both tables.
 
 Choices: 64 px (SqueezeNet and GoogLeNet need more than 32; ViT takes its 224), fp32 (O2's fp16 blew
 up GoogLeNet's first steps), task A once per family with one recipe that learns it from scratch
-(FROM_SCRATCH, 8 epochs), the same recipe and epochs for the scratch baseline on B, and 30 probe
-epochs, which the cache makes nearly free: the probe still costs less than the scratch run. The probe's
-head is the runner's default (`model.head_norm: auto`): on the families without normalisation layers
-(VGG, SqueezeNet, GoogLeNet), whose features reach the thousands, it normalises them first.
+(FROM_SCRATCH, 8 epochs; exceptions in EPOCHS_A), the same recipe for the scratch baseline on B (8
+epochs), and 30 probe epochs, which the cache makes nearly free. No augmentation on the shape task (a
+random resized crop cuts the shape out or changes its aspect). The probe's head is the runner's
+default (`model.head_norm: auto`): on the families without normalisation layers (VGG, SqueezeNet,
+GoogLeNet), whose features reach the thousands, it normalises them first.
 
-Opt-in (ASCEND_FINETUNE_SLOW_TESTS=1): under a minute for the small networks on a quiet box, up to
-20-odd minutes for ViT at 224 px and ConvNeXt on a loaded one; the measured accuracies and times are
-in docs/weights.md ("Transfer per family")."""
+Opt-in (ASCEND_FINETUNE_SLOW_TESTS=1): per case about a minute for MobileNetV3-S, up to 13 minutes
+for the others on a loaded box (ViT at 224 px about 12 on the colour task); the measured accuracies
+and times are in docs/weights.md ("Transfer per family")."""
 
 from __future__ import annotations
 
@@ -38,10 +41,12 @@ from ascend_finetune.models.backbones import fixed_image_size
 pytestmark = pytest.mark.skipif(
     os.environ.get("ASCEND_FINETUNE_SLOW_TESTS") != "1", reason="slow (3 runs per family); ASCEND_FINETUNE_SLOW_TESTS=1"
 )
-# Task A's recipe, and the baseline's on task B: AdamW from 5e-4 after one epoch of warm-up (AdamW's
+# Task A's recipe, and the baseline's on task B: AdamW from 5e-4 after 9 steps of warm-up (AdamW's
 # first steps at 1e-3 blew up the networks without BatchNorm, VGG and SqueezeNet, and GoogLeNet).
 FROM_SCRATCH = {"optimizer": "adamw", "lr": 5e-4, "warmup_steps": 9}
-EPOCHS_A = {"vit_b_32_224": 2}  # 224 px only: 5 min an epoch here, and A's val accuracy was 1.0 after one
+# Task A's epochs where 8 do not suit: ViT takes 224 px only (5 min an epoch here on the colour task,
+# whose val accuracy was 1.0 after one); GoogLeNet's A' reached 0.35 in 8 epochs, 0.83 in 16.
+EPOCHS_A = {("colour", "vit_b_32_224"): 2, ("shape", "googlenet"): 16}
 # The probe on cached features: its epochs cost next to nothing after the one extraction, so it gets 30
 # (cosine from 1e-3): a backbone trained briefly from scratch can give features in the hundreds (the
 # probe's loss was ~100 on SqueezeNet's and GoogLeNet's), which a constant 5e-3 never settles on.
@@ -66,39 +71,66 @@ def _val_acc(evs) -> float:
     return max(e["val_acc"] for e in of_type(evs, "eval"))
 
 
-# Families whose frozen probe did not beat scratch by the margin in the run docs/weights.md records
-# (2026-12-06): strict, so the day one does, the test says so.
+# (task, family) pairs whose frozen probe did not beat scratch by the margin in the runs docs/weights.md
+# records (2026-12-06): strict, so the day one does, the test says so. Every family passes on at least
+# one task but SqueezeNet; ViT on the shape task is not measured (its A' at 224 px, about an hour here).
 NO_TRANSFER = {
-    "convnext_tiny": "scratch learns even 5 images a class of task B to 0.68, the probe reaches 0.77 (+0.08); "
-    "A's features hold about 0.8 (NumPy probes 0.74-0.79)",
-    "squeezenet1_0": "with head_norm's normalisation the probe rises from 0.35 to 0.53, what A's features hold "
-    "(nearest class mean 0.50; task A stops at 0.75); scratch 0.81",
-    "vit_b_32_224": "224 px: scratch learns 5 images a class of task B to 0.67, the probe only 0.68 (+0.02)",
-    "vgg11": "with head_norm's normalisation the probe rises from 0.33 to 0.43, what A's features hold (half "
-    "of them dead; nearest class mean 0.43); scratch 0.67",
+    ("colour", "convnext_tiny"): "scratch learns even 5 images a class of task B to 0.68, the probe reaches "
+    "0.77 (+0.08); A's features hold about 0.8 (NumPy probes 0.74-0.79)",
+    ("colour", "squeezenet1_0"): "with head_norm's normalisation the probe rises from 0.35 to 0.53, what A's "
+    "features hold (nearest class mean 0.50; task A stops at 0.75); scratch 0.81",
+    ("colour", "vit_b_32_224"): "224 px: scratch learns 5 images a class of task B to 0.67, the probe only 0.68",
+    ("colour", "vgg11"): "with head_norm's normalisation the probe rises from 0.33 to 0.43, what A's features "
+    "hold (half of them dead; nearest class mean 0.43); scratch 0.67",
+    ("shape", "squeezenet1_0"): "does not learn task A' from scratch: training loss flat at ln 6 for 16 "
+    "epochs, A' val 0.17, so the probe stays at chance (0.33, scratch 0.33)",
+    ("shape", "xcit_tiny_12_p16_224"): "does not learn task A' from scratch in 8 epochs (loss 1.80, A' val "
+    "0.17): probe 0.31, scratch 0.33",
 }
-FAMILIES = [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=NO_TRANSFER[n])) if n in NO_TRANSFER else n
-    for n in sorted(CI_FAMILIES)
-]
+# Passed and failed on the colour task: its scratch baseline learnt B to 0.64 once (probe 0.80) and stayed
+# at chance (0.33) the next time (seeded runs do not repeat bit for bit here).
+FLAKY = {("colour", "googlenet"): "scratch baseline 0.64 in one run, 0.33 in the next"}
+NOT_RUN = {("shape", "vit_b_32_224"): "not measured: task A' (720 images) at ViT's 224 px is about an hour here"}
 
 
-@pytest.mark.parametrize("backbone", FAMILIES)
-def test_frozen_pretrained_mindcv_backbone_beats_training_from_scratch(backbone, data_a, data_b_few, tmp_path):
+def _case(task: str, family: str):
+    key = (task, family)
+    if key in NO_TRANSFER:
+        return pytest.param(task, family, marks=pytest.mark.xfail(strict=True, reason=NO_TRANSFER[key]))
+    if key in FLAKY:
+        return pytest.param(task, family, marks=pytest.mark.xfail(strict=False, reason=FLAKY[key]))
+    if key in NOT_RUN:
+        return pytest.param(task, family, marks=pytest.mark.skip(reason=NOT_RUN[key]))
+    return pytest.param(task, family)
+
+
+CASES = [_case(task, family) for task in ("colour", "shape") for family in sorted(CI_FAMILIES)]
+# Each task's data (conftest fixtures: A, then B's few-shot train and val) and data settings. The shape
+# task trains without augmentation: a random resized crop cuts the shape out or changes its aspect.
+TASKS = {
+    "colour": ("data_a", "data_b_few", {}),
+    "shape": ("shapes_a", "shapes_b_few", {"augment": "none"}),
+}
+
+
+@pytest.mark.parametrize(("task", "backbone"), CASES)
+def test_frozen_pretrained_mindcv_backbone_beats_training_from_scratch(task, backbone, request, tmp_path):
+    fixture_a, fixture_b, task_data = TASKS[task]
+    data_a, (b_train, b_val) = request.getfixturevalue(fixture_a), request.getfixturevalue(fixture_b)
     size = fixed_image_size(backbone) or 64
-    data, amp = {"image_size": size, "batch_size": 16}, {"level": "O0", "loss_scale": "none"}
+    data = {"image_size": size, "batch_size": 16, **task_data}
+    amp = {"level": "O0", "loss_scale": "none"}
     a = spec(
         data_a,
         data=data,
         amp=amp,
         model={"backbone": backbone, "freeze": "none"},
-        train={**FROM_SCRATCH, "epochs": EPOCHS_A.get(backbone, 8)},
+        train={**FROM_SCRATCH, "epochs": EPOCHS_A.get((task, backbone), 8)},
     )
     run_a, evs_a, t_a = _train(tmp_path, "a", a)
     best = next(e for e in json.load(open(run_a / "checkpoints.json")) if e["best"])
     pretrained = run_a / best["file"]
 
-    b_train, b_val = data_b_few
     b_data = {**data, "val": str(b_val), "batch_size": 5}  # 15 training images: 3 steps an epoch
     frozen = spec(
         b_train,
@@ -116,7 +148,14 @@ def test_frozen_pretrained_mindcv_backbone_beats_training_from_scratch(backbone,
     # The probe's final accuracy against the best the scratch run reached at any epoch.
     acc_a, acc_frozen, acc_scratch = _val_acc(evs_a), of_type(evs_b, "eval")[-1]["val_acc"], _val_acc(evs_s)
     if RESULTS:
-        row = {"backbone": backbone, "px": size, "acc_a": acc_a, "frozen": acc_frozen, "scratch": acc_scratch}
+        row = {
+            "task": task,
+            "backbone": backbone,
+            "px": size,
+            "acc_a": acc_a,
+            "frozen": acc_frozen,
+            "scratch": acc_scratch,
+        }
         with open(RESULTS, "a") as f:
             f.write(json.dumps({**row, "s_a": t_a, "s_frozen": t_b, "s_scratch": t_s}) + "\n")
     assert not [w for w in of_type(evs_b, "warning") if w["code"] == "pretrained_partial"], "every tensor loads"
