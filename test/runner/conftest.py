@@ -110,13 +110,18 @@ def data_b(tmp_path_factory) -> Path:
     return out
 
 
+def _few_shot(tmp_path_factory, name: str, classes, size: int, seed: int) -> tuple[Path, Path]:
+    """(train, val) of a few-shot task: 5 labelled images per class, 40 per class to validate on."""
+    root = tmp_path_factory.mktemp("data") / name
+    make_shapes(str(root / "train"), per_class=5, size=size, seed=seed, classes=classes)
+    make_shapes(str(root / "val"), per_class=40, size=size, seed=seed + 1, classes=classes)
+    return root / "train", root / "val"
+
+
 @pytest.fixture(scope="session")
 def data_b_few(tmp_path_factory) -> tuple[Path, Path]:
-    """(train, val) of a few-shot task B: TASK_B with 5 labelled images per class, 40 per class to validate on."""
-    root = tmp_path_factory.mktemp("data") / "shapes_b_few"
-    make_shapes(str(root / "train"), per_class=5, size=32, seed=3, classes=TASK_B)
-    make_shapes(str(root / "val"), per_class=40, size=32, seed=4, classes=TASK_B)
-    return root / "train", root / "val"
+    """A few-shot task B: TASK_B (other colours), 32 px."""
+    return _few_shot(tmp_path_factory, "shapes_b_few", TASK_B, size=32, seed=3)
 
 
 @pytest.fixture(scope="session")
@@ -129,11 +134,8 @@ def shapes_a(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def shapes_b_few(tmp_path_factory) -> tuple[Path, Path]:
-    """(train, val) of task B': three shapes not in A', random colours, 5 labelled per class, 40 to validate."""
-    root = tmp_path_factory.mktemp("data") / "shapes_only_b_few"
-    make_shapes(str(root / "train"), per_class=5, size=64, seed=6, classes=SHAPES_B)
-    make_shapes(str(root / "val"), per_class=40, size=64, seed=7, classes=SHAPES_B)
-    return root / "train", root / "val"
+    """A few-shot task B': three shapes not in A', random colours, 64 px."""
+    return _few_shot(tmp_path_factory, "shapes_only_b_few", SHAPES_B, size=64, seed=6)
 
 
 @pytest.fixture(scope="session")

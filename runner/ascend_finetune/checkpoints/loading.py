@@ -81,7 +81,7 @@ def load_net(run: RunInfo, ckpt: str) -> Any:
     with the checkpoint's parameters."""
     import mindspore as ms
 
-    from ..models.net import NORM_ENTRY, TransferNet
+    from ..models.net import TransferNet, head_norm_in
 
     index = read_index(ckpt)
     m = run.spec.get("model") or {}
@@ -98,7 +98,7 @@ def load_net(run: RunInfo, ckpt: str) -> Any:
     variant = variant_of(run, ckpt, index)
     # The head as the checkpoint has it: with the feature normalisation's statistics or without (what
     # model.head_norm resolved to in training, which `auto` decided on the freeze and the backbone).
-    net = TransferNet(backbone, n, 0, variant, "batchnorm" if NORM_ENTRY in index.tensors else "none")
+    net = TransferNet(backbone, n, 0, variant, head_norm_in(index.tensors))
     params = {p.name: p for p in net.get_parameters()}
     missing = [k for k in params if k not in index.tensors]
     wrong = [

@@ -22,7 +22,7 @@ Weights of one layout load into the other without a missing tensor, yet give oth
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from mindspore import nn, ops
 from mindspore.common.initializer import HeUniform, Normal
@@ -170,6 +170,12 @@ class ResNetBackbone(nn.Cell):
 
 HEAD_NORMS = ("auto", "none", "batchnorm")  # model.head_norm
 NORM_ENTRY = "head.norm.moving_mean"  # in a checkpoint whose head has the feature normalisation
+
+
+def head_norm_in(tensors: Any) -> Literal["batchnorm", "none"]:
+    """The `head_norm` a checkpoint's head was trained with, from its tensor names: what eval, export and
+    a resume rebuild (`auto` was resolved when the run started)."""
+    return "batchnorm" if NORM_ENTRY in tensors else "none"
 
 
 class NormedHead(nn.Dense):

@@ -152,10 +152,10 @@ class Trainer:
         if resume and head_norm == "auto":  # as the run resolved it (a run from before head_norm: none)
             from ..checkpoints.errors import ToolError
             from ..checkpoints.format import read_index
-            from ..models.net import NORM_ENTRY
+            from ..models.net import head_norm_in
 
             try:
-                head_norm = "batchnorm" if NORM_ENTRY in read_index(resume).tensors else "none"
+                head_norm = head_norm_in(read_index(resume).tensors)
             except ToolError:
                 pass  # resume() says what is wrong with the file
         self.net = TransferNet(m["backbone"], len(self.classes), self.frozen_upto, variant, head_norm)
