@@ -6,43 +6,22 @@
 // JSON), a 5 MB spec, binary garbage, 5,000 nested brackets (refused before parsing), exponential YAML anchors, and the
 // largest spec the server reads (16 KB of keys). Baseline in the same run: the same normal
 // spec's parse + validation in-process (no LSP, no process boundary), to show what the wire costs.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import * as esbuild from 'esbuild';
-import {
-  createMessageConnection,
-  StreamMessageReader,
-  StreamMessageWriter,
-  type PublishDiagnosticsParams,
-} from 'vscode-languageserver/node';
+import type { PublishDiagnosticsParams } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { diagnose } from '../src/server/diagnostics';
 import { parseSpecDocument } from '../src/server/specDocument';
+import { startSpecServer } from '../test/support/specServer';
 
 const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 20;
 const ROOT = path.join(__dirname, '..');
 const EXAMPLES = path.join(ROOT, 'test', 'spec-examples');
 
 async function main(): Promise<void> {
-  const work = mkdtempSync(path.join(tmpdir(), 'spec-bench-'));
-  const outfile = path.join(work, 'server.js');
-  await esbuild.build({
-    entryPoints: [path.join(ROOT, 'src/server/server.ts')],
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    mainFields: ['module', 'main'],
-    minify: true,
-    outfile,
-    logLevel: 'silent',
-  });
-  const proc = spawn(process.execPath, [outfile, '--stdio'], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const conn = createMessageConnection(new StreamMessageReader(proc.stdout), new StreamMessageWriter(proc.stdin));
+  const { proc, conn, stop } = await startSpecServer('spec-bench-');
   const waiting = new Map<string, (p: PublishDiagnosticsParams) => void>();
   conn.onNotification('textDocument/publishDiagnostics', (p: PublishDiagnosticsParams) =>
     waiting.get(`${p.uri}#${p.version}`)?.(p),
@@ -129,9 +108,7 @@ async function main(): Promise<void> {
   }
   console.log(`baseline, same recipe parsed + checked in-process: ${stats(inproc)}`);
   console.log(`server alive at the end: ${proc.exitCode === null}`);
-  conn.dispose();
-  proc.kill();
-  rmSync(work, { recursive: true, force: true });
+  stop();
 }
 
 void main();

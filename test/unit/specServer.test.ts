@@ -1,15 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import * as esbuild from 'esbuild';
 import {
-  createMessageConnection,
-  StreamMessageReader,
-  StreamMessageWriter,
   type CodeAction,
   type CodeLens,
   type CompletionItem,
@@ -19,6 +14,7 @@ import {
   type PublishDiagnosticsParams,
   type TextEdit,
 } from 'vscode-languageserver/node';
+import { startSpecServer, type SpecServer } from '../support/specServer';
 import {
   PROBE_REQUEST,
   SPEC_TARGETS_NOTIFICATION,
@@ -35,6 +31,7 @@ const ROOT = path.join(__dirname, '..', '..');
 const EXAMPLES = path.join(ROOT, 'test', 'spec-examples');
 let work: string;
 let proc: ChildProcess;
+let server: SpecServer | undefined;
 let conn: MessageConnection;
 const published = new Map<string, PublishDiagnosticsParams[]>();
 const waiters: (() => void)[] = [];
@@ -44,20 +41,8 @@ let answerProbe: (p: ProbeParams) => Promise<unknown> = async () => ({ ok: false
 const probes: ProbeParams[] = [];
 
 before(async () => {
-  work = mkdtempSync(path.join(tmpdir(), 'spec-server-'));
-  const outfile = path.join(work, 'server.js');
-  await esbuild.build({
-    entryPoints: [path.join(ROOT, 'src/server/server.ts')],
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    mainFields: ['module', 'main'],
-    outfile,
-    logLevel: 'silent',
-  });
-  proc = spawn(process.execPath, [outfile, '--stdio'], { stdio: ['pipe', 'pipe', 'inherit'] });
-  conn = createMessageConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
+  server = await startSpecServer('spec-server-');
+  ({ work, proc, conn } = server);
   conn.onNotification('textDocument/publishDiagnostics', (p: PublishDiagnosticsParams) => {
     published.set(p.uri, [...(published.get(p.uri) ?? []), p]);
     waiters.splice(0).forEach((w) => w());
@@ -77,9 +62,7 @@ before(async () => {
 });
 
 after(() => {
-  conn?.dispose();
-  proc?.kill();
-  rmSync(work, { recursive: true, force: true });
+  server?.stop();
 });
 
 function alive(): boolean {

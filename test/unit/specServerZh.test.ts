@@ -2,46 +2,29 @@
 // vscode.env.language): its own diagnostics, quick-fix titles and hovers come in Simplified Chinese,
 // the field names and values stay as written. The real bundled server, over stdio.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import type { ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import * as esbuild from 'esbuild';
 import {
-  createMessageConnection,
-  StreamMessageReader,
-  StreamMessageWriter,
   type CodeAction,
   type Diagnostic,
   type Hover,
   type MessageConnection,
   type PublishDiagnosticsParams,
 } from 'vscode-languageserver/node';
+import { startSpecServer, type SpecServer } from '../support/specServer';
 
-const ROOT = path.join(__dirname, '..', '..');
 let work: string;
 let proc: ChildProcess;
+let server: SpecServer | undefined;
 let conn: MessageConnection;
 const published = new Map<string, Diagnostic[]>();
 const waiters: (() => void)[] = [];
 
 before(async () => {
-  work = mkdtempSync(path.join(tmpdir(), 'spec-server-zh-'));
-  const outfile = path.join(work, 'server.js');
-  await esbuild.build({
-    entryPoints: [path.join(ROOT, 'src/server/server.ts')],
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    mainFields: ['module', 'main'],
-    outfile,
-    logLevel: 'silent',
-  });
-  proc = spawn(process.execPath, [outfile, '--stdio'], { stdio: ['pipe', 'pipe', 'inherit'] });
-  conn = createMessageConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
+  server = await startSpecServer('spec-server-zh-');
+  ({ work, proc, conn } = server);
   conn.onNotification('textDocument/publishDiagnostics', (p: PublishDiagnosticsParams) => {
     published.set(p.uri, p.diagnostics);
     waiters.splice(0).forEach((w) => w());
@@ -59,9 +42,7 @@ before(async () => {
 });
 
 after(() => {
-  conn?.dispose();
-  proc?.kill();
-  rmSync(work, { recursive: true, force: true });
+  server?.stop();
 });
 
 async function open(uri: string, text: string): Promise<Diagnostic[]> {

@@ -3,19 +3,10 @@
 // client once, WEIGHTS_STATUS_REQUEST, and kept: more completions send no more questions); a target
 // that does not answer in time, or is not configured, is "not known", never "cached".
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
-import * as esbuild from 'esbuild';
-import {
-  createMessageConnection,
-  StreamMessageReader,
-  StreamMessageWriter,
-  type CompletionItem,
-  type MessageConnection,
-} from 'vscode-languageserver/node';
+import { type CompletionItem, type MessageConnection } from 'vscode-languageserver/node';
+import { startSpecServer, type SpecServer } from '../../support/specServer';
 import {
   SPEC_TARGETS_NOTIFICATION,
   WEIGHTS_CHANGED_NOTIFICATION,
@@ -24,32 +15,18 @@ import {
   type WeightsStatusParams,
 } from '../../../src/shared/specProtocol';
 
-const ROOT = path.join(__dirname, '..', '..', '..');
-let work: string;
-let proc: ChildProcess;
+let server: SpecServer | undefined;
 let conn: MessageConnection;
 const asked: string[] = [];
 let answer: (p: WeightsStatusParams) => Promise<unknown> = async () => ({ ok: false, message: 'unset' });
 
 before(async () => {
-  work = mkdtempSync(path.join(tmpdir(), 'spec-server-weights-'));
-  const outfile = path.join(work, 'server.js');
-  await esbuild.build({
-    entryPoints: [path.join(ROOT, 'src/server/server.ts')],
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    mainFields: ['module', 'main'],
-    outfile,
-    logLevel: 'silent',
-  });
-  proc = spawn(process.execPath, [outfile, '--stdio'], {
-    stdio: ['pipe', 'pipe', 'inherit'],
+  server = await startSpecServer('spec-server-weights-', (work) => ({
+    ...process.env,
     // This machine's cache is empty and not the target's: only the target's answer may say "cached".
-    env: { ...process.env, ASCEND_FINETUNE_CACHE: path.join(work, 'local cache') },
-  });
-  conn = createMessageConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
+    ASCEND_FINETUNE_CACHE: path.join(work, 'local cache'),
+  }));
+  conn = server.conn;
   conn.onNotification('textDocument/publishDiagnostics', () => {});
   conn.onRequest('ascend/probePaths', async () => ({ ok: false, message: 'no probe here' }));
   conn.onRequest(WEIGHTS_STATUS_REQUEST, (p: WeightsStatusParams) => {
@@ -62,9 +39,7 @@ before(async () => {
 });
 
 after(() => {
-  conn?.dispose();
-  proc?.kill();
-  rmSync(work, { recursive: true, force: true });
+  server?.stop();
 });
 
 const TEXT = 'model:\n  backbone: resnet18\n  pretrained: \n';
