@@ -132,6 +132,13 @@ class TrainStep(nn.Cell):
         sens = self.scaler.scale_value.astype(loss.dtype) if self.scaled else ops.ones((), loss.dtype)
         # The count has no gradient: its sensitivity is 0 (the network returns both outputs).
         grads = self.grad(self.network, self.weights)(x, y, (sens, ops.zeros_like(correct)))
+        loss, finite, scale, update = self.apply_update(grads, loss)
+        return ops.stack([loss, finite.astype(ms.float32), scale, update.astype(ms.float32), correct])
+
+    def apply_update(self, grads: Any, loss: Any) -> Any:
+        """The update from one step's scaled gradients and loss, shared with AccumulateStep: reduced
+        over the ranks, unscaled, checked, the scale adjusted, then applied or skipped. Returns (loss,
+        finite, scale after the adjustment, whether the optimizer ran)."""
         if self.distributed:
             grads = self.grad_reducer(grads)
             loss = self.loss_sum(loss) / self.ranks
@@ -151,7 +158,7 @@ class TrainStep(nn.Cell):
             update = loss_ok
         if update:
             loss = ops.depend(loss, self.optimizer(grads))
-        return ops.stack([loss, finite.astype(ms.float32), scale, update.astype(ms.float32), correct])
+        return loss, finite, scale, update
 
 
 def build_train_step(

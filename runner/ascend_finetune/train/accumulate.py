@@ -87,24 +87,7 @@ class AccumulateStep(TrainStep):
         inv = ms.Tensor(1.0 / self.k, ms.float32)
         grads = self.hyper_map(ops.partial(ops.mul, inv), self.accum)
         loss = self.loss_acc[0] * inv
-        if self.distributed:
-            grads = self.grad_reducer(grads)
-            loss = self.loss_sum(loss) / self.ranks
-        if self.scaled:
-            grads = self.scaler.unscale(grads)
-        loss_ok = ops.isfinite(loss)
-        if self.scaled:
-            finite = self.agree(self.local_finite(grads))
-            adjusted = self.scaler.adjust(finite)
-            loss = ops.depend(loss, adjusted)
-            scale = ops.depend(self.scaler.scale_value, adjusted).astype(ms.float32)
-            update = ops.logical_and(finite, loss_ok)
-        else:
-            finite = ops.ones((), ms.bool_)
-            scale = ops.ones((), ms.float32)
-            update = loss_ok
-        if update:
-            loss = ops.depend(loss, self.optimizer(grads))
+        loss, finite, scale, update = self.apply_update(grads, loss)
         loss = ops.depend(loss, self.hyper_map(_zero, self.accum))
         loss = ops.depend(loss, ops.assign(self.loss_acc, ops.zeros_like(self.loss_acc)))
         correct = self.correct_acc[0] * 1.0  # read before it is emptied
