@@ -17,6 +17,7 @@ from error_codes import errors
 from ascend_finetune.data.plan import skipped_warning
 from ascend_finetune.device.backend import sink_notes
 from ascend_finetune.models import preprocess
+from ascend_finetune.models.download import Fetched
 from ascend_finetune.models.pretrained import LoadReport
 from ascend_finetune.train import preflight
 from ascend_finetune.train.steps import DATA_WAIT_WARMUP, DATA_WAIT_WINDOW, DataWaitMonitor
@@ -74,6 +75,10 @@ def _warnings() -> list[dict]:
     partial = LoadReport(loaded=["a"], missing=["b"], mismatched=["c: (3,) in file, (4,) in resnet18"])
     out.append(partial.partial_warning("/w/r18.ckpt"))
     out += _hub_config_warnings()
+    odd = Fetched(
+        "/c/weights/mindcv/resnet18-1e65cd21.ckpt", "mindcv:resnet18", "http://m/r.ckpt", "ab" * 32, True, "1e65cd21"
+    )
+    out.append(odd.name_hash_warning())
     return out
 
 

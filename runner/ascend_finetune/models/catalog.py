@@ -35,6 +35,9 @@ class Entry:
     family: str
     backbone: str | None  # the runner's backbone these weights load into; None: not supported yet
     sha256: str | None = None
+    # The hex in the file's name: by mindcv's naming rule (its configs/README.md, since mindcv 0.2.0)
+    # the first digits of the file's sha256; None where the name has none.
+    file_hash: str | None = None
     # What the model's default cfg sets of its own beside mindcv's eval defaults (crop_pct, input_size)
     preprocess: tuple[tuple[str, float | int], ...] = ()
 
@@ -44,7 +47,14 @@ def _load() -> dict[str, Entry]:
     with open(path, encoding="utf-8") as f:
         doc = json.load(f)
     return {
-        n: Entry(e["path"], e["family"], e["backbone"], e.get("sha256"), tuple(sorted(e.get("preprocess", {}).items())))
+        n: Entry(
+            e["path"],
+            e["family"],
+            e["backbone"],
+            e.get("sha256"),
+            e.get("file_hash"),
+            tuple(sorted(e.get("preprocess", {}).items())),
+        )
         for n, e in doc["mindcv"].items()
     }
 
@@ -76,6 +86,7 @@ class Source:
     file: str  # file name in the repository (hf-hub) or on the mindcv base
     backbone: str  # the runner's backbone the weights load into
     sha256: str | None  # expected, from the catalog or the spec's pin
+    name_hash: str | None = None  # a mindcv file name's hex: the start of its sha256 (Entry.file_hash)
 
     def cache_relpath(self) -> str:
         """Where the file sits under the cache's `weights/` folder."""
@@ -127,7 +138,7 @@ def parse(value: str) -> Source:
                 family=entry.family,
                 usable=["mindcv:" + n for n, e in MINDCV.items() if e.backbone],
             )
-        return Source(text, "mindcv", name, entry.path, entry.backbone, sha or entry.sha256)
+        return Source(text, "mindcv", name, entry.path, entry.backbone, sha or entry.sha256, entry.file_hash)
     if text.startswith("hf-hub:"):
         rest = text[len("hf-hub:") :]
         repo_id, _, file = rest.partition(":")

@@ -49,9 +49,34 @@ class Fetched:
     url: str
     sha256: str
     downloaded: bool  # False: the cache already had it
+    name_hash: str | None = None  # the hex a mindcv file name carries (catalog.Source.name_hash)
+
+    @property
+    def name_hash_ok(self) -> bool | None:
+        """Whether the sha256 begins with the hex in the file's name, mindcv's naming rule; None: no hex."""
+        return None if self.name_hash is None else self.sha256.startswith(self.name_hash.lower())
 
     def describe(self) -> dict[str, object]:
-        return {"source": self.source, "url": self.url, "sha256": self.sha256, "cached": not self.downloaded}
+        doc: dict[str, object] = {"source": self.source, "url": self.url, "sha256": self.sha256}
+        if self.name_hash is not None:
+            doc.update(name_hash=self.name_hash, name_hash_ok=self.name_hash_ok)
+        return {**doc, "cached": not self.downloaded}
+
+    def name_hash_warning(self) -> dict | None:
+        """`weights_name_hash_mismatch` when the file is not the one its name says. A warning, not a
+        refusal: the rule is mindcv's documented one, but no real file could be checked against it
+        where this was written (no network to mindcv's host); a `#sha256=` pin refuses."""
+        if self.name_hash_ok is not False:
+            return None
+        file = os.path.basename(self.path)
+        return {
+            "code": "weights_name_hash_mismatch",
+            "message": f"{self.source}: the sha256 of {file} is {self.sha256}, which does not begin with "
+            f"{self.name_hash}, the hash its name carries (mindcv names its files by their sha256); the file "
+            f"from {self.url} may not be mindcv's. The run goes on with it; if you trust it, pin it: "
+            f"{self.source}#sha256={self.sha256}",
+            "details": {"source": self.source, "file": file, "sha256": self.sha256, "name_hash": self.name_hash},
+        }
 
 
 def cache_root(env: Mapping[str, str] | None = None) -> str:
@@ -267,7 +292,7 @@ def fetch(value: str, env: dict[str, str] | None = None, progress: Progress | No
                 write_record(dest, actual)
             except OSError:
                 pass  # a read-only or someone else's cache: the listing just knows less
-        return Fetched(dest, src.text, url, actual, downloaded=False)
+        return Fetched(dest, src.text, url, actual, downloaded=False, name_hash=src.name_hash)
     if src.kind == "hf-hub" and _offline(env):
         raise _offline_error(src, url, dest, "HF_HUB_OFFLINE is set and the file is not in the cache")
     _download(src, url, dest, progress or stderr_progress(src.text))
@@ -286,7 +311,7 @@ def fetch(value: str, env: dict[str, str] | None = None, progress: Progress | No
         )
     os.replace(part, dest)
     write_record(dest, actual)
-    return Fetched(dest, src.text, url, actual, downloaded=True)
+    return Fetched(dest, src.text, url, actual, downloaded=True, name_hash=src.name_hash)
 
 
 def local_weights(value: str) -> tuple[str, Fetched | None]:

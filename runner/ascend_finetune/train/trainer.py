@@ -169,6 +169,9 @@ class Trainer:
             self.pretrained_info = r.describe(weights)
             if fetched:
                 self.pretrained_info.update(fetched.describe())
+                mismatch = fetched.name_hash_warning()
+                if mismatch:
+                    self.warn(**mismatch)
             else:
                 from ..models.download import sha256_of
 

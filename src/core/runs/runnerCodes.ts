@@ -71,6 +71,13 @@ const WARNINGS: Readonly<Record<string, Sentence>> = {
         mismatched: p.num('mismatched_count', 21),
       },
     ),
+  weights_name_hash_mismatch: (p, t) =>
+    fill(
+      t(
+        "{source}: the sha256 of {file} is {sha256}, which does not begin with {name_hash}, the hash its name carries (mindcv names its files by their sha256), so it may not be mindcv's file. The run goes on with it; if you trust it, pin it: {source}#sha256={sha256}",
+      ),
+      { source: p.str('source'), file: p.str('file'), sha256: p.str('sha256'), name_hash: p.str('name_hash') },
+    ),
   amp_auto_cpu: (_p, t) => t('amp.level auto had no CPU mapping in this MindSpore; the run used O0 (fp32).'),
   sink_unavailable: (p, t) => {
     switch (p.str('cause')) {

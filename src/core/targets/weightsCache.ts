@@ -61,6 +61,8 @@ export interface FetchedWeights {
   sha256: string;
   /** True: it was in the cache already. */
   cached: boolean;
+  /** A mindcv file name's hex (the start of its sha256 by mindcv's naming rule), and whether it matched. */
+  nameHash?: { expected: string; ok: boolean };
 }
 
 export class FetchCancelled extends Error {
@@ -105,9 +107,12 @@ export function fetchWeights(
     child.on('close', (code, signal) => {
       if (cancelled) return reject(new FetchCancelled());
       const info = errorInfo(last);
-      const doc = last as Partial<FetchedWeights> | undefined;
-      if (code === 0 && !info && typeof doc?.path === 'string' && typeof doc.sha256 === 'string')
-        return resolve({ path: doc.path, sha256: doc.sha256, cached: doc.cached === true });
+      const doc = last as (Partial<FetchedWeights> & { name_hash?: unknown; name_hash_ok?: unknown }) | undefined;
+      if (code === 0 && !info && typeof doc?.path === 'string' && typeof doc.sha256 === 'string') {
+        const { name_hash: expected, name_hash_ok: ok } = doc;
+        const nameHash = typeof expected === 'string' && typeof ok === 'boolean' ? { expected, ok } : undefined;
+        return resolve({ path: doc.path, sha256: doc.sha256, cached: doc.cached === true, nameHash });
+      }
       const message = spawnError
         ? `fetch-weights could not run ${target.program}: ${spawnError.message}`
         : (info?.message ??

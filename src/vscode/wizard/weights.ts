@@ -157,8 +157,18 @@ async function downloadOnTarget(app: App, def: TargetDef, source: string): Promi
           shown = pct;
         });
         token.onCancellationRequested(() => run.cancel());
-        await run.result;
+        const got = await run.result;
         weightsChanged(app, def.id);
+        if (got.nameHash?.ok === false)
+          void vscode.window.showWarningMessage(
+            vscode.l10n.t(
+              "{0} on {1}: the file's sha256 {2} does not begin with {3}, the hash its name carries (mindcv names its files by their sha256), so it may not be mindcv's file. Runs with it warn; if you trust it, pin it: {0}#sha256={2}",
+              source,
+              def.label,
+              got.sha256,
+              got.nameHash.expected,
+            ),
+          );
       },
     );
   } catch (e) {

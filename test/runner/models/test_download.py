@@ -22,7 +22,7 @@ from ascend_finetune.checkpoints.errors import PretrainedError
 from ascend_finetune.checkpoints.loading import preprocess_of
 from ascend_finetune.checkpoints.tools import load_run
 from ascend_finetune.models.catalog import MINDCV, SourceError, parse
-from ascend_finetune.models.download import cache_path, fetch
+from ascend_finetune.models.download import Fetched, cache_path, fetch
 from ascend_finetune.models.net import TransferNet
 from ascend_finetune.models.preprocess import MEAN
 from ascend_finetune.models.preprocess import resolve as resolve_preprocess
@@ -69,11 +69,28 @@ def test_a_mindcv_name_downloads_into_the_cache_and_loads(env, host, mindcv_ckpt
     assert got.sha256 == hashlib.sha256(mindcv_ckpt).hexdigest()
     assert got.url == host.base + MINDCV_PATH
     assert seen[-1] == (len(mindcv_ckpt), len(mindcv_ckpt))  # progress ends at the whole file
+    # The host serves random weights under mindcv's name: their sha256 is not the one the name begins.
+    assert got.name_hash == "1e65cd21" and got.name_hash_ok is False
+    assert got.describe()["name_hash_ok"] is False
     assert not os.path.exists(got.path + ".part")
     assert origin_of_file(got.path) == ("mindcv", "default")
     net = TransferNet("resnet18", 3, 0, "default")
     report = load_backbone(net.backbone, got.path)
     assert not report.missing and not report.unexpected and not report.mismatched
+
+
+def test_the_hash_a_mindcv_file_name_carries_is_checked_against_the_files_sha256():
+    # mindcv names its files <model>-<first hex digits of their sha256>.ckpt (its configs/README.md).
+    sha = "1e65cd21" + "0" * 56
+    good = Fetched("/c/resnet18-1e65cd21.ckpt", "mindcv:resnet18", "http://m/r", sha, True, "1e65cd21")
+    assert good.name_hash_ok is True and good.name_hash_warning() is None
+    bad = Fetched("/c/resnet18-1e65cd21.ckpt", "mindcv:resnet18", "http://m/r", "f" * 64, True, "1e65cd21")
+    w = bad.name_hash_warning()
+    assert bad.name_hash_ok is False and w and w["code"] == "weights_name_hash_mismatch"
+    assert "mindcv:resnet18#sha256=" + "f" * 64 in w["message"]  # the pin that accepts this very file
+    assert parse("mindcv:densenet121").name_hash is None  # densenet121-120_5004_Ascend.ckpt: no hex
+    assert parse("hf-hub:timm/resnet18.a1_in1k").name_hash is None
+    assert "name_hash_ok" not in Fetched("/c/x", "hf-hub:timm/r", "u", sha, True).describe()
 
 
 def test_a_cached_file_is_used_without_a_request(env, host):
@@ -270,6 +287,10 @@ def test_a_run_with_a_mindcv_name_downloads_loads_and_reports_the_source(tmp_pat
     assert p["sha256"] == hashlib.sha256(mindcv_ckpt).hexdigest()
     assert p["file"] == str(cache / "weights" / "mindcv" / "resnet18-1e65cd21.ckpt")
     assert started["spec"]["model"]["pretrained"] == "mindcv:resnet18"  # not made into a path
+    # Not mindcv's file (random weights under its name): the run says so, names both hashes, goes on.
+    assert p["name_hash"] == "1e65cd21" and p["name_hash_ok"] is False
+    (w,) = [w for w in of_type(events(tmp_path / "run"), "warning") if w["code"] == "weights_name_hash_mismatch"]
+    assert w["details"]["sha256"] == p["sha256"] and w["details"]["name_hash"] == "1e65cd21"
     assert np.isfinite(of_type(events(tmp_path / "run"), "step")[-1]["loss"])
     # mindcv's weights get mindcv's evaluation preprocessing, recorded for eval and predict to reuse.
     assert started["preprocess"]["name"] == "mindcv" and started["preprocess"]["why"] == "mindcv: weights"
@@ -293,6 +314,7 @@ def test_fetch_weights_answers_the_cache_path_for_the_editors_copy(tmp_path, hos
     assert code == 0, doc
     assert doc["path"] == str(tmp_path / "cache" / "weights" / "mindcv" / "resnet18-1e65cd21.ckpt")
     assert doc["sha256"] == hashlib.sha256(mindcv_ckpt).hexdigest() and doc["cached"] is False
+    assert doc["name_hash"] == "1e65cd21" and doc["name_hash_ok"] is False  # the editor warns on this
     code, doc = runner("fetch-weights", "mindcv:resnet18")
     assert code == 0 and doc["cached"] is True and len(host.requests) == 1
     code, doc = runner("fetch-weights", "mindcv:resnet152")
