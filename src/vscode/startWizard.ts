@@ -110,7 +110,7 @@ const STEPS: Step[] = [
         : []),
       {
         label: vscode.l10n.t('$(circle-slash) None'),
-        description: vscode.l10n.t('start from random weights'),
+        description: vscode.l10n.t('start from random weights; the freeze step then offers none first'),
         value: null,
       },
       ...cat,
@@ -137,6 +137,9 @@ const STEPS: Step[] = [
     }
     if (r.value !== undefined) {
       s.pretrained = r.value ?? undefined;
+      // A frozen random backbone trains a head on random features: without weights every layer
+      // trains, unless the user picks another mode on the next step (it is focused, not forced).
+      if (r.value === null) s.freeze = 'none';
       return 'next';
     }
     const file = await browse(

@@ -201,6 +201,9 @@ export async function startRunFromSpec(h: Harness, specFile: string, c: WizardCh
   await waitForStep(h, 4);
   await chooseRow(h, 'None');
   await waitForStep(h, 5);
+  // No weights: the freeze step offers "none" first (a frozen random backbone learns nothing); these
+  // tests still freeze the backbone, for speed.
+  await waitForFocused(h, 5, /^none/);
   await chooseRow(h, 'backbone');
   await waitForStep(h, 6);
   await chooseRow(h, 'O0');
@@ -468,6 +471,32 @@ export interface PrefilledWizard {
   name: string;
 }
 
+/** Waits until the open pick's focused row (label and description, run together) matches `want`. */
+export async function waitForFocused(h: Harness, step: number, want: RegExp): Promise<void> {
+  const focused = h.page.locator(`${SELECTORS.quickInputRow}.focused`);
+  let text = '';
+  await waitUntil(
+    `step ${step} to focus ${want}`,
+    // Label and description only: a row also holds its separator's text.
+    async () =>
+      want.test(
+        (text = await focused
+          .first()
+          .evaluate(
+            (el) =>
+              ['.label-name', '.label-description']
+                .map((sel) => el.querySelector(sel)?.textContent?.trim() ?? '')
+                .join(''),
+            undefined,
+            { timeout: 1000 },
+          )
+          .catch(() => '')),
+      ),
+    MEDIUM,
+    () => `focused row: ${text}`,
+  );
+}
+
 /**
  * Walks a wizard that opened with its choices filled in, pressing Enter on each step after checking
  * that the step shows the expected choice: the focused row of a pick, the value of an input box.
@@ -476,30 +505,9 @@ export interface PrefilledWizard {
  */
 export async function acceptPrefilledWizard(h: Harness, w: PrefilledWizard): Promise<void> {
   const box = h.page.locator(SELECTORS.quickInputBox);
-  const focused = h.page.locator(`${SELECTORS.quickInputRow}.focused`);
   const pickStep = async (step: number, want: RegExp) => {
     await waitForStep(h, step);
-    let text = '';
-    await waitUntil(
-      `step ${step} to focus ${want}`,
-      // Label and description only: a row also holds its separator's text.
-      async () =>
-        want.test(
-          (text = await focused
-            .first()
-            .evaluate(
-              (el) =>
-                ['.label-name', '.label-description']
-                  .map((sel) => el.querySelector(sel)?.textContent?.trim() ?? '')
-                  .join(''),
-              undefined,
-              { timeout: 1000 },
-            )
-            .catch(() => '')),
-        ),
-      MEDIUM,
-      () => `focused row: ${text}`,
-    );
+    await waitForFocused(h, step, want);
     await box.press('Enter');
   };
   const inputStep = async (step: number, want: string) => {

@@ -210,7 +210,8 @@ test('the full wizard: back navigation, recipe defaults fitted to the CPU target
     { back: true }, // pretrained -> backbone again
     { pick: /^resnet34$/ },
     { pick: /None/ },
-    { pick: /^none$/, check: (w) => assert.equal(w.activeItems[0]?.label, 'backbone') },
+    // No weights: the freeze step focuses none (a frozen random backbone would learn nothing).
+    { pick: /^none$/, check: (w) => assert.equal(w.activeItems[0]?.label, 'none') },
     // a CPU-only target: fp32 preselected, not the recipe's O2
     { pick: /^O0$/, check: (w) => assert.equal(w.activeItems[0]?.label, 'O0') },
     { value: '1', check: (w) => assert.equal(w.value, '10') },
