@@ -210,6 +210,18 @@ export interface HostEvent extends EventEnvelope<'host'> {
   proc_cpu_pct?: number | null;
 }
 
+/**
+ * Set-up before `run_started` that takes a while: `stage: "download"`, the `model.pretrained` source
+ * being downloaded into the runner's cache, `done` and `total` bytes (`total` null when the host does
+ * not say). Other stages may come from a newer runner.
+ */
+export interface SetupEvent extends EventEnvelope<'setup'> {
+  stage: string;
+  source?: string;
+  done?: number;
+  total?: number | null;
+}
+
 export interface WarningEvent extends EventEnvelope<'warning'> {
   code: string;
   message: string;
@@ -310,6 +322,7 @@ export type KnownEvent =
   | CheckpointEvent
   | DeviceEvent
   | HostEvent
+  | SetupEvent
   | WarningEvent
   | LrReducedEvent
   | RunFinishedEvent;
@@ -332,6 +345,7 @@ const KNOWN_TYPES: ReadonlySet<string> = new Set<KnownEventType>([
   'checkpoint',
   'device',
   'host',
+  'setup',
   'warning',
   'lr_reduced',
   'run_finished',
@@ -400,6 +414,7 @@ const PAYLOADS: Readonly<Record<KnownEventType, Readonly<Record<string, Kind>>>>
     ema: 'obj?',
   },
   epoch_end: { epoch: 'num', train_loss: 'num?', overflow_count: 'num', epoch_s: 'num' },
+  setup: { stage: 'str', source: 'str', done: 'num', total: 'num?' },
   unfreeze: { epoch: 'num', step: 'num', freeze: 'str', unfrozen: 'arr', trainable_params: 'num' },
   checkpoint: {
     file: 'str',

@@ -114,6 +114,26 @@ def stderr_progress(label: str) -> Progress:
     return report
 
 
+def setup_progress(emit: Callable[..., object], source: str) -> Progress:
+    """A run's download as `setup` events (`{stage: "download", source, done, total}`, bytes; total
+    null when the host does not say) at most every 5% or 2 s, always the first and the last, and as
+    the console's lines (stderr_progress). The extension shows them until `run_started`."""
+    last = [-1.0, 0.0]
+    console = stderr_progress(source)
+
+    def report(done: int, total: int | None) -> None:
+        console(done, total)
+        now = time.monotonic()
+        pct = 100.0 * done / total if total else 0.0
+        final = total is not None and done >= total
+        if last[0] >= 0 and not final and pct - last[0] < 5 and now - last[1] < 2:
+            return
+        last[0], last[1] = pct, now
+        emit("setup", stage="download", source=source, done=done, total=total)
+
+    return report
+
+
 def json_progress(emit: Callable[[object], None]) -> Progress:
     """`{"progress": {"done": N, "total": M or null}}` documents for the editor's notification, at most
     every 1% or 0.5 s, and always the first and the last."""
@@ -314,7 +334,7 @@ def fetch(value: str, env: dict[str, str] | None = None, progress: Progress | No
     return Fetched(dest, src.text, url, actual, downloaded=True, name_hash=src.name_hash)
 
 
-def local_weights(value: str) -> tuple[str, Fetched | None]:
+def local_weights(value: str, progress: Progress | None = None) -> tuple[str, Fetched | None]:
     """`model.pretrained` as a local path: a named source is fetched (or found in the cache), a path
     is returned as it is."""
     from .catalog import SourceError, is_named
@@ -322,7 +342,7 @@ def local_weights(value: str) -> tuple[str, Fetched | None]:
     if not is_named(value):
         return value, None
     try:
-        got = fetch(value)
+        got = fetch(value, progress=progress)
     except SourceError as e:
         raise PretrainedError(f"model.pretrained: {e}; {e.fix}", e.why, **e.params) from None
     return got.path, got

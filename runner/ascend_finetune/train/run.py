@@ -282,7 +282,9 @@ class Run:
 
         spec = self.spec
         rank = self.rank.info if self.rank else None
-        tr = self.trainer = Trainer(spec, self.run_dir, self.pending_warnings, rank, resume=self.resume_from)
+        tr = self.trainer = Trainer(
+            spec, self.run_dir, self.pending_warnings, rank, resume=self.resume_from, emit=self.log.emit
+        )
         ck = spec["checkpoint"]
         self.store = CheckpointStore(self.run_dir, spec["name"], ck["format"], ck["keep_max"], ck["keep_best"])
         self.store.extra["preprocess"] = tr.preprocess.describe()

@@ -73,9 +73,11 @@ class Trainer:
         warnings: list[dict[str, Any]],
         rank: RankInfo | None = None,
         resume: str | None = None,
+        emit: Callable[..., object] | None = None,
     ):
         """`rank`: this process's rank when msrun started it as one of several, else None. `resume`: the
-        checkpoint `resume()` will load (its recorded preprocessing is kept)."""
+        checkpoint `resume()` will load (its recorded preprocessing is kept). `emit`: the event log's, for
+        the `setup` events of a download during set-up (before `run_started`)."""
         # MindSpore (and what builds on it) loads here, not at import: the CLI imports this package
         # for commands that must start without it.
         import mindspore as ms
@@ -138,10 +140,12 @@ class Trainer:
         fetched = None
         origin = None
         if weights:
-            from ..models.download import local_weights
+            from ..models.download import local_weights, setup_progress
             from ..models.pretrained import origin_of_file
 
-            weights, fetched = local_weights(weights)  # mindcv:/hf-hub: names come from the cache
+            # mindcv:/hf-hub: names come from the cache, downloaded there first if need be
+            progress = setup_progress(emit, weights) if emit else None
+            weights, fetched = local_weights(weights, progress)
             origin, variant = origin_of_file(weights)
         # The evaluation resize and the normalisation the weights expect (models/preprocess.py);
         # checkpoints record them.

@@ -220,7 +220,14 @@ export function statusBarText(name: string, view: RunView, t: Translate = englis
   if (typeof view.imgPerS === 'number') parts.push(t('{0} img/s', Math.round(view.imgPerS)));
   const eta = etaSeconds(view);
   if (eta !== undefined && view.phase === 'running') parts.push(t('ETA {0}', formatDuration(eta, t)));
-  if (view.phase === 'launching') parts.push(t('starting…'));
+  const d = view.download;
+  if (view.phase === 'launching' && d)
+    parts.push(
+      d.total
+        ? t('downloading {0}: {1}%', d.source, Math.floor((100 * d.done) / d.total))
+        : t('downloading {0}: {1} MB', d.source, (d.done / 1e6).toFixed(1)),
+    );
+  else if (view.phase === 'launching') parts.push(t('starting…'));
   if (view.phase === 'reconnecting') parts.push(t('reconnecting…'));
   return parts.join(' · ');
 }

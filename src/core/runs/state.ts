@@ -27,6 +27,8 @@ export interface RunView {
   imgPerS?: number | null;
   lossScale?: number | null;
   overflows: number;
+  /** A download during set-up (`setup` events), until `run_started`. */
+  download?: { source: string; done: number; total: number | null };
   bestValAcc?: number;
   /** unix seconds of run_started (of the latest segment, after a resume) and of the last event */
   startedAt?: number;
@@ -55,9 +57,16 @@ export function applyEvent(view: RunView, event: RunEvent): RunView {
   if (v.phase === 'reconnecting' || v.phase === 'launching') v.phase = 'running';
   if (!isKnownEvent(event)) return v;
   switch (event.type) {
+    case 'setup':
+      // Still setting up: the run starts with run_started.
+      if (view.phase === 'launching' || view.phase === 'reconnecting') v.phase = 'launching';
+      if (event.stage === 'download' && typeof event.source === 'string' && typeof event.done === 'number')
+        v.download = { source: event.source, done: event.done, total: num(event.total) ?? null };
+      break;
     case 'run_started': {
       // also a resume in the same run directory: the run is live again
       v.phase = 'running';
+      v.download = undefined;
       v.status = undefined;
       v.error = undefined;
       v.startedAt = event.t;
@@ -91,6 +100,7 @@ export function applyEvent(view: RunView, event: RunEvent): RunView {
       break;
     case 'run_finished':
       v.phase = 'finished';
+      v.download = undefined;
       v.status = event.status;
       v.error = event.error;
       break;

@@ -281,9 +281,15 @@ def test_a_run_with_a_mindcv_name_downloads_loads_and_reports_the_source(tmp_pat
             else:
                 os.environ[k] = v
     assert code == 0, out
-    started = of_type(events(tmp_path / "run"), "run_started")[0]
+    evs = events(tmp_path / "run")
+    started = of_type(evs, "run_started")[0]
     p = started["pretrained"]
     assert p["source"] == "mindcv:resnet18" and p["origin"] == "mindcv" and p["cached"] is False
+    # The download's progress came as `setup` events, before run_started, ending at the whole file.
+    setup = of_type(evs, "setup")
+    assert setup and all(e["stage"] == "download" and e["source"] == "mindcv:resnet18" for e in setup)
+    assert setup[-1]["done"] == setup[-1]["total"] == len(mindcv_ckpt)
+    assert evs.index(setup[-1]) < evs.index(started)
     assert p["sha256"] == hashlib.sha256(mindcv_ckpt).hexdigest()
     assert p["file"] == str(cache / "weights" / "mindcv" / "resnet18-1e65cd21.ckpt")
     assert started["spec"]["model"]["pretrained"] == "mindcv:resnet18"  # not made into a path

@@ -84,6 +84,16 @@ test('status bar: epoch, step, loss, throughput and ETA at the smoothed pace', (
     /^\$\(debug-disconnect\) .* reconnecting…$/,
   );
   assert.equal(statusBarText('x', initialView()), '$(loading~spin) x · starting…');
+  const setup = (done: number, total: number | null): RunEvent =>
+    ({ v: 1, seq: 1, t: 1, type: 'setup', stage: 'download', source: 'mindcv:resnet50', done, total }) as RunEvent;
+  assert.equal(
+    statusBarText('x', applyEvent(initialView(), setup(41_000_000, 100_000_000))),
+    '$(loading~spin) x · downloading mindcv:resnet50: 41%',
+  );
+  assert.equal(
+    statusBarText('x', applyEvent(initialView(), setup(12_345_678, null))),
+    '$(loading~spin) x · downloading mindcv:resnet50: 12.3 MB',
+  );
   assert.equal(formatDuration(3725), '1h 02m');
   assert.equal(formatDuration(12), '12s');
 });

@@ -34,6 +34,20 @@ test('launching becomes running at run_started, then finished with its status', 
   assert.match(describe(v), /stopped/);
 });
 
+test('a download during set-up keeps the run starting and shows its bytes until run_started', () => {
+  seq = 0;
+  const dl = (t: number, done: number, total: number | null) =>
+    ev('setup', t, { stage: 'download', source: 'mindcv:resnet50', done, total });
+  let v = feed([dl(100, 0, 102_000_000), dl(101, 40_000_000, 102_000_000)]);
+  assert.equal(v.phase, 'launching', 'set-up is not the run yet');
+  assert.deepEqual(v.download, { source: 'mindcv:resnet50', done: 40_000_000, total: 102_000_000 });
+  v = feed([started(105)], v);
+  assert.equal(v.phase, 'running');
+  assert.equal(v.download, undefined);
+  // A stage this build does not know changes nothing but the phase.
+  assert.equal(feed([ev('setup', 106, { stage: 'compile' })]).download, undefined);
+});
+
 test('an event already seen changes nothing (a reconnect resends nothing twice)', () => {
   seq = 0;
   const start = started(100);
