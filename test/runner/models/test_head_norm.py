@@ -85,6 +85,20 @@ def test_a_probe_with_the_normalisation_trains_evaluates_and_exports(tmp_path):
     assert code == 0, ev
     assert ev["accuracy"] == pytest.approx(entry["metrics"]["val_acc"])  # the run's own eval, head and all
 
+    # inspect and compare read a mindcv backbone by its cell paths (backbone.model.*), frozen as the spec says
+    code, ins = cli("inspect", str(ckpt), "--run", str(run))
+    assert code == 0, ins
+    by = {t["name"]: t for t in ins["tensors"]}
+    first = by["backbone.model.features.0.weight"]
+    assert first["module"] == "backbone.model.features.0" and first["trainable"] is False
+    assert by["head.weight"]["trainable"] is True and by["head.weight"]["shape"] == [2, 512]
+    assert ins["freeze"] == "backbone" and ins["head_matches_classes"] is True
+    code, cmp = cli("compare", str(ckpt), str(ckpt), "--run", str(run))
+    assert code == 0, cmp
+    marks = {t["name"]: t["frozen"] for t in cmp["tensors"] if t["kind"] == "param"}
+    assert marks["backbone.model.features.0.weight"] is True and marks["head.weight"] is False
+    assert cmp["summary"]["changed"] == 0 and cmp["summary"]["frozen_max_l2"] == 0.0
+
     code, ex = cli("export", "--run", str(run), "--ckpt", str(ckpt), "--format", "mindir")
     assert code == 0, ex
     from ascend_finetune.checkpoints.loading import load_net
