@@ -2,7 +2,8 @@
 // short path's weights step offers the recipe backbone's (resnet50's) catalog weights and "Weights of
 // another backbone…"; that opens the whole catalog under family headings, and picking resnet18's
 // there downloads it into the target's cache (from a weights host on 127.0.0.1 with mindcv's URL
-// layout: ASCEND_FINETUNE_WEIGHTS_URL) and makes the backbone resnet18 in the summary. The full
+// layout: ASCEND_FINETUNE_WEIGHTS_URL), warns that those bytes are not the file mindcv's name says
+// (their sha256 does not begin with the name's hex), and makes the backbone resnet18 in the summary. The full
 // wizard, with a backbone the catalog has no weights for (vit_b_16_224), says so on that row, and
 // another backbone's weights picked there change the backbone: the freeze step offers resnet18's stages.
 // Screenshots: test-output/e2e/weightsCatalog/NN-<step>.png.
@@ -66,7 +67,7 @@ test(
           ASCEND_FINETUNE_CACHE: cache,
         },
       });
-      const { h } = s;
+      const { h, notes } = s;
       const suite = s;
 
       await s.step(t, 'short-path-another-backbones-weights', async () => {
@@ -109,6 +110,11 @@ test(
         const file = path.join(cache, 'weights', 'mindcv', path.basename(R18));
         assert.ok(existsSync(file), `${file} after the pick; the host saw ${JSON.stringify(requests)}`);
         assert.equal(statSync(file).size, body.length);
+        // The host's bytes are not mindcv's file: their sha256 does not begin with the name's 1e65cd21.
+        await notes.waitFor(
+          /^mindcv:resnet18 on This machine: the file's sha256 \S+ does not begin with 1e65cd21/,
+          60_000,
+        );
         const summary = (await pickRows(h)).map((r) => `${r.label} ${r.description}`.trim());
         for (const want of [/^Backbone: resnet18 what the weights were trained as$/, /^Weights: mindcv:resnet18$/])
           assert.ok(
