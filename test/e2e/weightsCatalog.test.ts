@@ -110,6 +110,8 @@ test(
         const file = path.join(cache, 'weights', 'mindcv', path.basename(R18));
         assert.ok(existsSync(file), `${file} after the pick; the host saw ${JSON.stringify(requests)}`);
         assert.equal(statSync(file).size, body.length);
+        // The download ran under a progress notification (with Cancel).
+        await notes.waitFor(/^Downloading mindcv:resnet18 on This machine/, 60_000);
         // The host's bytes are not mindcv's file: their sha256 does not begin with the name's 1e65cd21.
         await notes.waitFor(
           /^mindcv:resnet18 on This machine: the file's sha256 \S+ does not begin with 1e65cd21/,
