@@ -97,39 +97,43 @@ def sha256_of(path: str) -> str:
     return h.hexdigest()
 
 
-def stderr_progress(label: str) -> Progress:
-    """Lines like `downloading mindcv:resnet50: 40.0 of 97.8 MB (41%)`, at most every 10% or 5 s."""
-    last = [-1.0, 0.0]
+def _throttled(pct_step: float, every_s: float, send: Callable[[int, int | None], object]) -> Progress:
+    """Passes a download's (done, total) to `send` the first time, at the end (done == total), and in
+    between at most every `pct_step` per cent or `every_s` seconds."""
+    last: list[float] = []  # [per cent, time] of the last one sent
 
     def report(done: int, total: int | None) -> None:
         now = time.monotonic()
-        pct = 100.0 * done / total if total else -1.0
+        pct = 100.0 * done / total if total else 0.0
         final = total is not None and done >= total
-        if not final and pct - last[0] < 10 and now - last[1] < 5:
+        if last and not final and pct - last[0] < pct_step and now - last[1] < every_s:
             return
-        last[0], last[1] = pct, now
-        of = f" of {total / 1e6:.1f} MB ({pct:.0f}%)" if total else " MB"
-        print(f"downloading {label}: {done / 1e6:.1f}{of}", file=sys.stderr, flush=True)
+        last[:] = [pct, now]
+        send(done, total)
 
     return report
+
+
+def stderr_progress(label: str) -> Progress:
+    """Lines like `downloading mindcv:resnet50: 40.0 of 97.8 MB (41%)`, at most every 10% or 5 s."""
+
+    def line(done: int, total: int | None) -> None:
+        of = f" of {total / 1e6:.1f} MB ({100.0 * done / total:.0f}%)" if total else " MB"
+        print(f"downloading {label}: {done / 1e6:.1f}{of}", file=sys.stderr, flush=True)
+
+    return _throttled(10, 5, line)
 
 
 def setup_progress(emit: Callable[..., object], source: str) -> Progress:
     """A run's download as `setup` events (`{stage: "download", source, done, total}`, bytes; total
     null when the host does not say) at most every 5% or 2 s, always the first and the last, and as
     the console's lines (stderr_progress). The extension shows them until `run_started`."""
-    last = [-1.0, 0.0]
     console = stderr_progress(source)
+    event = _throttled(5, 2, lambda done, total: emit("setup", stage="download", source=source, done=done, total=total))
 
     def report(done: int, total: int | None) -> None:
         console(done, total)
-        now = time.monotonic()
-        pct = 100.0 * done / total if total else 0.0
-        final = total is not None and done >= total
-        if last[0] >= 0 and not final and pct - last[0] < 5 and now - last[1] < 2:
-            return
-        last[0], last[1] = pct, now
-        emit("setup", stage="download", source=source, done=done, total=total)
+        event(done, total)
 
     return report
 
@@ -137,18 +141,7 @@ def setup_progress(emit: Callable[..., object], source: str) -> Progress:
 def json_progress(emit: Callable[[object], None]) -> Progress:
     """`{"progress": {"done": N, "total": M or null}}` documents for the editor's notification, at most
     every 1% or 0.5 s, and always the first and the last."""
-    last = [-1.0, 0.0]
-
-    def report(done: int, total: int | None) -> None:
-        now = time.monotonic()
-        pct = 100.0 * done / total if total else 0.0
-        final = total is not None and done >= total
-        if last[0] >= 0 and not final and pct - last[0] < 1 and now - last[1] < 0.5:
-            return
-        last[0], last[1] = pct, now
-        emit({"progress": {"done": done, "total": total}})
-
-    return report
+    return _throttled(1, 0.5, lambda done, total: emit({"progress": {"done": done, "total": total}}))
 
 
 def write_record(dest: str, sha256: str) -> None:
