@@ -7,7 +7,7 @@ import { CompletionItemKind, InsertTextFormat, MarkupKind, type CompletionItem }
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { enumValues, fieldSchema, propertiesOf, resolveSpecPath } from '../core/spec/schema';
 import { formatBytes } from '../core/checkpoints/manifest';
-import { mindcvSources, namedCacheRel, weightsFacts, type NamedWeights } from '../core/spec/weightSources';
+import { catalogSources, namedCacheRel, weightsFacts, type NamedWeights } from '../core/spec/weightSources';
 import { localCacheState } from '../core/targets/weightsCache';
 import { localCacheWeights } from '../core/targets/weightsCopy';
 import { yamlScalar } from '../core/spec/writer';
@@ -168,10 +168,11 @@ function valueItems(
         undefined,
         p.dir ? l10n.t('folder') : l10n.t('checkpoint'),
       );
-    // Named sources the runner downloads: mindcv's checkpoints for the spec's backbone.
+    // Named sources the runner downloads: mindcv's checkpoints and timm's hub repositories for the
+    // spec's backbone.
     if (ctx.path.join('.') === 'model.pretrained') {
       const backbone = doc.nodes.get('model.backbone')?.value ?? fieldSchema(['model', 'backbone'])?.default;
-      for (const s of mindcvSources().filter((m) => m.backbone === backbone && m.value.startsWith(ctx.partial))) {
+      for (const s of catalogSources().filter((m) => m.backbone === backbone && m.value.startsWith(ctx.partial))) {
         const cache = weights.target.kind === 'local' ? localCache(s) : targetCache(s, weights);
         add(s.value, CompletionItemKind.Reference, `${cache.doc}\n\n${weightsDoc(s)}`, weightsDetail(s));
         items[items.length - 1].labelDetails = { description: cache.short };
@@ -266,14 +267,26 @@ function weightsDetail(s: NamedWeights): string {
 
 /** Where the weights come from, their licence, size and ImageNet top-1, and how they reach the target. */
 function weightsDoc(s: NamedWeights): string {
+  const timm = s.source === 'timm';
   const lines = [
-    l10n.t(
-      "mindcv's published {0} weights (`{1}`), downloaded where the run executes into its cache.",
-      s.backbone,
-      s.file,
-    ),
+    timm
+      ? l10n.t(
+          "timm's {0} weights on the Hugging Face hub (`{1}`), downloaded where the run executes into its cache (HF_ENDPOINT names a mirror); their own config.json sets the preprocessing.",
+          s.backbone,
+          s.value.slice('hf-hub:'.length),
+        )
+      : l10n.t(
+          "mindcv's published {0} weights (`{1}`), downloaded where the run executes into its cache.",
+          s.backbone,
+          s.file,
+        ),
   ];
-  if (s.license) lines.push(l10n.t('Licence: {0} (mindcv 0.3.0)', s.license));
+  if (s.license)
+    lines.push(
+      timm
+        ? l10n.t("Licence: {0} (timm's pretrained config)", s.license)
+        : l10n.t('Licence: {0} (mindcv 0.3.0)', s.license),
+    );
   if (s.params !== undefined && s.sizeBytes !== undefined)
     lines.push(
       l10n.t(
@@ -283,7 +296,12 @@ function weightsDoc(s: NamedWeights): string {
       ),
     );
   if (s.top1 !== undefined)
-    lines.push(l10n.t('ImageNet-1K top-1: {0}% (mindcv model card: {1})', s.top1.toFixed(2), s.top1Source ?? 'mindcv'));
+    lines.push(
+      timm
+        ? l10n.t('ImageNet-1K top-1: {0}% (timm: {1})', s.top1.toFixed(3), s.top1Source ?? 'timm')
+        : l10n.t('ImageNet-1K top-1: {0}% (mindcv model card: {1})', s.top1.toFixed(2), s.top1Source ?? 'mindcv'),
+    );
+  else if (timm) lines.push(l10n.t('No ImageNet-1K top-1: published without an ImageNet-1K classifier.'));
   lines.push(l10n.t('For a target without internet, use "Ascend: Copy Weights to Target…".'));
   return lines.join('\n\n');
 }

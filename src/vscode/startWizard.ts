@@ -25,7 +25,7 @@ import { browse, browseStart, choose, execute, targetOf, type Action, type StepR
 import { ensureHealthy } from './wizard/health';
 import { offerMindcvInstall } from './installMindcv';
 import { knobsStep } from './wizard/knobsStep';
-import { afterCatalogPick, catalogItems, isCatalogPick, type CatalogItem } from './wizard/weights';
+import { afterCatalogPick, catalogItems, isCatalogPick, placeBrowse, type CatalogItem } from './wizard/weights';
 import { backboneForWeights } from '../core/wizard/targetData';
 import { backboneOfNamed } from '../core/spec/weightSources';
 import type { App } from './app';
@@ -113,8 +113,7 @@ const STEPS: Step[] = [
         description: vscode.l10n.t('start from random weights; the freeze step then offers none first'),
         value: null,
       },
-      ...cat,
-      { label: vscode.l10n.t('$(folder-opened) Browse on the target…') },
+      ...placeBrowse(cat, { label: vscode.l10n.t('$(folder-opened) Browse on the target…') }),
     ];
     const r = await pick<CatalogItem>({
       ...info,

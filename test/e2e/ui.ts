@@ -66,7 +66,7 @@ export async function waitForStep(h: Harness, step: number, timeoutMs = MEDIUM):
  * A quick-pick row: a string is its whole label (icons aside), a RegExp is tried on the row's text
  * (label and description run together, e.g. "This machinevm").
  */
-function row(h: Harness, match: string | RegExp) {
+export function row(h: Harness, match: string | RegExp) {
   // Only visible rows: a list the workbench hid (a quick pick replaced by the next one) can stay in
   // the page with the same rows, and a wait on the first match would wait on that hidden copy.
   const rows = h.page.locator(SELECTORS.quickInputRow).filter({ visible: true });

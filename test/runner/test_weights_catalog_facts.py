@@ -1,9 +1,12 @@
 """weights_catalog.json's facts that model.pretrained completion shows (licence, parameters, size) are
-mindcv 0.3.0's own: the licence from its package metadata, the counts from its create_model."""
+mindcv 0.3.0's own: the licence from its package metadata, the counts from its create_model; those of
+its timm hub repositories are timm's own."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from importlib import metadata
 from pathlib import Path
 
@@ -41,3 +44,35 @@ def test_every_top1_is_a_percentage_with_its_model_card():
         assert 0 < e["top1"] < 100, name
         assert e["top1_source"].startswith("mindcv v0.3.0 configs/") and e["top1_source"].endswith("/README.md"), name
     assert CATALOG["mindcv"]["resnet50"]["top1"] == 76.69  # the card's row for resnet50-e0733ab8.ckpt
+
+
+REF_PY = Path(__file__).resolve().parents[2] / ".venv-ref" / "bin" / "python"
+
+
+def test_the_timm_hub_entries_are_timms_own_tags_with_timms_facts():
+    """Every `hf_hub` entry, and nothing else, is what timm itself lists for the mapped architectures
+    (test/runner/models/timm_catalog.py in .venv-ref): repository, licence, head, input size,
+    parameters and bytes. Each offered backbone of a mapped architecture gets at least one."""
+    from ascend_finetune.models.torch_map import TIMM_MODELS
+
+    if not REF_PY.exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(".venv-ref is missing in CI: scripts/setup-python.sh must create it")
+        pytest.skip("the reference venv .venv-ref is missing: run scripts/setup-ref-venv.sh")
+    script = Path(__file__).resolve().parent / "models" / "timm_catalog.py"
+    r = subprocess.run([str(REF_PY), str(script), *TIMM_MODELS], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    timm_says = json.loads(r.stdout)
+    hub = CATALOG["hf_hub"]
+    assert sorted(hub) == sorted(timm_says)
+    for repo, e in hub.items():
+        t = timm_says[repo]
+        assert e["backbone"] == TIMM_MODELS[t["arch"]], repo
+        for k in ("license", "num_classes", "input_size", "params", "size_bytes"):
+            assert e[k] == t[k], (repo, k)
+        # timm's results-imagenet.csv has a top-1 for the tags with an ImageNet-1K head only.
+        assert ("top1" in e) == (e["num_classes"] == 1000), repo
+        if "top1" in e:
+            assert 60 < e["top1"] < 90 and e["top1_source"].endswith(f", {e['input_size']} px"), repo
+    assert {e["backbone"] for e in hub.values()} == set(TIMM_MODELS.values())
+    assert hub["timm/resnet50.a1_in1k"]["top1"] == 80.382  # the csv's resnet50.a1_in1k row at 224 px

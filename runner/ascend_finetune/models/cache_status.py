@@ -17,13 +17,14 @@ import os
 import stat
 from collections.abc import Mapping
 
-from .catalog import MINDCV, Source, parse, resolve_url
+from .catalog import HF_HUB, MINDCV, Source, parse, resolve_url
 from .download import CHUNK, cache_root, read_record
 
 
 def catalog_sources() -> list[str]:
-    """The `mindcv:` names the runner loads: those of the catalog with a backbone."""
-    return [f"mindcv:{n}" for n, e in MINDCV.items() if e.backbone]
+    """The sources the editor offers: the catalog's `mindcv:` names with a backbone, then its timm
+    hub repositories."""
+    return [f"mindcv:{n}" for n, e in MINDCV.items() if e.backbone] + [f"hf-hub:{r}" for r in HF_HUB]
 
 
 class _Unsafe(Exception):

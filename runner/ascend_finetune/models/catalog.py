@@ -42,10 +42,13 @@ class Entry:
     preprocess: tuple[tuple[str, float | int], ...] = ()
 
 
-def _load() -> dict[str, Entry]:
+def _doc() -> dict[str, Any]:
     path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "weights_catalog.json")
     with open(path, encoding="utf-8") as f:
-        doc = json.load(f)
+        return json.load(f)
+
+
+def _load(doc: dict[str, Any]) -> dict[str, Entry]:
     return {
         n: Entry(
             e["path"],
@@ -59,8 +62,12 @@ def _load() -> dict[str, Entry]:
     }
 
 
-# In weights_catalog.json, beside the spec schema: the language server completes `mindcv:` from it too.
-MINDCV: dict[str, Entry] = _load()
+# In weights_catalog.json, beside the spec schema: the language server and the Start wizard list it too.
+_CATALOG = _doc()
+MINDCV: dict[str, Entry] = _load(_CATALOG)
+# timm's hub repositories the editor offers (`timm/resnet50.a1_in1k` -> its backbone). Any other
+# `hf-hub:timm/<arch>.<tag>` of a mapped architecture loads as well: this list is what is offered.
+HF_HUB: dict[str, str] = {repo: e["backbone"] for repo, e in _CATALOG["hf_hub"].items()}
 # timm's repositories on the Hugging Face hub are `timm/<architecture>.<tag>` (`timm/resnet50.a1_in1k`,
 # `timm/convnext_tiny.in12k_ft_in1k`): the architecture before the dot picks the backbone and the
 # mapping (torch_map.TIMM_MODELS). torchvision's weights are not on the hub under one org; use a local

@@ -9,27 +9,29 @@ import type { Translate } from '../l10n';
 
 const NAMED = /^(mindcv|hf-hub):/;
 
+interface CatalogFacts {
+  family: string;
+  license?: string;
+  params?: number;
+  size_bytes?: number;
+  top1?: number;
+  top1_source?: string;
+}
+
 interface CatalogFile {
-  mindcv: Record<
-    string,
-    {
-      path: string;
-      family: string;
-      backbone: string | null;
-      license?: string;
-      params?: number;
-      size_bytes?: number;
-      top1?: number;
-      top1_source?: string;
-    }
-  >;
+  mindcv: Record<string, CatalogFacts & { path: string; backbone: string | null }>;
+  /** timm's hub repositories (`timm/resnet50.a1_in1k`), each checked against timm's own facts. */
+  hf_hub: Record<string, CatalogFacts & { backbone: string; num_classes: number; input_size: number }>;
 }
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const CATALOG: CatalogFile = require('../../../runner/ascend_finetune/weights_catalog.json');
+const HUB_FILE = 'model.safetensors';
 
 export interface NamedWeights {
-  /** The model.pretrained value, e.g. `mindcv:resnet50`. */
+  /** The model.pretrained value, e.g. `mindcv:resnet50` or `hf-hub:timm/resnet50.a1_in1k`. */
   value: string;
+  /** Who published the weights: mindcv's download site, or timm's repositories on the Hugging Face hub. */
+  source: 'mindcv' | 'timm';
   /** The runner backbone it loads into. */
   backbone: string;
   file: string;
@@ -39,9 +41,12 @@ export interface NamedWeights {
   license?: string;
   params?: number;
   sizeBytes?: number;
-  /** ImageNet-1K top-1 (%) from mindcv's model card for this very file, and which card. */
+  /** ImageNet-1K top-1 (%) from mindcv's model card for this very file (timm: its results table), and which. */
   top1?: number;
   top1Source?: string;
+  /** timm only: the classes of the head it was published with (0: none, features only) and its input size. */
+  numClasses?: number;
+  inputSize?: number;
 }
 
 /** The `mindcv:` sources the runner loads (those of its catalog with a backbone), for completion. */
@@ -52,6 +57,7 @@ export function mindcvSources(): NamedWeights[] {
       : [
           {
             value: `mindcv:${name}`,
+            source: 'mindcv' as const,
             backbone: e.backbone,
             file: e.path,
             family: e.family,
@@ -65,26 +71,71 @@ export function mindcvSources(): NamedWeights[] {
   );
 }
 
+/** The catalog's timm repositories on the Hugging Face hub, best ImageNet top-1 first per backbone. */
+export function hubSources(): NamedWeights[] {
+  return Object.entries(CATALOG.hf_hub).map(([repo, e]) => ({
+    value: `hf-hub:${repo}`,
+    source: 'timm' as const,
+    backbone: e.backbone,
+    file: HUB_FILE,
+    family: e.family,
+    license: e.license,
+    params: e.params,
+    sizeBytes: e.size_bytes,
+    top1: e.top1,
+    top1Source: e.top1_source,
+    numClasses: e.num_classes,
+    inputSize: e.input_size,
+  }));
+}
+
+/** Everything the wizard and completion offer: mindcv's files, then timm's hub repositories. */
+export function catalogSources(): NamedWeights[] {
+  return [...mindcvSources(), ...hubSources()];
+}
+
 /**
  * `mindcv · Apache-2.0 · 11.7 M params · 46.8 MB · ImageNet top-1 70.21%`: a catalog entry's facts,
- * those recorded (the parameter count only when `params` is asked for). Top-1 is printed with the
- * card's two decimals.
+ * those recorded (the parameter count only when `params` is asked for). Top-1 is printed with its
+ * source's own decimals (mindcv's cards two, timm's table three). A timm entry also says a head other
+ * than ImageNet-1K's and an input size other than 224 px.
  */
 export function weightsFacts(s: NamedWeights, t: Translate, opts: { params?: boolean } = {}): string {
+  const head =
+    s.numClasses === undefined || s.numClasses === 1000
+      ? undefined
+      : s.numClasses === 0
+        ? t('published without a classifier')
+        : t('{0}-class head', s.numClasses);
   return [
-    'mindcv',
+    s.source === 'timm' ? t('timm (Hugging Face hub)') : 'mindcv',
     s.license,
     opts.params && s.params !== undefined ? t('{0} M params', (s.params / 1e6).toFixed(1)) : undefined,
     s.sizeBytes === undefined ? undefined : formatBytes(s.sizeBytes),
-    s.top1 === undefined ? undefined : t('ImageNet top-1 {0}%', s.top1.toFixed(2)),
+    s.inputSize !== undefined && s.inputSize !== 224 ? t('{0} px', s.inputSize) : undefined,
+    head,
+    s.top1 === undefined ? undefined : t('ImageNet top-1 {0}%', s.top1.toFixed(s.source === 'timm' ? 3 : 2)),
   ]
     .filter(Boolean)
     .join(' · ');
 }
 
-/** The runner backbone a `mindcv:` catalog name loads into (undefined: not in the catalog, or `hf-hub:`). */
+// timm's architecture (before the tag's dot) -> the backbone, from the catalog's repositories: every
+// architecture the runner maps has at least one (test/runner/test_weights_catalog_facts.py).
+const TIMM_ARCH = new Map(
+  Object.entries(CATALOG.hf_hub).map(([repo, e]) => [repo.split('/')[1].split('.')[0], e.backbone]),
+);
+
+/**
+ * The runner backbone a catalog source loads into; for any `hf-hub:timm/<arch>.<tag>`, the one its
+ * architecture maps to. Undefined: a name the catalog does not know.
+ */
 export function backboneOfNamed(value: string): string | undefined {
-  return mindcvSources().find((s) => s.value === value)?.backbone;
+  const text = value.split('#')[0];
+  const own = mindcvSources().find((s) => s.value === text)?.backbone;
+  if (own) return own;
+  const m = /^hf-hub:timm\/([A-Za-z0-9][\w-]*)(?:\.[\w.-]*)?(?::.*)?$/.exec(text);
+  return m ? TIMM_ARCH.get(m[1]) : undefined;
 }
 
 /**

@@ -1,12 +1,13 @@
-// The pretrained step (short and full path) lists the mindcv catalog's ImageNet weights (runner/
-// ascend_finetune/weights_catalog.json) for the chosen backbone, and a row opening the whole catalog
+// The pretrained step (short and full path) lists the catalog's weights (runner/ascend_finetune/
+// weights_catalog.json: mindcv's files, then timm's repositories on the Hugging Face hub) for the chosen
+// backbone, and a row opening the whole catalog
 // grouped by family (another backbone's weights, which change the backbone). A pure model: each item says
 // whether the target's weights cache has the file ("cached on box") or picking it downloads it there
 // ("downloads on box (97.8 MB)"), from the runner's `weights-status` when it has answered, and on its
 // second line the catalog's facts (source, licence, size, ImageNet top-1).
 import type { Translate } from '../l10n';
 import { formatBytes } from '../checkpoints/manifest';
-import { mindcvSources, weightsFacts, type NamedWeights } from '../spec/weightSources';
+import { catalogSources, weightsFacts, type NamedWeights } from '../spec/weightSources';
 import type { CacheEntry } from '../targets/weightsCache';
 
 export interface CatalogWeightsItem {
@@ -26,7 +27,13 @@ export function cacheNote(
   targetLabel: string,
   t: Translate,
 ): { text: string; cached?: boolean } {
-  if (!entry) return { text: t('ImageNet weights (mindcv), fetched on {0} and cached', targetLabel) };
+  if (!entry)
+    return {
+      text:
+        w.source === 'timm'
+          ? t('timm weights from the Hugging Face hub, fetched on {0} and cached', targetLabel)
+          : t('ImageNet weights (mindcv), fetched on {0} and cached', targetLabel),
+    };
   if (entry.state === 'cached')
     return { text: t('cached on {0} ({1})', targetLabel, formatBytes(entry.bytes)), cached: true };
   // A catalog entry without a recorded size says nothing about it rather than "(?)".
@@ -74,7 +81,7 @@ export function catalogWeightsItems(
   backbone: string,
   targetLabel: string,
   t: Translate,
-  sources: NamedWeights[] = mindcvSources(),
+  sources: NamedWeights[] = catalogSources(),
   cache?: ReadonlyMap<string, CacheEntry>,
 ): CatalogWeightsItem[] {
   return sources.filter((w) => w.backbone === backbone).map((w) => catalogItem(w, targetLabel, t, cache));
@@ -87,12 +94,13 @@ export interface FamilyHeading {
 
 /**
  * The whole catalog, for "Weights of another backbone…": the families in alphabetical order, each
- * under its heading, its sources in the catalog's order (resnet18 before resnet50: smallest first).
+ * under its heading, its sources in the catalog's order (mindcv's first, resnet18 before resnet50:
+ * smallest first; then timm's).
  */
 export function catalogByFamily(
   targetLabel: string,
   t: Translate,
-  sources: NamedWeights[] = mindcvSources(),
+  sources: NamedWeights[] = catalogSources(),
   cache?: ReadonlyMap<string, CacheEntry>,
 ): (CatalogWeightsItem | FamilyHeading)[] {
   const families = new Map<string, NamedWeights[]>();
@@ -112,7 +120,7 @@ export function catalogByFamily(
 export function otherBackboneRow(
   backbone: string,
   t: Translate,
-  sources: NamedWeights[] = mindcvSources(),
+  sources: NamedWeights[] = catalogSources(),
 ): { label: string; description: string } {
   const own = sources.some((w) => w.backbone === backbone);
   return {

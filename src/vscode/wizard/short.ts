@@ -40,7 +40,7 @@ import type { DataFacts } from '../../core/wizard/defaults';
 import { offerMindcvInstall } from '../installMindcv';
 import { backboneForWeights, type WeightsFacts } from '../../core/wizard/targetData';
 import { backboneOfNamed, isNamedWeights } from '../../core/spec/weightSources';
-import { afterCatalogPick, catalogItems, isCatalogPick, type CatalogItem } from './weights';
+import { afterCatalogPick, catalogItems, isCatalogPick, placeBrowse, type CatalogItem } from './weights';
 import { describeData, describeWeights, resolvedFor, workspaceImageFolders } from './data';
 import { ensureHealthy } from './health';
 import { translate } from '../l10n';
@@ -249,11 +249,10 @@ async function weightsStep(app: App, st: Short, info: StepInfo): Promise<string 
       description: vscode.l10n.t('random initial weights: every layer trains (freeze none)'),
       value: null,
     },
-    ...cat,
-    {
+    ...placeBrowse<WeightsItem>(cat, {
       label: vscode.l10n.t('$(folder-opened) Browse for a checkpoint…'),
       description: vscode.l10n.t('.ckpt or .safetensors: from mindcv / ModelZoo, or a run of your own'),
-    },
+    }),
   ];
   const items = itemsWith(catalog.now);
   const r = await pick<WeightsItem>({

@@ -1,5 +1,5 @@
 // The catalog part of the pretrained step, shared by the short path and the full wizard: the chosen
-// backbone's mindcv items at once, then again with the target's cache state when its runner's
+// backbone's catalog items (mindcv's file, then timm's hub repositories under their own heading) at once, then again with the target's cache state when its runner's
 // `weights-status` answers ("cached on box" / "downloads on box (97.8 MB)"); a row opening the whole
 // catalog by family ("Weights of another backbone…"); for an SSH target an item to download on this
 // machine and copy (the air-gapped path). Picking an item that is not cached downloads it on the
@@ -58,11 +58,20 @@ export function catalogItems(app: App, def: TargetDef, backbone: string): Catalo
         ]
       : [];
   const other: CatalogItem = { ...otherBackboneRow(backbone, translate), otherBackbone: true };
-  const rows = (cache?: ReadonlyMap<string, CacheEntry>): CatalogItem[] => [
-    ...catalogWeightsItems(backbone, def.label, translate, undefined, cache).map(asItem),
-    ...copy,
-    other,
-  ];
+  // mindcv's file and the actions first; timm's repositories (up to 18 for one backbone) last, under
+  // their own heading, so the actions stay on the first screen (placeBrowse keeps Browse above them).
+  const rows = (cache?: ReadonlyMap<string, CacheEntry>): CatalogItem[] => {
+    const items = catalogWeightsItems(backbone, def.label, translate, undefined, cache).map(asItem);
+    const hub = items.filter((i) => i.value?.startsWith('hf-hub:'));
+    return [
+      ...items.filter((i) => !hub.includes(i)),
+      ...copy,
+      other,
+      ...(hub.length
+        ? [{ label: vscode.l10n.t('timm · Hugging Face hub'), kind: vscode.QuickPickItemKind.Separator }, ...hub]
+        : []),
+    ];
+  };
   const all = (cache?: ReadonlyMap<string, CacheEntry>): CatalogItem[] =>
     catalogByFamily(def.label, translate, undefined, cache).map((i) =>
       'family' in i ? { label: i.family, kind: vscode.QuickPickItemKind.Separator } : asItem(i),
@@ -75,6 +84,12 @@ export function catalogItems(app: App, def: TargetDef, backbone: string): Catalo
     return undefined; // the items without the cache state: the run still downloads what is missing
   });
   return { now: rows(), later: cache.then(rows), all: { now: all(), later: cache.then(all) } };
+}
+
+/** The step's catalog rows with `browse` after the actions, above timm's section (if any). */
+export function placeBrowse<T extends vscode.QuickPickItem>(cat: T[], browse: T): T[] {
+  const at = cat.findIndex((i) => i.kind === vscode.QuickPickItemKind.Separator);
+  return at < 0 ? [...cat, browse] : [...cat.slice(0, at), browse, ...cat.slice(at)];
 }
 
 /** A catalog item, copy-from-here or another backbone's: what afterCatalogPick handles. */

@@ -158,6 +158,24 @@ def test_timm_pth_files_read_as_their_safetensors_where_torch_is_installed(ref):
 
 
 @needs_ref
+def test_a_tag_published_without_a_head_loads_the_same(ref, pynative, tmp_path):
+    """timm publishes some ViT tags with no classifier (orig_in21k, dino, mae: num_classes 0 in the
+    catalog): the same state dict without `head.*` gives the same features, and nothing is missing."""
+    from safetensors.numpy import load_file, save_file
+
+    out, _ = ref
+    arch = "vit_base_patch32_224"
+    full = load_file(str(out / f"timm-{arch}.safetensors"))
+    path = tmp_path / "headless.safetensors"
+    save_file({k: v for k, v in full.items() if not k.startswith("head.")}, str(path))
+    x = np.load(out / f"input-{_size(arch)}.npy")
+    got, report = _features(TIMM_MODELS[arch], str(path), x, "torch")
+    assert not report.missing and not report.unexpected and not report.head_dropped, report
+    diff = float(np.abs(got - np.load(out / f"timm-{arch}.features.npy")).max())
+    assert diff <= TOL, diff
+
+
+@needs_ref
 def test_a_timm_file_of_another_family_is_refused_naming_the_backbones_it_fits(ref, pynative):
     out, _ = ref
     net = TransferNet("mobilenet_v3_small_100", 3, 0, "torch")

@@ -114,9 +114,14 @@ def test_a_fifo_does_not_hang_the_listing_and_a_part_file_is_reported(env, tmp_p
 def test_the_command_lists_the_catalog_by_default_and_refuses_a_bad_name(env, monkeypatch):
     for k, v in env.items():
         monkeypatch.setenv(k, v)
+    fetch("hf-hub:timm/resnet18.a1_in1k", env=env, progress=quiet)
     code, doc = runner("weights-status")
     assert code == 0 and [s["source"] for s in doc["sources"]] == catalog_sources()
     assert "mindcv:resnet152" not in catalog_sources()  # listed in the catalog, not loadable
+    # The timm repositories the editor offers are listed too, after mindcv's.
+    states = {s["source"]: s["state"] for s in doc["sources"]}
+    assert states["hf-hub:timm/resnet18.a1_in1k"] == "cached"
+    assert states["hf-hub:timm/vit_base_patch16_224.augreg2_in21k_ft_in1k"] == "missing"
     code, doc = runner("weights-status", "mindcv:resnet152")
     assert code == 2 and doc["error"]["kind"] == "bad_input"
 

@@ -46,6 +46,11 @@ test('model.pretrained completes the mindcv weights of the spec backbone from th
   const item = json.find((i) => i.label === 'mindcv:resnet101');
   assert.equal(item?.textEdit && 'newText' in item.textEdit ? item.textEdit.newText : undefined, '"mindcv:resnet101"');
   assert.deepEqual(labels('amp:\n  level: |\n'), [], 'only for model.pretrained');
+  // timm's repositories of the backbone's architecture follow mindcv's file.
+  const hub = at('model:\n  backbone: efficientnet_b0\n  pretrained: |\n')
+    .map((i) => String(i.label))
+    .filter((l) => l.startsWith('hf-hub:'));
+  assert.deepEqual(hub, ['hf-hub:timm/efficientnet_b0.ra4_e3600_r224_in1k', 'hf-hub:timm/efficientnet_b0.ra_in1k']);
 });
 
 test('model.preprocess completes its presets, and inside its object form the fields, each documented as optional', () => {

@@ -1,4 +1,4 @@
-// model.pretrained completion shows each mindcv catalog entry's facts (runner/ascend_finetune/
+// model.pretrained completion shows each catalog entry's facts (mindcv's files, timm's hub repositories) (runner/ascend_finetune/
 // weights_catalog.json): source file, licence, parameters, size and ImageNet top-1, in English and zh-cn;
 // and whether the spec's target holds the file: this machine's weights cache (a real cache folder in
 // ASCEND_FINETUNE_CACHE) for a spec run here, the target's own `weights-status` answer for an SSH target,
@@ -62,6 +62,35 @@ test('an entry the model card gives no top-1 for (skresnet18): no top-1, nothing
   assert.equal(sk.detail, 'mindcv · Apache-2.0 · 12.0 M params · 47.9 MB');
   assert.match(sk.doc, /`sknet\/sknet18-868228e5\.ckpt`/);
   assert.doesNotMatch(sk.doc, /top-1|undefined|NaN/);
+});
+
+test("a timm hub item: timm's repository, licence, size, head and top-1 from its results table", () => {
+  const a1 = item('model:\n  backbone: resnet50\n  pretrained: |\n', 'hf-hub:timm/resnet50.a1_in1k');
+  assert.equal(a1.detail, 'timm (Hugging Face hub) · Apache-2.0 · 25.6 M params · 102 MB · ImageNet top-1 80.382%');
+  assert.match(a1.doc, /timm's resnet50 weights on the Hugging Face hub \(`timm\/resnet50\.a1_in1k`\)/);
+  assert.match(a1.doc, /Licence: Apache-2\.0 \(timm's pretrained config\)/);
+  assert.match(
+    a1.doc,
+    /ImageNet-1K top-1: 80\.382% \(timm: timm results\/results-imagenet\.csv \(git 4e5207c7\), 224 px\)/,
+  );
+  assert.equal(a1.cache, 'not cached on this machine');
+  // A tag published without a classifier: said, and no top-1 made up.
+  const dino = item('model:\n  backbone: vit_b_16_224\n  pretrained: |\n', 'hf-hub:timm/vit_base_patch16_224.dino');
+  assert.equal(
+    dino.detail,
+    'timm (Hugging Face hub) · Apache-2.0 · 85.8 M params · 343 MB · published without a classifier',
+  );
+  assert.match(dino.doc, /No ImageNet-1K top-1: published without an ImageNet-1K classifier\./);
+  assert.doesNotMatch(dino.doc, /undefined|NaN/);
+  // Downloaded into this machine's cache where the runner puts hub files: cached.
+  const file = path.join(cache, 'weights', 'hf-hub', 'timm', 'resnet50.a1_in1k', 'main', 'model.safetensors');
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, Buffer.alloc(1_000_000));
+  assert.equal(
+    item('model:\n  backbone: resnet50\n  pretrained: |\n', 'hf-hub:timm/resnet50.a1_in1k').cache,
+    'cached on this machine',
+  );
+  rmSync(path.join(cache, 'weights', 'hf-hub'), { recursive: true });
 });
 
 test('zh-cn: the facts in Simplified Chinese', () => {

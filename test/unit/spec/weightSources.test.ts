@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { absolutizeSpecPaths } from '../../../src/core/spec/builder';
 import { checkSpec } from '../../../src/core/spec/schema';
-import { backboneOfNamed, isNamedWeights, mindcvSources, withPretrained } from '../../../src/core/spec/weightSources';
+import { backboneOfNamed, catalogSources, isNamedWeights, withPretrained } from '../../../src/core/spec/weightSources';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { wantedPaths } from '../../../src/server/remoteFacts';
 import { parseSpecDocument } from '../../../src/server/specDocument';
@@ -70,8 +70,8 @@ test('model.pretrained is set in a JSON spec, comments and other fields kept; YA
   assert.equal(withPretrained('data:\n  train: d\n', 'mindcv:resnet50'), undefined);
 });
 
-test("the wizard's catalog rows: every ResNet the runner builds and mindcv backbones, each naming the backbone it loads into", () => {
-  const sources = mindcvSources();
+test("the wizard's catalog rows: every ResNet the runner builds, mindcv backbones and timm's repositories, each naming the backbone it loads into", () => {
+  const sources = catalogSources();
   const backbones = new Set(sources.map((s) => s.backbone));
   for (const b of ['resnet101', 'resnet18', 'resnet34', 'resnet50', 'mobilenet_v3_small_100', 'convnext_tiny']) {
     assert.ok(backbones.has(b), `a catalog row for ${b}`);
@@ -84,10 +84,18 @@ test("the wizard's catalog rows: every ResNet the runner builds and mindcv backb
   for (const b of backbones) assert.ok(accepted.has(b!), `${b} is a model.backbone`);
   for (const s of sources) assert.equal(backboneOfNamed(s.value), s.backbone);
   assert.equal(backboneOfNamed('mindcv:resnet50'), 'resnet50');
+  // A timm repository by its architecture, listed or not (the runner maps the same: catalog.py).
+  assert.equal(backboneOfNamed('hf-hub:timm/resnet50.a1_in1k'), 'resnet50');
   assert.equal(
-    backboneOfNamed('hf-hub:timm/resnet50.a1_in1k'),
-    undefined,
-    'a hub file says nothing about its backbone',
+    backboneOfNamed('hf-hub:timm/vit_base_patch16_224.some_new_tag#sha256=' + 'a'.repeat(64)),
+    'vit_b_16_224',
   );
+  assert.equal(backboneOfNamed('hf-hub:timm/resnet50'), 'resnet50');
+  assert.equal(
+    backboneOfNamed('hf-hub:timm/regnety_040.ra3_in1k'),
+    undefined,
+    'an architecture the runner does not map',
+  );
+  assert.equal(backboneOfNamed('hf-hub:someone/resnet50.a1_in1k'), undefined, 'not timm: nothing known');
   assert.equal(backboneOfNamed('/data/w.ckpt'), undefined);
 });

@@ -1,5 +1,5 @@
-// The pretrained step: the chosen backbone's mindcv catalog items, each with the source, licence, size
-// and the model card's ImageNet top-1 (src/core/wizard/weightsItems.ts), a row to the whole catalog
+// The pretrained step: the chosen backbone's catalog items (mindcv's files, then timm's hub
+// repositories), each with the source, licence, size and the model card's (timm: results table's) ImageNet top-1 (src/core/wizard/weightsItems.ts), a row to the whole catalog
 // grouped by family (which says when the backbone has none of its own), and once the target's
 // `weights-status` answered, whether each is cached there or downloads there (and how much).
 import assert from 'node:assert/strict';
@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { english, translator } from '../../../src/shared/l10n';
-import { mindcvSources, type NamedWeights } from '../../../src/core/spec/weightSources';
+import { catalogSources, hubSources, type NamedWeights } from '../../../src/core/spec/weightSources';
 import { catalogByFamily, catalogWeightsItems, otherBackboneRow } from '../../../src/core/wizard/weightsItems';
 import { BACKBONES } from '../../../src/core/spec/builder';
 import type { CacheEntry } from '../../../src/core/targets/weightsCache';
@@ -26,9 +26,25 @@ const entry = (source: string, over: Partial<CacheEntry>): [string, CacheEntry] 
 
 test("the step offers the chosen backbone's weights only, with source, licence, size and top-1", () => {
   const items = catalogWeightsItems('resnet50', 'box', english);
+  // mindcv's file first, then timm's repositories of the architecture, best top-1 first.
+  assert.equal(items[0].value, 'mindcv:resnet50');
+  const timm = items.slice(1);
+  assert.equal(timm.length, 18);
+  assert.ok(timm.every((i) => i.value.startsWith('hf-hub:timm/resnet50.')));
+  const top1 = timm.map((i) => hubSources().find((s) => s.value === i.value)?.top1 ?? 0);
   assert.deepEqual(
-    items.map((i) => i.value),
-    ['mindcv:resnet50'],
+    top1,
+    [...top1].sort((a, b) => b - a),
+  );
+  const a1 = timm.find((i) => i.value === 'hf-hub:timm/resnet50.a1_in1k');
+  assert.equal(a1?.detail, 'timm (Hugging Face hub) · Apache-2.0 · 102 MB · ImageNet top-1 80.382%');
+  assert.equal(a1?.description, 'timm weights from the Hugging Face hub, fetched on box and cached; backbone resnet50');
+  // A licence that forbids commercial use and a size other than 224 px are shown.
+  const ssl = timm.find((i) => i.value === 'hf-hub:timm/resnet50.fb_ssl_yfcc100m_ft_in1k');
+  assert.match(ssl?.detail ?? '', /· CC-BY-NC-4\.0 ·/);
+  assert.match(
+    timm.find((i) => i.value === 'hf-hub:timm/resnet50.a3_in1k')?.detail ?? '',
+    / · 160 px · ImageNet top-1 75\.994%$/,
   );
   assert.equal(items[0].label, '$(cloud-download) mindcv:resnet50');
   assert.equal(items[0].description, 'ImageNet weights (mindcv), fetched on box and cached; backbone resnet50');
@@ -37,13 +53,19 @@ test("the step offers the chosen backbone's weights only, with source, licence, 
   const small = catalogWeightsItems('mobilenet_v3_small_100', 'box', english);
   assert.deepEqual(
     small.map((i) => [i.value, i.detail]),
-    [['mindcv:mobilenet_v3_small_100', 'mindcv · Apache-2.0 · 10.2 MB · ImageNet top-1 68.10%']],
+    [
+      ['mindcv:mobilenet_v3_small_100', 'mindcv · Apache-2.0 · 10.2 MB · ImageNet top-1 68.10%'],
+      [
+        'hf-hub:timm/mobilenetv3_small_100.lamb_in1k',
+        'timm (Hugging Face hub) · Apache-2.0 · 10.2 MB · ImageNet top-1 67.636%',
+      ],
+    ],
   );
   // Over every backbone, each catalog source is offered exactly once: under the backbone it loads into.
   const offered = BACKBONES.flatMap((b) => catalogWeightsItems(b, 'box', english).map((i) => i.value));
   assert.deepEqual(
     offered.sort(),
-    mindcvSources()
+    catalogSources()
       .map((s) => s.value)
       .sort(),
   );
@@ -55,16 +77,18 @@ test("the step offers the chosen backbone's weights only, with source, licence, 
 });
 
 test('a backbone without catalog weights says so on the row to the whole catalog', () => {
-  assert.deepEqual(catalogWeightsItems('vit_b_16_224', 'box', english), []);
+  // mindcv publishes no ViT-B/16 file; timm's repositories give it weights. ResNeSt-14 has none at all.
+  assert.ok(catalogWeightsItems('vit_b_16_224', 'box', english).every((i) => i.value.startsWith('hf-hub:timm/')));
+  assert.deepEqual(catalogWeightsItems('resnest14', 'box', english), []);
   assert.equal(
-    otherBackboneRow('vit_b_16_224', english).description,
-    "no catalog weights for vit_b_16_224: pick another backbone's, and the backbone changes to match",
+    otherBackboneRow('resnest14', english).description,
+    "no catalog weights for resnest14: pick another backbone's, and the backbone changes to match",
   );
   assert.equal(
-    otherBackboneRow('vit_b_16_224', zh).description,
-    '目录中没有 vit_b_16_224 的权重：选择其他骨干网络的权重，骨干网络会随之更改',
+    otherBackboneRow('resnest14', zh).description,
+    '目录中没有 resnest14 的权重：选择其他骨干网络的权重，骨干网络会随之更改',
   );
-  assert.equal(otherBackboneRow('vit_b_16_224', zh).label, '$(list-tree) 其他骨干网络的权重…');
+  assert.equal(otherBackboneRow('resnest14', zh).label, '$(list-tree) 其他骨干网络的权重…');
   // Every backbone of the schema: the row says "no catalog weights" exactly when the step has none.
   for (const b of BACKBONES) {
     const none = catalogWeightsItems(b, 'box', english).length === 0;
@@ -75,13 +99,13 @@ test('a backbone without catalog weights says so on the row to the whole catalog
 test('the whole catalog: every source once, under its family, families in alphabetical order', () => {
   const rows = catalogByFamily('box', english);
   const headings = rows.flatMap((r) => ('family' in r ? [r.family] : []));
-  const families = [...new Set(mindcvSources().map((s) => s.family))];
+  const families = [...new Set(catalogSources().map((s) => s.family))];
   assert.deepEqual(headings, [...families].sort() as string[]);
   assert.ok(headings.length > 20, `${headings.length} families`);
   const values = rows.flatMap((r) => ('value' in r ? [r.value] : []));
   assert.deepEqual(
     values.slice().sort(),
-    mindcvSources()
+    catalogSources()
       .map((s) => s.value)
       .sort(),
   );
@@ -91,10 +115,25 @@ test('the whole catalog: every source once, under its family, families in alphab
     const next = rows.findIndex((r, i) => i > at && 'family' in r);
     return rows.slice(at + 1, next < 0 ? undefined : next).map((r) => ('value' in r ? r.value : r.family));
   };
-  assert.deepEqual(under('resnet'), ['mindcv:resnet18', 'mindcv:resnet34', 'mindcv:resnet50', 'mindcv:resnet101']);
-  assert.deepEqual(under('mobilenetv3'), ['mindcv:mobilenet_v3_small_100', 'mindcv:mobilenet_v3_large_100']);
+  // mindcv's files first, then timm's repositories.
+  const hub = (family: string) =>
+    hubSources()
+      .filter((s) => s.family === family)
+      .map((s) => s.value);
+  assert.deepEqual(under('resnet'), [
+    'mindcv:resnet18',
+    'mindcv:resnet34',
+    'mindcv:resnet50',
+    'mindcv:resnet101',
+    ...hub('resnet'),
+  ]);
+  assert.deepEqual(under('mobilenetv3'), [
+    'mindcv:mobilenet_v3_small_100',
+    'mindcv:mobilenet_v3_large_100',
+    ...hub('mobilenetv3'),
+  ]);
   // An entry without a family stands under its backbone's name.
-  const bare: NamedWeights = { value: 'mindcv:x', backbone: 'x', file: 'x/x.ckpt' };
+  const bare: NamedWeights = { value: 'mindcv:x', source: 'mindcv', backbone: 'x', file: 'x/x.ckpt' };
   assert.deepEqual(
     catalogByFamily('box', english, [bare]).map((r) => ('family' in r ? r.family : r.value)),
     ['x', 'mindcv:x'],
@@ -102,7 +141,13 @@ test('the whole catalog: every source once, under its family, families in alphab
 });
 
 test('an entry without a recorded top-1 or size shows only what is recorded', () => {
-  const bare: NamedWeights = { value: 'mindcv:x', backbone: 'x', file: 'x/x.ckpt', license: 'Apache-2.0' };
+  const bare: NamedWeights = {
+    value: 'mindcv:x',
+    source: 'mindcv',
+    backbone: 'x',
+    file: 'x/x.ckpt',
+    license: 'Apache-2.0',
+  };
   const [item] = catalogWeightsItems('x', 'box', english, [bare]);
   assert.equal(item.detail, 'mindcv · Apache-2.0');
   // Its cache note on the target says nothing about a size it does not know (no "(?)").
