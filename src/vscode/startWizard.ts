@@ -27,7 +27,7 @@ import { offerMindcvInstall } from './installMindcv';
 import { knobsStep } from './wizard/knobsStep';
 import { afterCatalogPick, catalogItems, isCatalogPick, placeBrowse, type CatalogItem } from './wizard/weights';
 import { backboneForWeights } from '../core/wizard/targetData';
-import { backboneOfNamed } from '../core/spec/weightSources';
+import { backboneOfNamed, isNamedWeights } from '../core/spec/weightSources';
 import type { App } from './app';
 import { BACK, input, pick, pickMany, type StepInfo } from './quickInput';
 
@@ -102,7 +102,10 @@ const STEPS: Step[] = [
       ...(s.pretrained
         ? [
             {
-              label: vscode.l10n.t('$(check) {0}', path.posix.basename(s.pretrained)),
+              label: vscode.l10n.t(
+                '$(check) {0}',
+                isNamedWeights(s.pretrained) ? s.pretrained : path.posix.basename(s.pretrained),
+              ),
               description: s.pretrained,
               value: s.pretrained,
             },
@@ -145,7 +148,12 @@ const STEPS: Step[] = [
       app,
       targetOf(app, s),
       info,
-      s.pretrained ? path.posix.dirname(s.pretrained) : s.dataTrain ? path.posix.dirname(s.dataTrain) : '~',
+      // A named source (mindcv:, hf-hub:) is no folder to start in.
+      s.pretrained && !isNamedWeights(s.pretrained)
+        ? path.posix.dirname(s.pretrained)
+        : s.dataTrain
+          ? path.posix.dirname(s.dataTrain)
+          : '~',
       'file',
     );
     if (file === undefined) return undefined;

@@ -127,14 +127,15 @@ const TIMM_ARCH = new Map(
 );
 
 /**
- * The runner backbone a catalog source loads into; for any `hf-hub:timm/<arch>.<tag>`, the one its
- * architecture maps to. Undefined: a name the catalog does not know.
+ * The runner backbone a catalog source loads into; for any `hf-hub:<org>/<arch>.<tag>`, the one its
+ * timm architecture maps to, as the runner's catalog.parse reads it (the repository's name before the
+ * dot, whoever publishes it). Undefined: a name neither knows.
  */
 export function backboneOfNamed(value: string): string | undefined {
   const text = value.split('#')[0];
   const own = mindcvSources().find((s) => s.value === text)?.backbone;
   if (own) return own;
-  const m = /^hf-hub:timm\/([A-Za-z0-9][\w-]*)(?:\.[\w.-]*)?(?::.*)?$/.exec(text);
+  const m = /^hf-hub:[A-Za-z0-9][\w.-]*\/([A-Za-z0-9][\w-]*)(?:\.[\w.-]*)?(?::.*)?$/.exec(text);
   return m ? TIMM_ARCH.get(m[1]) : undefined;
 }
 

@@ -237,7 +237,10 @@ async function weightsStep(app: App, st: Short, info: StepInfo): Promise<string 
     ...(st.c.pretrained
       ? [
           {
-            label: vscode.l10n.t('$(history) {0}', path.basename(st.c.pretrained)),
+            label: vscode.l10n.t(
+              '$(history) {0}',
+              isNamedWeights(st.c.pretrained) ? st.c.pretrained : path.basename(st.c.pretrained),
+            ),
             description: vscode.l10n.t('last used'),
             detail: st.c.pretrained,
             value: st.c.pretrained,
@@ -274,11 +277,13 @@ async function weightsStep(app: App, st: Short, info: StepInfo): Promise<string 
     return v === undefined ? weightsStep(app, st, info) : v;
   }
   if (r.value !== undefined) return r.value;
-  const start = st.c.pretrained
-    ? path.posix.dirname(st.c.pretrained)
-    : st.c.dataTrain
-      ? path.dirname(st.c.dataTrain)
-      : browseStart(st.def);
+  // A named source (mindcv:, hf-hub:) is no folder to start in.
+  const start =
+    st.c.pretrained && !isNamedWeights(st.c.pretrained)
+      ? path.posix.dirname(st.c.pretrained)
+      : st.c.dataTrain
+        ? path.dirname(st.c.dataTrain)
+        : browseStart(st.def);
   const file = await browse(app, st.def, info, start, 'file');
   if (file === BACK) return weightsStep(app, st, info);
   return file;

@@ -10,9 +10,11 @@ bytes of every tensor (parameters and norm statistics; not BatchNorm's step coun
 mindcv's entries count them.
 
 usage: python timm_catalog.py ARCH...                       JSON facts on stdout (the test compares)
-       python timm_catalog.py --results CSV ARCH...          the same with `top1`: timm's
-                                                            results/results-imagenet.csv row of the tag
-                                                            at its own input size (to write the catalog)
+       python timm_catalog.py --results CSV ARCH...          the same with `top1`: the row of timm's
+                                                            results/results-imagenet.csv for the tag at
+                                                            its own input size (timm_results_imagenet.csv
+                                                            here: that table's rows for these tags, git
+                                                            4e5207c7 of timm's repository)
 """
 
 from __future__ import annotations

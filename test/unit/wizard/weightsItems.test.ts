@@ -26,16 +26,27 @@ const entry = (source: string, over: Partial<CacheEntry>): [string, CacheEntry] 
 
 test("the step offers the chosen backbone's weights only, with source, licence, size and top-1", () => {
   const items = catalogWeightsItems('resnet50', 'box', english);
-  // mindcv's file first, then timm's repositories of the architecture, best top-1 first.
+  // mindcv's file first, then timm's repositories of the architecture: licences that allow commercial
+  // use first, each group best top-1 first.
   assert.equal(items[0].value, 'mindcv:resnet50');
   const timm = items.slice(1);
   assert.equal(timm.length, 18);
   assert.ok(timm.every((i) => i.value.startsWith('hf-hub:timm/resnet50.')));
-  const top1 = timm.map((i) => hubSources().find((s) => s.value === i.value)?.top1 ?? 0);
+  const facts = timm.map((i) => hubSources().find((s) => s.value === i.value)!);
+  const nc = facts.map((f) => f.license === 'CC-BY-NC-4.0');
   assert.deepEqual(
-    top1,
-    [...top1].sort((a, b) => b - a),
+    nc,
+    [...nc].sort((a, b) => Number(a) - Number(b)),
+    'non-commercial last',
   );
+  assert.equal(nc.filter(Boolean).length, 2);
+  for (const group of [false, true]) {
+    const top1 = facts.filter((_, i) => nc[i] === group).map((f) => f.top1 ?? 0);
+    assert.deepEqual(
+      top1,
+      [...top1].sort((a, b) => b - a),
+    );
+  }
   const a1 = timm.find((i) => i.value === 'hf-hub:timm/resnet50.a1_in1k');
   assert.equal(a1?.detail, 'timm (Hugging Face hub) · Apache-2.0 · 102 MB · ImageNet top-1 80.382%');
   assert.equal(a1?.description, 'timm weights from the Hugging Face hub, fetched on box and cached; backbone resnet50');
