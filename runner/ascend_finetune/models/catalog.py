@@ -38,8 +38,9 @@ class Entry:
     # The hex in the file's name: by mindcv's naming rule (its configs/README.md, since mindcv 0.2.0)
     # the first digits of the file's sha256; None where the name has none.
     file_hash: str | None = None
-    # What the model's default cfg sets of its own beside mindcv's eval defaults (crop_pct, input_size)
-    preprocess: tuple[tuple[str, float | int], ...] = ()
+    # What the model's default cfg sets of its own beside mindcv's eval defaults (crop_pct, input_size,
+    # interpolation: CoaT's bicubic, which its training recipe evaluates with too)
+    preprocess: tuple[tuple[str, float | int | str], ...] = ()
 
 
 def _doc() -> dict[str, Any]:

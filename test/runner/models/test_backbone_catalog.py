@@ -28,7 +28,8 @@ def test_every_offered_model_has_stages_and_mindcv_s_default_preprocessing():
         if name not in MINDCV or MINDCV[name].backbone != name:
             continue
         pre, table, own = e["preprocess"], TABLE["mindcv"], dict(MINDCV[name].preprocess)
-        assert (pre["crop_pct"], pre["interpolation"]) == (own.get("crop_pct", table.crop_pct), table.interpolation)
+        want = (own.get("crop_pct", table.crop_pct), own.get("interpolation", table.interpolation))
+        assert (pre["crop_pct"], pre["interpolation"]) == want, name
         assert pre["input_size"] == own.get("input_size", 224), name
         assert pre["mean"] == [round(v, 4) for v in table.mean] and pre["std"] == [round(v, 4) for v in table.std]
 
