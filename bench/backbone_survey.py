@@ -119,7 +119,8 @@ def describe(name: str, family: str, size: int = 64) -> dict:
         **structure(model, family, features, size),
         "params": params,
         "preprocess": {
-            "input_size": int(cfg.get("input_size", (3, 224, 224))[-1]),
+            # A model that takes one size only was trained at it (SwinV2's 256, which its cfg omits).
+            "input_size": int(cfg["input_size"][-1]) if "input_size" in cfg else (size if size != 64 else 224),
             "crop_pct": float(cfg.get("crop_pct", 0.875)),
             "interpolation": str(cfg.get("interpolation", "bilinear")),
             "mean": [round(v * 255, 4) for v in cfg.get("mean", (0.485, 0.456, 0.406))],
@@ -151,12 +152,17 @@ def head_cells(model, cfg: dict) -> list[str]:
     raise ValueError(f"{type(model).__name__}: no classifier cell found")
 
 
+# Where the default cfg names no size and the model takes another than 224: mindcv builds SwinV2 for
+# 256 px (its constructor's image_size; configs/swintransformerv2's recipe resizes to 256).
+OWN_SIZE = {"swinv2_tiny_window8": 256}
+
+
 def input_size(name: str, family: str) -> int:
-    """The size mindcv's default cfg gives, or its usual 224 where the cfg says none (CaiT, Swin)."""
+    """The size mindcv's default cfg gives, or the model's own (OWN_SIZE), or its usual 224 (CaiT, Swin)."""
     import mindcv  # noqa: F401  (imports the family modules)
 
     cfg = getattr(sys.modules.get("mindcv.models." + family), "default_cfgs", {}).get(name, {})
-    return int(cfg.get("input_size", (3, 224, 224))[-1])
+    return int(cfg["input_size"][-1]) if "input_size" in cfg else OWN_SIZE.get(name, 224)
 
 
 def train_and_export(name: str, entry: dict, size: int = 64) -> None:

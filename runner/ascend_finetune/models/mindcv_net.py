@@ -231,6 +231,11 @@ def _probed(model: Any, features: Any, size: int) -> dict[str, Any]:
     first = merged[0]
     if first[0][1] * 4 <= size and len(first) > 1:
         stem, merged[0] = [first[0]], first[1:]
+        # What is left of the stem's run may be parameterless (Swin's position dropout before its first
+        # stage, which downsamples at its end): it joins the next run, as a pooling at a new resolution does.
+        if len(merged) > 1 and not any(has for _, _, has in merged[0]):
+            merged[1] = merged[0] + merged[1]
+            merged.pop(0)
     else:
         stem = merged.pop(0)
     own = [p.name for p in model.get_parameters(expand=False) if "." not in p.name]

@@ -250,6 +250,9 @@ class TransferNet(nn.Cell):
             NormedHead(width, num_classes) if self.head_norm else nn.Dense(width, num_classes, weight_init=Normal(0.02))
         )
         self.frozen_upto = frozen_upto
+        # The model's own constants (Swin's attention masks, SwinV2's index tables: Parameters it builds
+        # with requires_grad=False), which no unfreeze may make trainable; by identity, as names change.
+        self.constant_ids = tuple(id(p) for p in self.backbone.get_parameters() if not p.requires_grad)
 
     def construct(self, x: Any) -> Any:
         if self.is_mindcv:
@@ -330,6 +333,13 @@ def part_params(net: TransferNet, lo: int, hi: int) -> list[Any]:
     """The backbone parameters of parts lo..hi-1."""
     name = net.backbone_name
     return [p for p in net.backbone.get_parameters() if lo <= bb.part_index(name, _relative(net, p.name)) < hi]
+
+
+def unfrozen_params(net: TransferNet, lo: int, hi: int) -> list[Any]:
+    """What unfreezing parts lo..hi-1 makes trainable: their parameters, but neither BatchNorm's moving
+    statistics nor the model's own constants (`constant_ids`)."""
+    constant = set(net.constant_ids)
+    return [p for p in part_params(net, lo, hi) if "moving_" not in p.name and id(p) not in constant]
 
 
 def frozen_cells(net: TransferNet) -> list[nn.Cell]:

@@ -71,16 +71,15 @@ def check(spec: RunSpec) -> None:
 def apply(tr: Any, epoch: int) -> dict[str, Any] | None:
     """Make the trainable set the one `epoch` should have (Trainer `tr`); the unfreeze event's fields
     when it changed, else None."""
-    from ..models.net import frozen_parts, part_params
+    from ..models.net import frozen_parts, unfrozen_params
 
     rule = freeze_for(tr.spec["model"], epoch)
     backbone = tr.spec["model"]["backbone"]
     new, old = frozen_parts(rule, backbone), tr.net.frozen_upto
     if new == old:
         return None
-    for p in part_params(tr.net, new, old):
-        if "moving_" not in p.name:  # BatchNorm statistics are never trained
-            p.requires_grad = True
+    for p in unfrozen_params(tr.net, new, old):  # not BatchNorm's statistics, nor the model's constants
+        p.requires_grad = True
     tr.net.frozen_upto = new
     _rebuild_optimizer(tr)
     tr.build_step()  # compiles anew with the new cuts, and sets the BatchNorm modes

@@ -70,6 +70,7 @@ def test_family_trains_with_stages_frozen_and_exports_mindir(name, tmp_path):
     stages = bb.stages_of(name)
     freeze = f"up_to:{stages[1]}"
     net = TransferNet(name, 3, frozen_parts(freeze, name))
+    constant = set(net.constant_ids)  # the model's own (SwinV2's index tables), never trained
     apply_freeze(net)
     set_train_mode(net, True)
     before = {p.name: p.asnumpy().copy() for p in net.get_parameters()}
@@ -93,7 +94,7 @@ def test_family_trains_with_stages_frozen_and_exports_mindir(name, tmp_path):
         if rel is not None and bb.frozen_param(name, rel, freeze):
             frozen.append(p.name)
             assert not changed, f"{p.name} is in a frozen part ({freeze}) but changed"
-        elif "moving_" not in p.name:
+        elif "moving_" not in p.name and id(p) not in constant:
             (trained if changed else still).append(p.name)
     stem_and_two = [path for _, paths in bb.parts_of(name)[:3] for path in paths]
     rels = [n[len(bb.MINDCV_PREFIX) :] for n in frozen]
@@ -174,3 +175,45 @@ def test_stages_without_feature_info_follow_the_resolution():
     assert [s["paths"][0] for s in got_vgg["stages"]] == ["features.2", "features.5", "features.10", "features.15"]
     assert got_vgg["stages"][-1]["paths"][-1] == "features.20"  # the last max-pool
     assert got == {k: bb.mindcv_models()["seresnet18"][k] for k in ("stem", "stages")}
+
+
+def test_a_parameterless_unit_after_a_patch_embedding_joins_the_first_stage():
+    """Swin: its patch embedding reduces by 4 (the stem), then a position dropout (no parameters) at the
+    same resolution, then layers that each downsample at their end. The dropout opens the first stage
+    (it stopped the probe once, with an IndexError); layers.2 and layers.3 end at the same 7x7, one
+    stage named by the last."""
+    from ascend_finetune.models.mindcv_net import build_mindcv, structure
+
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    try:
+        swin = build_mindcv("swin_tiny")
+        got = structure(swin, "swintransformer", swin.forward_features, 224)
+    finally:
+        ms.set_context(mode=ms.GRAPH_MODE)
+    assert got["stem"] == ["patch_embed"]
+    assert [(s["name"], s["paths"]) for s in got["stages"]] == [
+        ("layers.0", ["pos_drop", "layers.0"]),
+        ("layers.1", ["layers.1"]),
+        ("layers.3", ["layers.2", "layers.3"]),
+    ]
+    assert got == {k: bb.mindcv_models()["swin_tiny"][k] for k in ("stem", "stages")}
+
+
+def test_an_unfreeze_leaves_the_model_s_own_constants_out_of_training():
+    """Swin builds its attention masks as Parameters with requires_grad=False: a gradual unfreeze
+    (train.unfreeze) makes the stage's weights trainable, not those masks."""
+    from ascend_finetune.models.net import unfrozen_params
+
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    try:
+        net = TransferNet("swin_tiny", 3, frozen_parts("backbone", "swin_tiny"))
+    finally:
+        ms.set_context(mode=ms.GRAPH_MODE)
+    masks = [p for p in net.get_parameters() if p.name.endswith("attn_mask")]
+    assert masks and all(id(p) in net.constant_ids for p in masks)
+    apply_freeze(net)
+    back = unfrozen_params(net, 0, net.frozen_upto)
+    names = {p.name for p in back}
+    assert not any(n.endswith("attn_mask") for n in names), "a mask would train"
+    assert any(n.endswith("relative_position_bias_table") for n in names)
+    assert len(back) == len([p for p in net.backbone.get_parameters() if id(p) not in net.constant_ids])

@@ -17,6 +17,7 @@ import pytest
 from conftest import ROOT
 from PIL import Image
 
+from ascend_finetune.models.backbones import fixed_image_size
 from ascend_finetune.models.preprocess import (
     MEAN,
     STD,
@@ -185,8 +186,10 @@ def test_each_mindcv_weight_carries_its_models_own_cfg():
         own = {}
         if cfg.get("crop_pct", TABLE["mindcv"].crop_pct) != TABLE["mindcv"].crop_pct:
             own["crop_pct"] = cfg["crop_pct"]
-        if tuple(cfg.get("input_size", (3, 224, 224))) != (3, 224, 224):
-            own["input_size"] = cfg["input_size"][1]
+        # The cfg's size, or the only one the model takes (SwinV2's 256, which its cfg omits).
+        size = cfg["input_size"][1] if "input_size" in cfg else (fixed_image_size(entry.backbone) or 224)
+        if size != 224:
+            own["input_size"] = size
         if cfg.get("interpolation", "bilinear") != "bilinear":
             own["interpolation"] = cfg["interpolation"]
         assert dict(entry.preprocess) == own, name
