@@ -57,7 +57,7 @@ async function pickWeights(app: App): Promise<{ file: string; pretrained?: strin
     title: vscode.l10n.t('Copy Weights to Target'),
     prompt: vscode.l10n.t('Downloaded here, then copied: mindcv:<model> or hf-hub:<org>/<repo>[:<file>]'),
     placeHolder: vscode.l10n.t('mindcv:resnet50'),
-    validateInput: (v) => (isNamedWeights(v.trim()) ? undefined : 'starts with mindcv: or hf-hub:'),
+    validateInput: (v) => (isNamedWeights(v.trim()) ? undefined : vscode.l10n.t('starts with mindcv: or hf-hub:')),
   });
   if (!source) return undefined;
   const got = await downloadHere(app, source.trim());
@@ -121,16 +121,22 @@ export async function copyWeightsCommand(app: App, node: unknown): Promise<void>
   app.ctx.log.info(`weights copied to ${def.label}: ${result.remotePath} (sha256 ${result.sha256}, ${result.outcome})`);
   const editor = vscode.window.activeTextEditor;
   const spec = editor?.document.languageId === LANGUAGE_ID ? editor : undefined;
-  const set = spec ? 'Set model.pretrained' : undefined;
-  const what = result.outcome === 'current' ? 'was already on' : 'copied to';
+  const set = spec ? vscode.l10n.t('Set model.pretrained') : undefined;
+  // Whole sentences per outcome: a translated sentence cannot take an English fragment.
   const pick = await vscode.window.showInformationMessage(
-    vscode.l10n.t(
-      'Weights {0} {1}: {2} (sha256 checked). model.pretrained: {3}',
-      what,
-      def.label,
-      result.remotePath,
-      value,
-    ),
+    result.outcome === 'current'
+      ? vscode.l10n.t(
+          'The weights were already on {0}: {1} (sha256 checked). model.pretrained: {2}',
+          def.label,
+          result.remotePath,
+          value,
+        )
+      : vscode.l10n.t(
+          'Weights copied to {0}: {1} (sha256 checked). model.pretrained: {2}',
+          def.label,
+          result.remotePath,
+          value,
+        ),
     ...(set ? [set] : []),
     vscode.l10n.t('Copy Value'),
   );
