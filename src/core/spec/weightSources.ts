@@ -49,6 +49,20 @@ export interface NamedWeights {
   inputSize?: number;
 }
 
+/** The facts both sections record alike, as NamedWeights spells them. */
+function facts(
+  e: CatalogFacts,
+): Pick<NamedWeights, 'family' | 'license' | 'params' | 'sizeBytes' | 'top1' | 'top1Source'> {
+  return {
+    family: e.family,
+    license: e.license,
+    params: e.params,
+    sizeBytes: e.size_bytes,
+    top1: e.top1,
+    top1Source: e.top1_source,
+  };
+}
+
 /** The `mindcv:` sources the runner loads (those of its catalog with a backbone), for completion. */
 export function mindcvSources(): NamedWeights[] {
   return Object.entries(CATALOG.mindcv).flatMap(([name, e]) =>
@@ -60,30 +74,23 @@ export function mindcvSources(): NamedWeights[] {
             source: 'mindcv' as const,
             backbone: e.backbone,
             file: e.path,
-            family: e.family,
-            license: e.license,
-            params: e.params,
-            sizeBytes: e.size_bytes,
-            top1: e.top1,
-            top1Source: e.top1_source,
+            ...facts(e),
           },
         ],
   );
 }
 
-/** The catalog's timm repositories on the Hugging Face hub, best ImageNet top-1 first per backbone. */
+/**
+ * The catalog's timm repositories on the Hugging Face hub, in its order: per backbone, licences that
+ * allow commercial use first, each group by ImageNet top-1.
+ */
 export function hubSources(): NamedWeights[] {
   return Object.entries(CATALOG.hf_hub).map(([repo, e]) => ({
     value: `hf-hub:${repo}`,
     source: 'timm' as const,
     backbone: e.backbone,
     file: HUB_FILE,
-    family: e.family,
-    license: e.license,
-    params: e.params,
-    sizeBytes: e.size_bytes,
-    top1: e.top1,
-    top1Source: e.top1_source,
+    ...facts(e),
     numClasses: e.num_classes,
     inputSize: e.input_size,
   }));

@@ -1,7 +1,7 @@
 // "Start Ascend fine-tune", the short path: target (only when there is more than one), health (only
 // when the target cannot train), data folder (the workspace's image folders first, with their
-// counts; an SSH target's folder is probed there for the same), pretrained weights (the mindcv
-// catalog's ImageNet weights for the backbone, each "cached on" or "downloads on" the target,
+// counts; an SSH target's folder is probed there for the same), pretrained weights (the catalog's
+// weights for the backbone, mindcv's then timm's hub repositories, each "cached on" or "downloads on" the target,
 // downloaded when picked, or another backbone's, which changes the backbone: ./weights.ts; or a checkpoint,
 // browsed or typed, whose run's backbone the run takes; or none: then every layer trains), then
 // ONE summary of every setting where any line can be picked to change it, and Launch. With the
