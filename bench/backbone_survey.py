@@ -105,6 +105,8 @@ def describe(name: str, family: str, size: int = 64) -> dict:
         pool, width = "avg", out.shape[1]
     elif out.ndim == 3 and hasattr(model, "fc_norm"):  # ViT's tokens, pooled as its global_pool says
         pool, width = ("avg_tokens" if getattr(model, "global_pool", "token") == "avg" else "token"), out.shape[2]
+    elif out.ndim == 3 and out.shape[1] == 1:  # PiT's: its class token alone, already normed
+        pool, width = "class_token", out.shape[2]
     else:
         raise ValueError(f"{call} gave shape {out.shape}, which the runner does not pool")
     params = sum(int(np.prod(p.shape)) for n, p in model.parameters_and_names() if n.split(".")[0] not in head)

@@ -3,12 +3,12 @@
 mindcv is imported here only, so a ResNet run needs nothing but MindSpore. The model is mindcv's own
 (nothing patched): its `forward_features`, then its pooling where forward_features does not pool
 (MobileNetV3's feature map: global average; ViT's tokens: the class token, or the mean of the patch
-tokens and `fc_norm`, as its `global_pool` says). ConvNeXt and EfficientNet pool inside
-forward_features. A model without a `forward_features` that returns one tensor (DPN, HaloNet, HRNet's
-list of maps, ...) runs its own `construct` instead (backbones.json `call: "construct"`), whose
-classifier is an Identity here: the output is what its classifier would have seen, pooled the same
-way. The classifier (and MobileNetV3's pre-logits Dense) is replaced by an Identity, so its
-parameters are not in the network.
+tokens and `fc_norm`, as its `global_pool` says; PiT's: its class token, normed already). ConvNeXt and
+EfficientNet pool inside forward_features. A model without a `forward_features` that returns one tensor
+(DPN, HaloNet, HRNet's list of maps, ...) runs its own `construct` instead (backbones.json `call:
+"construct"`), whose classifier is an Identity here: the output is what its classifier would have seen,
+pooled the same way. The classifier (and MobileNetV3's pre-logits Dense) is replaced by an Identity, so
+its parameters are not in the network.
 
 Built in the "torch" layout (for timm's state dicts), the same model computes with timm's arithmetic
 where mindcv's differs (torch_map/arithmetic.py: padding, exact GELU, LayerNorm eps).
@@ -64,7 +64,7 @@ class MindcvBackbone(nn.Cell):
         for attr in entry["head"]:
             setattr(model, attr, nn.Identity())
         self.model = model
-        self.pool = str(entry["pool"])  # "pooled" | "avg" | "token" | "avg_tokens"
+        self.pool = str(entry["pool"])  # "pooled" | "avg" | "token" | "avg_tokens" | "class_token"
         self.call_construct = entry.get("call") == "construct"
         self.prefix_tokens = int(getattr(model, "num_prefix_tokens", 0))
         self.num_features = int(entry["num_features"])
@@ -77,6 +77,8 @@ class MindcvBackbone(nn.Cell):
             x = self.model.fc_norm(x[:, 0])
         elif self.pool == "avg_tokens":
             x = self.model.fc_norm(x[:, self.prefix_tokens :].mean(1))
+        elif self.pool == "class_token":  # PiT: the class token, which forward_features has normed
+            x = x[:, 0]
         return x
 
 

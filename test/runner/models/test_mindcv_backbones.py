@@ -142,6 +142,45 @@ def test_mindcv_checkpoint_loads_and_gives_mindcv_s_features(name, tmp_path):
     assert np.abs(got - want).max() == 0.0
 
 
+def _smallest_per_pooling() -> list[str]:
+    """One backbone (the smallest) for each way the runner pools a forward_features output itself."""
+    best: dict[str, tuple[int, str]] = {}
+    for n, e in bb.mindcv_models().items():
+        if e.get("call") != "construct" and (e["pool"] not in best or e["params"] < best[e["pool"]][0]):
+            best[e["pool"]] = (e["params"], n)
+    return sorted(n for _, n in best.values())
+
+
+@pytest.mark.parametrize("name", _smallest_per_pooling())
+def test_the_runner_s_pooling_gives_what_mindcv_s_own_head_reads(name, tmp_path):
+    """The reference is mindcv's own forward: its model with the classifier cells made Identity (nothing
+    else changed) returns what its classifier would read (ViT's class token or mean after fc_norm,
+    PiT's class token, a map's global mean). The runner's backbone, on the same weights, pools
+    forward_features with its own code (`pool` in backbones.json) and must give the same vector."""
+    from ascend_finetune.models.mindcv_net import build_mindcv
+
+    entry = bb.mindcv_models()[name]
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    try:
+        ms.set_seed(2)
+        ref = build_mindcv(name)
+        ref.set_train(False)
+        ms.save_checkpoint(ref, str(tmp_path / "w.ckpt"))
+        for attr in entry["head"]:
+            setattr(ref, attr, nn.Identity())
+        net = TransferNet(name, 3)
+        report = load_backbone(net.backbone, str(tmp_path / "w.ckpt"))
+        net.set_train(False)
+        x = _images(2, int(entry.get("image_size", 64)), seed=4)
+        got, want = BackboneFeatures(net)(x).asnumpy(), ref(x).asnumpy()
+    finally:
+        ms.set_context(mode=ms.GRAPH_MODE)
+    assert not report.missing and not report.unexpected and not report.mismatched
+    assert got.shape == want.shape == (2, entry["num_features"])
+    assert float(np.std(want)) > 0, "the reference features vary"
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-5)
+
+
 def test_a_resnet_checkpoint_is_refused_by_a_mindcv_backbone(tmp_path):
     ms.save_checkpoint(TransferNet("resnet18", 3), str(tmp_path / "r18.ckpt"))
     from ascend_finetune.checkpoints.errors import PretrainedError
