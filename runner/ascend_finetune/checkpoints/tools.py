@@ -103,11 +103,23 @@ def kind_of(name: str) -> str:
     return "param"
 
 
+# NormedHead's BatchNorm is affine-free: MindSpore still stores its scale and shift, as constants.
+HEAD_NORM_CONSTANTS = ("head.norm.gamma", "head.norm.beta")
+# BatchNorm's moving statistics: the forward pass averages them in a trained part; no optimizer does.
+STATISTICS = (".moving_mean", ".moving_variance")
+
+
 def trainable(name: str, run: RunInfo | None) -> bool | None:
-    """For this model's parameters with a run: False in the spec's frozen part, else True; None otherwise."""
+    """For this model's parameters with a run: False in the spec's frozen part (and for the head norm's
+    constants), else True; None otherwise."""
     if run is None or not name.startswith(("backbone.", "head.")):
         return None
-    return not name.startswith(run.frozen_prefixes())
+    return name not in HEAD_NORM_CONSTANTS and not name.startswith(run.frozen_prefixes())
+
+
+def optimized(name: str, run: RunInfo | None) -> bool:
+    """What MindSpore's trainable_params() holds: trainable, and not a BatchNorm statistic."""
+    return bool(trainable(name, run)) and not name.endswith(STATISTICS)
 
 
 def head_out(index: CheckpointIndex) -> int | None:
@@ -171,7 +183,7 @@ def inspect(ckpt: str, run_dir: str | None) -> dict[str, Any]:
         "tensors": tensors,
         "total_elements": sum(t["elements"] for t in tensors),
         "param_elements": sum(t["elements"] for t in tensors if t["kind"] == "param"),
-        "trainable_elements": sum(t["elements"] for t in tensors if t["trainable"]) if run else None,
+        "trainable_elements": sum(e.elements for n, e in index.tensors.items() if optimized(n, run)) if run else None,
         "head_out": head_out(index),
     }
     if run:
