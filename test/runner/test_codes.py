@@ -47,7 +47,12 @@ def _verdict_reasons() -> list[dict]:
     }
     failed = judge(rec, "failed", error)
     small = judge(RunRecord({}, num_classes=4, num_val=12, class_counts=[3, 3, 3, 3]), "completed")
-    return failed["reasons"] + small["reasons"]
+    falling = [Step(i, x, 0) for i, x in enumerate([2.0] * 10 + [1.0] * 10, 1)]
+    fits = judge(
+        RunRecord({}, num_classes=4, num_val=40, steps=falling, evals=[Eval(20, 0.25, 1.4)], class_counts=[10] * 4),
+        "completed",
+    )
+    return failed["reasons"] + small["reasons"] + [r for r in fits["reasons"] if r["code"] == "fits_train_only"]
 
 
 def _warnings() -> list[dict]:
@@ -138,7 +143,7 @@ def test_every_recorded_code_sends_the_parameters_the_fixture_lists():
     now = recorded()
     assert {"reason:run_failed", "reason:chance_level", "reason:val_too_small", "warning:npu_busy"} <= set(now)
     assert {"error:too_few_classes", "error:unsafe_file", "error:bad_run", "error:exception"} <= set(now)
-    assert len([k for k in now if k.startswith("reason:")]) == 7  # every rule of verdict.judge
+    assert len([k for k in now if k.startswith("reason:")]) == 8  # every rule of verdict.judge
     saved = json.loads(FIXTURE.read_text()) if FIXTURE.exists() else {}
     if os.environ.get("ASCEND_WRITE_CODES") == "1":
         merged = {k: v for k, v in saved.items() if not v.get("recorded", True)} | {

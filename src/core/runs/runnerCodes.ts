@@ -361,6 +361,24 @@ const REASONS: Readonly<Record<string, ReasonWords>> = {
         "Check that each class folder holds only its own class's images, give a frozen backbone pretrained weights, or train longer or with another train.lr.",
       ),
   },
+  fits_train_only: {
+    title: (t) => t('fits the training images only'),
+    message: (p, t) =>
+      fill(
+        t(
+          'The training loss fell (median {early} over the first {window} steps, {late} over the last {window}) while the validation accuracy stayed at chance: the network fits its training images, but not in evaluation.',
+        ),
+        {
+          early: p.num('early_loss'),
+          late: p.num('late_loss'),
+          window: p.num('window', 21),
+        },
+      ),
+    fix: (_p, t) =>
+      t(
+        "In evaluation, BatchNorm layers use their moving statistics, which lag behind in a short run from random weights (mindcv's MnasNet and Inception update them slowly): train longer or start from pretrained weights. Check too that data.val holds the same classes, prepared like the training images.",
+      ),
+  },
   val_too_small: {
     title: (t) => t('validation set too small'),
     message: (p, t) => {

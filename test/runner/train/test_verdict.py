@@ -166,6 +166,22 @@ def test_chance_level_takes_the_val_set_size_and_its_largest_class_into_account(
     assert r["code"] == "chance_level" and r["chance"] == pytest.approx(34 / 50)
 
 
+def test_a_falling_training_loss_at_chance_says_the_network_fits_only_its_training_images():
+    """MnasNet-0.5 from random weights, 4 epochs at 64 px, as recorded: train loss 2.11 -> 1.19 while every
+    validation image got one class (1/6): chance_level, and fits_train_only beside it."""
+    even = [12] * 6
+    falling = [2.3 - 0.01 * i for i in range(160)]
+    (chance, fits) = _judge([_started(num_val=72, classes=6), *_steps(falling), _eval(160, 1 / 6, even)])["reasons"]
+    assert chance["code"] == "chance_level" and fits["code"] == "fits_train_only"
+    assert fits["window"] == 32 and fits["early_loss"] == pytest.approx(2.145) and fits["late_loss"] < 0.9
+    assert fits["best_val_acc"] == pytest.approx(1 / 6) and "BatchNorm" in fits["fix"]
+    # a loss that did not fall (identical images, a stuck run) gets chance_level alone
+    flat = [1.40, 1.39, 1.38] * 20
+    assert _codes(_judge([_started(num_val=72, classes=6), *_steps(flat), _eval(60, 1 / 6, even)])) == ["chance_level"]
+    # and a learning run is not at chance, whatever its loss did
+    assert _judge([_started(num_val=72, classes=6), *_steps(falling), _eval(160, 0.9, even)])["reasons"] == []
+
+
 def test_a_small_val_set_is_reported_and_not_judged_for_chance():
     (r,) = _judge([_started(num_val=3, classes=3), _eval(4, 0.33, [1, 1, 1])])["reasons"]
     assert (r["code"], r["num_val"], r["smallest_class"]) == ("val_too_small", 3, 1)
