@@ -92,14 +92,21 @@ def describe(name: str, family: str, size: int = 64) -> dict:
     x = ms.Tensor(np.zeros((1, 3, size, size), np.float32))
     call = "forward_features"
     out = model.forward_features(x) if hasattr(model, "forward_features") else None
-    if not isinstance(out, ms.Tensor):  # none, or a list (HRNet's maps): the model's own construct
+    branches = isinstance(out, (list, tuple)) and out and all(isinstance(t, ms.Tensor) and t.ndim == 2 for t in out)
+    if branches:  # CrossViT's: one class token per branch, which its head reads one Dense each
+        out = ms.ops.concat(list(out), 1)
+    elif not isinstance(out, ms.Tensor):  # none, or a list (HRNet's maps): the model's own construct
         call = "construct"
         out = model(x)
 
     def features(t):
+        if branches:
+            return ms.ops.concat(list(model.forward_features(t)), 1)
         return model(t) if call == "construct" else model.forward_features(t)
 
-    if out.ndim == 2:
+    if branches:
+        pool, width = "concat", out.shape[1]
+    elif out.ndim == 2:
         pool, width = "pooled", out.shape[1]
     elif out.ndim == 4:
         pool, width = "avg", out.shape[1]

@@ -40,18 +40,23 @@ class RunInfo:
     def freeze(self) -> str:
         return (self.spec.get("model") or {}).get("freeze") or "none"
 
-    def frozen_prefixes(self) -> tuple[str, ...]:
-        """Name prefixes of the frozen parameters; the same parts as model.frozen_parts/frozen_cells
-        (backbones.parts_of: a ResNet's stem = conv1 + bn1, then layer1..layer4), without importing
-        MindSpore. A frozen mindcv neck (freeze "backbone") is all of `backbone.`."""
+    def frozen_paths(self) -> tuple[str, ...]:
+        """The frozen parts' cells and parameters, as checkpoint names; the same parts as
+        model.frozen_parts/frozen_cells (backbones.parts_of: a ResNet's stem = conv1 + bn1, then
+        layer1..layer4), without importing MindSpore. A frozen mindcv neck (freeze "backbone") is all of
+        `backbone`."""
         backbone = self.backbone
         parts = parts_of(backbone)
         n = frozen_parts(self.freeze, backbone)
         if n >= len(parts) and not parts[-1][1]:
-            return ("backbone.",)
+            return ("backbone",)
         root = MINDCV_PREFIX if is_mindcv(backbone) else "backbone."
-        # a path names a cell (its parameters follow a dot) or one parameter (ViT's cls_token)
-        return tuple(f"{root}{p}{'' if p in ('cls_token', 'pos_embed') else '.'}" for _, ps in parts[:n] for p in ps)
+        return tuple(f"{root}{p}" for _, ps in parts[:n] for p in ps)
+
+    def frozen(self, name: str) -> bool:
+        """Whether a tensor is in a frozen part: a path names a cell (its tensors follow a dot) or one
+        parameter (ViT's `cls_token`, CrossViT's `cls_token.0`)."""
+        return any(name == p or name.startswith(p + ".") for p in self.frozen_paths())
 
     @property
     def backbone(self) -> str:
@@ -114,7 +119,7 @@ def trainable(name: str, run: RunInfo | None) -> bool | None:
     constants), else True; None otherwise."""
     if run is None or not name.startswith(("backbone.", "head.")):
         return None
-    return name not in HEAD_NORM_CONSTANTS and not name.startswith(run.frozen_prefixes())
+    return name not in HEAD_NORM_CONSTANTS and not run.frozen(name)
 
 
 def optimized(name: str, run: RunInfo | None) -> bool:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mindspore import nn
+from mindspore import nn, ops
 
 from .backbones import mindcv_models
 from .torch_map.arithmetic import match_timm
@@ -64,7 +64,7 @@ class MindcvBackbone(nn.Cell):
         for attr in entry["head"]:
             setattr(model, attr, nn.Identity())
         self.model = model
-        self.pool = str(entry["pool"])  # "pooled" | "avg" | "token" | "avg_tokens" | "class_token"
+        self.pool = str(entry["pool"])  # "pooled" | "avg" | "token" | "avg_tokens" | "class_token" | "concat"
         self.call_construct = entry.get("call") == "construct"
         self.prefix_tokens = int(getattr(model, "num_prefix_tokens", 0))
         self.num_features = int(entry["num_features"])
@@ -79,6 +79,8 @@ class MindcvBackbone(nn.Cell):
             x = self.model.fc_norm(x[:, self.prefix_tokens :].mean(1))
         elif self.pool == "class_token":  # PiT: the class token, which forward_features has normed
             x = x[:, 0]
+        elif self.pool == "concat":  # CrossViT: its branches' class tokens, side by side
+            x = ops.concat(x, 1)
         return x
 
 
@@ -95,8 +97,13 @@ def _ordered_units(model: Any, container: str) -> list[str]:
             units.extend(f"{name}.{child}" for child in cell.name_cells())
         else:
             units.append(name)
-    units.extend(p.name for p in model.get_parameters(expand=False) if "." not in p.name)
-    return units
+    return units + _own_parameters(model)
+
+
+def _own_parameters(model: Any) -> list[str]:
+    """The model's own parameters, not its cells': ViT's `cls_token`, CrossViT's tuple `cls_token.0`."""
+    cells = model.name_cells()
+    return [p.name for p in model.get_parameters(expand=False) if p.name.split(".")[0] not in cells]
 
 
 def structure(model: Any, family: str, features: Any = None, size: int = 64) -> dict[str, Any]:
@@ -118,8 +125,10 @@ def structure(model: Any, family: str, features: Any = None, size: int = 64) -> 
         for end in ends:
             stages.append({"name": f"blocks.{end}", "paths": [f"blocks.{i}" for i in range(start, end + 1)]})
             start = end + 1
-        stem = [
-            u for u in _ordered_units(model, "blocks") if u in ("patch_embed", "cls_token", "pos_embed", "norm_pre")
+        stem = [  # CrossViT (a VisionTransformer too) keeps a class token and position embedding per branch
+            u
+            for u in _ordered_units(model, "blocks")
+            if u.split(".")[0] in ("patch_embed", "cls_token", "pos_embed", "norm_pre")
         ]
         return {"stem": stem, "stages": stages}
     info = list(getattr(model, "feature_info", []) or [])
@@ -240,7 +249,7 @@ def _probed(model: Any, features: Any, size: int) -> dict[str, Any]:
             merged.pop(0)
     else:
         stem = merged.pop(0)
-    own = [p.name for p in model.get_parameters(expand=False) if "." not in p.name]
+    own = _own_parameters(model)
     stages = [{"name": [n for n, _, has in r if has][-1], "paths": [n for n, _, _ in r]} for r in merged]
     if len(stages) < 3:  # one resolution throughout (CaiT, XCiT, MLP-Mixer): its longest run in four
         at = max(range(len(stages)), key=lambda i: len(stages[i]["paths"]))
