@@ -80,7 +80,7 @@ def describe(name: str, family: str, size: int = 64) -> dict:
     import numpy as np
     from mindspore import nn
 
-    from ascend_finetune.models.mindcv_net import build_mindcv, structure
+    from ascend_finetune.models.mindcv_net import build_mindcv, constants, structure
 
     ms.set_context(mode=ms.PYNATIVE_MODE)
     model = build_mindcv(name)
@@ -117,6 +117,7 @@ def describe(name: str, family: str, size: int = 64) -> dict:
     else:
         raise ValueError(f"{call} gave shape {out.shape}, which the runner does not pool")
     params = sum(int(np.prod(p.shape)) for n, p in model.parameters_and_names() if n.split(".")[0] not in head)
+    fixed_params = constants(model)
     fixed = {} if size == 64 else {"image_size": size}  # takes only its own input size
     return {
         "family": family,
@@ -127,6 +128,7 @@ def describe(name: str, family: str, size: int = 64) -> dict:
         "head": head,
         **structure(model, family, features, size),
         "params": params,
+        **({"constants": fixed_params} if fixed_params else {}),
         "preprocess": {
             # A model that takes one size only was trained at it (SwinV2's 256, which its cfg omits).
             "input_size": int(cfg["input_size"][-1]) if "input_size" in cfg else (size if size != 64 else 224),

@@ -47,7 +47,7 @@ def _verdict_reasons() -> list[dict]:
     }
     failed = judge(rec, "failed", error)
     small = judge(RunRecord({}, num_classes=4, num_val=12, class_counts=[3, 3, 3, 3]), "completed")
-    falling = [Step(i, x, 0) for i, x in enumerate([2.0] * 10 + [1.0] * 10, 1)]
+    falling = [Step(i, x, 0) for i, x in enumerate([2.0] * 10 + [0.5] * 10, 1)]
     fits = judge(
         RunRecord({}, num_classes=4, num_val=40, steps=falling, evals=[Eval(20, 0.25, 1.4)], class_counts=[10] * 4),
         "completed",

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..models.backbones import MINDCV_PREFIX, freeze_values, frozen_parts, is_mindcv, parts_of
+from ..models.backbones import MINDCV_PREFIX, freeze_values, frozen_parts, is_mindcv, mindcv_models, parts_of
 from ..rundir import CLASSES_MAX_BYTES, atomic_write_json, effective_state, open_regular, read_json
 from .errors import ToolError
 from .format import CheckpointIndex, read_index
@@ -52,6 +52,11 @@ class RunInfo:
             return ("backbone",)
         root = MINDCV_PREFIX if is_mindcv(backbone) else "backbone."
         return tuple(f"{root}{p}" for _, ps in parts[:n] for p in ps)
+
+    def constant(self, name: str) -> bool:
+        """A Parameter the model builds as a constant (backbones.json `constants`: Swin's masks)."""
+        backbone = self.backbone
+        return is_mindcv(backbone) and name[len(MINDCV_PREFIX) :] in mindcv_models()[backbone].get("constants", ())
 
     def frozen(self, name: str) -> bool:
         """Whether a tensor is in a frozen part: a path names a cell (its tensors follow a dot) or one
@@ -119,7 +124,9 @@ def trainable(name: str, run: RunInfo | None) -> bool | None:
     constants), else True; None otherwise."""
     if run is None or not name.startswith(("backbone.", "head.")):
         return None
-    return name not in HEAD_NORM_CONSTANTS and not run.frozen(name)
+    if name in HEAD_NORM_CONSTANTS or (name.startswith(MINDCV_PREFIX) and run.constant(name)):
+        return False
+    return not run.frozen(name)
 
 
 def optimized(name: str, run: RunInfo | None) -> bool:

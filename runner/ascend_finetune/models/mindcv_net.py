@@ -100,6 +100,15 @@ def _ordered_units(model: Any, container: str) -> list[str]:
     return units + _own_parameters(model)
 
 
+def constants(model: Any) -> list[str]:
+    """The model's constants: Parameters mindcv builds with requires_grad=False (Swin's attention masks
+    and relative-position indices, SwinV2's coordinate tables), by path; backbones.json `constants`,
+    which inspect leaves out of what trains. BatchNorm's moving statistics are not constants: training
+    updates them."""
+    stats = (".moving_mean", ".moving_variance")
+    return [n for n, p in model.parameters_and_names() if not p.requires_grad and not n.endswith(stats)]
+
+
 def _own_parameters(model: Any) -> list[str]:
     """The model's own parameters, not its cells': ViT's `cls_token`, CrossViT's tuple `cls_token.0`."""
     cells = model.name_cells()

@@ -27,7 +27,9 @@ The reasons and their thresholds (docs/protocol.md, `run_finished`):
   images, sqrt(chance * (1 - chance) / num_val), and at least MIN_CHANCE_MARGIN. Not judged when
   the validation set is too small (below), which says so instead.
 - `fits_train_only`: beside `chance_level`, when the training loss fell: the median of the last
-  window of steps is at most LOSS_FELL_RATIO times that of the first (the windows of `loss_rose`).
+  window of steps is at most LOSS_FELL_RATIO times that of the first (the windows of `loss_rose`)
+  and times ln(num_classes), the loss of a uniform guess (a loss falling from 40 to ln k learnt
+  only to guess).
   The network learns its training images and evaluation does not show it: in eval mode BatchNorm
   uses moving statistics that lag in a short run from random weights (mindcv's MnasNet-0.5 at 64 px
   gave one class for every image after 160 steps, 0.58 on its own training images with batch
@@ -286,7 +288,8 @@ def judge(rec: RunRecord, status: str, error: dict[str, Any] | None = None) -> d
                     num_val=num_val,
                 )
             )
-            if trend and trend[2] <= trend[1] * LOSS_FELL_RATIO:
+            # below a uniform guess's loss (ln k) too: from 40 down to ln k the network learnt only to guess
+            if trend and trend[2] <= LOSS_FELL_RATIO * min(trend[1], math.log(k)):
                 w, early, late = trend
                 reasons.append(
                     _reason(

@@ -107,26 +107,34 @@ def test_inspect_marks_frozen_and_trained_tensors_and_checks_the_head(frozen_run
     assert {x["trainable"] for x in bare["tensors"]} == {None}
 
 
-def test_inspect_counts_what_mindspore_trains_with_a_head_norm_and_trained_stages(tmp_path):
-    """trainable_elements is MindSpore's own count (trainable_params() after the freeze): layer4's
-    BatchNorm statistics and the affine-free head norm's stored scale and shift are not in it."""
+@pytest.mark.parametrize(
+    ("backbone", "freeze", "head_norm"), [("resnet18", "up_to:layer3", "batchnorm"), ("swin_tiny", "none", "none")]
+)
+def test_inspect_counts_what_mindspore_trains(backbone, freeze, head_norm, tmp_path):
+    """trainable_elements is MindSpore's own count (trainable_params() after the freeze): not layer4's
+    BatchNorm statistics, the affine-free head norm's stored scale and shift, or the constants a model
+    builds (Swin's attention masks and position indices, backbones.json `constants`)."""
     import mindspore as ms
 
     from ascend_finetune.models.net import TransferNet, apply_freeze, frozen_parts
 
-    net = TransferNet("resnet18", 3, frozen_upto=frozen_parts("up_to:layer3", "resnet18"), head_norm="batchnorm")
+    net = TransferNet(backbone, 3, frozen_upto=frozen_parts(freeze, backbone), head_norm=head_norm)
     apply_freeze(net)
     want = sum(int(p.size) for p in net.trainable_params())
-    (tmp_path / "spec.json").write_text(
-        json.dumps({"model": {"backbone": "resnet18", "freeze": "up_to:layer3", "head_norm": "batchnorm"}})
-    )
+    model = {"backbone": backbone, "freeze": freeze, "head_norm": head_norm}
+    (tmp_path / "spec.json").write_text(json.dumps({"model": model}))
     ms.save_checkpoint(net, str(tmp_path / "w.ckpt"))
     code, out, _ = cli("inspect", str(tmp_path / "w.ckpt"), "--run", str(tmp_path))
     assert code == 0, out
     assert out["trainable_elements"] == want
     t = {x["name"]: x["trainable"] for x in out["tensors"]}
-    assert t["head.norm.gamma"] is False and t["head.norm.beta"] is False and t["head.weight"] is True
-    assert t["backbone.layer4.0.bn1.gamma"] is True and t["backbone.layer3.0.bn1.gamma"] is False
+    if backbone == "resnet18":
+        assert t["head.norm.gamma"] is False and t["head.norm.beta"] is False and t["head.weight"] is True
+        assert t["backbone.layer4.0.bn1.gamma"] is True and t["backbone.layer3.0.bn1.gamma"] is False
+    else:
+        assert t["backbone.model.layers.0.blocks.1.attn_mask"] is False
+        assert t["backbone.model.layers.0.blocks.1.attn.relative_bias.index"] is False
+        assert t["backbone.model.layers.0.blocks.1.attn.q.weight"] is True
 
 
 def test_inspect_another_architecture_shows_a_head_that_does_not_fit(frozen_run, resnet34_ckpt):

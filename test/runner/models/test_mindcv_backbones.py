@@ -269,3 +269,6 @@ def test_an_unfreeze_leaves_the_model_s_own_constants_out_of_training():
     assert not any(n.endswith("attn_mask") for n in names), "a mask would train"
     assert any(n.endswith("relative_position_bias_table") for n in names)
     assert len(back) == len([p for p in net.backbone.get_parameters() if id(p) not in net.constant_ids])
+    # backbones.json records the same constants (inspect reads them there, without building the model)
+    recorded = {bb.MINDCV_PREFIX + n for n in bb.mindcv_models()["swin_tiny"]["constants"]}
+    assert recorded == {p.name for p in net.backbone.get_parameters() if id(p) in net.constant_ids}

@@ -178,6 +178,10 @@ def test_a_falling_training_loss_at_chance_says_the_network_fits_only_its_traini
     # a loss that did not fall (identical images, a stuck run) gets chance_level alone
     flat = [1.40, 1.39, 1.38] * 20
     assert _codes(_judge([_started(num_val=72, classes=6), *_steps(flat), _eval(60, 1 / 6, even)])) == ["chance_level"]
+    # a loss that fell from a random head's 40 to ln 6 learnt only to guess uniformly: chance_level alone
+    to_guess = [40.0 - (40.0 - 1.79) * min(1.0, i / 80) for i in range(160)]
+    h = _judge([_started(num_val=72, classes=6), *_steps(to_guess), _eval(160, 1 / 6, even)])
+    assert _codes(h) == ["chance_level"]
     # and a learning run is not at chance, whatever its loss did
     assert _judge([_started(num_val=72, classes=6), *_steps(falling), _eval(160, 0.9, even)])["reasons"] == []
 
