@@ -178,7 +178,9 @@ def test_each_mindcv_weight_carries_its_models_own_cfg():
         cfg = importlib.import_module(f"mindcv.models.{_model_to_module[name]}").default_cfgs[name]
         assert cfg["url"] == f"{MINDCV_BASE}/{entry.path}", name
         keys = {"url", "num_classes", "first_conv", "classifier", "input_size", "crop_pct", "interpolation"}
-        assert set(cfg) - {"mean", "std", "pool_size"} <= keys, (name, cfg)
+        # fixed_input_size (PiT's): the model takes one size, which backbones.json's image_size holds too
+        assert set(cfg) - {"mean", "std", "pool_size", "fixed_input_size"} <= keys, (name, cfg)
+        assert not cfg.get("fixed_input_size") or fixed_image_size(entry.backbone) == cfg["input_size"][1], name
         # A cfg's mean and std (CoaT's) are ImageNet's, the mindcv preset's in 0..1 units.
         for k in ("mean", "std"):
             if k in cfg:
