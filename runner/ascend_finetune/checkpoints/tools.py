@@ -10,11 +10,12 @@ import fcntl
 import math
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
-from ..models.backbones import MINDCV_PREFIX, freeze_values, frozen_parts, is_mindcv, mindcv_models, parts_of
+from ..models.backbones import MINDCV_PREFIX, freeze_values, frozen_parts, is_mindcv, mindcv_models, parts_of, under
 from ..rundir import CLASSES_MAX_BYTES, atomic_write_json, effective_state, open_regular, read_json
 from .errors import ToolError
 from .format import CheckpointIndex, read_index
@@ -40,11 +41,12 @@ class RunInfo:
     def freeze(self) -> str:
         return (self.spec.get("model") or {}).get("freeze") or "none"
 
+    @cached_property
     def frozen_paths(self) -> tuple[str, ...]:
         """The frozen parts' cells and parameters, as checkpoint names; the same parts as
         model.frozen_parts/frozen_cells (backbones.parts_of: a ResNet's stem = conv1 + bn1, then
         layer1..layer4), without importing MindSpore. A frozen mindcv neck (freeze "backbone") is all of
-        `backbone`."""
+        `backbone`. Once per run: inspect and compare ask for every tensor."""
         backbone = self.backbone
         parts = parts_of(backbone)
         n = frozen_parts(self.freeze, backbone)
@@ -53,15 +55,17 @@ class RunInfo:
         root = MINDCV_PREFIX if is_mindcv(backbone) else "backbone."
         return tuple(f"{root}{p}" for _, ps in parts[:n] for p in ps)
 
-    def constant(self, name: str) -> bool:
-        """A Parameter the model builds as a constant (backbones.json `constants`: Swin's masks)."""
-        backbone = self.backbone
-        return is_mindcv(backbone) and name[len(MINDCV_PREFIX) :] in mindcv_models()[backbone].get("constants", ())
+    @cached_property
+    def constants(self) -> frozenset[str]:
+        """The Parameters the model builds as constants (backbones.json `constants`: Swin's masks)."""
+        if not is_mindcv(self.backbone):
+            return frozenset()
+        return frozenset(MINDCV_PREFIX + c for c in mindcv_models()[self.backbone].get("constants", ()))
 
     def frozen(self, name: str) -> bool:
         """Whether a tensor is in a frozen part: a path names a cell (its tensors follow a dot) or one
         parameter (ViT's `cls_token`, CrossViT's `cls_token.0`)."""
-        return any(name == p or name.startswith(p + ".") for p in self.frozen_paths())
+        return under(name, self.frozen_paths)
 
     @property
     def backbone(self) -> str:
@@ -124,7 +128,7 @@ def trainable(name: str, run: RunInfo | None) -> bool | None:
     constants), else True; None otherwise."""
     if run is None or not name.startswith(("backbone.", "head.")):
         return None
-    if name in HEAD_NORM_CONSTANTS or (name.startswith(MINDCV_PREFIX) and run.constant(name)):
+    if name in HEAD_NORM_CONSTANTS or name in run.constants:
         return False
     return not run.frozen(name)
 

@@ -120,7 +120,7 @@ def frozen_parts(freeze: str, name: str = "resnet50") -> int:
     return 1 + stages.index(stage) + 1
 
 
-def _under(path: str, prefixes: tuple[str, ...]) -> bool:
+def under(path: str, prefixes: tuple[str, ...]) -> bool:
     return any(path == p or path.startswith(p + ".") for p in prefixes)
 
 
@@ -128,7 +128,7 @@ def part_index(name: str, param: str) -> int:
     """The index in parts_of(name) of a backbone-relative parameter name."""
     parts = parts_of(name)
     for i, (_, paths) in enumerate(parts):
-        if paths and _under(param, paths):
+        if paths and under(param, paths):
             return i
     # ResNet: nothing outside its parts; mindcv: the neck, the last part
     return len(parts) - 1
