@@ -7,23 +7,50 @@
 // step also lists timm's hub repositories of the backbone's architecture. The full wizard, with a
 // backbone the catalog has no weights for (mlp_mixer_s_p16), says so on that row, and another backbone's
 // timm weights picked there download from a hub on 127.0.0.1 (HF_ENDPOINT) and change the backbone: the
-// freeze step offers resnet18's stages.
+// freeze step offers resnet18's stages. Then a user's whole journey with another family: the full wizard
+// with mobilenet_v3_small_100, its mindcv weights (a real mindcv checkpoint of that architecture on the
+// host), a freeze by one of its own stages, a run that completes; the weights loaded whole (nothing
+// missing or unexpected, the ImageNet head dropped), the frozen stages equal to the file's tensors and
+// the trained one changed, mindcv's preprocessing reported, and the checkpoint explorer naming the
+// weights and their sha256.
 // Screenshots: test-output/e2e/weightsCatalog/NN-<step>.png.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { SELECTORS, type Harness } from './harness';
+import { escapeRegExp, SELECTORS, type Harness } from './harness';
 import { startSuite, type Suite } from './steps';
-import { chooseRow, openInDialog, row, useDataFolder, waitForPick, waitForStep } from './ui';
+import {
+  acceptPrefilledWizard,
+  activeWebview,
+  chooseRow,
+  collapsePane,
+  expandPane,
+  expandTreeRow,
+  LONG,
+  MEDIUM,
+  openInDialog,
+  PYTHON,
+  row,
+  runDirOf,
+  treeRow,
+  typeAndEnter,
+  useDataFolder,
+  waitForPick,
+  waitForRunState,
+  waitForStep,
+} from './ui';
 
 const TARGET = 'This machine';
 const R18 = '/resnet/resnet18-1e65cd21.ckpt'; // the catalog's path for mindcv:resnet18
 const HUB_R18 = '/timm/resnet18.a1_in1k/resolve/main/model.safetensors'; // the hub's layout
+const MNV3 = '/mobilenet/mobilenetv3/mobilenet_v3_small_100-509c6047.ckpt'; // mindcv:mobilenet_v3_small_100
+const MNV3_STAGES = ['features.3', 'features.5', 'features.10', 'features.16']; // what its freeze step offers
 const body = randomBytes(2 << 20);
 const hubBody = randomBytes(1 << 20);
 
@@ -44,6 +71,65 @@ async function pickRows(h: Harness): Promise<{ label: string; description: strin
     );
 }
 
+/** What this test reads of the run's run_started event (docs/protocol.md). */
+interface RunStarted {
+  spec: { model: { freeze: string } };
+  pretrained: {
+    source: string;
+    sha256: string;
+    origin: string;
+    missing: string[];
+    unexpected: string[];
+    mismatched: string[];
+    head_dropped: string[];
+  };
+  preprocess: { name: string; source: string; interpolation: string; crop_pct: number; mean: number[]; std: number[] };
+}
+
+function runStarted(runDir: string): RunStarted {
+  const line = readFileSync(path.join(runDir, 'events.jsonl'), 'utf8')
+    .split('\n')
+    .find((l) => l.includes('"type": "run_started"') || l.includes('"type":"run_started"'));
+  assert.ok(line, `no run_started event in ${runDir}`);
+  return JSON.parse(line) as RunStarted;
+}
+
+/** mindcv's own model with random weights, saved as mindcv saves its published checkpoints. */
+const MAKE_MINDCV_CKPT = `
+import sys
+import mindspore as ms
+from mindcv.models import create_model
+ms.set_seed(0)
+ms.save_checkpoint(create_model(sys.argv[1], pretrained=False), sys.argv[2])
+`;
+
+/**
+ * Compares a run's checkpoint with the weights file it started from, tensor by tensor (MindSpore's
+ * own loader): for each of the file's tensors under a path in argv[3] (frozen) or argv[4] (trained),
+ * whether the run's tensor of that name (under the runner's prefix) is still equal.
+ */
+const COMPARE = `
+import json, sys
+import mindspore as ms
+import numpy as np
+def load(p):
+    return ms.load_checkpoint(p, format="safetensors" if p.endswith(".safetensors") else "ckpt")
+src, run = load(sys.argv[1]), load(sys.argv[2])
+out = {}
+for group, paths in (("frozen", sys.argv[3].split(",")), ("trained", sys.argv[4].split(","))):
+    res = out[group] = {"same": 0, "changed": 0, "absent": []}
+    for k, v in src.items():
+        if ".".join(k.split(".")[:2]) not in paths:
+            continue
+        # The parameter itself, not the optimizer's moments of it (moments.<prefix>.<name>): the shortest.
+        hit = sorted((r for r in run if r == k or r.endswith("." + k)), key=len)[:1]
+        if not hit:
+            res["absent"].append(k)
+        else:
+            res["same" if np.array_equal(v.asnumpy(), run[hit[0]].asnumpy()) else "changed"] += 1
+print(json.dumps(out))
+`;
+
 /** Types into the open pick's filter box (the whole catalog and the backbones are longer than a screen). */
 async function filter(h: Harness, text: string): Promise<void> {
   await h.page.locator(SELECTORS.quickInputBox).fill(text);
@@ -53,10 +139,15 @@ test(
   'the pretrained step: the backbone’s catalog weights, the whole catalog by family',
   { timeout: 20 * 60_000 },
   async (t) => {
+    const made = mkdtempSync(path.join(tmpdir(), 'aft-e2e-mindcv-'));
+    const mnv3File = path.join(made, path.basename(MNV3));
+    execFileSync(PYTHON, ['-c', MAKE_MINDCV_CKPT, 'mobilenet_v3_small_100', mnv3File], { stdio: 'pipe' });
+    const mnv3Body = readFileSync(mnv3File);
     const requests: string[] = [];
     const host = createServer((req, res) => {
       requests.push(req.url ?? '');
       if (req.url === R18) return res.writeHead(200, { 'Content-Length': body.length }).end(body);
+      if (req.url === MNV3) return res.writeHead(200, { 'Content-Length': mnv3Body.length }).end(mnv3Body);
       if (req.url === HUB_R18) return res.writeHead(200, { 'Content-Length': hubBody.length }).end(hubBody);
       res.writeHead(404, { 'Content-Length': 0 }).end();
     });
@@ -190,11 +281,146 @@ test(
         );
         await h.page.keyboard.press('Escape');
       });
+
+      const RUN = 'e2e-mnv3';
+      let runDir = '';
+      await s.step(t, 'another-family-with-its-weights-runs', async () => {
+        await h.runCommand('Ascend: Start Ascend Fine-Tune from Spec File');
+        await openInDialog(h, suite.specFile);
+        await waitForStep(h, 1);
+        await chooseRow(h, TARGET);
+        await waitForStep(h, 2);
+        await useDataFolder(h, suite.dataDir);
+        await waitForStep(h, 3);
+        await filter(h, 'mobilenet_v3_small');
+        await chooseRow(h, 'mobilenet_v3_small_100');
+        await waitForStep(h, 4);
+        // The backbone's own mindcv file, not cached yet: picking it downloads it on the target.
+        await chooseRow(h, /mindcv:mobilenet_v3_small_100.*downloads on This machine/);
+        await waitForStep(h, 5);
+        await notes.waitFor(/^Downloading mindcv:mobilenet_v3_small_100 on This machine/, 60_000);
+        // The freeze step offers this family's stages, and with weights it offers a frozen backbone first.
+        const freeze = (await pickRows(h)).map((r) => r.label);
+        assert.deepEqual(
+          freeze.filter((f) => f.startsWith('up_to:')),
+          MNV3_STAGES.map((st) => `up_to:${st}`),
+          JSON.stringify(freeze),
+        );
+        await chooseRow(h, 'up_to:features.10');
+        await waitForStep(h, 6);
+        await chooseRow(h, 'O0');
+        await waitForStep(h, 7);
+        await typeAndEnter(h, '3');
+        await waitForStep(h, 8);
+        await typeAndEnter(h, '8');
+        await waitForStep(h, 9);
+        await typeAndEnter(h, '0.01');
+        await waitForStep(h, 10);
+        await chooseRow(h, /Continue/);
+        await waitForStep(h, 11);
+        await typeAndEnter(h, RUN);
+        await waitForStep(h, 12);
+        await chooseRow(h, `Launch on ${TARGET}`);
+        await waitForRunState(h, RUN, 'completed', LONG, (r) => /epoch 3\/3/.test(r.text));
+        runDir = runDirOf(suite.runsRoot, RUN)!;
+        assert.ok(runDir, `no run folder for ${RUN}`);
+
+        const started = runStarted(runDir);
+        const sha = createHash('sha256').update(mnv3Body).digest('hex');
+        const p = started.pretrained;
+        // The file loaded whole into mindcv's architecture: nothing missing or unexpected; only
+        // ImageNet's classifier dropped for the new head.
+        assert.equal(p.source, 'mindcv:mobilenet_v3_small_100', JSON.stringify(p));
+        assert.equal(p.sha256, sha);
+        assert.equal(p.origin, 'mindcv');
+        assert.deepEqual([p.missing, p.unexpected, p.mismatched], [[], [], []], JSON.stringify(p));
+        assert.ok(
+          p.head_dropped.length > 0 && p.head_dropped.every((n) => n.startsWith('classifier.')),
+          JSON.stringify(p),
+        );
+        // mindcv's preprocessing came with the weights (the spec's 32 px is the input size).
+        assert.equal(started.preprocess.name, 'mindcv');
+        assert.equal(started.preprocess.source, 'mindcv_cfg');
+        assert.equal(started.spec.model.freeze, 'up_to:features.10');
+
+        // The frozen stages are the file's tensors, unchanged; the trained stage moved.
+        const ckpts = JSON.parse(readFileSync(path.join(runDir, 'checkpoints.json'), 'utf8')) as { file: string }[];
+        const last = path.join(runDir, ckpts[ckpts.length - 1].file);
+        const frozen = [
+          'features.0',
+          'features.1',
+          'features.2',
+          ...Array.from({ length: 8 }, (_, i) => `features.${i + 3}`),
+        ];
+        const trained = Array.from({ length: 6 }, (_, i) => `features.${i + 11}`);
+        const cmp = JSON.parse(
+          execFileSync(PYTHON, ['-c', COMPARE, mnv3File, last, frozen.join(','), trained.join(',')], {
+            encoding: 'utf8',
+          }),
+        ) as Record<'frozen' | 'trained', { same: number; changed: number; absent: string[] }>;
+        assert.deepEqual([cmp.frozen.changed, cmp.frozen.absent, cmp.trained.absent], [0, [], []], JSON.stringify(cmp));
+        assert.ok(cmp.frozen.same > 50 && cmp.trained.changed > 50, JSON.stringify(cmp));
+      });
+
+      await s.step(t, 'explorer-names-the-weights', async () => {
+        // The Checkpoints view: a click on the run's checkpoint opens its explorer, whose header says
+        // where the weights came from, their sha256, the preprocessing and the freeze.
+        await collapsePane(h, 'Targets');
+        await expandPane(h, 'Checkpoints');
+        await expandTreeRow(h, 'Checkpoints', RUN);
+        const ckpts = JSON.parse(readFileSync(path.join(runDir, 'checkpoints.json'), 'utf8')) as { file: string }[];
+        const first = path.posix.basename(ckpts[0].file);
+        await treeRow(h, 'Checkpoints', first).waitFor({ state: 'visible', timeout: MEDIUM });
+        await treeRow(h, 'Checkpoints', first).click();
+        const sha = createHash('sha256').update(mnv3Body).digest('hex');
+        await activeWebview(h)
+          .getByText(
+            new RegExp(
+              `^mobilenet_v3_small_100 · from mindcv:mobilenet_v3_small_100 \\(sha256 ${sha.slice(0, 12)}…\\) · ` +
+                `preprocess mindcv · freeze up_to:features\\.10 · \\d+ classes$`,
+            ),
+          )
+          .waitFor({ state: 'visible', timeout: MEDIUM });
+      });
+
+      await s.step(t, 'fine-tune-from-keeps-the-weights-preprocessing', async () => {
+        // Fine-tune from the run's checkpoint: the pre-filled wizard keeps the backbone and the freeze,
+        // and the new run normalises as mindcv's weights did (the checkpoint's recorded values), not as
+        // a runner checkpoint of unknown origin would.
+        const ckpts = JSON.parse(readFileSync(path.join(runDir, 'checkpoints.json'), 'utf8')) as { file: string }[];
+        const first = ckpts[0].file;
+        await activeWebview(h).locator('vscode-button', { hasText: 'Fine-tune from it' }).click();
+        const ft = `${RUN}-ft`;
+        await acceptPrefilledWizard(h, {
+          target: new RegExp(`^${TARGET}`),
+          dataFolder: new RegExp(`Use this folder\\s*${escapeRegExp(suite.dataDir)}$`),
+          backbone: /^mobilenet_v3_small_100/,
+          pretrained: new RegExp(`${escapeRegExp(path.join(runDir, first))}$`),
+          freeze: /^up_to:features\.10/,
+          amp: /^O0/,
+          epochs: '3',
+          batchSize: '8',
+          lr: '0.01',
+          name: ft,
+          launch: new RegExp(`Launch on ${TARGET}`),
+        });
+        await waitForRunState(h, ft, 'completed', LONG, (r) => /epoch 3\/3/.test(r.text));
+        const ftDir = runDirOf(suite.runsRoot, ft)!;
+        const before = runStarted(runDir).preprocess;
+        const after = runStarted(ftDir).preprocess;
+        assert.deepEqual(
+          [after.name, after.interpolation, after.crop_pct, after.mean, after.std],
+          [before.name, before.interpolation, before.crop_pct, before.mean, before.std],
+          JSON.stringify({ before, after }),
+        );
+        assert.equal(runStarted(ftDir).pretrained.origin, 'runner');
+      });
     } finally {
       await s?.close();
       host.closeAllConnections();
       host.close();
       rmSync(cache, { recursive: true, force: true });
+      rmSync(made, { recursive: true, force: true });
     }
   },
 );
