@@ -47,6 +47,10 @@ def _verdict_reasons() -> list[dict]:
     }
     failed = judge(rec, "failed", error)
     small = judge(RunRecord({}, num_classes=4, num_val=12, class_counts=[3, 3, 3, 3]), "completed")
+    # val_too_small's other fixes (verdict._val_fix): add images, raise the split, set one
+    for split, num_val, counts in ((0.2, 8, [2] * 4), (0.1, 16, [4] * 4), (0, 0, None)):
+        rec = RunRecord({"data": {"val_split": split}}, num_classes=4, num_val=num_val, class_counts=counts)
+        small["reasons"] += judge(rec, "completed")["reasons"]
     falling = [Step(i, x, 0) for i, x in enumerate([2.0] * 10 + [0.5] * 10, 1)]
     fits = judge(
         RunRecord({}, num_classes=4, num_val=40, steps=falling, evals=[Eval(20, 0.25, 1.4)], class_counts=[10] * 4),
@@ -122,7 +126,12 @@ def recorded() -> dict[str, dict]:
     found: dict[str, dict] = {}
     for r in _verdict_reasons():
         params = {k: v for k, v in r.items() if k not in ("code", "message", "fix")}
-        found.setdefault(f"reason:{r['code']}", {"message": r["message"], "fix": r["fix"], "params": params})
+        key = f"reason:{r['code']}"
+        entry = {"message": r["message"], "fix": r["fix"], "params": params}
+        if key in found:  # another variant of the reason (val_too_small's fixes): its parameters too
+            found[key].setdefault("variants", []).append(entry)
+        else:
+            found[key] = entry
     for e in errors():
         key = f"error:{e['code']}"
         entry = {"message": e["message"], **({"fix": e["fix"]} if e.get("fix") else {}), "params": e["params"]}

@@ -37,7 +37,8 @@ The reasons and their thresholds (docs/protocol.md, `run_finished`):
 - `val_too_small`: fewer than MIN_VAL_IMAGES validation images, or fewer than MIN_VAL_PER_CLASS in
   one class. At 20 images one image moves the accuracy by 5 points and the chance margin for 4
   classes is +-19 points; a class with fewer than 5 images has a per-class accuracy in steps of 20
-  points or more.
+  points or more. The fix is worked out from the spec (`_val_fix`): a larger data.val_split, up to
+  MAX_SUGGESTED_SPLIT, else the images a class needs, or, with data.val, that folder.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ CHANCE_SIGMAS = 2.0
 MIN_CHANCE_MARGIN = 0.02
 MIN_VAL_IMAGES = 20
 MIN_VAL_PER_CLASS = 5
+MAX_SUGGESTED_SPLIT = 0.3  # beyond it, holding out more costs the training set too much: add images
 
 
 @dataclass
@@ -182,6 +184,47 @@ def _val_size(rec: RunRecord) -> tuple[int | None, int | None]:
     counts = rec.class_counts
     num_val = rec.num_val if rec.num_val is not None else (sum(counts) if counts else None)
     return num_val, (min(counts) if counts else None)
+
+
+def _val_fix(
+    spec: Mapping[str, Any], num_val: int, smallest: int | None, classes: int | None
+) -> tuple[str, dict[str, Any]]:
+    """`val_too_small`'s fix and its parameters, from how the run chose its validation set: a raise of
+    data.val_split that would hold out enough (per class, round(n * split): scaled from what this
+    split held out, up to MAX_SUGGESTED_SPLIT), else the images a class needs at this split; with
+    data.val set, that folder. A fixed "raise it to 0.2" was wrong advice for a run already at 0.2."""
+    data = spec.get("data") if isinstance(spec, Mapping) else None
+    data = data if isinstance(data, Mapping) else {}
+    split = data.get("val_split")
+    folder = (
+        f"point data.val at a folder with at least {MIN_VAL_PER_CLASS} images per class and {MIN_VAL_IMAGES} in all"
+    )
+    params: dict[str, Any] = {
+        "val_from": "folder",
+        "val_split": None,
+        "suggested_split": None,
+        "images_per_class": None,
+    }
+    if data.get("val") or isinstance(split, bool) or not isinstance(split, (int, float)) or not 0 <= split < 1:
+        return folder[0].upper() + folder[1:] + ".", params
+    params.update(val_from="split", val_split=split)
+    if split == 0:
+        return f"Set data.val_split (0.2 holds out a fifth of data.train), or {folder}.", params
+    need = split * max(MIN_VAL_IMAGES / max(num_val, 1), MIN_VAL_PER_CLASS / smallest if smallest else 0.0)
+    need = math.ceil(round(need * 20, 6)) / 20  # up to the next 0.05
+    if split < need <= MAX_SUGGESTED_SPLIT:
+        params["suggested_split"] = need
+        return f"Raise data.val_split from {split:g} to {need:g}, or {folder}.", params
+    # round(per * split) >= MIN_VAL_PER_CLASS, and with two or three classes MIN_VAL_IMAGES in all
+    per = math.ceil((MIN_VAL_PER_CLASS - 0.5) / split)
+    if classes:
+        per = max(per, math.ceil(MIN_VAL_IMAGES / classes / split))
+    params["images_per_class"] = per
+    return (
+        f"Add images: at data.val_split {split:g} a class needs about {per} for enough of them to be held out "
+        f"for validation; or {folder}.",
+        params,
+    )
 
 
 def judge(rec: RunRecord, status: str, error: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -309,17 +352,19 @@ def judge(rec: RunRecord, status: str, error: dict[str, Any] | None = None) -> d
                 )
     if too_small:
         assert num_val is not None
+        fix, fix_params = _val_fix(rec.spec, num_val, smallest, rec.num_classes)
         per = f", {smallest} in its smallest class" if smallest is not None else ""
         reasons.append(
             _reason(
                 "val_too_small",
                 f"The validation set has {num_val} images{per}: too few to judge the accuracy "
                 f"(at least {MIN_VAL_IMAGES}, and {MIN_VAL_PER_CLASS} per class).",
-                "Raise data.val_split (for example to 0.2), or point data.val at a folder with more images per class.",
+                fix,
                 num_val=num_val,
                 smallest_class=smallest,
                 min_val=MIN_VAL_IMAGES,
                 min_per_class=MIN_VAL_PER_CLASS,
+                **fix_params,
             )
         )
     return {"verdict": "problems" if reasons else "healthy", "reasons": reasons}

@@ -401,8 +401,41 @@ const REASONS: Readonly<Record<string, ReasonWords>> = {
             values,
           );
     },
-    fix: (_p, t) =>
-      t('Raise data.val_split (for example to 0.2), or point data.val at a folder with more images per class.'),
+    // How to get more validation images depends on where they come from (the runner works it out
+    // from the spec: verdict.py _val_fix); an older runner, without `val_from`, gets the general advice.
+    fix: (p, t) => {
+      const v = { min: p.num('min_val', 21), per_class: p.num('min_per_class', 21) };
+      if (!p.has('val_from'))
+        return fill(
+          t(
+            'Hold out more of data.train (data.val_split) or add images, or point data.val at a folder with at least {per_class} images per class and {min} in all.',
+          ),
+          v,
+        );
+      if (p.str('val_from') === 'folder')
+        return fill(t('Point data.val at a folder with at least {per_class} images per class and {min} in all.'), v);
+      const split = p.value('val_split');
+      if (split === 0)
+        return fill(
+          t(
+            'Set data.val_split (0.2 holds out a fifth of data.train), or point data.val at a folder with at least {per_class} images per class and {min} in all.',
+          ),
+          v,
+        );
+      return p.has('suggested_split')
+        ? fill(
+            t(
+              'Raise data.val_split from {split} to {suggested}, or point data.val at a folder with at least {per_class} images per class and {min} in all.',
+            ),
+            { ...v, split: p.num('val_split'), suggested: p.num('suggested_split') },
+          )
+        : fill(
+            t(
+              'Add images: at data.val_split {split} a class needs about {images} for enough of them to be held out for validation; or point data.val at a folder with at least {per_class} images per class and {min} in all.',
+            ),
+            { ...v, split: p.num('val_split'), images: p.num('images_per_class', 21) },
+          );
+    },
   },
 };
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import TASK_B, events, make_shapes, of_type, runner, spec, write_spec
 
+from ascend_finetune.data.folder import stratified_split
 from ascend_finetune.train import verdict as V
 
 
@@ -198,6 +199,39 @@ def test_a_small_val_set_is_reported_and_not_judged_for_chance():
         0,
         None,
     ), "no val set at all"
+
+
+def _fix(split, num_val: int, counts: list[int], val: str | None = None) -> dict:
+    data = {"val_split": split, "val": val}
+    evs = [_started(num_val=num_val, classes=len(counts)), _eval(4, 0.5, counts)]
+    (r,) = _judge(evs, spec_={**SPEC, "data": data})["reasons"]
+    return r
+
+
+def test_a_small_val_sets_fix_says_what_would_hold_out_enough():
+    # The e2e's run: 10 images a class, 0.2 held out (2 each). "Raise it to 0.2" was the advice; at
+    # 0.5 it would hold out 5 a class, too much of the training set: add images instead, 25 a class
+    # (round(25 * 0.2) = 5 each, 20 in all), which a stratified split of that many really gives.
+    r = _fix(0.2, 8, [2, 2, 2, 2])
+    got = (r["val_from"], r["val_split"], r["suggested_split"], r["images_per_class"])
+    assert got == ("split", 0.2, None, 25)
+    assert r["fix"].startswith("Add images: at data.val_split 0.2 a class needs about 25 ")
+    samples = [(f"{c}/{i}.png", c) for c in range(4) for i in range(25)]
+    _, val = stratified_split(samples, 0.2, 0)
+    assert len(val) >= V.MIN_VAL_IMAGES and min(sum(1 for _, c in val if c == k) for k in range(4)) >= 5
+    # three classes need more each for 20 in all
+    assert _fix(0.2, 6, [2, 2, 2])["images_per_class"] == 34
+    # a small split with enough images: a raise that holds out enough, up to 0.3
+    r = _fix(0.1, 16, [4, 4, 4, 4])
+    assert (r["suggested_split"], r["images_per_class"]) == (0.15, None)
+    assert r["fix"].startswith("Raise data.val_split from 0.1 to 0.15, or point data.val")
+    _, val = stratified_split([(f"{c}/{i}.png", c) for c in range(4) for i in range(40)], 0.15, 0)
+    assert len(val) >= V.MIN_VAL_IMAGES and min(sum(1 for _, c in val if c == k) for k in range(4)) >= 5
+    # no split at all, and a val folder: the folder's needs
+    assert _fix(0, 0, [])["fix"].startswith("Set data.val_split (0.2 holds out a fifth of data.train)")
+    r = _fix(0.2, 3, [1, 1, 1], val="/data/val")
+    assert (r["val_from"], r["val_split"]) == ("folder", None)
+    assert r["fix"] == "Point data.val at a folder with at least 5 images per class and 20 in all."
 
 
 def test_a_failed_run_has_problems_and_says_why():

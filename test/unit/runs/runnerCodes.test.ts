@@ -30,7 +30,7 @@ interface Recorded {
   message: string;
   fix?: string;
   params: Record<string, unknown>;
-  variants?: { message: string; params: Record<string, unknown> }[];
+  variants?: { message: string; fix?: string; params: Record<string, unknown> }[];
 }
 const FIXTURE = JSON.parse(readFileSync(path.join(ROOT, 'test/runner/fixtures/runner_codes.json'), 'utf8')) as Record<
   string,
@@ -100,7 +100,7 @@ test('every sentence reads only parameters the runner sends for its code, and fi
       for (const w of [{ t: translator({}) }, ZH]) {
         const worded =
           kind === 'reason'
-            ? wordReason({ code, message: v.message, fix: entry.fix ?? '', ...v.params }, w)
+            ? wordReason({ code, message: v.message, fix: v.fix ?? entry.fix ?? '', ...v.params }, w)
             : wordWarning(code, v.params, w);
         assert.ok(worded, `${key} (${JSON.stringify(v.params)}) fell back to English`);
         const sent = new Set(Object.keys(v.params));
@@ -115,6 +115,26 @@ test('every sentence reads only parameters the runner sends for its code, and fi
       }
     }
   }
+});
+
+test("val_too_small's fix follows where the validation images come from, in the runner's words", () => {
+  // The runner works out the fix from the spec (a folder, a split to set, raise or outgrow); the
+  // English wording of each recorded variant is the runner's own sentence.
+  const entry = FIXTURE['reason:val_too_small'];
+  const variants = [entry, ...(entry.variants ?? [])];
+  assert.deepEqual(
+    variants.map((v) => v.params.val_from === 'folder' || v.params.val_split),
+    [true, 0.2, 0.1, 0],
+  );
+  for (const v of variants) {
+    const r = { code: 'val_too_small', message: v.message, fix: v.fix ?? '', ...v.params };
+    assert.equal(wordReason(r, { t: translator({}) })?.fix, v.fix);
+  }
+  const raise = variants[2];
+  assert.match(
+    reasonText({ code: 'val_too_small', message: raise.message, fix: raise.fix ?? '', ...raise.params }, ZH).fix,
+    /^请将 data\.val_split 从 0\.1 增大到 0\.15/,
+  );
 });
 
 test('a known code reads in Chinese with its numbers in place, formatted for the locale', () => {
@@ -260,7 +280,8 @@ test("the dashboard's verdict banner gets the reasons worded in the page's langu
     {
       code: 'val_too_small',
       message: '验证集只有 16 张图像：太少，无法判断准确率（至少需要 20 张，每个类别 5 张）。',
-      fix: '请增大 data.val_split（例如到 0.2），或将 data.val 指向每个类别图像更多的文件夹。',
+      // a runner from before `val_from`: the general advice
+      fix: '请从 data.train 中留出更多图像（data.val_split）或增加图像，或将 data.val 指向每个类别至少 5 张、总共至少 20 张图像的文件夹。',
     },
     { code: 'from_a_newer_runner', message: 'A newer reason.', fix: 'Its fix.' },
   ]);
