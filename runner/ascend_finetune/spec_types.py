@@ -34,6 +34,7 @@ Backbone = Literal[
     "efficientnet_b1",
     "ghostnet_050",
     "googlenet",
+    "hrnet_w32",
     "inception_v3",
     "inception_v4",
     "mae_b_16_224_finetune",

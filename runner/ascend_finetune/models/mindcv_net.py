@@ -123,8 +123,11 @@ def structure(model: Any, family: str, features: Any = None, size: int = 64) -> 
     MobileNetV3 and EfficientNet `features.N`. A first feature point at stride 2 is the stem's output
     (MobileNetV3's and EfficientNet's stem convolution); everything up to it is the stem. ViT has no
     feature_info: its blocks in four equal groups, each named by its last block; the stem is the patch
-    embedding, class token and position embedding. A model with neither: probed (`_probed`), with
-    `features(x)` the model's features of an image batch at `size` px."""
+    embedding, class token and position embedding. HRNet has no feature_info either, and its stages
+    run parallel branches at several resolutions at once, which no probe of one resolution per unit
+    orders: its own four stages, each with the transition that opens its branches (stem stride 4:
+    conv1, conv2 and their norms). A model with none of these: probed (`_probed`), with `features(x)`
+    the model's features of an image batch at `size` px."""
     if family == "vit" or type(model).__name__ == "VisionTransformer":  # MAE's fine-tuned model is one
         depth = len(model.blocks)
         per = max(1, depth // 4)
@@ -140,6 +143,12 @@ def structure(model: Any, family: str, features: Any = None, size: int = 64) -> 
             if u.split(".")[0] in ("patch_embed", "cls_token", "pos_embed", "norm_pre")
         ]
         return {"stem": stem, "stages": stages}
+    if family == "hrnet":  # the incre and downsample modules and final_layer that merge the branches: the neck
+        return {
+            "stem": ["conv1", "bn1", "conv2", "bn2", "relu"],
+            "stages": [{"name": "layer1", "paths": ["layer1"]}]
+            + [{"name": f"stage{i}", "paths": [f"transition{i - 1}", f"stage{i}"]} for i in (2, 3, 4)],
+        }
     info = list(getattr(model, "feature_info", []) or [])
     if not info:
         if features is None:
