@@ -259,22 +259,25 @@ def judge(rec: RunRecord, status: str, error: dict[str, Any] | None = None) -> d
                 steps=len(steps),
             )
         )
-    losses = [s.loss for s in steps if s.loss is not None]
-    trend = None  # (window, median loss of the first window, of the last)
+    finite = [s for s in steps if s.loss is not None]
+    losses = [s.loss for s in finite if s.loss is not None]
+    trend = None  # (window, median loss of the first window, of the last, and the steps each covers)
     if len(losses) >= MIN_TREND_STEPS:
         w = min(50, max(3, len(losses) // 5))
         early, late = _median(losses[:w]), _median(losses[-w:])
-        trend = (w, early, late)
+        # the window counts step events; a sink's event stands for its `n` steps
+        span = {"window": w, "first_steps": sum(s.n for s in finite[:w]), "last_steps": sum(s.n for s in finite[-w:])}
+        trend = (early, late, span)
         if late > early * LOSS_RISE_RATIO and late - early > LOSS_RISE_MIN:
             reasons.append(
                 _reason(
                     "loss_rose",
-                    f"The training loss rose over the run: median {early:.4g} over the first {w} steps, "
-                    f"{late:.4g} over the last {w}.",
+                    f"The training loss rose over the run: median {early:.4g} over the first {span['first_steps']} "
+                    f"steps, {late:.4g} over the last {span['last_steps']}.",
                     "Lower train.lr (try a tenth) or add train.warmup_steps; the run diverged instead of learning.",
                     early_loss=early,
                     late_loss=late,
-                    window=w,
+                    **span,
                     steps=len(losses),
                 )
             )
@@ -332,21 +335,21 @@ def judge(rec: RunRecord, status: str, error: dict[str, Any] | None = None) -> d
                 )
             )
             # below a uniform guess's loss (ln k) too: from 40 down to ln k the network learnt only to guess
-            if trend and trend[2] <= LOSS_FELL_RATIO * min(trend[1], math.log(k)):
-                w, early, late = trend
+            if trend and trend[1] <= LOSS_FELL_RATIO * min(trend[0], math.log(k)):
+                early, late, span = trend
                 reasons.append(
                     _reason(
                         "fits_train_only",
-                        f"The training loss fell (median {early:.4g} over the first {w} steps, {late:.4g} over "
-                        f"the last {w}) while the validation accuracy stayed at chance: the network fits its "
-                        "training images, but not in evaluation.",
+                        f"The training loss fell (median {early:.4g} over the first {span['first_steps']} steps, "
+                        f"{late:.4g} over the last {span['last_steps']}) while the validation accuracy stayed at "
+                        "chance: the network fits its training images, but not in evaluation.",
                         "In evaluation, BatchNorm layers use their moving statistics, which lag behind in a short "
                         "run from random weights (mindcv's MnasNet and Inception update them slowly): train "
                         "longer or start from pretrained weights. Check too that data.val holds the same "
                         "classes, prepared like the training images.",
                         early_loss=early,
                         late_loss=late,
-                        window=w,
+                        **span,
                         best_val_acc=best,
                     )
                 )

@@ -274,6 +274,13 @@ function failedError(p: Params, t: Translate): { message: string; fix?: string }
   return wordedRunnerError(p.has('error_fix') ? { ...err, fix: p.str('error_fix') } : err, { t, language: p.language });
 }
 
+/** The steps a verdict's loss windows cover: a sink's step event stands for several; a runner from
+ * before `first_steps` counted events, which were steps without a sink. */
+function windowSteps(p: Params): { first: string; last: string } {
+  if (!p.has('first_steps')) return { first: p.num('window', 21), last: p.num('window', 21) };
+  return { first: p.num('first_steps', 21), last: p.num('last_steps', 21) };
+}
+
 const REASONS: Readonly<Record<string, ReasonWords>> = {
   run_failed: {
     title: (t) => t('the run failed'),
@@ -306,13 +313,9 @@ const REASONS: Readonly<Record<string, ReasonWords>> = {
     message: (p, t) =>
       fill(
         t(
-          'The training loss rose over the run: median {early} over the first {window} steps, {late} over the last {window}.',
+          'The training loss rose over the run: median {early} over the first {first} steps, {late} over the last {last}.',
         ),
-        {
-          early: p.num('early_loss'),
-          late: p.num('late_loss'),
-          window: p.num('window', 21),
-        },
+        { early: p.num('early_loss'), late: p.num('late_loss'), ...windowSteps(p) },
       ),
     fix: (_p, t) => t('Lower train.lr (try a tenth) or add train.warmup_steps; the run diverged instead of learning.'),
   },
@@ -366,13 +369,9 @@ const REASONS: Readonly<Record<string, ReasonWords>> = {
     message: (p, t) =>
       fill(
         t(
-          'The training loss fell (median {early} over the first {window} steps, {late} over the last {window}) while the validation accuracy stayed at chance: the network fits its training images, but not in evaluation.',
+          'The training loss fell (median {early} over the first {first} steps, {late} over the last {last}) while the validation accuracy stayed at chance: the network fits its training images, but not in evaluation.',
         ),
-        {
-          early: p.num('early_loss'),
-          late: p.num('late_loss'),
-          window: p.num('window', 21),
-        },
+        { early: p.num('early_loss'), late: p.num('late_loss'), ...windowSteps(p) },
       ),
     fix: (_p, t) =>
       t(

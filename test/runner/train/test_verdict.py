@@ -131,6 +131,17 @@ def test_overflows_inside_sinks_count_as_skipped_updates():
     assert _judge([_started(), _sink(1, 4, 3), _sink(5, 8, 2), _sink(9, 12, 0)])["reasons"] == []
 
 
+def test_loss_windows_over_sinks_say_the_steps_they_cover():
+    # 30 sink events of 4 steps each, the loss climbing: the window is 6 events, 24 steps each end
+    evs = [{**_sink(4 * i + 1, 4 * i + 4, 0), "loss": 1.0 + i, "mean_loss": 1.0 + i} for i in range(30)]
+    (r,) = [r for r in _judge([_started(), *evs])["reasons"] if r["code"] == "loss_rose"]
+    assert (r["window"], r["first_steps"], r["last_steps"]) == (6, 24, 24)
+    assert "over the first 24 steps" in r["message"] and "over the last 24." in r["message"]
+    # without a sink an event is a step: the same numbers
+    (r,) = _judge([_started(), *_steps([1.0 + i for i in range(30)])])["reasons"]
+    assert (r["code"], r["window"], r["first_steps"], r["last_steps"]) == ("loss_rose", 6, 6, 6)
+
+
 def test_sink_events_of_an_older_runner_keep_their_one_flag_meaning():
     old = [_sink(1, 4, None, True), _sink(5, 8, None, True), _sink(9, 12, None, True), _sink(13, 16, None)]
     (r,) = _judge([_started(), *old])["reasons"]

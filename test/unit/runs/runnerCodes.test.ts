@@ -137,6 +137,15 @@ test("val_too_small's fix follows where the validation images come from, in the 
   );
 });
 
+test('the loss windows say the steps they cover: a sink event stands for several', () => {
+  const rose = { code: 'loss_rose', message: 'm', fix: 'f', early_loss: 1, late_loss: 9, window: 6, steps: 30 };
+  const sink = { ...rose, first_steps: 24, last_steps: 20 };
+  assert.match(reasonText(sink).message, /over the first 24 steps, 9 over the last 20\.$/);
+  assert.match(reasonText(sink, ZH).message, /前 24 步的中位数为 1，最后 20 步为 9/);
+  // a runner from before first_steps counted events, which were steps without a sink
+  assert.match(reasonText(rose).message, /over the first 6 steps, 9 over the last 6\.$/);
+});
+
 test('a known code reads in Chinese with its numbers in place, formatted for the locale', () => {
   const r = reasonText(
     {
