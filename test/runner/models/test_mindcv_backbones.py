@@ -251,6 +251,47 @@ def test_a_parameterless_unit_after_a_patch_embedding_joins_the_first_stage():
     assert got == {k: bb.mindcv_models()["swin_tiny"][k] for k in ("stem", "stages")}
 
 
+def test_hrnet_s_stages_follow_its_branches_and_hold_every_parameter_once():
+    """HRNet, whose stages run parallel branches (no resolution-per-unit rule orders them): its own
+    stages, checked on mindcv's model itself. In the order its forward runs them, each stage's output
+    has one branch more than the last, the new one at half the resolution (the paper's 4 stages);
+    stem, stages, neck (what merges the branches: incre, downsample, final_layer) and head hold
+    every parameter exactly once; and backbones.json says the same."""
+    from ascend_finetune.models.mindcv_net import build_mindcv, structure
+
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    try:
+        net = build_mindcv("hrnet_w32")
+        got = structure(net, "hrnet")
+        cells = dict(net.cells_and_names())
+        order: list[str] = []
+        branches: dict[str, list[int]] = {}
+
+        def hook(path):
+            def record(_cell, _inputs, out):
+                order.append(path)
+                outs = out if isinstance(out, (list, tuple)) else [out]
+                branches[path] = [int(o.shape[2]) for o in outs]
+
+            return record
+
+        handles = [cells[st["name"]].register_forward_hook(hook(st["name"])) for st in got["stages"]]
+        net.forward_features(ms.Tensor(np.zeros((1, 3, 64, 64), np.float32)))
+        for h in handles:
+            h.remove()
+    finally:
+        ms.set_context(mode=ms.GRAPH_MODE)
+    names = [st["name"] for st in got["stages"]]
+    assert order == names == ["layer1", "stage2", "stage3", "stage4"]
+    assert [branches[n] for n in names] == [[16], [16, 8], [16, 8, 4], [16, 8, 4, 2]]
+    neck = ["incre_modules", "downsample_modules", "final_layer"]
+    parts = got["stem"] + [p for st in got["stages"] for p in st["paths"]] + neck + ["classifier"]
+    for name, _ in net.parameters_and_names():
+        holders = [p for p in parts if name == p or name.startswith(p + ".")]
+        assert len(holders) == 1, (name, holders)
+    assert got == {k: bb.mindcv_models()["hrnet_w32"][k] for k in ("stem", "stages")}
+
+
 def test_an_unfreeze_leaves_the_model_s_own_constants_out_of_training():
     """Swin builds its attention masks as Parameters with requires_grad=False: a gradual unfreeze
     (train.unfreeze) makes the stage's weights trainable, not those masks."""
