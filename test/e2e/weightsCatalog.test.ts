@@ -329,7 +329,7 @@ test(
         await notes.waitFor(
           new RegExp(
             `^Ascend run "${RUN}" completed with problems: The validation set has 8 images, 2 in its smallest class.*` +
-              'Add images: at data\\.val_split 0\\.2 a class needs about 25 ',
+              'Add images: at data\\.val_split 0\\.2 a class needs about 23 ',
           ),
           MEDIUM,
         );

@@ -49,6 +49,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..data.folder import held_out
 from .preflight import frozen_random_backbone
 
 MIN_TREND_STEPS = 6
@@ -189,10 +190,12 @@ def _val_size(rec: RunRecord) -> tuple[int | None, int | None]:
 def _val_fix(
     spec: Mapping[str, Any], num_val: int, smallest: int | None, classes: int | None
 ) -> tuple[str, dict[str, Any]]:
-    """`val_too_small`'s fix and its parameters, from how the run chose its validation set: a raise of
-    data.val_split that would hold out enough (per class, round(n * split): scaled from what this
-    split held out, up to MAX_SUGGESTED_SPLIT), else the images a class needs at this split; with
-    data.val set, that folder. A fixed "raise it to 0.2" was wrong advice for a run already at 0.2."""
+    """`val_too_small`'s fix and its parameters, from how the run chose its validation set, counted with
+    the split's own rounding (data.folder.held_out). With data.val: that folder's needs. With no split:
+    set one. Else the smallest data.val_split, in steps of 0.05 up to MAX_SUGGESTED_SPLIT, that holds
+    out enough of a class as small as the smallest one here can be; if none does (or that class held
+    out nothing), the images a class needs at this split. A fixed "raise it to 0.2" was wrong advice
+    for a run already at 0.2."""
     data = spec.get("data") if isinstance(spec, Mapping) else None
     data = data if isinstance(data, Mapping) else {}
     split = data.get("val_split")
@@ -210,15 +213,23 @@ def _val_fix(
     params.update(val_from="split", val_split=split)
     if split == 0:
         return f"Set data.val_split (0.2 holds out a fifth of data.train), or {folder}.", params
-    need = split * max(MIN_VAL_IMAGES / max(num_val, 1), MIN_VAL_PER_CLASS / smallest if smallest else 0.0)
-    need = math.ceil(round(need * 20, 6)) / 20  # up to the next 0.05
-    if split < need <= MAX_SUGGESTED_SPLIT:
+    k = classes or 1
+    # the smallest class: what it held out, else (no eval recorded) an even share
+    least = smallest if smallest is not None else num_val // k
+
+    def enough(n: int, f: float) -> bool:
+        return held_out(n, f) >= MIN_VAL_PER_CLASS and k * held_out(n, f) >= MIN_VAL_IMAGES
+
+    # the fewest images that class can have had to hold out `least` (a class of one holds out none)
+    n_min = next((n for n in range(1, 100_000) if held_out(n, split) >= least), 1)
+    steps = [s / 20 for s in range(1, int(MAX_SUGGESTED_SPLIT * 20) + 1) if s / 20 > split]
+    need = next((f for f in steps if least > 0 and enough(n_min, f)), None)
+    if need is not None:
         params["suggested_split"] = need
         return f"Raise data.val_split from {split:g} to {need:g}, or {folder}.", params
-    # round(per * split) >= MIN_VAL_PER_CLASS, and with two or three classes MIN_VAL_IMAGES in all
-    per = math.ceil((MIN_VAL_PER_CLASS - 0.5) / split)
-    if classes:
-        per = max(per, math.ceil(MIN_VAL_IMAGES / classes / split))
+    per = next((n for n in range(2, 100_000) if enough(n, split)), None)
+    if per is None:  # a split so small no plausible class holds out enough
+        return f"Raise data.val_split, or {folder}.", params
     params["images_per_class"] = per
     return (
         f"Add images: at data.val_split {split:g} a class needs about {per} for enough of them to be held out "

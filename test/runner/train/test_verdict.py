@@ -220,29 +220,39 @@ def _fix(split, num_val: int, counts: list[int], val: str | None = None) -> dict
 
 
 def test_a_small_val_sets_fix_says_what_would_hold_out_enough():
-    # The e2e's run: 10 images a class, 0.2 held out (2 each). "Raise it to 0.2" was the advice; at
-    # 0.5 it would hold out 5 a class, too much of the training set: add images instead, 25 a class
-    # (round(25 * 0.2) = 5 each, 20 in all), which a stratified split of that many really gives.
+    # The e2e's run: 10 images a class, 0.2 held out (2 each). "Raise it to 0.2" was the advice; no
+    # split up to 0.3 holds out 5 of 10, so: add images, 23 a class (round(23 * 0.2) = 5 each, 20 in
+    # all), which a stratified split of that many really gives.
     r = _fix(0.2, 8, [2, 2, 2, 2])
     got = (r["val_from"], r["val_split"], r["suggested_split"], r["images_per_class"])
-    assert got == ("split", 0.2, None, 25)
-    assert r["fix"].startswith("Add images: at data.val_split 0.2 a class needs about 25 ")
-    samples = [(f"{c}/{i}.png", c) for c in range(4) for i in range(25)]
-    _, val = stratified_split(samples, 0.2, 0)
-    assert len(val) >= V.MIN_VAL_IMAGES and min(sum(1 for _, c in val if c == k) for k in range(4)) >= 5
-    # three classes need more each for 20 in all
-    assert _fix(0.2, 6, [2, 2, 2])["images_per_class"] == 34
-    # a small split with enough images: a raise that holds out enough, up to 0.3
-    r = _fix(0.1, 16, [4, 4, 4, 4])
+    assert got == ("split", 0.2, None, 23)
+    assert r["fix"].startswith("Add images: at data.val_split 0.2 a class needs about 23 ")
+    assert _held_out_per_class(23, 4, 0.2) == [5] * 4 and _held_out_per_class(22, 4, 0.2) == [4] * 4
+    # three classes need more each for 20 in all (round(33 * 0.2) = 7)
+    assert _fix(0.2, 6, [2, 2, 2])["images_per_class"] == 33
+    # a small split with enough images: the smallest raise that holds out enough, up to 0.3
+    r = _fix(0.1, 16, [4, 4, 4, 4])  # 35 to 44 images a class
     assert (r["suggested_split"], r["images_per_class"]) == (0.15, None)
     assert r["fix"].startswith("Raise data.val_split from 0.1 to 0.15, or point data.val")
-    _, val = stratified_split([(f"{c}/{i}.png", c) for c in range(4) for i in range(40)], 0.15, 0)
-    assert len(val) >= V.MIN_VAL_IMAGES and min(sum(1 for _, c in val if c == k) for k in range(4)) >= 5
+    assert min(_held_out_per_class(35, 4, 0.15)) >= V.MIN_VAL_PER_CLASS
+    # 15 a class at 0.1 holds out 2 (round(1.5)); scaling 0.1 by 5/2 said 0.25, which holds out 4
+    # (round(3.75)), and 0.3 holds out round(4.5) = 4: no raise is enough, add images (46: round(4.6))
+    r = _fix(0.1, 8, [2, 2, 2, 2])
+    assert (r["suggested_split"], r["images_per_class"]) == (None, 46)
+    # a class that held out nothing (one image) gets nothing from any split: add images
+    assert _fix(0.1, 18, [6, 6, 6, 0])["images_per_class"] == 46
     # no split at all, and a val folder: the folder's needs
     assert _fix(0, 0, [])["fix"].startswith("Set data.val_split (0.2 holds out a fifth of data.train)")
     r = _fix(0.2, 3, [1, 1, 1], val="/data/val")
     assert (r["val_from"], r["val_split"]) == ("folder", None)
     assert r["fix"] == "Point data.val at a folder with at least 5 images per class and 20 in all."
+
+
+def _held_out_per_class(per: int, classes: int, split: float) -> list[int]:
+    """What the runner's own split holds out of `classes` classes of `per` images each."""
+    samples = [(f"{c}/{i}.png", c) for c in range(classes) for i in range(per)]
+    _, val = stratified_split(samples, split, 0)
+    return [sum(1 for _, c in val if c == k) for k in range(classes)]
 
 
 def test_a_failed_run_has_problems_and_says_why():
