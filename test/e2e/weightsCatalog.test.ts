@@ -106,7 +106,7 @@ ms.save_checkpoint(create_model(sys.argv[1], pretrained=False), sys.argv[2])
 /**
  * Compares a run's checkpoint with the weights file it started from, tensor by tensor (MindSpore's
  * own loader): for each of the file's tensors under a path in argv[3] (frozen) or argv[4] (trained),
- * whether the run's tensor of that name (under the runner's prefix) is still equal.
+ * whether the run's tensor of that name (under the runner's prefix, of the same shape) is still equal.
  */
 const COMPARE = `
 import json, sys
@@ -121,12 +121,12 @@ for group, paths in (("frozen", sys.argv[3].split(",")), ("trained", sys.argv[4]
     for k, v in src.items():
         if ".".join(k.split(".")[:2]) not in paths:
             continue
-        # The parameter itself, not the optimizer's moments of it (moments.<prefix>.<name>): the shortest.
-        hit = sorted((r for r in run if r == k or r.endswith("." + k)), key=len)[:1]
-        if not hit:
+        # the runner keeps mindcv's names under backbone.model. (backbones.MINDCV_PREFIX)
+        mine = run.get("backbone.model." + k)
+        if mine is None or mine.shape != v.shape:
             res["absent"].append(k)
         else:
-            res["same" if np.array_equal(v.asnumpy(), run[hit[0]].asnumpy()) else "changed"] += 1
+            res["same" if np.array_equal(v.asnumpy(), mine.asnumpy()) else "changed"] += 1
 print(json.dumps(out))
 `;
 
