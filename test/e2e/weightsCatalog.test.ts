@@ -30,6 +30,7 @@ import {
   activeWebview,
   chooseRow,
   collapsePane,
+  dismissHovers,
   expandPane,
   expandTreeRow,
   LONG,
@@ -380,6 +381,9 @@ test(
         const ckpts = JSON.parse(readFileSync(path.join(runDir, 'checkpoints.json'), 'utf8')) as { file: string }[];
         const first = path.posix.basename(ckpts[0].file);
         await treeRow(h, 'Checkpoints', first).waitFor({ state: 'visible', timeout: MEDIUM });
+        // the run row's tooltip (its id and path) opens under the pointer after the expand and can
+        // cover this row, taking the click (the clean-clone rehearsal's failure)
+        await dismissHovers(h);
         await treeRow(h, 'Checkpoints', first).click();
         const sha = createHash('sha256').update(mnv3Body).digest('hex');
         await activeWebview(h)
