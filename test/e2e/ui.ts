@@ -183,20 +183,7 @@ export interface WizardChoices {
  * options left as they are, name, Launch.
  */
 export async function startRunFromSpec(h: Harness, specFile: string, c: WizardChoices): Promise<void> {
-  await h.runCommand('Ascend: Start Ascend Fine-Tune from Spec File');
-  await openInDialog(h, specFile);
-
-  await waitForStep(h, 1);
-  await chooseRow(h, c.target);
-
-  // The browse step lists a folder on the target: the spec's own data folder when the target is the
-  // spec file's (its paths are kept), else the home folder (another machine's paths are dropped).
-  // When it already lists the wanted folder, take it; otherwise a typed path offers "Go to <path>",
-  // whose listing offers "Use this folder".
-  await waitForStep(h, 2);
-  await useDataFolder(h, c.dataDir);
-
-  await waitForStep(h, 3);
+  await openWizardAtBackbone(h, specFile, c.target, c.dataDir);
   await chooseRow(h, c.backbone);
   await waitForStep(h, 4);
   await chooseRow(h, 'None');
@@ -205,9 +192,34 @@ export async function startRunFromSpec(h: Harness, specFile: string, c: WizardCh
   // tests still freeze the backbone, for speed.
   await waitForFocused(h, 5, /^none/);
   await chooseRow(h, 'backbone');
+  await finishWizardFromAmp(h, c);
+}
+
+/**
+ * "Start Ascend Fine-Tune from Spec File" from the palette, the spec chosen in the open dialog, the
+ * target and the data folder: the wizard then shows its backbone step (3).
+ */
+export async function openWizardAtBackbone(h: Harness, specFile: string, target: string, dataDir: string) {
+  await h.runCommand('Ascend: Start Ascend Fine-Tune from Spec File');
+  await openInDialog(h, specFile);
+  await waitForStep(h, 1);
+  await chooseRow(h, target);
+  // The browse step lists a folder on the target: the spec's own data folder when the target is the
+  // spec file's (its paths are kept), else the home folder (another machine's paths are dropped).
+  // When it already lists the wanted folder, take it; otherwise a typed path offers "Go to <path>",
+  // whose listing offers "Use this folder".
+  await waitForStep(h, 2);
+  await useDataFolder(h, dataDir);
+  await waitForStep(h, 3);
+}
+
+/** The wizard's steps from mixed precision (6: O0) to Launch, as startRunFromSpec answers them. */
+export async function finishWizardFromAmp(
+  h: Harness,
+  c: Pick<WizardChoices, 'target' | 'epochs' | 'batchSize' | 'name' | 'lr'>,
+): Promise<void> {
   await waitForStep(h, 6);
   await chooseRow(h, 'O0');
-
   await waitForStep(h, 7);
   await typeAndEnter(h, String(c.epochs));
   await waitForStep(h, 8);

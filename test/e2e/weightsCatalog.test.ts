@@ -33,15 +33,14 @@ import {
   dismissHovers,
   expandPane,
   expandTreeRow,
+  finishWizardFromAmp,
   LONG,
   MEDIUM,
-  openInDialog,
+  openWizardAtBackbone,
   PYTHON,
   row,
   runDirOf,
   treeRow,
-  typeAndEnter,
-  useDataFolder,
   waitForPick,
   waitForRunState,
   waitForStep,
@@ -235,13 +234,7 @@ test(
       });
 
       await s.step(t, 'full-wizard-backbone-without-catalog-weights', async () => {
-        await h.runCommand('Ascend: Start Ascend Fine-Tune from Spec File');
-        await openInDialog(h, suite.specFile);
-        await waitForStep(h, 1);
-        await chooseRow(h, TARGET);
-        await waitForStep(h, 2);
-        await useDataFolder(h, suite.dataDir);
-        await waitForStep(h, 3);
+        await openWizardAtBackbone(h, suite.specFile, TARGET, suite.dataDir);
         await filter(h, 'mlp_mixer');
         await chooseRow(h, 'mlp_mixer_s_p16');
         await waitForStep(h, 4);
@@ -286,13 +279,7 @@ test(
       const RUN = 'e2e-mnv3';
       let runDir = '';
       await s.step(t, 'another-family-with-its-weights-runs', async () => {
-        await h.runCommand('Ascend: Start Ascend Fine-Tune from Spec File');
-        await openInDialog(h, suite.specFile);
-        await waitForStep(h, 1);
-        await chooseRow(h, TARGET);
-        await waitForStep(h, 2);
-        await useDataFolder(h, suite.dataDir);
-        await waitForStep(h, 3);
+        await openWizardAtBackbone(h, suite.specFile, TARGET, suite.dataDir);
         await filter(h, 'mobilenet_v3_small');
         await chooseRow(h, 'mobilenet_v3_small_100');
         await waitForStep(h, 4);
@@ -308,20 +295,7 @@ test(
           JSON.stringify(freeze),
         );
         await chooseRow(h, 'up_to:features.10');
-        await waitForStep(h, 6);
-        await chooseRow(h, 'O0');
-        await waitForStep(h, 7);
-        await typeAndEnter(h, '3');
-        await waitForStep(h, 8);
-        await typeAndEnter(h, '8');
-        await waitForStep(h, 9);
-        await typeAndEnter(h, '0.01');
-        await waitForStep(h, 10);
-        await chooseRow(h, /Continue/);
-        await waitForStep(h, 11);
-        await typeAndEnter(h, RUN);
-        await waitForStep(h, 12);
-        await chooseRow(h, `Launch on ${TARGET}`);
+        await finishWizardFromAmp(h, { target: TARGET, epochs: 3, batchSize: 8, name: RUN });
         await waitForRunState(h, RUN, 'completed', LONG, (r) => /epoch 3\/3/.test(r.text));
         runDir = runDirOf(suite.runsRoot, RUN)!;
         assert.ok(runDir, `no run folder for ${RUN}`);
