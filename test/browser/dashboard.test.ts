@@ -10,21 +10,17 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
-import * as esbuild from 'esbuild';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import NodeWebSocket from 'ws';
 import { startDashboardServer, type DashboardServer } from '../../src/core/dashboard/server';
 import { reasonText } from '../../src/core/runs/runnerCodes';
 import { runnerErrorText } from '../../src/core/runs/runnerErrors';
-import type { RunnerConfig } from '../../src/core/targets/invocation';
-import { launchRun, runRunner } from '../../src/core/targets/runnerCli';
+import { launchRun } from '../../src/core/targets/runnerCli';
+import { buildWebview, launchChromium, makeDemoData, RUNNER } from './support';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const PYTHON = path.join(ROOT, '.venv', 'bin', 'python');
-const CHROMIUM = '/usr/bin/chromium';
 const OUT = path.join(ROOT, 'test-output', 'browser');
 const HOSTILE = '<img src=x onerror=window.__xss=1>';
-const runner: RunnerConfig = { python: PYTHON, runnerDir: path.join(ROOT, 'runner') };
 
 interface RunEventLite {
   type: string;
@@ -97,32 +93,14 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
   const pageErrors: string[] = [];
 
   before(async () => {
-    assert.ok(existsSync(PYTHON), `${PYTHON} is missing: run bash scripts/setup-python.sh`);
-    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium`);
     mkdirSync(OUT, { recursive: true });
     // The UI bundle from the current sources, the way esbuild.mjs builds dist/webview.
-    await esbuild.build({
-      entryPoints: [path.join(ROOT, 'webview', 'dashboard', 'main.ts')],
-      outfile: path.join(assets, 'dashboard.js'),
-      bundle: true,
-      platform: 'browser',
-      format: 'iife',
-      target: 'es2022',
-      loader: { '.css': 'css' },
-      logLevel: 'warning',
-    });
-    const data = await runRunner<{ train: string }>(runner, [
-      'make-demo-data',
-      path.join(tmp, 'data'),
-      '--per-class',
-      '24',
-      '--size',
-      '32',
-    ]);
+    await buildWebview('dashboard', path.join(assets, 'dashboard.js'));
+    const train = await makeDemoData(path.join(tmp, 'data'), 24);
     // A class whose folder name is an HTML injection (Linux allows every character but '/').
-    renameSync(path.join(data.train, 'red circle'), path.join(data.train, HOSTILE));
-    writeFileSync(path.join(tmp, 'a.json'), JSON.stringify(spec('live <b>A</b>', data.train, 3)));
-    writeFileSync(path.join(tmp, 'b.json'), JSON.stringify(spec('second', data.train, 1, 0.05)));
+    renameSync(path.join(train, 'red circle'), path.join(train, HOSTILE));
+    writeFileSync(path.join(tmp, 'a.json'), JSON.stringify(spec('live <b>A</b>', train, 3)));
+    writeFileSync(path.join(tmp, 'b.json'), JSON.stringify(spec('second', train, 1, 0.05)));
 
     mkdirSync(runsRoot);
     // No NPU here: run A gets a fake `npu-smi` that prints a recorded 8x 910B3 table (the runner's
@@ -137,12 +115,9 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
     writeFileSync(path.join(bin, 'npu-smi'), '#!/bin/sh\nexec cat "$(dirname "$0")/npu-smi.txt"\n', { mode: 0o755 });
 
     srv = await startDashboardServer({ path: runsRoot, assetsDir: assets, rescanMs: 100 });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
     runA = await launchRun(
-      { ...runner, env: { PATH: `${bin}${path.delimiter}${process.env.PATH}` } },
+      { ...RUNNER, env: { PATH: `${bin}${path.delimiter}${process.env.PATH}` } },
       path.join(tmp, 'a.json'),
       runsRoot,
     );
@@ -317,7 +292,7 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
   });
 
   test('light scheme and compare mode overlay two runs', async () => {
-    runB = await launchRun(runner, path.join(tmp, 'b.json'), runsRoot);
+    runB = await launchRun(RUNNER, path.join(tmp, 'b.json'), runsRoot);
     await until('run B listed', () => srv.runs().length >= 2, 10_000);
     const keys = srv.runs().map((r) => r.key);
     const page = await openPage(`&compare=${keys.join(',')}`, 'light');
@@ -571,7 +546,7 @@ describe('browser dashboard on live CPU runs', { timeout: 600_000 }, () => {
     const one = path.join(tmp, 'one');
     cpSync(path.join(tmp, 'data', 'blue triangle'), path.join(one, 'blue triangle'), { recursive: true });
     writeFileSync(path.join(tmp, 'c.json'), JSON.stringify(spec('broken', one, 1)));
-    const runC = await launchRun(runner, path.join(tmp, 'c.json'), runsRoot);
+    const runC = await launchRun(RUNNER, path.join(tmp, 'c.json'), runsRoot);
     await until('run C finished', () => events(runC.run_dir).some((e) => e.type === 'run_finished'), 120_000);
     const finished = events(runC.run_dir).find((e) => e.type === 'run_finished') as RunEventLite & {
       error: { kind: string; code?: string; params?: object; message: string; path?: string; fix?: string };

@@ -4,16 +4,15 @@
 // as labelled markers on the loss and lr charts, and the EMA weights' val accuracy as its own line
 // with a legend entry beside val acc.
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
-import * as esbuild from 'esbuild';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { startDashboardServer, type DashboardServer } from '../../src/core/dashboard/server';
+import { buildWebview, launchChromium } from './support';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const CHROMIUM = '/usr/bin/chromium';
 const OUT = path.join(ROOT, 'test-output', 'browser');
 const FIXTURE = path.join(ROOT, 'test', 'unit', 'fixtures', 'dashboard', 'knobs-run.jsonl');
 
@@ -37,27 +36,14 @@ let browser: Browser;
 const pageErrors: string[] = [];
 
 before(async () => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium`);
   mkdirSync(OUT, { recursive: true });
   const assets = path.join(tmp, 'assets');
-  await esbuild.build({
-    entryPoints: [path.join(ROOT, 'webview', 'dashboard', 'main.ts')],
-    outfile: path.join(assets, 'dashboard.js'),
-    bundle: true,
-    platform: 'browser',
-    format: 'iife',
-    target: 'es2022',
-    loader: { '.css': 'css' },
-    logLevel: 'warning',
-  });
+  await buildWebview('dashboard', path.join(assets, 'dashboard.js'));
   const runDir = path.join(tmp, 'runs', '20261203-135628-knobs-markers-b70a');
   mkdirSync(runDir, { recursive: true });
   cpSync(FIXTURE, path.join(runDir, 'events.jsonl'));
   srv = await startDashboardServer({ path: path.join(tmp, 'runs'), assetsDir: assets, rescanMs: 100 });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

@@ -3,20 +3,14 @@
 // meta.json is written by the runner's `meta` command, as Edit Run Notes… and Tag Run… do: the tags
 // are chips, the notes are text (HTML in them stays text), and long notes fold with a "more" toggle.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import * as esbuild from 'esbuild';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { startDashboardServer, type DashboardServer } from '../../src/core/dashboard/server';
-import type { RunnerConfig } from '../../src/core/targets/invocation';
 import { runRunner } from '../../src/core/targets/runnerCli';
-
-const ROOT = path.resolve(__dirname, '..', '..');
-const PYTHON = path.join(ROOT, '.venv', 'bin', 'python');
-const CHROMIUM = '/usr/bin/chromium';
-const runner: RunnerConfig = { python: PYTHON, runnerDir: path.join(ROOT, 'runner') };
+import { buildWebview, launchChromium, makeDemoData, RUNNER } from './support';
 const HOSTILE = '<img src=x onerror="window.__xss=1">';
 const NOTES = [
   `Baseline ${HOSTILE} at lr 0.01.`,
@@ -35,31 +29,13 @@ describe('run notes and tags in the dashboard header, on a real CPU run', { time
   const pageErrors: string[] = [];
 
   before(async () => {
-    assert.ok(existsSync(PYTHON), `${PYTHON} is missing: run bash scripts/setup-python.sh`);
-    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium`);
     const assets = path.join(tmp, 'assets');
-    await esbuild.build({
-      entryPoints: [path.join(ROOT, 'webview', 'dashboard', 'main.ts')],
-      outfile: path.join(assets, 'dashboard.js'),
-      bundle: true,
-      platform: 'browser',
-      format: 'iife',
-      target: 'es2022',
-      loader: { '.css': 'css' },
-      logLevel: 'warning',
-    });
-    const data = await runRunner<{ train: string }>(runner, [
-      'make-demo-data',
-      path.join(tmp, 'data'),
-      '--per-class',
-      '4',
-      '--size',
-      '32',
-    ]);
+    await buildWebview('dashboard', path.join(assets, 'dashboard.js'));
+    const train = await makeDemoData(path.join(tmp, 'data'), 4);
     mkdirSync(runsRoot);
     const spec = {
       name: 'notes-run',
-      data: { train: data.train, image_size: 32, batch_size: 8, workers: 1, val_split: 0.25 },
+      data: { train: train, image_size: 32, batch_size: 8, workers: 1, val_split: 0.25 },
       model: { backbone: 'resnet18', freeze: 'none' },
       train: { epochs: 1, lr: 0.01 },
       amp: { level: 'O0', loss_scale: 'none' },
@@ -67,14 +43,11 @@ describe('run notes and tags in the dashboard header, on a real CPU run', { time
       device: { target: 'CPU' },
     };
     writeFileSync(path.join(tmp, 'spec.json'), JSON.stringify(spec));
-    await runRunner(runner, ['train', path.join(tmp, 'spec.json'), '--run-dir', runDir], { timeoutMs: 400_000 });
+    await runRunner(RUNNER, ['train', path.join(tmp, 'spec.json'), '--run-dir', runDir], { timeoutMs: 400_000 });
     // What Edit Run Notes… and Tag Run… do: the runner's `meta` writes meta.json.
-    await runRunner(runner, ['meta', runDir, '--notes', NOTES, '--tag', 'baseline', '--tag', '<b>lr-0.01</b>']);
+    await runRunner(RUNNER, ['meta', runDir, '--notes', NOTES, '--tag', 'baseline', '--tag', '<b>lr-0.01</b>']);
     srv = await startDashboardServer({ path: runsRoot, assetsDir: assets, rescanMs: 100 });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   });
 
   after(async () => {
@@ -116,7 +89,7 @@ describe('run notes and tags in the dashboard header, on a real CPU run', { time
 
   test('an edit with the `meta` command shows in an open tab at once; no notes and no tags: no box', async () => {
     const page = await open();
-    await runRunner(runner, ['meta', runDir, '--notes', 'short note', '--untag', 'baseline']);
+    await runRunner(RUNNER, ['meta', runDir, '--notes', 'short note', '--untag', 'baseline']);
     await page
       .locator('.run-meta .run-notes')
       .filter({ hasText: /^short note$/ })
@@ -124,7 +97,7 @@ describe('run notes and tags in the dashboard header, on a real CPU run', { time
     assert.equal(await page.locator('.run-meta .notes-toggle').isVisible(), false, 'a short note has no toggle');
     assert.deepEqual(await page.locator('.run-meta .tag-chip').allTextContents(), ['<b>lr-0.01</b>']);
 
-    await runRunner(runner, ['meta', runDir, '--notes', '', '--untag', '<b>lr-0.01</b>', '--name', 'renamed run']);
+    await runRunner(RUNNER, ['meta', runDir, '--notes', '', '--untag', '<b>lr-0.01</b>', '--name', 'renamed run']);
     await page.locator('.run-name').filter({ hasText: 'renamed run' }).waitFor({ timeout: 30_000 });
     assert.equal(await page.locator('.run-meta').isVisible(), false, 'no notes and no tags: no empty box');
     await page.close();

@@ -5,21 +5,17 @@
 // charts' place, the O0 run's one-line loss-scale card, series toggles, and Compare Runs' labels and
 // per-run visibility. Screenshots go to test-output/browser/.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import * as esbuild from 'esbuild';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { startDashboardServer, type DashboardServer } from '../../src/core/dashboard/server';
-import type { RunnerConfig } from '../../src/core/targets/invocation';
 import { runRunner } from '../../src/core/targets/runnerCli';
+import { buildWebview, launchChromium, makeDemoData, RUNNER } from './support';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const PYTHON = path.join(ROOT, '.venv', 'bin', 'python');
-const CHROMIUM = '/usr/bin/chromium';
 const OUT = path.join(ROOT, 'test-output', 'browser');
-const runner: RunnerConfig = { python: PYTHON, runnerDir: path.join(ROOT, 'runner') };
 
 interface Ev {
   type: string;
@@ -61,32 +57,14 @@ describe('the dashboard as a tracker, on real CPU runs', { timeout: 900_000 }, (
   const runDirs: Record<'a' | 'b', string> = { a: path.join(runsRoot, 'run-a'), b: path.join(runsRoot, 'run-b') };
 
   before(async () => {
-    assert.ok(existsSync(PYTHON), `${PYTHON} is missing: run bash scripts/setup-python.sh`);
-    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium`);
     mkdirSync(OUT, { recursive: true });
     const assets = path.join(tmp, 'assets');
-    await esbuild.build({
-      entryPoints: [path.join(ROOT, 'webview', 'dashboard', 'main.ts')],
-      outfile: path.join(assets, 'dashboard.js'),
-      bundle: true,
-      platform: 'browser',
-      format: 'iife',
-      target: 'es2022',
-      loader: { '.css': 'css' },
-      logLevel: 'warning',
-    });
-    const data = await runRunner<{ train: string }>(runner, [
-      'make-demo-data',
-      path.join(tmp, 'data'),
-      '--per-class',
-      '16',
-      '--size',
-      '32',
-    ]);
+    await buildWebview('dashboard', path.join(assets, 'dashboard.js'));
+    const train = await makeDemoData(path.join(tmp, 'data'), 16);
     mkdirSync(runsRoot);
     const spec = (name: string, lr: number) => ({
       name,
-      data: { train: data.train, image_size: 32, batch_size: 8, workers: 1, val_split: 0.25 },
+      data: { train: train, image_size: 32, batch_size: 8, workers: 1, val_split: 0.25 },
       model: { backbone: 'resnet18', freeze: 'none' },
       train: { epochs: 3, lr },
       amp: { level: 'O0', loss_scale: 'none' },
@@ -99,15 +77,12 @@ describe('the dashboard as a tracker, on real CPU runs', { timeout: 900_000 }, (
       ['b', 0.002],
     ] as const) {
       writeFileSync(path.join(tmp, `${k}.json`), JSON.stringify(spec(`tracker-${k}`, lr)));
-      await runRunner(runner, ['train', path.join(tmp, `${k}.json`), '--run-dir', runDirs[k]], { timeoutMs: 400_000 });
+      await runRunner(RUNNER, ['train', path.join(tmp, `${k}.json`), '--run-dir', runDirs[k]], { timeoutMs: 400_000 });
     }
     // A display name given after the fact (Rename Run writes meta.json through the runner's `meta`).
-    await runRunner(runner, ['meta', runDirs.b, '--name', 'slow lr']);
+    await runRunner(RUNNER, ['meta', runDirs.b, '--name', 'slow lr']);
     srv = await startDashboardServer({ path: runsRoot, assetsDir: assets, rescanMs: 100 });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   });
 
   after(async () => {

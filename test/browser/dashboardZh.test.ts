@@ -7,21 +7,17 @@
 // the visible chrome except what comes from the run (names, spec keys, values) and units.
 // Screenshots go to test-output/browser/.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import * as esbuild from 'esbuild';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { startDashboardServer, type DashboardServer } from '../../src/core/dashboard/server';
-import type { RunnerConfig } from '../../src/core/targets/invocation';
 import { runRunner } from '../../src/core/targets/runnerCli';
+import { buildWebview, launchChromium, makeDemoData, RUNNER } from './support';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const PYTHON = path.join(ROOT, '.venv', 'bin', 'python');
-const CHROMIUM = '/usr/bin/chromium';
 const OUT = path.join(ROOT, 'test-output', 'browser');
-const runner: RunnerConfig = { python: PYTHON, runnerDir: path.join(ROOT, 'runner') };
 
 /**
  * Words allowed to stay Latin: names from the run and the spec (code, per docs/glossary.md), units,
@@ -65,27 +61,9 @@ describe('the dashboard in zh-cn, on real CPU runs', { timeout: 900_000 }, () =>
   const assets = path.join(tmp, 'assets');
 
   before(async () => {
-    assert.ok(existsSync(PYTHON), `${PYTHON} is missing: run bash scripts/setup-python.sh`);
-    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium`);
     mkdirSync(OUT, { recursive: true });
-    await esbuild.build({
-      entryPoints: [path.join(ROOT, 'webview', 'dashboard', 'main.ts')],
-      outfile: path.join(assets, 'dashboard.js'),
-      bundle: true,
-      platform: 'browser',
-      format: 'iife',
-      target: 'es2022',
-      loader: { '.css': 'css' },
-      logLevel: 'warning',
-    });
-    const data = await runRunner<{ train: string }>(runner, [
-      'make-demo-data',
-      path.join(tmp, 'data'),
-      '--per-class',
-      '12',
-      '--size',
-      '32',
-    ]);
+    await buildWebview('dashboard', path.join(assets, 'dashboard.js'));
+    const train = await makeDemoData(path.join(tmp, 'data'), 12);
     mkdirSync(runsRoot);
     mkdirSync(emptyRoot);
     for (const [k, lr] of [
@@ -94,7 +72,7 @@ describe('the dashboard in zh-cn, on real CPU runs', { timeout: 900_000 }, () =>
     ] as const) {
       const spec = {
         name: `zh-${k}`,
-        data: { train: data.train, image_size: 32, batch_size: 8, workers: 1, val_split: 0.25 },
+        data: { train: train, image_size: 32, batch_size: 8, workers: 1, val_split: 0.25 },
         // layer4 and the head train in epoch 1, all of it from epoch 2: an unfreeze marker on the charts
         model: { backbone: 'resnet18', freeze: 'up_to:layer3', unfreeze: [{ epoch: 2, freeze: 'none' }] },
         train: { epochs: 2, lr },
@@ -103,7 +81,7 @@ describe('the dashboard in zh-cn, on real CPU runs', { timeout: 900_000 }, () =>
         device: { target: 'CPU', telemetry_s: 0.3 },
       };
       writeFileSync(path.join(tmp, `${k}.json`), JSON.stringify(spec));
-      await runRunner(runner, ['train', path.join(tmp, `${k}.json`), '--run-dir', runDirs[k]], { timeoutMs: 400_000 });
+      await runRunner(RUNNER, ['train', path.join(tmp, `${k}.json`), '--run-dir', runDirs[k]], { timeoutMs: 400_000 });
     }
     // `--lang zh-cn`, with the repo's l10n/ (the bundle VS Code reads too)
     srv = await startDashboardServer({
@@ -112,10 +90,7 @@ describe('the dashboard in zh-cn, on real CPU runs', { timeout: 900_000 }, () =>
       lang: 'zh-cn',
       l10nDir: path.join(ROOT, 'l10n'),
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   });
 
   after(async () => {

@@ -7,7 +7,7 @@
 // the differing spec fields as columns, sort, the text/tag/range filters, and the config diff of two
 // selected runs with its differences highlighted. A screenshot goes to test-output/browser/.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,15 +15,12 @@ import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { ListedRunDetail } from '../../src/core/runs/presentation';
 import { RunsTableModel, type TableAction } from '../../src/core/runs/tableModel';
-import type { RunnerConfig } from '../../src/core/targets/invocation';
 import { launchRun, runnerArgs, runRunner } from '../../src/core/targets/runnerCli';
 import { validateTableMessage } from '../../src/shared/runsTableProtocol';
-import { serveWebview, type WebviewHost } from './support';
+import { makeDemoData, RUNNER, serveWebview, type WebviewHost } from './support';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const PYTHON = path.join(ROOT, '.venv', 'bin', 'python');
 const OUT = path.join(ROOT, 'test-output', 'browser');
-const runner: RunnerConfig = { python: PYTHON, runnerDir: path.join(ROOT, 'runner') };
 const tmp = mkdtempSync(path.join(tmpdir(), 'aft-runs-table-'));
 const runsRoot = path.join(tmp, 'runs');
 let web: WebviewHost;
@@ -44,7 +41,6 @@ function spec(name: string, train: string, lr: number, freeze: string): object {
 }
 
 before(async () => {
-  assert.ok(existsSync(PYTHON), `${PYTHON} is missing: run bash scripts/setup-python.sh`);
   mkdirSync(OUT, { recursive: true });
   const { runsTableHtml } =
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- after the fake vscode (./support) is in place
@@ -56,14 +52,7 @@ before(async () => {
   });
 
   // Three real runs that differ in train.lr and model.freeze, trained side by side.
-  const data = await runRunner<{ train: string }>(runner, [
-    'make-demo-data',
-    path.join(tmp, 'data'),
-    '--per-class',
-    '24',
-    '--size',
-    '32',
-  ]);
+  const train = await makeDemoData(path.join(tmp, 'data'), 24);
   mkdirSync(runsRoot);
   const runs = [
     ['fast', 0.05, 'none'],
@@ -72,18 +61,18 @@ before(async () => {
   ] as const;
   const launched = [];
   for (const [name, lr, freeze] of runs) {
-    writeFileSync(path.join(tmp, `${name}.json`), JSON.stringify(spec(name, data.train, lr, freeze)));
-    launched.push(await launchRun(runner, path.join(tmp, `${name}.json`), runsRoot));
+    writeFileSync(path.join(tmp, `${name}.json`), JSON.stringify(spec(name, train, lr, freeze)));
+    launched.push(await launchRun(RUNNER, path.join(tmp, `${name}.json`), runsRoot));
   }
   const deadline = Date.now() + 400_000;
   for (;;) {
-    const out = await runRunner<{ runs: ListedRunDetail[] }>(runner, runnerArgs.ls(runsRoot));
+    const out = await runRunner<{ runs: ListedRunDetail[] }>(RUNNER, runnerArgs.ls(runsRoot));
     if (out.runs.length === 3 && out.runs.every((r) => r.state !== 'running')) break;
     assert.ok(Date.now() < deadline, 'the three runs did not end in time');
     await sleep(500);
   }
-  await runRunner(runner, runnerArgs.meta(launched[1].run_dir, { tag: ['keeper'] }));
-  listed = (await runRunner<{ runs: ListedRunDetail[] }>(runner, runnerArgs.ls(runsRoot))).runs;
+  await runRunner(RUNNER, runnerArgs.meta(launched[1].run_dir, { tag: ['keeper'] }));
+  listed = (await runRunner<{ runs: ListedRunDetail[] }>(RUNNER, runnerArgs.ls(runsRoot))).runs;
   model.setListings([{ targetId: 'local', targetLabel: 'this machine', runs: listed }], [], Date.now() / 1000);
 });
 

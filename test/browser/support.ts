@@ -12,10 +12,15 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import * as esbuild from 'esbuild';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import type { RunnerConfig } from '../../src/core/targets/invocation';
+import { runRunner } from '../../src/core/targets/runnerCli';
 import * as fake from '../unit/fixtures/fakeVscode';
 
 export const CHROMIUM = '/usr/bin/chromium';
 const ROOT = path.join(__dirname, '..', '..');
+export const PYTHON = path.join(ROOT, '.venv', 'bin', 'python');
+/** The repo's runner in the repo's venv, as the tests that train real runs call it. */
+export const RUNNER: RunnerConfig = { python: PYTHON, runnerDir: path.join(ROOT, 'runner') };
 
 const mod = Module as unknown as { _load: (request: string, ...rest: unknown[]) => unknown };
 const load = mod._load;
@@ -47,22 +52,49 @@ export interface WebviewHostOptions {
   dir?: string;
 }
 
-/** Builds the webview's bundle, serves its page and launches Chromium. */
-export async function serveWebview(o: WebviewHostOptions): Promise<WebviewHost> {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium (.ci/run does this)`);
-  const bundle = o.bundle ?? o.name;
-  const dir = o.dir ?? mkdtempSync(path.join(tmpdir(), `aft-${o.name}-`));
-  const webRoot = path.join(dir, 'dist', 'webview');
+/** Builds webview/NAME/main.ts into `outfile` as esbuild.mjs builds dist/webview (its CSS import becomes a .css beside it). */
+export async function buildWebview(name: string, outfile: string): Promise<void> {
   await esbuild.build({
-    entryPoints: [path.join(ROOT, 'webview', o.name, 'main.ts')],
+    entryPoints: [path.join(ROOT, 'webview', name, 'main.ts')],
+    outfile,
     bundle: true,
     platform: 'browser',
     format: 'iife',
     target: 'es2022',
     loader: { '.css': 'css' },
-    outfile: path.join(webRoot, `${bundle}.js`),
-    logLevel: 'error',
+    logLevel: 'warning',
   });
+}
+
+/** Debian's Chromium, headless, as every browser test runs it. */
+export function launchChromium(): Promise<Browser> {
+  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium (.ci/run does this)`);
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+}
+
+/** The runner's demo images (`make-demo-data`: four shapes, 32 px) in `dir`; returns their train folder. */
+export async function makeDemoData(dir: string, perClass: number): Promise<string> {
+  assert.ok(existsSync(PYTHON), `${PYTHON} is missing: run bash scripts/setup-python.sh`);
+  const out = await runRunner<{ train: string }>(RUNNER, [
+    'make-demo-data',
+    dir,
+    '--per-class',
+    String(perClass),
+    '--size',
+    '32',
+  ]);
+  return out.train;
+}
+
+/** Builds the webview's bundle, serves its page and launches Chromium. */
+export async function serveWebview(o: WebviewHostOptions): Promise<WebviewHost> {
+  const bundle = o.bundle ?? o.name;
+  const dir = o.dir ?? mkdtempSync(path.join(tmpdir(), `aft-${o.name}-`));
+  const webRoot = path.join(dir, 'dist', 'webview');
+  await buildWebview(o.name, path.join(webRoot, `${bundle}.js`));
   const types: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css' };
   const served = new Set([`/${bundle}.js`, `/${bundle}.css`]);
   let base = '';
@@ -81,7 +113,7 @@ export async function serveWebview(o: WebviewHostOptions): Promise<WebviewHost> 
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
+  const browser = await launchChromium();
   return {
     base,
     browser,
