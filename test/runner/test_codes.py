@@ -56,7 +56,17 @@ def _verdict_reasons() -> list[dict]:
         RunRecord({}, num_classes=4, num_val=40, steps=falling, evals=[Eval(20, 0.25, 1.4)], class_counts=[10] * 4),
         "completed",
     )
-    return failed["reasons"] + small["reasons"] + [r for r in fits["reasons"] if r["code"] == "fits_train_only"]
+    # val_fell, and its other fix (a cosine schedule, keep_best off) for an older runner's evals (no epoch)
+    fell: list[dict] = []
+    for spec_, epochs in (
+        ({}, (7, 8)),
+        ({"train": {"lr_schedule": "cosine"}, "checkpoint": {"keep_best": False}}, (None, None)),
+    ):
+        evals = [Eval(280, 0.944, 0.2, epochs[0]), Eval(320, 0.431, 1.9, epochs[1])]
+        rec = RunRecord(spec_, num_classes=6, num_val=72, evals=evals, class_counts=[12] * 6)
+        fell += judge(rec, "completed")["reasons"]
+    fits_train_only = [r for r in fits["reasons"] if r["code"] == "fits_train_only"]
+    return failed["reasons"] + small["reasons"] + fits_train_only + fell
 
 
 def _warnings() -> list[dict]:
@@ -152,7 +162,7 @@ def test_every_recorded_code_sends_the_parameters_the_fixture_lists():
     now = recorded()
     assert {"reason:run_failed", "reason:chance_level", "reason:val_too_small", "warning:npu_busy"} <= set(now)
     assert {"error:too_few_classes", "error:unsafe_file", "error:bad_run", "error:exception"} <= set(now)
-    assert len([k for k in now if k.startswith("reason:")]) == 8  # every rule of verdict.judge
+    assert len([k for k in now if k.startswith("reason:")]) == 9  # every rule of verdict.judge
     saved = json.loads(FIXTURE.read_text()) if FIXTURE.exists() else {}
     if os.environ.get("ASCEND_WRITE_CODES") == "1":
         merged = {k: v for k, v in saved.items() if not v.get("recorded", True)} | {

@@ -34,6 +34,13 @@ The reasons and their thresholds (docs/protocol.md, `run_finished`):
   uses moving statistics that lag in a short run from random weights (mindcv's MnasNet-0.5 at 64 px
   gave one class for every image after 160 steps, 0.58 on its own training images with batch
   statistics), or the validation images differ from the training ones.
+- `val_fell`: the last evaluation's accuracy is below the best one's by more than MIN_FALL and by more
+  than FALL_SIGMAS standard errors of the difference of two accuracies on that many images,
+  sqrt((best * (1 - best) + last * (1 - last)) / num_val). Judged only where `chance_level` is not
+  (a best at chance is not a best to fall from) and the validation set is large enough. The run
+  ended on weights worse than the ones it had: the Runs view and the notification show the best
+  accuracy, so without this the fall shows only on the charts (mindcv's MobileViT-S at a constant
+  5e-4: 0.94 after epoch 7, 0.43 after epoch 8, its training loss rising at the end).
 - `val_too_small`: fewer than MIN_VAL_IMAGES validation images, or fewer than MIN_VAL_PER_CLASS in
   one class. At 20 images one image moves the accuracy by 5 points and the chance margin for 4
   classes is +-19 points; a class with fewer than 5 images has a per-class accuracy in steps of 20
@@ -62,6 +69,8 @@ CHANCE_SIGMAS = 2.0
 MIN_CHANCE_MARGIN = 0.02
 MIN_VAL_IMAGES = 20
 MIN_VAL_PER_CLASS = 5
+MIN_FALL = 0.1
+FALL_SIGMAS = 3.0  # a wider bar than chance's: a dip between two good epochs is not a problem
 MAX_SUGGESTED_SPLIT = 0.3  # beyond it, holding out more costs the training set too much: add images
 
 
@@ -79,6 +88,7 @@ class Eval:
     step: int
     val_acc: float
     val_loss: float | None
+    epoch: int | None = None
 
 
 @dataclass
@@ -121,6 +131,7 @@ class RunRecord:
                     int(ev.get("step") or 0),
                     float(ev["val_acc"]),
                     float(vl) if isinstance(vl, (int, float)) and math.isfinite(vl) else None,
+                    ev["epoch"] if isinstance(ev.get("epoch"), int) and not isinstance(ev["epoch"], bool) else None,
                 )
             )
 
@@ -235,6 +246,49 @@ def _val_fix(
         f"Add images: at data.val_split {split:g} a class needs about {per} for enough of them to be held out "
         f"for validation; or {folder}.",
         params,
+    )
+
+
+def _val_fell(rec: RunRecord, best: float, num_val: int) -> dict[str, Any] | None:
+    """`val_fell` when the last evaluation is clearly below the best (the first eval that reached it)."""
+    top = next(e for e in rec.evals if e.val_acc == best)
+    last = rec.evals[-1]
+    fall = best - last.val_acc
+    noise = FALL_SIGMAS * math.sqrt((best * (1 - best) + last.val_acc * (1 - last.val_acc)) / num_val)
+    if fall <= max(MIN_FALL, noise):
+        return None
+    ckpt = rec.spec.get("checkpoint")
+    keep_best = not isinstance(ckpt, Mapping) or ckpt.get("keep_best", True) is not False
+    train = rec.spec.get("train")
+    schedule = train.get("lr_schedule", "constant") if isinstance(train, Mapping) else "constant"
+    schedule = schedule if isinstance(schedule, str) else "constant"
+    at = f"epoch {top.epoch}" if top.epoch is not None else f"step {top.step}"
+    end = f"epoch {last.epoch}" if last.epoch is not None else f"step {last.step}"
+    kept = (
+        f"Use the best checkpoint (starred; {at}), not the last."
+        if keep_best
+        else f"checkpoint.keep_best is off, so {at}'s checkpoint may have been deleted: turn it on."
+    )
+    settle = (
+        'lower train.lr (try a third) or set train.lr_schedule to "cosine", which lowers the rate towards the end'
+        if schedule == "constant"
+        else "lower train.lr (try a third), or let train.early_stopping end the run when it stops improving"
+    )
+    return _reason(
+        "val_fell",
+        f"The validation accuracy fell from its best, {best:.1%} at {at}, to {last.val_acc:.1%} at the last "
+        f"evaluation ({end}): the run ended on worse weights than it had.",
+        f"{kept} To end on the best, {settle}.",
+        best_val_acc=best,
+        last_val_acc=last.val_acc,
+        best_epoch=top.epoch,
+        best_step=top.step,
+        last_epoch=last.epoch,
+        last_step=last.step,
+        noise=noise,
+        num_val=num_val,
+        keep_best=keep_best,
+        lr_schedule=schedule,
     )
 
 
@@ -364,6 +418,10 @@ def judge(rec: RunRecord, status: str, error: dict[str, Any] | None = None) -> d
                         best_val_acc=best,
                     )
                 )
+        else:
+            fell = _val_fell(rec, best, num_val)
+            if fell:
+                reasons.append(fell)
     if too_small:
         assert num_val is not None
         fix, fix_params = _val_fix(rec.spec, num_val, smallest, rec.num_classes)

@@ -281,6 +281,13 @@ function windowSteps(p: Params): { first: string; last: string } {
   return { first: p.num('first_steps', 21), last: p.num('last_steps', 21) };
 }
 
+/** "epoch 7" for an eval with its epoch; "step 280" for an older runner's, which had none. */
+function evalAt(p: Params, which: 'best' | 'last', t: Translate): string {
+  return p.has(`${which}_epoch`)
+    ? fill(t('epoch {n}'), { n: p.id(`${which}_epoch`) })
+    : fill(t('step {n}'), { n: p.id(`${which}_step`) });
+}
+
 const REASONS: Readonly<Record<string, ReasonWords>> = {
   run_failed: {
     title: (t) => t('the run failed'),
@@ -377,6 +384,37 @@ const REASONS: Readonly<Record<string, ReasonWords>> = {
       t(
         "In evaluation, BatchNorm layers use their moving statistics, which lag behind in a short run from random weights (mindcv's MnasNet and Inception update them slowly): train longer or start from pretrained weights. Check too that data.val holds the same classes, prepared like the training images.",
       ),
+  },
+  val_fell: {
+    title: (t) => t('accuracy fell at the end'),
+    message: (p, t) =>
+      fill(
+        t(
+          'The validation accuracy fell from its best, {best} at {at}, to {last} at the last evaluation ({end}): the run ended on worse weights than it had.',
+        ),
+        {
+          best: p.pct('best_val_acc'),
+          at: evalAt(p, 'best', t),
+          last: p.pct('last_val_acc'),
+          end: evalAt(p, 'last', t),
+        },
+      ),
+    // Which checkpoint holds the best weights, and what ends a run on them: the run's own settings.
+    fix: (p, t) => {
+      const at = evalAt(p, 'best', t);
+      const kept = p.bool('keep_best')
+        ? fill(t('Use the best checkpoint (starred; {at}), not the last.'), { at })
+        : fill(t("checkpoint.keep_best is off, so {at}'s checkpoint may have been deleted: turn it on."), { at });
+      const settle =
+        p.str('lr_schedule') === 'constant'
+          ? t(
+              'To end on the best, lower train.lr (try a third) or set train.lr_schedule to "cosine", which lowers the rate towards the end.',
+            )
+          : t(
+              'To end on the best, lower train.lr (try a third), or let train.early_stopping end the run when it stops improving.',
+            );
+      return fill(t('{kept} {settle}'), { kept, settle });
+    },
   },
   val_too_small: {
     title: (t) => t('validation set too small'),

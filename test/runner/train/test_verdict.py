@@ -46,9 +46,10 @@ def _steps(losses: list, start: int = 1, overflow: list | None = None) -> list[d
     ]
 
 
-def _eval(step: int, acc: float, counts: list[int], loss: float = 1.0) -> dict:
+def _eval(step: int, acc: float, counts: list[int], loss: float = 1.0, epoch: int | None = None) -> dict:
     return {
         "type": "eval",
+        **({"epoch": epoch} if epoch is not None else {}),
         "step": step,
         "val_acc": acc,
         "val_loss": loss,
@@ -196,6 +197,46 @@ def test_a_falling_training_loss_at_chance_says_the_network_fits_only_its_traini
     assert _codes(h) == ["chance_level"]
     # and a learning run is not at chance, whatever its loss did
     assert _judge([_started(num_val=72, classes=6), *_steps(falling), _eval(160, 0.9, even)])["reasons"] == []
+
+
+def test_a_fall_from_the_best_accuracy_is_reported_with_the_checkpoint_to_use():
+    """mindcv's MobileViT-S on the transfer test's task A' (72 images, 6 classes) at a constant 5e-4, as
+    recorded: 0.94 after epoch 7, 0.43 after epoch 8, its training loss rising at the end."""
+    six = [12] * 6
+    curve = [(1, 0.17), (4, 0.72), (7, 0.944), (8, 0.431)]
+    evs = [_started(num_val=72, classes=6), *[_eval(40 * e, acc, six, epoch=e) for e, acc in curve]]
+    (r,) = _judge(evs)["reasons"]
+    assert r["code"] == "val_fell" and (r["best_epoch"], r["last_epoch"]) == (7, 8)
+    assert (r["best_val_acc"], r["last_val_acc"], r["num_val"]) == (0.944, 0.431, 72)
+    assert "94.4% at epoch 7" in r["message"] and "43.1%" in r["message"]
+    assert "best checkpoint (starred; epoch 7)" in r["fix"] and '"cosine"' in r["fix"]
+    # the bar: 3 standard errors of the difference on 72 images, and at least 10 points
+    assert r["noise"] == pytest.approx(3 * ((0.944 * 0.056 + 0.431 * 0.569) / 72) ** 0.5)
+    # already cosine: the fix says what else ends on the best; keep_best off: the best may be gone
+    h = _judge(evs, spec_={**SPEC, "train": {"lr_schedule": "cosine"}, "checkpoint": {"keep_best": False}})
+    (r,) = h["reasons"]
+    assert "cosine" not in r["fix"] and "early_stopping" in r["fix"] and "keep_best is off" in r["fix"]
+    # an older runner's evals without an epoch name the step
+    (r,) = _judge([_started(num_val=72, classes=6), _eval(280, 0.944, six), _eval(320, 0.431, six)])["reasons"]
+    assert "at step 280" in r["message"] and r["best_epoch"] is None
+
+
+def test_a_dip_within_the_noise_or_a_run_that_ends_on_its_best_is_not_a_fall():
+    even = [10] * 4
+    # 100% then 90% on 40 images: 3 standard errors are 14 points
+    assert _judge([_started(), _eval(4, 1.0, even, epoch=1), _eval(8, 0.9, even, epoch=2)])["reasons"] == []
+    # on 400 images 12 points are more than 3 standard errors (5 points)
+    big = [100] * 4
+    h = _judge([_started(num_val=400), _eval(4, 1.0, big, epoch=1), _eval(8, 0.88, big, epoch=2)])
+    assert _codes(h) == ["val_fell"]
+    # but not 9 points, however many images
+    h = _judge([_started(num_val=4000), _eval(4, 0.95, [1000] * 4), _eval(8, 0.86, [1000] * 4)])
+    assert h["reasons"] == []
+    assert _judge([_started(), _eval(4, 0.5, even), _eval(8, 0.9, even), _eval(12, 0.9, even)])["reasons"] == []
+    # a best at chance is no best to fall from; a small validation set is not judged
+    assert _codes(_judge([_started(), _eval(4, 0.35, even), _eval(8, 0.0, even)])) == ["chance_level"]
+    small = [3] * 4
+    assert _codes(_judge([_started(num_val=12), _eval(4, 1.0, small), _eval(8, 0.0, small)])) == ["val_too_small"]
 
 
 def test_a_small_val_set_is_reported_and_not_judged_for_chance():

@@ -81,7 +81,7 @@ test('every code the runner source emits has a sentence and a recorded entry', (
     [],
     'verdict reasons without a sentence',
   );
-  assert.equal(reasons.size, 8);
+  assert.equal(reasons.size, 9);
   const recorded = Object.keys(FIXTURE);
   assert.deepEqual(
     [...[...warnings].map((c) => `warning:${c}`), ...[...reasons].map((c) => `reason:${c}`)].filter(
