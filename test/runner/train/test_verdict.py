@@ -4,7 +4,9 @@ then on real short CPU runs that produce it, and a healthy transfer run that get
 Real runs (resnet18, 32 px, 12 steps each; about 45 s on 2 shared cores, plus the conftest's task-A
 run when nothing else made it): `diverged` (O0, lr 100: the loss climbs to 1e25; 3-image val set),
 `nan` (O2 without loss scaling, lr 100: fp16 overflows to NaN), `stuck` (identical images in 4
-classes, frozen random backbone, O2 with a dynamic scale from 2^28 on CPU) and `healthy`.
+classes, frozen random backbone, O2 with a dynamic scale from 2^28 on CPU), `healthy`, and `wrecked`
+(a transfer whose last epoch unfreezes the backbone at AdamW 0.1: 150 validation images, 36 steps,
+about 30 s).
 """
 
 from __future__ import annotations
@@ -458,3 +460,34 @@ def test_a_transfer_that_learns_is_healthy(run_a, data_b, tmp_path):
     run, finished = _train(tmp_path, s)
     assert finished["health"] == {"verdict": "healthy", "reasons": []}, finished
     assert json.loads((run / "status.json").read_text())["health"] == finished["health"]
+
+
+def test_a_transfer_wrecked_in_its_last_epoch_reports_the_fall_and_the_best_checkpoint(run_a, tmp_path):
+    """A probe on task A's backbone for three epochs, then the whole backbone unfrozen for the last one at
+    ten times the rate (AdamW 0.1 on pretrained weights): its accuracy falls, and the verdict names the
+    best epoch, whose checkpoint the run kept. 150 validation images: on 24 (the healthy run's) a fall
+    from 0.58 to 0.38 was within the noise, on 90 one from 0.62 to 0.39 only just beyond it."""
+    data = tmp_path / "b"
+    make_shapes(str(data), per_class=100, size=32, seed=4, classes=TASK_B)
+    best = next(e for e in json.loads((run_a / "checkpoints.json").read_text()) if e["best"])
+    s = spec(
+        data,
+        name="wrecked",
+        data={"val_split": 0.5},
+        model={
+            "pretrained": str(run_a / best["file"]),
+            "freeze": "backbone",
+            "unfreeze": [{"epoch": 4, "freeze": "none"}],
+        },
+        train={"epochs": 4, "optimizer": "adamw", "lr": 1e-2, "backbone_lr_mult": 10.0},
+    )
+    run, finished = _train(tmp_path, s)
+    evals = of_type(events(run), "eval")
+    assert [e["epoch"] for e in evals] == [1, 2, 3, 4]
+    assert _codes(finished["health"]) == ["val_fell"], finished
+    r = finished["health"]["reasons"][0]
+    assert r["last_epoch"] == 4 and r["best_epoch"] in (1, 2, 3), r
+    assert r["last_val_acc"] == evals[-1]["val_acc"] and r["best_val_acc"] == max(e["val_acc"] for e in evals)
+    # the checkpoint the fix points at: kept, starred, and of that epoch
+    (starred,) = [e for e in json.loads((run / "checkpoints.json").read_text()) if e["best"]]
+    assert starred["epoch"] == r["best_epoch"] and (run / starred["file"]).is_file()
