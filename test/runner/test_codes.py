@@ -56,13 +56,17 @@ def _verdict_reasons() -> list[dict]:
         RunRecord({}, num_classes=4, num_val=40, steps=falling, evals=[Eval(20, 0.25, 1.4)], class_counts=[10] * 4),
         "completed",
     )
-    # val_fell, and its other fix (a cosine schedule, keep_best off) for an older runner's evals (no epoch)
+    # val_fell; its other fix (a cosine schedule, keep_best off) for an older runner's evals (no epoch); each
+    # with an EMA best (train.ema) too
     fell: list[dict] = []
-    for spec_, epochs in (
-        ({}, (7, 8)),
-        ({"train": {"lr_schedule": "cosine"}, "checkpoint": {"keep_best": False}}, (None, None)),
+    other = {"train": {"lr_schedule": "cosine"}, "checkpoint": {"keep_best": False}}
+    for spec_, epochs, ema in (
+        ({}, (7, 8), None),
+        (other, (None, None), None),
+        ({}, (7, 8), 0.97),
+        (other, (None, None), 0.97),
     ):
-        evals = [Eval(280, 0.944, 0.2, epochs[0]), Eval(320, 0.431, 1.9, epochs[1])]
+        evals = [Eval(280, 0.944, 0.2, epochs[0], ema, 0.2), Eval(320, 0.431, 1.9, epochs[1])]
         rec = RunRecord(spec_, num_classes=6, num_val=72, evals=evals, class_counts=[12] * 6)
         fell += judge(rec, "completed")["reasons"]
     fits_train_only = [r for r in fits["reasons"] if r["code"] == "fits_train_only"]

@@ -34,13 +34,14 @@ The reasons and their thresholds (docs/protocol.md, `run_finished`):
   uses moving statistics that lag in a short run from random weights (mindcv's MnasNet-0.5 at 64 px
   gave one class for every image after 160 steps, 0.58 on its own training images with batch
   statistics), or the validation images differ from the training ones.
-- `val_fell`: the last evaluation's accuracy is below the best one's by more than MIN_FALL and by more
+- `val_fell`: the best evaluation's accuracy is above the last one's by more than MIN_FALL and by more
   than FALL_SIGMAS standard errors of the difference of two accuracies on that many images,
-  sqrt((best * (1 - best) + last * (1 - last)) / num_val). Judged only where `chance_level` is not
-  (a best at chance is not a best to fall from) and the validation set is large enough. The run
-  ended on weights worse than the ones it had: the Runs view and the notification show the best
-  accuracy, so without this the fall shows only on the charts (mindcv's MobileViT-S at a constant
-  5e-4: 0.94 after epoch 7, 0.43 after epoch 8, its training loss rising at the end).
+  sqrt((best * (1 - best) + last * (1 - last)) / num_val). The best is the checkpoint the run stars
+  (EMA weights included, `_val_fell`). Judged only where `chance_level` is not (a best at chance is
+  not a best to fall from) and the validation set is large enough. The run ended on weights worse
+  than the ones it had: the Runs view's rows and the notification show the best accuracy, so
+  without this the fall shows only on the charts (mindcv's MobileViT-S at a constant 5e-4: 0.94
+  after epoch 7, 0.43 after epoch 8, its training loss rising at the end).
 - `val_too_small`: fewer than MIN_VAL_IMAGES validation images, or fewer than MIN_VAL_PER_CLASS in
   one class. At 20 images one image moves the accuracy by 5 points and the chance margin for 4
   classes is +-19 points; a class with fewer than 5 images has a per-class accuracy in steps of 20
@@ -89,6 +90,8 @@ class Eval:
     val_acc: float
     val_loss: float | None
     epoch: int | None = None
+    ema_acc: float | None = None  # with train.ema: the EMA weights' evaluation, saved as their own checkpoint
+    ema_loss: float | None = None
 
 
 @dataclass
@@ -125,15 +128,22 @@ class RunRecord:
             conf = ev.get("confusion")
             if not ev.get("nonfinite") and isinstance(conf, list) and all(isinstance(r, list) for r in conf):
                 self.class_counts = [int(sum(x for x in r if isinstance(x, (int, float)))) for r in conf]
-            vl = ev.get("val_loss")
+            ema = ev.get("ema")
+            ema = ema if isinstance(ema, dict) else {}
             self.evals.append(
                 Eval(
                     int(ev.get("step") or 0),
                     float(ev["val_acc"]),
-                    float(vl) if isinstance(vl, (int, float)) and math.isfinite(vl) else None,
+                    _finite(ev.get("val_loss")),
                     ev["epoch"] if isinstance(ev.get("epoch"), int) and not isinstance(ev["epoch"], bool) else None,
+                    _finite(ema.get("val_acc")),
+                    _finite(ema.get("val_loss")),
                 )
             )
+
+
+def _finite(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
 
 
 def _count(v: Any, n: int) -> int | None:
@@ -249,12 +259,20 @@ def _val_fix(
     )
 
 
-def _val_fell(rec: RunRecord, best: float, num_val: int) -> dict[str, Any] | None:
-    """`val_fell` when the last evaluation is clearly below the best (the first eval that reached it)."""
-    top = next(e for e in rec.evals if e.val_acc == best)
+def _val_fell(rec: RunRecord, num_val: int) -> dict[str, Any] | None:
+    """`val_fell` when the last evaluation is clearly below the best. The best is the checkpoint the run
+    stars (checkpoints.manifest.mark_best: the highest val_acc, then the lower val_loss, then the later
+    step), among the raw and, with train.ema, the EMA weights' evaluations; the last is the better of
+    the two at the last evaluation, both of which the run saved."""
+    # (val_acc, val_loss, eval, ema?) in the order the run saves them: the raw weights, then the EMA's
+    scored = [(e.val_acc, e.val_loss, e, False) for e in rec.evals]
+    scored += [(e.ema_acc, e.ema_loss, e, True) for e in rec.evals if e.ema_acc is not None]
+    scored.sort(key=lambda s: (s[2].step, s[3]))
+    acc, _, top, top_ema = max(scored, key=lambda s: (s[0], -(s[1] if s[1] is not None else math.inf), s[2].step))
     last = rec.evals[-1]
-    fall = best - last.val_acc
-    noise = FALL_SIGMAS * math.sqrt((best * (1 - best) + last.val_acc * (1 - last.val_acc)) / num_val)
+    end_acc = max(last.val_acc, last.ema_acc if last.ema_acc is not None else -1.0)
+    fall = acc - end_acc
+    noise = FALL_SIGMAS * math.sqrt((acc * (1 - acc) + end_acc * (1 - end_acc)) / num_val)
     if fall <= max(MIN_FALL, noise):
         return None
     ckpt = rec.spec.get("checkpoint")
@@ -263,26 +281,30 @@ def _val_fell(rec: RunRecord, best: float, num_val: int) -> dict[str, Any] | Non
     schedule = train.get("lr_schedule", "constant") if isinstance(train, Mapping) else "constant"
     schedule = schedule if isinstance(schedule, str) else "constant"
     at = f"epoch {top.epoch}" if top.epoch is not None else f"step {top.step}"
+    at += " with the EMA weights" if top_ema else ""
     end = f"epoch {last.epoch}" if last.epoch is not None else f"step {last.step}"
     kept = (
-        f"Use the best checkpoint (starred; {at}), not the last."
+        f"Use the best checkpoint, {at} (starred), not the last."
         if keep_best
-        else f"checkpoint.keep_best is off, so {at}'s checkpoint may have been deleted: turn it on."
+        else f"checkpoint.keep_best is off, so the checkpoint of {at} may have been deleted: turn it on."
     )
+    # a cosine schedule ends at a low rate; early stopping would not help (it ends after the best, on
+    # weights no better, and restores nothing)
     settle = (
         'lower train.lr (try a third) or set train.lr_schedule to "cosine", which lowers the rate towards the end'
         if schedule == "constant"
-        else "lower train.lr (try a third), or let train.early_stopping end the run when it stops improving"
+        else "lower train.lr (try a third)"
     )
     return _reason(
         "val_fell",
-        f"The validation accuracy fell from its best, {best:.1%} at {at}, to {last.val_acc:.1%} at the last "
+        f"The validation accuracy fell from its best, {acc:.1%} at {at}, to {end_acc:.1%} at the last "
         f"evaluation ({end}): the run ended on worse weights than it had.",
         f"{kept} To end on the best, {settle}.",
-        best_val_acc=best,
-        last_val_acc=last.val_acc,
+        best_val_acc=acc,
+        last_val_acc=end_acc,
         best_epoch=top.epoch,
         best_step=top.step,
+        best_ema=top_ema,
         last_epoch=last.epoch,
         last_step=last.step,
         noise=noise,
@@ -419,7 +441,7 @@ def judge(rec: RunRecord, status: str, error: dict[str, Any] | None = None) -> d
                     )
                 )
         else:
-            fell = _val_fell(rec, best, num_val)
+            fell = _val_fell(rec, num_val)
             if fell:
                 reasons.append(fell)
     if too_small:

@@ -281,11 +281,14 @@ function windowSteps(p: Params): { first: string; last: string } {
   return { first: p.num('first_steps', 21), last: p.num('last_steps', 21) };
 }
 
-/** "epoch 7" for an eval with its epoch; "step 280" for an older runner's, which had none. */
+/** "epoch 7" for an eval with its epoch, "step 280" for an older runner's, which had none; the best
+ *  may be the EMA weights' evaluation (train.ema), which has its own checkpoint. */
 function evalAt(p: Params, which: 'best' | 'last', t: Translate): string {
-  return p.has(`${which}_epoch`)
-    ? fill(t('epoch {n}'), { n: p.id(`${which}_epoch`) })
-    : fill(t('step {n}'), { n: p.id(`${which}_step`) });
+  const epoch = p.has(`${which}_epoch`);
+  const n = p.id(epoch ? `${which}_epoch` : `${which}_step`);
+  if (which === 'best' && p.bool('best_ema'))
+    return fill(epoch ? t('epoch {n} with the EMA weights') : t('step {n} with the EMA weights'), { n });
+  return fill(epoch ? t('epoch {n}') : t('step {n}'), { n });
 }
 
 const REASONS: Readonly<Record<string, ReasonWords>> = {
@@ -399,20 +402,19 @@ const REASONS: Readonly<Record<string, ReasonWords>> = {
           end: evalAt(p, 'last', t),
         },
       ),
-    // Which checkpoint holds the best weights, and what ends a run on them: the run's own settings.
+    // Which checkpoint holds the best weights, and what ends a run on them: the run's own settings
+    // (early stopping is not offered: it ends after the best, on weights no better, restoring nothing).
     fix: (p, t) => {
       const at = evalAt(p, 'best', t);
       const kept = p.bool('keep_best')
-        ? fill(t('Use the best checkpoint (starred; {at}), not the last.'), { at })
-        : fill(t("checkpoint.keep_best is off, so {at}'s checkpoint may have been deleted: turn it on."), { at });
+        ? fill(t('Use the best checkpoint, {at} (starred), not the last.'), { at })
+        : fill(t('checkpoint.keep_best is off, so the checkpoint of {at} may have been deleted: turn it on.'), { at });
       const settle =
         p.str('lr_schedule') === 'constant'
           ? t(
               'To end on the best, lower train.lr (try a third) or set train.lr_schedule to "cosine", which lowers the rate towards the end.',
             )
-          : t(
-              'To end on the best, lower train.lr (try a third), or let train.early_stopping end the run when it stops improving.',
-            );
+          : t('To end on the best, lower train.lr (try a third).');
       return fill(t('{kept} {settle}'), { kept, settle });
     },
   },

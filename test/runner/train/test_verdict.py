@@ -211,16 +211,41 @@ def test_a_fall_from_the_best_accuracy_is_reported_with_the_checkpoint_to_use():
     assert r["code"] == "val_fell" and (r["best_epoch"], r["last_epoch"]) == (7, 8)
     assert (r["best_val_acc"], r["last_val_acc"], r["num_val"]) == (0.944, 0.431, 72)
     assert "94.4% at epoch 7" in r["message"] and "43.1%" in r["message"]
-    assert "best checkpoint (starred; epoch 7)" in r["fix"] and '"cosine"' in r["fix"]
+    assert "best checkpoint, epoch 7 (starred)" in r["fix"] and '"cosine"' in r["fix"] and not r["best_ema"]
     # the bar: 3 standard errors of the difference on 72 images, and at least 10 points
     assert r["noise"] == pytest.approx(3 * ((0.944 * 0.056 + 0.431 * 0.569) / 72) ** 0.5)
-    # already cosine: the fix says what else ends on the best; keep_best off: the best may be gone
+    # already cosine: a lower rate; keep_best off: the best may be gone
     h = _judge(evs, spec_={**SPEC, "train": {"lr_schedule": "cosine"}, "checkpoint": {"keep_best": False}})
     (r,) = h["reasons"]
-    assert "cosine" not in r["fix"] and "early_stopping" in r["fix"] and "keep_best is off" in r["fix"]
+    assert "cosine" not in r["fix"] and "lower train.lr" in r["fix"] and "keep_best is off" in r["fix"]
     # an older runner's evals without an epoch name the step
     (r,) = _judge([_started(num_val=72, classes=6), _eval(280, 0.944, six), _eval(320, 0.431, six)])["reasons"]
     assert "at step 280" in r["message"] and r["best_epoch"] is None
+
+
+def test_the_fall_is_from_the_checkpoint_the_run_stars_ema_weights_included():
+    """The best is the one checkpoints.manifest.mark_best stars: on a tie of val_acc the lower val_loss,
+    then the later step; with train.ema, the EMA weights' evaluation (their own checkpoint) too."""
+    six = [12] * 6
+    tie = [_eval(200, 0.944, six, loss=0.3, epoch=5), _eval(280, 0.944, six, loss=0.2, epoch=7)]
+    (r,) = _judge([_started(72, 6), *tie, _eval(320, 0.431, six, epoch=8)])["reasons"]
+    assert (r["best_epoch"], r["best_step"]) == (7, 280), "the lower val_loss"
+    same = [_eval(200, 0.944, six, loss=0.2, epoch=5), _eval(280, 0.944, six, loss=0.2, epoch=7)]
+    (r,) = _judge([_started(72, 6), *same, _eval(320, 0.431, six, epoch=8)])["reasons"]
+    assert r["best_epoch"] == 7, "then the later step"
+
+    def with_ema(e: dict, acc: float) -> dict:
+        return {**e, "ema": {"val_acc": acc, "val_loss": 0.5, "per_class_acc": []}}
+
+    raw = [_eval(240, 0.90, six, epoch=6), _eval(280, 0.944, six, epoch=7), _eval(320, 0.431, six, epoch=8)]
+    # the EMA weights ended on their best: the run has that checkpoint, nothing fell
+    ema = [with_ema(e, a) for e, a in zip(raw, (0.93, 0.95, 0.96))]
+    assert _judge([_started(72, 6), *ema])["reasons"] == []
+    # the EMA weights were best at epoch 7 and fell too: the fix names that checkpoint
+    ema = [with_ema(e, a) for e, a in zip(raw, (0.93, 0.97, 0.45))]
+    (r,) = _judge([_started(72, 6), *ema])["reasons"]
+    assert r["best_ema"] and r["best_val_acc"] == 0.97 and r["last_val_acc"] == 0.45
+    assert "best checkpoint, epoch 7 with the EMA weights (starred)" in r["fix"]
 
 
 def test_a_dip_within_the_noise_or_a_run_that_ends_on_its_best_is_not_a_fall():
