@@ -509,8 +509,9 @@ def test_a_transfer_wrecked_in_its_last_epoch_reports_the_fall_and_the_best_chec
     run, finished = _train(tmp_path, s)
     evals = of_type(events(run), "eval")
     assert [e["epoch"] for e in evals] == [1, 2, 3, 4]
-    assert _codes(finished["health"]) == ["val_fell"], finished
-    r = finished["health"]["reasons"][0]
+    # (a wreck this violent may also turn some losses to NaN: nonfinite_steps beside it is fair)
+    assert "val_fell" in _codes(finished["health"]), finished
+    r = next(x for x in finished["health"]["reasons"] if x["code"] == "val_fell")
     assert r["last_epoch"] == 4 and r["best_epoch"] in (1, 2, 3), r
     assert r["last_val_acc"] == evals[-1]["val_acc"] and r["best_val_acc"] == max(e["val_acc"] for e in evals)
     # the checkpoint the fix points at: kept, starred, and of that epoch
