@@ -114,6 +114,8 @@ NO_TRANSFER.update(
         ("shape", "visformer_tiny"): "224 px: A' reached only 0.35 in 8 epochs (27 min); probe 0.39, scratch 0.43",
         ("shape", "inception_v3"): "224 px: A' not learnt in 8 epochs (0.19; train loss 2.67 to 1.80, ln 6 is 1.79); "
         "probe 0.35, scratch 0.33",
+        ("shape", "crossvit_9"): "A' not learnt in 8 epochs (0.26, 25 min; it resizes 64 px to 240 and 224 inside); "
+        "probe 0.33, scratch 0.33",
     }
 )
 # Passed and failed in different runs (seeded runs do not repeat bit for bit here). GoogLeNet on colour: its
@@ -125,9 +127,11 @@ FLAKY = {
     ("shape", "mobilevit_small"): "probe 0.33, 0.47 and 0.93 in three runs against scratch 0.33",
 }
 NOT_RUN = {
+    ("shape", "mlp_mixer_s_p16"): "224 px at 6 to 10 s a step here: task A' ran past _train's 30-minute limit after "
+    "127 of 320 steps (0.28 after 3 epochs, chance 0.17)",
     ("shape", "vit_b_32_224"): "does not learn task A' from scratch in CPU time: at AdamW 1e-4 its loss was still "
     "ln 6 after 5 epochs (A' val 0.17); at 3e-5 with 40 warm-up steps A' reached 0.39 in 8 epochs (32 min), "
-    "probe 0.38, scratch 0.38; skipped, not xfailed, to spare that half hour"
+    "probe 0.38, scratch 0.38; skipped, not xfailed, to spare that half hour",
 }
 
 
