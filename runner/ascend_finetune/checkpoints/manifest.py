@@ -87,11 +87,20 @@ def _val_loss(e: dict[str, Any]) -> float:
     return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else math.inf
 
 
+def best_rank(val_acc: float, val_loss: float | None, step: float) -> tuple[float, float, float]:
+    """The order `best` follows (the largest wins): the higher val_acc; on a tie the lower val_loss (a
+    missing or non-finite one counts as the highest), then the later step. The verdict's `val_fell`
+    names its best by it too."""
+    loss = val_loss if val_loss is not None and math.isfinite(val_loss) else math.inf
+    return (val_acc, -loss, step)
+
+
 def mark_best(entries: list[dict[str, Any]], keep_best: bool) -> None:
-    """At most one `best`: the highest numeric metrics.val_acc; on a tie the lower metrics.val_loss
-    (a missing or non-finite one counts as the highest), then the later step."""
+    """At most one `best`: the highest numeric metrics.val_acc, by `best_rank`."""
     scored = [e for e in entries if _number(_val_acc(e))]
-    best = max(scored, key=lambda e: (_val_acc(e), -_val_loss(e), _step(e)), default=None) if keep_best else None
+    best = (
+        max(scored, key=lambda e: best_rank(_val_acc(e), _val_loss(e), _step(e)), default=None) if keep_best else None
+    )
     for e in entries:
         e["best"] = e is best
 

@@ -6,6 +6,9 @@ loss scaling, the accuracy sits at chance. `run_finished` and status.json carry
 an English `message` and `fix`, and named parameters (the numbers in the message), so a reader can
 word it in another language from the code and the parameters alone.
 
+One topic, kept whole (over 450 lines): every rule beside its English message and fix, so a rule and
+its advice change together.
+
 Pure: `judge` looks only at a `RunRecord` (the spec, and the steps and evals the run recorded) and
 the run's status and error. `record_events` builds that record from the run's events.jsonl, which
 the run reads once at its end (`judge_log`). The log holds every process of the run: a resume
@@ -57,6 +60,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..checkpoints.manifest import best_rank
 from ..data.folder import held_out
 from .preflight import frozen_random_backbone
 
@@ -261,14 +265,14 @@ def _val_fix(
 
 def _val_fell(rec: RunRecord, num_val: int) -> dict[str, Any] | None:
     """`val_fell` when the last evaluation is clearly below the best. The best is the checkpoint the run
-    stars (checkpoints.manifest.mark_best: the highest val_acc, then the lower val_loss, then the later
-    step), among the raw and, with train.ema, the EMA weights' evaluations; the last is the better of
-    the two at the last evaluation, both of which the run saved."""
+    stars (checkpoints.manifest.best_rank, the order mark_best follows), among the raw and, with
+    train.ema, the EMA weights' evaluations; the last is the better of the two at the last evaluation,
+    both of which the run saved."""
     # (val_acc, val_loss, eval, ema?) in the order the run saves them: the raw weights, then the EMA's
     scored = [(e.val_acc, e.val_loss, e, False) for e in rec.evals]
     scored += [(e.ema_acc, e.ema_loss, e, True) for e in rec.evals if e.ema_acc is not None]
     scored.sort(key=lambda s: (s[2].step, s[3]))
-    acc, _, top, top_ema = max(scored, key=lambda s: (s[0], -(s[1] if s[1] is not None else math.inf), s[2].step))
+    acc, _, top, top_ema = max(scored, key=lambda s: best_rank(s[0], s[1], s[2].step))
     last = rec.evals[-1]
     end_acc = max(last.val_acc, last.ema_acc if last.ema_acc is not None else -1.0)
     fall = acc - end_acc
