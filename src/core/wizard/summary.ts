@@ -5,7 +5,7 @@
 // vscode.l10n.t; English by default): whole phrases, so a translation keeps its own word order.
 import type { DataCheck } from '../preview/check';
 import { english, joined, type Translate } from '../l10n';
-import { RECIPE_DEFAULTS, type WizardChoices } from '../spec/builder';
+import { freezeModesFor, RECIPE_DEFAULTS, type FreezeMode, type WizardChoices } from '../spec/builder';
 import type { DataFacts, ResolvedDefaults } from './defaults';
 import type { WeightsFacts } from './targetData';
 
@@ -182,15 +182,26 @@ export function summaryTitle(i: SummaryInput, t: Translate = english): string {
 }
 
 /**
- * Weights chosen in the short path: none means nothing to keep frozen, so freeze becomes `none`
- * (a frozen random backbone only trains a head on random features); a checkpoint after that brings
- * back the recipe's frozen backbone, unless the user picked a freeze mode themselves.
+ * Weights chosen in the short path: none means nothing to keep frozen, so freeze becomes `none`, even
+ * over a freeze mode the user picked before (a frozen random backbone only trains a head on random
+ * features; the None row says "every layer trains"). Weights after that bring back the recipe's frozen
+ * backbone, unless the user picked a freeze mode themselves.
  */
 export function withPretrained(
   c: WizardChoices,
   pretrained: string | undefined,
   freezeChosenByUser: boolean,
 ): WizardChoices {
-  if (freezeChosenByUser) return { ...c, pretrained };
-  return { ...c, pretrained, freeze: pretrained === undefined ? 'none' : RECIPE_DEFAULTS.freeze };
+  if (pretrained === undefined) return { ...c, pretrained, freeze: 'none' };
+  return { ...c, pretrained, freeze: freezeChosenByUser ? c.freeze : RECIPE_DEFAULTS.freeze };
+}
+
+/**
+ * The freeze mode for a backbone that just changed, when the old mode names a stage the new backbone
+ * lacks (`up_to:layer3` on convnext_tiny, which the runner would refuse at launch): what withPretrained
+ * would choose instead. Undefined when the mode still fits.
+ */
+export function refitFreeze(c: WizardChoices): FreezeMode | undefined {
+  if (freezeModesFor(c.backbone).includes(c.freeze)) return undefined;
+  return c.pretrained === undefined ? 'none' : RECIPE_DEFAULTS.freeze;
 }

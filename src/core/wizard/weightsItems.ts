@@ -38,11 +38,11 @@ export function cacheNote(
     return { text: t('cached on {0} ({1})', targetLabel, formatBytes(entry.bytes)), cached: true };
   // A catalog entry without a recorded size says nothing about it rather than "(?)".
   const size = w.sizeBytes === undefined ? undefined : formatBytes(w.sizeBytes);
+  // The runner refuses a damaged file rather than replace it (a shared cache may not be ours to delete
+  // in), so the row says what to do instead of promising a download.
   if (entry.state === 'damaged')
     return {
-      text: size
-        ? t('downloads again on {0} ({1}): the cached file is damaged', targetLabel, size)
-        : t('downloads again on {0}: the cached file is damaged', targetLabel),
+      text: t('damaged in the cache on {0}: delete {1} there to download it again', targetLabel, entry.path),
       cached: false,
     };
   if (entry.state !== 'missing')

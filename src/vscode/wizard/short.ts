@@ -30,7 +30,14 @@ import { imageFolderDescription } from '../../core/wizard/imageFolders';
 import { recallChoices, rememberChoices, rememberKey } from '../../core/wizard/remember';
 import { DataCheckCache, type DataCheck } from '../../core/preview/check';
 import { runPreview } from '../../core/preview/client';
-import { dataCheckLines, summaryLines, summaryTitle, withPretrained, type SummaryKey } from '../../core/wizard/summary';
+import {
+  dataCheckLines,
+  refitFreeze,
+  summaryLines,
+  summaryTitle,
+  withPretrained,
+  type SummaryKey,
+} from '../../core/wizard/summary';
 import type { App } from '../app';
 import { LONG_TIMEOUT_MS } from '../checkpoints/types';
 import { startWizard } from '../startWizard';
@@ -157,8 +164,20 @@ async function useWeights(app: App, st: Short, weights: string | null): Promise<
   if (b !== st.c.backbone) {
     st.c.backbone = b;
     if (!st.userSet.has('name') && st.c.dataTrain) st.c.name = defaultName(st.c.dataTrain, st.c.backbone);
+    refitFreezeOf(st);
     await offerMindcvInstall(app, st.def, b); // weights of a mindcv model chose a mindcv backbone
   }
+}
+
+/** After the backbone changed: a freeze stage the new backbone lacks gives way, and the user is told. */
+function refitFreezeOf(st: Short): void {
+  const mode = refitFreeze(st.c);
+  if (mode === undefined) return;
+  const old = st.c.freeze;
+  st.c.freeze = mode;
+  void vscode.window.showInformationMessage(
+    vscode.l10n.t('{0} has no stage for freeze {1}: freeze is now {2}.', st.c.backbone, old, mode),
+  );
 }
 
 /** The target's and the data's answers for what the user has not set. */
@@ -406,6 +425,7 @@ async function edit(app: App, st: Short, key: SummaryKey, info: StepInfo): Promi
             c.backbone = v;
             mark('backbone');
             if (!st.userSet.has('name')) c.name = defaultName(c.dataTrain, v);
+            refitFreezeOf(st);
           },
         )) === 'next'
       )

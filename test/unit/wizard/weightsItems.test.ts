@@ -166,7 +166,11 @@ test('an entry without a recorded top-1 or size shows only what is recorded', ()
     catalogWeightsItems('x', 'box', t, [bare], new Map([entry('mindcv:x', over)]))[0].description;
   assert.equal(on({}), 'downloads on box; backbone x');
   assert.equal(on({ partBytes: 3_000_000 }), 'downloads on box (3.0 MB already there); backbone x');
-  assert.equal(on({ state: 'damaged', bytes: 10 }), 'downloads again on box: the cached file is damaged; backbone x');
+  // The runner refuses a damaged file (cache_size_mismatch), so the row says how to get a fresh one.
+  assert.equal(
+    on({ state: 'damaged', bytes: 10 }),
+    'damaged in the cache on box: delete /c/mindcv:x there to download it again; backbone x',
+  );
   assert.equal(
     on({ state: 'unreadable', why: 'permission denied' }),
     'downloads on box: the file in its cache is not used (permission denied); backbone x',
@@ -204,7 +208,7 @@ test('with the target listing: cached with its size, or downloads there with the
   );
   assert.equal(
     items.get('mindcv:resnet101')?.description,
-    'downloads again on box (179 MB): the cached file is damaged; backbone resnet101',
+    'damaged in the cache on box: delete /c/mindcv:resnet101 there to download it again; backbone resnet101',
   );
   assert.equal(
     items.get('mindcv:vit_b_32_224')?.description,
@@ -227,6 +231,6 @@ test('zh-cn: cached and downloads in Simplified Chinese', () => {
   );
   assert.equal(
     items.get('mindcv:resnet101')?.description,
-    '将在 box 上重新下载（179 MB）：缓存的文件已损坏；骨干网络 resnet101',
+    'box 上的缓存文件已损坏：在那里删除 /c/mindcv:resnet101 即可重新下载；骨干网络 resnet101',
   );
 });

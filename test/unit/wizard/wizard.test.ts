@@ -3,7 +3,13 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { buildSpec, choicesFromSpec, RECIPE_DEFAULTS, type WizardChoices } from '../../../src/core/spec/builder';
+import {
+  buildSpec,
+  choicesFromSpec,
+  RECIPE_DEFAULTS,
+  type Backbone,
+  type WizardChoices,
+} from '../../../src/core/spec/builder';
 import { imageSizeFor, resolveDefaults, trainImages } from '../../../src/core/wizard/defaults';
 import { fixCommand, healthOf, runtimeRequirements, venvTaskArgs } from '../../../src/core/wizard/health';
 import {
@@ -14,7 +20,7 @@ import {
 } from '../../../src/core/wizard/imageFolders';
 import { InteractionCounter, SHORT_PATH_BUDGET, shortPathPrompts } from '../../../src/core/wizard/interactions';
 import { recallChoices, rememberChoices, rememberKey } from '../../../src/core/wizard/remember';
-import { summaryLines, withPretrained } from '../../../src/core/wizard/summary';
+import { refitFreeze, summaryLines, withPretrained } from '../../../src/core/wizard/summary';
 
 const CPU_DOCTOR = {
   python: { version: '3.11.7', executable: '/x/.venv/bin/python', ok: true },
@@ -173,12 +179,25 @@ test('summary: every setting on its own line, image size, freeze, AMP and weight
   assert.match(by.amp.note ?? '', /no NPU.*no loss scaling/);
 });
 
-test('weights: None switches freeze to none; a checkpoint brings back the frozen backbone; a chosen freeze stays', () => {
+test('weights: None switches freeze to none, over a chosen one too; weights bring back the frozen backbone or the chosen mode', () => {
   const c: WizardChoices = { ...RECIPE_DEFAULTS, name: 'n', dataTrain: '/d' };
   const none = withPretrained(c, undefined, false);
   assert.equal(none.freeze, 'none');
   assert.equal(withPretrained(none, '/w/r50.ckpt', false).freeze, 'backbone');
-  assert.equal(withPretrained({ ...c, freeze: 'up_to:layer2' }, undefined, true).freeze, 'up_to:layer2');
+  // A freeze mode picked in an earlier session (remembered per target) must not freeze random layers.
+  assert.equal(withPretrained({ ...c, freeze: 'up_to:layer2' }, undefined, true).freeze, 'none');
+  assert.equal(withPretrained({ ...c, freeze: 'up_to:layer2' }, '/w/r50.ckpt', true).freeze, 'up_to:layer2');
+});
+
+test('a new backbone without the chosen stage gets the freeze withPretrained would give; a fitting mode stays', () => {
+  const c: WizardChoices = { ...RECIPE_DEFAULTS, name: 'n', dataTrain: '/d', freeze: 'up_to:layer3' };
+  assert.equal(refitFreeze({ ...c, backbone: 'resnet18' }), undefined, 'resnet18 has layer3');
+  assert.equal(
+    refitFreeze({ ...c, backbone: 'convnext_tiny' as Backbone, pretrained: 'mindcv:convnext_tiny' }),
+    'backbone',
+  );
+  assert.equal(refitFreeze({ ...c, backbone: 'convnext_tiny' as Backbone, pretrained: undefined }), 'none');
+  assert.equal(refitFreeze({ ...c, backbone: 'convnext_tiny' as Backbone, freeze: 'backbone' }), undefined);
 });
 
 test('remembered choices: stored per target, read back field by field, junk dropped', () => {
