@@ -4,6 +4,7 @@
 // checked as files here.
 
 import { applyEdits, modify, parse, type ParseError } from 'jsonc-parser';
+import { isMap, isScalar, parseDocument } from 'yaml';
 import { formatBytes } from '../checkpoints/manifest';
 import type { Translate } from '../l10n';
 
@@ -168,13 +169,31 @@ export function isNamedWeights(v: unknown): v is string {
 }
 
 /**
- * The spec text with `model.pretrained` set to `value`, or undefined for a YAML spec or text that is
- * not a JSON object (the caller then shows the value to paste). Comments and layout are kept.
+ * The spec text with `model.pretrained` set to `value`, keeping comments and layout: a JSON spec (it
+ * starts with `{`, after any comments) through jsonc-parser's edits, a YAML one through the `yaml`
+ * package's document. Undefined for text that is not one mapping (the caller then shows the value to
+ * paste).
  */
 export function withPretrained(text: string, value: string): string | undefined {
+  const body = text.replace(/^(\s|\/\/[^\n]*\n|\/\*[\s\S]*?\*\/)*/, '');
+  return body.startsWith('{') ? jsonWithPretrained(text, value) : yamlWithPretrained(text, value);
+}
+
+function jsonWithPretrained(text: string, value: string): string | undefined {
   const errors: ParseError[] = [];
   const tree: unknown = parse(text, errors, { allowTrailingComma: true });
   if (errors.length || typeof tree !== 'object' || tree === null || Array.isArray(tree)) return undefined;
   const edits = modify(text, ['model', 'pretrained'], value, { formattingOptions: { insertSpaces: true, tabSize: 2 } });
   return applyEdits(text, edits);
+}
+
+function yamlWithPretrained(text: string, value: string): string | undefined {
+  const doc = parseDocument(text, { schema: 'core' });
+  if (doc.errors.length || !isMap(doc.contents)) return undefined;
+  const model = doc.get('model', true);
+  if (isMap(model)) model.set('pretrained', value);
+  else if (model === undefined || (isScalar(model) && model.value === null))
+    doc.set('model', doc.createNode({ pretrained: value })); // no `model`, or an empty `model:`
+  else return undefined; // `model: 3`: not ours to fix
+  return doc.toString();
 }

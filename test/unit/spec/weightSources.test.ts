@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { absolutizeSpecPaths } from '../../../src/core/spec/builder';
+import { parseSpecText } from '../../../src/core/spec/file';
 import { checkSpec } from '../../../src/core/spec/schema';
 import { backboneOfNamed, catalogSources, isNamedWeights, withPretrained } from '../../../src/core/spec/weightSources';
 import { parse as parseJsonc } from 'jsonc-parser';
@@ -67,7 +68,31 @@ test('model.pretrained is set in a JSON spec, comments and other fields kept; YA
   });
   const noModel = withPretrained('{"data": {"train": "d"}}', 'mindcv:resnet50');
   assert.deepEqual(parseJsonc(noModel ?? ''), { data: { train: 'd' }, model: { pretrained: 'mindcv:resnet50' } });
-  assert.equal(withPretrained('data:\n  train: d\n', 'mindcv:resnet50'), undefined);
+});
+
+test('Set model.pretrained edits a YAML spec too, keeping its comments; a value that needs quotes gets them', () => {
+  const yaml = '# my run\ndata:\n  train: d  # the folder\nmodel:\n  backbone: resnet50\n  pretrained: null\n';
+  const value = `/w/it's: "w" #1.ckpt`;
+  const out = withPretrained(yaml, value) ?? '';
+  assert.match(out, /^# my run\n/);
+  assert.match(out, /# the folder/);
+  assert.deepEqual(parseSpecText(out, 'r.ascend.yaml'), {
+    data: { train: 'd' },
+    model: { backbone: 'resnet50', pretrained: value },
+  });
+  const added = withPretrained('data:\n  train: d\n', 'mindcv:resnet50') ?? '';
+  assert.deepEqual(parseSpecText(added, 'r.ascend.yml'), {
+    data: { train: 'd' },
+    model: { pretrained: 'mindcv:resnet50' },
+  });
+  const empty = withPretrained('data:\n  train: d\nmodel:\n', 'mindcv:resnet50') ?? '';
+  assert.deepEqual(parseSpecText(empty, 'r.ascend.yml'), {
+    data: { train: 'd' },
+    model: { pretrained: 'mindcv:resnet50' },
+  });
+  assert.equal(withPretrained('- a\n- b\n', 'mindcv:resnet50'), undefined, 'a list is not a spec');
+  assert.equal(withPretrained('model: 3\n', 'mindcv:resnet50'), undefined);
+  assert.equal(withPretrained('data: [unclosed\n', 'mindcv:resnet50'), undefined);
 });
 
 test("the wizard's catalog rows: every ResNet the runner builds, mindcv backbones and timm's repositories, each naming the backbone it loads into", () => {
