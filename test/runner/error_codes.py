@@ -89,6 +89,9 @@ def errors() -> list[dict[str, Any]]:
         src = catalog.parse("mindcv:resnet18")
         offline = download._offline_error(src, "http://127.0.0.1:1/r18.ckpt", "/cache/r18.ckpt", "URLError: refused")
         out.append(_caught(lambda: (_ for _ in ()).throw(offline)))
+        cut = download._interrupted_error(src, "http://127.0.0.1:1/r18.ckpt", "/cache/r18.ckpt.part", "timed out")
+        out.append(_caught(lambda: (_ for _ in ()).throw(cut)))
+        out.append(_caught(lambda: _fetch_through_symlinked_folder(tmp)))
         link = os.path.join(tmp, "status.json")
         os.symlink(txt, link)
         out.append(_caught(lambda: read_bytes(link, 100)))
@@ -101,6 +104,16 @@ def errors() -> list[dict[str, Any]]:
     out += _training_checks()
     out.append(exception_error(ValueError("operands could not be broadcast together")))
     return out
+
+
+def _fetch_through_symlinked_folder(tmp: str) -> None:
+    """fetch() with the cache's weights/mindcv folder a symlink (no request is made: it refuses first)."""
+    cache, elsewhere = os.path.join(tmp, "cache"), os.path.join(tmp, "elsewhere")
+    os.makedirs(os.path.join(cache, "weights"))
+    os.makedirs(elsewhere)
+    os.symlink(elsewhere, os.path.join(cache, "weights", "mindcv"))
+    env = {"ASCEND_FINETUNE_CACHE": cache, "ASCEND_FINETUNE_WEIGHTS_URL": "http://127.0.0.1:1"}
+    download.fetch("mindcv:resnet18", env=env, progress=lambda *_: None)
 
 
 def _attach_error(tmp: str) -> dict[str, Any]:

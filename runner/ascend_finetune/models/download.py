@@ -9,6 +9,14 @@ Beside a downloaded file, `<file>.sha256.json` records its sha256, size and mtim
 (cache_status.py) can say "whole and this hash" without reading the file, and a run refuses a cached
 file whose size no longer matches its record (truncated or replaced) instead of loading it.
 
+Every msrun rank and every sweep trial fetches the same source at once, so a download holds an
+exclusive flock on `<file>.lock` from its first byte to the rename, and looks at the cache again once
+it has it. A `.part` is resumed only from the URL that began it and only while the host still serves
+the same file: `<file>.part.json` keeps that URL and the response's ETag (else Last-Modified), sent
+back as If-Range, so a file changed on the hub (or another mirror) starts over instead of being joined.
+The cache may be shared: no symlink below `$ASCEND_FINETUNE_CACHE` is followed (each folder is opened
+with O_NOFOLLOW through its parent's descriptor) and only regular files are read or written.
+
 A hub repository's `config.json` (the weights' preprocessing: models/preprocess.py) comes the same way,
 into the same cache folder, bounded in size; it is cached only once it reads as a usable config.
 
@@ -17,16 +25,20 @@ Progress goes to stderr as lines (`console.log` of a run, which the extension's 
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import hashlib
 import http.client
 import json
 import os
+import secrets
 import stat
 import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..checkpoints.errors import PretrainedError
@@ -40,6 +52,9 @@ TIMEOUT_S = 30.0
 Progress = Callable[[int, int | None], None]
 RECORD_SUFFIX = ".sha256.json"
 RECORD_MAX_BYTES = 4096
+ORIGIN_SUFFIX = ".part.json"  # where the .part came from: {url, validator}
+LOCK_SUFFIX = ".lock"
+_NOFOLLOW = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # O_NONBLOCK: a planted FIFO must not hang an open
 
 
 @dataclass
@@ -144,43 +159,157 @@ def json_progress(emit: Callable[[object], None]) -> Progress:
     return _throttled(1, 0.5, lambda done, total: emit({"progress": {"done": done, "total": total}}))
 
 
-def write_record(dest: str, sha256: str) -> None:
-    """`<dest>.sha256.json`: {sha256, bytes, mtime_ns} of the file as it is now. Written to a new file
-    (O_EXCL, no symlink followed) and renamed over the old record."""
-    st = os.stat(dest, follow_symlinks=False)
+class CacheUnsafe(PretrainedError):
+    """A symlink or special file where the cache should hold a folder or a regular file: someone else
+    may have planted it in a shared cache, so it is neither followed nor written through."""
+
+    def __init__(self, path: str, cause: str):
+        what = {"symlink": "a symlink", "not_folder": "not a folder"}.get(cause, "not a regular file")
+        super().__init__(
+            f"{path} in the weights cache is {what}: refusing to follow it. Someone else may have planted it: "
+            "check who owns the cache folder, remove it, and try again",
+            "cache_unsafe",
+            path=path,
+            cause=cause,
+        )
+
+
+def _cause(dir_fd: int, name: str, default: str) -> str:
+    try:
+        return "symlink" if stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode) else default
+    except OSError:
+        return default
+
+
+@dataclass
+class _Folder:
+    """A cache folder opened without following a symlink; its files are named relative to it, so a
+    folder swapped for a symlink after the walk is not followed either."""
+
+    fd: int
+    path: str
+
+    @classmethod
+    def of(cls, dest: str, env: Mapping[str, str], create: bool) -> _Folder | None:
+        """The folder `dest` goes in, each step below $ASCEND_FINETUNE_CACHE (the user's choice, followed)
+        opened with O_NOFOLLOW and, with `create`, made if missing; None when missing and not made."""
+        root = os.path.dirname(cache_root(env))
+        if create:
+            os.makedirs(root, exist_ok=True)
+        try:
+            fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return None
+        path = root
+        for name in os.path.relpath(os.path.dirname(dest), root).split(os.sep):
+            path = os.path.join(path, name)
+            try:
+                try:
+                    nxt = os.open(name, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW, dir_fd=fd)
+                except FileNotFoundError:
+                    if not create:
+                        return None
+                    try:
+                        os.mkdir(name, 0o777, dir_fd=fd)  # never follows a symlink: EEXIST
+                    except FileExistsError:
+                        pass  # made by another process meanwhile, or a dangling symlink: the open decides
+                    nxt = os.open(name, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW, dir_fd=fd)
+            except OSError as e:
+                if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise CacheUnsafe(path, _cause(fd, name, "not_folder")) from None
+                raise
+            finally:
+                os.close(fd)
+            fd = nxt
+        return cls(fd, path)
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+    def open(self, name: str, flags: int) -> int:
+        """A descriptor of the regular file `name` (FileNotFoundError passes through), else CacheUnsafe."""
+        try:
+            fd = os.open(name, flags | _NOFOLLOW, 0o644, dir_fd=self.fd)
+        except OSError as e:
+            if e.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR, errno.EWOULDBLOCK):
+                raise CacheUnsafe(os.path.join(self.path, name), _cause(self.fd, name, "not_regular")) from None
+            raise
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise CacheUnsafe(os.path.join(self.path, name), "not_regular")
+        return fd
+
+    def size(self, name: str) -> int:
+        """The size of a regular file `name`; 0 when missing or not a regular file (its open refuses it)."""
+        try:
+            st = os.stat(name, dir_fd=self.fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return 0
+        return st.st_size if stat.S_ISREG(st.st_mode) else 0
+
+    def remove(self, name: str) -> None:
+        try:
+            os.unlink(name, dir_fd=self.fd)
+        except FileNotFoundError:
+            pass
+
+    def write(self, name: str, data: bytes) -> None:
+        """`name` replaced by `data` at once: written to a new file (O_EXCL, under a name nobody can
+        guess) and renamed over it (which replaces a symlink there, not its target)."""
+        tmp = f"{name}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644, dir_fd=self.fd)
+        try:
+            try:
+                os.write(fd, data)
+            finally:
+                os.close(fd)
+            os.replace(tmp, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+        except BaseException:
+            self.remove(tmp)
+            raise
+
+
+def _sha256_fd(fd: int) -> str:
+    h = hashlib.sha256()
+    while block := os.read(fd, CHUNK):
+        h.update(block)
+    return h.hexdigest()
+
+
+def write_record(folder: _Folder, name: str, sha256: str, st: os.stat_result) -> None:
+    """`<name>.sha256.json` in `folder`: {sha256, bytes, mtime_ns} of the file as `st` saw it."""
     doc = {"sha256": sha256, "bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
-    tmp = f"{dest}{RECORD_SUFFIX}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    try:
-        os.write(fd, json.dumps(doc).encode())
-    finally:
-        os.close(fd)
-    os.replace(tmp, dest + RECORD_SUFFIX)
+    folder.write(name + RECORD_SUFFIX, json.dumps(doc).encode())
 
 
-def read_record(dest: str, dir_fd: int | None = None) -> dict[str, object] | None:
-    """The record beside `dest`, or None: missing, not a regular file (a symlink is not followed),
-    over 4 KB, or not the shape write_record writes. With dir_fd, `dest` is a name in that folder."""
+def _read_small_json(path: str, dir_fd: int | None) -> object:
+    """The JSON value of a regular file of at most 4 KB (a symlink is not followed), else None."""
     try:
-        fd = os.open(dest + RECORD_SUFFIX, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW, dir_fd=dir_fd)
     except OSError:
         return None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size > RECORD_MAX_BYTES:
             return None
-        doc = json.loads(os.read(fd, RECORD_MAX_BYTES + 1))
+        return json.loads(os.read(fd, RECORD_MAX_BYTES + 1))
     except (OSError, ValueError):
         return None
     finally:
         os.close(fd)
+
+
+def read_record(dest: str, dir_fd: int | None = None) -> dict[str, object] | None:
+    """The record beside `dest`, or None: missing, not a regular file (a symlink is not followed),
+    over 4 KB, or not the shape write_record writes. With dir_fd, `dest` is a name in that folder."""
+    doc = _read_small_json(dest + RECORD_SUFFIX, dir_fd)
     ok = (
         isinstance(doc, dict)
         and isinstance(doc.get("sha256"), str)
         and isinstance(doc.get("bytes"), int)
         and isinstance(doc.get("mtime_ns"), int)
     )
-    return doc if ok else None
+    return doc if ok else None  # type: ignore[return-value]
 
 
 def _offline_error(src: Source, url: str, dest: str, why: str) -> PretrainedError:
@@ -197,11 +326,31 @@ def _offline_error(src: Source, url: str, dest: str, why: str) -> PretrainedErro
     )
 
 
-def _open(url: str, start: int) -> tuple[object, int, int | None]:
-    """(response, offset the body starts at, total size or None)."""
+def _interrupted_error(src: Source, url: str, part: str, why: str) -> PretrainedError:
+    return PretrainedError(
+        f"download of {src.text} from {url} was interrupted and could not reconnect ({why}); the partial "
+        f"file {part} is kept and the next run resumes it",
+        "download_interrupted",
+        source=src.text,
+        url=url,
+        error=why,
+        part=part,
+    )
+
+
+def _validator(headers: Mapping[str, str]) -> str | None:
+    """What If-Range can send back: a strong ETag, else Last-Modified (RFC 9110 13.1.5)."""
+    etag = headers.get("ETag")
+    return etag if etag and not etag.startswith("W/") else headers.get("Last-Modified")
+
+
+def _open(url: str, start: int, validator: str | None) -> tuple[object, int, int | None, str | None]:
+    """(response, offset the body starts at, total size or None, the response's validator). A resume
+    sends If-Range: a host whose file changed since answers 200 with all of the new one."""
     req = urllib.request.Request(url, headers={"User-Agent": "ascend-finetune"})
-    if start:
+    if start and validator:
         req.add_header("Range", f"bytes={start}-")
+        req.add_header("If-Range", validator)
     resp = urllib.request.urlopen(req, timeout=TIMEOUT_S)  # noqa: S310 (https/http URL from the catalog)
     status = resp.status
     length = resp.headers.get("Content-Length")
@@ -211,21 +360,40 @@ def _open(url: str, start: int) -> tuple[object, int, int | None]:
         if not cr.startswith(f"bytes {start}-"):
             resp.close()
             raise urllib.error.HTTPError(url, 416, f"unexpected Content-Range {cr!r}", resp.headers, None)
-        return resp, start, total
-    return resp, 0, int(length) if length and length.isdigit() else None
+        return resp, start, total, validator
+    return resp, 0, int(length) if length and length.isdigit() else None, _validator(resp.headers)
 
 
-def _download(src: Source, url: str, dest: str, progress: Progress) -> None:
-    os.makedirs(os.path.dirname(dest), exist_ok=True)
-    part = dest + ".part"
-    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+def _resume_point(folder: _Folder, name: str, url: str) -> tuple[int, str | None]:
+    """(bytes of `<name>.part` to keep, the validator to send): 0 unless this URL began it and its host
+    gave a validator, since only then can the host say whether the file is still the same."""
+    size = folder.size(name + ".part")
+    origin = _read_small_json(name + ORIGIN_SUFFIX, folder.fd)
+    if size and isinstance(origin, dict) and origin.get("url") == url and isinstance(origin.get("validator"), str):
+        return size, origin["validator"]
+    return 0, None
+
+
+def _whole_size(e: urllib.error.HTTPError) -> int | None:
+    """The file size a 416 answer gives (`Content-Range: bytes */N`)."""
+    cr = (e.headers.get("Content-Range") if e.headers else None) or ""
+    return int(cr[8:]) if cr.startswith("bytes */") and cr[8:].isdigit() else None
+
+
+def _download(src: Source, url: str, dest: str, folder: _Folder, progress: Progress) -> None:
+    """`<dest>.part` made whole (the caller verifies it), resumed where that is safe."""
+    name = os.path.basename(dest)
+    part = name + ".part"
+    arrived = 0  # bytes this call received: a later network error is an interruption, not an offline machine
     for _ in range(ATTEMPTS):
-        start = os.path.getsize(part) if os.path.isfile(part) else 0
+        start, validator = _resume_point(folder, name, url)
         try:
-            resp, offset, total = _open(url, start)
+            resp, offset, total, validator = _open(url, start, validator)
         except urllib.error.HTTPError as e:
-            if e.code == 416 and start:  # the partial file is not a prefix of this one: start over
-                os.unlink(part)
+            if e.code == 416 and start:
+                if _whole_size(e) == start:  # whole already (killed before the rename)
+                    return
+                folder.remove(part)  # not a prefix of this file: start over
                 continue
             raise PretrainedError(
                 f"cannot download {src.text}: {url} answered HTTP {e.code} {e.reason}"
@@ -238,9 +406,14 @@ def _download(src: Source, url: str, dest: str, progress: Progress) -> None:
             ) from None
         except (urllib.error.URLError, OSError) as e:
             reason = getattr(e, "reason", e)
-            raise _offline_error(src, url, dest, f"{type(reason).__name__}: {reason}") from None
+            why = f"{type(reason).__name__}: {reason}"
+            if arrived:
+                raise _interrupted_error(src, url, dest + ".part", why) from None
+            raise _offline_error(src, url, dest, why) from None
+        if offset == 0:  # a new .part: record what began it before its first byte
+            folder.write(name + ORIGIN_SUFFIX, json.dumps({"url": url, "validator": validator}).encode())
         done = offset
-        fd = os.open(part, flags, 0o644)
+        fd = folder.open(part, os.O_WRONLY | os.O_CREAT)
         try:
             os.ftruncate(fd, offset)  # a 200 answer to a Range request restarts from zero
             os.lseek(fd, offset, os.SEEK_SET)
@@ -249,6 +422,7 @@ def _download(src: Source, url: str, dest: str, progress: Progress) -> None:
                 while block := resp.read(CHUNK):  # type: ignore[attr-defined]
                     os.write(fd, block)
                     done += len(block)
+                    arrived += len(block)
                     progress(done, total)
         except (OSError, http.client.HTTPException) as e:  # reset, timeout, IncompleteRead
             print(f"download of {src.text} cut at {done} bytes ({type(e).__name__}); resuming", file=sys.stderr)
@@ -261,58 +435,90 @@ def _download(src: Source, url: str, dest: str, progress: Progress) -> None:
         return
     raise PretrainedError(
         f"download of {src.text} from {url} kept breaking off ({ATTEMPTS} attempts); the partial file "
-        f"{part} is kept and the next run resumes it",
+        f"{dest}.part is kept and the next run resumes it",
         "download_broken_off",
         source=src.text,
         url=url,
         attempts=ATTEMPTS,
-        part=part,
+        part=dest + ".part",
     )
 
 
-def fetch(value: str, env: dict[str, str] | None = None, progress: Progress | None = None) -> Fetched:
-    """The local file for a named source, downloaded into the cache if it is not there yet."""
-    env = dict(os.environ) if env is None else env
-    src = parse(value)
-    url = resolve_url(src, env)
-    dest = cache_path(src, env)
-    if os.path.isfile(dest) and not os.path.islink(dest):
-        rec = read_record(dest)
-        size = os.path.getsize(dest)
-        if rec is not None and rec["bytes"] != size:
+@contextmanager
+def _locked(folder: _Folder, name: str, label: str) -> Iterator[None]:
+    """An exclusive flock on `<name>.lock` while it is held. A cache this process cannot write in gets
+    no lock: nothing can be downloaded into it either, which fails as it would without one."""
+    try:
+        fd = folder.open(name + LOCK_SUFFIX, os.O_RDWR | os.O_CREAT)
+    except OSError as e:
+        if e.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"waiting for another process downloading {label}", file=sys.stderr, flush=True)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _cached(src: Source, url: str, dest: str, folder: _Folder) -> Fetched | None:
+    """The cached file, hashed (and checked against its record and pin); None when there is none."""
+    name = os.path.basename(dest)
+    try:
+        fd = folder.open(name, os.O_RDONLY)
+    except (FileNotFoundError, CacheUnsafe):  # a symlink or special file there is downloaded over
+        return None
+    try:
+        st = os.fstat(fd)
+        rec = read_record(name, dir_fd=folder.fd)
+        if rec is not None and rec["bytes"] != st.st_size:
             raise PretrainedError(
-                f"the cached {dest} for {src.text} is {size} bytes, but {rec['bytes']} were downloaded: it was "
-                "truncated or replaced; delete it to download it again",
+                f"the cached {dest} for {src.text} is {st.st_size} bytes, but {rec['bytes']} were downloaded: it "
+                "was truncated or replaced; delete it to download it again",
                 "cache_size_mismatch",
                 cache=dest,
                 source=src.text,
-                size=size,
+                size=st.st_size,
                 expected=rec["bytes"],
             )
-        actual = sha256_of(dest)
-        if src.sha256 and actual != src.sha256:
-            raise PretrainedError(
-                f"the cached {dest} for {src.text} has sha256 {actual}, expected {src.sha256}: "
-                "delete it to download it again",
-                "cache_hash_mismatch",
-                cache=dest,
-                source=src.text,
-                sha256=actual,
-                expected=src.sha256,
-            )
-        if rec is None:  # cached before records existed, or copied in: record it now that it is hashed
-            try:
-                write_record(dest, actual)
-            except OSError:
-                pass  # a read-only or someone else's cache: the listing just knows less
-        return Fetched(dest, src.text, url, actual, downloaded=False, name_hash=src.name_hash)
-    if src.kind == "hf-hub" and _offline(env):
-        raise _offline_error(src, url, dest, "HF_HUB_OFFLINE is set and the file is not in the cache")
-    _download(src, url, dest, progress or stderr_progress(src.text))
-    part = dest + ".part"
-    actual = sha256_of(part)
+        actual = _sha256_fd(fd)
+    finally:
+        os.close(fd)
     if src.sha256 and actual != src.sha256:
-        os.unlink(part)
+        raise PretrainedError(
+            f"the cached {dest} for {src.text} has sha256 {actual}, expected {src.sha256}: "
+            "delete it to download it again",
+            "cache_hash_mismatch",
+            cache=dest,
+            source=src.text,
+            sha256=actual,
+            expected=src.sha256,
+        )
+    if rec is None:  # cached before records existed, or copied in: record it now that it is hashed
+        try:
+            write_record(folder, name, actual, st)
+        except OSError:
+            pass  # a read-only or someone else's cache: the listing just knows less
+    return Fetched(dest, src.text, url, actual, downloaded=False, name_hash=src.name_hash)
+
+
+def _install(src: Source, url: str, dest: str, folder: _Folder) -> Fetched:
+    """The whole `.part` checked against the pin and renamed into place, with its record."""
+    name = os.path.basename(dest)
+    fd = folder.open(name + ".part", os.O_RDONLY)
+    try:
+        st = os.fstat(fd)
+        actual = _sha256_fd(fd)
+    finally:
+        os.close(fd)
+    if src.sha256 and actual != src.sha256:
+        folder.remove(name + ".part")
+        folder.remove(name + ORIGIN_SUFFIX)
         raise PretrainedError(
             f"download of {src.text} from {url} has sha256 {actual}, expected {src.sha256}: the file was "
             "deleted; check the mirror or the pinned hash",
@@ -322,9 +528,36 @@ def fetch(value: str, env: dict[str, str] | None = None, progress: Progress | No
             sha256=actual,
             expected=src.sha256,
         )
-    os.replace(part, dest)
-    write_record(dest, actual)
+    os.replace(name + ".part", name, src_dir_fd=folder.fd, dst_dir_fd=folder.fd)
+    folder.remove(name + ORIGIN_SUFFIX)
+    write_record(folder, name, actual, st)  # a rename keeps the size and mtime
     return Fetched(dest, src.text, url, actual, downloaded=True, name_hash=src.name_hash)
+
+
+def fetch(value: str, env: dict[str, str] | None = None, progress: Progress | None = None) -> Fetched:
+    """The local file for a named source, downloaded into the cache if it is not there yet."""
+    env = dict(os.environ) if env is None else env
+    src = parse(value)
+    url = resolve_url(src, env)
+    dest = cache_path(src, env)
+    folder = _Folder.of(dest, env, create=False)
+    try:
+        got = _cached(src, url, dest, folder) if folder is not None else None
+        if got:
+            return got
+        if src.kind == "hf-hub" and _offline(env):
+            raise _offline_error(src, url, dest, "HF_HUB_OFFLINE is set and the file is not in the cache")
+        folder = folder or _Folder.of(dest, env, create=True)
+        assert folder is not None  # create=True makes every folder
+        with _locked(folder, os.path.basename(dest), src.text):
+            got = _cached(src, url, dest, folder)  # another process may have fetched it while this one waited
+            if got:
+                return got
+            _download(src, url, dest, folder, progress or stderr_progress(src.text))
+            return _install(src, url, dest, folder)
+    finally:
+        if folder is not None:
+            folder.close()
 
 
 def local_weights(value: str, progress: Progress | None = None) -> tuple[str, Fetched | None]:
@@ -366,17 +599,41 @@ def cache_path_of_hub_config(src: Source, env: Mapping[str, str] | None = None) 
     return cache_path(_hub_config_source(src), env)
 
 
+def _problem(e: Exception) -> str:
+    return str(e) if isinstance(e, CacheUnsafe) else f"{type(e).__name__}: {getattr(e, 'strerror', None) or e}"
+
+
+def _cached_config(dest: str, env: Mapping[str, str]) -> bytes | None:
+    folder = _Folder.of(dest, env, create=False)
+    if folder is None:
+        return None
+    try:
+        fd = folder.open(os.path.basename(dest), os.O_RDONLY)
+    except (FileNotFoundError, CacheUnsafe):  # a symlink or special file there is downloaded over
+        return None
+    finally:
+        folder.close()
+    try:
+        return os.read(fd, MAX_CONFIG_BYTES + 1)
+    finally:
+        os.close(fd)
+
+
 def fetch_hub_config(src: Source, check: Callable[[bytes], object], env: Mapping[str, str] | None = None) -> HubConfig:
     """The `config.json` beside a hub source's weights (`<org>/<repo>/resolve/main/config.json`), from
-        the cache or, unless HF_HUB_OFFLINE, downloaded (read up to one byte past MAX_CONFIG_BYTES,
-    so an oversized answer is refused by `check`). `check` raises ValueError on
-        content that must not be cached. Never raises for a missing or bad file: `problem` says why."""
+    the cache or, unless HF_HUB_OFFLINE, downloaded (read up to one byte past MAX_CONFIG_BYTES,
+    so an oversized answer is refused by `check`). `check` raises ValueError on content that must
+    not be cached. Never raises for a missing or bad file, nor for a cache it cannot use or write
+    (read-only, a planted symlink): `problem` says why."""
     e: Mapping[str, str] = os.environ if env is None else env
     cfg = _hub_config_source(src)
     url, dest = resolve_url(cfg, e), cache_path(cfg, e)
-    if os.path.isfile(dest) and not os.path.islink(dest):
-        with open(dest, "rb") as f:
-            return HubConfig(url, f.read(MAX_CONFIG_BYTES + 1), None, cached=True)
+    try:
+        cached = _cached_config(dest, e)
+    except (OSError, PretrainedError) as err:
+        return HubConfig(url, b"", _problem(err), cached=False)
+    if cached is not None:
+        return HubConfig(url, cached, None, cached=True)
     if _offline(e):
         return HubConfig(url, b"", "HF_HUB_OFFLINE is set and it is not in the cache", cached=False)
     req = urllib.request.Request(url, headers={"User-Agent": "ascend-finetune"})
@@ -392,9 +649,13 @@ def fetch_hub_config(src: Source, check: Callable[[bytes], object], env: Mapping
         check(data)
     except ValueError:  # reported by the caller's own check; a fixed mirror is asked again next run
         return HubConfig(url, data, None, cached=False)
-    os.makedirs(os.path.dirname(dest), exist_ok=True)
-    tmp = f"{dest}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, dest)
+    try:
+        folder = _Folder.of(dest, e, create=True)
+        assert folder is not None  # create=True makes every folder
+        try:
+            folder.write(os.path.basename(dest), data)
+        finally:
+            folder.close()
+    except (OSError, PretrainedError) as err:  # not used uncached: an offline rerun would preprocess otherwise
+        return HubConfig(url, b"", f"it cannot be cached at {dest}: {_problem(err)}", cached=False)
     return HubConfig(url, data, None, cached=False)

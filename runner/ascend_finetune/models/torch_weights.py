@@ -1,7 +1,8 @@
 """PyTorch state dicts (torchvision's and timm's) as `model.pretrained`: reading the file, telling
 a PyTorch state dict from a MindSpore checkpoint, and renaming its tensors (torch_map/, per family).
 
-- `.safetensors` with the `safetensors` package's NumPy API: no torch needed (the path for Ascend boxes);
+- `.safetensors` through checkpoints/format.py's bounded reader: no torch needed (the path for Ascend
+  boxes), and BF16 (PyTorch's and the hub's common dtype, which NumPy lacks) widened to float32;
 - `.pth`, `.pt`, `.bin` (pickles) only with torch installed, through `torch.load(weights_only=True)`,
   which refuses pickled code. Without torch the error says how to convert the file to .safetensors.
 
@@ -31,6 +32,9 @@ _CONTAINERS = ("state_dict", "model", "model_state_dict", "net", "module")
 _TORCH_SIGNS = re.compile(
     r"(\.running_mean|\.num_batches_tracked|(^|\.)(norm|norm1|norm2|fc_norm)\.weight)$|\.downsample\."
 )
+# MindSpore's BatchNorm statistics (PyTorch's are running_mean/running_var): proof of a MindSpore file,
+# whose cells may be called `downsample` too (mindcv's SE-ResNet, ResNeSt, Swin's patch merging).
+_MINDSPORE_STATS = re.compile(r"\.moving_(mean|variance)$")
 # Each family's tell-tale tensor, to name the family of a file that does not fit the backbone.
 _FAMILY_SIGNS = (
     ("resnet", re.compile(r"^layer1\.0\.conv1\.weight$")),
@@ -40,17 +44,31 @@ _FAMILY_SIGNS = (
     ("vit", re.compile(r"^blocks\.0\.attn\.qkv\.weight$")),
 )
 
-CONVERT_HINT = (
-    "convert it to .safetensors where torch is installed: "
-    'python -c "import torch, safetensors.torch as st; '
-    "sd = torch.load('IN.pth', map_location='cpu', weights_only=True); "
-    "st.save_file({k: v.contiguous() for k, v in sd.items()}, 'OUT.safetensors')\""
-)
+
+def convert_command(weights_only: bool) -> str:
+    """A command that saves IN.pth's weights as OUT.safetensors where torch is installed: the tensors of
+    the dict a training checkpoint keeps them under (`state_dict`: timm's train.py, `model`:
+    torchvision's references), beside its other objects (epoch, optimizer, argparse arguments)."""
+    return (
+        'python -c "import torch, safetensors.torch as st; '
+        f"ck = torch.load('IN.pth', map_location='cpu', weights_only={weights_only}); "
+        "sd = ck.get('state_dict') or ck.get('model') or ck; "
+        "st.save_file({k: v.contiguous() for k, v in sd.items() if torch.is_tensor(v)}, 'OUT.safetensors')\""
+    )
+
+
+def _mindspore_norms(names: set[str]) -> bool:
+    """BatchNorm statistics, or a norm's `gamma` beside its `beta` (Swin's LayerNorms): MindSpore's names.
+    PyTorch's norms say weight/bias; its lone `gamma` is a layer scale (timm's ConvNeXt)."""
+    return any(
+        _MINDSPORE_STATS.search(n) or (n.endswith(".gamma") and n[: -len("gamma")] + "beta" in names) for n in names
+    )
 
 
 def looks_torch(names: Iterable[str]) -> bool:
     """Whether the names are a PyTorch state dict's rather than a MindSpore checkpoint's."""
-    return any(_TORCH_SIGNS.search(n) for n in names)
+    unique = set(names)
+    return not _mindspore_norms(unique) and any(_TORCH_SIGNS.search(n) for n in unique)
 
 
 def family_of(names: Iterable[str]) -> str | None:
@@ -100,23 +118,17 @@ def read_state_dict(path: str) -> dict[str, np.ndarray]:
         raise PretrainedError(f"file not found: {path}", "pretrained_not_found", path=path)
     base = os.path.basename(path)
     if path.endswith(".safetensors"):
-        try:
-            from safetensors.numpy import load_file
-        except ImportError as e:
+        from ..checkpoints.errors import ToolError
+        from ..checkpoints.format import read_index
+
+        try:  # every offset checked against the file's size, every byte count against its shape
+            index = read_index(path)
+            state = {name: index.read(name) for name in index.tensors}
+        except ToolError as e:
+            # the parser's reason, without the ToolError's "not a MindSpore file" (this one is PyTorch's)
+            reason = str(e.__cause__ or e.params.get("reason", e))
             raise PretrainedError(
-                f"reading {base} needs the safetensors package (pip install safetensors): it is in the "
-                "runner's requirements",
-                "safetensors_missing",
-                file=base,
-            ) from e
-        try:
-            state = load_file(path)
-        except Exception as e:  # safetensors raises SafetensorError / TypeError (bfloat16) on bad input
-            raise PretrainedError(
-                f"{base} is not a readable safetensors file ({type(e).__name__}: {e})",
-                "bad_safetensors",
-                file=base,
-                error=f"{type(e).__name__}: {e}",
+                f"{base} is not a readable safetensors file ({reason})", "bad_safetensors", file=base, error=reason
             ) from e
     elif path.endswith(PICKLE_SUFFIXES):
         try:
@@ -124,7 +136,9 @@ def read_state_dict(path: str) -> dict[str, np.ndarray]:
         except ImportError as e:
             raise PretrainedError(
                 f"{base} is a PyTorch pickle, which the runner only reads with torch installed (it never "
-                f"unpickles without torch's weights_only guard); {CONVERT_HINT}",
+                "unpickles without torch's weights_only guard); convert it to .safetensors where torch is "
+                f"installed: {convert_command(True)}; if torch refuses it and you trust the file, "
+                "use weights_only=False",
                 "torch_missing",
                 file=base,
             ) from e
@@ -133,8 +147,10 @@ def read_state_dict(path: str) -> dict[str, np.ndarray]:
         except Exception as e:  # UnpicklingError for pickled code, RuntimeError for damaged files
             first = str(e).splitlines()[0][:300] if str(e) else ""
             raise PretrainedError(
-                f"torch.load(weights_only=True) refused {base} ({type(e).__name__}: {first}); a file "
-                f"that needs arbitrary code to load is not read; {CONVERT_HINT}",
+                f"torch.load(weights_only=True) refused {base} ({type(e).__name__}: {first}): the runner does "
+                "not unpickle objects other than tensors, such as the arguments a training checkpoint keeps "
+                "beside its weights. Only if you trust the file (weights_only=False runs any code it holds), "
+                f"convert it to .safetensors: {convert_command(False)}",
                 "torch_load_refused",
                 file=base,
                 error=f"{type(e).__name__}: {first}",

@@ -322,12 +322,6 @@ const ERRORS: Readonly<Record<string, ErrorWords>> = {
   no_state_dict: {
     message: (p, t) => fill(t('{file} holds no state dict (a dict of tensors).'), { file: p.str('file') }),
   },
-  safetensors_missing: {
-    message: (p, t) =>
-      fill(t("Reading {file} needs the safetensors package, which is in the runner's requirements: pip install it."), {
-        file: p.str('file'),
-      }),
-  },
   bad_safetensors: {
     message: (p, t) =>
       fill(t('{file} is not a readable safetensors file ({error}).'), { file: p.str('file'), error: p.str('error') }),
@@ -345,7 +339,7 @@ const ERRORS: Readonly<Record<string, ErrorWords>> = {
     message: (p, t) =>
       fill(
         t(
-          'torch.load(weights_only=True) refused {file} ({error}); a file that needs arbitrary code to load is not read: convert it to .safetensors.',
+          'torch.load(weights_only=True) refused {file} ({error}): the runner does not unpickle objects other than tensors, such as the arguments a training checkpoint keeps beside its weights. Only if you trust the file (weights_only=False runs any code it holds), load it with weights_only=False where torch is installed and save its tensors as .safetensors.',
         ),
         { file: p.str('file'), error: p.str('error') },
       ),
@@ -435,6 +429,35 @@ const ERRORS: Readonly<Record<string, ErrorWords>> = {
         ),
         { source: p.str('source'), url: p.str('url'), attempts: p.num('attempts', 21), part: p.str('part') },
       ),
+  },
+  download_interrupted: {
+    message: (p, t) =>
+      fill(
+        t(
+          'The download of {source} from {url} was interrupted and could not reconnect ({error}); the partial file {part} is kept and the next run resumes it.',
+        ),
+        { source: p.str('source'), url: p.str('url'), error: p.str('error'), part: p.str('part') },
+      ),
+  },
+  cache_unsafe: {
+    message: (p, t) => {
+      const words: Record<string, string> = {
+        symlink: t('{path} in the weights cache is a symlink'),
+        not_folder: t('{path} in the weights cache is not a folder'),
+        not_regular: t('{path} in the weights cache is not a regular file'),
+      };
+      const what = words[p.str('cause')];
+      if (what === undefined) {
+        p.bad = true;
+        return '';
+      }
+      return fill(
+        t(
+          '{what}: refusing to follow it. Someone else may have planted it: check who owns the cache folder, remove it, and try again.',
+        ),
+        { what: fill(what, { path: p.str('path') }) },
+      );
+    },
   },
   cache_size_mismatch: {
     message: (p, t) =>

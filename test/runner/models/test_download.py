@@ -7,24 +7,28 @@ so "downloaded" is followed by "loads into the runner's backbone" and, in one ca
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import socket
+import subprocess
+import sys
+from pathlib import Path
 
 import mindspore as ms
 import numpy as np
 import pytest
-from conftest import events, of_type, runner, spec, write_spec
+from conftest import ROOT, events, of_type, runner, spec, write_spec
 from weights_server import serve
 
 from ascend_finetune.checkpoints.errors import PretrainedError
 from ascend_finetune.checkpoints.loading import preprocess_of
 from ascend_finetune.checkpoints.tools import load_run
 from ascend_finetune.models.catalog import MINDCV, SourceError, parse
-from ascend_finetune.models.download import Fetched, cache_path, fetch
+from ascend_finetune.models.download import Fetched, cache_path, fetch, fetch_hub_config
 from ascend_finetune.models.net import TransferNet
-from ascend_finetune.models.preprocess import MEAN
+from ascend_finetune.models.preprocess import MEAN, hub_values
 from ascend_finetune.models.preprocess import resolve as resolve_preprocess
 from ascend_finetune.models.pretrained import load_backbone, origin_of_file
 
@@ -107,7 +111,7 @@ def test_a_hash_mismatch_is_refused_and_nothing_stays_in_the_cache(env, host, mi
     actual = hashlib.sha256(mindcv_ckpt).hexdigest()
     assert wrong in str(e.value) and actual in str(e.value)
     dest = cache_path(parse("mindcv:resnet18"), env)
-    assert os.listdir(os.path.dirname(dest)) == []
+    assert [n for n in os.listdir(os.path.dirname(dest)) if not n.endswith(".lock")] == []
     # The right pin passes.
     assert fetch(f"mindcv:resnet18#sha256={actual}", env=env, progress=quiet).sha256 == actual
 
@@ -119,13 +123,119 @@ def test_a_download_cut_half_way_is_resumed_with_a_range_request(env, host, mind
     assert [r for _, r in host.requests] == [None, f"bytes={len(mindcv_ckpt) // 2}-"]
 
 
-def test_a_partial_file_left_by_an_earlier_run_is_resumed(env, host, mindcv_ckpt):
-    dest = cache_path(parse("mindcv:resnet18"), env)
-    os.makedirs(os.path.dirname(dest))
-    with open(dest + ".part", "wb") as f:
-        f.write(mindcv_ckpt[:1000])
+class Killed(BaseException):
+    """The process killed mid-way (a BaseException: nothing in the download may catch it)."""
+
+
+def killed_after_the_first_bytes(done: int, total: int | None) -> None:
+    if done:
+        raise Killed
+
+
+@pytest.mark.parametrize("change", ["none", "file", "mirror", "no_etag"])
+def test_a_partial_file_is_resumed_only_while_the_same_url_serves_the_same_file(
+    env, host, mindcv_ckpt, change, request
+):
+    host.etag = change != "no_etag"
+    with pytest.raises(Killed):
+        fetch("mindcv:resnet18", env=env, progress=killed_after_the_first_bytes)
+    kept = os.path.getsize(cache_path(parse("mindcv:resnet18"), env) + ".part")
+    assert 0 < kept < len(mindcv_ckpt)
+    want, asked = mindcv_ckpt, host
+    if change == "file":  # a new `main` on the hub: as long, other bytes
+        want = host.files[MINDCV_PATH] = mindcv_ckpt[::-1]
+    if change == "mirror":
+        asked, server = serve()
+        request.addfinalizer(server.server_close)
+        request.addfinalizer(server.shutdown)
+        asked.files[MINDCV_PATH] = mindcv_ckpt
+        env = dict(env, ASCEND_FINETUNE_WEIGHTS_URL=asked.base)
     got = fetch("mindcv:resnet18", env=env, progress=quiet)
-    assert open(got.path, "rb").read() == mindcv_ckpt and host.requests == [(MINDCV_PATH, "bytes=1000-")]
+    assert open(got.path, "rb").read() == want and got.sha256 == hashlib.sha256(want).hexdigest()
+    # The rest is asked for only where the file can be told the same; a changed one comes whole.
+    resumed = change in ("none", "file")
+    assert asked.requests[-1] == (MINDCV_PATH, f"bytes={kept}-" if resumed else None)
+
+
+def test_a_whole_part_left_before_the_rename_is_checked_and_used_without_downloading_it_again(
+    env, host, mindcv_ckpt, monkeypatch
+):
+    rename = os.replace
+
+    def killed_before_the_rename(a, b, **kw):
+        if str(a).endswith(".ckpt.part"):
+            raise Killed
+        return rename(a, b, **kw)
+
+    monkeypatch.setattr(os, "replace", killed_before_the_rename)
+    with pytest.raises(Killed):
+        fetch("mindcv:resnet18", env=env, progress=quiet)
+    monkeypatch.undo()
+    got = fetch("mindcv:resnet18", env=env, progress=quiet)
+    assert got.downloaded and got.sha256 == hashlib.sha256(mindcv_ckpt).hexdigest()
+    n = len(mindcv_ckpt)  # the host answers "nothing past the end" (416): the file is not sent again
+    assert host.requests == [(MINDCV_PATH, None), (MINDCV_PATH, f"bytes={n}-")]
+
+
+def test_a_host_lost_after_bytes_arrived_says_the_download_resumes_not_that_there_is_no_internet(tmp_path, mindcv_ckpt):
+    state, server = serve()
+    state.files[MINDCV_PATH], state.cut_first = mindcv_ckpt, True
+    env = {"ASCEND_FINETUNE_CACHE": str(tmp_path / "c"), "ASCEND_FINETUNE_WEIGHTS_URL": state.base}
+
+    def host_goes_away(done: int, total: int | None) -> None:
+        if done and server.socket.fileno() != -1:
+            server.shutdown()
+            server.server_close()
+
+    with pytest.raises(PretrainedError) as e:
+        fetch("mindcv:resnet18", env=env, progress=host_goes_away)
+    part = cache_path(parse("mindcv:resnet18"), env) + ".part"
+    assert e.value.why == "download_interrupted" and e.value.params["part"] == part
+    assert "interrupted" in str(e.value) and "the next run resumes it" in str(e.value)
+    assert "without internet" not in str(e.value)
+    assert os.path.getsize(part) == len(mindcv_ckpt) // 2
+
+
+FETCH = """
+import json, sys
+from ascend_finetune.models.download import fetch
+got = fetch(sys.argv[1])
+print(json.dumps([got.downloaded, got.sha256]))
+"""
+
+
+def test_processes_fetching_one_source_at_once_share_one_download(env, host, mindcv_ckpt):
+    """Every msrun rank, and each sweep trial, fetches its weights as it starts."""
+    host.delay_s = 0.5  # the downloads overlap
+    penv = dict(os.environ, **env, PYTHONPATH=str(ROOT / "runner"))
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", FETCH, "mindcv:resnet18"], env=penv, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        for _ in range(4)
+    ]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, [err[-600:] for _, err in outs]
+    got = [json.loads(out) for out, _ in outs]
+    # One downloads; the others wait for it and use its file.
+    assert sorted(downloaded for downloaded, _ in got) == [False, False, False, True]
+    assert {sha for _, sha in got} == {hashlib.sha256(mindcv_ckpt).hexdigest()}
+    assert len(host.requests) == 1
+
+
+@pytest.mark.parametrize("link", ["weights", "weights/mindcv"])
+def test_a_symlinked_folder_in_the_cache_is_refused_and_nothing_goes_through_it(tmp_path, env, host, link):
+    cache, elsewhere = Path(env["ASCEND_FINETUNE_CACHE"]), tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    if link == "weights/mindcv":  # a file planted where the link leads, under the cached file's name
+        (elsewhere / "resnet18-1e65cd21.ckpt").write_bytes(b"planted")
+    (cache / link).parent.mkdir(parents=True)
+    (cache / link).symlink_to(elsewhere)
+    before = sorted(elsewhere.rglob("*"))
+    with pytest.raises(PretrainedError) as e:
+        fetch("mindcv:resnet18", env=env, progress=quiet)
+    assert e.value.why == "cache_unsafe" and f"{cache / link} in the weights cache is a symlink" in str(e.value)
+    assert sorted(elsewhere.rglob("*")) == before and host.requests == []
 
 
 def test_offline_names_the_source_the_cache_path_and_the_air_gapped_fix(tmp_path):
@@ -225,6 +335,51 @@ def test_offline_without_a_cached_config_asks_nothing_and_says_so(tmp_path, host
     p, warned = _resolve("auto", env)
     assert host.requests == [] and p.source == "preset"
     assert [w["code"] for w in warned] == ["preprocess_config_missing"] and "HF_HUB_OFFLINE" in warned[0]["message"]
+
+
+@contextlib.contextmanager
+def read_only(folder: Path):
+    """`folder` as on a shared cache mounted read-only; for root, whom modes do not stop, a bind mount."""
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        try:
+            yield
+        finally:
+            folder.chmod(0o755)
+        return
+    if subprocess.run(["mount", "--bind", "-o", "ro", folder, folder], capture_output=True).returncode:
+        pytest.skip("running as root without mount: a read-only folder cannot be made")
+    try:
+        yield
+    finally:
+        subprocess.run(["umount", folder], check=True)
+
+
+def test_a_read_only_cache_with_the_weights_but_no_config_runs_with_the_preset_and_says_why(tmp_path, host):
+    host.files[HF_CONFIG.replace("config.json", "model.safetensors")] = b"weights bytes"
+    env = {"ASCEND_FINETUNE_CACHE": str(tmp_path / "c"), "HF_ENDPOINT": host.base}
+    folder = Path(fetch(VIT, env=env, progress=quiet).path).parent  # filled by someone who could write
+    host.files[HF_CONFIG] = json.dumps({"pretrained_cfg": VIT_CFG}).encode()
+    with read_only(folder):
+        assert not fetch(VIT, env=env, progress=quiet).downloaded
+        p, warned = _resolve("auto", env)
+    assert p.source == "preset" and [w["code"] for w in warned] == ["preprocess_config_missing"]
+    assert f"cannot be cached at {folder / 'config.json'}" in warned[0]["message"]
+
+
+def test_the_hub_config_is_not_written_through_a_symlink_planted_beside_it(tmp_path, host):
+    host.files[HF_CONFIG] = json.dumps({"pretrained_cfg": VIT_CFG}).encode()
+    env = {"ASCEND_FINETUNE_CACHE": str(tmp_path / "c"), "HF_ENDPOINT": host.base}
+    folder = tmp_path / "c" / "weights" / "hf-hub" / "timm" / HF_CONFIG.split("/")[2] / "main"
+    folder.mkdir(parents=True)
+    victim = tmp_path / "victim"
+    victim.write_text("mine")
+    # The name this config was once written to first, and the config's own name.
+    (folder / f"config.json.{os.getpid()}.tmp").symlink_to(victim)
+    (folder / "config.json").symlink_to(victim)
+    got = fetch_hub_config(parse(VIT), hub_values, env)
+    assert got.problem is None and got.data == host.files[HF_CONFIG]
+    assert victim.read_text() == "mine" and (folder / "config.json").read_bytes() == host.files[HF_CONFIG]
 
 
 def test_a_missing_file_on_the_host_is_a_clear_http_error(tmp_path, host):

@@ -217,6 +217,53 @@ def test_mindcv_checkpoints_give_mindcv_features(name, tmp_path, pynative):
     assert diff <= 1e-5
 
 
+def small_mindcv(kind):
+    """mindcv models whose cells are called `downsample`, as PyTorch ResNets' shortcuts are, built small."""
+    from mindcv.models import create_model
+    from mindcv.models.senet import SENet, SEResNetBlock
+    from mindcv.models.swintransformer import SwinTransformer
+
+    if kind == "seresnet":
+        return SENet(block=SEResNetBlock, layers=[1, 1, 1, 1], group=1, reduction=16, num_classes=10)
+    if kind == "resnest14":
+        return create_model("resnest14", num_classes=10)
+    return SwinTransformer(  # LayerNorms only: no BatchNorm statistics to tell it by
+        image_size=32, patch_size=4, embed_dim=16, depths=[1, 1, 1, 1], num_heads=[1, 1, 1, 1], window_size=2
+    )
+
+
+@pytest.mark.parametrize("kind", ["seresnet", "resnest14", "swin"])
+def test_mindcv_safetensors_with_downsample_cells_get_the_origin_of_their_ckpt(kind, tmp_path):
+    """Saved as .safetensors without a backbone_variant entry, they are MindSpore's files as their .ckpt
+    is (where the format says so), not PyTorch state dicts to build in the torch layout."""
+    net = small_mindcv(kind)
+    assert any(".downsample." in name for name, _ in net.parameters_and_names())
+    for fmt in ("ckpt", "safetensors"):
+        ms.save_checkpoint(net, str(tmp_path / f"w.{fmt}"), format=fmt)
+    origin, variant = origin_of_file(str(tmp_path / "w.ckpt"))
+    assert origin != "torch" and variant == "default"
+    assert origin_of_file(str(tmp_path / "w.safetensors")) == (origin, variant)
+
+
+def test_a_mindcv_seresnet_safetensors_file_loads_as_mindcvs(tmp_path, pynative):
+    from mindcv.models import create_model
+
+    cv = create_model("seresnet18", num_classes=1000, pretrained=False)
+    randomize(cv, 6)
+    path = tmp_path / "seresnet18.safetensors"
+    ms.save_checkpoint(cv, str(path), format="safetensors")
+    assert origin_of_file(str(path)) == ("mindcv", "default")
+    net = TransferNet("seresnet18", 3, 0, "default")
+    report = load_backbone(net.backbone, str(path))
+    assert report.origin == "mindcv" and sorted(report.head_dropped) == ["classifier.bias", "classifier.weight"]
+    assert not report.missing and not report.unexpected and not report.mismatched, report
+    cv.set_train(False)
+    net.set_train(False)
+    x = ms.Tensor(np.random.default_rng(7).standard_normal((2, 3, 64, 64)).astype(np.float32))
+    want = cv.forward_features(x).mean((2, 3)).asnumpy()
+    assert float(np.abs(BackboneFeatures(net)(x).asnumpy() - want).max()) <= 1e-5
+
+
 def test_origin_is_read_from_names_and_from_the_runners_own_record():
     zoo18 = [
         "conv1.weight",

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import struct
 import subprocess
 
 import mindspore as ms
@@ -28,7 +30,7 @@ from ascend_finetune.data.demo import make_shapes
 from ascend_finetune.models.net import BackboneFeatures, TransferNet
 from ascend_finetune.models.pretrained import load_backbone, origin_of_file
 from ascend_finetune.models.torch_map.resnet import rename_one as map_torch_name
-from ascend_finetune.models.torch_weights import read_state_dict
+from ascend_finetune.models.torch_weights import looks_torch, read_state_dict
 
 REF_PY = ROOT / ".venv-ref" / "bin" / "python"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -137,6 +139,131 @@ def test_pth_without_torch_says_how_to_convert(ref):
         pass
     with pytest.raises(PretrainedError, match="convert it to .safetensors"):
         read_state_dict(str(out / "torchvision-resnet18.pth"))
+
+
+@needs_ref
+def test_a_training_checkpoint_torch_refuses_converts_with_the_errors_command(ref, tmp_path):
+    """torch.load(weights_only=True) refuses a checkpoint that keeps its training arguments (an
+    argparse.Namespace, as torchvision's reference scripts and timm's train.py save) beside the weights.
+    The command the error gives, run with torch, makes a .safetensors file holding those weights."""
+    out, _ = ref
+    ck, converted = tmp_path / "ck.pth", tmp_path / "ck.safetensors"
+    script = """import argparse, json, sys, torch
+sys.path.insert(0, sys.argv[1])
+from ascend_finetune.models.torch_weights import read_state_dict
+sd = torch.load(sys.argv[2], weights_only=True)
+torch.save({"model": sd, "epoch": 3, "args": argparse.Namespace(lr=0.1)}, sys.argv[3])
+try:
+    read_state_dict(sys.argv[3])
+except Exception as e:
+    print(json.dumps([e.why, str(e)]))
+"""
+    args = [str(ROOT / "runner"), str(out / "torchvision-resnet18.pth"), str(ck)]
+    r = subprocess.run([str(REF_PY), "-c", script, *args], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    why, message = json.loads(r.stdout.splitlines()[-1])
+    assert why == "torch_load_refused" and "trust" in message
+    # the command as a shell reads it, with the reference venv's python and this test's files
+    argv = shlex.split(message[message.index("python -c ") :])
+    code = argv[2].replace("IN.pth", str(ck)).replace("OUT.safetensors", str(converted))
+    r = subprocess.run([str(REF_PY), "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    from safetensors.numpy import load_file
+
+    want, got = load_file(str(out / "torchvision-resnet18.safetensors")), read_state_dict(str(converted))
+    assert sorted(got) == sorted(want)
+    assert all(np.array_equal(got[k], want[k]) for k in want)
+
+
+@needs_ref
+def test_pytorch_state_dicts_are_told_from_mindspore_checkpoints():
+    """torchvision's and timm's names, taken from the libraries, read as PyTorch's: ConvNeXt's and DeiT
+    III's layer scale `gamma` (without a `beta`) and Swin's `downsample` included."""
+    script = """import json, timm, torch, torchvision
+names = {"torchvision:resnet18": list(torchvision.models.resnet18().state_dict())}
+for arch in ["resnet50", "mobilenetv3_large_100", "efficientnet_b0", "convnext_tiny", "vit_base_patch32_224",
+             "deit3_small_patch16_224", "swin_tiny_patch4_window7_224"]:
+    with torch.device("meta"):  # names only: no weights allocated
+        names[arch] = list(timm.create_model(arch).state_dict())
+print(json.dumps(names))
+"""
+    r = subprocess.run([str(REF_PY), "-c", script], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    names = json.loads(r.stdout.splitlines()[-1])
+    assert len(names) == 8 and any(n.endswith(".gamma") for n in names["convnext_tiny"])
+    assert [arch for arch, ns in names.items() if not looks_torch(ns)] == []
+
+
+# -- BF16 .safetensors, written from the format's spec (huggingface/safetensors README): an 8-byte
+# little-endian header length, a JSON header {name: {dtype, shape, data_offsets}}, then the bytes.
+def bf16_bits(values: np.ndarray) -> np.ndarray:
+    """float32 values as bfloat16: their top 16 bits (truncation)."""
+    return (np.asarray(values, "<f4").view("<u4") >> 16).astype("<u2")
+
+
+def truncated(values: np.ndarray) -> np.ndarray:
+    """The float32 values a bfloat16 file holds for `values`: the low 16 bits zeroed."""
+    return (np.asarray(values, "<f4").view("<u4") & 0xFFFF0000).view("<f4")
+
+
+def write_safetensors(path, tensors: dict[str, np.ndarray]) -> None:
+    """float32 arrays as BF16, int64 ones as I64."""
+    header, data = {}, b""
+    for name, value in tensors.items():
+        raw = bf16_bits(value).tobytes() if value.dtype == np.float32 else np.asarray(value, "<i8").tobytes()
+        dtype = "BF16" if value.dtype == np.float32 else "I64"
+        header[name] = {"dtype": dtype, "shape": list(value.shape), "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    head = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(head)) + head + data)
+
+
+def test_bf16_safetensors_read_as_the_float32_values_they_hold(tmp_path):
+    w = np.random.default_rng(0).normal(0, 1, (4, 3, 3, 3)).astype(np.float32)
+    b = np.array([1 / 3, -2.5e-3, 3.0e38, -7.0], np.float32)
+    write_safetensors(tmp_path / "w.safetensors", {"w": w, "b": b, "n": np.array(7, np.int64)})
+    state = read_state_dict(str(tmp_path / "w.safetensors"))
+    assert state["w"].dtype == np.float32 and state["w"].shape == w.shape
+    np.testing.assert_array_equal(state["w"], truncated(w))
+    np.testing.assert_array_equal(state["b"], truncated(b))
+    assert not np.array_equal(truncated(b), b)  # bfloat16 keeps 8 significant bits: 1/3 is not exact
+    assert state["n"].shape == () and int(state["n"]) == 7
+
+
+@pytest.mark.parametrize("damage", ["header_length", "offsets", "shape"])
+def test_a_damaged_safetensors_file_is_refused_not_read_past_its_end(tmp_path, damage):
+    header = {"w": {"dtype": "BF16", "shape": [6], "data_offsets": [0, 12]}}
+    if damage == "offsets":
+        header["w"] = {"dtype": "BF16", "shape": [1 << 39], "data_offsets": [0, 1 << 40]}
+    if damage == "shape":
+        header["w"]["shape"] = [3, 4]  # 24 bytes' worth, 12 stored
+    head = json.dumps(header).encode()
+    length = 1 << 40 if damage == "header_length" else len(head)
+    (tmp_path / "w.safetensors").write_bytes(struct.pack("<Q", length) + head + bytes(12))
+    with pytest.raises(PretrainedError) as e:
+        read_state_dict(str(tmp_path / "w.safetensors"))
+    assert e.value.why == "bad_safetensors" and e.value.params["file"] == "w.safetensors"
+
+
+@needs_ref
+def test_a_bf16_state_dict_loads_through_model_pretrained(ref, tmp_path):
+    """torchvision's resnet18 saved in bfloat16 (the hub's common dtype): origin, layout and loaded
+    weights as `model.pretrained` gives them, each the float32 value its bfloat16 stands for."""
+    from safetensors.numpy import load_file
+
+    out, _ = ref
+    state = load_file(str(out / "torchvision-resnet18.safetensors"))
+    path = tmp_path / "tv-resnet18-bf16.safetensors"
+    write_safetensors(path, state)
+    assert origin_of_file(str(path)) == ("torch", "torch")
+    net = TransferNet("resnet18", 3, 0, "torch")
+    report = load_backbone(net.backbone, str(path))
+    assert not report.missing and not report.unexpected and not report.mismatched, report
+    params = dict(net.backbone.parameters_and_names())
+    loaded = {map_torch_name(k): v for k, v in state.items() if map_torch_name(k) is not None}
+    assert sorted(loaded) == report.loaded
+    for name, value in loaded.items():
+        np.testing.assert_array_equal(params[name].asnumpy(), truncated(value), err_msg=name)
 
 
 def test_names_map_onto_the_runners_resnet():

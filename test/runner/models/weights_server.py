@@ -1,11 +1,14 @@
 """A weights host on 127.0.0.1 for the download tests: Python's http.server in a thread serving files
-the test put in a dict, with HTTP Range support (206 + Content-Range), a request log, and a switch
-that cuts the first response half-way (the connection closes after half the body)."""
+the test put in a dict, with HTTP Range support (206 + Content-Range, 416 past the end), an ETag per
+file content honoured in If-Range (a changed file is served whole), a request log, a switch that cuts
+the first response half-way (the connection closes after half the body) and a delay before each body."""
 
 from __future__ import annotations
 
+import hashlib
 import http.server
 import threading
+import time
 from dataclasses import dataclass, field
 
 
@@ -14,6 +17,8 @@ class Served:
     files: dict[str, bytes] = field(default_factory=dict)  # URL path -> body
     requests: list[tuple[str, str | None]] = field(default_factory=list)  # (path, Range header)
     cut_first: bool = False  # the first GET of a file stops after half its body
+    etag: bool = True  # send an ETag (a host without one cannot say whether a file changed)
+    delay_s: float = 0.0  # before each body: downloads that overlap
     port: int = 0
 
     @property
@@ -39,16 +44,25 @@ def serve() -> tuple[Served, http.server.ThreadingHTTPServer]:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
-            start = 0
-            if rng and rng.startswith("bytes=") and rng.endswith("-"):
-                start = int(rng[6:-1])
-                self.send_response(206)
+            etag = f'"{hashlib.sha256(body).hexdigest()[:16]}"'
+            if self.headers.get("If-Range", etag) != etag:
+                rng = None  # the file changed since: all of it (RFC 9110 13.1.5)
+            start = int(rng[6:-1]) if rng and rng.startswith("bytes=") and rng.endswith("-") else 0
+            if start >= len(body) > 0:
+                self.send_response(416)
+                self.send_header("Content-Range", f"bytes */{len(body)}")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            self.send_response(206 if start else 200)
+            if start:
                 self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
-            else:
-                self.send_response(200)
+            if state.etag:
+                self.send_header("ETag", etag)
             self.send_header("Content-Length", str(len(body) - start))
             self.send_header("Connection", "close")
             self.end_headers()
+            time.sleep(state.delay_s)
             if state.cut_first:
                 state.cut_first = False
                 self.wfile.write(body[start : start + (len(body) - start) // 2])
