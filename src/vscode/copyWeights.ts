@@ -2,24 +2,88 @@
 // local file, or from a `mindcv:`/`hf-hub:` source that this machine's runner downloads into its own
 // cache (`fetch-weights`); core/targets/weightsCopy.ts copies the file into the target's weights
 // cache over the existing ssh connection. Then the open spec's model.pretrained can be pointed at it.
+import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { isNamedWeights, withPretrained } from '../core/spec/weightSources';
 import { LOCAL_TARGET_ID, type TargetDef } from '../core/targets/model';
-import { runRunner } from '../core/targets/runnerCli';
+import { FetchCancelled, fetchWeights, type FetchedWeights } from '../core/targets/weightsCache';
 import {
   copyWeightsWithConfig,
   localCacheWeights,
+  sha256File,
   weightsRelPath,
+  WeightsCopyError,
+  type CopyProblem,
   type CopyWithConfigResult,
 } from '../core/targets/weightsCopy';
 import type { App } from './app';
+import { errorText } from './context';
 import { LANGUAGE_ID, weightsChanged } from './specLanguage';
 
-interface Fetched {
-  path: string;
-  sha256: string;
-  cached: boolean;
+/** The user cancelled the download here or the copy; `message` (translated) says what is kept. */
+export class CopyCancelled extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CopyCancelled';
+  }
+}
+
+const mb = (n: number) => (n / 1e6).toFixed(1);
+
+/** A notification's bar and "x of y MB" for byte counts (total null: unknown). */
+function byteProgress(progress: vscode.Progress<{ message?: string; increment?: number }>) {
+  let shown = 0;
+  return (done: number, total: number | null) => {
+    if (total === null) return progress.report({ message: vscode.l10n.t('{0} MB', mb(done)) });
+    const pct = (100 * done) / Math.max(total, 1);
+    progress.report({
+      increment: Math.max(pct - shown, 0),
+      message: vscode.l10n.t('{0} of {1} MB', mb(done), mb(total)),
+    });
+    shown = Math.max(pct, shown);
+  };
+}
+
+/** A copy problem in the user's language: the target's answer is values, worded here. */
+export function copyProblemText(p: CopyProblem, target: string): string {
+  switch (p.code) {
+    case 'cancelled':
+      return vscode.l10n.t(
+        'Copying weights to {0} was cancelled: the partial copy stays there, and the next copy resumes from it.',
+        target,
+      );
+    case 'incomplete':
+      return vscode.l10n.t(
+        'the connection to {0} broke off after {1} of {2} MB: the partial copy stays there, and copying again resumes from it',
+        target,
+        mb(p.part),
+        mb(p.size),
+      );
+    case 'sha256-mismatch':
+      return vscode.l10n.t(
+        'the sha256 of the file on {0} is {1}, not {2} as here: the copy there was deleted (was the file changed while it was copied?)',
+        target,
+        p.got,
+        p.want,
+      );
+    case 'too-long':
+      return vscode.l10n.t("{0} received more than the file's {1} bytes: the copy there was deleted", target, p.size);
+    case 'busy':
+      return vscode.l10n.t(
+        'another copy (one whose connection broke off), or a download, on {0} is still writing this file: try again in a minute',
+        target,
+      );
+    case 'bad-path':
+      return vscode.l10n.t('{0} is not a path inside the weights cache', p.rel);
+    case 'os-error':
+      return vscode.l10n.t('{0} could not write to its weights cache: {1}', target, p.detail);
+    case 'ssh-failed':
+      return p.exit === null
+        ? vscode.l10n.t('ssh to {0} did not run: {1}', target, p.detail)
+        : vscode.l10n.t('ssh to {0} ended with exit code {1}: {2}', target, p.exit, p.detail);
+  }
 }
 
 async function pickSshTarget(app: App, node: unknown): Promise<TargetDef | undefined> {
@@ -65,37 +129,94 @@ async function pickWeights(app: App): Promise<{ file: string; pretrained?: strin
   return { file: got.path, pretrained: source.trim() };
 }
 
-/** This machine's runner downloads a named source into this machine's cache, with a notification. */
-export async function downloadHere(app: App, source: string): Promise<Fetched> {
+/**
+ * This machine's runner downloads a named source into this machine's cache, with a notification
+ * that shows the bytes and can be cancelled (the runner keeps its `.part`: CopyCancelled).
+ */
+export async function downloadHere(app: App, source: string): Promise<FetchedWeights> {
   const local = app.ctx.target(LOCAL_TARGET_ID);
   if (!local) throw new Error(vscode.l10n.t('this machine is not a target: set its Python first'));
   await app.ctx.ensureRunner(local);
-  return vscode.window.withProgress(
-    {
-      location: vscode.ProgressLocation.Notification,
-      title: vscode.l10n.t('Downloading {0} on this machine…', source),
-    },
-    () => runRunner<Fetched>(app.ctx.transport(local), ['fetch-weights', '--', source]),
-  );
+  try {
+    return await vscode.window.withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: vscode.l10n.t('Downloading {0} on this machine…', source),
+        cancellable: true,
+      },
+      (progress, token) => {
+        const run = fetchWeights(app.ctx.transport(local), source, byteProgress(progress));
+        token.onCancellationRequested(() => run.cancel());
+        return run.result;
+      },
+    );
+  } catch (e) {
+    if (e instanceof FetchCancelled)
+      throw new CopyCancelled(
+        vscode.l10n.t(
+          'Download of {0} on this machine cancelled: downloading it again resumes the partial file.',
+          source,
+        ),
+      );
+    throw e;
+  }
 }
 
-/** Copies a local weights file (and a hub weight's config.json) into the SSH target's weights cache, with a notification. */
+/**
+ * Copies a local weights file (and a hub weight's config.json) into the SSH target's weights cache,
+ * in a notification with its progress that can be cancelled (CopyCancelled: the target keeps the
+ * partial file). Failures throw an Error worded in the user's language.
+ */
 export async function copyToTarget(app: App, def: TargetDef, file: string): Promise<CopyWithConfigResult> {
-  const rel = weightsRelPath(file, localCacheWeights(process.env, os.homedir()));
   await app.ctx.ensureRunner(def);
-  const result = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Copying weights to {0}', def.label) },
-    (progress) => {
-      let last = 0;
-      return copyWeightsWithConfig(def, file, rel, {
-        ...app.ctx.sshFolders(),
-        onProgress: (sent, total) => {
-          if (total > 0) progress.report({ increment: ((sent - last) / total) * 100 });
-          last = sent;
-        },
-      });
-    },
-  );
+  const abort = new AbortController();
+  let sending = false;
+  let result: CopyWithConfigResult;
+  try {
+    result = await vscode.window.withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: vscode.l10n.t('Copying weights to {0}', def.label),
+        cancellable: true,
+      },
+      async (progress, token) => {
+        token.onCancellationRequested(() => abort.abort());
+        const { size } = await fsp.stat(file);
+        let hashed = 0;
+        let last = 0;
+        const sha = await sha256File(
+          file,
+          (n) => {
+            hashed += n;
+            if (Date.now() - last < 200 && hashed < size) return;
+            last = Date.now();
+            progress.report({
+              message: vscode.l10n.t('sha256 on this machine: {0} of {1} MB', mb(hashed), mb(size)),
+            });
+          },
+          abort.signal,
+        );
+        const rel = weightsRelPath(file, localCacheWeights(process.env, os.homedir()), sha);
+        const bar = byteProgress(progress);
+        sending = true;
+        return copyWeightsWithConfig(def, file, rel, {
+          ...app.ctx.sshFolders(),
+          sha256: sha,
+          signal: abort.signal,
+          onProgress: (done, total) => bar(done, total),
+        });
+      },
+    );
+  } catch (e) {
+    if (abort.signal.aborted)
+      throw new CopyCancelled(
+        sending
+          ? copyProblemText({ code: 'cancelled' }, def.label)
+          : vscode.l10n.t('Copying weights to {0} was cancelled before anything was sent.', def.label),
+      );
+    if (e instanceof WeightsCopyError) throw new Error(copyProblemText(e.problem, def.label), { cause: e });
+    throw e;
+  }
   weightsChanged(app, def.id);
   if (typeof result.config === 'object')
     app.ctx.log.info(
@@ -114,9 +235,24 @@ export async function copyToTarget(app: App, def: TargetDef, file: string): Prom
 export async function copyWeightsCommand(app: App, node: unknown): Promise<void> {
   const def = await pickSshTarget(app, node);
   if (!def) return;
-  const weights = await pickWeights(app);
+  let weights: Awaited<ReturnType<typeof pickWeights>>;
+  try {
+    weights = await pickWeights(app);
+  } catch (e) {
+    if (e instanceof CopyCancelled) return void vscode.window.showInformationMessage(e.message);
+    throw e;
+  }
   if (!weights) return;
-  const result = await copyToTarget(app, def, weights.file);
+  let result: CopyWithConfigResult;
+  try {
+    result = await copyToTarget(app, def, weights.file);
+  } catch (e) {
+    if (e instanceof CopyCancelled) return void vscode.window.showInformationMessage(e.message);
+    void vscode.window.showErrorMessage(
+      vscode.l10n.t('Could not copy {0} to {1}: {2}', path.basename(weights.file), def.label, errorText(e)),
+    );
+    return;
+  }
   const value = weights.pretrained ?? result.remotePath;
   app.ctx.log.info(`weights copied to ${def.label}: ${result.remotePath} (sha256 ${result.sha256}, ${result.outcome})`);
   const editor = vscode.window.activeTextEditor;
@@ -146,7 +282,10 @@ export async function copyWeightsCommand(app: App, node: unknown): Promise<void>
     if (text === undefined) {
       await vscode.env.clipboard.writeText(value);
       void vscode.window.showInformationMessage(
-        vscode.l10n.t('Not a JSON spec: the value is on the clipboard ({0}).', value),
+        vscode.l10n.t(
+          'The spec is not one JSON or YAML mapping, so it was not changed: the value is on the clipboard ({0}).',
+          value,
+        ),
       );
       return;
     }

@@ -1,12 +1,23 @@
 // The air-gapped copy over a real OpenSSH server on 127.0.0.1: a weights file goes to the target's
 // weights cache (a folder whose name is full of spaces, quotes and shell syntax), arrives byte for
 // byte with its sha256 checked there, is not sent again when it is already there, resumes a partial
-// copy, and a file from this machine's cache keeps its cache place so `mindcv:` finds it there. A hub
-// weight travels with its config.json, and the offline target's run then uses that preprocessing.
+// copy, and a file from this machine's cache keeps its cache place so `mindcv:` finds it there. A
+// stream cut midway (the link dropped, or the user cancelled) keeps the target's `.part` and the next
+// copy sends only the rest; too many bytes are deleted; two different files of one name both stay.
+// A hub weight travels with its config.json, and the offline target's run then uses that preprocessing.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -19,6 +30,8 @@ import {
   localCacheWeights,
   sha256File,
   weightsRelPath,
+  WeightsCopyError,
+  type CopyProblem,
 } from '../../src/core/targets/weightsCopy';
 import { shellQuote } from '../../src/core/ssh/shellQuote';
 import { follow, makeData, PYTHON, requirePython, RUNNER_DIR, runStarted, waitForExit, writeSpec } from './realRun';
@@ -36,6 +49,47 @@ after(async () => {
   await sshd?.stop();
   rmSync(tmp, { recursive: true, force: true });
 });
+
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+/** The WeightsCopyError's problem a promise rejects with. */
+async function problemOf(p: Promise<unknown>): Promise<CopyProblem> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof WeightsCopyError) return e.problem;
+    throw e;
+  }
+  throw new Error('no WeightsCopyError');
+}
+
+/**
+ * An `ssh` stand-in that runs the real one: each call's stdin is saved (`input(n)`), and call `cut`
+ * (1: the check, 2: the put) goes through `filter` first, a shell pipeline stage such as `head -c N`:
+ * the link that drops after N bytes, as the target sees it (the stream ends short).
+ */
+function sshWrapper(name: string, cut: number, filter: string) {
+  const dir = path.join(tmp, `wrapper ${name}`);
+  mkdirSync(dir);
+  const file = path.join(dir, 'ssh');
+  const d = shellQuote(dir);
+  writeFileSync(
+    file,
+    [
+      '#!/bin/sh',
+      `n=$(( $(cat ${d}/count 2>/dev/null || echo 0) + 1 ))`,
+      `echo "$n" > ${d}/count`,
+      `if [ "$n" = ${cut} ]; then ${filter} | tee ${d}/in$n | ssh "$@"; else tee ${d}/in$n | ssh "$@"; fi`,
+      '',
+    ].join('\n'),
+    { mode: 0o755 },
+  );
+  return {
+    path: file,
+    calls: () => Number(readFileSync(path.join(dir, 'count'), 'utf8')),
+    input: (n: number) => readFileSync(path.join(dir, `in${n}`)),
+  };
+}
 
 function target(): TargetDef {
   return {
@@ -61,11 +115,11 @@ test(
     const body = randomBytes(3 << 20);
     writeFileSync(local, body);
     const opts = { controlDir: sshd.controlDir, cacheRoot };
-    const rel = weightsRelPath(local, path.join(tmp, 'elsewhere'));
-    assert.equal(rel, `local/resnet 50 "ft" it's.ckpt`);
+    const rel = weightsRelPath(local, path.join(tmp, 'elsewhere'), sha256(body));
+    assert.equal(rel, `local/${sha256(body).slice(0, 12)}/resnet 50 "ft" it's.ckpt`);
 
     const first = await copyWeightsToTarget(target(), local, rel, opts);
-    const want = path.join(cacheRoot, 'weights', 'local', `resnet 50 "ft" it's.ckpt`);
+    const want = path.join(cacheRoot, 'weights', 'local', sha256(body).slice(0, 12), `resnet 50 "ft" it's.ckpt`);
     assert.equal(first.remotePath, want);
     assert.equal(first.outcome, 'copied');
     assert.equal(first.sent, body.length);
@@ -80,12 +134,15 @@ test(
     rmSync(want);
     writeFileSync(want + '.part', body.subarray(0, 1 << 20));
     const resumed = await copyWeightsToTarget(target(), local, rel, opts);
-    assert.deepEqual([resumed.outcome, resumed.sent], ['copied', body.length - (1 << 20)]);
+    assert.deepEqual(
+      [resumed.outcome, resumed.sent, resumed.resumedFrom],
+      ['copied', body.length - (1 << 20), 1 << 20],
+    );
     assert.ok(readFileSync(want).equals(body));
     assert.deepEqual(
       readdirSync(path.dirname(want)).sort(),
-      [path.basename(want), `${path.basename(want)}.sha256.json`],
-      'no .part left; the download record beside the file',
+      [path.basename(want), `${path.basename(want)}.lock`, `${path.basename(want)}.sha256.json`],
+      "no .part left; the download record beside the file, and the lock file download.py's downloads share",
     );
     const record = JSON.parse(readFileSync(`${want}.sha256.json`, 'utf8')) as { sha256: string; bytes: number };
     assert.deepEqual([record.sha256, record.bytes], [first.sha256, body.length]);
@@ -102,10 +159,11 @@ test(
     const dest = path.join(cacheRoot, 'weights', 'local', 'w.ckpt');
     mkdirSync(path.dirname(dest), { recursive: true });
     writeFileSync(dest + '.part', randomBytes(1000)); // not a prefix of this file
-    await assert.rejects(
+    const p = await problemOf(
       copyWeightsToTarget(target(), local, 'local/w.ckpt', { controlDir: sshd.controlDir, cacheRoot }),
-      /sha256 on arrival is [0-9a-f]{64}, expected [0-9a-f]{64}: the copy was deleted/,
     );
+    assert.equal(p.code, 'sha256-mismatch');
+    assert.ok(p.code === 'sha256-mismatch' && /^[0-9a-f]{64}$/.test(p.got) && p.want === (await sha256File(local)));
     assert.ok(!existsSync(dest + '.part') && !existsSync(dest));
     // The next attempt starts from zero and succeeds.
     const ok = await copyWeightsToTarget(target(), local, 'local/w.ckpt', { controlDir: sshd.controlDir, cacheRoot });
@@ -114,14 +172,235 @@ test(
   },
 );
 
+test(
+  'a link that drops midway keeps the partial copy there, and the next copy sends only the rest',
+  { timeout: 120_000 },
+  async () => {
+    const cacheRoot = path.join(tmp, 'cache cut');
+    const local = path.join(tmp, 'cut.ckpt');
+    const body = randomBytes(3 << 20);
+    writeFileSync(local, body);
+    const rel = weightsRelPath(local, path.join(tmp, 'elsewhere'), sha256(body));
+    const dest = path.join(cacheRoot, 'weights', ...rel.split('/'));
+    const cut = (1 << 20) + 12345;
+    const flaky = sshWrapper('cut', 2, `head -c ${cut}`);
+    const opts = { controlDir: sshd.controlDir, cacheRoot, retries: 0 };
+    const p = await problemOf(copyWeightsToTarget(target(), local, rel, { ...opts, sshPath: flaky.path }));
+    assert.deepEqual(p, { code: 'incomplete', part: cut, size: body.length });
+    assert.ok(!existsSync(dest), 'nothing in place');
+    assert.ok(readFileSync(`${dest}.part`).equals(body.subarray(0, cut)), 'the partial copy stays');
+
+    const starts: number[] = [];
+    const resumed = await copyWeightsToTarget(target(), local, rel, {
+      ...opts,
+      onProgress: (done, _total, phase) => void (phase === 'send' && starts.push(done)),
+    });
+    assert.deepEqual(
+      [resumed.outcome, resumed.resumedFrom, resumed.sent, starts[0], starts.at(-1)],
+      ['copied', cut, body.length - cut, cut, body.length],
+    );
+    assert.equal(await sha256File(dest), sha256(body));
+    assert.ok(!existsSync(`${dest}.part`));
+  },
+);
+
+test('a cut link is tried again from where it stopped, within one copy', { timeout: 120_000 }, async () => {
+  const cacheRoot = path.join(tmp, 'cache retry');
+  const local = path.join(tmp, 'retry.ckpt');
+  const body = randomBytes(2 << 20);
+  writeFileSync(local, body);
+  const rel = weightsRelPath(local, path.join(tmp, 'elsewhere'), sha256(body));
+  const cut = 700_000;
+  const flaky = sshWrapper('retry', 2, `head -c ${cut}`);
+  const r = await copyWeightsToTarget(target(), local, rel, {
+    controlDir: sshd.controlDir,
+    cacheRoot,
+    sshPath: flaky.path,
+    retryDelayMs: 50,
+  });
+  assert.deepEqual([r.outcome, r.resumedFrom, r.sent], ['copied', 0, body.length]);
+  // check, put (cut), check, put: the second put carried only the rest.
+  assert.equal(flaky.calls(), 4);
+  assert.equal(flaky.input(2).length, cut);
+  assert.ok(flaky.input(4).equals(body.subarray(cut)));
+  assert.ok(readFileSync(path.join(cacheRoot, 'weights', ...rel.split('/'))).equals(body));
+});
+
+test('more bytes than the file has are refused and deleted on arrival', { timeout: 120_000 }, async () => {
+  const cacheRoot = path.join(tmp, 'cache long');
+  const local = path.join(tmp, 'long.ckpt');
+  const body = randomBytes(100_000);
+  writeFileSync(local, body);
+  const rel = weightsRelPath(local, path.join(tmp, 'elsewhere'), sha256(body));
+  const dest = path.join(cacheRoot, 'weights', ...rel.split('/'));
+  const long = sshWrapper('long', 2, '{ cat; printf extra; }');
+  const p = await problemOf(
+    copyWeightsToTarget(target(), local, rel, { controlDir: sshd.controlDir, cacheRoot, sshPath: long.path }),
+  );
+  assert.deepEqual(p, { code: 'too-long', size: body.length });
+  assert.ok(!existsSync(dest) && !existsSync(`${dest}.part`));
+});
+
+test(
+  'a cancelled copy stops the ssh child, keeps the partial copy there, and the next copy resumes it',
+  { timeout: 120_000 },
+  async () => {
+    const cacheRoot = path.join(tmp, 'cache cancel');
+    const local = path.join(tmp, 'cancel.ckpt');
+    const body = randomBytes(24 << 20);
+    writeFileSync(local, body);
+    const rel = weightsRelPath(local, path.join(tmp, 'elsewhere'), sha256(body));
+    const dest = path.join(cacheRoot, 'weights', ...rel.split('/'));
+    const abort = new AbortController();
+    const opts = { controlDir: sshd.controlDir, cacheRoot, retryDelayMs: 200 };
+    const p = await problemOf(
+      copyWeightsToTarget(target(), local, rel, {
+        ...opts,
+        signal: abort.signal,
+        onProgress: (done, _t, phase) => {
+          if (phase === 'send' && done >= 4 << 20) abort.abort();
+        },
+      }),
+    );
+    assert.deepEqual(p, { code: 'cancelled' });
+    // The target's side sees its stdin end and keeps what came.
+    const deadline = Date.now() + 20_000;
+    while (!existsSync(`${dest}.part`) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(existsSync(`${dest}.part`), 'the partial copy stays');
+    assert.ok(!existsSync(dest));
+
+    const starts: number[] = [];
+    const resumed = await copyWeightsToTarget(target(), local, rel, {
+      ...opts,
+      onProgress: (done, _total, phase) => void (phase === 'send' && starts.push(done)),
+    });
+    assert.equal(resumed.outcome, 'copied');
+    assert.ok(resumed.resumedFrom > 0 && resumed.resumedFrom < body.length, String(resumed.resumedFrom));
+    assert.equal(resumed.sent, body.length - resumed.resumedFrom);
+    assert.ok(starts.includes(resumed.resumedFrom), 'the put started at the partial copy');
+    assert.equal(statSync(dest).size, body.length);
+    assert.equal(await sha256File(dest), sha256(body));
+  },
+);
+
+test(
+  "a partial copy another copy's process still writes is reported busy, then resumed",
+  { timeout: 120_000 },
+  async () => {
+    const cacheRoot = path.join(tmp, 'cache busy');
+    const local = path.join(tmp, 'busy.ckpt');
+    const body = randomBytes(200_000);
+    writeFileSync(local, body);
+    const rel = weightsRelPath(local, path.join(tmp, 'elsewhere'), sha256(body));
+    const dest = path.join(cacheRoot, 'weights', ...rel.split('/'));
+    mkdirSync(path.dirname(dest), { recursive: true });
+    writeFileSync(`${dest}.part`, body.subarray(0, 50_000));
+    // An earlier put whose link dropped and which has not noticed yet: it holds the lock.
+    const holder = spawn(
+      PYTHON,
+      [
+        '-c',
+        'import fcntl, os, sys, time\nfd = os.open(sys.argv[1], os.O_WRONLY)\nfcntl.flock(fd, fcntl.LOCK_EX)\nprint("locked", flush=True)\ntime.sleep(60)',
+        `${dest}.part`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      await new Promise((resolve) => holder.stdout.once('data', resolve));
+      const opts = { controlDir: sshd.controlDir, cacheRoot };
+      assert.deepEqual(await problemOf(copyWeightsToTarget(target(), local, rel, { ...opts, retries: 0 })), {
+        code: 'busy',
+      });
+      assert.ok(readFileSync(`${dest}.part`).equals(body.subarray(0, 50_000)), 'the partial copy is untouched');
+      holder.kill();
+      const r = await copyWeightsToTarget(target(), local, rel, { ...opts, retryDelayMs: 100 });
+      assert.deepEqual([r.outcome, r.resumedFrom], ['copied', 50_000]);
+      assert.ok(readFileSync(dest).equals(body));
+    } finally {
+      holder.kill();
+    }
+  },
+);
+
+test(
+  "a download of the same file on the target (download.py's lock) makes the copy busy; after it the copy takes over the .part",
+  { timeout: 120_000 },
+  async () => {
+    const cacheRoot = path.join(tmp, 'cache downloading');
+    const local = path.join(tmp, 'downloading.ckpt');
+    const body = randomBytes(120_000);
+    writeFileSync(local, body);
+    const rel = weightsRelPath(local, path.join(tmp, 'elsewhere'), sha256(body));
+    const dest = path.join(cacheRoot, 'weights', ...rel.split('/'));
+    mkdirSync(path.dirname(dest), { recursive: true });
+    writeFileSync(`${dest}.part`, body.subarray(0, 30_000));
+    writeFileSync(`${dest}.part.json`, JSON.stringify({ url: 'http://mirror/x.ckpt', validator: '"e1"' }));
+    const holder = spawn(
+      PYTHON,
+      [
+        '-c',
+        'import fcntl, os, sys, time\nfd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\nfcntl.flock(fd, fcntl.LOCK_EX)\nprint("locked", flush=True)\ntime.sleep(60)',
+        `${dest}.lock`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      await new Promise((resolve) => holder.stdout.once('data', resolve));
+      const opts = { controlDir: sshd.controlDir, cacheRoot };
+      assert.deepEqual(await problemOf(copyWeightsToTarget(target(), local, rel, { ...opts, retries: 0 })), {
+        code: 'busy',
+      });
+      assert.ok(readFileSync(`${dest}.part`).equals(body.subarray(0, 30_000)), "the download's .part is untouched");
+      holder.kill();
+      const r = await copyWeightsToTarget(target(), local, rel, { ...opts, retryDelayMs: 100 });
+      assert.equal(r.outcome, 'copied');
+      assert.ok(readFileSync(dest).equals(body));
+      assert.equal(
+        existsSync(`${dest}.part.json`),
+        false,
+        "the download's record of where its .part came from is gone",
+      );
+    } finally {
+      holder.kill();
+    }
+  },
+);
+
+test('two different files of one name go to two places, and both stay', { timeout: 120_000 }, async () => {
+  const cacheRoot = path.join(tmp, 'cache same name');
+  const a = path.join(tmp, 'run a', 'model.safetensors');
+  const b = path.join(tmp, 'run b', 'model.safetensors');
+  mkdirSync(path.dirname(a));
+  mkdirSync(path.dirname(b));
+  writeFileSync(a, randomBytes(5000));
+  writeFileSync(b, randomBytes(6000));
+  const elsewhere = path.join(tmp, 'elsewhere');
+  const relA = weightsRelPath(a, elsewhere, await sha256File(a));
+  const relB = weightsRelPath(b, elsewhere, await sha256File(b));
+  assert.notEqual(relA, relB);
+  const opts = { controlDir: sshd.controlDir, cacheRoot };
+  const ra = await copyWeightsToTarget(target(), a, relA, opts);
+  const rb = await copyWeightsToTarget(target(), b, relB, opts);
+  assert.notEqual(ra.remotePath, rb.remotePath);
+  assert.deepEqual(
+    [path.basename(ra.remotePath), path.basename(rb.remotePath)],
+    ['model.safetensors', 'model.safetensors'],
+  );
+  assert.ok(readFileSync(ra.remotePath).equals(readFileSync(a)));
+  assert.ok(readFileSync(rb.remotePath).equals(readFileSync(b)));
+  // The same file again is already there.
+  assert.equal((await copyWeightsToTarget(target(), a, relA, opts)).outcome, 'current');
+});
+
 test('a file from the local cache keeps its place in the target cache', () => {
   const cache = path.join(tmp, 'local cache', 'weights');
+  const any = '0'.repeat(64);
   assert.equal(
-    weightsRelPath(path.join(cache, 'mindcv', 'resnet50-e0733ab8.ckpt'), cache),
+    weightsRelPath(path.join(cache, 'mindcv', 'resnet50-e0733ab8.ckpt'), cache, any),
     'mindcv/resnet50-e0733ab8.ckpt',
   );
   assert.equal(
-    weightsRelPath(path.join(cache, 'hf-hub', 'timm', 'resnet50.a1_in1k', 'main', 'model.safetensors'), cache),
+    weightsRelPath(path.join(cache, 'hf-hub', 'timm', 'resnet50.a1_in1k', 'main', 'model.safetensors'), cache, any),
     'hf-hub/timm/resnet50.a1_in1k/main/model.safetensors',
   );
 });
@@ -174,7 +453,7 @@ test(
       ],
     };
     const def: TargetDef = { ...target(), ssh: { dest: sshd.destination, runner, deploy: false } };
-    const rel = weightsRelPath(file, localWeights);
+    const rel = weightsRelPath(file, localWeights, await sha256File(file));
     assert.equal(rel, 'hf-hub/timm/resnet18.a1_in1k/main/model.safetensors');
     const copied = await copyWeightsWithConfig(def, file, rel, { controlDir: sshd.controlDir });
     const there = path.join(targetCache, 'weights', 'hf-hub', 'timm', 'resnet18.a1_in1k', 'main');
@@ -234,7 +513,7 @@ test(
     const file = path.join(folder, 'model.safetensors');
     writeFileSync(file, randomBytes(1000));
     const cacheRoot = path.join(tmp, 'cache three');
-    const r = await copyWeightsWithConfig(target(), file, weightsRelPath(file, localWeights), {
+    const r = await copyWeightsWithConfig(target(), file, weightsRelPath(file, localWeights, await sha256File(file)), {
       controlDir: sshd.controlDir,
       cacheRoot,
     });

@@ -5,14 +5,18 @@
 //
 // Two ssh calls running the target's Python: `check` says whether the file is already there (same
 // sha256) and how much of a `.part` an earlier copy left; `put` appends the rest, streamed on stdin,
-// checks the whole file's sha256 on arrival (a mismatch deletes it), renames it into place and writes
-// the record a download leaves beside it (`<file>.sha256.json`, runner/ascend_finetune/models/
-// download.py), so `weights-status` lists the copy as a download. Every path and hash travels as
-// argv, quoted once by the ssh layer; nothing is built into a shell string.
+// up to the file's size. Fewer bytes (a cut link, a cancel) keep the `.part` for the next attempt to
+// resume; the whole size is checked by sha256 on arrival (a mismatch deletes it), renamed into place
+// and given the record a download leaves beside it (`<file>.sha256.json`, runner/ascend_finetune/
+// models/download.py), so `weights-status` lists the copy as a download. More bytes than the size
+// delete it too. The script answers with a status code and values (one JSON line), never a sentence:
+// src/vscode words it. Every path and hash travels as argv, quoted once by the ssh layer; nothing is
+// built into a shell string.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { socketDir, type SshFolders } from './consoleCommand';
 import { sshArgv } from '../ssh/ssh';
 import { remoteSetup } from './target';
@@ -20,10 +24,19 @@ import type { TargetDef } from './model';
 
 const SCRIPT = String.raw`
 import hashlib, json, os, sys
+try:
+    import fcntl
+except ImportError:
+    fcntl = None
+def answer(code, status, **values):
+    values["status"] = status
+    sys.stdout.write(json.dumps(values) + "\n")
+    sys.stdout.flush()
+    sys.exit(code)
 mode, root, rel, want = sys.argv[1:5]
 parts = rel.split("/")
-if rel.startswith("/") or ".." in parts or "" in parts:
-    print(json.dumps({"error": "bad relative path " + rel})); sys.exit(2)
+if rel.startswith("/") or ".." in parts or "." in parts or "" in parts:
+    answer(2, "bad-path", rel=rel)
 if not root:
     root = os.environ.get("ASCEND_FINETUNE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "ascend-finetune")
 dest = os.path.join(os.path.abspath(os.path.expanduser(root)), "weights", *parts)
@@ -34,43 +47,146 @@ def sha(p):
         for b in iter(lambda: f.read(1 << 20), b""):
             h.update(b)
     return h.hexdigest()
-if mode == "check":
+def check():
     have = sha(dest) if os.path.isfile(dest) and not os.path.islink(dest) else None
     size = os.path.getsize(part) if os.path.isfile(part) and not os.path.islink(part) else 0
-    print(json.dumps({"dest": dest, "sha256": have, "part": size})); sys.exit(0)
-offset = int(sys.argv[5])
-os.makedirs(os.path.dirname(dest), exist_ok=True)
-fd = os.open(part, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    answer(0, "ok", dest=dest, sha256=have, part=size)
+def put():
+    offset, size = int(sys.argv[5]), int(sys.argv[6])
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    # The lock a download of the same source on the target holds from its first byte to the rename
+    # (download.py's <file>.lock): a copy and a download never write one .part at once.
+    lock = os.open(dest + ".lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    if fcntl:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            answer(5, "busy", dest=dest)
+    try:
+        # Where a download's .part came from (download.py's <file>.part.json): the bytes are the copy's now.
+        os.unlink(part + ".json")
+    except FileNotFoundError:
+        pass
+    fd = os.open(part, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    try:
+        if fcntl:
+            try:
+                # An earlier copy's process whose link dropped may still be writing.
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                answer(5, "busy", dest=dest)
+        have = os.fstat(fd).st_size
+        if have < offset:
+            answer(3, "incomplete", dest=dest, part=have, size=size)
+        os.ftruncate(fd, offset)
+        os.lseek(fd, offset, os.SEEK_SET)
+        got = offset
+        while True:
+            b = sys.stdin.buffer.read(1 << 20)
+            if not b:
+                break
+            keep = b[: max(size - got, 0)]
+            got += len(b)
+            if keep:
+                os.write(fd, keep)
+            if got > size:
+                break
+    finally:
+        os.close(fd)
+    if got > size:
+        os.unlink(part)
+        answer(1, "too-long", size=size)
+    if got < size:
+        answer(3, "incomplete", dest=dest, part=got, size=size)
+    have = sha(part)
+    if have != want:
+        os.unlink(part)
+        answer(1, "sha256-mismatch", got=have, want=want)
+    os.replace(part, dest)
+    st = os.stat(dest, follow_symlinks=False)
+    rec = dest + ".sha256.json"
+    tmp = rec + "." + str(os.getpid()) + ".tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    try:
+        os.write(fd, json.dumps({"sha256": have, "bytes": st.st_size, "mtime_ns": st.st_mtime_ns}).encode())
+    finally:
+        os.close(fd)
+    os.replace(tmp, rec)
+    answer(0, "done", dest=dest, sha256=have)
 try:
-    os.ftruncate(fd, offset)
-    os.lseek(fd, offset, os.SEEK_SET)
-    for b in iter(lambda: sys.stdin.buffer.read(1 << 20), b""):
-        os.write(fd, b)
-finally:
-    os.close(fd)
-got = sha(part)
-if got != want:
-    os.unlink(part)
-    print(json.dumps({"error": "sha256 on arrival is " + got + ", expected " + want + ": the copy was deleted"})); sys.exit(1)
-os.replace(part, dest)
-st = os.stat(dest, follow_symlinks=False)
-rec = dest + ".sha256.json"
-tmp = rec + "." + str(os.getpid()) + ".tmp"
-fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-try:
-    os.write(fd, json.dumps({"sha256": got, "bytes": st.st_size, "mtime_ns": st.st_mtime_ns}).encode())
-finally:
-    os.close(fd)
-os.replace(tmp, rec)
-print(json.dumps({"dest": dest, "sha256": got}))
+    check() if mode == "check" else put()
+except OSError as e:
+    answer(4, "os-error", detail=str(e))
 `;
+
+/** Why a copy stopped, as values (src/vscode words it; `message` is English, for logs and the CLI). */
+export type CopyProblem =
+  /** The caller cancelled (`signal`): the `.part` stays on the target and the next copy resumes it. */
+  | { code: 'cancelled' }
+  /** Fewer bytes than the file's size arrived (the link dropped): the `.part` stays, `part` bytes long. */
+  | { code: 'incomplete'; part: number; size: number }
+  /** The whole size arrived with another sha256: the target deleted it. */
+  | { code: 'sha256-mismatch'; got: string; want: string }
+  /** More bytes than the file's size arrived: the target deleted them. */
+  | { code: 'too-long'; size: number }
+  /** Another copy's process on the target, or a download of the same source there, holds the file's lock. */
+  | { code: 'busy' }
+  | { code: 'bad-path'; rel: string }
+  /** The target's Python could not read or write its cache (`detail`: the OS's message). */
+  | { code: 'os-error'; detail: string }
+  /** ssh (or the target's Python) ended without an answer: `detail` is the last line of its stderr. */
+  | { code: 'ssh-failed'; exit: number | null; detail: string };
+
+export class WeightsCopyError extends Error {
+  constructor(
+    readonly problem: CopyProblem,
+    readonly target: string,
+  ) {
+    super(`copying weights to ${target}: ${englishProblem(problem)}`);
+    this.name = 'WeightsCopyError';
+  }
+}
+
+function englishProblem(p: CopyProblem): string {
+  switch (p.code) {
+    case 'cancelled':
+      return 'cancelled; the partial copy stays there for the next copy to resume';
+    case 'incomplete':
+      return `${p.part} of ${p.size} bytes arrived; the partial copy stays there for the next copy to resume`;
+    case 'sha256-mismatch':
+      return `sha256 on arrival is ${p.got}, expected ${p.want}: the copy was deleted`;
+    case 'too-long':
+      return `more than ${p.size} bytes arrived: the copy was deleted`;
+    case 'busy':
+      return 'another copy, or a download, there is still writing this file';
+    case 'bad-path':
+      return `bad relative path ${p.rel}`;
+    case 'os-error':
+      return p.detail;
+    case 'ssh-failed':
+      return `ssh exited with ${p.exit ?? 'a signal'}: ${p.detail}`;
+  }
+}
+
+export type CopyPhase = 'hash' | 'send';
 
 export interface CopyWeightsOptions extends SshFolders {
   sshPath?: string;
   /** The target's cache folder; default: its $ASCEND_FINETUNE_CACHE, else ~/.cache/ascend-finetune. */
   cacheRoot?: string;
-  /** Bytes sent so far (from the resume offset), for a progress notification. */
-  onProgress?: (sent: number, total: number) => void;
+  /** The local file's sha256 when the caller has it (weightsRelPath needed it): not hashed again. */
+  sha256?: string;
+  /**
+   * Progress in bytes of the file: while hashing it here ('hash'), then while sending ('send', `done`
+   * counts from the start of the file, so a resume starts at its offset); at most every PROGRESS_MS.
+   */
+  onProgress?: (done: number, total: number, phase: CopyPhase) => void;
+  /** Aborting kills the ssh child; the target keeps the `.part` and the next copy resumes it. */
+  signal?: AbortSignal;
+  /** Attempts after a cut link that moved the `.part` forward (or found it busy): default 3. */
+  retries?: number;
+  /** Wait before another attempt, in ms: default 2000. */
+  retryDelayMs?: number;
 }
 
 export interface CopyWeightsResult {
@@ -79,18 +195,28 @@ export interface CopyWeightsResult {
   sha256: string;
   /** 'current': the target already had this file; otherwise the bytes sent (fewer after a resume). */
   outcome: 'current' | 'copied';
+  /** Bytes that went over the link for this copy (size minus `resumedFrom`). */
   sent: number;
+  /** The `.part` length an earlier copy had left, where this one started. */
+  resumedFrom: number;
 }
+
+const PROGRESS_MS = 200;
+
+/** How many hex digits of the sha256 name a file from outside this machine's cache. */
+export const LOCAL_HASH_HEX = 12;
 
 /**
  * Where a local weights file goes under the target's `weights/` folder: a file from this machine's
  * cache keeps its place there (so `mindcv:`/`hf-hub:` sources find it on the target without a
- * download); any other file goes to `local/<file name>`.
+ * download); any other file goes to `local/<first 12 hex of its sha256>/<file name>`, so two
+ * different files of one name do not replace each other there.
  */
-export function weightsRelPath(localFile: string, localCacheWeights: string): string {
+export function weightsRelPath(localFile: string, localCacheWeights: string, sha256: string): string {
   const rel = path.relative(localCacheWeights, localFile);
   if (rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel)) return rel.split(path.sep).join('/');
-  return `local/${path.basename(localFile)}`;
+  if (!/^[0-9a-f]{64}$/.test(sha256)) throw new Error(`not a sha256: ${sha256}`);
+  return `local/${sha256.slice(0, LOCAL_HASH_HEX)}/${path.basename(localFile)}`;
 }
 
 /** This machine's weights cache, as the runner computes it. */
@@ -98,22 +224,85 @@ export function localCacheWeights(env: NodeJS.ProcessEnv, home: string): string 
   return path.join(path.resolve(env.ASCEND_FINETUNE_CACHE || path.join(home, '.cache', 'ascend-finetune')), 'weights');
 }
 
-export async function sha256File(file: string, onBytes?: (n: number) => void): Promise<string> {
+/** The file's sha256; an aborted `signal` stops it (its AbortError). */
+export async function sha256File(file: string, onBytes?: (n: number) => void, signal?: AbortSignal): Promise<string> {
   const h = createHash('sha256');
   for await (const chunk of createReadStream(file)) {
+    signal?.throwIfAborted();
     h.update(chunk as Buffer);
     onBytes?.((chunk as Buffer).length);
   }
   return h.digest('hex');
 }
 
+/** Calls `report` at most every PROGRESS_MS, and always with `force`. */
+function throttled(report?: (done: number, total: number, phase: CopyPhase) => void) {
+  let at = 0;
+  return (done: number, total: number, phase: CopyPhase, force = false) => {
+    if (!report) return;
+    const now = Date.now();
+    if (!force && now - at < PROGRESS_MS) return;
+    at = now;
+    report(done, total, phase);
+  };
+}
+
+type Answer = Record<string, unknown> & { status: string };
+
+/** The script's answer (its last stdout line), or the reason it gave none. */
+export function readAnswer(code: number | null, stdout: string, stderr: string): Answer | CopyProblem {
+  const last = stdout.trim().split('\n').pop() ?? '';
+  let doc: unknown;
+  try {
+    doc = JSON.parse(last);
+  } catch {
+    doc = undefined;
+  }
+  const d = doc as Record<string, unknown> | undefined;
+  const num = (v: unknown) => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  switch (d && typeof d === 'object' ? d.status : undefined) {
+    case 'ok':
+    case 'done':
+      if (code === 0 && typeof d!.dest === 'string') return d as Answer;
+      break;
+    case 'incomplete': {
+      const part = num(d!.part);
+      const size = num(d!.size);
+      if (part !== undefined && size !== undefined) return { code: 'incomplete', part, size };
+      break;
+    }
+    case 'sha256-mismatch': {
+      const got = str(d!.got);
+      const want = str(d!.want);
+      if (got !== undefined && want !== undefined) return { code: 'sha256-mismatch', got, want };
+      break;
+    }
+    case 'too-long': {
+      const size = num(d!.size);
+      if (size !== undefined) return { code: 'too-long', size };
+      break;
+    }
+    case 'busy':
+      return { code: 'busy' };
+    case 'bad-path':
+      return { code: 'bad-path', rel: str(d!.rel) ?? '' };
+    case 'os-error':
+      return { code: 'os-error', detail: str(d!.detail) ?? '' };
+  }
+  const detail = stderr.trim().split('\n').pop() || last || '';
+  return { code: 'ssh-failed', exit: code, detail };
+}
+
 function runScript(
   def: TargetDef,
   args: string[],
   opts: CopyWeightsOptions,
-  input?: { file: string; start: number },
-): Promise<Record<string, unknown>> {
+  input?: { file: string; start: number; size: number },
+): Promise<Answer> {
   if (def.kind !== 'ssh' || !def.ssh) throw new Error(`${def.label} is not an SSH target`);
+  const fail = (p: CopyProblem) => new WeightsCopyError(p, def.label);
+  if (opts.signal?.aborted) return Promise.reject(fail({ code: 'cancelled' }));
   const argv = sshArgv(def.ssh.dest, [def.ssh.runner.python, '-c', SCRIPT, ...args], {
     controlDir: socketDir(opts),
     setup: remoteSetup(def.ssh.runner),
@@ -122,24 +311,35 @@ function runScript(
     const child = spawn(opts.sshPath ?? 'ssh', argv, { stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
-    child.stdout.on('data', (b: Buffer) => (out += b.toString('utf8')));
+    let cancelled = false;
+    let spawnError: Error | undefined;
+    const onAbort = () => {
+      cancelled = true;
+      child.kill('SIGTERM');
+    };
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    child.stdout.on('data', (b: Buffer) => (out = (out + b.toString('utf8')).slice(-64_000)));
     child.stderr.on('data', (b: Buffer) => (err = (err + b.toString('utf8')).slice(-4000)));
-    child.stdin.on('error', () => {}); // a failed login closes stdin early; the exit code says why
-    child.on('error', reject);
+    child.stdin.on('error', () => {}); // a failed login or a cut link closes stdin early; the answer says why
+    child.on('error', (e) => (spawnError = e));
+    const stream = input && createReadStream(input.file, { start: input.start });
     child.on('close', (code) => {
-      const last = out.trim().split('\n').pop() ?? '';
-      let doc: Record<string, unknown> | undefined;
-      try {
-        doc = JSON.parse(last) as Record<string, unknown>;
-      } catch {
-        doc = undefined;
-      }
-      if (code === 0 && doc && typeof doc.dest === 'string') return resolve(doc);
-      const why = typeof doc?.error === 'string' ? doc.error : err.trim().split('\n').pop() || last || '(no output)';
-      reject(new Error(`copying weights to ${def.label} failed (exit ${code}): ${why}`));
+      opts.signal?.removeEventListener('abort', onAbort);
+      stream?.destroy();
+      if (cancelled) return reject(fail({ code: 'cancelled' }));
+      if (spawnError) return reject(fail({ code: 'ssh-failed', exit: null, detail: spawnError.message }));
+      const got = readAnswer(code, out, err);
+      if ('status' in got) return resolve(got);
+      reject(fail(got));
     });
-    if (!input) return void child.stdin.end();
-    const stream = createReadStream(input.file, { start: input.start });
+    if (!input || !stream) return void child.stdin.end();
+    const progress = throttled(opts.onProgress);
+    let done = input.start;
+    progress(done, input.size, 'send', true);
+    stream.on('data', (b) => {
+      done += b.length;
+      progress(done, input.size, 'send', done >= input.size);
+    });
     stream.on('error', (e) => {
       child.kill();
       reject(e);
@@ -148,24 +348,60 @@ function runScript(
   });
 }
 
-/** Copies `localFile` to the target's weights cache at `rel`, resuming a partial copy; sha256 checked there. */
+/**
+ * Copies `localFile` to the target's weights cache at `rel`, resuming a partial copy; sha256 checked
+ * there. A cut link that moved the target's `.part` forward is tried again from where it stopped (up
+ * to `retries` times); every other problem throws a WeightsCopyError.
+ */
 export async function copyWeightsToTarget(
   def: TargetDef,
   localFile: string,
   rel: string,
   opts: CopyWeightsOptions = {},
 ): Promise<CopyWeightsResult> {
-  const sha = await sha256File(localFile);
-  const root = opts.cacheRoot ?? '';
-  const have = await runScript(def, ['check', root, rel, sha], opts);
-  const dest = String(have.dest);
-  if (have.sha256 === sha) return { remotePath: dest, sha256: sha, outcome: 'current', sent: 0 };
   const { size } = await fsp.stat(localFile);
-  const part = typeof have.part === 'number' && have.part <= size ? have.part : 0;
-  opts.onProgress?.(0, size - part);
-  const done = await runScript(def, ['put', root, rel, sha, String(part)], opts, { file: localFile, start: part });
-  opts.onProgress?.(size - part, size - part);
-  return { remotePath: String(done.dest), sha256: sha, outcome: 'copied', sent: size - part };
+  let sha = opts.sha256;
+  if (!sha) {
+    const progress = throttled(opts.onProgress);
+    let hashed = 0;
+    progress(0, size, 'hash', true);
+    try {
+      sha = await sha256File(localFile, (n) => progress((hashed += n), size, 'hash', hashed >= size), opts.signal);
+    } catch (e) {
+      if (opts.signal?.aborted) throw new WeightsCopyError({ code: 'cancelled' }, def.label);
+      throw e;
+    }
+  }
+  const root = opts.cacheRoot ?? '';
+  const retries = opts.retries ?? 3;
+  let first: number | undefined;
+  let last = -1;
+  for (let attempt = 0; ; attempt++) {
+    const have = await runScript(def, ['check', root, rel, sha], opts);
+    const dest = String(have.dest);
+    if (have.sha256 === sha) return { remotePath: dest, sha256: sha, outcome: 'current', sent: 0, resumedFrom: 0 };
+    const part = typeof have.part === 'number' && have.part <= size ? have.part : 0;
+    first ??= part;
+    try {
+      const done = await runScript(def, ['put', root, rel, sha, String(part), String(size)], opts, {
+        file: localFile,
+        start: part,
+        size,
+      });
+      return { remotePath: String(done.dest), sha256: sha, outcome: 'copied', sent: size - first, resumedFrom: first };
+    } catch (e) {
+      const p = e instanceof WeightsCopyError ? e.problem : undefined;
+      // Another try only while the link moves the file forward, or an earlier process lets go of it.
+      const again =
+        attempt < retries &&
+        (p?.code === 'busy' || ((p?.code === 'incomplete' || p?.code === 'ssh-failed') && part > last));
+      if (!again) throw e;
+      last = part;
+      await sleep(opts.retryDelayMs ?? 2000, undefined, { signal: opts.signal }).catch(() => {
+        throw new WeightsCopyError({ code: 'cancelled' }, def.label);
+      });
+    }
+  }
 }
 
 /** A hub weight's preprocessing: its repository's config.json, beside the weights in the cache. */
@@ -204,5 +440,10 @@ export async function copyWeightsWithConfig(
   const cfg = hubConfigOf(localFile, rel);
   if (!cfg) return weights;
   if (!cfg.present) return { ...weights, config: 'missing' };
-  return { ...weights, config: await copyWeightsToTarget(def, cfg.file, cfg.rel, { ...opts, onProgress: undefined }) };
+  const config = await copyWeightsToTarget(def, cfg.file, cfg.rel, {
+    ...opts,
+    sha256: undefined,
+    onProgress: undefined,
+  });
+  return { ...weights, config };
 }

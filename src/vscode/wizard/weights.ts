@@ -17,7 +17,7 @@ import {
   type CatalogWeightsItem,
 } from '../../core/wizard/weightsItems';
 import { BACK, pick, type StepInfo } from '../quickInput';
-import { copyToTarget, downloadHere } from '../copyWeights';
+import { CopyCancelled, copyToTarget, downloadHere } from '../copyWeights';
 import { weightsChanged } from '../specLanguage';
 import type { App } from '../app';
 import { errorText } from '../context';
@@ -145,9 +145,12 @@ async function copyFromHere(app: App, def: TargetDef, source: string): Promise<b
     app.ctx.log.info(`weights ${source} on ${def.label}: ${r.remotePath} (${r.outcome})`);
     return true;
   } catch (e) {
-    void vscode.window.showErrorMessage(
-      vscode.l10n.t('Could not copy {0} to {1}: {2}', source, def.label, e instanceof Error ? e.message : String(e)),
-    );
+    if (e instanceof CopyCancelled)
+      void vscode.window.showInformationMessage(e.message); // says what stays
+    else
+      void vscode.window.showErrorMessage(
+        vscode.l10n.t('Could not copy {0} to {1}: {2}', source, def.label, e instanceof Error ? e.message : String(e)),
+      );
     return false;
   }
 }
