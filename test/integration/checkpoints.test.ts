@@ -187,6 +187,11 @@ test(
     const ex = await exportCheckpoint(local, runDir, last, 'mindir');
     assert.equal(ex.file, last.replace(/\.ckpt$/, '.mindir'));
     assert.deepEqual(ex.input_shape, [1, 3, 32, 32]);
+    // What a deployment needs beside the model: its input's preprocessing and its outputs' class names.
+    assert.equal(ex.preprocessFile, last.replace(/\.ckpt$/, '.preprocess.json'));
+    const beside = JSON.parse(readFileSync(ex.preprocessFile!, 'utf8'));
+    assert.deepEqual(beside.classes, JSON.parse(readFileSync(path.join(runDir, 'classes.json'), 'utf8')));
+    assert.equal(beside.preprocess.name, 'imagenet');
     const withExport = await readRunCheckpoints(localPy, runDir);
     assert.deepEqual(
       withExport.checkpoints[3].exports.map((x) => x.format),

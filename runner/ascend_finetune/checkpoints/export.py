@@ -1,5 +1,6 @@
-"""`export`: a checkpoint as a MindIR or ONNX file, with the run's input size (1, 3, H, W); the result
-says the preprocessing (resize, crop, mean/std) its input needs, as the checkpoint recorded it.
+"""`export`: a checkpoint as a MindIR or ONNX file, with the run's input size (1, 3, H, W). The
+preprocessing (resize, crop, mean/std) its input needs, as the checkpoint recorded it, and the class
+names its outputs stand for go into `<name>.preprocess.json` beside it, and into the result.
 
 The network is exported in float32 (no AMP casts), in inference mode, compiled on the CPU so an
 export never competes with a training run for the NPU. MindSpore writes into a private temporary
@@ -17,11 +18,13 @@ from typing import Any
 
 import numpy as np
 
+from ..rundir import atomic_write_json
 from .errors import ToolError
 from .format import read_index
 from .tools import load_run
 
 SUFFIX = {"mindir": ".mindir", "onnx": ".onnx"}
+PREPROCESS_SUFFIX = ".preprocess.json"  # beside the model: its input's preprocessing and its class names
 # MindSpore's own check on export file names (mindspore/train/serialization.py).
 _MS_SAFE_PATH = re.compile(r"^[0-9a-zA-Z@_\-.:/\\]+$")
 
@@ -90,15 +93,24 @@ def export(run_dir: str, ckpt: str, fmt: str, out: str | None) -> dict[str, Any]
         shutil.move(tmp, out)  # a rename on the same file system
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
+    # The exported network takes normalised input and answers class indices: what a deployment needs to
+    # feed it and read it goes beside it, since the run folder does not travel with the model.
+    facts = {
+        "model": os.path.basename(out),
+        "input_shape": shape,
+        "dtype": "float32",
+        "preprocess": _preprocess(run, ckpt),
+        "classes": run.classes,
+    }
+    sidecar = os.path.splitext(out)[0] + PREPROCESS_SUFFIX
+    atomic_write_json(sidecar, facts)
     return {
         "file": out,
         "format": fmt,
         "bytes": os.path.getsize(out),
-        "input_shape": shape,
         "ckpt": os.path.abspath(ckpt),
-        "dtype": "float32",
-        # The exported network takes normalised input: the resize, crop and mean/std to feed it.
-        "preprocess": _preprocess(run, ckpt),
+        "preprocess_file": sidecar,
+        **{k: v for k, v in facts.items() if k != "model"},
     }
 
 

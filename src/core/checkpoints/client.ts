@@ -143,6 +143,9 @@ export interface ExportResult {
   format: ExportFormat;
   bytes: number | null;
   input_shape: number[];
+  /** `<name>.preprocess.json` beside the model: its input's preprocessing and its class names (an older
+   * runner writes none). */
+  preprocessFile?: string;
 }
 
 export interface TensorDiff {
@@ -295,6 +298,7 @@ export function toExportResult(out: unknown): ExportResult {
     format: o.format === 'onnx' ? 'onnx' : 'mindir',
     bytes: numOrNull(o.bytes),
     input_shape: shapeOf(o.input_shape),
+    preprocessFile: isStr(o.preprocess_file) ? o.preprocess_file : undefined,
   };
 }
 

@@ -201,15 +201,19 @@ export async function exportTo(host: ActionsHost, ref: CkptRef, format: ExportFo
   host.ctx.log.info(`export ${r.abs} -> ${res.file} (${res.bytes} bytes, input ${res.input_shape.join('x')})`);
   host.view.refresh(ref);
   const actions = r.def.kind === 'local' ? [vscode.l10n.t('Reveal')] : [];
+  const shape = res.input_shape.join('×');
   void vscode.window
     .showInformationMessage(
-      vscode.l10n.t(
-        'Exported {0}: {1} ({2}, input {3}).',
-        label,
-        res.file,
-        formatBytes(res.bytes),
-        res.input_shape.join('×'),
-      ),
+      res.preprocessFile
+        ? vscode.l10n.t(
+            'Exported {0}: {1} ({2}, input {3}); its preprocessing and class names are in {4}.',
+            label,
+            res.file,
+            formatBytes(res.bytes),
+            shape,
+            res.preprocessFile,
+          )
+        : vscode.l10n.t('Exported {0}: {1} ({2}, input {3}).', label, res.file, formatBytes(res.bytes), shape),
       ...actions,
     )
     .then((a) => {

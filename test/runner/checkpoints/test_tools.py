@@ -512,6 +512,12 @@ def test_export_mindir_loads_back_with_the_checkpoints_logits(frozen_run, tmp_pa
     recorded = manifest(frozen_run)[-1]["preprocess"]
     keys = ("name", "interpolation", "crop_pct", "rounding", "mean", "std", "crop_mode")
     assert [out["preprocess"][k] for k in keys] == [recorded[k] for k in keys] and recorded["name"] == "imagenet"
+    # ...and the same goes beside the model, with the class names its outputs stand for.
+    beside = json.loads(ckpt.with_suffix(".preprocess.json").read_text())
+    assert out["preprocess_file"] == str(ckpt.with_suffix(".preprocess.json"))
+    assert beside["model"] == ckpt.with_suffix(".mindir").name and beside["input_shape"] == [1, 3, 32, 32]
+    assert beside["preprocess"] == out["preprocess"]
+    assert beside["classes"] == json.loads((frozen_run / "classes.json").read_text()) == out["classes"]
     x = np.random.default_rng(1).standard_normal((1, 3, 32, 32)).astype(np.float32)
     with graph_mode():
         loaded = ms.nn.GraphCell(ms.load(out["file"]))(ms.Tensor(x)).asnumpy()
@@ -528,7 +534,9 @@ def test_export_into_a_folder_whose_name_mindspore_refuses(frozen_run, tmp_path)
     )
     assert code == 0, out
     assert out["file"] == str(target) and target.stat().st_size == out["bytes"] > 1_000_000
-    assert [p.name for p in target.parent.iterdir()] == ["model.onnx"], "only the file, no temporary folder"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["model.onnx", "model.preprocess.json"], (
+        "the model and its preprocessing, no temporary folder"
+    )
 
 
 def test_export_onnx_passes_the_checker_and_runs_with_the_same_logits(frozen_run, tmp_path):
