@@ -2,7 +2,6 @@
 // local file, or from a `mindcv:`/`hf-hub:` source that this machine's runner downloads into its own
 // cache (`fetch-weights`); core/targets/weightsCopy.ts copies the file into the target's weights
 // cache over the existing ssh connection. Then the open spec's model.pretrained can be pointed at it.
-import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -11,7 +10,9 @@ import { LOCAL_TARGET_ID, type TargetDef } from '../core/targets/model';
 import { FetchCancelled, fetchWeights, type FetchedWeights } from '../core/targets/weightsCache';
 import {
   copyWeightsWithConfig,
+  fileStamp,
   localCacheWeights,
+  pretrainedValue,
   sha256File,
   weightsRelPath,
   WeightsCopyError,
@@ -77,6 +78,18 @@ export function copyProblemText(p: CopyProblem, target: string): string {
       );
     case 'bad-path':
       return vscode.l10n.t('{0} is not a path inside the weights cache', p.rel);
+    case 'unsafe':
+      return vscode.l10n.t(
+        '{0} on {1} is a symlink that another user (uid {2}) made, so the copy does not follow it and wrote nothing through it: remove it, or set ASCEND_FINETUNE_CACHE on {1} to point the weights cache elsewhere',
+        p.path,
+        target,
+        p.uid,
+      );
+    case 'changed':
+      return vscode.l10n.t(
+        '{0} changed on this machine while it was being copied: copy it again once it is complete',
+        p.file,
+      );
     case 'os-error':
       return vscode.l10n.t('{0} could not write to its weights cache: {1}', target, p.detail);
     case 'ssh-failed':
@@ -102,7 +115,7 @@ async function pickSshTarget(app: App, node: unknown): Promise<TargetDef | undef
   return (await vscode.window.showQuickPick(items, { title: vscode.l10n.t('Copy weights to which SSH target?') }))?.def;
 }
 
-/** A local file and the value model.pretrained should get on the target (undefined: the remote path). */
+/** A local file and the value model.pretrained should get on the target (undefined: CopiedWeights.pretrained). */
 async function pickWeights(app: App): Promise<{ file: string; pretrained?: string } | undefined> {
   const file = { label: vscode.l10n.t('$(file) A weights file on this machine…'), choice: 'file' as const };
   const named = { label: vscode.l10n.t('$(cloud-download) A mindcv: or hf-hub: source…'), choice: 'named' as const };
@@ -162,15 +175,26 @@ export async function downloadHere(app: App, source: string): Promise<FetchedWei
   }
 }
 
+export interface CopiedWeights extends CopyWithConfigResult {
+  /**
+   * The value for model.pretrained on the target: a file of this machine's cache is copied to the
+   * same place there, so it is the source's name (`mindcv:<model>`, `hf-hub:<org>/<repo>`), which
+   * the runner finds in the target's cache and loads with that source's preprocessing; any other file,
+   * its path there.
+   */
+  pretrained: string;
+}
+
 /**
  * Copies a local weights file (and a hub weight's config.json) into the SSH target's weights cache,
  * in a notification with its progress that can be cancelled (CopyCancelled: the target keeps the
  * partial file). Failures throw an Error worded in the user's language.
  */
-export async function copyToTarget(app: App, def: TargetDef, file: string): Promise<CopyWithConfigResult> {
+export async function copyToTarget(app: App, def: TargetDef, file: string): Promise<CopiedWeights> {
   await app.ctx.ensureRunner(def);
   const abort = new AbortController();
   let sending = false;
+  let rel = '';
   let result: CopyWithConfigResult;
   try {
     result = await vscode.window.withProgress(
@@ -181,7 +205,8 @@ export async function copyToTarget(app: App, def: TargetDef, file: string): Prom
       },
       async (progress, token) => {
         token.onCancellationRequested(() => abort.abort());
-        const { size } = await fsp.stat(file);
+        const stamp = await fileStamp(file);
+        const { size } = stamp;
         let hashed = 0;
         let last = 0;
         const sha = await sha256File(
@@ -196,12 +221,13 @@ export async function copyToTarget(app: App, def: TargetDef, file: string): Prom
           },
           abort.signal,
         );
-        const rel = weightsRelPath(file, localCacheWeights(process.env, os.homedir()), sha);
+        rel = weightsRelPath(file, localCacheWeights(process.env, os.homedir()), sha);
         const bar = byteProgress(progress);
         sending = true;
         return copyWeightsWithConfig(def, file, rel, {
           ...app.ctx.sshFolders(),
           sha256: sha,
+          stamp,
           signal: abort.signal,
           onProgress: (done, total) => bar(done, total),
         });
@@ -229,7 +255,7 @@ export async function copyToTarget(app: App, def: TargetDef, file: string): Prom
         def.label,
       ),
     );
-  return result;
+  return { ...result, pretrained: pretrainedValue(rel, result.remotePath) };
 }
 
 export async function copyWeightsCommand(app: App, node: unknown): Promise<void> {
@@ -243,7 +269,7 @@ export async function copyWeightsCommand(app: App, node: unknown): Promise<void>
     throw e;
   }
   if (!weights) return;
-  let result: CopyWithConfigResult;
+  let result: CopiedWeights;
   try {
     result = await copyToTarget(app, def, weights.file);
   } catch (e) {
@@ -253,7 +279,8 @@ export async function copyWeightsCommand(app: App, node: unknown): Promise<void>
     );
     return;
   }
-  const value = weights.pretrained ?? result.remotePath;
+  // A file picked from this machine's cache is named by its source too, not by its path there.
+  const value = weights.pretrained ?? result.pretrained;
   app.ctx.log.info(`weights copied to ${def.label}: ${result.remotePath} (sha256 ${result.sha256}, ${result.outcome})`);
   const editor = vscode.window.activeTextEditor;
   const spec = editor?.document.languageId === LANGUAGE_ID ? editor : undefined;

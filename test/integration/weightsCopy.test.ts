@@ -9,13 +9,17 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import {
+  appendFileSync,
   existsSync,
+  lchownSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,6 +31,7 @@ import { sshTarget } from '../../src/core/targets/target';
 import {
   copyWeightsToTarget,
   copyWeightsWithConfig,
+  fileStamp,
   localCacheWeights,
   sha256File,
   weightsRelPath,
@@ -88,6 +93,46 @@ function sshWrapper(name: string, cut: number, filter: string) {
     path: file,
     calls: () => Number(readFileSync(path.join(dir, 'count'), 'utf8')),
     input: (n: number) => readFileSync(path.join(dir, `in${n}`)),
+  };
+}
+
+/**
+ * An `ssh` stand-in whose call `stall` (2: the put) gets the first `bytes` of the stream and then
+ * nothing, its stdin left open: a link that dropped without an end, as the target sees it. `stop()`
+ * ends the silent writer.
+ */
+function stallWrapper(name: string, stall: number, bytes: number) {
+  const dir = path.join(tmp, `wrapper ${name}`);
+  mkdirSync(dir);
+  const file = path.join(dir, 'ssh');
+  const d = shellQuote(dir);
+  writeFileSync(
+    file,
+    [
+      '#!/bin/sh',
+      `n=$(( $(cat ${d}/count 2>/dev/null || echo 0) + 1 ))`,
+      `echo "$n" > ${d}/count`,
+      `if [ "$n" = ${stall} ]; then`,
+      `  mkfifo ${d}/fifo`,
+      '  exec 3<&0',
+      `  { head -c ${bytes}; exec sleep 60; } <&3 3<&- >${d}/fifo 2>/dev/null &`,
+      `  echo $! > ${d}/writer`,
+      `  exec ssh "$@" <${d}/fifo 3<&-`,
+      'fi',
+      'exec ssh "$@"',
+      '',
+    ].join('\n'),
+    { mode: 0o755 },
+  );
+  return {
+    path: file,
+    stop: () => {
+      try {
+        process.kill(Number(readFileSync(path.join(dir, 'writer'), 'utf8')));
+      } catch {
+        // not started, or gone
+      }
+    },
   };
 }
 
@@ -524,5 +569,127 @@ test(
       cacheRoot,
     });
     assert.equal(plain.config, undefined);
+  },
+);
+
+test(
+  'a put whose link goes silent ends after the idle timeout there, keeps every byte that came and lets go of its locks',
+  { timeout: 120_000 },
+  async () => {
+    const cacheRoot = path.join(tmp, 'cache stalled');
+    const local = path.join(tmp, 'stalled.ckpt');
+    const body = randomBytes(3 << 20);
+    writeFileSync(local, body);
+    const rel = weightsRelPath(local, path.join(tmp, 'elsewhere'), sha256(body));
+    const dest = path.join(cacheRoot, 'weights', ...rel.split('/'));
+    const n = (1 << 20) + 777; // not a multiple of any read size: each byte is written as it arrives
+    const silent = stallWrapper('stalled', 2, n);
+    const opts = { controlDir: sshd.controlDir, cacheRoot, idleTimeoutS: 2 };
+    try {
+      const t0 = Date.now();
+      const p = await problemOf(
+        copyWeightsToTarget(target(), local, rel, { ...opts, retries: 0, sshPath: silent.path }),
+      );
+      const took = Date.now() - t0;
+      assert.deepEqual(p, { code: 'incomplete', part: n, size: body.length });
+      assert.ok(took < 20_000, `the put ended after ${took} ms, not when the writer did`);
+      assert.ok(readFileSync(`${dest}.part`).equals(body.subarray(0, n)), 'every byte that came is kept');
+    } finally {
+      silent.stop();
+    }
+    // Nothing holds the locks any more: the next copy resumes at once instead of finding it busy.
+    const r = await copyWeightsToTarget(target(), local, rel, { ...opts, retries: 0 });
+    assert.deepEqual([r.outcome, r.resumedFrom, r.sent], ['copied', n, body.length - n]);
+    assert.ok(readFileSync(dest).equals(body));
+  },
+);
+
+test(
+  "a symlinked folder in the target's cache is followed when this user made it, refused when another did",
+  { timeout: 120_000 },
+  async () => {
+    const local = path.join(tmp, 'linked.ckpt');
+    const body = randomBytes(50_000);
+    writeFileSync(local, body);
+    const rel = weightsRelPath(local, path.join(tmp, 'elsewhere'), sha256(body));
+
+    // The user's own link (a bigger disk): followed, like the runner's download.
+    const own = path.join(tmp, 'cache own link');
+    const disk = path.join(tmp, 'bigger disk weights');
+    mkdirSync(own);
+    mkdirSync(disk);
+    symlinkSync(path.relative(own, disk), path.join(own, 'weights')); // relative to the link's folder
+    assert.equal(lstatSync(path.join(own, 'weights')).uid, process.getuid!());
+    const r = await copyWeightsToTarget(target(), local, rel, { controlDir: sshd.controlDir, cacheRoot: own });
+    assert.equal(r.outcome, 'copied');
+    assert.equal(r.remotePath, path.join(own, 'weights', ...rel.split('/')));
+    assert.ok(readFileSync(path.join(disk, ...rel.split('/'))).equals(body));
+
+    // A link another user planted in a shared cache: refused, nothing written through it.
+    const shared = path.join(tmp, 'cache shared');
+    const planted = path.join(tmp, 'planted target');
+    mkdirSync(path.join(shared, 'weights'), { recursive: true });
+    mkdirSync(planted);
+    const link = path.join(shared, 'weights', 'local');
+    symlinkSync(planted, link);
+    lchownSync(link, 12345, 12345);
+    for (const retries of [0, 3]) {
+      const p = await problemOf(
+        copyWeightsToTarget(target(), local, rel, { controlDir: sshd.controlDir, cacheRoot: shared, retries }),
+      );
+      assert.deepEqual(p, { code: 'unsafe', path: link, uid: 12345 });
+    }
+    assert.deepEqual(readdirSync(planted), [], 'nothing written through it');
+    assert.deepEqual(readdirSync(path.join(shared, 'weights')), ['local']);
+  },
+);
+
+test(
+  'a local file that grows while it is copied: only the size hashed is sent; one that changed after hashing is refused',
+  { timeout: 120_000 },
+  async () => {
+    const cacheRoot = path.join(tmp, 'cache growing');
+    const local = path.join(tmp, 'growing.ckpt');
+    const body = randomBytes(2 << 20);
+    writeFileSync(local, body);
+    const rel = weightsRelPath(local, path.join(tmp, 'elsewhere'), sha256(body));
+    const dest = path.join(cacheRoot, 'weights', ...rel.split('/'));
+    // A resumed copy whose file grows once the send starts: the .part is not thrown away as too long.
+    mkdirSync(path.dirname(dest), { recursive: true });
+    writeFileSync(`${dest}.part`, body.subarray(0, 500_000));
+    let grown = false;
+    const r = await copyWeightsToTarget(target(), local, rel, {
+      controlDir: sshd.controlDir,
+      cacheRoot,
+      retries: 0,
+      onProgress: (_done, _total, phase) => {
+        if (phase === 'send' && !grown) {
+          grown = true;
+          appendFileSync(local, randomBytes(300_000)); // before the stream's first read
+        }
+      },
+    });
+    assert.ok(grown);
+    assert.deepEqual([r.outcome, r.resumedFrom, r.sent], ['copied', 500_000, body.length - 500_000]);
+    assert.ok(readFileSync(dest).equals(body), 'the file as hashed, not a byte more');
+
+    // Hashed, then changed before the copy: refused here, nothing sent.
+    const other = path.join(tmp, 'changed.ckpt');
+    writeFileSync(other, randomBytes(100_000));
+    const stamp = await fileStamp(other);
+    const sha = await sha256File(other);
+    appendFileSync(other, 'more');
+    const never = sshWrapper('changed', 0, 'cat');
+    const p = await problemOf(
+      copyWeightsToTarget(target(), other, 'local/changed.ckpt', {
+        controlDir: sshd.controlDir,
+        cacheRoot,
+        sha256: sha,
+        stamp,
+        sshPath: never.path,
+      }),
+    );
+    assert.deepEqual(p, { code: 'changed', file: other });
+    assert.ok(!existsSync(path.join(path.dirname(never.path), 'count')), 'ssh was not run');
   },
 );

@@ -163,6 +163,28 @@ export function namedCacheRel(value: string): string | undefined {
   return `hf-hub/${m[1]}/${m[2]}/main/${m[3] ?? 'model.safetensors'}`;
 }
 
+/**
+ * The named source whose place under a weights cache's `weights/` folder `rel` is (namedCacheRel's
+ * inverse): `mindcv/<file>` is the `mindcv:<model>` whose catalog file has that name,
+ * `hf-hub/<org>/<repo>/main/<file>` is `hf-hub:<org>/<repo>` (with `:<file>` when it is not
+ * model.safetensors). Undefined for any other place, a mindcv file the catalog does not know, and a
+ * hub repository's config.json (its preprocessing, not weights). A file copied to that place on a
+ * target is found there by this name, with the source's own preprocessing, without a request.
+ */
+export function cacheRelSource(rel: string): string | undefined {
+  const parts = rel.split('/');
+  if (parts[0] === 'mindcv') {
+    if (parts.length !== 2) return undefined;
+    const hit = Object.entries(CATALOG.mindcv).find(([, e]) => e.path.split('/').pop() === parts[1]);
+    return hit ? `mindcv:${hit[0]}` : undefined;
+  }
+  // The names the runner's catalog.parse accepts (_HF_PART, _HF_FILE), at the revision it fetches.
+  const m = /^hf-hub\/([A-Za-z0-9][\w.-]*)\/([A-Za-z0-9][\w.-]*)\/main\/([\w.-][\w./-]*)$/.exec(rel);
+  if (!m || m[3].split('/').some((p) => p === '' || p === '.' || p === '..') || m[3] === 'config.json')
+    return undefined;
+  return `hf-hub:${m[1]}/${m[2]}${m[3] === HUB_FILE ? '' : `:${m[3]}`}`;
+}
+
 /** A named weight source (`mindcv:` or `hf-hub:`), not a path. */
 export function isNamedWeights(v: unknown): v is string {
   return typeof v === 'string' && NAMED.test(v);

@@ -9,25 +9,37 @@
 // resume; the whole size is checked by sha256 on arrival (a mismatch deletes it), renamed into place
 // and given the record a download leaves beside it (`<file>.sha256.json`, runner/ascend_finetune/
 // models/download.py), so `weights-status` lists the copy as a download. More bytes than the size
-// delete it too. The script answers with a status code and values (one JSON line), never a sentence:
-// src/vscode words it. Every path and hash travels as argv, quoted once by the ssh layer; nothing is
-// built into a shell string.
+// delete it too. A put that receives nothing for `idleTimeoutS` (a link that dropped without an end,
+// which sshd notices only after hours) keeps what came and exits, letting go of the locks, so the next
+// copy resumes instead of finding it busy; what arrives is written at once, so `check` sees all of it.
+// Below the cache root the script opens each folder through its parent's descriptor without following
+// a symlink, unless the link is this user's or root's (download.py's rule): another user's link in a
+// shared cache answers `unsafe`, nothing written through it. Only the size hashed here is sent, and a
+// local file whose size or mtime changed after it was hashed is refused (`changed`). The script
+// answers with a status code and values (one JSON line), never a sentence: src/vscode words it.
+// Every path and hash travels as argv, quoted once by the ssh layer; nothing is built into a shell
+// string.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { socketDir, type SshFolders } from './consoleCommand';
+import { backboneOfNamed, cacheRelSource } from '../spec/weightSources';
 import { sshArgv } from '../ssh/ssh';
 import { remoteSetup } from './target';
 import type { TargetDef } from './model';
 
 const SCRIPT = String.raw`
-import hashlib, json, os, sys
+import errno, hashlib, json, os, select, stat, sys
 try:
     import fcntl
 except ImportError:
     fcntl = None
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+OPATH = getattr(os, "O_PATH", 0)
+# A FIFO planted in the cache opens at once (not blocking the copy) and is refused as not regular.
+NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 def answer(code, status, **values):
     values["status"] = status
     sys.stdout.write(json.dumps(values) + "\n")
@@ -39,24 +51,102 @@ if rel.startswith("/") or ".." in parts or "." in parts or "" in parts:
     answer(2, "bad-path", rel=rel)
 if not root:
     root = os.environ.get("ASCEND_FINETUNE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "ascend-finetune")
-dest = os.path.join(os.path.abspath(os.path.expanduser(root)), "weights", *parts)
-part = dest + ".part"
-def sha(p):
+root = os.path.abspath(os.path.expanduser(root))
+dest = os.path.join(root, "weights", *parts)
+name = parts[-1]
+def folder(create):
+    # The folder dest goes in, as a descriptor; None when missing (and not made). The cache root is
+    # the user's choice and followed; every folder below it (weights/ on) is opened through its
+    # parent's descriptor without following a symlink, unless the link is this user's or root's
+    # (download.py's rule): another user's link in a shared cache is refused, nothing written through it.
+    if create:
+        os.makedirs(root, exist_ok=True)
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    except FileNotFoundError:
+        return None
+    at = root
+    for step in ["weights"] + parts[:-1]:
+        at = os.path.join(at, step)
+        try:
+            try:
+                nxt = os.open(step, os.O_RDONLY | os.O_DIRECTORY | NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    os.close(fd)
+                    return None
+                try:
+                    os.mkdir(step, 0o777, dir_fd=fd)  # never follows a symlink: EEXIST
+                except FileExistsError:
+                    pass  # made meanwhile, or a dangling symlink: the open decides
+                nxt = os.open(step, os.O_RDONLY | os.O_DIRECTORY | NOFOLLOW, dir_fd=fd)
+        except OSError as e:
+            if e.errno not in (errno.ELOOP, errno.ENOTDIR):
+                raise
+            # The link's owner and target read through one descriptor of the link itself, so it
+            # cannot be swapped between the check and the read (download.py's _trusted_link).
+            link = os.open(step, OPATH | NOFOLLOW, dir_fd=fd) if OPATH else None
+            try:
+                st = os.fstat(link) if OPATH else os.stat(step, dir_fd=fd, follow_symlinks=False)
+                if not stat.S_ISLNK(st.st_mode):
+                    raise
+                if not OPATH or st.st_uid not in (os.getuid(), 0):  # not Linux: no link is followed
+                    os.close(fd)
+                    answer(6, "unsafe", path=at, uid=st.st_uid)
+                to = os.readlink("", dir_fd=link)
+            finally:
+                if link is not None:
+                    os.close(link)
+            try:
+                nxt = os.open(to, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)  # relative to the link's folder
+            finally:
+                os.close(fd)
+        else:
+            os.close(fd)
+        fd = nxt
+    return fd
+def regular(d, n, flags):
+    # A descriptor of the regular file n in folder d, never through a symlink.
+    f = os.open(n, flags | NOFOLLOW | NONBLOCK, 0o644, dir_fd=d)
+    if not stat.S_ISREG(os.fstat(f).st_mode):
+        os.close(f)
+        raise OSError(errno.EINVAL, "not a regular file", os.path.join(os.path.dirname(dest), n))
+    return f
+def sha(f):
+    os.lseek(f, 0, os.SEEK_SET)
     h = hashlib.sha256()
-    with open(p, "rb") as f:
-        for b in iter(lambda: f.read(1 << 20), b""):
-            h.update(b)
+    for b in iter(lambda: os.read(f, 1 << 20), b""):
+        h.update(b)
     return h.hexdigest()
 def check():
-    have = sha(dest) if os.path.isfile(dest) and not os.path.islink(dest) else None
-    size = os.path.getsize(part) if os.path.isfile(part) and not os.path.islink(part) else 0
+    have, size = None, 0
+    d = folder(False)
+    if d is not None:
+        try:
+            f = regular(d, name, os.O_RDONLY)
+        except OSError:
+            f = None  # missing, a symlink or not a regular file: not there
+        if f is not None:
+            try:
+                have = sha(f)
+            finally:
+                os.close(f)
+        try:
+            st = os.stat(name + ".part", dir_fd=d, follow_symlinks=False)
+            size = st.st_size if stat.S_ISREG(st.st_mode) else 0
+        except FileNotFoundError:
+            pass
+        os.close(d)
     answer(0, "ok", dest=dest, sha256=have, part=size)
 def put():
     offset, size = int(sys.argv[5]), int(sys.argv[6])
-    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    # A link that drops without a clean end leaves stdin open and silent (sshd notices after hours):
+    # after idle seconds without a byte the bytes so far stay and this process lets go of the locks.
+    idle = float(sys.argv[7]) if len(sys.argv) > 7 else 60.0
+    d = folder(True)
     # The lock a download of the same source on the target holds from its first byte to the rename
     # (download.py's <file>.lock): a copy and a download never write one .part at once.
-    lock = os.open(dest + ".lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    lock = os.open(name + ".lock", os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o644, dir_fd=d)
     if fcntl:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -64,54 +154,54 @@ def put():
             answer(5, "busy", dest=dest)
     try:
         # Where a download's .part came from (download.py's <file>.part.json): the bytes are the copy's now.
-        os.unlink(part + ".json")
+        os.unlink(name + ".part.json", dir_fd=d)
     except FileNotFoundError:
         pass
-    fd = os.open(part, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    try:
-        if fcntl:
-            try:
-                # An earlier copy's process whose link dropped may still be writing.
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                answer(5, "busy", dest=dest)
-        have = os.fstat(fd).st_size
-        if have < offset:
-            answer(3, "incomplete", dest=dest, part=have, size=size)
-        os.ftruncate(fd, offset)
-        os.lseek(fd, offset, os.SEEK_SET)
-        got = offset
-        while True:
-            b = sys.stdin.buffer.read(1 << 20)
-            if not b:
-                break
-            keep = b[: max(size - got, 0)]
-            got += len(b)
-            if keep:
-                os.write(fd, keep)
-            if got > size:
-                break
-    finally:
-        os.close(fd)
+    fd = regular(d, name + ".part", os.O_RDWR | os.O_CREAT)
+    if fcntl:
+        try:
+            # An earlier copy's process whose link dropped may still be writing.
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            answer(5, "busy", dest=dest)
+    have = os.fstat(fd).st_size
+    if have < offset:
+        answer(3, "incomplete", dest=dest, part=have, size=size)
+    os.ftruncate(fd, offset)
+    os.lseek(fd, offset, os.SEEK_SET)
+    got = offset
+    src = sys.stdin.fileno()
+    while True:
+        if not select.select([src], [], [], idle)[0]:
+            break  # nothing for idle seconds
+        # What has arrived, written at once: check sees every byte that came.
+        b = os.read(src, 1 << 20)
+        if not b:
+            break
+        keep = memoryview(b)[: max(size - got, 0)]
+        got += len(b)
+        while keep:
+            keep = keep[os.write(fd, keep) :]
+        if got > size:
+            break
     if got > size:
-        os.unlink(part)
+        os.unlink(name + ".part", dir_fd=d)
         answer(1, "too-long", size=size)
     if got < size:
         answer(3, "incomplete", dest=dest, part=got, size=size)
-    have = sha(part)
+    have = sha(fd)
     if have != want:
-        os.unlink(part)
+        os.unlink(name + ".part", dir_fd=d)
         answer(1, "sha256-mismatch", got=have, want=want)
-    os.replace(part, dest)
-    st = os.stat(dest, follow_symlinks=False)
-    rec = dest + ".sha256.json"
-    tmp = rec + "." + str(os.getpid()) + ".tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    os.replace(name + ".part", name, src_dir_fd=d, dst_dir_fd=d)
+    st = os.fstat(fd)
+    tmp = name + ".sha256.json." + str(os.getpid()) + ".tmp"
+    f = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644, dir_fd=d)
     try:
-        os.write(fd, json.dumps({"sha256": have, "bytes": st.st_size, "mtime_ns": st.st_mtime_ns}).encode())
+        os.write(f, json.dumps({"sha256": have, "bytes": st.st_size, "mtime_ns": st.st_mtime_ns}).encode())
     finally:
-        os.close(fd)
-    os.replace(tmp, rec)
+        os.close(f)
+    os.replace(tmp, name + ".sha256.json", src_dir_fd=d, dst_dir_fd=d)
     answer(0, "done", dest=dest, sha256=have)
 try:
     check() if mode == "check" else put()
@@ -132,6 +222,13 @@ export type CopyProblem =
   /** Another copy's process on the target, or a download of the same source there, holds the file's lock. */
   | { code: 'busy' }
   | { code: 'bad-path'; rel: string }
+  /**
+   * A folder on the way to the file on the target is a symlink another user (`uid`) made: it is not
+   * followed and nothing is written through it (the runner's download refuses it alike).
+   */
+  | { code: 'unsafe'; path: string; uid: number }
+  /** The local file's size or modification time changed after its sha256 was taken here. */
+  | { code: 'changed'; file: string }
   /** The target's Python could not read or write its cache (`detail`: the OS's message). */
   | { code: 'os-error'; detail: string }
   /** ssh (or the target's Python) ended without an answer: `detail` is the last line of its stderr. */
@@ -161,6 +258,10 @@ function englishProblem(p: CopyProblem): string {
       return 'another copy, or a download, there is still writing this file';
     case 'bad-path':
       return `bad relative path ${p.rel}`;
+    case 'unsafe':
+      return `${p.path} is a symlink another user (uid ${p.uid}) made: not followed, nothing written; remove it, or point ASCEND_FINETUNE_CACHE there elsewhere`;
+    case 'changed':
+      return `${p.file} changed here while it was being copied: copy it again once it is complete`;
     case 'os-error':
       return p.detail;
     case 'ssh-failed':
@@ -176,6 +277,13 @@ export interface CopyWeightsOptions extends SshFolders {
   cacheRoot?: string;
   /** The local file's sha256 when the caller has it (weightsRelPath needed it): not hashed again. */
   sha256?: string;
+  /**
+   * The local file's size and mtime (fileStamp) taken before `sha256` was: a file that no longer has
+   * them changed after it was hashed and is refused ('changed'). Without it, the stamp is taken here.
+   */
+  stamp?: FileStamp;
+  /** The target gives up on a `put` that receives nothing for this long (a dropped link), keeping its `.part`: default 60. */
+  idleTimeoutS?: number;
   /**
    * Progress in bytes of the file: while hashing it here ('hash'), then while sending ('send', `done`
    * counts from the start of the file, so a resume starts at its offset); at most every PROGRESS_MS.
@@ -203,6 +311,19 @@ export interface CopyWeightsResult {
 
 const PROGRESS_MS = 200;
 
+/** A file's size and modification time, to see that it did not change while it was hashed and sent. */
+export interface FileStamp {
+  size: number;
+  mtimeNs: bigint;
+}
+
+export async function fileStamp(file: string): Promise<FileStamp> {
+  const st = await fsp.stat(file, { bigint: true });
+  return { size: Number(st.size), mtimeNs: st.mtimeNs };
+}
+
+const sameStamp = (a: FileStamp, b: FileStamp) => a.size === b.size && a.mtimeNs === b.mtimeNs;
+
 /** How many hex digits of the sha256 name a file from outside this machine's cache. */
 export const LOCAL_HASH_HEX = 12;
 
@@ -217,6 +338,19 @@ export function weightsRelPath(localFile: string, localCacheWeights: string, sha
   if (rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel)) return rel.split(path.sep).join('/');
   if (!/^[0-9a-f]{64}$/.test(sha256)) throw new Error(`not a sha256: ${sha256}`);
   return `local/${sha256.slice(0, LOCAL_HASH_HEX)}/${path.basename(localFile)}`;
+}
+
+/**
+ * The value model.pretrained gets for a file copied to `rel` in the target's weights cache: a place
+ * a named source is fetched to (a file of this machine's cache keeps its place: weightsRelPath) is
+ * that source's name (`mindcv:<model>`, `hf-hub:<org>/<repo>[:<file>]`), which the runner finds in
+ * the target's cache without a request and loads with that source's own preprocessing (a path would
+ * be loaded as a plain file, with another preprocessing); any other file, its path there. A name the
+ * runner would refuse (a mindcv model it does not offer as a backbone) stays a path.
+ */
+export function pretrainedValue(rel: string, remotePath: string): string {
+  const named = cacheRelSource(rel);
+  return named !== undefined && backboneOfNamed(named) !== undefined ? named : remotePath;
 }
 
 /** This machine's weights cache, as the runner computes it. */
@@ -287,6 +421,12 @@ export function readAnswer(code: number | null, stdout: string, stderr: string):
       return { code: 'busy' };
     case 'bad-path':
       return { code: 'bad-path', rel: str(d!.rel) ?? '' };
+    case 'unsafe': {
+      const where = str(d!.path);
+      const uid = num(d!.uid);
+      if (where !== undefined && uid !== undefined) return { code: 'unsafe', path: where, uid };
+      break;
+    }
     case 'os-error':
       return { code: 'os-error', detail: str(d!.detail) ?? '' };
   }
@@ -322,7 +462,12 @@ function runScript(
     child.stderr.on('data', (b: Buffer) => (err = (err + b.toString('utf8')).slice(-4000)));
     child.stdin.on('error', () => {}); // a failed login or a cut link closes stdin early; the answer says why
     child.on('error', (e) => (spawnError = e));
-    const stream = input && createReadStream(input.file, { start: input.start });
+    // Exactly the file's size as hashed (`end` is inclusive): bytes appended since are not sent, and a
+    // whole `.part` left there needs none.
+    const stream =
+      input && input.start < input.size
+        ? createReadStream(input.file, { start: input.start, end: input.size - 1 })
+        : undefined;
     child.on('close', (code) => {
       opts.signal?.removeEventListener('abort', onAbort);
       stream?.destroy();
@@ -359,7 +504,15 @@ export async function copyWeightsToTarget(
   rel: string,
   opts: CopyWeightsOptions = {},
 ): Promise<CopyWeightsResult> {
-  const { size } = await fsp.stat(localFile);
+  const fail = (p: CopyProblem) => new WeightsCopyError(p, def.label);
+  const now = await fileStamp(localFile);
+  const stamp = opts.sha256 && opts.stamp ? opts.stamp : now;
+  const { size } = stamp;
+  // A file that is no longer the one hashed (it grew, or was rewritten) is refused before it is sent.
+  const unchanged = (at: FileStamp) => {
+    if (!sameStamp(stamp, at)) throw fail({ code: 'changed', file: localFile });
+  };
+  unchanged(now);
   let sha = opts.sha256;
   if (!sha) {
     const progress = throttled(opts.onProgress);
@@ -368,22 +521,25 @@ export async function copyWeightsToTarget(
     try {
       sha = await sha256File(localFile, (n) => progress((hashed += n), size, 'hash', hashed >= size), opts.signal);
     } catch (e) {
-      if (opts.signal?.aborted) throw new WeightsCopyError({ code: 'cancelled' }, def.label);
+      if (opts.signal?.aborted) throw fail({ code: 'cancelled' });
       throw e;
     }
+    unchanged(await fileStamp(localFile));
   }
   const root = opts.cacheRoot ?? '';
   const retries = opts.retries ?? 3;
   let first: number | undefined;
   let last = -1;
+  const idle = String(opts.idleTimeoutS ?? 60);
   for (let attempt = 0; ; attempt++) {
+    if (attempt > 0) unchanged(await fileStamp(localFile));
     const have = await runScript(def, ['check', root, rel, sha], opts);
     const dest = String(have.dest);
     if (have.sha256 === sha) return { remotePath: dest, sha256: sha, outcome: 'current', sent: 0, resumedFrom: 0 };
     const part = typeof have.part === 'number' && have.part <= size ? have.part : 0;
     first ??= part;
     try {
-      const done = await runScript(def, ['put', root, rel, sha, String(part), String(size)], opts, {
+      const done = await runScript(def, ['put', root, rel, sha, String(part), String(size), idle], opts, {
         file: localFile,
         start: part,
         size,
@@ -443,6 +599,7 @@ export async function copyWeightsWithConfig(
   const config = await copyWeightsToTarget(def, cfg.file, cfg.rel, {
     ...opts,
     sha256: undefined,
+    stamp: undefined,
     onProgress: undefined,
   });
   return { ...weights, config };

@@ -9,7 +9,14 @@ import { test } from 'node:test';
 import { absolutizeSpecPaths } from '../../../src/core/spec/builder';
 import { parseSpecText } from '../../../src/core/spec/file';
 import { checkSpec } from '../../../src/core/spec/schema';
-import { backboneOfNamed, catalogSources, isNamedWeights, withPretrained } from '../../../src/core/spec/weightSources';
+import {
+  backboneOfNamed,
+  cacheRelSource,
+  catalogSources,
+  isNamedWeights,
+  namedCacheRel,
+  withPretrained,
+} from '../../../src/core/spec/weightSources';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { wantedPaths } from '../../../src/server/remoteFacts';
 import { parseSpecDocument } from '../../../src/server/specDocument';
@@ -125,4 +132,47 @@ test("the wizard's catalog rows: every ResNet the runner builds, mindcv backbone
   assert.equal(backboneOfNamed('hf-hub:someone/resnet50.a1_in1k'), 'resnet50');
   assert.equal(backboneOfNamed('hf-hub:someone/bert-base'), undefined);
   assert.equal(backboneOfNamed('/data/w.ckpt'), undefined);
+});
+
+test('a cache place names its source again: the inverse of namedCacheRel, for every catalog entry', () => {
+  const catalog = JSON.parse(
+    readFileSync(path.join(__dirname, '../../../runner/ascend_finetune/weights_catalog.json'), 'utf8'),
+  ) as { mindcv: Record<string, unknown>; hf_hub: Record<string, unknown> };
+  // Every entry, those the runner does not offer as a backbone too (the mapping alone; the copy checks the backbone).
+  const all = [
+    ...Object.keys(catalog.mindcv).map((n) => `mindcv:${n}`),
+    ...Object.keys(catalog.hf_hub).map((r) => `hf-hub:${r}`),
+  ];
+  assert.equal(all.length, Object.keys(catalog.mindcv).length + Object.keys(catalog.hf_hub).length);
+  for (const value of all) {
+    const rel = namedCacheRel(value);
+    assert.ok(rel, value);
+    assert.equal(cacheRelSource(rel), value, rel);
+  }
+  for (const s of catalogSources()) assert.equal(cacheRelSource(namedCacheRel(s.value)!), s.value);
+  assert.equal(cacheRelSource('mindcv/pit_xs-fea0d37e.ckpt'), 'mindcv:pit_xs');
+  // A hub file other than model.safetensors keeps its name, folders included.
+  for (const value of [
+    'hf-hub:timm/resnet50.a1_in1k:pytorch_model.bin',
+    'hf-hub:someone/vit_x.tag:sub/dir/w.safetensors',
+  ]) {
+    assert.equal(cacheRelSource(namedCacheRel(value)!), value);
+  }
+  assert.equal(
+    cacheRelSource('hf-hub/timm/vit_base_patch32_224.augreg_in1k/main/model.safetensors'),
+    'hf-hub:timm/vit_base_patch32_224.augreg_in1k',
+  );
+  // Places no source is fetched to.
+  for (const rel of [
+    'local/0123456789ab/model.safetensors',
+    'mindcv/not-in-the-catalog.ckpt',
+    'mindcv/resnet/resnet50-e0733ab8.ckpt',
+    'hf-hub/timm/resnet50.a1_in1k/main/config.json',
+    'hf-hub/timm/resnet50.a1_in1k/v1/model.safetensors',
+    'hf-hub/timm/resnet50.a1_in1k/main/../x.bin',
+    'hf-hub/timm/main/model.safetensors',
+    'model.safetensors',
+  ]) {
+    assert.equal(cacheRelSource(rel), undefined, rel);
+  }
 });

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { readAnswer, weightsRelPath } from '../../../src/core/targets/weightsCopy';
+import { pretrainedValue, readAnswer, weightsRelPath } from '../../../src/core/targets/weightsCopy';
 
 const A = 'ab'.repeat(32);
 const B = 'cd'.repeat(32);
@@ -42,6 +42,11 @@ test("the target script's answer: statuses with values, and ssh's failure when t
   });
   assert.deepEqual(readAnswer(1, line({ status: 'too-long', size: 5 }), ''), { code: 'too-long', size: 5 });
   assert.deepEqual(readAnswer(5, line({ status: 'busy', dest: '/w/x' }), ''), { code: 'busy' });
+  assert.deepEqual(readAnswer(6, line({ status: 'unsafe', path: '/c/weights/local', uid: 12345 }), ''), {
+    code: 'unsafe',
+    path: '/c/weights/local',
+    uid: 12345,
+  });
   assert.deepEqual(readAnswer(4, line({ status: 'os-error', detail: '[Errno 28] No space left on device' }), ''), {
     code: 'os-error',
     detail: '[Errno 28] No space left on device',
@@ -60,4 +65,29 @@ test("the target script's answer: statuses with values, and ssh's failure when t
     (readAnswer(3, line({ status: 'incomplete', part: '10', size: 30 }), '') as { code: string }).code,
     'ssh-failed',
   );
+});
+
+test("model.pretrained for a copied file: a cache place is its source's name, any other file its path there", () => {
+  const at = (rel: string) => `/home/u/.cache/ascend-finetune/weights/${rel}`;
+  const value = (rel: string) => pretrainedValue(rel, at(rel));
+  // The runner then finds it in the target's cache and loads it with the source's preprocessing.
+  assert.equal(value('mindcv/pit_xs-fea0d37e.ckpt'), 'mindcv:pit_xs');
+  assert.equal(value('mindcv/resnet50-e0733ab8.ckpt'), 'mindcv:resnet50');
+  assert.equal(
+    value('hf-hub/timm/vit_base_patch32_224.augreg_in1k/main/model.safetensors'),
+    'hf-hub:timm/vit_base_patch32_224.augreg_in1k',
+  );
+  assert.equal(
+    value('hf-hub/timm/resnet50.a1_in1k/main/pytorch_model.bin'),
+    'hf-hub:timm/resnet50.a1_in1k:pytorch_model.bin',
+  );
+  for (const rel of [
+    `local/${A.slice(0, 12)}/model.safetensors`,
+    'mindcv/unknown-00000000.ckpt',
+    'mindcv/resnet152-beb689d8.ckpt', // in the catalog, but not a backbone the runner offers
+    'hf-hub/someone/bert-base/main/model.safetensors', // no backbone for this architecture
+    'hf-hub/timm/resnet50.a1_in1k/main/config.json',
+  ]) {
+    assert.equal(value(rel), at(rel), rel);
+  }
 });
