@@ -18,9 +18,11 @@ from .logfilter import configure_env, popen_filtered
 from .spec_types import RunSpec
 
 
-def _load_spec(path: str) -> RunSpec:
+def _load_spec(path: str, resume: bool = False) -> RunSpec:
+    """`resume`: a run resumed from its checkpoint, which replaces model.pretrained's weights, so that
+    file may be gone (a pruned parent checkpoint, a cleared cache)."""
     raw = specmod.load_file(path)
-    return specmod.resolve(raw, os.path.dirname(os.path.abspath(path)))
+    return specmod.resolve(raw, os.path.dirname(os.path.abspath(path)), resume=resume)
 
 
 def cmd_validate(a: argparse.Namespace) -> int:
@@ -51,7 +53,7 @@ def cmd_train(a: argparse.Namespace) -> int:
     from .train.run import Run, RunBusy
 
     try:
-        spec = _load_spec(a.spec)
+        spec = _load_spec(a.spec, resume=bool(a.resume))
     except specmod.SpecError as e:
         # Still leave a readable failed run behind: a launched run must say why it ended.
         try:
@@ -96,7 +98,7 @@ def cmd_launch(a: argparse.Namespace) -> int:
     from .distributed.world import node_count
     from .rundir import atomic_write_json, initial_status, new_run_id, open_append
 
-    spec = _load_spec(a.spec)  # bad input fails here, before anything is detached
+    spec = _load_spec(a.spec, resume=bool(a.resume))  # bad input fails here, before anything is detached
     # Every node of a multi-node run takes the master's run id, so its pieces are easy to pair.
     if a.run_id is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}", a.run_id):
         raise CliError(

@@ -238,13 +238,16 @@ def _walk(obj: dict[str, Any], schema: dict[str, Any], prefix: str) -> list[Prob
     return problems
 
 
-def check(raw: Any, base_dir: str = ".", check_files: bool = True) -> list[Problem]:
-    """Every problem in a spec (types, ranges, enums, unknown fields, files that must exist)."""
+def check(raw: Any, base_dir: str = ".", check_files: bool = True, resume: bool = False) -> list[Problem]:
+    """Every problem in a spec (types, ranges, enums, unknown fields, files that must exist). `resume`: for
+    a run resumed from a checkpoint, which replaces model.pretrained's weights and records the
+    preprocessing: that file need not exist any more (a pruned parent run, a cleared cache)."""
     if not isinstance(raw, dict):
         return [Problem("", "a run spec must be a JSON object", SCHEMA["x-fix"])]
     problems = _walk(raw, SCHEMA, "")
     bad = {p.path for p in problems}
     problems += _stage_problems(raw.get("model"), bad)
+    problems += _unfreeze_order_problems(raw.get("model"), bad | {p.path for p in problems})
     problems += _size_problems(raw, bad)
     if check_files:
         for path, kind in sorted(PATHS.items()):
@@ -253,6 +256,8 @@ def check(raw: Any, base_dir: str = ".", check_files: bool = True) -> list[Probl
             if isinstance(v, str) and v and path not in bad:
                 if path == "model.pretrained" and is_named(v):
                     problems += _named_source_problems(v, raw.get("model", {}))
+                    continue
+                if path == "model.pretrained" and resume:
                     continue
                 full = os.path.join(base_dir, os.path.expanduser(v))
                 want_dir = kind == "folder"
@@ -295,6 +300,51 @@ def _stage_problems(model: Any, bad: set[str]) -> list[Problem]:
         and path not in bad
         and not any(b.startswith(path) for b in bad)
     ]
+
+
+def _unfreeze_order_problems(model: Any, bad: set[str]) -> list[Problem]:
+    """model.unfreeze's steps come in increasing epochs, each freezing no more than the rule before it
+    (train/unfreeze.py's order_issues, which the run checks again): a step that freezes more is the
+    problem of its `freeze`, one out of order that of its `epoch`. Checked once the freeze values are
+    all stages of the backbone."""
+    if not isinstance(model, dict) or any(
+        b.startswith(("model.backbone", "model.freeze", "model.unfreeze")) for b in bad
+    ):
+        return []
+    steps = model.get("unfreeze")
+    if not isinstance(steps, list) or not steps:
+        return []
+    from .train.unfreeze import order_issues
+
+    backbone = model.get("backbone", DEFAULTS["model"]["backbone"])
+    freeze = model.get("freeze", DEFAULTS["model"]["freeze"])
+    valid = freeze_values(backbone)
+    if freeze not in valid or any(s["freeze"] not in valid for s in steps):
+        return []
+    out = []
+    for issue in order_issues(freeze, steps, backbone):
+        path = f"model.unfreeze[{issue.index}].{issue.field}"
+        before = issue.previous if issue.previous == "model.freeze" else f"{issue.previous}.freeze"
+        if issue.field == "epoch":
+            out.append(
+                Problem(
+                    path,
+                    f"epoch {issue.epoch} does not come after epoch {issue.previous_epoch} of {issue.previous}: "
+                    "the steps of model.unfreeze take effect in increasing epochs",
+                    f"set {path} to an epoch after {issue.previous_epoch}, or list the steps in increasing epochs",
+                )
+            )
+        else:
+            out.append(
+                Problem(
+                    path,
+                    f'"{issue.freeze}" freezes more of {backbone} than {before} "{issue.previous_freeze}": '
+                    "each step of model.unfreeze freezes no more than the rule before it",
+                    f'set {path} to a rule that freezes no more than "{issue.previous_freeze}": '
+                    f"{', '.join(issue.allowed)}",
+                )
+            )
+    return out
 
 
 def _size_problems(raw: dict[str, Any], bad: set[str]) -> list[Problem]:
@@ -357,11 +407,11 @@ def _no_class_folders(path: str, value: str, full: str) -> Problem | None:
     )
 
 
-def resolve(raw: dict[str, Any], base_dir: str = ".") -> RunSpec:
+def resolve(raw: dict[str, Any], base_dir: str = ".", resume: bool = False) -> RunSpec:
     """Defaults filled in and paths made absolute; raises SpecError with every problem. The result has
     spec_types.RunSpec's types: check() has held every field to the schema, which test_spec_types keeps
-    in step with RunSpec."""
-    problems = check(raw, base_dir)
+    in step with RunSpec. `resume`: as check()'s (the CLI's `train --resume` and `launch --resume`)."""
+    problems = check(raw, base_dir, resume=resume)
     if problems:
         raise SpecError(problems)
     spec = copy.deepcopy(DEFAULTS)

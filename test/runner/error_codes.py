@@ -92,6 +92,10 @@ def errors() -> list[dict[str, Any]]:
         cut = download._interrupted_error(src, "http://127.0.0.1:1/r18.ckpt", "/cache/r18.ckpt.part", "timed out")
         out.append(_caught(lambda: (_ for _ in ()).throw(cut)))
         out.append(_caught(lambda: _fetch_through_symlinked_folder(tmp)))
+        lock = "/cache/r18.ckpt.lock"
+        out.append(_caught(lambda: (_ for _ in ()).throw(download._locked_error(src, lock))))
+        bad_range = download._bad_range_error(src, "http://127.0.0.1:1/r18.ckpt", "/cache/r18.ckpt.part", "bytes x")
+        out.append(_caught(lambda: (_ for _ in ()).throw(bad_range)))
         link = os.path.join(tmp, "status.json")
         os.symlink(txt, link)
         out.append(_caught(lambda: read_bytes(link, 100)))
@@ -112,6 +116,7 @@ def _fetch_through_symlinked_folder(tmp: str) -> None:
     os.makedirs(os.path.join(cache, "weights"))
     os.makedirs(elsewhere)
     os.symlink(elsewhere, os.path.join(cache, "weights", "mindcv"))
+    os.lchown(os.path.join(cache, "weights", "mindcv"), 12345, 12345)  # another user's link: not followed
     env = {"ASCEND_FINETUNE_CACHE": cache, "ASCEND_FINETUNE_WEIGHTS_URL": "http://127.0.0.1:1"}
     download.fetch("mindcv:resnet18", env=env, progress=lambda *_: None)
 

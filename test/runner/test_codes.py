@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 from error_codes import errors
@@ -98,6 +99,7 @@ def _warnings() -> list[dict]:
     partial = LoadReport(loaded=["a"], missing=["b"], mismatched=["c: (3,) in file, (4,) in resnet18"])
     out.append(partial.partial_warning("/w/r18.ckpt"))
     out += _hub_config_warnings()
+    out += _not_recorded_warning()
     odd = Fetched(
         "/c/weights/mindcv/resnet18-1e65cd21.ckpt", "mindcv:resnet18", "http://m/r.ckpt", "ab" * 32, True, "1e65cd21"
     )
@@ -123,6 +125,16 @@ def _hub_config_warnings() -> list[dict]:
                 {"code": code, "message": message, "details": {"preprocess": p.name, "config": hub.url, **params}}
             )
     return out
+
+
+def _not_recorded_warning() -> list[dict]:
+    """A runner checkpoint away from its run's checkpoints.json, as model.pretrained under `auto`."""
+    out: list[dict] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        loose = os.path.join(tmp, "best.ckpt")
+        open(loose, "wb").close()
+        preprocess.resolve("auto", loose, "runner", lambda **w: out.append(w))
+    return [w for w in out if w["code"] == "preprocess_not_recorded"]
 
 
 def _shape(value: object) -> str:

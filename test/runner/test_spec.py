@@ -215,3 +215,68 @@ def test_a_data_folder_without_class_folders_is_a_problem_with_the_fix(tmp_path,
     p = write_spec(tmp_path / "s.ascend.json", {"data": {"train": "ok", "val": "flat"}})
     code, out = _validate_file(p)
     assert code == 2 and [pr["path"] for pr in out["problems"]] == ["data.val"]
+
+
+def test_an_unfreeze_schedule_out_of_order_is_a_problem_of_validate_and_train(tmp_path, data_a):
+    """The order the run needs (train/unfreeze.py) is the spec check's: validate and the editor say it,
+    and train refuses the spec before it starts, naming the step's field and the values that fit."""
+    s = {
+        "data": {"train": str(data_a)},
+        "model": {
+            "backbone": "resnet18",
+            "freeze": "up_to:layer2",
+            "unfreeze": [{"epoch": 2, "freeze": "up_to:layer4"}],
+        },
+        "device": {"target": "CPU"},
+    }
+    code, out = _validate_file(write_spec(tmp_path / "s.ascend.json", s))
+    assert code == 2
+    assert out["problems"] == [
+        {
+            "path": "model.unfreeze[0].freeze",
+            "message": '"up_to:layer4" freezes more of resnet18 than model.freeze "up_to:layer2": each step of '
+            "model.unfreeze freezes no more than the rule before it",
+            "fix": 'set model.unfreeze[0].freeze to a rule that freezes no more than "up_to:layer2": '
+            "none, up_to:layer1, up_to:layer2",
+        }
+    ]
+    code, err = runner("train", str(tmp_path / "s.ascend.json"), "--run-dir", str(tmp_path / "run"))
+    assert code == 2 and err["error"]["kind"] == "bad_spec", err
+    assert not (tmp_path / "run" / "classes.json").exists(), "refused before the data scan, not after launch"
+    # Steps in the same epoch, and a later step held to the last good one (not to model.freeze).
+    steps = [
+        {"epoch": 3, "freeze": "up_to:layer1"},
+        {"epoch": 3, "freeze": "none"},
+        {"epoch": 5, "freeze": "up_to:layer2"},
+    ]
+    problems = check({**s, "model": {**s["model"], "unfreeze": steps}}, check_files=False)
+    assert [(p.path, p.message.split(": ")[0]) for p in problems] == [
+        ("model.unfreeze[1].epoch", "epoch 3 does not come after epoch 3 of model.unfreeze[0]"),
+        (
+            "model.unfreeze[2].freeze",
+            '"up_to:layer2" freezes more of resnet18 than model.unfreeze[0].freeze "up_to:layer1"',
+        ),
+    ]
+    # In order: none. A mindcv model's `backbone` freezes its neck too, so after its last stage it is more;
+    # a ResNet's freezes what up_to:layer4 does.
+    ok = [{"epoch": 2, "freeze": "up_to:layer1"}, {"epoch": 4, "freeze": "none"}]
+    assert check({**s, "model": {**s["model"], "unfreeze": ok}}, check_files=False) == []
+    after_last = {"freeze": "up_to:features.16", "unfreeze": [{"epoch": 2, "freeze": "backbone"}]}
+    mindcv = {**s, "model": {"backbone": "mobilenet_v3_small_100", **after_last}}
+    assert [p.path for p in check(mindcv, check_files=False)] == ["model.unfreeze[0].freeze"]
+    resnet = {**s, "model": {"backbone": "resnet50", "freeze": "up_to:layer4", "unfreeze": after_last["unfreeze"]}}
+    assert check(resnet, check_files=False) == []
+    # A stage the backbone lacks is that problem alone, not an order problem as well.
+    lacks = {**s, "model": {**s["model"], "unfreeze": [{"epoch": 2, "freeze": "up_to:blocks.2"}]}}
+    assert [p.path for p in check(lacks, check_files=False)] == ["model.unfreeze[0].freeze"]
+    assert "has no stage" in check(lacks, check_files=False)[0].message
+
+
+def test_a_resumed_run_does_not_need_model_pretrained_on_disk(tmp_path, data_a):
+    """--resume loads every weight from the resumed checkpoint: a pruned or cleared model.pretrained file
+    is no problem then, and still one for a new run. A named source keeps its catalog check."""
+    s = {"data": {"train": str(data_a)}, "model": {"backbone": "resnet18", "pretrained": str(tmp_path / "gone.ckpt")}}
+    assert [p.path for p in check(s)] == ["model.pretrained"]
+    assert check(s, resume=True) == []
+    named = {**s, "model": {"backbone": "resnet18", "pretrained": "mindcv:resnet50"}}
+    assert [p.path for p in check(named, resume=True)] == ["model.pretrained"]

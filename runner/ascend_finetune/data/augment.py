@@ -3,7 +3,8 @@
 never come here (pipeline.make_dataset applies these to training batches only).
 
 Presets, applied to the decoded HWC uint8 image:
-- none: the eval transform (resize to size*256/224, centre crop);
+- none: the eval transform, the weights' own resize and crop as evaluation uses it (the runner's own:
+  resize to size*256/224, centre crop);
 - basic: random resized crop (scale 0.08-1, ratio 3/4-4/3) and a horizontal flip (the recipe's);
 - randaugment / trivialaugment / autoaugment: basic, then `vision.RandAugment` (2 ops, magnitude 9),
   `vision.TrivialAugmentWide` or `vision.AutoAugment` (ImageNet policy): timm's order (crop, flip,

@@ -2,8 +2,9 @@
 any request and without MindSpore, for the editor's "cached on <target>" / "downloads on <target>".
 
 The cache may sit on shared ground (`ASCEND_FINETUNE_CACHE` on a team folder), so it is read the way
-run directories are: every folder below the cache root is opened without following a symlink
-(`O_NOFOLLOW` on each step, through `dir_fd`), only a regular file counts, and the only bytes read are
+a download writes it: every folder below the cache root is opened through its parent's `dir_fd`,
+following a symlinked folder only when this user or root owns the link (download.open_subfolder, the
+download's own rule), only a regular file counts, and the only bytes read are
 the small record download.py writes beside each download (`<file>.sha256.json`, at most 4 KB). A
 file is hashed only when a hash is expected (the catalog's or a `#sha256=` pin) and no current record
 holds it. Nothing here opens a connection: whether the box can reach the URL is not probed.
@@ -18,7 +19,7 @@ import stat
 from collections.abc import Mapping
 
 from .catalog import HF_HUB, MINDCV, Source, parse, resolve_url
-from .download import CHUNK, cache_root, read_record
+from .download import CHUNK, cache_root, open_subfolder, read_record
 
 
 def catalog_sources() -> list[str]:
@@ -31,23 +32,32 @@ class _Unsafe(Exception):
     pass
 
 
+def _why_not_a_folder(dir_fd: int, name: str) -> str:
+    try:
+        link = stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        link = False
+    return "a symlink neither you nor root own: not followed" if link else "not a folder"
+
+
 def _open_folder(root: str, parts: list[str]) -> int | None:
-    """A descriptor of root/parts..., each step opened without following a symlink; None if a folder
-    is missing. The cache root itself is the user's choice and is followed."""
+    """A descriptor of root/parts..., each step opened as a download opens it (open_subfolder); None if
+    a folder is missing. The cache root itself is the user's choice and is followed."""
     try:
         fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     except FileNotFoundError:
         return None
     for name in parts:
         try:
-            nxt = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            nxt = open_subfolder(fd, name)
         except FileNotFoundError:
             os.close(fd)
             return None
         except OSError as e:
+            why = _why_not_a_folder(fd, name) if e.errno in (errno.ELOOP, errno.ENOTDIR) else None
             os.close(fd)
-            if e.errno in (errno.ELOOP, errno.ENOTDIR):
-                raise _Unsafe(f"{name} in the cache is not a folder (a symlink is not followed)") from None
+            if why:
+                raise _Unsafe(f"{name} in the cache is {why}") from None
             raise
         os.close(fd)
         fd = nxt

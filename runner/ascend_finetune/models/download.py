@@ -11,11 +11,16 @@ file whose size no longer matches its record (truncated or replaced) instead of 
 
 Every msrun rank and every sweep trial fetches the same source at once, so a download holds an
 exclusive flock on `<file>.lock` from its first byte to the rename, and looks at the cache again once
-it has it. A `.part` is resumed only from the URL that began it and only while the host still serves
-the same file: `<file>.part.json` keeps that URL and the response's ETag (else Last-Modified), sent
-back as If-Range, so a file changed on the hub (or another mirror) starts over instead of being joined.
-The cache may be shared: no symlink below `$ASCEND_FINETUNE_CACHE` is followed (each folder is opened
-with O_NOFOLLOW through its parent's descriptor) and only regular files are read or written.
+it has it. The others wait while the holder's `.part` changes; one that has not changed for
+LOCK_STALL_S (a holder stuck on a dead link) fails with `download_locked` rather than hang the run.
+A `.part` is resumed only from the URL that began it and only while the host still serves the same
+file: `<file>.part.json` keeps that URL, the response's ETag (else Last-Modified), sent back as
+If-Range, and the file's size. A 206 answer whose ETag or size is not the recorded one (a proxy that
+honours Range but ignores If-Range) starts over instead of joining two files.
+The cache may be shared: a symlinked folder below `$ASCEND_FINETUNE_CACHE` is followed only when this
+process's user or root owns the link (a cache moved to a bigger disk), never another user's (each
+folder is opened through its parent's descriptor, the link's owner read from the link itself), and
+only regular files are read or written.
 
 A hub repository's `config.json` (the weights' preprocessing: models/preprocess.py) comes the same way,
 into the same cache folder, bounded in size; it is cached only once it reads as a usable config.
@@ -31,6 +36,7 @@ import hashlib
 import http.client
 import json
 import os
+import re
 import secrets
 import stat
 import sys
@@ -52,8 +58,14 @@ TIMEOUT_S = 30.0
 Progress = Callable[[int, int | None], None]
 RECORD_SUFFIX = ".sha256.json"
 RECORD_MAX_BYTES = 4096
-ORIGIN_SUFFIX = ".part.json"  # where the .part came from: {url, validator}
+ORIGIN_SUFFIX = ".part.json"  # where the .part came from: {url, validator, total}
 LOCK_SUFFIX = ".lock"
+# How long a download waits on another process's lock while that process's .part does not change: a
+# large file on a slow link keeps it waiting, a holder stuck on a dead connection (an air-gapped copy's
+# ssh link: up to 2 hours) does not hang every run that needs the source.
+LOCK_STALL_S = 600.0
+LOCK_POLL_S = 0.5
+_CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")  # RFC 9110 14.4
 _NOFOLLOW = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # O_NONBLOCK: a planted FIFO must not hang an open
 
 
@@ -160,18 +172,56 @@ def json_progress(emit: Callable[[object], None]) -> Progress:
 
 
 class CacheUnsafe(PretrainedError):
-    """A symlink or special file where the cache should hold a folder or a regular file: someone else
-    may have planted it in a shared cache, so it is neither followed nor written through."""
+    """A symlink (to a folder: another user's) or special file where the cache should hold a folder or a
+    regular file: someone else may have planted it in a shared cache, so it is neither followed nor
+    written through."""
 
     def __init__(self, path: str, cause: str):
         what = {"symlink": "a symlink", "not_folder": "not a folder"}.get(cause, "not a regular file")
         super().__init__(
-            f"{path} in the weights cache is {what}: refusing to follow it. Someone else may have planted it: "
-            "check who owns the cache folder, remove it, and try again",
+            f"{path} in the weights cache is {what}: refusing to follow it (a symlinked folder is followed only "
+            "when you or root own the link). Someone else may have planted it: check who owns it, remove it, "
+            f"and try again. To keep the cache elsewhere, such as on a bigger disk, set {CACHE_ENV} to a folder "
+            "there",
             "cache_unsafe",
             path=path,
             cause=cause,
         )
+
+
+def _trusted_link(dir_fd: int, name: str) -> str | None:
+    """Where the symlink `name` points when this process's user or root owns it (theirs to point
+    anywhere, as $ASCEND_FINETUNE_CACHE is), else None. Its owner and target are read through one
+    descriptor of the link itself, so the link cannot be swapped between the check and the read."""
+    o_path = getattr(os, "O_PATH", 0)
+    if not o_path:  # not Linux: no symlink is followed
+        return None
+    try:
+        fd = os.open(name, o_path | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISLNK(st.st_mode) or st.st_uid not in (os.getuid(), 0):
+            return None
+        return os.readlink("", dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def open_subfolder(dir_fd: int, name: str) -> int:
+    """A descriptor of the folder `name` in `dir_fd`, not following a symlink unless _trusted_link
+    trusts it; OSError ELOOP or ENOTDIR (as O_NOFOLLOW gives) for another user's link or a non-folder."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+    try:
+        return os.open(name, flags | _NOFOLLOW, dir_fd=dir_fd)
+    except OSError as e:
+        if e.errno not in (errno.ELOOP, errno.ENOTDIR):
+            raise
+        target = _trusted_link(dir_fd, name)
+        if target is None:
+            raise
+    return os.open(target, flags, dir_fd=dir_fd)  # a relative target is relative to the link's folder
 
 
 def _cause(dir_fd: int, name: str, default: str) -> str:
@@ -183,8 +233,8 @@ def _cause(dir_fd: int, name: str, default: str) -> str:
 
 @dataclass
 class _Folder:
-    """A cache folder opened without following a symlink; its files are named relative to it, so a
-    folder swapped for a symlink after the walk is not followed either."""
+    """A cache folder opened without following another user's symlink (open_subfolder); its files are
+    named relative to it, so a folder swapped for a symlink after the walk is not followed either."""
 
     fd: int
     path: str
@@ -192,7 +242,7 @@ class _Folder:
     @classmethod
     def of(cls, dest: str, env: Mapping[str, str], create: bool) -> _Folder | None:
         """The folder `dest` goes in, each step below $ASCEND_FINETUNE_CACHE (the user's choice, followed)
-        opened with O_NOFOLLOW and, with `create`, made if missing; None when missing and not made."""
+        opened with open_subfolder and, with `create`, made if missing; None when missing and not made."""
         root = os.path.dirname(cache_root(env))
         if create:
             os.makedirs(root, exist_ok=True)
@@ -205,7 +255,7 @@ class _Folder:
             path = os.path.join(path, name)
             try:
                 try:
-                    nxt = os.open(name, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW, dir_fd=fd)
+                    nxt = open_subfolder(fd, name)
                 except FileNotFoundError:
                     if not create:
                         return None
@@ -213,7 +263,7 @@ class _Folder:
                         os.mkdir(name, 0o777, dir_fd=fd)  # never follows a symlink: EEXIST
                     except FileExistsError:
                         pass  # made by another process meanwhile, or a dangling symlink: the open decides
-                    nxt = os.open(name, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW, dir_fd=fd)
+                    nxt = open_subfolder(fd, name)
             except OSError as e:
                 if e.errno in (errno.ELOOP, errno.ENOTDIR):
                     raise CacheUnsafe(path, _cause(fd, name, "not_folder")) from None
@@ -338,40 +388,102 @@ def _interrupted_error(src: Source, url: str, part: str, why: str) -> Pretrained
     )
 
 
+def _locked_error(src: Source, lock: str) -> PretrainedError:
+    return PretrainedError(
+        f"another process holds the download of {src.text} (the lock {lock}) and its partial file has not "
+        f"changed for {LOCK_STALL_S:g} s: it may be stuck, such as a 'Copy Weights to Target' copy whose ssh "
+        f"connection dropped. Find it with `fuser -v {lock}` (or `lsof {lock}`), stop it, and try again. The "
+        "lock ends with the process holding it, so removing the file does not help; if no process here holds "
+        "it, one on another machine sharing this cache does",
+        "download_locked",
+        source=src.text,
+        lock=lock,
+        waited_s=LOCK_STALL_S,
+    )
+
+
+def _bad_range_error(src: Source, url: str, part: str, content_range: str) -> PretrainedError:
+    return PretrainedError(
+        f"{url} answered the request for the rest of {src.text} with a malformed Content-Range "
+        f"{content_range!r}; the partial file {part} was deleted and the next run downloads the file whole",
+        "download_bad_range",
+        source=src.text,
+        url=url,
+        content_range=content_range,
+        part=part,
+    )
+
+
 def _validator(headers: Mapping[str, str]) -> str | None:
     """What If-Range can send back: a strong ETag, else Last-Modified (RFC 9110 13.1.5)."""
     etag = headers.get("ETag")
     return etag if etag and not etag.startswith("W/") else headers.get("Last-Modified")
 
 
-def _open(url: str, start: int, validator: str | None) -> tuple[object, int, int | None, str | None]:
-    """(response, offset the body starts at, total size or None, the response's validator). A resume
-    sends If-Range: a host whose file changed since answers 200 with all of the new one."""
+@dataclass
+class _Resume:
+    """A `.part` to resume: its bytes, and what began it (<file>.part.json): the validator sent back as
+    If-Range and the file's size (None: the host did not say)."""
+
+    kept: int
+    validator: str
+    total: int | None
+
+
+class _BadRange(Exception):
+    """A 206 answer whose Content-Range does not parse."""
+
+
+def _same_file(resp: object, resume: _Resume) -> bool:
+    """Whether a 206 answer is the rest of the file that began the `.part`: it starts where the `.part`
+    ends, and its strong ETag (when it has one) and size are the recorded ones. A host that ignores
+    If-Range serves the rest of a changed file otherwise, and the two would be joined."""
+    headers = resp.headers  # type: ignore[attr-defined]
+    cr = headers.get("Content-Range", "")
+    m = _CONTENT_RANGE.fullmatch(cr)
+    if m is None:
+        raise _BadRange(cr)
+    etag = headers.get("ETag")
+    total = None if m[3] == "*" else int(m[3])
+    return (
+        int(m[1]) == resume.kept
+        and (not etag or etag.startswith("W/") or etag == resume.validator)
+        and (resume.total is None or total == resume.total)
+    )
+
+
+def _open(url: str, resume: _Resume | None) -> tuple[object, int, int | None, str | None] | None:
+    """(response, offset the body starts at, total size or None, the response's validator), or None
+    for a 206 answer of another file (_same_file). A resume sends If-Range: a host whose file changed
+    since answers 200 with all of the new one."""
     req = urllib.request.Request(url, headers={"User-Agent": "ascend-finetune"})
-    if start and validator:
-        req.add_header("Range", f"bytes={start}-")
-        req.add_header("If-Range", validator)
+    if resume:
+        req.add_header("Range", f"bytes={resume.kept}-")
+        req.add_header("If-Range", resume.validator)
     resp = urllib.request.urlopen(req, timeout=TIMEOUT_S)  # noqa: S310 (https/http URL from the catalog)
-    status = resp.status
-    length = resp.headers.get("Content-Length")
-    if start and status == 206:
-        cr = resp.headers.get("Content-Range", "")  # "bytes 100-199/200"
-        total = int(cr.rsplit("/", 1)[1]) if "/" in cr and not cr.endswith("*") else None
-        if not cr.startswith(f"bytes {start}-"):
+    if resume and resp.status == 206:
+        try:
+            same = _same_file(resp, resume)
+        except _BadRange:
             resp.close()
-            raise urllib.error.HTTPError(url, 416, f"unexpected Content-Range {cr!r}", resp.headers, None)
-        return resp, start, total, validator
+            raise
+        if not same:
+            resp.close()
+            return None
+        return resp, resume.kept, resume.total, resume.validator
+    length = resp.headers.get("Content-Length")
     return resp, 0, int(length) if length and length.isdigit() else None, _validator(resp.headers)
 
 
-def _resume_point(folder: _Folder, name: str, url: str) -> tuple[int, str | None]:
-    """(bytes of `<name>.part` to keep, the validator to send): 0 unless this URL began it and its host
-    gave a validator, since only then can the host say whether the file is still the same."""
+def _resume_point(folder: _Folder, name: str, url: str) -> _Resume | None:
+    """The `<name>.part` to resume, if any: only when this URL began it and its host gave a validator,
+    since only then can the host say whether the file is still the same."""
     size = folder.size(name + ".part")
-    origin = _read_small_json(name + ORIGIN_SUFFIX, folder.fd)
-    if size and isinstance(origin, dict) and origin.get("url") == url and isinstance(origin.get("validator"), str):
-        return size, origin["validator"]
-    return 0, None
+    doc = _read_small_json(name + ORIGIN_SUFFIX, folder.fd)
+    if not (size and isinstance(doc, dict) and doc.get("url") == url and isinstance(doc.get("validator"), str)):
+        return None
+    total = doc.get("total")  # absent in records of runners before it was kept
+    return _Resume(size, doc["validator"], total if isinstance(total, int) else None)
 
 
 def _whole_size(e: urllib.error.HTTPError) -> int | None:
@@ -380,20 +492,29 @@ def _whole_size(e: urllib.error.HTTPError) -> int | None:
     return int(cr[8:]) if cr.startswith("bytes */") and cr[8:].isdigit() else None
 
 
+def _start_over(folder: _Folder, name: str) -> None:
+    folder.remove(name + ".part")
+    folder.remove(name + ORIGIN_SUFFIX)
+
+
 def _download(src: Source, url: str, dest: str, folder: _Folder, progress: Progress) -> None:
     """`<dest>.part` made whole (the caller verifies it), resumed where that is safe."""
     name = os.path.basename(dest)
     part = name + ".part"
     arrived = 0  # bytes this call received: a later network error is an interruption, not an offline machine
     for _ in range(ATTEMPTS):
-        start, validator = _resume_point(folder, name, url)
+        resume = _resume_point(folder, name, url)
         try:
-            resp, offset, total, validator = _open(url, start, validator)
+            opened = _open(url, resume)
+        except _BadRange as e:
+            _start_over(folder, name)  # its host cannot say where the rest goes: the next run asks for all
+            raise _bad_range_error(src, url, dest + ".part", str(e)) from None
         except urllib.error.HTTPError as e:
-            if e.code == 416 and start:
-                if _whole_size(e) == start:  # whole already (killed before the rename)
+            if e.code == 416 and resume:
+                whole = _whole_size(e)
+                if whole == resume.kept and resume.total in (None, whole):  # killed before the rename
                     return
-                folder.remove(part)  # not a prefix of this file: start over
+                _start_over(folder, name)  # not a prefix of this file
                 continue
             raise PretrainedError(
                 f"cannot download {src.text}: {url} answered HTTP {e.code} {e.reason}"
@@ -410,12 +531,18 @@ def _download(src: Source, url: str, dest: str, folder: _Folder, progress: Progr
             if arrived:
                 raise _interrupted_error(src, url, dest + ".part", why) from None
             raise _offline_error(src, url, dest, why) from None
-        if offset == 0:  # a new .part: record what began it before its first byte
-            folder.write(name + ORIGIN_SUFFIX, json.dumps({"url": url, "validator": validator}).encode())
+        if opened is None:
+            print(f"{url} sent the rest of another file than {src.text}'s partial one; starting over", file=sys.stderr)
+            _start_over(folder, name)
+            continue
+        resp, offset, total, validator = opened
         done = offset
         fd = folder.open(part, os.O_WRONLY | os.O_CREAT)
         try:
             os.ftruncate(fd, offset)  # a 200 answer to a Range request restarts from zero
+            if offset == 0:  # a new .part: recorded once the old bytes are gone, so it never vouches for them
+                origin_doc = {"url": url, "validator": validator, "total": total}
+                folder.write(name + ORIGIN_SUFFIX, json.dumps(origin_doc).encode())
             os.lseek(fd, offset, os.SEEK_SET)
             progress(done, total)
             with resp:  # type: ignore[attr-defined]
@@ -444,10 +571,19 @@ def _download(src: Source, url: str, dest: str, folder: _Folder, progress: Progr
     )
 
 
+def _try_lock(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
 @contextmanager
-def _locked(folder: _Folder, name: str, label: str) -> Iterator[None]:
-    """An exclusive flock on `<name>.lock` while it is held. A cache this process cannot write in gets
-    no lock: nothing can be downloaded into it either, which fails as it would without one."""
+def _locked(folder: _Folder, name: str, src: Source) -> Iterator[None]:
+    """An exclusive flock on `<name>.lock` while it is held, waited for while the holder's `.part`
+    changes (download_locked once it has not for LOCK_STALL_S). A cache this process cannot write in
+    gets no lock: nothing can be downloaded into it either, which fails as it would without one."""
     try:
         fd = folder.open(name + LOCK_SUFFIX, os.O_RDWR | os.O_CREAT)
     except OSError as e:
@@ -456,11 +592,16 @@ def _locked(folder: _Folder, name: str, label: str) -> Iterator[None]:
         yield
         return
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            print(f"waiting for another process downloading {label}", file=sys.stderr, flush=True)
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        if not _try_lock(fd):
+            print(f"waiting for another process downloading {src.text}", file=sys.stderr, flush=True)
+            seen, since = folder.size(name + ".part"), time.monotonic()
+            while not _try_lock(fd):
+                now, size = time.monotonic(), folder.size(name + ".part")
+                if size != seen:
+                    seen, since = size, now
+                elif now - since >= LOCK_STALL_S:
+                    raise _locked_error(src, os.path.join(folder.path, name + LOCK_SUFFIX))
+                time.sleep(LOCK_POLL_S)
         yield
     finally:
         os.close(fd)
@@ -549,7 +690,7 @@ def fetch(value: str, env: dict[str, str] | None = None, progress: Progress | No
             raise _offline_error(src, url, dest, "HF_HUB_OFFLINE is set and the file is not in the cache")
         folder = folder or _Folder.of(dest, env, create=True)
         assert folder is not None  # create=True makes every folder
-        with _locked(folder, os.path.basename(dest), src.text):
+        with _locked(folder, os.path.basename(dest), src):
             got = _cached(src, url, dest, folder)  # another process may have fetched it while this one waited
             if got:
                 return got

@@ -22,7 +22,8 @@ file (ModelZoo, mindcv, the runner's) or none -> imagenet; a PyTorch state dict 
 recipe from torchvision's: torchvision's, with a warning. The spec's object form
 (`{"preset": ..., "mean": ..., ...}`) then overrides single fields.
 
-Augmented training crops (RandomCropDecodeResize) are not changed; the normalisation is, for training too.
+Augmented training crops (RandomCropDecodeResize) are not changed; the normalisation is, for training too,
+and with `data.augment: none` training takes the evaluation resize and crop as well.
 """
 
 from __future__ import annotations
@@ -221,6 +222,15 @@ def _fallback(url: str, why: str) -> str:
     )
 
 
+def _not_recorded(file: str, name: str) -> str:
+    return (
+        f"{file} is a checkpoint of this runner, but the checkpoints.json of its run folder is not beside it, so "
+        f"the preprocessing it was trained with is unknown and {name}'s is used: copy that checkpoints.json along "
+        f"(FOLDER/checkpoints.json, with the file as FOLDER/checkpoints/{file}), or set model.preprocess to the "
+        "values its run reported in run_started.preprocess"
+    )
+
+
 def overridden(base: Preprocess, setting: dict[str, Any]) -> Preprocess:
     """`base` with the fields model.preprocess's object sets (validated by the spec: mean/std in 0..1)."""
     values = _checked({k: setting[k] for k in OVERRIDABLE if k in setting}, 1.0)
@@ -290,7 +300,8 @@ def resolve(
     cache, HF_ENDPOINT, HF_HUB_OFFLINE) and each warning passed to `warn(code=, message=, details=)`.
     A resumed checkpoint's recorded values win (the run goes on as it started); under `auto`, so do
     those of the runner's own checkpoint as model.pretrained ("Fine-tune from"), with the spec's fields
-    on top. With `image_size` (data.image_size, the crop), a weight trained at another size says so."""
+    on top; such a checkpoint away from its run's checkpoints.json warns (preprocess_not_recorded). With
+    `image_size` (data.image_size, the crop), a weight trained at another size says so."""
     p = _resolve(setting, pretrained, origin, warn, env, resume)
     if image_size and p.input_size and p.input_size != image_size:
         warn(
@@ -308,15 +319,20 @@ def _resolve(
 ) -> Preprocess:
     if resume and (rec := recorded_for(resume)) is not None:
         return replace(rec, why=f"recorded with the resumed checkpoint {os.path.basename(resume)}")
+    unrecorded = None  # the runner's own checkpoint as model.pretrained, without its run's record
     if preset_of(setting) == "auto" and origin == "runner" and pretrained:
         rec = recorded_for(pretrained)
         if rec is not None:
             rec = replace(rec, why=f"recorded with the checkpoint {os.path.basename(pretrained)}", overridden=())
             return overridden(rec, setting) if isinstance(setting, dict) else rec
+        if not (isinstance(setting, dict) and all(k in setting for k in OVERRIDABLE)):
+            unrecorded = os.path.basename(pretrained)
     hub = None
     if preset_of(setting) == "auto" and pretrained and pretrained.startswith("hf-hub:timm/"):
         hub = fetch_hub_config(parse(pretrained), hub_values, env)
     p, warnings = choose(setting, pretrained, origin, hub)
+    if unrecorded:
+        warnings.append(("preprocess_not_recorded", _not_recorded(unrecorded, p.name), {"file": unrecorded}))
     for code, message, params in warnings:
         details: dict[str, Any] = {"preprocess": p.name, **params}
         if hub is not None:

@@ -27,13 +27,12 @@ from . import torch_map
 PICKLE_SUFFIXES = (".pth", ".pt", ".bin")
 # Wrappers a state dict is often saved under (`torch.save({"state_dict": sd})`, training scripts).
 _CONTAINERS = ("state_dict", "model", "model_state_dict", "net", "module")
-# A PyTorch state dict's signs (MindSpore's files say moving_mean, down_sample and gamma/beta):
-# BatchNorm statistics and counters, ResNet's `downsample.N` shortcuts, LayerNorms' `weight` (ViT).
-_TORCH_SIGNS = re.compile(
-    r"(\.running_mean|\.num_batches_tracked|(^|\.)(norm|norm1|norm2|fc_norm)\.weight)$|\.downsample\."
-)
-# MindSpore's BatchNorm statistics (PyTorch's are running_mean/running_var): proof of a MindSpore file,
-# whose cells may be called `downsample` too (mindcv's SE-ResNet, ResNeSt, Swin's patch merging).
+# A PyTorch state dict's strong signs, which MindSpore's files never carry (they say moving_mean and
+# gamma/beta): BatchNorm statistics and counters, LayerNorms' `weight` (ViT, ConvNeXt-V2).
+_TORCH_SIGNS = re.compile(r"(\.running_mean|\.num_batches_tracked|(^|\.)(norm|norm1|norm2|fc_norm)\.weight)$")
+# A weak one: ResNet's `downsample.N` shortcuts, a cell name mindcv uses too (SE-ResNet, ResNeSt, Swin).
+_TORCH_DOWNSAMPLE = ".downsample."
+# MindSpore's BatchNorm statistics (PyTorch's are running_mean/running_var).
 _MINDSPORE_STATS = re.compile(r"\.moving_(mean|variance)$")
 # Each family's tell-tale tensor, to name the family of a file that does not fit the backbone.
 _FAMILY_SIGNS = (
@@ -59,16 +58,20 @@ def convert_command(weights_only: bool) -> str:
 
 def _mindspore_norms(names: set[str]) -> bool:
     """BatchNorm statistics, or a norm's `gamma` beside its `beta` (Swin's LayerNorms): MindSpore's names.
-    PyTorch's norms say weight/bias; its lone `gamma` is a layer scale (timm's ConvNeXt)."""
+    PyTorch's norms say weight/bias, but its modules may own a gamma/beta pair too (ConvNeXt-V2's GRN),
+    so this decides only where no strong PyTorch sign does."""
     return any(
         _MINDSPORE_STATS.search(n) or (n.endswith(".gamma") and n[: -len("gamma")] + "beta" in names) for n in names
     )
 
 
 def looks_torch(names: Iterable[str]) -> bool:
-    """Whether the names are a PyTorch state dict's rather than a MindSpore checkpoint's."""
+    """Whether the names are a PyTorch state dict's rather than a MindSpore checkpoint's: a strong
+    PyTorch sign decides, then MindSpore's norm names, then a `downsample` cell (weak: mindcv has some)."""
     unique = set(names)
-    return not _mindspore_norms(unique) and any(_TORCH_SIGNS.search(n) for n in unique)
+    if any(_TORCH_SIGNS.search(n) for n in unique):
+        return True
+    return not _mindspore_norms(unique) and any(_TORCH_DOWNSAMPLE in n for n in unique)
 
 
 def family_of(names: Iterable[str]) -> str | None:

@@ -65,6 +65,47 @@ def lr_per_step(t: TrainSpec, total_steps: int) -> list[float]:
     return out
 
 
+def _resumed_layout(resume: str, pretrained: str | None) -> tuple[str, str | None]:
+    """(backbone variant, origin of model.pretrained) for a resumed run, which loads no pretrained file:
+    the layout is the one the resumed checkpoint was trained in (its `backbone_variant`; resume() says what
+    is wrong with an unreadable file). The origin only picks the preprocessing of a checkpoint that
+    recorded none (an older run's): read from model.pretrained's index while that file is still there."""
+    from ..checkpoints.errors import ToolError
+    from ..checkpoints.format import read_index
+    from ..models.backbones import VARIANT_ENTRY, variant_of_code
+    from ..models.catalog import is_named
+    from ..models.pretrained import origin_of_file
+
+    variant = "default"
+    try:
+        index = read_index(resume)
+        if VARIANT_ENTRY in index.tensors:
+            variant = variant_of_code(int(index.read(VARIANT_ENTRY).reshape(-1)[0]))
+    except (ToolError, ValueError):
+        pass
+    origin = None
+    if pretrained and not is_named(pretrained) and os.path.isfile(pretrained):
+        try:
+            origin = origin_of_file(pretrained)[0]
+        except PretrainedError:
+            pass
+    return variant, origin
+
+
+def _recorded_weights(resume: str) -> dict[str, Any] | None:
+    """The pretrained weights' lineage (source, file, origin, sha256) that the resumed checkpoint's
+    manifest entry recorded, kept for run_started and this run's checkpoints; None when it has none."""
+    from ..checkpoints.manifest import entry_for, find_run_of
+
+    try:
+        run_dir = find_run_of(resume)
+        entry = entry_for(run_dir, resume) if run_dir else None
+    except (OSError, ValueError):
+        return None
+    weights = (entry or {}).get("weights")
+    return dict(weights) if isinstance(weights, dict) else None
+
+
 class Trainer:
     def __init__(
         self,
@@ -76,8 +117,9 @@ class Trainer:
         emit: Callable[..., object] | None = None,
     ):
         """`rank`: this process's rank when msrun started it as one of several, else None. `resume`: the
-        checkpoint `resume()` will load (its recorded preprocessing is kept). `emit`: the event log's, for
-        the `setup` events of a download during set-up (before `run_started`)."""
+        checkpoint `resume()` will load (its recorded preprocessing and weights' lineage are kept; model.pretrained
+        is not read). `emit`: the event log's, for the `setup` events of a download during set-up (before
+        `run_started`)."""
         # MindSpore (and what builds on it) loads here, not at import: the CLI imports this package
         # for commands that must start without it.
         import mindspore as ms
@@ -139,7 +181,12 @@ class Trainer:
         weights = m["pretrained"]
         fetched = None
         origin = None
-        if weights:
+        if resume:
+            # The resumed checkpoint replaces every weight and records the preprocessing: model.pretrained
+            # is neither read nor needed (its file may be pruned, or a cache cleared on an offline target).
+            variant, origin = _resumed_layout(resume, weights)
+            weights = None
+        elif weights:
             from ..models.download import local_weights, setup_progress
             from ..models.pretrained import origin_of_file
 
@@ -164,7 +211,8 @@ class Trainer:
                 pass  # resume() says what is wrong with the file
         self.net = TransferNet(m["backbone"], len(self.classes), self.frozen_upto, variant, head_norm)
         self.load_report = None
-        self.pretrained_info = None  # run_started's `pretrained`
+        # run_started's `pretrained`; resumed: the weights' lineage the resumed checkpoint recorded
+        self.pretrained_info = _recorded_weights(resume) if resume else None
         if weights:
             from ..models.pretrained import load_backbone
 
@@ -417,7 +465,25 @@ class Trainer:
             prefetch=self.prefetch,
             mix=(d["mixup"], d["cutmix"]),  # soft label rows: nn.CrossEntropyLoss takes them as they are
             num_classes=len(self.classes),
-            mean_std=(self.preprocess.mean, self.preprocess.std),  # the crops stay the augmentation's
+            # The weights' normalisation; with data.augment none also their resize and crop, the same
+            # images as the eval and the feature cache see (augmenting presets keep their random crops).
+            preprocess=self.preprocess,
+        )
+
+    def _eval_dataset(self, samples: list[tuple[str, int]]) -> Any:
+        """`samples` as the in-run eval sees them: the weights' resize, crop and normalisation, in order."""
+        d = self.spec["data"]
+        return make_dataset(
+            samples,
+            d["image_size"],
+            d["batch_size"],
+            self.workers,
+            False,
+            False,
+            0,
+            drop_remainder=False,
+            on_device=self.normalize_on_device,
+            preprocess=self.preprocess,
         )
 
     def run_step(self) -> Any:
@@ -529,18 +595,7 @@ class Trainer:
         if self.features:
             batches = self.features.val_batches()
         else:
-            batches = make_dataset(
-                self.val_samples,
-                d["image_size"],
-                d["batch_size"],
-                self.workers,
-                False,
-                False,
-                0,
-                drop_remainder=False,
-                on_device=self.normalize_on_device,
-                preprocess=self.preprocess,
-            ).create_tuple_iterator(num_epochs=1, output_numpy=True)
+            batches = self._eval_dataset(self.val_samples).create_tuple_iterator(num_epochs=1, output_numpy=True)
         n = len(self.classes)
         tally = Tally(n)
         self._set_train_mode(self.net, False)

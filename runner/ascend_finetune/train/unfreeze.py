@@ -19,10 +19,12 @@ checkpoint (so the optimizer state fits), then the loop applies later entries as
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..data.folder import DataError
-from ..models.backbones import parts_of
+from ..models.backbones import freeze_values, frozen_parts, parts_of
 from ..spec_types import RunSpec
 
 
@@ -34,10 +36,46 @@ def freeze_for(model: dict[str, Any], epoch: int) -> str:
     return str(rule)
 
 
-def check(spec: RunSpec) -> None:
-    """Entries in increasing epochs, each freezing no more than the one before; no feature cache."""
-    from ..models.net import frozen_parts
+@dataclass(frozen=True)
+class OrderIssue:
+    """A model.unfreeze step out of order: `field` "epoch" (not after the step before) or "freeze" (freezes
+    more than the rule before it). `previous` is that rule's path (model.freeze or model.unfreeze[j]) and
+    `previous_epoch`/`previous_freeze` its values (epoch 1 for model.freeze); `allowed` the freeze values of
+    the backbone that freeze no more than it."""
 
+    index: int
+    field: str
+    epoch: int
+    freeze: str
+    previous: str
+    previous_epoch: int
+    previous_freeze: str
+    allowed: tuple[str, ...]
+
+
+def order_issues(freeze: str, entries: Sequence[Mapping[str, Any]], backbone: str) -> list[OrderIssue]:
+    """Every step of `entries` (model.unfreeze) that does not come in a later epoch than the step before
+    it, or that freezes more than it (model.freeze before the first step): the spec check's problems and
+    the run's guard, one rule. A step out of order is skipped, so the next is held to the last good one.
+    Raises ValueError for a stage `backbone` lacks (the spec check reports those of its own)."""
+    issues: list[OrderIssue] = []
+    prev_path, prev_epoch, prev_rule = "model.freeze", 1, freeze
+    prev = frozen_parts(freeze, backbone)
+    for i, e in enumerate(entries):
+        now = frozen_parts(e["freeze"], backbone)
+        field = "epoch" if e["epoch"] <= prev_epoch else "freeze" if now > prev else None
+        if field is None:
+            prev_path, prev_epoch, prev_rule, prev = f"model.unfreeze[{i}]", e["epoch"], e["freeze"], now
+            continue
+        allowed = tuple(v for v in freeze_values(backbone) if frozen_parts(v, backbone) <= prev)
+        issues.append(OrderIssue(i, field, e["epoch"], e["freeze"], prev_path, prev_epoch, prev_rule, allowed))
+    return issues
+
+
+def check(spec: RunSpec) -> None:
+    """Entries in increasing epochs, each freezing no more than the one before; no feature cache. The spec
+    check (spec.py) refuses a schedule out of order already; this guards a spec that did not pass there
+    (a spec.json edited by hand, a sweep's trial)."""
     m = spec["model"]
     entries = m.get("unfreeze") or []
     if not entries:
@@ -49,29 +87,25 @@ def check(spec: RunSpec) -> None:
             "remove model.unfreeze, or set train.cache_features to false",
             "cache_features_unfreeze",
         )
-    prev_epoch, prev = 1, frozen_parts(m["freeze"], m["backbone"])
-    for i, e in enumerate(entries):
-        now = frozen_parts(e["freeze"], m["backbone"])
-        if e["epoch"] <= prev_epoch or now > prev:
-            raise DataError(
-                f"model.unfreeze[{i}]",
-                f"entry {i} (epoch {e['epoch']}, freeze {e['freeze']!r}) must come after epoch {prev_epoch} "
-                "and freeze no more than the rule before it",
-                "list the steps in increasing epochs, each unfreezing more (e.g. backbone, then "
-                "up_to:layer3, then none)",
-                "unfreeze_out_of_order",
-                index=i,
-                epoch=e["epoch"],
-                freeze=e["freeze"],
-                previous_epoch=prev_epoch,
-            )
-        prev_epoch, prev = e["epoch"], now
+    for issue in order_issues(m["freeze"], entries, m["backbone"])[:1]:
+        i = issue.index
+        raise DataError(
+            f"model.unfreeze[{i}]",
+            f"entry {i} (epoch {issue.epoch}, freeze {issue.freeze!r}) must come after epoch {issue.previous_epoch} "
+            "and freeze no more than the rule before it",
+            "list the steps in increasing epochs, each unfreezing more (e.g. backbone, then up_to:layer3, then none)",
+            "unfreeze_out_of_order",
+            index=i,
+            epoch=issue.epoch,
+            freeze=issue.freeze,
+            previous_epoch=issue.previous_epoch,
+        )
 
 
 def apply(tr: Any, epoch: int) -> dict[str, Any] | None:
     """Make the trainable set the one `epoch` should have (Trainer `tr`); the unfreeze event's fields
     when it changed, else None."""
-    from ..models.net import frozen_parts, unfrozen_params
+    from ..models.net import unfrozen_params
 
     rule = freeze_for(tr.spec["model"], epoch)
     backbone = tr.spec["model"]["backbone"]

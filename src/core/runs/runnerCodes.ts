@@ -177,6 +177,13 @@ const WARNINGS: Readonly<Record<string, Sentence>> = {
       ),
       { preprocess: p.str('preprocess') },
     ),
+  preprocess_not_recorded: (p, t) =>
+    fill(
+      t(
+        "{file} is a checkpoint of this runner, but the checkpoints.json of its run folder is not beside it, so the preprocessing it was trained with is unknown and {preprocess}'s is used: copy that checkpoints.json along (the file as checkpoints/{file} below it), or set model.preprocess to the values its run reported in run_started.preprocess.",
+      ),
+      { file: p.str('file'), preprocess: p.str('preprocess') },
+    ),
   preprocess_config_missing: (p, t) =>
     fill(
       t(

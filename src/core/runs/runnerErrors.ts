@@ -439,6 +439,24 @@ const ERRORS: Readonly<Record<string, ErrorWords>> = {
         { source: p.str('source'), url: p.str('url'), error: p.str('error'), part: p.str('part') },
       ),
   },
+  download_locked: {
+    message: (p, t) =>
+      fill(
+        t(
+          "Another process holds the download of {source} (the lock {lock}) and its partial file has not changed for {waited} s: it may be stuck, such as a 'Copy Weights to Target' copy whose ssh connection dropped. Find it with `fuser -v {lock}` (or `lsof {lock}`), stop it, and try again. The lock ends with the process holding it, so removing the file does not help; if no process here holds it, one on another machine sharing this cache does.",
+        ),
+        { source: p.str('source'), lock: p.str('lock'), waited: p.num('waited_s', 21) },
+      ),
+  },
+  download_bad_range: {
+    message: (p, t) =>
+      fill(
+        t(
+          "{url} answered the request for the rest of {source} with a malformed Content-Range '{range}'; the partial file {part} was deleted and the next run downloads the file whole.",
+        ),
+        { url: p.str('url'), source: p.str('source'), range: p.str('content_range'), part: p.str('part') },
+      ),
+  },
   cache_unsafe: {
     message: (p, t) => {
       const words: Record<string, string> = {
@@ -453,7 +471,7 @@ const ERRORS: Readonly<Record<string, ErrorWords>> = {
       }
       return fill(
         t(
-          '{what}: refusing to follow it. Someone else may have planted it: check who owns the cache folder, remove it, and try again.',
+          '{what}: refusing to follow it (a symlinked folder is followed only when you or root own the link). Someone else may have planted it: check who owns it, remove it, and try again. To keep the cache elsewhere, such as on a bigger disk, set ASCEND_FINETUNE_CACHE to a folder there.',
         ),
         { what: fill(what, { path: p.str('path') }) },
       );

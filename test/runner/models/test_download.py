@@ -25,6 +25,7 @@ from weights_server import serve
 from ascend_finetune.checkpoints.errors import PretrainedError
 from ascend_finetune.checkpoints.loading import preprocess_of
 from ascend_finetune.checkpoints.tools import load_run
+from ascend_finetune.models import download
 from ascend_finetune.models.catalog import MINDCV, SourceError, parse
 from ascend_finetune.models.download import Fetched, cache_path, fetch, fetch_hub_config
 from ascend_finetune.models.net import TransferNet
@@ -157,6 +158,58 @@ def test_a_partial_file_is_resumed_only_while_the_same_url_serves_the_same_file(
     assert asked.requests[-1] == (MINDCV_PATH, f"bytes={kept}-" if resumed else None)
 
 
+@pytest.mark.parametrize("told_by", ["etag", "size"])
+def test_a_host_that_ignores_if_range_does_not_get_two_files_joined(env, host, mindcv_ckpt, told_by):
+    """A proxy that honours Range but drops If-Range serves the rest of a changed file; its ETag, or
+    without one its size, is not the one that began the .part, so the download starts over."""
+    host.etag = told_by == "etag"
+    host.last_modified = "Mon, 07 Dec 2026 06:51:50 GMT"  # a date that stays while the file changes
+    with pytest.raises(Killed):
+        fetch("mindcv:resnet18", env=env, progress=killed_after_the_first_bytes)
+    kept = os.path.getsize(cache_path(parse("mindcv:resnet18"), env) + ".part")
+    # The same length with an ETag (the ETag tells it); without one, another length (the size does).
+    new = mindcv_ckpt[::-1] if told_by == "etag" else mindcv_ckpt[::-1] + b"more"
+    host.files[MINDCV_PATH], host.ignore_if_range = new, True
+    got = fetch("mindcv:resnet18", env=env, progress=quiet)
+    assert open(got.path, "rb").read() == new and got.sha256 == hashlib.sha256(new).hexdigest()
+    assert host.requests[1:] == [(MINDCV_PATH, f"bytes={kept}-"), (MINDCV_PATH, None)]
+
+
+def test_a_malformed_content_range_is_a_coded_error_and_the_next_run_downloads_the_file_whole(env, host, mindcv_ckpt):
+    with pytest.raises(Killed):
+        fetch("mindcv:resnet18", env=env, progress=killed_after_the_first_bytes)
+    part = cache_path(parse("mindcv:resnet18"), env) + ".part"
+    host.content_range = "bytes 1-2/abc"
+    with pytest.raises(PretrainedError) as e:
+        fetch("mindcv:resnet18", env=env, progress=quiet)
+    assert e.value.why == "download_bad_range" and e.value.params["content_range"] == "bytes 1-2/abc"
+    assert "malformed Content-Range 'bytes 1-2/abc'" in str(e.value) and not os.path.exists(part)
+    got = fetch("mindcv:resnet18", env=env, progress=quiet)
+    assert open(got.path, "rb").read() == mindcv_ckpt and host.requests[-1] == (MINDCV_PATH, None)
+
+
+def test_a_kill_while_a_new_part_begins_leaves_no_record_vouching_for_the_old_bytes(
+    env, host, mindcv_ckpt, monkeypatch
+):
+    with pytest.raises(Killed):
+        fetch("mindcv:resnet18", env=env, progress=killed_after_the_first_bytes)
+    new = host.files[MINDCV_PATH] = mindcv_ckpt[::-1]  # changed on the host: it is sent whole (If-Range)
+    write = download._Folder.write
+
+    def killed_once_recorded(self, name, data):
+        write(self, name, data)
+        if name.endswith(".part.json"):
+            raise Killed
+
+    monkeypatch.setattr(download._Folder, "write", killed_once_recorded)
+    with pytest.raises(Killed):
+        fetch("mindcv:resnet18", env=env, progress=quiet)
+    monkeypatch.undo()
+    got = fetch("mindcv:resnet18", env=env, progress=quiet)
+    # The old file's bytes went before the new file's record was written: nothing of them is resumed.
+    assert open(got.path, "rb").read() == new and host.requests[-1] == (MINDCV_PATH, None)
+
+
 def test_a_whole_part_left_before_the_rename_is_checked_and_used_without_downloading_it_again(
     env, host, mindcv_ckpt, monkeypatch
 ):
@@ -223,19 +276,111 @@ def test_processes_fetching_one_source_at_once_share_one_download(env, host, min
     assert len(host.requests) == 1
 
 
-@pytest.mark.parametrize("link", ["weights", "weights/mindcv"])
-def test_a_symlinked_folder_in_the_cache_is_refused_and_nothing_goes_through_it(tmp_path, env, host, link):
+HOLD_LOCK = """
+import fcntl, os, sys, time
+lock, writes = sys.argv[1], int(sys.argv[2])
+os.makedirs(os.path.dirname(lock), exist_ok=True)
+fd = os.open(lock, os.O_RDWR | os.O_CREAT)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+for _ in range(writes):  # a download going on: its .part grows, then it lets go
+    with open(lock[: -len(".lock")] + ".part", "ab") as f:
+        f.write(b"x")
+    time.sleep(0.1)
+time.sleep(0 if writes else 120)  # none: stuck, as on a dead ssh link
+"""
+
+
+@pytest.fixture
+def lock_holder(request):
+    """Starts a process that holds `<dest>.lock`, writing `writes` bytes to its .part 0.1 s apart."""
+    procs: list[subprocess.Popen] = []
+
+    def start(dest: str, writes: int) -> subprocess.Popen:
+        p = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, dest + ".lock", str(writes)], stdout=subprocess.PIPE)
+        procs.append(p)
+        assert p.stdout and p.stdout.readline() == b"held\n"
+        return p
+
+    yield start
+    for p in procs:
+        p.kill()
+        p.wait()
+
+
+def test_a_download_another_process_holds_without_progress_fails_with_how_to_find_it(
+    env, host, mindcv_ckpt, lock_holder, monkeypatch
+):
+    monkeypatch.setattr(download, "LOCK_STALL_S", 1.0)
+    monkeypatch.setattr(download, "LOCK_POLL_S", 0.1)
+    dest = cache_path(parse("mindcv:resnet18"), env)
+    holder = lock_holder(dest, 0)
+    with pytest.raises(PretrainedError) as e:
+        fetch("mindcv:resnet18", env=env, progress=quiet)
+    assert e.value.why == "download_locked" and e.value.params == {
+        "source": "mindcv:resnet18",
+        "lock": dest + ".lock",
+        "waited_s": 1.0,
+    }
+    assert f"fuser -v {dest}.lock" in str(e.value) and "removing the file does not help" in str(e.value)
+    assert sorted(os.listdir(os.path.dirname(dest))) == [os.path.basename(dest) + ".lock"] and host.requests == []
+    # The lock ends with its process.
+    holder.kill()
+    holder.wait()
+    assert open(fetch("mindcv:resnet18", env=env, progress=quiet).path, "rb").read() == mindcv_ckpt
+
+
+def test_a_download_another_process_is_making_progress_on_is_waited_for_past_the_stall_time(
+    env, host, mindcv_ckpt, lock_holder, monkeypatch
+):
+    monkeypatch.setattr(download, "LOCK_STALL_S", 1.0)
+    monkeypatch.setattr(download, "LOCK_POLL_S", 0.1)
+    dest = cache_path(parse("mindcv:resnet18"), env)
+    lock_holder(dest, 30)  # 3 s of a growing .part
+    got = fetch("mindcv:resnet18", env=env, progress=quiet)
+    # Its .part carries no record of where it came from: it is not resumed.
+    assert open(got.path, "rb").read() == mindcv_ckpt and host.requests == [(MINDCV_PATH, None)]
+
+
+@pytest.mark.parametrize(
+    "link, owner",
+    [
+        ("weights", "mine"),
+        ("weights/mindcv", "mine"),
+        ("weights", "root"),
+        ("weights", "other"),
+        ("weights/mindcv", "other"),
+    ],
+)
+def test_a_symlinked_folder_in_the_cache_is_followed_only_when_this_user_or_root_made_it(
+    tmp_path, env, host, mindcv_ckpt, link, owner
+):
+    """A cache moved to a bigger disk through a symlink works; another user's link, perhaps planted in a
+    shared cache, is refused and nothing goes through it."""
     cache, elsewhere = Path(env["ASCEND_FINETUNE_CACHE"]), tmp_path / "elsewhere"
     elsewhere.mkdir()
-    if link == "weights/mindcv":  # a file planted where the link leads, under the cached file's name
+    if owner == "other":  # a file planted where the link leads, under the cached file's name
         (elsewhere / "resnet18-1e65cd21.ckpt").write_bytes(b"planted")
     (cache / link).parent.mkdir(parents=True)
     (cache / link).symlink_to(elsewhere)
+    if owner != "mine":
+        if os.geteuid() != 0:
+            pytest.skip("only root can give a link to another owner")
+        uid = 0 if owner == "root" else 12345  # no such user here: another user's
+        os.lchown(cache / link, uid, uid)
     before = sorted(elsewhere.rglob("*"))
-    with pytest.raises(PretrainedError) as e:
-        fetch("mindcv:resnet18", env=env, progress=quiet)
-    assert e.value.why == "cache_unsafe" and f"{cache / link} in the weights cache is a symlink" in str(e.value)
-    assert sorted(elsewhere.rglob("*")) == before and host.requests == []
+    if owner == "other":
+        with pytest.raises(PretrainedError) as e:
+            fetch("mindcv:resnet18", env=env, progress=quiet)
+        assert e.value.why == "cache_unsafe" and f"{cache / link} in the weights cache is a symlink" in str(e.value)
+        assert "set ASCEND_FINETUNE_CACHE to a folder there" in str(e.value)
+        assert sorted(elsewhere.rglob("*")) == before and host.requests == []
+        return
+    got = fetch("mindcv:resnet18", env=env, progress=quiet)
+    assert got.downloaded and got.path == str(cache / "weights" / "mindcv" / "resnet18-1e65cd21.ckpt")
+    landed = elsewhere / ("mindcv" if link == "weights" else "") / "resnet18-1e65cd21.ckpt"
+    assert landed.read_bytes() == mindcv_ckpt
+    assert not fetch("mindcv:resnet18", env=env, progress=quiet).downloaded
 
 
 def test_offline_names_the_source_the_cache_path_and_the_air_gapped_fix(tmp_path):

@@ -333,8 +333,50 @@ def test_resume_and_fine_tune_from_a_runners_checkpoint_reuse_its_recorded_value
     # Fine-tune from (auto, the runner's own checkpoint as model.pretrained), the spec's fields on top.
     tuned = resolve({"crop_pct": 0.8}, str(ckpt), "runner", never)
     assert (tuned.mean, tuned.crop_pct, tuned.overridden) == ((127.5,) * 3, 0.8, ("crop_pct",))
-    # A named preset is the preset; a runner checkpoint outside a run is the runner's own.
+    # A named preset is the preset.
     assert resolve("mindcv", str(ckpt), "runner", never).mean == MEAN
-    loose = tmp_path / "loose.ckpt"
+
+
+def test_a_runners_checkpoint_away_from_its_run_says_its_preprocessing_is_unknown(tmp_path):
+    """Downloaded into the workspace or copied to a target's weights/local/<sha>/, a runner checkpoint
+    has no checkpoints.json beside it: `auto` uses imagenet's values and says why and what to do."""
+    from ascend_finetune.models.preprocess import resolve
+
+    loose = tmp_path / "weights" / "local" / "0123abcd" / "flowers-e3-s120.ckpt"
+    loose.parent.mkdir(parents=True)
     loose.write_bytes(b"")
-    assert resolve("auto", str(loose), "runner", never).name == "imagenet"
+    warned: list[dict] = []
+    p = resolve("auto", str(loose), "runner", lambda **w: warned.append(w))
+    assert p.name == "imagenet" and p.mean == MEAN
+    assert warned == [
+        {
+            "code": "preprocess_not_recorded",
+            "message": "flowers-e3-s120.ckpt is a checkpoint of this runner, but the checkpoints.json of its run "
+            "folder is not beside it, so the preprocessing it was trained with is unknown and imagenet's is used: "
+            "copy that checkpoints.json along (FOLDER/checkpoints.json, with the file as "
+            "FOLDER/checkpoints/flowers-e3-s120.ckpt), or set model.preprocess to the values its run reported in "
+            "run_started.preprocess",
+            "details": {"preprocess": "imagenet", "file": "flowers-e3-s120.ckpt"},
+        }
+    ]
+    # Put back in its run folder's layout with that checkpoints.json: its record, no warning.
+    run = tmp_path / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    loose.rename(run / "checkpoints" / loose.name)
+    rec = Preprocess("timm", "bicubic", 0.9, "floor")
+    (run / "checkpoints.json").write_text(
+        json.dumps([{"file": f"checkpoints/{loose.name}", "preprocess": rec.describe()}])
+    )
+    warned.clear()
+    assert (
+        resolve("auto", str(run / "checkpoints" / loose.name), "runner", lambda **w: warned.append(w)).crop_pct == 0.9
+    )
+    assert warned == []
+    # Set by hand: a preset, or every value (the fix), says nothing; another source's weights neither.
+    values = {"mean": [0.5] * 3, "std": [0.5] * 3, "crop_pct": 0.9, "crop_mode": "center", "interpolation": "bicubic"}
+    for setting, origin in (("imagenet", "runner"), (values, "runner"), ("auto", "modelzoo")):
+        resolve(setting, str(tmp_path / "elsewhere.ckpt"), origin, lambda **w: warned.append(w))
+    assert warned == []
+    # Some values by hand: the rest is still imagenet's guess.
+    resolve({"crop_pct": 0.9}, str(tmp_path / "elsewhere.ckpt"), "runner", lambda **w: warned.append(w))
+    assert [w["code"] for w in warned] == ["preprocess_not_recorded"]

@@ -194,6 +194,47 @@ print(json.dumps(names))
     assert [arch for arch, ns in names.items() if not looks_torch(ns)] == []
 
 
+# facebookresearch/ConvNeXt-V2's own checkpoints (models/convnextv2.py): its GRN owns a `gamma` beside a
+# `beta`, as MindSpore's norms do, while its LayerNorms say `weight`.
+CONVNEXT_V2 = [
+    "downsample_layers.0.0.weight",
+    "downsample_layers.0.1.weight",
+    "downsample_layers.0.1.bias",
+    "stages.0.0.dwconv.weight",
+    "stages.0.0.norm.weight",
+    "stages.0.0.norm.bias",
+    "stages.0.0.pwconv1.weight",
+    "stages.0.0.grn.gamma",
+    "stages.0.0.grn.beta",
+    "stages.0.0.pwconv2.weight",
+    "norm.weight",
+    "norm.bias",
+    "head.weight",
+]
+
+
+@pytest.mark.parametrize(
+    "names, torch",
+    [
+        (CONVNEXT_V2, True),
+        # mindcv's ConvNeXt-V2: the same model, its norms saying gamma/beta.
+        ([n.replace("norm.weight", "norm.gamma").replace("norm.bias", "norm.beta") for n in CONVNEXT_V2], False),
+        # mindcv's Swin: a `downsample` cell with a LayerNorm's gamma/beta.
+        (
+            ["layers.0.downsample.reduction.weight", "layers.0.downsample.norm.gamma", "layers.0.downsample.norm.beta"],
+            False,
+        ),
+        # mindcv's SE-ResNet: a `downsample` shortcut with BatchNorm statistics.
+        (["layer2.0.downsample.0.weight", "layer2.0.downsample.1.moving_mean", "layer2.0.downsample.1.gamma"], False),
+        # A PyTorch ResNet's shortcut alone (its BatchNorm statistics left out of the file).
+        (["layer2.0.downsample.0.weight", "layer2.0.downsample.1.weight", "layer2.0.downsample.1.bias"], True),
+    ],
+    ids=["convnextv2-official", "convnextv2-mindcv", "swin-mindcv", "seresnet-mindcv", "resnet-torch-no-stats"],
+)
+def test_strong_pytorch_signs_decide_before_mindsporelike_norm_names_and_downsample_cells_last(names, torch):
+    assert looks_torch(names) is torch
+
+
 # -- BF16 .safetensors, written from the format's spec (huggingface/safetensors README): an 8-byte
 # little-endian header length, a JSON header {name: {dtype, shape, data_offsets}}, then the bytes.
 def bf16_bits(values: np.ndarray) -> np.ndarray:

@@ -93,12 +93,31 @@ def test_a_planted_symlink_is_not_followed(env, tmp_path):
     (folder / "resnet18-1e65cd21.ckpt").symlink_to(secret)
     s = one("mindcv:resnet18", env)
     assert s["state"] == "unsafe" and s["bytes"] is None and "symbolic link" in s["why"]
-    # A symlinked folder on the way is not followed either.
-    other = tmp_path / "cache2"
-    (other / "weights").mkdir(parents=True)
-    (other / "weights" / "mindcv").symlink_to(folder)
-    s = one("mindcv:resnet50", {**env, "ASCEND_FINETUNE_CACHE": str(other)})
-    assert s["state"] == "unsafe" and "mindcv" in s["why"]
+
+
+def test_a_symlinked_folder_is_listed_as_the_download_treats_it(env, tmp_path):
+    """Followed when this user (or root) made the link, as a cache moved to a bigger disk is; another
+    user's is unsafe, and the run refuses it too."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    (tmp_path / "cache").mkdir()
+    link = tmp_path / "cache" / "weights"
+    link.symlink_to(disk)
+    got = fetch("mindcv:resnet18", env=env, progress=quiet)
+    assert (disk / "mindcv" / "resnet18-1e65cd21.ckpt").read_bytes() == BODY
+    s = one("mindcv:resnet18", env)
+    assert s["state"] == "cached" and s["path"] == got.path and s["sha256"] == hashlib.sha256(BODY).hexdigest()
+    if os.geteuid() != 0:
+        pytest.skip("only root can give a link to another owner")
+    os.lchown(link, 12345, 12345)  # no such user here: another user's
+    s = one("mindcv:resnet18", env)
+    assert (
+        s["state"] == "unsafe"
+        and s["why"] == "weights in the cache is a symlink neither you nor root own: not followed"
+    )
+    with pytest.raises(PretrainedError) as e:
+        fetch("mindcv:resnet18", env=env, progress=quiet)
+    assert e.value.why == "cache_unsafe"
 
 
 def test_a_fifo_does_not_hang_the_listing_and_a_part_file_is_reported(env, tmp_path):

@@ -1,7 +1,9 @@
 """A weights host on 127.0.0.1 for the download tests: Python's http.server in a thread serving files
 the test put in a dict, with HTTP Range support (206 + Content-Range, 416 past the end), an ETag per
-file content honoured in If-Range (a changed file is served whole), a request log, a switch that cuts
-the first response half-way (the connection closes after half the body) and a delay before each body."""
+file content (and, when set, a Last-Modified) honoured in If-Range (a changed file is served whole), a
+request log, a switch that cuts the first response half-way (the connection closes after half the
+body), a delay before each body, and two misbehaving proxies' switches: one that honours Range but
+ignores If-Range (the rest of a changed file is served), one that sends a given Content-Range."""
 
 from __future__ import annotations
 
@@ -19,6 +21,9 @@ class Served:
     cut_first: bool = False  # the first GET of a file stops after half its body
     etag: bool = True  # send an ETag (a host without one cannot say whether a file changed)
     delay_s: float = 0.0  # before each body: downloads that overlap
+    last_modified: str | None = None  # sent as Last-Modified, and matched in If-Range
+    ignore_if_range: bool = False  # a Range is served even when If-Range names another version
+    content_range: str | None = None  # sent instead of a 206's real Content-Range
     port: int = 0
 
     @property
@@ -45,7 +50,7 @@ def serve() -> tuple[Served, http.server.ThreadingHTTPServer]:
                 self.end_headers()
                 return
             etag = f'"{hashlib.sha256(body).hexdigest()[:16]}"'
-            if self.headers.get("If-Range", etag) != etag:
+            if self.headers.get("If-Range", etag) not in (etag, state.last_modified) and not state.ignore_if_range:
                 rng = None  # the file changed since: all of it (RFC 9110 13.1.5)
             start = int(rng[6:-1]) if rng and rng.startswith("bytes=") and rng.endswith("-") else 0
             if start >= len(body) > 0:
@@ -56,9 +61,11 @@ def serve() -> tuple[Served, http.server.ThreadingHTTPServer]:
                 return
             self.send_response(206 if start else 200)
             if start:
-                self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
+                self.send_header("Content-Range", state.content_range or f"bytes {start}-{len(body) - 1}/{len(body)}")
             if state.etag:
                 self.send_header("ETag", etag)
+            if state.last_modified:
+                self.send_header("Last-Modified", state.last_modified)
             self.send_header("Content-Length", str(len(body) - start))
             self.send_header("Connection", "close")
             self.end_headers()

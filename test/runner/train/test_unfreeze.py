@@ -11,7 +11,7 @@ import pytest
 from conftest import events, of_type, runner, spec, write_spec
 
 from ascend_finetune.data.folder import DataError
-from ascend_finetune.spec import resolve
+from ascend_finetune.spec import SpecError, resolve
 from ascend_finetune.train import unfreeze
 
 
@@ -80,9 +80,18 @@ def test_resume_keeps_the_schedule_position(unfrozen_run):
         assert not _moved(_load(cks[start]), last, "backbone.layer3.")
 
 
-def test_a_schedule_that_freezes_more_is_refused(data_a):
-    s = resolve(spec(data_a, model={"freeze": "up_to:layer2", "unfreeze": [{"epoch": 2, "freeze": "backbone"}]}))
+def test_a_schedule_that_freezes_more_is_refused_by_the_spec_check_and_still_by_the_run(data_a):
+    bad = spec(data_a, model={"freeze": "up_to:layer2", "unfreeze": [{"epoch": 2, "freeze": "backbone"}]})
+    with pytest.raises(SpecError) as refused:
+        resolve(bad)
+    [problem] = refused.value.problems
+    assert problem.path == "model.unfreeze[0].freeze" and "up_to:layer1, up_to:layer2" in problem.fix
+    # The run's own guard, for a spec that never met the check (a spec.json edited by hand)
+    s = resolve(spec(data_a, model={"freeze": "up_to:layer2"}))
+    s["model"]["unfreeze"] = [{"epoch": 2, "freeze": "backbone"}]
     with pytest.raises(DataError) as e:
         unfreeze.check(s)
     assert e.value.path == "model.unfreeze[0]" and "increasing epochs" in e.value.fix
+    assert e.value.why == "unfreeze_out_of_order"
+    assert e.value.params == {"index": 0, "epoch": 2, "freeze": "backbone", "previous_epoch": 1}
     json.dumps(e.value.message)

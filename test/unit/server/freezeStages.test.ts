@@ -157,3 +157,83 @@ test('zh-cn: the stage error, its fixes and the hover note in Simplified Chinese
     setLocale('en');
   }
 });
+
+// The runner's spec check refuses a model.unfreeze schedule out of order (spec.py, before launch);
+// the editor says the same on the step's value, with the values that freeze no more as fixes.
+const orderErrors = (text: string, fileName?: string) => {
+  const { doc, td } = open(text, fileName);
+  const ds = diagnose(doc, td).filter((d) => String(d.code).startsWith('model.unfreeze'));
+  return { ds, doc, td, text };
+};
+
+test('an unfreeze step that freezes more than the rule before it: an error on its freeze, fixes that freeze no more (YAML)', () => {
+  const yaml = spec(
+    '  backbone: resnet18\n  freeze: up_to:layer2\n  unfreeze:\n    - epoch: 2\n      freeze: up_to:layer4',
+  );
+  const { ds, doc, td, text } = orderErrors(yaml);
+  assert.equal(ds.length, 1, JSON.stringify(ds));
+  assert.equal(ds[0].severity, 1);
+  assert.equal(ds[0].code, 'model.unfreeze[0].freeze');
+  assert.equal(
+    message(ds[0]),
+    '"up_to:layer4" freezes more of resnet18 than model.freeze "up_to:layer2": each step of model.unfreeze freezes no more than the rule before it (set model.unfreeze[0].freeze to a rule that freezes no more than "up_to:layer2": none, up_to:layer1, up_to:layer2)',
+  );
+  assert.equal(text.slice(td.offsetAt(ds[0].range.start), td.offsetAt(ds[0].range.end)), 'up_to:layer4');
+  const fixes = quickFixes(doc, td, ds);
+  assert.deepEqual(
+    fixes.map((f) => f.title),
+    ['Change to "none"', 'Change to "up_to:layer1"', 'Change to "up_to:layer2"'],
+  );
+  assert.equal(fixes[2].edit!.changes![td.uri][0].newText, 'up_to:layer2');
+  // In order (backbone, then up_to:layer3, then none): nothing.
+  const ok = spec(
+    '  backbone: resnet18\n  freeze: backbone\n  unfreeze:\n    - epoch: 2\n      freeze: up_to:layer3\n    - epoch: 4\n      freeze: none',
+  );
+  assert.deepEqual(orderErrors(ok).ds, []);
+});
+
+test('unfreeze steps out of order in JSON: a later step held to the one before it, an epoch that does not increase', () => {
+  const json = (unfreeze: object[], freeze = 'backbone', backbone = 'mobilenet_v3_small_100') =>
+    JSON.stringify({ name: 's', data: { train: '/d' }, model: { backbone, freeze, unfreeze } });
+  const more = orderErrors(
+    json([
+      { epoch: 2, freeze: 'up_to:features.5' },
+      { epoch: 3, freeze: 'up_to:features.10' },
+    ]),
+    'x.ascend.json',
+  );
+  assert.equal(more.ds.length, 1, JSON.stringify(more.ds));
+  assert.equal(more.ds[0].code, 'model.unfreeze[1].freeze');
+  assert.match(
+    message(more.ds[0]),
+    /^"up_to:features.10" freezes more of mobilenet_v3_small_100 than model.unfreeze\[0\].freeze "up_to:features.5": /,
+  );
+  assert.equal(
+    more.text.slice(more.td.offsetAt(more.ds[0].range.start), more.td.offsetAt(more.ds[0].range.end)),
+    '"up_to:features.10"',
+  );
+  const epochs = orderErrors(
+    json([
+      { epoch: 3, freeze: 'up_to:features.5' },
+      { epoch: 3, freeze: 'none' },
+    ]),
+    'x.ascend.json',
+  );
+  assert.equal(epochs.ds.length, 1, JSON.stringify(epochs.ds));
+  assert.equal(epochs.ds[0].code, 'model.unfreeze[1].epoch');
+  assert.equal(
+    message(epochs.ds[0]),
+    'epoch 3 does not come after epoch 3 of model.unfreeze[0]: the steps of model.unfreeze take effect in increasing epochs (set model.unfreeze[1].epoch to an epoch after 3, or list the steps in increasing epochs)',
+  );
+  // A mindcv model's `backbone` freezes its neck too: after its last stage, it freezes more.
+  const neck = orderErrors(json([{ epoch: 2, freeze: 'backbone' }], 'up_to:features.16'), 'x.ascend.json');
+  assert.deepEqual(
+    neck.ds.map((d) => d.code),
+    ['model.unfreeze[0].freeze'],
+  );
+  // A ResNet's `backbone` freezes what up_to:layer4 freezes: the same, allowed.
+  assert.deepEqual(
+    orderErrors(json([{ epoch: 2, freeze: 'backbone' }], 'up_to:layer4', 'resnet50'), 'x.ascend.json').ds,
+    [],
+  );
+});

@@ -1,0 +1,62 @@
+"""Resume does not need model.pretrained's file: the resumed checkpoint replaces every weight it gave and
+records the preprocessing, so a parent run's checkpoint pruned since (or a weights cache cleared on an
+offline target) no longer stops a Resume with bad_spec. The lineage and preprocessing carry over."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import events, of_type, runner, spec, write_spec
+
+
+def values(preprocess: dict) -> dict:
+    return {k: v for k, v in preprocess.items() if k != "why"}  # how they were chosen: said otherwise on resume
+
+
+def test_resume_completes_after_the_parent_checkpoint_is_gone(tmp_path, data_a, data_b):
+    a = spec(data_a, name="a", train={"epochs": 1})
+    code, out = runner("train", str(write_spec(tmp_path / "a.json", a)), "--run-dir", str(tmp_path / "a"))
+    assert code == 0, out
+    parent = tmp_path / "a" / of_type(events(tmp_path / "a"), "checkpoint")[-1]["file"]
+    # Fine-tune B from A's checkpoint for 2 epochs, with checkpoints mid-way.
+    b = spec(
+        data_b,
+        name="b",
+        model={"pretrained": str(parent), "freeze": "backbone", "preprocess": {"crop_pct": 1.0}},
+        train={"epochs": 2, "lr": 0.01},
+        checkpoint={"every_steps": 3, "keep_max": 50},
+    )
+    code, out = runner("train", str(write_spec(tmp_path / "b.json", b)), "--run-dir", str(tmp_path / "b"))
+    assert code == 0, out
+    b_evs = events(tmp_path / "b")
+    started = of_type(b_evs, "run_started")[0]
+    first = of_type(b_evs, "checkpoint")[0]
+    assert first["step"] == 3 < started["total_steps"]
+    parent.rename(tmp_path / "moved.ckpt")  # A's checkpoint pruned: model.pretrained is gone
+
+    # A new run from that spec is refused as before; Resume from B's own spec.json goes on.
+    code, out = runner("train", str(tmp_path / "b" / "spec.json"), "--run-dir", str(tmp_path / "new"))
+    assert code == 2 and out["error"]["kind"] == "bad_spec", out
+    code, out = runner(
+        "train",
+        str(tmp_path / "b" / "spec.json"),
+        "--run-dir",
+        str(tmp_path / "resumed"),
+        "--resume",
+        str(tmp_path / "b" / first["file"]),
+    )
+    assert code == 0, out
+    evs = events(tmp_path / "resumed")
+    assert evs[-1]["type"] == "run_finished" and evs[-1]["status"] == "completed"
+    again = of_type(evs, "run_started")[0]
+    assert again["resumed_from"]["step"] == 3
+    assert [s["step"] for s in of_type(evs, "step")] == list(range(4, started["total_steps"] + 1))
+    # The preprocessing is the resumed checkpoint's record (crop 1.0 from the spec, over A's imagenet values).
+    assert values(again["preprocess"]) == values(started["preprocess"]) and again["preprocess"]["crop_pct"] == 1.0
+    assert again["preprocess"]["why"] == f"recorded with the resumed checkpoint {first['file'].split('/')[-1]}"
+    # The weights' lineage is the one B recorded, not re-read from the file (it is gone).
+    assert again["pretrained"]["sha256"] == started["pretrained"]["sha256"]
+    assert again["pretrained"]["source"] == str(parent)
+    manifest = json.loads((tmp_path / "resumed" / "checkpoints.json").read_text())
+    assert manifest and all(e["weights"]["sha256"] == started["pretrained"]["sha256"] for e in manifest)
+    assert not [w for w in of_type(evs, "warning") if w["code"].startswith(("pretrained", "preprocess"))]
