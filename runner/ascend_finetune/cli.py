@@ -28,7 +28,7 @@ def _load_spec(path: str, resume: bool = False) -> RunSpec:
 def cmd_validate(a: argparse.Namespace) -> int:
     try:
         raw = specmod.load_file(a.spec)
-        problems = specmod.check(raw, os.path.dirname(os.path.abspath(a.spec)))
+        problems = specmod.check(raw, os.path.dirname(os.path.abspath(a.spec)), resume=a.resume)
     except specmod.SpecError as e:
         problems = e.problems
     if problems or not a.preflight:
@@ -39,7 +39,7 @@ def cmd_validate(a: argparse.Namespace) -> int:
     from .train.preflight import for_spec
 
     try:
-        report = for_spec(specmod.resolve(raw, os.path.dirname(os.path.abspath(a.spec))))
+        report = for_spec(specmod.resolve(raw, os.path.dirname(os.path.abspath(a.spec)), resume=a.resume))
     except DataError as e:
         out({"ok": False, "problems": [{"path": e.path, "message": e.message, "fix": e.fix}]})
         return 2
@@ -459,6 +459,12 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("validate", help="check a run spec; exit 2 with every problem")
     s.add_argument("spec")
+    s.add_argument(
+        "--resume",
+        action="store_true",
+        help="the spec of a run resumed from a checkpoint, which replaces model.pretrained's weights: that "
+        "file need not exist any more",
+    )
     s.add_argument(
         "--preflight",
         action="store_true",

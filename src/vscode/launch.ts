@@ -145,9 +145,8 @@ async function validateOn(
   opts: LaunchOptions,
 ): Promise<{ kind: 'problems'; lines: string[] } | { kind: 'ok'; questions: string[] }> {
   try {
-    const checked = await runRunner(transport, runnerArgs.validate(specPath, opts.confirmPreflight !== undefined), {
-      timeoutMs: 300_000,
-    });
+    const args = runnerArgs.validate(specPath, opts.confirmPreflight !== undefined, opts.resume !== undefined);
+    const checked = await runRunner(transport, args, { timeoutMs: 300_000 });
     return {
       kind: 'ok',
       questions: preflightQuestions(checked, {

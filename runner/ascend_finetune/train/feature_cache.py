@@ -38,6 +38,7 @@ import stat
 import time
 import zipfile
 from collections.abc import Iterator
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -205,18 +206,6 @@ class FeatureCache:
         self.views = max(1, int(views)) if self.augment != "none" else 1  # without augmentation every view is the same
         self.batch = d["batch_size"]
         self.seed = t["seed"]
-        self.key = cache_key(
-            trainer.train_samples,
-            trainer.val_samples,
-            backbone_digest(trainer.net.backbone),
-            d["image_size"],
-            self.augment,
-            self.views,
-            self.seed,
-            trainer.amp_plan.level,
-            pixels_key(trainer.preprocess),
-        )
-        self.dir = os.path.join(trainer.run_dir, DIRNAME, self.key[:16])
         self.reused_from: str | None = None
         self.rejected: list[dict[str, str]] = []  # caches found and not used: {path, reason}
         self.reported = False  # described once, in the epoch_end of the epoch that built or found it
@@ -225,6 +214,28 @@ class FeatureCache:
         self._train_labels: Any = None  # (views, n) int32
         self._val: Any = None
         self._val_labels: Any = None
+
+    @cached_property
+    def key(self) -> str:
+        """Of the backbone's weights as they are at first use, after a resume has loaded its checkpoint:
+        in __init__ a resumed run's backbone still holds its random initial weights (a resume does
+        not load model.pretrained), and two resumed runs would have shared one key."""
+        tr, d = self.tr, self.tr.spec["data"]
+        return cache_key(
+            tr.train_samples,
+            tr.val_samples,
+            backbone_digest(tr.net.backbone),
+            d["image_size"],
+            self.augment,
+            self.views,
+            self.seed,
+            tr.amp_plan.level,
+            pixels_key(tr.preprocess),
+        )
+
+    @cached_property
+    def dir(self) -> str:
+        return os.path.join(self.tr.run_dir, DIRNAME, self.key[:16])
 
     # -- finding or computing ---------------------------------------------------------------
     def _candidates(self) -> list[str]:

@@ -92,18 +92,32 @@ def _resumed_layout(resume: str, pretrained: str | None) -> tuple[str, str | Non
     return variant, origin
 
 
-def _recorded_weights(resume: str) -> dict[str, Any] | None:
+def _recorded_weights(resume: str, pretrained: str | None, origin: str | None) -> dict[str, Any] | None:
     """The pretrained weights' lineage (source, file, origin, sha256) that the resumed checkpoint's
-    manifest entry recorded, kept for run_started and this run's checkpoints; None when it has none."""
-    from ..checkpoints.manifest import entry_for, find_run_of
+    manifest entry recorded, kept for run_started and this run's checkpoints. A checkpoint of an older
+    runner recorded none: then what the spec names (with the file's origin and sha256 while it is still
+    there), so a run that started from weights is not shown as one from random initialisation. None
+    without model.pretrained."""
+    from ..checkpoints.manifest import entry_for, find_run_of, sha256_file
+    from ..models.catalog import is_named
 
     try:
         run_dir = find_run_of(resume)
         entry = entry_for(run_dir, resume) if run_dir else None
     except (OSError, ValueError):
-        return None
+        entry = None
     weights = (entry or {}).get("weights")
-    return dict(weights) if isinstance(weights, dict) else None
+    if isinstance(weights, dict):
+        return dict(weights)
+    if not pretrained:
+        return None
+    info: dict[str, Any] = {"source": pretrained}
+    if not is_named(pretrained) and os.path.isfile(pretrained):
+        try:
+            info.update(file=pretrained, sha256=sha256_file(pretrained), **({"origin": origin} if origin else {}))
+        except OSError:
+            pass
+    return info
 
 
 class Trainer:
@@ -212,7 +226,7 @@ class Trainer:
         self.net = TransferNet(m["backbone"], len(self.classes), self.frozen_upto, variant, head_norm)
         self.load_report = None
         # run_started's `pretrained`; resumed: the weights' lineage the resumed checkpoint recorded
-        self.pretrained_info = _recorded_weights(resume) if resume else None
+        self.pretrained_info = _recorded_weights(resume, m["pretrained"], origin) if resume else None
         if weights:
             from ..models.pretrained import load_backbone
 

@@ -45,7 +45,13 @@ function operand(p: string): string {
 /** argv after the launcher for each runner command (DESIGN.md, "The runner contract"). */
 export const runnerArgs = {
   /** With `preflight`, also the warnings a run would start with (`warnings`), after a data scan. */
-  validate: (spec: string, preflight = false) => ['validate', operand(spec), ...(preflight ? ['--preflight'] : [])],
+  /** `resume`: the spec of a resumed run, whose model.pretrained file may be gone (the checkpoint replaces it). */
+  validate: (spec: string, preflight = false, resume = false) => [
+    'validate',
+    operand(spec),
+    ...(preflight ? ['--preflight'] : []),
+    ...(resume ? ['--resume'] : []),
+  ],
   train: (spec: string, runDir: string, resume?: string) => [
     'train',
     operand(spec),

@@ -183,17 +183,17 @@ export function summaryTitle(i: SummaryInput, t: Translate = english): string {
 
 /**
  * Weights chosen in the short path: none means nothing to keep frozen, so freeze becomes `none`, even
- * over a freeze mode the user picked before (a frozen random backbone only trains a head on random
- * features; the None row says "every layer trains"). Weights after that bring back the recipe's frozen
- * backbone, unless the user picked a freeze mode themselves.
+ * over a freeze mode the user picked (a frozen random backbone only trains a head on random features;
+ * the None row says "every layer trains"). Weights after that bring back the mode the user picked
+ * (`userFreeze`), else the recipe's frozen backbone.
  */
 export function withPretrained(
   c: WizardChoices,
   pretrained: string | undefined,
-  freezeChosenByUser: boolean,
+  userFreeze: FreezeMode | undefined,
 ): WizardChoices {
   if (pretrained === undefined) return { ...c, pretrained, freeze: 'none' };
-  return { ...c, pretrained, freeze: freezeChosenByUser ? c.freeze : RECIPE_DEFAULTS.freeze };
+  return { ...c, pretrained, freeze: userFreeze ?? RECIPE_DEFAULTS.freeze };
 }
 
 /**

@@ -21,6 +21,7 @@ import {
   freezeModesFor,
   parseNumberField,
   RECIPE_DEFAULTS,
+  type FreezeMode,
   type NumberField,
   type WizardChoices,
 } from '../../core/spec/builder';
@@ -62,6 +63,8 @@ interface Short {
   /** Fields the user set (now or last time): resolved defaults leave them alone. */
   userSet: Set<keyof WizardChoices>;
   freezeChosen: boolean;
+  /** The freeze mode the user picked (this session or remembered), which weights bring back after None. */
+  userFreeze?: FreezeMode;
   /** The chosen data folder's counts and image size, as the target sees it. */
   facts: DataFacts;
   /** What the chosen weights file says it was trained as. */
@@ -103,6 +106,7 @@ export async function startShortPath(app: App, start: { targetId?: string } = {}
     c: { ...RECIPE_DEFAULTS, name: '', dataTrain: '', ...recalled.choices },
     userSet: recalled.userSet,
     freezeChosen: recalled.freezeChosen,
+    userFreeze: recalled.freezeChosen ? recalled.choices.freeze : undefined,
     facts: {},
     weights: {},
   };
@@ -143,7 +147,10 @@ export async function startShortPath(app: App, start: { targetId?: string } = {}
 }
 
 async function remember(app: App, st: Short): Promise<void> {
-  await app.ctx.extension.workspaceState.update(rememberKey(st.def.id), rememberChoices(st.c, st.freezeChosen));
+  await app.ctx.extension.workspaceState.update(
+    rememberKey(st.def.id),
+    rememberChoices({ ...st.c, freeze: st.userFreeze ?? st.c.freeze }, st.freezeChosen),
+  );
   await app.ctx.extension.globalState.update(LAST_TARGET, st.def.id);
 }
 
@@ -152,7 +159,15 @@ async function remember(app: App, st: Short): Promise<void> {
  * takes that backbone (a resnet18 file cannot load into the recipe's resnet50), unless the user chose one.
  */
 async function useWeights(app: App, st: Short, weights: string | null): Promise<void> {
-  st.c = withPretrained(st.c, weights ?? undefined, st.freezeChosen);
+  const before = st.c.freeze;
+  st.c = withPretrained(st.c, weights ?? undefined, st.userFreeze);
+  if (!weights && before !== 'none' && st.userFreeze === before)
+    void vscode.window.showInformationMessage(
+      vscode.l10n.t(
+        'No pretrained weights: freeze is now none (frozen random layers would train the head on random features). Pick weights to get {0} back.',
+        before,
+      ),
+    );
   // A catalog name (mindcv:resnet50) is fetched on the target when the run starts: its backbone is
   // the catalog's, nothing to probe.
   st.weights = !weights
@@ -164,9 +179,9 @@ async function useWeights(app: App, st: Short, weights: string | null): Promise<
   if (b !== st.c.backbone) {
     st.c.backbone = b;
     if (!st.userSet.has('name') && st.c.dataTrain) st.c.name = defaultName(st.c.dataTrain, st.c.backbone);
-    refitFreezeOf(st);
     await offerMindcvInstall(app, st.def, b); // weights of a mindcv model chose a mindcv backbone
   }
+  refitFreezeOf(st); // a new backbone, or a restored mode of another backbone's stages
 }
 
 /** After the backbone changed: a freeze stage the new backbone lacks gives way, and the user is told. */
@@ -435,6 +450,7 @@ async function edit(app: App, st: Short, key: SummaryKey, info: StepInfo): Promi
       await choose(info, freezeModesFor(c.backbone), c.freeze, vscode.l10n.t('What to freeze'), (v) => {
         c.freeze = v;
         st.freezeChosen = true;
+        st.userFreeze = v;
       });
       return;
     case 'amp':

@@ -23,7 +23,7 @@ def test_resume_completes_after_the_parent_checkpoint_is_gone(tmp_path, data_a, 
         data_b,
         name="b",
         model={"pretrained": str(parent), "freeze": "backbone", "preprocess": {"crop_pct": 1.0}},
-        train={"epochs": 2, "lr": 0.01},
+        train={"epochs": 2, "lr": 0.01, "cache_features": True},
         checkpoint={"every_steps": 3, "keep_max": 50},
     )
     code, out = runner("train", str(write_spec(tmp_path / "b.json", b)), "--run-dir", str(tmp_path / "b"))
@@ -37,6 +37,11 @@ def test_resume_completes_after_the_parent_checkpoint_is_gone(tmp_path, data_a, 
     # A new run from that spec is refused as before; Resume from B's own spec.json goes on.
     code, out = runner("train", str(tmp_path / "b" / "spec.json"), "--run-dir", str(tmp_path / "new"))
     assert code == 2 and out["error"]["kind"] == "bad_spec", out
+    # The extension validates before it resumes: `validate --resume` accepts what `validate` refuses.
+    code, out = runner("validate", str(tmp_path / "b" / "spec.json"))
+    assert code == 2 and [p["path"] for p in out["problems"]] == ["model.pretrained"], out
+    code, out = runner("validate", "--resume", str(tmp_path / "b" / "spec.json"))
+    assert code == 0 and out["ok"], out
     code, out = runner(
         "train",
         str(tmp_path / "b" / "spec.json"),
@@ -60,3 +65,25 @@ def test_resume_completes_after_the_parent_checkpoint_is_gone(tmp_path, data_a, 
     manifest = json.loads((tmp_path / "resumed" / "checkpoints.json").read_text())
     assert manifest and all(e["weights"]["sha256"] == started["pretrained"]["sha256"] for e in manifest)
     assert not [w for w in of_type(evs, "warning") if w["code"].startswith(("pretrained", "preprocess"))]
+    # The feature cache is keyed by the resumed backbone (A's frozen weights), so B's cache is found again,
+    # not recomputed from the random initial weights a resume now starts from.
+    b_cache = next(e["feature_cache"] for e in of_type(b_evs, "epoch_end") if "feature_cache" in e)
+    cache = next(e["feature_cache"] for e in of_type(evs, "epoch_end") if "feature_cache" in e)
+    assert cache["key"] == b_cache["key"] and cache["reused_from"], cache
+
+    # A checkpoint of an older runner recorded no `weights`: the run still says it started from
+    # model.pretrained (here gone, so the name alone), not from random initialisation.
+    entries = json.loads((tmp_path / "b" / "checkpoints.json").read_text())
+    for e in entries:
+        e.pop("weights", None)
+    (tmp_path / "b" / "checkpoints.json").write_text(json.dumps(entries))
+    code, out = runner(
+        "train",
+        str(tmp_path / "b" / "spec.json"),
+        "--run-dir",
+        str(tmp_path / "resumed-old"),
+        "--resume",
+        str(tmp_path / "b" / first["file"]),
+    )
+    assert code == 0, out
+    assert of_type(events(tmp_path / "resumed-old"), "run_started")[0]["pretrained"] == {"source": str(parent)}

@@ -7,6 +7,7 @@ const nasty = '/data/my runs/it\'s "quoted" $(rm -rf ~) `id`;&|*';
 
 test('argv for every command is an array with one element per operand', () => {
   assert.deepEqual(runnerArgs.validate('/s.json'), ['validate', '/s.json']);
+  assert.deepEqual(runnerArgs.validate('/s.json', true, true), ['validate', '/s.json', '--preflight', '--resume']);
   assert.deepEqual(runnerArgs.train('/s.json', '/r'), ['train', '/s.json', '--run-dir', '/r']);
   assert.deepEqual(runnerArgs.train('/s.json', '/r', '/c.ckpt'), [
     'train',

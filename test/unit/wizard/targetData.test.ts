@@ -62,7 +62,7 @@ test('the summary says the backbone came from the weights', () => {
   const c: WizardChoices = withPretrained(
     { ...RECIPE_DEFAULTS, backbone: 'resnet18', name: 'x', dataTrain: '/d' },
     '/r/checkpoints/a.ckpt',
-    false,
+    undefined,
   );
   const line = (w: { backbone?: string }) =>
     summaryLines({ choices: c, target: 'This machine', weights: w }).find((l) => l.key === 'backbone');

@@ -181,12 +181,14 @@ test('summary: every setting on its own line, image size, freeze, AMP and weight
 
 test('weights: None switches freeze to none, over a chosen one too; weights bring back the frozen backbone or the chosen mode', () => {
   const c: WizardChoices = { ...RECIPE_DEFAULTS, name: 'n', dataTrain: '/d' };
-  const none = withPretrained(c, undefined, false);
+  const none = withPretrained(c, undefined, undefined);
   assert.equal(none.freeze, 'none');
-  assert.equal(withPretrained(none, '/w/r50.ckpt', false).freeze, 'backbone');
-  // A freeze mode picked in an earlier session (remembered per target) must not freeze random layers.
-  assert.equal(withPretrained({ ...c, freeze: 'up_to:layer2' }, undefined, true).freeze, 'none');
-  assert.equal(withPretrained({ ...c, freeze: 'up_to:layer2' }, '/w/r50.ckpt', true).freeze, 'up_to:layer2');
+  assert.equal(withPretrained(none, '/w/r50.ckpt', undefined).freeze, 'backbone');
+  // A freeze mode the user picked (this session, or remembered per target) must not freeze random layers...
+  const picked = withPretrained({ ...c, freeze: 'up_to:layer2' }, undefined, 'up_to:layer2');
+  assert.equal(picked.freeze, 'none');
+  // ...and comes back with weights.
+  assert.equal(withPretrained(picked, '/w/r50.ckpt', 'up_to:layer2').freeze, 'up_to:layer2');
 });
 
 test('a new backbone without the chosen stage gets the freeze withPretrained would give; a fitting mode stays', () => {
