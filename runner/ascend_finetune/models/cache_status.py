@@ -4,7 +4,8 @@ any request and without MindSpore, for the editor's "cached on <target>" / "down
 The cache may sit on shared ground (`ASCEND_FINETUNE_CACHE` on a team folder), so it is read the way
 a download writes it: every folder below the cache root is opened through its parent's `dir_fd`,
 following a symlinked folder only when this user or root owns the link (download.open_subfolder, the
-download's own rule), only a regular file counts, and the only bytes read are
+download's own rule, which off Linux also refuses a link swapped while it was opened and on Windows
+follows none), only a regular file counts, and the only bytes read are
 the small record download.py writes beside each download (`<file>.sha256.json`, at most 4 KB). A
 file is hashed only when a hash is expected (the catalog's or a `#sha256=` pin) and no current record
 holds it. Nothing here opens a connection: whether the box can reach the URL is not probed.
@@ -19,7 +20,7 @@ import stat
 from collections.abc import Mapping
 
 from .catalog import HF_HUB, MINDCV, Source, parse, resolve_url
-from .download import CHUNK, cache_root, open_subfolder, read_record
+from .download import CHUNK, cache_root, open_subfolder, read_record, trusted_owner
 
 
 def catalog_sources() -> list[str]:
@@ -34,10 +35,14 @@ class _Unsafe(Exception):
 
 def _why_not_a_folder(dir_fd: int, name: str) -> str:
     try:
-        link = stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except OSError:
-        link = False
-    return "a symlink neither you nor root own: not followed" if link else "not a folder"
+        return "not a folder"
+    if not stat.S_ISLNK(st.st_mode):
+        return "not a folder"
+    if trusted_owner(st.st_uid):  # yours, but it changed while it was opened (open_subfolder)
+        return "a symlink that changed while it was read: not followed"
+    return "a symlink neither you nor root own: not followed"
 
 
 def _open_folder(root: str, parts: list[str]) -> int | None:

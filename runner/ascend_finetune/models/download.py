@@ -17,10 +17,13 @@ A `.part` is resumed only from the URL that began it and only while the host sti
 file: `<file>.part.json` keeps that URL, the response's ETag (else Last-Modified), sent back as
 If-Range, and the file's size. A 206 answer whose ETag or size is not the recorded one (a proxy that
 honours Range but ignores If-Range) starts over instead of joining two files.
+A host that sends neither ETag nor Last-Modified cannot say whether its file changed: its `.part` is
+resumed only by the download that began it (a cut connection, retried at once), never by a later run.
 The cache may be shared: a symlinked folder below `$ASCEND_FINETUNE_CACHE` is followed only when this
 process's user or root owns the link (a cache moved to a bigger disk), never another user's (each
-folder is opened through its parent's descriptor, the link's owner read from the link itself), and
-only regular files are read or written.
+folder is opened through its parent's descriptor, the link's owner read from the link itself, or off
+Linux checked before and after the open: open_subfolder), and only regular files are read or written.
+Without fcntl (Windows) a download takes no lock.
 
 A hub repository's `config.json` (the weights' preprocessing: models/preprocess.py) comes the same way,
 into the same cache folder, bounded in size; it is cached only once it reads as a usable config.
@@ -31,7 +34,6 @@ Progress goes to stderr as lines (`console.log` of a run, which the extension's 
 from __future__ import annotations
 
 import errno
-import fcntl
 import hashlib
 import http.client
 import json
@@ -50,6 +52,11 @@ from dataclasses import dataclass
 from ..checkpoints.errors import PretrainedError
 from .catalog import Source, parse, resolve_url
 
+try:
+    import fcntl
+except ImportError:  # Windows: no flock, so a download there takes no lock (as the copy script does); two
+    fcntl = None  # type: ignore[assignment]  # processes fetching one source at once there may clash
+
 CACHE_ENV = "ASCEND_FINETUNE_CACHE"
 CHUNK = 1 << 20
 ATTEMPTS = 4  # one request plus three resumes after a dropped connection
@@ -66,7 +73,11 @@ LOCK_SUFFIX = ".lock"
 LOCK_STALL_S = 600.0
 LOCK_POLL_S = 0.5
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")  # RFC 9110 14.4
-_NOFOLLOW = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # O_NONBLOCK: a planted FIFO must not hang an open
+# O_NONBLOCK: a planted FIFO must not hang an open. getattr: Windows has none of them, and this module
+# must still import there (fetch-weights and weights-status on the user's own machine).
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+# Linux's descriptor of a symlink itself; without it (macOS) _open_trusted_link checks the link around the open.
+_O_PATH: int = getattr(os, "O_PATH", 0)
 
 
 @dataclass
@@ -189,39 +200,76 @@ class CacheUnsafe(PretrainedError):
         )
 
 
-def _trusted_link(dir_fd: int, name: str) -> str | None:
-    """Where the symlink `name` points when this process's user or root owns it (theirs to point
-    anywhere, as $ASCEND_FINETUNE_CACHE is), else None. Its owner and target are read through one
-    descriptor of the link itself, so the link cannot be swapped between the check and the read."""
-    o_path = getattr(os, "O_PATH", 0)
-    if not o_path:  # not Linux: no symlink is followed
-        return None
+def trusted_owner(uid: int) -> bool:
+    """Whether a symlink owned by `uid` may be followed: this process's user's or root's (theirs to point
+    anywhere, as $ASCEND_FINETUNE_CACHE is). Never without getuid (Windows)."""
+    getuid = getattr(os, "getuid", None)
+    return getuid is not None and uid in (getuid(), 0)
+
+
+def _lstat(dir_fd: int, name: str) -> os.stat_result | None:
     try:
-        fd = os.open(name, o_path | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except OSError:
         return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISLNK(st.st_mode) or st.st_uid not in (os.getuid(), 0):
+
+
+def _open_trusted_link(dir_fd: int, name: str, flags: int) -> int | None:
+    """The folder the symlink `name` leads to, opened with `flags`, when trusted_owner owns the link;
+    None otherwise. On Linux the link's owner and target are read through one O_PATH descriptor of the
+    link itself, so it cannot be swapped between the check and the read. Without O_PATH (macOS) the
+    link is checked with lstat, opened through, and checked again: still the same link (device, inode,
+    owner), and where it leads now the very folder opened, so a swap in between is refused. Only
+    someone able to rename your link (in a folder they may write to without the sticky bit) could
+    time swaps around both checks."""
+    if _O_PATH:
+        try:
+            link = os.open(name, _O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        except OSError:
             return None
-        return os.readlink("", dir_fd=fd)
-    finally:
-        os.close(fd)
+        try:
+            st = os.fstat(link)
+            if not stat.S_ISLNK(st.st_mode) or not trusted_owner(st.st_uid):
+                return None
+            target = os.readlink("", dir_fd=link)
+        finally:
+            os.close(link)
+        return os.open(target, flags, dir_fd=dir_fd)  # a relative target is relative to the link's folder
+    before = _lstat(dir_fd, name)
+    if before is None or not stat.S_ISLNK(before.st_mode) or not trusted_owner(before.st_uid):
+        return None
+    fd = os.open(name, flags, dir_fd=dir_fd)  # through the link
+    try:
+        after = _lstat(dir_fd, name)
+        now, opened = os.stat(name, dir_fd=dir_fd), os.fstat(fd)
+        same = (
+            after is not None
+            and stat.S_ISLNK(after.st_mode)
+            and (after.st_dev, after.st_ino, after.st_uid) == (before.st_dev, before.st_ino, before.st_uid)
+            and (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino)
+        )
+    except OSError:
+        same = False
+    if same:
+        return fd
+    os.close(fd)
+    return None
 
 
 def open_subfolder(dir_fd: int, name: str) -> int:
-    """A descriptor of the folder `name` in `dir_fd`, not following a symlink unless _trusted_link
-    trusts it; OSError ELOOP or ENOTDIR (as O_NOFOLLOW gives) for another user's link or a non-folder."""
+    """A descriptor of the folder `name` in `dir_fd`, not following a symlink unless _open_trusted_link
+    trusts it; OSError ELOOP or ENOTDIR (as O_NOFOLLOW gives) for another user's link, a link swapped
+    while it was opened, or a non-folder."""
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
     try:
         return os.open(name, flags | _NOFOLLOW, dir_fd=dir_fd)
     except OSError as e:
         if e.errno not in (errno.ELOOP, errno.ENOTDIR):
             raise
-        target = _trusted_link(dir_fd, name)
-        if target is None:
+        fd = _open_trusted_link(dir_fd, name, flags)
+        if fd is None:
             raise
-    return os.open(target, flags, dir_fd=dir_fd)  # a relative target is relative to the link's folder
+        return fd
 
 
 def _cause(dir_fd: int, name: str, default: str) -> str:
@@ -423,10 +471,11 @@ def _validator(headers: Mapping[str, str]) -> str | None:
 @dataclass
 class _Resume:
     """A `.part` to resume: its bytes, and what began it (<file>.part.json): the validator sent back as
-    If-Range and the file's size (None: the host did not say)."""
+    If-Range (None: the host gave none, only the download that began the .part resumes it) and the
+    file's size (None: the host did not say)."""
 
     kept: int
-    validator: str
+    validator: str | None
     total: int | None
 
 
@@ -459,7 +508,8 @@ def _open(url: str, resume: _Resume | None) -> tuple[object, int, int | None, st
     req = urllib.request.Request(url, headers={"User-Agent": "ascend-finetune"})
     if resume:
         req.add_header("Range", f"bytes={resume.kept}-")
-        req.add_header("If-Range", resume.validator)
+        if resume.validator is not None:
+            req.add_header("If-Range", resume.validator)
     resp = urllib.request.urlopen(req, timeout=TIMEOUT_S)  # noqa: S310 (https/http URL from the catalog)
     if resume and resp.status == 206:
         try:
@@ -475,11 +525,18 @@ def _open(url: str, resume: _Resume | None) -> tuple[object, int, int | None, st
     return resp, 0, int(length) if length and length.isdigit() else None, _validator(resp.headers)
 
 
-def _resume_point(folder: _Folder, name: str, url: str) -> _Resume | None:
+def _resume_point(folder: _Folder, name: str, url: str, mine: _Resume | None) -> _Resume | None:
     """The `<name>.part` to resume, if any: only when this URL began it and its host gave a validator,
-    since only then can the host say whether the file is still the same."""
+    since only then can the host say whether the file is still the same; or `mine`, the `.part` as this
+    download left it when its connection broke off, which is resumed without a validator: the 206's
+    start and size are checked against what this download saw (_same_file). A `.part` without a
+    validator left by an earlier run (or process) is not resumed: seconds apart within one download the
+    host's file is taken to be the same, across runs nothing says so, and it starts over."""
     size = folder.size(name + ".part")
+    if mine is not None and size == mine.kept > 0:
+        return mine
     doc = _read_small_json(name + ORIGIN_SUFFIX, folder.fd)
+    # An earlier process's .part whose host gave no validator starts over (validator null in its record).
     if not (size and isinstance(doc, dict) and doc.get("url") == url and isinstance(doc.get("validator"), str)):
         return None
     total = doc.get("total")  # absent in records of runners before it was kept
@@ -502,8 +559,10 @@ def _download(src: Source, url: str, dest: str, folder: _Folder, progress: Progr
     name = os.path.basename(dest)
     part = name + ".part"
     arrived = 0  # bytes this call received: a later network error is an interruption, not an offline machine
+    mine: _Resume | None = None  # the .part as this call's broken-off answer left it
     for _ in range(ATTEMPTS):
-        resume = _resume_point(folder, name, url)
+        resume = _resume_point(folder, name, url, mine)
+        mine = None
         try:
             opened = _open(url, resume)
         except _BadRange as e:
@@ -553,11 +612,13 @@ def _download(src: Source, url: str, dest: str, folder: _Folder, progress: Progr
                     progress(done, total)
         except (OSError, http.client.HTTPException) as e:  # reset, timeout, IncompleteRead
             print(f"download of {src.text} cut at {done} bytes ({type(e).__name__}); resuming", file=sys.stderr)
+            mine = _Resume(done, validator, total)
             continue
         finally:
             os.close(fd)
         if total is not None and done < total:
             print(f"download of {src.text} cut at {done} of {total} bytes; resuming", file=sys.stderr)
+            mine = _Resume(done, validator, total)
             continue
         return
     raise PretrainedError(
@@ -572,6 +633,7 @@ def _download(src: Source, url: str, dest: str, folder: _Folder, progress: Progr
 
 
 def _try_lock(fd: int) -> bool:
+    assert fcntl is not None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -583,7 +645,11 @@ def _try_lock(fd: int) -> bool:
 def _locked(folder: _Folder, name: str, src: Source) -> Iterator[None]:
     """An exclusive flock on `<name>.lock` while it is held, waited for while the holder's `.part`
     changes (download_locked once it has not for LOCK_STALL_S). A cache this process cannot write in
-    gets no lock: nothing can be downloaded into it either, which fails as it would without one."""
+    gets no lock: nothing can be downloaded into it either, which fails as it would without one.
+    Without fcntl (Windows) there is no lock at all, nor a `.lock` file."""
+    if fcntl is None:
+        yield
+        return
     try:
         fd = folder.open(name + LOCK_SUFFIX, os.O_RDWR | os.O_CREAT)
     except OSError as e:

@@ -2,7 +2,7 @@
 // there, no request: docs/protocol.md) and `fetch-weights --progress` (download one now, with progress
 // and cancel), for the Start wizard's pretrained step; and this machine's cache read directly for the
 // language server, which runs here and cannot ask a target. Argv arrays only.
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { errorInfo, RunnerError, runRunner, type RunOptions } from './runnerCli';
@@ -133,9 +133,20 @@ export function fetchWeights(
 const RECORD_MAX = 4096;
 
 /**
+ * Whether a symlinked cache folder owned by `uid` is followed, as the runner's download follows it
+ * (download.py's trusted_owner): this user's or root's (a cache moved to a bigger disk), never another
+ * user's, perhaps planted in a shared cache. Never on Windows, which has no uid (the runner follows
+ * none there either).
+ */
+function trustedOwner(uid: number): boolean {
+  return typeof process.getuid === 'function' && (uid === process.getuid() || uid === 0);
+}
+
+/**
  * A source's state in THIS machine's cache (`weights/<rel>` under `cacheWeights`), read as the
- * runner's `weights-status` reads it: no symlink below the cache root followed, regular files only,
- * and of the download's record beside the file (`<file>.sha256.json`) at most 4 KB. No hashing.
+ * runner's `weights-status` reads it: a symlinked folder below the cache root followed only when you
+ * or root own the link, the file itself never a symlink, regular files only, and of the download's
+ * record beside the file (`<file>.sha256.json`) at most 4 KB. No hashing.
  */
 export function localCacheState(cacheWeights: string, rel: string): Omit<CacheEntry, 'source'> {
   const file = path.join(cacheWeights, ...rel.split('/'));
@@ -147,18 +158,32 @@ export function localCacheState(cacheWeights: string, rel: string): Omit<CacheEn
       return undefined;
     }
   };
-  // The folders from `weights` down, then the file: none may be a symlink.
+  const stat = (p: string) => {
+    try {
+      return statSync(p);
+    } catch {
+      return undefined;
+    }
+  };
+  // The folders from `weights` down, then the file: a folder may be a symlink you or root made, the
+  // file may not be one.
   const steps = ['weights', ...rel.split('/')];
   let at = path.dirname(cacheWeights);
   for (const [i, name] of steps.entries()) {
     at = path.join(at, name);
-    const st = lstat(at);
+    let st: Stats | undefined = lstat(at);
     if (!st) {
       if (i < steps.length - 1) return base;
       const part = lstat(`${file}.part`);
       return { ...base, partBytes: part?.isFile() ? part.size : 0 };
     }
-    if (st.isSymbolicLink()) return { ...base, state: 'unsafe', why: `${name}: a symbolic link, not followed` };
+    if (st.isSymbolicLink()) {
+      if (i === steps.length - 1) return { ...base, state: 'unsafe', why: `${name}: a symbolic link, not followed` };
+      if (!trustedOwner(st.uid))
+        return { ...base, state: 'unsafe', why: `${name}: a symlink neither you nor root own, not followed` };
+      st = stat(at); // where it leads; the next steps are named through it
+      if (!st) return base; // a dangling link: the download fails on it, nothing is cached
+    }
     if (i < steps.length - 1 ? !st.isDirectory() : !st.isFile())
       return { ...base, state: 'unsafe', why: `${name}: not a ${i < steps.length - 1 ? 'folder' : 'regular file'}` };
     if (i === steps.length - 1) {

@@ -8,6 +8,7 @@ so "downloaded" is followed by "loads into the runner's backbone" and, in one ca
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -117,11 +118,26 @@ def test_a_hash_mismatch_is_refused_and_nothing_stays_in_the_cache(env, host, mi
     assert fetch(f"mindcv:resnet18#sha256={actual}", env=env, progress=quiet).sha256 == actual
 
 
-def test_a_download_cut_half_way_is_resumed_with_a_range_request(env, host, mindcv_ckpt):
+@pytest.mark.parametrize("validator", ["etag", "last_modified", "none"])
+def test_a_download_cut_half_way_is_resumed_with_a_range_request(env, host, mindcv_ckpt, validator):
+    """Within one download the rest is asked for even from a host that gives no validator (neither
+    ETag nor Last-Modified): its start and size are checked against the answer this download began."""
+    host.etag = validator == "etag"
+    host.last_modified = "Mon, 07 Dec 2026 06:51:50 GMT" if validator == "last_modified" else None
     host.cut_first = True
     got = fetch("mindcv:resnet18", env=env, progress=quiet)
     assert open(got.path, "rb").read() == mindcv_ckpt
+    assert got.sha256 == hashlib.sha256(mindcv_ckpt).hexdigest()
     assert [r for _, r in host.requests] == [None, f"bytes={len(mindcv_ckpt) // 2}-"]
+
+
+def test_without_a_validator_a_rest_of_another_size_than_the_download_began_starts_over(env, host, mindcv_ckpt):
+    host.etag, host.cut_first = False, True
+    n = len(mindcv_ckpt)
+    host.content_range = f"bytes {n // 2}-{n}/{n + 1}"  # the rest of a file one byte longer
+    got = fetch("mindcv:resnet18", env=env, progress=quiet)
+    assert open(got.path, "rb").read() == mindcv_ckpt
+    assert [r for _, r in host.requests] == [None, f"bytes={n // 2}-", None]
 
 
 class Killed(BaseException):
@@ -352,11 +368,15 @@ def test_a_download_another_process_is_making_progress_on_is_waited_for_past_the
         ("weights/mindcv", "other"),
     ],
 )
+@pytest.mark.parametrize("o_path", [True, False], ids=["linux", "no_o_path"])
 def test_a_symlinked_folder_in_the_cache_is_followed_only_when_this_user_or_root_made_it(
-    tmp_path, env, host, mindcv_ckpt, link, owner
+    tmp_path, env, host, mindcv_ckpt, link, owner, o_path, monkeypatch
 ):
     """A cache moved to a bigger disk through a symlink works; another user's link, perhaps planted in a
-    shared cache, is refused and nothing goes through it."""
+    shared cache, is refused and nothing goes through it. Also without O_PATH (macOS), where the link is
+    checked around the open instead of through a descriptor of it."""
+    if not o_path:
+        monkeypatch.setattr(download, "_O_PATH", 0)
     cache, elsewhere = Path(env["ASCEND_FINETUNE_CACHE"]), tmp_path / "elsewhere"
     elsewhere.mkdir()
     if owner == "other":  # a file planted where the link leads, under the cached file's name
@@ -381,6 +401,80 @@ def test_a_symlinked_folder_in_the_cache_is_followed_only_when_this_user_or_root
     landed = elsewhere / ("mindcv" if link == "weights" else "") / "resnet18-1e65cd21.ckpt"
     assert landed.read_bytes() == mindcv_ckpt
     assert not fetch("mindcv:resnet18", env=env, progress=quiet).downloaded
+
+
+@pytest.mark.parametrize("after", ["kept", "swapped_back"])
+def test_without_o_path_a_link_swapped_while_it_is_opened_is_refused(tmp_path, monkeypatch, after):
+    """Off Linux the link is checked, opened through, and checked again: another user's link put in its
+    place just before the open (yours renamed away) is refused, whether it stays (its owner) or yours is
+    put back at once (yours no longer leads to the folder opened)."""
+    if os.geteuid() != 0:
+        pytest.skip("only root can give a link to another owner")
+    mine, theirs, link, away = tmp_path / "mine", tmp_path / "theirs", tmp_path / "weights", tmp_path / "away"
+    mine.mkdir()
+    theirs.mkdir()
+    link.symlink_to(mine)
+    real_open, real_stat = os.open, os.stat
+
+    def swapped_before_the_open(path, flags, *args, **kw):
+        if path == "weights" and not flags & os.O_NOFOLLOW:
+            os.rename(link, away)
+            link.symlink_to(theirs)
+            os.lchown(link, 12345, 12345)
+        return real_open(path, flags, *args, **kw)
+
+    def swapped_back_after_it(path, *args, **kw):
+        if path == "weights" and os.path.lexists(away):
+            os.unlink(link)
+            os.rename(away, link)
+        return real_stat(path, *args, **kw)
+
+    root = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fd = download.open_subfolder(root, "weights")  # untouched: followed as on Linux
+        assert os.path.samestat(os.fstat(fd), os.stat(mine))
+        os.close(fd)
+        monkeypatch.setattr(download, "_O_PATH", 0)
+        fd = download.open_subfolder(root, "weights")  # untouched: followed without O_PATH too
+        assert os.path.samestat(os.fstat(fd), os.stat(mine))
+        os.close(fd)
+        monkeypatch.setattr(os, "open", swapped_before_the_open)
+        if after == "swapped_back":
+            monkeypatch.setattr(os, "stat", swapped_back_after_it)
+        with pytest.raises(OSError) as e:
+            download.open_subfolder(root, "weights")
+        monkeypatch.undo()
+    finally:
+        os.close(root)
+    assert e.value.errno in (errno.ELOOP, errno.ENOTDIR)
+    assert os.readlink(link) == str(mine if after == "swapped_back" else theirs)
+
+
+def test_without_fcntl_a_download_goes_without_the_lock(env, host, mindcv_ckpt, monkeypatch):
+    monkeypatch.setattr(download, "fcntl", None)
+    got = fetch("mindcv:resnet18", env=env, progress=quiet)
+    assert got.downloaded and open(got.path, "rb").read() == mindcv_ckpt
+    assert not os.path.exists(got.path + ".lock")
+
+
+WINDOWS_IMPORT = """
+import os, sys
+sys.modules["fcntl"] = None  # no such module: import fails
+for flag in ("O_NOFOLLOW", "O_NONBLOCK", "O_CLOEXEC", "O_PATH", "O_DIRECTORY"):
+    if hasattr(os, flag):
+        delattr(os, flag)
+del os.getuid
+from ascend_finetune.models import cache_status, download
+assert download.fcntl is None and not download.trusted_owner(0)
+print("imported")
+"""
+
+
+def test_the_download_and_cache_modules_import_without_fcntl_and_posix_open_flags():
+    """As on Windows, where the extension's "Download on this machine" runs fetch-weights and weights-status."""
+    penv = dict(os.environ, PYTHONPATH=str(ROOT / "runner"))
+    out = subprocess.run([sys.executable, "-c", WINDOWS_IMPORT], env=penv, capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "imported", out.stderr
 
 
 def test_offline_names_the_source_the_cache_path_and_the_air_gapped_fix(tmp_path):

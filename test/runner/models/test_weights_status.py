@@ -1,6 +1,7 @@
 """`weights-status`: what the weights cache holds, for the editor's "cached on <target>", read as shared
-ground (no symlink followed, regular files only, no request). Files come from a weights host on
-127.0.0.1 (weights_server.py) through the real download, so the record beside each is the real one."""
+ground (no symlink followed but to a folder, by you or root; regular files only; no request). Files come
+from a weights host on 127.0.0.1 (weights_server.py) through the real download, so the record beside
+each is the real one."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from conftest import ROOT, runner
 from weights_server import serve
 
 from ascend_finetune.checkpoints.errors import PretrainedError
+from ascend_finetune.models import download
 from ascend_finetune.models.cache_status import catalog_sources, status
 from ascend_finetune.models.catalog import MINDCV
 from ascend_finetune.models.download import fetch
@@ -95,9 +97,12 @@ def test_a_planted_symlink_is_not_followed(env, tmp_path):
     assert s["state"] == "unsafe" and s["bytes"] is None and "symbolic link" in s["why"]
 
 
-def test_a_symlinked_folder_is_listed_as_the_download_treats_it(env, tmp_path):
+@pytest.mark.parametrize("o_path", [True, False], ids=["linux", "no_o_path"])
+def test_a_symlinked_folder_is_listed_as_the_download_treats_it(env, tmp_path, o_path, monkeypatch):
     """Followed when this user (or root) made the link, as a cache moved to a bigger disk is; another
-    user's is unsafe, and the run refuses it too."""
+    user's is unsafe, and the run refuses it too. Also without O_PATH (macOS)."""
+    if not o_path:
+        monkeypatch.setattr(download, "_O_PATH", 0)
     disk = tmp_path / "disk"
     disk.mkdir()
     (tmp_path / "cache").mkdir()
@@ -107,6 +112,13 @@ def test_a_symlinked_folder_is_listed_as_the_download_treats_it(env, tmp_path):
     assert (disk / "mindcv" / "resnet18-1e65cd21.ckpt").read_bytes() == BODY
     s = one("mindcv:resnet18", env)
     assert s["state"] == "cached" and s["path"] == got.path and s["sha256"] == hashlib.sha256(BODY).hexdigest()
+    with monkeypatch.context() as m:  # yours, but swapped while it was opened (download._open_trusted_link)
+        m.setattr(download, "_open_trusted_link", lambda *args: None)
+        s = one("mindcv:resnet18", env)
+        assert (
+            s["state"] == "unsafe"
+            and s["why"] == "weights in the cache is a symlink that changed while it was read: not followed"
+        )
     if os.geteuid() != 0:
         pytest.skip("only root can give a link to another owner")
     os.lchown(link, 12345, 12345)  # no such user here: another user's

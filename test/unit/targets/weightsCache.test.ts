@@ -1,9 +1,10 @@
 // This machine's weights cache read by the language server (src/core/targets/weightsCache.ts
 // localCacheState) the way the runner's `weights-status` reads it, on real files: a cached file,
-// a missing one with a `.part`, a planted symlink (file or folder) that is not followed, a file whose
-// size no longer matches its download record. And the check of `weights-status`'s answer.
+// a missing one with a `.part`, a symlink as the file (not followed), a symlinked folder (followed when
+// you or root made it, as the runner's download follows it; another user's not), a file whose size no
+// longer matches its download record. And the check of `weights-status`'s answer.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lchownSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
@@ -38,7 +39,7 @@ test('a cached file, a missing one with a partial download, and a damaged one', 
   assert.equal(localCacheState(path.join(tmp, 'none', 'weights'), 'mindcv/r18.ckpt').state, 'missing');
 });
 
-test('a planted symlink, as the file or as a folder on the way, is not followed', () => {
+test('a symlink as the file is not followed', () => {
   const secret = path.join(tmp, 'secret.ckpt');
   writeFileSync(secret, Buffer.alloc(3000));
   const weights = path.join(tmp, 'b', 'weights');
@@ -47,10 +48,36 @@ test('a planted symlink, as the file or as a folder on the way, is not followed'
   const file = localCacheState(weights, 'mindcv/r18.ckpt');
   assert.deepEqual([file.state, file.bytes], ['unsafe', null]);
   assert.match(file.why ?? '', /symbolic link/);
-  const other = path.join(tmp, 'c', 'weights');
-  mkdirSync(other, { recursive: true });
-  symlinkSync(path.join(weights, 'mindcv'), path.join(other, 'mindcv'));
-  assert.equal(localCacheState(other, 'mindcv/r18.ckpt').state, 'unsafe');
+});
+
+test("a symlinked folder is followed when you or root made it (weights on a bigger disk), not another user's", (t) => {
+  const disk = path.join(tmp, 'disk');
+  mkdirSync(path.join(disk, 'mindcv'), { recursive: true });
+  writeFileSync(path.join(disk, 'mindcv', 'r18.ckpt'), Buffer.alloc(4000));
+  const cache = path.join(tmp, 'd');
+  mkdirSync(path.join(cache, 'e', 'weights'), { recursive: true });
+  symlinkSync(disk, path.join(cache, 'weights')); // the whole weights folder elsewhere
+  symlinkSync(path.join(disk, 'mindcv'), path.join(cache, 'e', 'weights', 'mindcv')); // one folder below it
+  const places = [path.join(cache, 'weights'), path.join(cache, 'e', 'weights')];
+  for (const weights of places) {
+    const own = localCacheState(weights, 'mindcv/r18.ckpt');
+    assert.deepEqual([own.state, own.bytes, own.path], ['cached', 4000, path.join(weights, 'mindcv', 'r18.ckpt')]);
+    assert.equal(localCacheState(weights, 'mindcv/r50.ckpt').state, 'missing');
+  }
+  symlinkSync(path.join(tmp, 'nowhere'), path.join(cache, 'e', 'weights', 'hf-hub'));
+  assert.equal(localCacheState(places[1], 'hf-hub/timm/x/main/model.safetensors').state, 'missing'); // dangling
+  if (process.getuid?.() !== 0) return t.skip('only root can give a link to another owner');
+  lchownSync(path.join(cache, 'weights'), 0, 0);
+  assert.equal(localCacheState(places[0], 'mindcv/r18.ckpt').state, 'cached'); // root's
+  for (const [weights, link] of [
+    [places[0], places[0]],
+    [places[1], path.join(places[1], 'mindcv')],
+  ]) {
+    lchownSync(link, 12345, 12345); // no such user here: another user's
+    const other = localCacheState(weights, 'mindcv/r18.ckpt');
+    assert.deepEqual([other.state, other.bytes], ['unsafe', null]);
+    assert.equal(other.why, `${path.basename(link)}: a symlink neither you nor root own, not followed`);
+  }
 });
 
 test("weights-status's answer is checked", () => {
