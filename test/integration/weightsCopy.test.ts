@@ -6,7 +6,7 @@
 // copy sends only the rest; too many bytes are deleted; two different files of one name both stay.
 // A hub weight travels with its config.json, and the offline target's run then uses that preprocessing.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import {
   appendFileSync,
@@ -221,12 +221,7 @@ test(
   'a link that drops midway keeps the partial copy there, and the next copy sends only the rest',
   { timeout: 120_000 },
   async () => {
-    const cacheRoot = path.join(tmp, 'cache cut');
-    const local = path.join(tmp, 'cut.ckpt');
-    const body = randomBytes(3 << 20);
-    writeFileSync(local, body);
-    const rel = weightsRelPath(local, path.join(tmp, 'elsewhere'), sha256(body));
-    const dest = path.join(cacheRoot, 'weights', ...rel.split('/'));
+    const { cacheRoot, local, body, rel, dest } = aFile('cut', 3 << 20);
     const cut = (1 << 20) + 12345;
     const flaky = sshWrapper('cut', 2, `head -c ${cut}`);
     const opts = { controlDir: sshd.controlDir, cacheRoot, retries: 0 };
@@ -250,11 +245,7 @@ test(
 );
 
 test('a cut link is tried again from where it stopped, within one copy', { timeout: 120_000 }, async () => {
-  const cacheRoot = path.join(tmp, 'cache retry');
-  const local = path.join(tmp, 'retry.ckpt');
-  const body = randomBytes(2 << 20);
-  writeFileSync(local, body);
-  const rel = weightsRelPath(local, path.join(tmp, 'elsewhere'), sha256(body));
+  const { cacheRoot, local, body, rel } = aFile('retry', 2 << 20);
   const cut = 700_000;
   const flaky = sshWrapper('retry', 2, `head -c ${cut}`);
   const r = await copyWeightsToTarget(target(), local, rel, {
@@ -272,12 +263,7 @@ test('a cut link is tried again from where it stopped, within one copy', { timeo
 });
 
 test('more bytes than the file has are refused and deleted on arrival', { timeout: 120_000 }, async () => {
-  const cacheRoot = path.join(tmp, 'cache long');
-  const local = path.join(tmp, 'long.ckpt');
-  const body = randomBytes(100_000);
-  writeFileSync(local, body);
-  const rel = weightsRelPath(local, path.join(tmp, 'elsewhere'), sha256(body));
-  const dest = path.join(cacheRoot, 'weights', ...rel.split('/'));
+  const { cacheRoot, local, body, rel, dest } = aFile('long', 100_000);
   const long = sshWrapper('long', 2, '{ cat; printf extra; }');
   const p = await problemOf(
     copyWeightsToTarget(target(), local, rel, { controlDir: sshd.controlDir, cacheRoot, sshPath: long.path }),
@@ -290,12 +276,7 @@ test(
   'a cancelled copy stops the ssh child, keeps the partial copy there, and the next copy resumes it',
   { timeout: 120_000 },
   async () => {
-    const cacheRoot = path.join(tmp, 'cache cancel');
-    const local = path.join(tmp, 'cancel.ckpt');
-    const body = randomBytes(24 << 20);
-    writeFileSync(local, body);
-    const rel = weightsRelPath(local, path.join(tmp, 'elsewhere'), sha256(body));
-    const dest = path.join(cacheRoot, 'weights', ...rel.split('/'));
+    const { cacheRoot, local, body, rel, dest } = aFile('cancel', 24 << 20);
     const abort = new AbortController();
     const opts = { controlDir: sshd.controlDir, cacheRoot, retryDelayMs: 200 };
     const p = await problemOf(
@@ -328,30 +309,43 @@ test(
   },
 );
 
+/** A local file of `bytes` random bytes (`<name>.ckpt`), and where a copy of it lands in the target cache
+ * `cache <name>`: `rel` under its weights folder, `dest` in full. */
+function aFile(name: string, bytes: number) {
+  const cacheRoot = path.join(tmp, `cache ${name}`);
+  const local = path.join(tmp, `${name}.ckpt`);
+  const body = randomBytes(bytes);
+  writeFileSync(local, body);
+  const rel = weightsRelPath(local, path.join(tmp, 'elsewhere'), sha256(body));
+  return { cacheRoot, local, body, rel, dest: path.join(cacheRoot, 'weights', ...rel.split('/')) };
+}
+
+/** A process that holds an exclusive flock on `file` (created if missing) until it is killed: another
+ * copy's process, or a download on the target. Resolves once it holds the lock. */
+async function holdLock(file: string): Promise<ChildProcess> {
+  const holder = spawn(
+    PYTHON,
+    [
+      '-c',
+      'import fcntl, os, sys, time\nfd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\nfcntl.flock(fd, fcntl.LOCK_EX)\nprint("locked", flush=True)\ntime.sleep(60)',
+      file,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  await new Promise((resolve) => holder.stdout!.once('data', resolve));
+  return holder;
+}
+
 test(
   "a partial copy another copy's process still writes is reported busy, then resumed",
   { timeout: 120_000 },
   async () => {
-    const cacheRoot = path.join(tmp, 'cache busy');
-    const local = path.join(tmp, 'busy.ckpt');
-    const body = randomBytes(200_000);
-    writeFileSync(local, body);
-    const rel = weightsRelPath(local, path.join(tmp, 'elsewhere'), sha256(body));
-    const dest = path.join(cacheRoot, 'weights', ...rel.split('/'));
+    const { cacheRoot, local, body, rel, dest } = aFile('busy', 200_000);
     mkdirSync(path.dirname(dest), { recursive: true });
     writeFileSync(`${dest}.part`, body.subarray(0, 50_000));
     // An earlier put whose link dropped and which has not noticed yet: it holds the lock.
-    const holder = spawn(
-      PYTHON,
-      [
-        '-c',
-        'import fcntl, os, sys, time\nfd = os.open(sys.argv[1], os.O_WRONLY)\nfcntl.flock(fd, fcntl.LOCK_EX)\nprint("locked", flush=True)\ntime.sleep(60)',
-        `${dest}.part`,
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
+    const holder = await holdLock(`${dest}.part`);
     try {
-      await new Promise((resolve) => holder.stdout.once('data', resolve));
       const opts = { controlDir: sshd.controlDir, cacheRoot };
       assert.deepEqual(await problemOf(copyWeightsToTarget(target(), local, rel, { ...opts, retries: 0 })), {
         code: 'busy',
@@ -371,26 +365,12 @@ test(
   "a download of the same file on the target (download.py's lock) makes the copy busy; after it the copy takes over the .part",
   { timeout: 120_000 },
   async () => {
-    const cacheRoot = path.join(tmp, 'cache downloading');
-    const local = path.join(tmp, 'downloading.ckpt');
-    const body = randomBytes(120_000);
-    writeFileSync(local, body);
-    const rel = weightsRelPath(local, path.join(tmp, 'elsewhere'), sha256(body));
-    const dest = path.join(cacheRoot, 'weights', ...rel.split('/'));
+    const { cacheRoot, local, body, rel, dest } = aFile('downloading', 120_000);
     mkdirSync(path.dirname(dest), { recursive: true });
     writeFileSync(`${dest}.part`, body.subarray(0, 30_000));
     writeFileSync(`${dest}.part.json`, JSON.stringify({ url: 'http://mirror/x.ckpt', validator: '"e1"' }));
-    const holder = spawn(
-      PYTHON,
-      [
-        '-c',
-        'import fcntl, os, sys, time\nfd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\nfcntl.flock(fd, fcntl.LOCK_EX)\nprint("locked", flush=True)\ntime.sleep(60)',
-        `${dest}.lock`,
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
+    const holder = await holdLock(`${dest}.lock`);
     try {
-      await new Promise((resolve) => holder.stdout.once('data', resolve));
       const opts = { controlDir: sshd.controlDir, cacheRoot };
       assert.deepEqual(await problemOf(copyWeightsToTarget(target(), local, rel, { ...opts, retries: 0 })), {
         code: 'busy',
@@ -576,12 +556,7 @@ test(
   'a put whose link goes silent ends after the idle timeout there, keeps every byte that came and lets go of its locks',
   { timeout: 120_000 },
   async () => {
-    const cacheRoot = path.join(tmp, 'cache stalled');
-    const local = path.join(tmp, 'stalled.ckpt');
-    const body = randomBytes(3 << 20);
-    writeFileSync(local, body);
-    const rel = weightsRelPath(local, path.join(tmp, 'elsewhere'), sha256(body));
-    const dest = path.join(cacheRoot, 'weights', ...rel.split('/'));
+    const { cacheRoot, local, body, rel, dest } = aFile('stalled', 3 << 20);
     const n = (1 << 20) + 777; // not a multiple of any read size: each byte is written as it arrives
     const silent = stallWrapper('stalled', 2, n);
     const opts = { controlDir: sshd.controlDir, cacheRoot, idleTimeoutS: 2 };
@@ -608,10 +583,7 @@ test(
   "a symlinked folder in the target's cache is followed when this user made it, refused when another did",
   { timeout: 120_000 },
   async () => {
-    const local = path.join(tmp, 'linked.ckpt');
-    const body = randomBytes(50_000);
-    writeFileSync(local, body);
-    const rel = weightsRelPath(local, path.join(tmp, 'elsewhere'), sha256(body));
+    const { local, body, rel } = aFile('linked', 50_000);
 
     // The user's own link (a bigger disk): followed, like the runner's download.
     const own = path.join(tmp, 'cache own link');
@@ -649,12 +621,7 @@ test(
   'a local file that grows while it is copied: only the size hashed is sent; one that changed after hashing is refused',
   { timeout: 120_000 },
   async () => {
-    const cacheRoot = path.join(tmp, 'cache growing');
-    const local = path.join(tmp, 'growing.ckpt');
-    const body = randomBytes(2 << 20);
-    writeFileSync(local, body);
-    const rel = weightsRelPath(local, path.join(tmp, 'elsewhere'), sha256(body));
-    const dest = path.join(cacheRoot, 'weights', ...rel.split('/'));
+    const { cacheRoot, local, body, rel, dest } = aFile('growing', 2 << 20);
     // A resumed copy whose file grows once the send starts: the .part is not thrown away as too long.
     mkdirSync(path.dirname(dest), { recursive: true });
     writeFileSync(`${dest}.part`, body.subarray(0, 500_000));
