@@ -33,6 +33,18 @@ def runner(*args: str, timeout: float = 300, check_json: bool = True) -> tuple[i
     return r.returncode, doc
 
 
+def snippet(code: str, *args: str, cwd, timeout: float = 300) -> dict:
+    """Run `python -c CODE ARGS` with the runner importable and oneDNN at AVX2 (as the runner sets it for
+    itself), from `cwd`; returns the last stdout line as JSON. For tests that drive the runner's parts
+    in a process of their own (MindSpore's context is set once per process)."""
+    env = dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX2", PYTHONPATH=str(ROOT / "runner"))
+    r = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=timeout, cwd=str(cwd)
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
 def spec(train_dir, **over) -> dict:
     """A small, fast spec: resnet18 at 32 px on CPU, O2 with dynamic scaling from 1024."""
     s = {

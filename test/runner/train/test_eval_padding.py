@@ -5,9 +5,8 @@ padding is masked out: every image counts once, and val_acc is the per-image acc
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+
+from conftest import snippet
 
 from ascend_finetune.data.demo import make_shapes
 
@@ -48,18 +47,7 @@ def test_in_run_eval_pads_the_last_batch_and_counts_every_image_once(tmp_path):
     }
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    root = os.path.join(os.path.dirname(__file__), "..", "..", "..", "runner")
-    env = dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX2", PYTHONPATH=os.path.abspath(root))
-    r = subprocess.run(
-        [sys.executable, "-c", EVAL, json.dumps(spec), str(run_dir)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        cwd=str(run_dir),
-    )
-    assert r.returncode == 0, r.stderr[-3000:]
-    out = json.loads(r.stdout.strip().splitlines()[-1])
+    out = snippet(EVAL, json.dumps(spec), str(run_dir), cwd=run_dir)
     ev, n = out["ev"], out["num_val"]
     assert n == 12 and n % 8  # 8 + 4: a partial last batch
     assert out["shapes"] == [[8, 3, 32, 32], [8, 3, 32, 32]]  # padded: one shape, one compile

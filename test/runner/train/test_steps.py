@@ -7,6 +7,7 @@ import os
 
 import numpy as np
 import pytest
+from conftest import snippet
 
 from ascend_finetune.device.backend import sink_size_for
 from ascend_finetune.train.steps import build_sink
@@ -126,25 +127,11 @@ print(json.dumps({"steps_per_epoch": tr.steps_per_epoch, "step": tr.step, "recs"
 
 def _epoch(tmp_path, train_dir, workers, name, prefetch=None, read_s=0.0, stop_at=0):
     import json
-    import subprocess
-    import sys
 
     run_dir = tmp_path / name
     run_dir.mkdir()
-    root = os.path.join(os.path.dirname(__file__), "..", "..", "..", "runner")
-    env = dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX2", PYTHONPATH=os.path.abspath(root))
-    argv = [
-        sys.executable,
-        "-c",
-        EPOCH,
-        json.dumps(_spec(train_dir, workers, name, prefetch)),
-        str(run_dir),
-        str(read_s),
-        str(stop_at),
-    ]
-    r = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300, cwd=str(run_dir))
-    assert r.returncode == 0, r.stderr[-3000:]
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    spec = json.dumps(_spec(train_dir, workers, name, prefetch))
+    return snippet(EPOCH, spec, str(run_dir), str(read_s), str(stop_at), cwd=run_dir)
 
 
 def test_slow_pipeline_gets_one_data_bound_warning_and_a_fast_one_none(tmp_path):
@@ -193,19 +180,12 @@ print(json.dumps({"code": code, "events": read_events(run_dir + "/events.jsonl")
 def test_the_run_loop_writes_the_data_bound_warning_after_the_steps_that_showed_it(tmp_path):
     """The whole run (train/run.py's loop over Trainer.epoch_steps), slow disk as above."""
     import json
-    import subprocess
-    import sys
 
     slow_dir = tmp_path / "big"
     _jpegs(str(slow_dir), 56, 320, 1)
     run_dir = tmp_path / "run"
-    root = os.path.join(os.path.dirname(__file__), "..", "..", "..", "runner")
-    env = dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX2", PYTHONPATH=os.path.abspath(root))
     spec = _spec(slow_dir, 1, "slow-run", prefetch=2)
-    argv = [sys.executable, "-c", RUN, json.dumps(spec), str(run_dir), "0.06"]
-    r = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600, cwd=str(tmp_path))
-    assert r.returncode == 0, r.stderr[-3000:]
-    doc = json.loads(r.stdout.strip().splitlines()[-1])
+    doc = snippet(RUN, json.dumps(spec), str(run_dir), "0.06", cwd=tmp_path, timeout=600)
     assert doc["code"] == 0
     evs = doc["events"]
     bound = [i for i, e in enumerate(evs) if e["type"] == "warning" and e["code"] == "data_bound"]

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from conftest import snippet
 from PIL import Image
 
 # In a process of its own, as the CLI runs the trainer (the device is set once per process).
@@ -75,18 +74,7 @@ def test_augment_none_trains_on_the_images_the_run_evaluates_on(tmp_path, prepro
     }
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    root = os.path.join(os.path.dirname(__file__), "..", "..", "..", "runner")
-    env = dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX2", PYTHONPATH=os.path.abspath(root))
-    r = subprocess.run(
-        [sys.executable, "-c", PIXELS, json.dumps(spec), str(run_dir)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        cwd=str(run_dir),
-    )
-    assert r.returncode == 0, r.stderr[-3000:]
-    out = json.loads(r.stdout.strip().splitlines()[-1])
+    out = snippet(PIXELS, json.dumps(spec), str(run_dir), cwd=run_dir)
     assert out["shape"] == [3, 32, 32]
     # The weights' settings are not the runner's own here: the check below could tell them apart.
     assert out["own_differs"], out["preprocess"]
