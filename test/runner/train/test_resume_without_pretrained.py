@@ -34,6 +34,13 @@ def test_resume_completes_after_the_parent_checkpoint_is_gone(tmp_path, data_a, 
     assert first["step"] == 3 < started["total_steps"]
     parent.rename(tmp_path / "moved.ckpt")  # A's checkpoint pruned: model.pretrained is gone
 
+    def resume_b_into(name: str):
+        """B resumed from its first checkpoint, with its own spec.json, into a new run folder."""
+        b_dir = tmp_path / "b"
+        return runner(
+            "train", str(b_dir / "spec.json"), "--run-dir", str(tmp_path / name), "--resume", str(b_dir / first["file"])
+        )
+
     # A new run from that spec is refused as before; Resume from B's own spec.json goes on.
     code, out = runner("train", str(tmp_path / "b" / "spec.json"), "--run-dir", str(tmp_path / "new"))
     assert code == 2 and out["error"]["kind"] == "bad_spec", out
@@ -42,14 +49,7 @@ def test_resume_completes_after_the_parent_checkpoint_is_gone(tmp_path, data_a, 
     assert code == 2 and [p["path"] for p in out["problems"]] == ["model.pretrained"], out
     code, out = runner("validate", "--resume", str(tmp_path / "b" / "spec.json"))
     assert code == 0 and out["ok"], out
-    code, out = runner(
-        "train",
-        str(tmp_path / "b" / "spec.json"),
-        "--run-dir",
-        str(tmp_path / "resumed"),
-        "--resume",
-        str(tmp_path / "b" / first["file"]),
-    )
+    code, out = resume_b_into("resumed")
     assert code == 0, out
     evs = events(tmp_path / "resumed")
     assert evs[-1]["type"] == "run_finished" and evs[-1]["status"] == "completed"
@@ -77,13 +77,6 @@ def test_resume_completes_after_the_parent_checkpoint_is_gone(tmp_path, data_a, 
     for e in entries:
         e.pop("weights", None)
     (tmp_path / "b" / "checkpoints.json").write_text(json.dumps(entries))
-    code, out = runner(
-        "train",
-        str(tmp_path / "b" / "spec.json"),
-        "--run-dir",
-        str(tmp_path / "resumed-old"),
-        "--resume",
-        str(tmp_path / "b" / first["file"]),
-    )
+    code, out = resume_b_into("resumed-old")
     assert code == 0, out
     assert of_type(events(tmp_path / "resumed-old"), "run_started")[0]["pretrained"] == {"source": str(parent)}
