@@ -19,7 +19,7 @@ from ascend_finetune.checkpoints import predict, tools
 from ascend_finetune.checkpoints.errors import PretrainedError, ToolError, exception_error
 from ascend_finetune.data.folder import DataError, scan
 from ascend_finetune.meta import MetaError, check_name, check_notes, check_tag
-from ascend_finetune.models import catalog, download, torch_weights
+from ascend_finetune.models import cache_folder, catalog, download, torch_weights
 from ascend_finetune.models.catalog import SourceError
 from ascend_finetune.rundir import UnsafeFile, read_bytes
 from ascend_finetune.spec import Problem, SpecError
@@ -118,7 +118,7 @@ def _fetch_through_symlinked_folder(tmp: str) -> None:
     link = os.path.join(cache, "weights", "mindcv")
     os.symlink(elsewhere, link)
     if os.geteuid() != 0:  # only root can give a link to another owner: the error as fetch raises it
-        raise download.CacheUnsafe(link, "symlink")
+        raise cache_folder.CacheUnsafe(link, "symlink")
     os.lchown(link, 12345, 12345)  # another user's link: not followed
     env = {"ASCEND_FINETUNE_CACHE": cache, "ASCEND_FINETUNE_WEIGHTS_URL": "http://127.0.0.1:1"}
     download.fetch("mindcv:resnet18", env=env, progress=lambda *_: None)

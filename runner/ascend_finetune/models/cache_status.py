@@ -3,7 +3,7 @@ any request and without MindSpore, for the editor's "cached on <target>" / "down
 
 The cache may sit on shared ground (`ASCEND_FINETUNE_CACHE` on a team folder), so it is read the way
 a download writes it: every folder below the cache root is opened through its parent's `dir_fd`,
-following a symlinked folder only when this user or root owns the link (download.open_subfolder, the
+following a symlinked folder only when this user or root owns the link (cache_folder.open_subfolder, the
 download's own rule, which off Linux also refuses a link swapped while it was opened and on Windows
 follows none), only a regular file counts, and the only bytes read are
 the small record download.py writes beside each download (`<file>.sha256.json`, at most 4 KB). A
@@ -19,8 +19,8 @@ import os
 import stat
 from collections.abc import Mapping
 
+from .cache_folder import CHUNK, cache_root, open_subfolder, read_record, trusted_owner
 from .catalog import HF_HUB, MINDCV, Source, parse, resolve_url
-from .download import CHUNK, cache_root, open_subfolder, read_record, trusted_owner
 
 
 def catalog_sources() -> list[str]:

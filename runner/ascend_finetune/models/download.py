@@ -19,10 +19,8 @@ If-Range, and the file's size. A 206 answer whose ETag or size is not the record
 honours Range but ignores If-Range) starts over instead of joining two files.
 A host that sends neither ETag nor Last-Modified cannot say whether its file changed: its `.part` is
 resumed only by the download that began it (a cut connection, retried at once), never by a later run.
-The cache may be shared: a symlinked folder below `$ASCEND_FINETUNE_CACHE` is followed only when this
-process's user or root owns the link (a cache moved to a bigger disk), never another user's (each
-folder is opened through its parent's descriptor, the link's owner read from the link itself, or off
-Linux checked before and after the open: open_subfolder), and only regular files are read or written.
+The cache may be shared: its folders are opened and its files written as cache_folder.py says (no
+symlink another user made is followed, only regular files are read or written).
 Without fcntl (Windows) a download takes no lock.
 
 A hub repository's `config.json` (the weights' preprocessing: models/preprocess.py) comes the same way,
@@ -39,8 +37,6 @@ import http.client
 import json
 import os
 import re
-import secrets
-import stat
 import sys
 import time
 import urllib.error
@@ -50,6 +46,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..checkpoints.errors import PretrainedError
+from .cache_folder import (
+    CHUNK,
+    CacheUnsafe,
+    Folder,
+    cache_root,
+    read_record,
+    read_small_json,
+    sha256_fd,
+    write_record,
+)
 from .catalog import Source, parse, resolve_url
 
 try:
@@ -57,14 +63,10 @@ try:
 except ImportError:  # Windows: no flock, so a download there takes no lock (as the copy script does); two
     fcntl = None  # type: ignore[assignment]  # processes fetching one source at once there may clash
 
-CACHE_ENV = "ASCEND_FINETUNE_CACHE"
-CHUNK = 1 << 20
 ATTEMPTS = 4  # one request plus three resumes after a dropped connection
 TIMEOUT_S = 30.0
 
 Progress = Callable[[int, int | None], None]
-RECORD_SUFFIX = ".sha256.json"
-RECORD_MAX_BYTES = 4096
 ORIGIN_SUFFIX = ".part.json"  # where the .part came from: {url, validator, total}
 LOCK_SUFFIX = ".lock"
 # How long a download waits on another process's lock while that process's .part does not change: a
@@ -73,11 +75,6 @@ LOCK_SUFFIX = ".lock"
 LOCK_STALL_S = 600.0
 LOCK_POLL_S = 0.5
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")  # RFC 9110 14.4
-# O_NONBLOCK: a planted FIFO must not hang an open. getattr: Windows has none of them, and this module
-# must still import there (fetch-weights and weights-status on the user's own machine).
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-# Linux's descriptor of a symlink itself; without it (macOS) _open_trusted_link checks the link around the open.
-_O_PATH: int = getattr(os, "O_PATH", 0)
 
 
 @dataclass
@@ -115,12 +112,6 @@ class Fetched:
             f"{self.source}#sha256={self.sha256}",
             "details": {"source": self.source, "file": file, "sha256": self.sha256, "name_hash": self.name_hash},
         }
-
-
-def cache_root(env: Mapping[str, str] | None = None) -> str:
-    e: Mapping[str, str] = os.environ if env is None else env
-    root = e.get(CACHE_ENV) or os.path.join(os.path.expanduser("~"), ".cache", "ascend-finetune")
-    return os.path.join(os.path.abspath(root), "weights")
 
 
 def cache_path(src: Source, env: Mapping[str, str] | None = None) -> str:
@@ -180,234 +171,6 @@ def json_progress(emit: Callable[[object], None]) -> Progress:
     """`{"progress": {"done": N, "total": M or null}}` documents for the editor's notification, at most
     every 1% or 0.5 s, and always the first and the last."""
     return _throttled(1, 0.5, lambda done, total: emit({"progress": {"done": done, "total": total}}))
-
-
-class CacheUnsafe(PretrainedError):
-    """A symlink (to a folder: another user's) or special file where the cache should hold a folder or a
-    regular file: someone else may have planted it in a shared cache, so it is neither followed nor
-    written through."""
-
-    def __init__(self, path: str, cause: str):
-        what = {"symlink": "a symlink", "not_folder": "not a folder"}.get(cause, "not a regular file")
-        super().__init__(
-            f"{path} in the weights cache is {what}: refusing to follow it (a symlinked folder is followed only "
-            "when you or root own the link). Someone else may have planted it: check who owns it, remove it, "
-            f"and try again. To keep the cache elsewhere, such as on a bigger disk, set {CACHE_ENV} to a folder "
-            "there",
-            "cache_unsafe",
-            path=path,
-            cause=cause,
-        )
-
-
-def trusted_owner(uid: int) -> bool:
-    """Whether a symlink owned by `uid` may be followed: this process's user's or root's (theirs to point
-    anywhere, as $ASCEND_FINETUNE_CACHE is). Never without getuid (Windows)."""
-    getuid = getattr(os, "getuid", None)
-    return getuid is not None and uid in (getuid(), 0)
-
-
-def _lstat(dir_fd: int, name: str) -> os.stat_result | None:
-    try:
-        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    except OSError:
-        return None
-
-
-def _open_trusted_link(dir_fd: int, name: str, flags: int) -> int | None:
-    """The folder the symlink `name` leads to, opened with `flags`, when trusted_owner owns the link;
-    None otherwise. On Linux the link's owner and target are read through one O_PATH descriptor of the
-    link itself, so it cannot be swapped between the check and the read. Without O_PATH (macOS) the
-    link is checked with lstat, opened through, and checked again: still the same link (device, inode,
-    owner), and where it leads now the very folder opened, so a swap in between is refused. Only
-    someone able to rename your link (in a folder they may write to without the sticky bit) could
-    time swaps around both checks."""
-    if _O_PATH:
-        try:
-            link = os.open(name, _O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
-        except OSError:
-            return None
-        try:
-            st = os.fstat(link)
-            if not stat.S_ISLNK(st.st_mode) or not trusted_owner(st.st_uid):
-                return None
-            target = os.readlink("", dir_fd=link)
-        finally:
-            os.close(link)
-        return os.open(target, flags, dir_fd=dir_fd)  # a relative target is relative to the link's folder
-    before = _lstat(dir_fd, name)
-    if before is None or not stat.S_ISLNK(before.st_mode) or not trusted_owner(before.st_uid):
-        return None
-    fd = os.open(name, flags, dir_fd=dir_fd)  # through the link
-    try:
-        after = _lstat(dir_fd, name)
-        now, opened = os.stat(name, dir_fd=dir_fd), os.fstat(fd)
-        same = (
-            after is not None
-            and stat.S_ISLNK(after.st_mode)
-            and (after.st_dev, after.st_ino, after.st_uid) == (before.st_dev, before.st_ino, before.st_uid)
-            and (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino)
-        )
-    except OSError:
-        same = False
-    if same:
-        return fd
-    os.close(fd)
-    return None
-
-
-def open_subfolder(dir_fd: int, name: str) -> int:
-    """A descriptor of the folder `name` in `dir_fd`, not following a symlink unless _open_trusted_link
-    trusts it; OSError ELOOP or ENOTDIR (as O_NOFOLLOW gives) for another user's link, a link swapped
-    while it was opened, or a non-folder."""
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-    try:
-        return os.open(name, flags | _NOFOLLOW, dir_fd=dir_fd)
-    except OSError as e:
-        if e.errno not in (errno.ELOOP, errno.ENOTDIR):
-            raise
-        fd = _open_trusted_link(dir_fd, name, flags)
-        if fd is None:
-            raise
-        return fd
-
-
-def _cause(dir_fd: int, name: str, default: str) -> str:
-    try:
-        return "symlink" if stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode) else default
-    except OSError:
-        return default
-
-
-@dataclass
-class _Folder:
-    """A cache folder opened without following another user's symlink (open_subfolder); its files are
-    named relative to it, so a folder swapped for a symlink after the walk is not followed either."""
-
-    fd: int
-    path: str
-
-    @classmethod
-    def of(cls, dest: str, env: Mapping[str, str], create: bool) -> _Folder | None:
-        """The folder `dest` goes in, each step below $ASCEND_FINETUNE_CACHE (the user's choice, followed)
-        opened with open_subfolder and, with `create`, made if missing; None when missing and not made."""
-        root = os.path.dirname(cache_root(env))
-        if create:
-            os.makedirs(root, exist_ok=True)
-        try:
-            fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        except FileNotFoundError:
-            return None
-        path = root
-        for name in os.path.relpath(os.path.dirname(dest), root).split(os.sep):
-            path = os.path.join(path, name)
-            try:
-                try:
-                    nxt = open_subfolder(fd, name)
-                except FileNotFoundError:
-                    if not create:
-                        return None
-                    try:
-                        os.mkdir(name, 0o777, dir_fd=fd)  # never follows a symlink: EEXIST
-                    except FileExistsError:
-                        pass  # made by another process meanwhile, or a dangling symlink: the open decides
-                    nxt = open_subfolder(fd, name)
-            except OSError as e:
-                if e.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise CacheUnsafe(path, _cause(fd, name, "not_folder")) from None
-                raise
-            finally:
-                os.close(fd)
-            fd = nxt
-        return cls(fd, path)
-
-    def close(self) -> None:
-        os.close(self.fd)
-
-    def open(self, name: str, flags: int) -> int:
-        """A descriptor of the regular file `name` (FileNotFoundError passes through), else CacheUnsafe."""
-        try:
-            fd = os.open(name, flags | _NOFOLLOW, 0o644, dir_fd=self.fd)
-        except OSError as e:
-            if e.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR, errno.EWOULDBLOCK):
-                raise CacheUnsafe(os.path.join(self.path, name), _cause(self.fd, name, "not_regular")) from None
-            raise
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            raise CacheUnsafe(os.path.join(self.path, name), "not_regular")
-        return fd
-
-    def size(self, name: str) -> int:
-        """The size of a regular file `name`; 0 when missing or not a regular file (its open refuses it)."""
-        try:
-            st = os.stat(name, dir_fd=self.fd, follow_symlinks=False)
-        except FileNotFoundError:
-            return 0
-        return st.st_size if stat.S_ISREG(st.st_mode) else 0
-
-    def remove(self, name: str) -> None:
-        try:
-            os.unlink(name, dir_fd=self.fd)
-        except FileNotFoundError:
-            pass
-
-    def write(self, name: str, data: bytes) -> None:
-        """`name` replaced by `data` at once: written to a new file (O_EXCL, under a name nobody can
-        guess) and renamed over it (which replaces a symlink there, not its target)."""
-        tmp = f"{name}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644, dir_fd=self.fd)
-        try:
-            try:
-                os.write(fd, data)
-            finally:
-                os.close(fd)
-            os.replace(tmp, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
-        except BaseException:
-            self.remove(tmp)
-            raise
-
-
-def _sha256_fd(fd: int) -> str:
-    h = hashlib.sha256()
-    while block := os.read(fd, CHUNK):
-        h.update(block)
-    return h.hexdigest()
-
-
-def write_record(folder: _Folder, name: str, sha256: str, st: os.stat_result) -> None:
-    """`<name>.sha256.json` in `folder`: {sha256, bytes, mtime_ns} of the file as `st` saw it."""
-    doc = {"sha256": sha256, "bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
-    folder.write(name + RECORD_SUFFIX, json.dumps(doc).encode())
-
-
-def _read_small_json(path: str, dir_fd: int | None) -> object:
-    """The JSON value of a regular file of at most 4 KB (a symlink is not followed), else None."""
-    try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW, dir_fd=dir_fd)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > RECORD_MAX_BYTES:
-            return None
-        return json.loads(os.read(fd, RECORD_MAX_BYTES + 1))
-    except (OSError, ValueError):
-        return None
-    finally:
-        os.close(fd)
-
-
-def read_record(dest: str, dir_fd: int | None = None) -> dict[str, object] | None:
-    """The record beside `dest`, or None: missing, not a regular file (a symlink is not followed),
-    over 4 KB, or not the shape write_record writes. With dir_fd, `dest` is a name in that folder."""
-    doc = _read_small_json(dest + RECORD_SUFFIX, dir_fd)
-    ok = (
-        isinstance(doc, dict)
-        and isinstance(doc.get("sha256"), str)
-        and isinstance(doc.get("bytes"), int)
-        and isinstance(doc.get("mtime_ns"), int)
-    )
-    return doc if ok else None  # type: ignore[return-value]
 
 
 def _offline_error(src: Source, url: str, dest: str, why: str) -> PretrainedError:
@@ -525,7 +288,7 @@ def _open(url: str, resume: _Resume | None) -> tuple[object, int, int | None, st
     return resp, 0, int(length) if length and length.isdigit() else None, _validator(resp.headers)
 
 
-def _resume_point(folder: _Folder, name: str, url: str, mine: _Resume | None) -> _Resume | None:
+def _resume_point(folder: Folder, name: str, url: str, mine: _Resume | None) -> _Resume | None:
     """The `<name>.part` to resume, if any: only when this URL began it and its host gave a validator,
     since only then can the host say whether the file is still the same; or `mine`, the `.part` as this
     download left it when its connection broke off, which is resumed without a validator: the 206's
@@ -535,7 +298,7 @@ def _resume_point(folder: _Folder, name: str, url: str, mine: _Resume | None) ->
     size = folder.size(name + ".part")
     if mine is not None and size == mine.kept > 0:
         return mine
-    doc = _read_small_json(name + ORIGIN_SUFFIX, folder.fd)
+    doc = read_small_json(name + ORIGIN_SUFFIX, folder.fd)
     # An earlier process's .part whose host gave no validator starts over (validator null in its record).
     if not (size and isinstance(doc, dict) and doc.get("url") == url and isinstance(doc.get("validator"), str)):
         return None
@@ -549,12 +312,12 @@ def _whole_size(e: urllib.error.HTTPError) -> int | None:
     return int(cr[8:]) if cr.startswith("bytes */") and cr[8:].isdigit() else None
 
 
-def _start_over(folder: _Folder, name: str) -> None:
+def _start_over(folder: Folder, name: str) -> None:
     folder.remove(name + ".part")
     folder.remove(name + ORIGIN_SUFFIX)
 
 
-def _download(src: Source, url: str, dest: str, folder: _Folder, progress: Progress) -> None:
+def _download(src: Source, url: str, dest: str, folder: Folder, progress: Progress) -> None:
     """`<dest>.part` made whole (the caller verifies it), resumed where that is safe."""
     name = os.path.basename(dest)
     part = name + ".part"
@@ -642,7 +405,7 @@ def _try_lock(fd: int) -> bool:
 
 
 @contextmanager
-def _locked(folder: _Folder, name: str, src: Source) -> Iterator[None]:
+def _locked(folder: Folder, name: str, src: Source) -> Iterator[None]:
     """An exclusive flock on `<name>.lock` while it is held, waited for while the holder's `.part`
     changes (download_locked once it has not for LOCK_STALL_S). A cache this process cannot write in
     gets no lock: nothing can be downloaded into it either, which fails as it would without one.
@@ -673,7 +436,7 @@ def _locked(folder: _Folder, name: str, src: Source) -> Iterator[None]:
         os.close(fd)
 
 
-def _cached(src: Source, url: str, dest: str, folder: _Folder) -> Fetched | None:
+def _cached(src: Source, url: str, dest: str, folder: Folder) -> Fetched | None:
     """The cached file, hashed (and checked against its record and pin); None when there is none."""
     name = os.path.basename(dest)
     try:
@@ -693,7 +456,7 @@ def _cached(src: Source, url: str, dest: str, folder: _Folder) -> Fetched | None
                 size=st.st_size,
                 expected=rec["bytes"],
             )
-        actual = _sha256_fd(fd)
+        actual = sha256_fd(fd)
     finally:
         os.close(fd)
     if src.sha256 and actual != src.sha256:
@@ -714,13 +477,13 @@ def _cached(src: Source, url: str, dest: str, folder: _Folder) -> Fetched | None
     return Fetched(dest, src.text, url, actual, downloaded=False, name_hash=src.name_hash)
 
 
-def _install(src: Source, url: str, dest: str, folder: _Folder) -> Fetched:
+def _install(src: Source, url: str, dest: str, folder: Folder) -> Fetched:
     """The whole `.part` checked against the pin and renamed into place, with its record."""
     name = os.path.basename(dest)
     fd = folder.open(name + ".part", os.O_RDONLY)
     try:
         st = os.fstat(fd)
-        actual = _sha256_fd(fd)
+        actual = sha256_fd(fd)
     finally:
         os.close(fd)
     if src.sha256 and actual != src.sha256:
@@ -747,14 +510,14 @@ def fetch(value: str, env: dict[str, str] | None = None, progress: Progress | No
     src = parse(value)
     url = resolve_url(src, env)
     dest = cache_path(src, env)
-    folder = _Folder.of(dest, env, create=False)
+    folder = Folder.of(dest, env, create=False)
     try:
         got = _cached(src, url, dest, folder) if folder is not None else None
         if got:
             return got
         if src.kind == "hf-hub" and _offline(env):
             raise _offline_error(src, url, dest, "HF_HUB_OFFLINE is set and the file is not in the cache")
-        folder = folder or _Folder.of(dest, env, create=True)
+        folder = folder or Folder.of(dest, env, create=True)
         assert folder is not None  # create=True makes every folder
         with _locked(folder, os.path.basename(dest), src):
             got = _cached(src, url, dest, folder)  # another process may have fetched it while this one waited
@@ -811,7 +574,7 @@ def _problem(e: Exception) -> str:
 
 
 def _cached_config(dest: str, env: Mapping[str, str]) -> bytes | None:
-    folder = _Folder.of(dest, env, create=False)
+    folder = Folder.of(dest, env, create=False)
     if folder is None:
         return None
     try:
@@ -857,7 +620,7 @@ def fetch_hub_config(src: Source, check: Callable[[bytes], object], env: Mapping
     except ValueError:  # reported by the caller's own check; a fixed mirror is asked again next run
         return HubConfig(url, data, None, cached=False)
     try:
-        folder = _Folder.of(dest, e, create=True)
+        folder = Folder.of(dest, e, create=True)
         assert folder is not None  # create=True makes every folder
         try:
             folder.write(os.path.basename(dest), data)

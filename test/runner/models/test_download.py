@@ -26,7 +26,7 @@ from weights_server import serve
 from ascend_finetune.checkpoints.errors import PretrainedError
 from ascend_finetune.checkpoints.loading import preprocess_of
 from ascend_finetune.checkpoints.tools import load_run
-from ascend_finetune.models import download
+from ascend_finetune.models import cache_folder, download
 from ascend_finetune.models.catalog import MINDCV, SourceError, parse
 from ascend_finetune.models.download import Fetched, cache_path, fetch, fetch_hub_config
 from ascend_finetune.models.net import TransferNet
@@ -210,14 +210,14 @@ def test_a_kill_while_a_new_part_begins_leaves_no_record_vouching_for_the_old_by
     with pytest.raises(Killed):
         fetch("mindcv:resnet18", env=env, progress=killed_after_the_first_bytes)
     new = host.files[MINDCV_PATH] = mindcv_ckpt[::-1]  # changed on the host: it is sent whole (If-Range)
-    write = download._Folder.write
+    write = download.Folder.write
 
     def killed_once_recorded(self, name, data):
         write(self, name, data)
         if name.endswith(".part.json"):
             raise Killed
 
-    monkeypatch.setattr(download._Folder, "write", killed_once_recorded)
+    monkeypatch.setattr(download.Folder, "write", killed_once_recorded)
     with pytest.raises(Killed):
         fetch("mindcv:resnet18", env=env, progress=quiet)
     monkeypatch.undo()
@@ -376,7 +376,7 @@ def test_a_symlinked_folder_in_the_cache_is_followed_only_when_this_user_or_root
     shared cache, is refused and nothing goes through it. Also without O_PATH (macOS), where the link is
     checked around the open instead of through a descriptor of it."""
     if not o_path:
-        monkeypatch.setattr(download, "_O_PATH", 0)
+        monkeypatch.setattr(cache_folder, "_O_PATH", 0)
     cache, elsewhere = Path(env["ASCEND_FINETUNE_CACHE"]), tmp_path / "elsewhere"
     elsewhere.mkdir()
     if owner == "other":  # a file planted where the link leads, under the cached file's name
@@ -431,18 +431,18 @@ def test_without_o_path_a_link_swapped_while_it_is_opened_is_refused(tmp_path, m
 
     root = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        fd = download.open_subfolder(root, "weights")  # untouched: followed as on Linux
+        fd = cache_folder.open_subfolder(root, "weights")  # untouched: followed as on Linux
         assert os.path.samestat(os.fstat(fd), os.stat(mine))
         os.close(fd)
-        monkeypatch.setattr(download, "_O_PATH", 0)
-        fd = download.open_subfolder(root, "weights")  # untouched: followed without O_PATH too
+        monkeypatch.setattr(cache_folder, "_O_PATH", 0)
+        fd = cache_folder.open_subfolder(root, "weights")  # untouched: followed without O_PATH too
         assert os.path.samestat(os.fstat(fd), os.stat(mine))
         os.close(fd)
         monkeypatch.setattr(os, "open", swapped_before_the_open)
         if after == "swapped_back":
             monkeypatch.setattr(os, "stat", swapped_back_after_it)
         with pytest.raises(OSError) as e:
-            download.open_subfolder(root, "weights")
+            cache_folder.open_subfolder(root, "weights")
         monkeypatch.undo()
     finally:
         os.close(root)
@@ -464,8 +464,8 @@ for flag in ("O_NOFOLLOW", "O_NONBLOCK", "O_CLOEXEC", "O_PATH", "O_DIRECTORY"):
     if hasattr(os, flag):
         delattr(os, flag)
 del os.getuid
-from ascend_finetune.models import cache_status, download
-assert download.fcntl is None and not download.trusted_owner(0)
+from ascend_finetune.models import cache_folder, cache_status, download
+assert download.fcntl is None and not cache_folder.trusted_owner(0)
 print("imported")
 """
 

@@ -16,7 +16,7 @@ from conftest import ROOT, runner
 from weights_server import serve
 
 from ascend_finetune.checkpoints.errors import PretrainedError
-from ascend_finetune.models import download
+from ascend_finetune.models import cache_folder
 from ascend_finetune.models.cache_status import catalog_sources, status
 from ascend_finetune.models.catalog import MINDCV
 from ascend_finetune.models.download import fetch
@@ -102,7 +102,7 @@ def test_a_symlinked_folder_is_listed_as_the_download_treats_it(env, tmp_path, o
     """Followed when this user (or root) made the link, as a cache moved to a bigger disk is; another
     user's is unsafe, and the run refuses it too. Also without O_PATH (macOS)."""
     if not o_path:
-        monkeypatch.setattr(download, "_O_PATH", 0)
+        monkeypatch.setattr(cache_folder, "_O_PATH", 0)
     disk = tmp_path / "disk"
     disk.mkdir()
     (tmp_path / "cache").mkdir()
@@ -112,8 +112,8 @@ def test_a_symlinked_folder_is_listed_as_the_download_treats_it(env, tmp_path, o
     assert (disk / "mindcv" / "resnet18-1e65cd21.ckpt").read_bytes() == BODY
     s = one("mindcv:resnet18", env)
     assert s["state"] == "cached" and s["path"] == got.path and s["sha256"] == hashlib.sha256(BODY).hexdigest()
-    with monkeypatch.context() as m:  # yours, but swapped while it was opened (download._open_trusted_link)
-        m.setattr(download, "_open_trusted_link", lambda *args: None)
+    with monkeypatch.context() as m:  # yours, but swapped while it was opened (cache_folder._open_trusted_link)
+        m.setattr(cache_folder, "_open_trusted_link", lambda *args: None)
         s = one("mindcv:resnet18", env)
         assert (
             s["state"] == "unsafe"
