@@ -72,7 +72,14 @@ export interface PreviewView {
   imbalance: { ratio: number; largest: string; smallest: string; text: string } | null;
   problems: ProblemView[];
   sizes: SizeStats;
-  thumbnails: { classes: { name: string; samples: Thumb[] }[]; shown: number; leftOut: number; bytes: number };
+  thumbnails: {
+    classes: { name: string; samples: Thumb[] }[];
+    shown: number;
+    leftOut: number;
+    bytes: number;
+    /** How the eval thumbnails were made: the run's preprocessing, in a sentence (null from older runners). */
+    evalNote: string | null;
+  };
   elapsedS: number;
 }
 

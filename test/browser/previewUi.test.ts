@@ -135,6 +135,9 @@ test(
     assert.equal(augmented.length, originals.length);
     assert.notDeepEqual(augmented, originals, 'the toggle shows the augmented images');
     assert.ok((await decoded()).every(Boolean), 'every augmented thumbnail decodes');
+    assert.equal(await page.locator('#eval-note').count(), 0, 'the preprocessing note belongs to the eval view');
+    await page.locator('vscode-button[data-view="eval"]').click();
+    assert.match((await page.locator('#eval-note').textContent()) ?? '', /^imagenet preprocessing: shorter side/);
     assert.deepEqual(page.refused, [], 'nothing refused by the CSP');
     await page.close();
   },

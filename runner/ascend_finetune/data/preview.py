@@ -157,23 +157,60 @@ def original_thumb(path: str, root_real: str) -> str:
         return _jpeg_b64(im)
 
 
-def transformed_thumbs(paths: list[str], image_size: int, train: bool, augment: bool | str, seed: int) -> list[str]:
+def transformed_thumbs(
+    paths: list[str], image_size: int, train: bool, augment: bool | str, seed: int, preprocess: Any = None
+) -> list[str]:
     """The images as the run's pipeline hands them to the network (pipeline.make_dataset: train
-    augmentation, or the eval resize and centre crop), denormalised back to pixels."""
+    augmentation, or the eval resize and centre crop, with `preprocess`, the run's Preprocess),
+    denormalised back to pixels with the mean and std they were normalised with."""
     import numpy as np
     from PIL import Image
 
     from .pipeline import MEAN, STD, make_dataset
 
     ds = make_dataset(
-        [(p, 0) for p in paths], image_size, 1, 1, train, augment, seed, drop_remainder=False, shuffle=False
+        [(p, 0) for p in paths],
+        image_size,
+        1,
+        1,
+        train,
+        augment,
+        seed,
+        drop_remainder=False,
+        shuffle=False,
+        preprocess=preprocess,
     )
-    mean, std = np.array(MEAN, np.float32), np.array(STD, np.float32)
+    m, s = (preprocess.mean, preprocess.std) if preprocess is not None else (MEAN, STD)
+    mean, std = np.array(m, np.float32), np.array(s, np.float32)
     out = []
     for x, _ in ds.create_tuple_iterator(num_epochs=1, output_numpy=True):
         hwc = x[0].transpose(1, 2, 0) * std + mean
         out.append(_jpeg_b64(Image.fromarray(np.clip(np.rint(hwc), 0, 255).astype(np.uint8), "RGB")))
     return out
+
+
+def run_preprocess(spec: RunSpec) -> tuple[Any, list[dict[str, Any]]]:
+    """The resize, crop and normalisation the run will use (models/preprocess.py, as the trainer resolves
+    it), and the warnings it gives, without downloading anything: mindcv:/hf-hub: names are judged by
+    name, a hub config is read from the cache only, a local file's origin from its index."""
+    from ..models.preprocess import resolve
+    from ..models.pretrained import PretrainedError, origin_of_file
+
+    m = spec["model"]
+    pretrained = m["pretrained"]
+    origin = None
+    if pretrained and not pretrained.startswith(("mindcv:", "hf-hub:")):
+        try:
+            origin, _ = origin_of_file(pretrained)
+        except PretrainedError:
+            pass  # a missing or unreadable file is validate's and train's to report
+    warnings: list[dict[str, Any]] = []
+
+    def warn(code: str, message: str, details: dict[str, Any]) -> None:
+        warnings.append({"code": code, "message": message, "details": details})
+
+    p = resolve(m["preprocess"], pretrained, origin, warn, image_size=spec["data"]["image_size"], fetch=False)
+    return p, warnings
 
 
 class Cancel:
@@ -405,15 +442,21 @@ def preview(
         picks.append(sorted(rng.sample(mine, min(samples, len(mine)))))
     order = [picks[i][k] for k in range(max((len(x) for x in picks), default=0)) for i in range(n) if k < len(picks[i])]
     per_class: list[list[dict[str, Any]]] = [[] for _ in range(n)]
+    pre, pre_doc = None, None
+    if order:
+        pre, warnings = run_preprocess(spec)
+        pre_doc = {**pre.describe(), "resize": pre.resize(d["image_size"]), "warnings": warnings}
     used, shown = 0, 0
     full = False
     for i in range(0, len(order), 32):
         few = order[i : i + 32]
         reals = [os.path.realpath(p) for p, _ in few]  # checked inside the folder by the read pass
         origs = [original_thumb(p, roots["train"]) for p, _ in few]
-        evals = transformed_thumbs(reals, d["image_size"], False, False, t["seed"])
+        evals = transformed_thumbs(reals, d["image_size"], False, False, t["seed"], pre)
         augment = d["augment"]  # a data.augment preset
-        trains = transformed_thumbs(reals, d["image_size"], True, augment, t["seed"]) if augment != "none" else None
+        trains = (
+            transformed_thumbs(reals, d["image_size"], True, augment, t["seed"], pre) if augment != "none" else None
+        )
         if cancel.installed:
             cancel.install()  # MindSpore's dataset may have set handlers of its own
         for k, (p, label) in enumerate(few):
@@ -433,6 +476,7 @@ def preview(
         "bytes": used,
         "shown": shown,
         "left_out": len(order) - shown,
+        "preprocess": pre_doc,
         "classes": [{"class": c, "samples": per_class[i]} for i, c in enumerate(classes)],
     }
     doc["elapsed_s"] = round(time.monotonic() - t0, 3)

@@ -515,7 +515,7 @@ def fetch(value: str, env: dict[str, str] | None = None, progress: Progress | No
         got = _cached(src, url, dest, folder) if folder is not None else None
         if got:
             return got
-        if src.kind == "hf-hub" and _offline(env):
+        if src.kind == "hf-hub" and offline(env):
             raise _offline_error(src, url, dest, "HF_HUB_OFFLINE is set and the file is not in the cache")
         folder = folder or Folder.of(dest, env, create=True)
         assert folder is not None  # create=True makes every folder
@@ -556,7 +556,11 @@ class HubConfig:
     cached: bool
 
 
-def _offline(env: Mapping[str, str]) -> bool:
+# fetch_hub_config's `problem` for a config that is not cached while HF_HUB_OFFLINE is set.
+NOT_CACHED_OFFLINE = "HF_HUB_OFFLINE is set and it is not in the cache"
+
+
+def offline(env: Mapping[str, str]) -> bool:
     return env.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
 
 
@@ -604,8 +608,8 @@ def fetch_hub_config(src: Source, check: Callable[[bytes], object], env: Mapping
         return HubConfig(url, b"", _problem(err), cached=False)
     if cached is not None:
         return HubConfig(url, cached, None, cached=True)
-    if _offline(e):
-        return HubConfig(url, b"", "HF_HUB_OFFLINE is set and it is not in the cache", cached=False)
+    if offline(e):
+        return HubConfig(url, b"", NOT_CACHED_OFFLINE, cached=False)
     req = urllib.request.Request(url, headers={"User-Agent": "ascend-finetune"})
     try:
         with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:  # noqa: S310 (the hub's resolve URL)

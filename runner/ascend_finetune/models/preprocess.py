@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from .catalog import parse
-from .download import MAX_CONFIG_BYTES, fetch_hub_config
+from .download import MAX_CONFIG_BYTES, NOT_CACHED_OFFLINE, fetch_hub_config, offline
 
 # ImageNet's mean and std in 0..255 pixel units: torchvision's transforms._presets.ImageClassification
 # and timm's data/constants.py IMAGENET_DEFAULT_MEAN/STD (0..1 units), mindcv's data/constants.py.
@@ -295,14 +295,17 @@ def resolve(
     env: Any = None,
     resume: str | None = None,
     image_size: int | None = None,
+    fetch: bool = True,
 ) -> Preprocess:
     """choose(), with the hub config fetched when `auto` meets hf-hub:timm/ weights (download.py: the
     cache, HF_ENDPOINT, HF_HUB_OFFLINE) and each warning passed to `warn(code=, message=, details=)`.
     A resumed checkpoint's recorded values win (the run goes on as it started); under `auto`, so do
     those of the runner's own checkpoint as model.pretrained ("Fine-tune from"), with the spec's fields
     on top; such a checkpoint away from its run's checkpoints.json warns (preprocess_not_recorded). With
-    `image_size` (data.image_size, the crop), a weight trained at another size says so."""
-    p = _resolve(setting, pretrained, origin, warn, env, resume)
+    `image_size` (data.image_size, the crop), a weight trained at another size says so. Without `fetch`
+    (a preview), a hub config is read from the cache only: one not there yet leaves the timm preset,
+    and `why` says the run reads the config when it starts."""
+    p = _resolve(setting, pretrained, origin, warn, env, resume, fetch)
     if image_size and p.input_size and p.input_size != image_size:
         warn(
             code="preprocess_input_size",
@@ -315,7 +318,7 @@ def resolve(
 
 
 def _resolve(
-    setting: Any, pretrained: str | None, origin: str | None, warn: Any, env: Any, resume: str | None
+    setting: Any, pretrained: str | None, origin: str | None, warn: Any, env: Any, resume: str | None, fetch: bool
 ) -> Preprocess:
     if resume and (rec := recorded_for(resume)) is not None:
         return replace(rec, why=f"recorded with the resumed checkpoint {os.path.basename(resume)}")
@@ -328,9 +331,15 @@ def _resolve(
         if not (isinstance(setting, dict) and all(k in setting for k in OVERRIDABLE)):
             unrecorded = os.path.basename(pretrained)
     hub = None
+    pending = False  # not fetched (a preview): the run reads the config when it starts
     if preset_of(setting) == "auto" and pretrained and pretrained.startswith("hf-hub:timm/"):
-        hub = fetch_hub_config(parse(pretrained), hub_values, env)
+        e = env if env is not None else os.environ
+        hub = fetch_hub_config(parse(pretrained), hub_values, e if fetch else {**e, "HF_HUB_OFFLINE": "1"})
+        if not fetch and not offline(e) and hub.problem == NOT_CACHED_OFFLINE:
+            hub, pending = None, True
     p, warnings = choose(setting, pretrained, origin, hub)
+    if pending:
+        p = replace(p, why=f"{p.why}: the run reads their config.json when it starts, which may change these values")
     if unrecorded:
         warnings.append(("preprocess_not_recorded", _not_recorded(unrecorded, p.name), {"file": unrecorded}))
     for code, message, params in warnings:

@@ -229,13 +229,33 @@ function problems(doc: Obj, t: Translate): ProblemView[] {
   return out;
 }
 
-function thumbnails(doc: Obj): PreviewView['thumbnails'] {
-  const t = obj(doc, 'thumbnails');
+/**
+ * The eval thumbnails' preprocessing in a sentence (the runner's `thumbnails.preprocess`: the resize, crop
+ * and mean/std the run will use, resolved without downloading); null when the runner sent none.
+ */
+function evalNote(th: Obj, size: number, t: Translate): string | null {
+  const p = th.preprocess;
+  if (!isObj(p)) return null;
+  const name = str(p, 'name', 'thumbnails.preprocess.name');
+  const interpolation = str(p, 'interpolation', 'thumbnails.preprocess.interpolation');
+  const resize = num(p, 'resize', 'thumbnails.preprocess.resize');
+  const mean = arr(p, 'mean', 'thumbnails.preprocess.mean').map((x) => Math.round(Number(x) * 10) / 10);
+  const std = arr(p, 'std', 'thumbnails.preprocess.std').map((x) => Math.round(Number(x) * 10) / 10);
+  const geometry =
+    p.crop_mode === 'squash'
+      ? t('both sides resized to {0} px ({1}), centre crop {2} px', resize, interpolation, size)
+      : t('shorter side resized to {0} px ({1}), centre crop {2} px', resize, interpolation, size);
+  return t('{0} preprocessing: {1}; mean {2}, std {3}', name, geometry, mean.join(', '), std.join(', '));
+}
+
+function thumbnails(doc: Obj, t: Translate): PreviewView['thumbnails'] {
+  const th = obj(doc, 'thumbnails');
   return {
-    shown: num(t, 'shown', 'thumbnails.shown'),
-    leftOut: num(t, 'left_out', 'thumbnails.left_out'),
-    bytes: num(t, 'bytes', 'thumbnails.bytes'),
-    classes: arr(t, 'classes', 'thumbnails.classes')
+    evalNote: evalNote(th, num(doc, 'image_size'), t),
+    shown: num(th, 'shown', 'thumbnails.shown'),
+    leftOut: num(th, 'left_out', 'thumbnails.left_out'),
+    bytes: num(th, 'bytes', 'thumbnails.bytes'),
+    classes: arr(th, 'classes', 'thumbnails.classes')
       .filter(isObj)
       .map((c) => ({
         name: str(c, 'class', 'thumbnails.classes.class'),
@@ -312,7 +332,7 @@ export function toPreviewView(raw: unknown, t: Translate = english): PreviewView
     imbalance,
     problems: problems(raw, t),
     sizes: sizes(raw),
-    thumbnails: thumbnails(raw),
+    thumbnails: thumbnails(raw, t),
     elapsedS: num(raw, 'elapsed_s'),
   };
 }

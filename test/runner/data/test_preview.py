@@ -309,3 +309,69 @@ def test_bad_folders_are_bad_input(tmp_path):
     make_shapes(str(one), per_class=2, size=16, classes={"only": PLANTED["red circle"]})
     code, lines, _ = cli("preview", str(one))
     assert code == 2 and lines[-1]["error"]["kind"] == "bad_input" and "at least 2" in lines[-1]["error"]["message"]
+
+
+@pytest.fixture(scope="module")
+def banded(tmp_path_factory) -> Path:
+    """Two classes of 64x48 images: a blue middle between two 8 px red bands at the left and right edges,
+    which a centre crop of the shorter side cuts off and a squash keeps."""
+    from PIL import Image
+
+    root = tmp_path_factory.mktemp("banded")
+    for c in ("a", "b"):
+        (root / "train" / c).mkdir(parents=True)
+        for i in range(6):
+            im = Image.new("RGB", (64, 48), (20, 40 + i, 200))
+            im.paste((220, 30, 30), (0, 0, 8, 48))
+            im.paste((220, 30, 30), (56, 0, 64, 48))
+            im.save(root / "train" / c / f"{i}.png")
+    return root
+
+
+def eval_preview(root: Path, name: str, model: dict) -> dict:
+    spec = root / f"{name}.json"
+    spec.write_text(json.dumps({"name": name, "data": {"image_size": 32, "augment": "none"}, "model": model}))
+    code, lines, err = cli("preview", str(root / "train"), "--spec", str(spec), "--samples", "1")
+    assert code == 0, err[-2000:]
+    return lines[-1]["thumbnails"]
+
+
+def test_the_eval_thumbnails_follow_model_preprocess(banded):
+    """The Eval transform is the run's: the weights' resize, crop and mean/std (here set by model.preprocess),
+    checked against Pillow's own squash resize; and denormalised with the same mean/std, so colours hold."""
+    import numpy as np
+    from PIL import Image
+
+    default = eval_preview(banded, "default", {})
+    assert default["preprocess"]["name"] == "imagenet" and default["preprocess"]["resize"] == 37
+    squash = {"crop_pct": 1.0, "crop_mode": "squash", "mean": [0.5, 0.5, 0.5], "std": [0.5, 0.5, 0.5]}
+    th = eval_preview(banded, "squash", {"preprocess": squash})
+    p = th["preprocess"]
+    assert (p["crop_mode"], p["crop_pct"], p["resize"], sorted(p["overridden"])) == ("squash", 1.0, 32, sorted(squash))
+    assert p["mean"] == [127.5] * 3 and p["warnings"] == []
+    for c in th["classes"]:
+        s = c["samples"][0]
+        with Image.open(s["file"]) as im:
+            want = np.asarray(im.convert("RGB").resize((32, 32), Image.BILINEAR), np.float64)
+        got = np.asarray(decode(s["eval"]).convert("RGB"), np.float64)
+        assert got.shape == want.shape == (32, 32, 3)
+        # JPEG at quality 80 blurs the band edges: compare away from them, where the colour is flat
+        assert np.abs(got[:, :2] - want[:, :2]).max() < 12, "the squash keeps the red bands"
+        assert np.abs(got[:, 10:22] - want[:, 10:22]).max() < 12, "denormalised with model.preprocess's mean/std"
+    red = [
+        np.asarray(decode(c["samples"][0]["eval"]).convert("RGB"), np.float64)[:, :2, 0].mean()
+        for c in default["classes"]
+    ]
+    assert max(red) < 100, "the default centre crop cuts the bands off"
+
+
+def test_the_eval_thumbnails_of_hub_weights_do_not_download(banded, monkeypatch, tmp_path):
+    """hf-hub: weights with a config not cached yet: the timm preset, a word that the run reads the config,
+    and no request (HF_ENDPOINT points at a port that refuses)."""
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.setenv("ASCEND_FINETUNE_CACHE", str(tmp_path / "cache"))
+    th = eval_preview(banded, "hub", {"backbone": "resnet18", "pretrained": "hf-hub:timm/resnet18.a1_in1k"})
+    p = th["preprocess"]
+    assert (p["name"], p["interpolation"], p["crop_pct"]) == ("timm", "bicubic", 0.95)
+    assert "reads their config.json when it starts" in p["why"] and p["warnings"] == []
+    assert not list((tmp_path / "cache").rglob("config.json")), "nothing fetched"

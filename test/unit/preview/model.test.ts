@@ -85,6 +85,33 @@ test('thumbnails: per class, all three views, within the byte budget the runner 
   assert.equal(total, v.thumbnails.bytes);
 });
 
+test("the eval thumbnails' note says the run's preprocessing; none from a runner that sends none", () => {
+  const doc = load('shapes-val.json');
+  assert.equal(
+    toPreviewView(doc).thumbnails.evalNote,
+    'imagenet preprocessing: shorter side resized to 256 px (bilinear), centre crop 224 px; ' +
+      'mean 123.7, 116.3, 103.5, std 58.4, 57.1, 57.4',
+  );
+  const th = doc.thumbnails as Record<string, unknown>;
+  const squash = {
+    ...(th.preprocess as object),
+    name: 'timm',
+    crop_mode: 'squash',
+    resize: 224,
+    mean: [127.5, 127.5, 127.5],
+  };
+  const v = toPreviewView({ ...doc, thumbnails: { ...th, preprocess: squash } });
+  assert.match(
+    v.thumbnails.evalNote ?? '',
+    /^timm preprocessing: both sides resized to 224 px .*; mean 127.5, 127.5, 127.5,/,
+  );
+  assert.equal(toPreviewView(load('shapes.json')).thumbnails.evalNote, null);
+  assert.throws(
+    () => toPreviewView({ ...doc, thumbnails: { ...th, preprocess: { name: 'x' } } }),
+    /thumbnails\.preprocess\.interpolation/,
+  );
+});
+
 test('a file list is capped per problem and the rest counted', () => {
   const doc = load('shapes.json');
   const first = Array.from({ length: 100 }, (_, i) => ({ path: `/d/a/${i}.jpg`, reason: 'OSError: truncated' }));
