@@ -7,7 +7,8 @@ scale (a partly done epoch re-draws its shuffle and takes as many batches as the
 It also records the backbone's layout (`backbone_variant`, an integer entry; models/backbones.py):
 ModelZoo's and the runner's ResNets share parameter names but not padding and BatchNorm eps, so
 fine-tune-from, resume, eval and export rebuild the layout the weights were trained in. The
-manifest entry names it in words.
+manifest entry names it in words. And it carries the run's facts of its manifest entry (preprocessing,
+the weights' lineage) as `run_record` (run_record.py), for when the file leaves its run folder.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ..events import sanitize
 from ..models.backbones import VARIANT_CODES, VARIANT_ENTRY, variant_of_code
 from ..rundir import MANIFEST_MAX_BYTES, atomic_write_json, fsync_dir, open_regular, read_json, slug
 from .manifest import manifest_lock, mark_best, read_manifest, sha256_file
+from .run_record import RECORD_ENTRY, record_tensor
 
 
 def state_entries(net: ms.nn.Cell, optimizer: ms.nn.Cell, extra: dict[str, Any]) -> list[dict]:
@@ -91,6 +93,8 @@ class CheckpointStore:
         # a random name, mode 0700), where nobody else can plant a symlink for it to write through.
         # A failed save (a full disk) leaves no partial file behind.
         tmpdir = tempfile.mkdtemp(prefix=f".{name}.tmp-", dir=self.dir)
+        if self.extra:
+            entries = [*entries, {"name": RECORD_ENTRY, "data": record_tensor(self.extra)}]
         try:
             tmp = os.path.join(tmpdir, name)
             ms.save_checkpoint(

@@ -22,8 +22,9 @@ from .format import CheckpointIndex, read_index
 from .manifest import entry_for, inside, manifest_lock, manifest_path, mark_best, read_manifest, sha256_file
 
 COUNTERS = {"epoch_num", "step_num", "steps_per_epoch", "total_steps"}
-# backbone_variant: the layout the run built (models/backbones.py VARIANT_ENTRY), recorded in each checkpoint.
-META_NAMES = {"scale_sense", "current_iterator_step", "last_overflow_iterator_step", "backbone_variant"}
+# backbone_variant: the layout the run built (models/backbones.py VARIANT_ENTRY), recorded in each checkpoint;
+# run_record: the run's facts of the manifest entry (run_record.py).
+META_NAMES = {"scale_sense", "current_iterator_step", "last_overflow_iterator_step", "backbone_variant", "run_record"}
 OPTIMIZER_PREFIXES = ("moments.", "adam_m.", "adam_v.", "moment1.", "moment2.", "accum.", "ema.")
 OPTIMIZER_NAMES = {"global_step", "learning_rate", "momentum", "beta1_power", "beta2_power", "updates"}
 INSPECT_HASH_MAX_BYTES = 1 << 30  # inspect hashes files up to 1 GiB (a resnet101 with its moments is ~0.5 GB)

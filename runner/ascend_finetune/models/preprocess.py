@@ -279,12 +279,15 @@ def from_spec(setting: Any) -> Preprocess | None:
 
 
 def recorded_for(ckpt: str) -> Preprocess | None:
-    """What the runner's checkpoint `ckpt` recorded in its run's manifest (`<run>/checkpoints/<file>`),
-    if it sits in a run that lists it."""
+    """What the runner's checkpoint `ckpt` recorded: in its run's manifest (`<run>/checkpoints/<file>`),
+    if it sits in a run that lists it with a record, else in the file itself (its `run_record`, from
+    runners since 0.2.0, so a checkpoint copied out of its run keeps its preprocessing)."""
     from ..checkpoints.manifest import entry_for, find_run_of
+    from ..checkpoints.run_record import read_record
 
     run_dir = find_run_of(ckpt)
-    return from_record((entry_for(run_dir, ckpt) or {}).get("preprocess")) if run_dir else None
+    listed = (entry_for(run_dir, ckpt) or {}).get("preprocess") if run_dir else None
+    return from_record(listed if listed is not None else (read_record(ckpt) or {}).get("preprocess"))
 
 
 def resolve(

@@ -34,7 +34,7 @@ from .torch_weights import PICKLE_SUFFIXES, convert, family_of, looks_torch, rea
 NON_WEIGHT = re.compile(
     r"^(moments\.|adam_m\.|adam_v\.|ema\.|accum\.|moment1\.|moment2\.|learning_rate|global_step$|momentum$|"
     r"epoch_num$|step_num$|steps_per_epoch$|total_steps$|scale_sense$|current_iterator_step$|last_overflow_iterator_step$|"
-    r"updates$|beta1_power$|beta2_power$|loss_scale\.|backbone_variant$)"
+    r"updates$|beta1_power$|beta2_power$|loss_scale\.|backbone_variant$|run_record$)"
 )
 HEAD = re.compile(r"^(end_point|fc|classifier|head)\.")
 PREFIXES = ("backbone.", "network.", "resnet.", "net.", "model.", "_backbone.")

@@ -94,7 +94,8 @@ def _resumed_layout(resume: str, pretrained: str | None) -> tuple[str, str | Non
 
 def _recorded_weights(resume: str, pretrained: str | None, origin: str | None) -> dict[str, Any] | None:
     """The pretrained weights' lineage (source, file, origin, sha256) that the resumed checkpoint's
-    manifest entry recorded, kept for run_started and this run's checkpoints. A checkpoint of an older
+    manifest entry recorded (or, out of its run, the file's run_record), kept for run_started and this
+    run's checkpoints. A checkpoint of an older
     runner recorded none: then what the spec names (with the file's origin and sha256 while it is still
     there), so a run that started from weights is not shown as one from random initialisation. None
     without model.pretrained."""
@@ -107,8 +108,12 @@ def _recorded_weights(resume: str, pretrained: str | None, origin: str | None) -
     except (OSError, ValueError):
         entry = None
     weights = (entry or {}).get("weights")
+    if not isinstance(weights, dict):  # no manifest lists it with them: the file's own record (run_record.py)
+        from ..checkpoints.run_record import read_record
+
+        weights = (read_record(resume) or {}).get("weights")
     if isinstance(weights, dict):
-        return dict(weights)
+        return {k: weights[k] for k in ("source", "file", "origin", "sha256") if isinstance(weights.get(k), str)}
     if not pretrained:
         return None
     info: dict[str, Any] = {"source": pretrained}
