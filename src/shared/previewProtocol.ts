@@ -77,8 +77,8 @@ export interface PreviewView {
     shown: number;
     leftOut: number;
     bytes: number;
-    /** How the eval thumbnails were made: the run's preprocessing, in a sentence (null from older runners). */
-    evalNote: string | null;
+    /** How the eval thumbnails were made: the run's preprocessing, then its notes and warnings (none from older runners). */
+    evalNote: string[];
   };
   elapsedS: number;
 }

@@ -230,7 +230,9 @@ function thumbsSection(v: PreviewView): HTMLElement {
       pick('train', 'Augmented (train)'),
       pick('eval', 'Eval transform'),
     ),
-    ui.thumbs === 'eval' && t.evalNote ? el('div', { class: 'muted', id: 'eval-note' }, t.evalNote) : null,
+    ui.thumbs === 'eval' && t.evalNote.length
+      ? el('div', { class: 'muted', id: 'eval-note' }, ...t.evalNote.map((line) => el('div', {}, line)))
+      : null,
     t.leftOut
       ? el('div', { class: 'muted' }, l10n.t('{0} samples left out to keep the panel small.', t.leftOut))
       : null,

@@ -66,11 +66,15 @@ def variant_of(run: RunInfo, ckpt: str, index: CheckpointIndex) -> str:
 
 def preprocess_of(run: RunInfo, ckpt: str) -> Any:
     """The evaluation preprocessing and normalisation the checkpoint was trained with
-    (models/preprocess.py): its manifest entry's recorded values, else the run's `model.preprocess` when
-    it names a preset (with the object form's fields), else None (the runner's own)."""
+    (models/preprocess.py): its manifest entry's recorded values, else those the file carries (its
+    run_record: a copy out of the run), else the run's `model.preprocess` when it names a preset (with
+    the object form's fields), else None (the runner's own)."""
     from ..models.preprocess import from_record, from_spec
+    from .run_record import read_record
 
     recorded = from_record((entry_for(run.run_dir, ckpt) or {}).get("preprocess"))
+    if recorded is None:
+        recorded = from_record((read_record(ckpt) or {}).get("preprocess"))
     if recorded is not None:
         return recorded
     return from_spec((run.spec.get("model") or {}).get("preprocess"))

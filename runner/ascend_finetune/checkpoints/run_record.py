@@ -15,6 +15,7 @@ MAX_RECORD_BYTES, and only a JSON object is used; the reader checks each value (
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import numpy as np
@@ -43,6 +44,30 @@ def read_record(path: str) -> dict[str, Any] | None:
         if e is None or e.dtype != "UInt8" or len(e.shape) != 1 or not 0 < e.shape[0] <= MAX_RECORD_BYTES:
             return None
         doc = json.loads(index.read(RECORD_ENTRY).tobytes().decode())
-    except (ToolError, OSError, ValueError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+    except (ToolError, OSError, ValueError, RecursionError):  # JSONDecodeError is a ValueError; deep nesting
         return None
     return doc if isinstance(doc, dict) else None
+
+
+ORIGINS = ("runner", "modelzoo", "mindcv", "torch", "unknown")  # pretrained.origin_of_file's
+MAX_TEXT = 1000  # a source or file path in a record
+
+
+def lineage(record: object) -> dict[str, str] | None:
+    """A record's `weights` (where a run's pretrained weights came from: source, file, origin, sha256),
+    each value checked, as they go on into run_started, new manifest entries and the next record: a
+    source and file of at most MAX_TEXT characters, an origin pretrained.py names, a sha256 of 64 hex
+    digits. None without a usable source."""
+    if not isinstance(record, dict):
+        return None
+    out: dict[str, str] = {}
+    for key in ("source", "file"):
+        v = record.get(key)
+        if isinstance(v, str) and 0 < len(v) <= MAX_TEXT and v.isprintable():
+            out[key] = v
+    if record.get("origin") in ORIGINS:
+        out["origin"] = str(record["origin"])
+    sha = record.get("sha256")
+    if isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{64}", sha):
+        out["sha256"] = sha
+    return out if "source" in out else None

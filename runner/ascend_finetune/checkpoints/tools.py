@@ -20,6 +20,7 @@ from ..rundir import CLASSES_MAX_BYTES, atomic_write_json, effective_state, open
 from .errors import ToolError
 from .format import CheckpointIndex, read_index
 from .manifest import entry_for, inside, manifest_lock, manifest_path, mark_best, read_manifest, sha256_file
+from .run_record import RECORD_ENTRY
 
 COUNTERS = {"epoch_num", "step_num", "steps_per_epoch", "total_steps"}
 # backbone_variant: the layout the run built (models/backbones.py VARIANT_ENTRY), recorded in each checkpoint;
@@ -226,13 +227,15 @@ def _order(t: dict[str, Any]) -> float:
 def compare(ckpt_a: str, ckpt_b: str, run_dir: str | None) -> dict[str, Any]:
     run = load_run(run_dir) if run_dir else None
     a, b = read_index(ckpt_a), read_index(ckpt_b)
-    only_a = [n for n in a.tensors if n not in b.tensors]
-    only_b = [n for n in b.tensors if n not in a.tensors]
+    # The run's record (run_record.py) is facts of the run, not a tensor of the model: two runs' records
+    # differ in length, which would read as an architecture's shape mismatch.
+    only_a = [n for n in a.tensors if n not in b.tensors and n != RECORD_ENTRY]
+    only_b = [n for n in b.tensors if n not in a.tensors and n != RECORD_ENTRY]
     mismatch: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
     for name, ta in a.tensors.items():
         tb = b.tensors.get(name)
-        if tb is None:
+        if tb is None or name == RECORD_ENTRY:
             continue
         if ta.shape != tb.shape:
             mismatch.append({"name": name, "shape_a": ta.shape, "shape_b": tb.shape})

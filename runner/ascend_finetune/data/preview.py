@@ -189,28 +189,40 @@ def transformed_thumbs(
     return out
 
 
-def run_preprocess(spec: RunSpec) -> tuple[Any, list[dict[str, Any]]]:
+def run_preprocess(spec: RunSpec) -> tuple[Any, dict[str, Any]]:
     """The resize, crop and normalisation the run will use (models/preprocess.py, as the trainer resolves
-    it), and the warnings it gives, without downloading anything: mindcv:/hf-hub: names are judged by
-    name, a hub config is read from the cache only, a local file's origin from its index."""
-    from ..models.preprocess import resolve
-    from ..models.pretrained import PretrainedError, origin_of_file
+    it), without downloading anything: mindcv:/hf-hub: names are judged by name, a hub config is read
+    from the cache only, a local file's origin from its index. Returns it with `thumbnails.preprocess`
+    (protocol.md): its record, the eval resize, the warnings the run will give, whether the hub config
+    is still to be read (`pending_config`), and `unresolved`, why it could not be worked out here (a
+    file train would refuse: then the runner's own is shown, and validate or train says what is wrong)."""
+    from ..models.preprocess import PENDING_WHY, TABLE, from_spec, resolve
+    from ..models.pretrained import origin_of_file
 
     m = spec["model"]
     pretrained = m["pretrained"]
-    origin = None
-    if pretrained and not pretrained.startswith(("mindcv:", "hf-hub:")):
-        try:
-            origin, _ = origin_of_file(pretrained)
-        except PretrainedError:
-            pass  # a missing or unreadable file is validate's and train's to report
     warnings: list[dict[str, Any]] = []
 
     def warn(code: str, message: str, details: dict[str, Any]) -> None:
         warnings.append({"code": code, "message": message, "details": details})
 
-    p = resolve(m["preprocess"], pretrained, origin, warn, image_size=spec["data"]["image_size"], fetch=False)
-    return p, warnings
+    unresolved = None
+    try:
+        origin = None
+        if pretrained and not pretrained.startswith(("mindcv:", "hf-hub:")) and os.path.isfile(pretrained):
+            origin, _ = origin_of_file(pretrained)
+        p = resolve(m["preprocess"], pretrained, origin, warn, image_size=spec["data"]["image_size"], fetch=False)
+    except Exception as e:  # noqa: BLE001 (a preview shows the data whatever the weights file holds)
+        unresolved = f"{type(e).__name__}: {str(e).strip()[:300]}"
+        p, warnings = from_spec(m["preprocess"]) or TABLE["imagenet"], []
+    doc = {
+        **p.describe(),
+        "resize": p.resize(spec["data"]["image_size"]),
+        "warnings": warnings,
+        "pending_config": p.why.endswith(PENDING_WHY),
+        "unresolved": unresolved,
+    }
+    return p, doc
 
 
 class Cancel:
@@ -444,8 +456,7 @@ def preview(
     per_class: list[list[dict[str, Any]]] = [[] for _ in range(n)]
     pre, pre_doc = None, None
     if order:
-        pre, warnings = run_preprocess(spec)
-        pre_doc = {**pre.describe(), "resize": pre.resize(d["image_size"]), "warnings": warnings}
+        pre, pre_doc = run_preprocess(spec)
     used, shown = 0, 0
     full = False
     for i in range(0, len(order), 32):

@@ -15,7 +15,7 @@ import traceback
 from types import FrameType
 from typing import Any, Callable, Protocol
 
-from ..checkpoints.errors import error_dict, exception_error
+from ..checkpoints.errors import PretrainedError, error_dict, exception_error
 from ..control import ControlInbox
 from ..data.folder import DataError
 from ..data.plan import PLAN_FILE, plan_data, write_plan
@@ -97,6 +97,25 @@ def prepare_data(spec: RunSpec, run_dir: str) -> str:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     world = world_size(spec)
     write_plan(path, spec, world, plan_data(spec, world, [], num_classes=(spec.get("model") or {}).get("num_classes")))
+    return path
+
+
+def prepare_weights(spec: RunSpec, run_dir: str, resume: str | None, emit: Callable[..., Any]) -> str:
+    """Fetch model.pretrained into the cache and resolve its preprocessing once, here, before msrun
+    starts the ranks (train/weights_setup.py), and leave the preprocessing with its warnings in
+    ranks/preprocess.json for them. Raises PretrainedError as a rank would."""
+    from ..train.weights_setup import PREPROCESS_FILE, run_preprocess, starting_weights, write_preprocess_file
+
+    start = starting_weights(spec, resume, emit)
+    warnings: list[dict[str, Any]] = []
+
+    def warn(code: str, message: str, details: Any) -> None:
+        warnings.append({"code": code, "message": message, "details": details})
+
+    p = run_preprocess(spec, start.origin, resume, warn)
+    path = os.path.join(run_dir, RANKS_DIR, PREPROCESS_FILE)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    write_preprocess_file(path, p, warnings)
     return path
 
 
@@ -419,6 +438,10 @@ def launch(run: HeldRun, node_rank: int = 0, master_port: int | None = None, che
             None,
             2,
         )
+    try:
+        prepare_weights(spec, run.run_dir, run.resume_from, run.log.emit)
+    except PretrainedError as e:  # a download or a file every rank would have failed on
+        return run.finish("failed", error_dict("bad_input", str(e), e.why, e.params, trace_tail=None), None, None, 2)
     try:
         return Launcher(run, node_rank, master_port, checks).start()
     except Exception as e:  # the launcher itself failed (msrun missing, bad node rank, ...)

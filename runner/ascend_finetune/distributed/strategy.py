@@ -185,8 +185,17 @@ class RankStrategy:
             self._leader_sum = RankSum()
         return self._leader_sum(values if self.leads else [0.0] * len(values))
 
-    def write_verdict(self, status: str, error: dict[str, Any] | None, code: int, step: int | None, net: Any) -> None:
-        """ranks/rank-<rank>.json: how this rank ended, for the launcher (distributed/launcher.py)."""
+    def write_verdict(
+        self,
+        status: str,
+        error: dict[str, Any] | None,
+        code: int,
+        step: int | None,
+        net: Any,
+        preprocess: dict[str, Any] | None = None,
+    ) -> None:
+        """ranks/rank-<rank>.json: how this rank ended, for the launcher (distributed/launcher.py), and
+        the preprocessing it trained with (the same on every rank: train/weights_setup.py)."""
         atomic_write_json(
             os.path.join(self.run_dir, RANKS_DIR, f"rank-{self.info.rank}.json"),
             {
@@ -197,6 +206,7 @@ class RankStrategy:
                 "exit_code": code,
                 "step": step,
                 "weights_l1": weights_l1(net),
+                "preprocess": preprocess,
             },
         )
 

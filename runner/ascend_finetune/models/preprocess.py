@@ -48,6 +48,8 @@ CROP_MODES = ("center", "squash")  # timm's `border` mode has no MindSpore op he
 # timm's published configs use 0.765..1.0.
 CROP_MIN, CROP_MAX = 0.25, 1.0
 OVERRIDABLE = ("mean", "std", "crop_pct", "crop_mode", "interpolation")
+# `why`'s end when a preview left a hub config unread (resolve's fetch=False)
+PENDING_WHY = ": the run reads their config.json when it starts, which may change these values"
 
 
 @dataclass(frozen=True)
@@ -243,7 +245,7 @@ def from_record(record: object) -> Preprocess | None:
     """The preprocessing a manifest entry or run_started recorded: its values as recorded (mean/std in
     0..255), checked; a record written before the values were kept (or with a value out of range) is
     its preset's row, or None when it names none."""
-    if not isinstance(record, dict) or record.get("name") not in TABLE:
+    if not isinstance(record, dict) or not isinstance(record.get("name"), str) or record["name"] not in TABLE:
         return None
     base = TABLE[str(record["name"])]
     try:
@@ -342,7 +344,7 @@ def _resolve(
             hub, pending = None, True
     p, warnings = choose(setting, pretrained, origin, hub)
     if pending:
-        p = replace(p, why=f"{p.why}: the run reads their config.json when it starts, which may change these values")
+        p = replace(p, why=f"{p.why}{PENDING_WHY}")
     if unrecorded:
         warnings.append(("preprocess_not_recorded", _not_recorded(unrecorded, p.name), {"file": unrecorded}))
     for code, message, params in warnings:

@@ -92,7 +92,7 @@ def origin_of_file(path: str) -> tuple[str, str]:
     """detect_origin for a checkpoint file, from its index (names, and the one small variant entry):
     the weights are not read."""
     from ..checkpoints.errors import ToolError
-    from ..checkpoints.format import read_index
+    from ..checkpoints.format import bad_checkpoint, read_index
 
     if not os.path.isfile(path):
         raise PretrainedError(f"file not found: {path}", "pretrained_not_found", path=path)
@@ -107,7 +107,11 @@ def origin_of_file(path: str) -> tuple[str, str]:
     # has `downsample.` cells): only a .safetensors file can be either.
     if code is None and index.format == "safetensors" and looks_torch(index.tensors):
         return "torch", "torch"
-    return detect_origin(index.tensors, code)
+    try:
+        return detect_origin(index.tensors, code)
+    except ValueError as e:  # a backbone_variant this runner does not know: a newer runner's file, or damage
+        bad = bad_checkpoint(path, str(e))
+        raise PretrainedError(str(bad), bad.why, **bad.params) from e
 
 
 @dataclass

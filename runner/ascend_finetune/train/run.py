@@ -230,7 +230,8 @@ class Run:
             write_status(self.run_dir, state=status, ended_at=time.time(), exit_code=code, error=error, health=health)
         if self.rank:
             tr = self.trainer
-            self.rank.write_verdict(status, error, code, tr.step if tr else None, tr.net if tr else None)
+            pre = tr.preprocess.describe() if tr else None
+            self.rank.write_verdict(status, error, code, tr.step if tr else None, tr.net if tr else None, pre)
         return code
 
     def _take_requests(self, metrics: dict[str, Any]) -> bool:

@@ -27,13 +27,13 @@ from ..data.sampling import balanced_epoch
 from ..device.backend import resolve_target, sink_notes, sink_size_for
 from ..distributed.strategy import StepStop, join
 from ..distributed.world import RANKS_DIR, RankInfo, device_id, local_ranks
-from ..models.preprocess import resolve as resolve_preprocess
 from ..rundir import atomic_write_json
 from ..spec_types import RunSpec, TrainSpec
 from . import param_groups, preflight, unfreeze
 from .knobs import Knobs
 from .loss import class_counts, make_loss
 from .steps import HOST_SINK_ENV, DataWaitMonitor, build_sink, host_sink, normalized, run_step_cell
+from .weights_setup import PREPROCESS_FILE, read_preprocess_file, recorded_weights, run_preprocess, starting_weights
 
 MAX_INLINE_CLASSES = 256  # above this, eval's confusion matrix goes to a file beside the events
 
@@ -63,66 +63,6 @@ def lr_per_step(t: TrainSpec, total_steps: int) -> list[float]:
         else:
             out.append(base)
     return out
-
-
-def _resumed_layout(resume: str, pretrained: str | None) -> tuple[str, str | None]:
-    """(backbone variant, origin of model.pretrained) for a resumed run, which loads no pretrained file:
-    the layout is the one the resumed checkpoint was trained in (its `backbone_variant`; resume() says what
-    is wrong with an unreadable file). The origin only picks the preprocessing of a checkpoint that
-    recorded none (an older run's): read from model.pretrained's index while that file is still there."""
-    from ..checkpoints.errors import ToolError
-    from ..checkpoints.format import read_index
-    from ..models.backbones import VARIANT_ENTRY, variant_of_code
-    from ..models.catalog import is_named
-    from ..models.pretrained import origin_of_file
-
-    variant = "default"
-    try:
-        index = read_index(resume)
-        if VARIANT_ENTRY in index.tensors:
-            variant = variant_of_code(int(index.read(VARIANT_ENTRY).reshape(-1)[0]))
-    except (ToolError, ValueError):
-        pass
-    origin = None
-    if pretrained and not is_named(pretrained) and os.path.isfile(pretrained):
-        try:
-            origin = origin_of_file(pretrained)[0]
-        except PretrainedError:
-            pass
-    return variant, origin
-
-
-def _recorded_weights(resume: str, pretrained: str | None, origin: str | None) -> dict[str, Any] | None:
-    """The pretrained weights' lineage (source, file, origin, sha256) that the resumed checkpoint's
-    manifest entry recorded (or, out of its run, the file's run_record), kept for run_started and this
-    run's checkpoints. A checkpoint of an older
-    runner recorded none: then what the spec names (with the file's origin and sha256 while it is still
-    there), so a run that started from weights is not shown as one from random initialisation. None
-    without model.pretrained."""
-    from ..checkpoints.manifest import entry_for, find_run_of, sha256_file
-    from ..models.catalog import is_named
-
-    try:
-        run_dir = find_run_of(resume)
-        entry = entry_for(run_dir, resume) if run_dir else None
-    except (OSError, ValueError):
-        entry = None
-    weights = (entry or {}).get("weights")
-    if not isinstance(weights, dict):  # no manifest lists it with them: the file's own record (run_record.py)
-        from ..checkpoints.run_record import read_record
-
-        weights = (read_record(resume) or {}).get("weights")
-    if isinstance(weights, dict):
-        return {k: weights[k] for k in ("source", "file", "origin", "sha256") if isinstance(weights.get(k), str)}
-    if not pretrained:
-        return None
-    info: dict[str, Any] = {"source": pretrained}
-    if not is_named(pretrained) and os.path.isfile(pretrained):
-        try:
-            info.update(file=pretrained, sha256=sha256_file(pretrained), **({"origin": origin} if origin else {}))
-        except OSError:
-            pass
-    return info
 
 
 class Trainer:
@@ -196,28 +136,16 @@ class Trainer:
         self.frozen_upto = frozen_parts(m["freeze"], m["backbone"])
         # The backbone's layout follows the pretrained file's origin (ModelZoo pads and normalises
         # otherwise than mindcv and the runner: models/net.py); checkpoints record it (store.py).
-        variant = "default"
-        weights = m["pretrained"]
-        fetched = None
-        origin = None
-        if resume:
-            # The resumed checkpoint replaces every weight and records the preprocessing: model.pretrained
-            # is neither read nor needed (its file may be pruned, or a cache cleared on an offline target).
-            variant, origin = _resumed_layout(resume, weights)
-            weights = None
-        elif weights:
-            from ..models.download import local_weights, setup_progress
-            from ..models.pretrained import origin_of_file
-
-            # mindcv:/hf-hub: names come from the cache, downloaded there first if need be
-            progress = setup_progress(emit, weights) if emit else None
-            weights, fetched = local_weights(weights, progress)
-            origin, variant = origin_of_file(weights)
+        start = starting_weights(spec, resume, emit)
+        variant, weights, fetched, origin = start.variant, start.path, start.fetched, start.origin
         # The evaluation resize and the normalisation the weights expect (models/preprocess.py);
-        # checkpoints record them.
-        self.preprocess = resolve_preprocess(
-            m["preprocess"], m["pretrained"], origin, self.warn, resume=resume, image_size=spec["data"]["image_size"]
-        )
+        # checkpoints record them. A rank takes what its launcher resolved for the node.
+        launched = read_preprocess_file(os.path.join(run_dir, RANKS_DIR, PREPROCESS_FILE)) if rank else None
+        if launched is not None:
+            self.preprocess = launched[0]
+            self.warnings.extend(launched[1])
+        else:
+            self.preprocess = run_preprocess(spec, origin, resume, self.warn)
         head_norm = m.get("head_norm", "auto")
         if resume and head_norm == "auto":  # as the run resolved it (a run from before head_norm: none)
             from ..checkpoints.errors import ToolError
@@ -231,7 +159,7 @@ class Trainer:
         self.net = TransferNet(m["backbone"], len(self.classes), self.frozen_upto, variant, head_norm)
         self.load_report = None
         # run_started's `pretrained`; resumed: the weights' lineage the resumed checkpoint recorded
-        self.pretrained_info = _recorded_weights(resume, m["pretrained"], origin) if resume else None
+        self.pretrained_info = recorded_weights(resume, m["pretrained"], origin) if resume else None
         if weights:
             from ..models.pretrained import load_backbone
 

@@ -13,6 +13,7 @@ import type {
   Thumb,
 } from '../../shared/previewProtocol';
 import { english, joined, WordedError, type Translate } from '../l10n';
+import { warningText } from '../runs/runnerCodes';
 import { wordedRunnerError } from '../runs/runnerErrors';
 import type { Wording } from '../runs/wording';
 
@@ -230,12 +231,14 @@ function problems(doc: Obj, t: Translate): ProblemView[] {
 }
 
 /**
- * The eval thumbnails' preprocessing in a sentence (the runner's `thumbnails.preprocess`: the resize, crop
- * and mean/std the run will use, resolved without downloading); null when the runner sent none.
+ * The eval thumbnails' preprocessing in sentences (the runner's `thumbnails.preprocess`: the resize, crop
+ * and mean/std the run will use, resolved without downloading): that first, then whether a hub config
+ * is still to be read, why it could not be worked out, and the warnings the run will give. Empty when
+ * the runner sent none.
  */
-function evalNote(th: Obj, size: number, t: Translate): string | null {
+function evalNote(th: Obj, size: number, t: Translate): string[] {
   const p = th.preprocess;
-  if (!isObj(p)) return null;
+  if (!isObj(p)) return [];
   const name = str(p, 'name', 'thumbnails.preprocess.name');
   const interpolation = str(p, 'interpolation', 'thumbnails.preprocess.interpolation');
   const resize = num(p, 'resize', 'thumbnails.preprocess.resize');
@@ -245,7 +248,25 @@ function evalNote(th: Obj, size: number, t: Translate): string | null {
     p.crop_mode === 'squash'
       ? t('both sides resized to {0} px ({1}), centre crop {2} px', resize, interpolation, size)
       : t('shorter side resized to {0} px ({1}), centre crop {2} px', resize, interpolation, size);
-  return t('{0} preprocessing: {1}; mean {2}, std {3}', name, geometry, mean.join(', '), std.join(', '));
+  const out = [t('{0} preprocessing: {1}; mean {2}, std {3}', name, geometry, mean.join(', '), std.join(', '))];
+  if (p.pending_config === true) {
+    out.push(
+      t(
+        "The weights' config.json is not on this machine yet: the run reads it when it starts, which may change these values.",
+      ),
+    );
+  }
+  const unresolved = optStr(p.unresolved);
+  if (unresolved) {
+    out.push(t("The run's preprocessing could not be worked out here ({0}): the runner's own is shown.", unresolved));
+  }
+  const warnings = Array.isArray(p.warnings) ? p.warnings.filter(isObj) : [];
+  for (const w of warnings) {
+    const code = optStr(w.code);
+    const message = optStr(w.message);
+    if (code && message) out.push(warningText({ code, message, details: w.details }, { t }));
+  }
+  return out;
 }
 
 function thumbnails(doc: Obj, t: Translate): PreviewView['thumbnails'] {

@@ -13,7 +13,7 @@ from conftest import events, of_type, runner, spec, write_spec
 
 from ascend_finetune.checkpoints.manifest import sha256_file
 from ascend_finetune.checkpoints.run_record import RECORD_ENTRY, read_record
-from ascend_finetune.checkpoints.tools import kind_of
+from ascend_finetune.checkpoints.tools import compare, kind_of
 
 HALF = {"mean": [0.5, 0.5, 0.5], "std": [0.5, 0.5, 0.5], "crop_pct": 0.9}
 
@@ -27,7 +27,7 @@ def _train(tmp_path, name: str, s: dict):
 
 @pytest.mark.parametrize("fmt", ["ckpt", "safetensors"])
 def test_a_checkpoint_copied_out_of_its_run_keeps_its_preprocessing_and_lineage(fmt, run_a, data_a, tmp_path):
-    from ascend_finetune.train.trainer import _recorded_weights
+    from ascend_finetune.train.weights_setup import recorded_weights
 
     parent = run_a / json.load(open(run_a / "checkpoints.json"))[-1]["file"]
     model = {"pretrained": str(parent), "preprocess": HALF, "freeze": "backbone"}
@@ -41,9 +41,15 @@ def test_a_checkpoint_copied_out_of_its_run_keeps_its_preprocessing_and_lineage(
     record = read_record(str(loose))
     assert record is not None and record["preprocess"] == entry["preprocess"] == started["preprocess"]
     assert record["weights"] == entry["weights"] and record["weights"]["sha256"] == sha256_file(parent)
-    assert kind_of(RECORD_ENTRY) == "meta", "inspect and compare list it with the counters, not as a weight"
+    assert kind_of(RECORD_ENTRY) == "meta", "inspect lists it with the counters, not as a weight"
+    # Two runs' records differ in length: compare leaves them out, not as an architecture's shape mismatch.
+    c = compare(str(parent), str(loose), None)
+    listed = (
+        [r["name"] for r in c["tensors"]] + c["only_in_a"] + c["only_in_b"] + [m["name"] for m in c["shape_mismatch"]]
+    )
+    assert RECORD_ENTRY not in listed and not c["shape_mismatch"], c["shape_mismatch"]
     # A resume from the copy keeps the lineage of the weights the run started from.
-    assert _recorded_weights(str(loose), None, None) == entry["weights"]
+    assert recorded_weights(str(loose), None, None) == entry["weights"]
 
     # Fine-tune from the copy under `auto`: its preprocessing, no warning, every backbone tensor loaded.
     _, evs_f = _train(tmp_path, "f", spec(data_a, model={"pretrained": str(loose)}, train={"epochs": 1}))
@@ -65,9 +71,39 @@ def test_a_record_that_is_not_a_small_json_object_is_no_record(tmp_path):
         ("bad-json", ms.Tensor(np.frombuffer(b"{nope", np.uint8).copy())),
         ("float", ms.Tensor(np.ones(4, np.float32))),
         ("2d", ms.Tensor(np.frombuffer(b'{"a":1}{"a":2}', np.uint8).copy().reshape(2, 7))),
+        ("deep", ms.Tensor(np.frombuffer(b"[" * 60000, np.uint8).copy())),
     ):
         path = tmp_path / f"{name}.ckpt"
         ms.save_checkpoint([{"name": "w", "data": w}, {"name": RECORD_ENTRY, "data": data}], str(path))
         assert read_record(str(path)) is None, name
     (tmp_path / "junk.ckpt").write_bytes(b"\x00" * 64)
     assert read_record(str(tmp_path / "junk.ckpt")) is None
+
+
+def test_a_records_values_are_checked_before_they_are_used(tmp_path):
+    """A record in a file someone else wrote: a preprocessing whose name is not a preset's is none, and
+    the weights' lineage keeps only values of the right form (they go on into run_started, new manifest
+    entries and the next record)."""
+    import mindspore as ms
+    import numpy as np
+
+    from ascend_finetune.checkpoints.run_record import lineage
+    from ascend_finetune.models.preprocess import recorded_for
+
+    w = ms.Parameter(ms.Tensor(np.ones((2, 2), np.float32)), name="w")
+    record = {"preprocess": {"name": ["imagenet"]}, "weights": {"source": "x" * 5000, "sha256": "not-a-hash"}}
+    raw = json.dumps(record).encode()
+    path = tmp_path / "odd.ckpt"
+    ms.save_checkpoint(
+        [{"name": "w", "data": w}, {"name": RECORD_ENTRY, "data": ms.Tensor(np.frombuffer(raw, np.uint8).copy())}],
+        str(path),
+    )
+    assert read_record(str(path)) == record
+    assert recorded_for(str(path)) is None
+    assert lineage(record["weights"]) is None, "no source of a usable length"
+    sha = "ab" * 32
+    good = {"source": "mindcv:resnet18", "file": "/c/r.ckpt", "origin": "mindcv", "sha256": sha}
+    assert lineage({**good, "extra": 1}) == good
+    assert lineage({**good, "origin": "elsewhere", "sha256": sha.upper(), "file": "a\x1b[2Jb"}) == {
+        "source": "mindcv:resnet18"
+    }

@@ -369,9 +369,35 @@ def test_the_eval_thumbnails_of_hub_weights_do_not_download(banded, monkeypatch,
     """hf-hub: weights with a config not cached yet: the timm preset, a word that the run reads the config,
     and no request (HF_ENDPOINT points at a port that refuses)."""
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setenv("ASCEND_FINETUNE_CACHE", str(tmp_path / "cache"))
     th = eval_preview(banded, "hub", {"backbone": "resnet18", "pretrained": "hf-hub:timm/resnet18.a1_in1k"})
     p = th["preprocess"]
     assert (p["name"], p["interpolation"], p["crop_pct"]) == ("timm", "bicubic", 0.95)
-    assert "reads their config.json when it starts" in p["why"] and p["warnings"] == []
+    assert "reads their config.json when it starts" in p["why"] and p["warnings"] == [] and p["pending_config"]
     assert not list((tmp_path / "cache").rglob("config.json")), "nothing fetched"
+
+
+def test_the_eval_thumbnails_of_a_runners_checkpoint_use_what_it_recorded(banded, run_a, tmp_path):
+    """A checkpoint copied out of its run, as "Fine-tune from" a colleague's file: the preprocessing its
+    run recorded (the file's run_record), as the run will use it, with no warning."""
+    ckpt = run_a / json.loads((run_a / "checkpoints.json").read_text())[-1]["file"]
+    loose = tmp_path / ckpt.name
+    shutil.copy(ckpt, loose)
+    p = eval_preview(banded, "copied", {"pretrained": str(loose)})["preprocess"]
+    assert p["why"] == f"recorded with the checkpoint {loose.name}" and p["warnings"] == [] and not p["unresolved"]
+
+
+def test_a_pretrained_file_the_run_would_refuse_does_not_stop_the_preview(banded, tmp_path):
+    """A runner checkpoint of a layout this runner does not know (a newer runner's, or damage): the preview
+    still shows the data, with the runner's own preprocessing and why; validate and train report the file."""
+    import mindspore as ms
+    import numpy as np
+
+    bad = tmp_path / "newer.ckpt"
+    one = ms.Tensor(np.ones(2, np.float32))
+    entries = [{"name": "backbone.w", "data": one}, {"name": "head.w", "data": one}]
+    ms.save_checkpoint(entries + [{"name": "backbone_variant", "data": ms.Tensor(99, ms.int32)}], str(bad))
+    th = eval_preview(banded, "bad", {"pretrained": str(bad)})
+    assert th["shown"] == 2 and th["preprocess"]["name"] == "imagenet"
+    assert "unknown backbone_variant 99" in th["preprocess"]["unresolved"]

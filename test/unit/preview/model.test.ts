@@ -85,31 +85,32 @@ test('thumbnails: per class, all three views, within the byte budget the runner 
   assert.equal(total, v.thumbnails.bytes);
 });
 
-test("the eval thumbnails' note says the run's preprocessing; none from a runner that sends none", () => {
+test("the eval thumbnails' note says the run's preprocessing, its notes and warnings; nothing from a runner that sends none", () => {
   const doc = load('shapes-val.json');
-  assert.equal(
-    toPreviewView(doc).thumbnails.evalNote,
+  assert.deepEqual(toPreviewView(doc).thumbnails.evalNote, [
     'imagenet preprocessing: shorter side resized to 256 px (bilinear), centre crop 224 px; ' +
       'mean 123.7, 116.3, 103.5, std 58.4, 57.1, 57.4',
-  );
+  ]);
   const th = doc.thumbnails as Record<string, unknown>;
-  const squash = {
-    ...(th.preprocess as object),
-    name: 'timm',
-    crop_mode: 'squash',
-    resize: 224,
-    mean: [127.5, 127.5, 127.5],
-  };
-  const v = toPreviewView({ ...doc, thumbnails: { ...th, preprocess: squash } });
+  const base = th.preprocess as Record<string, unknown>;
+  const view = (preprocess: object) => toPreviewView({ ...doc, thumbnails: { ...th, preprocess } }).thumbnails.evalNote;
+  const squash = view({ ...base, name: 'timm', crop_mode: 'squash', resize: 224, mean: [127.5, 127.5, 127.5] });
+  assert.match(squash[0], /^timm preprocessing: both sides resized to 224 px .*; mean 127.5, 127.5, 127.5,/);
+  const pending = view({ ...base, name: 'timm', pending_config: true });
+  assert.match(pending[1], /config\.json is not on this machine yet: the run reads it when it starts/);
+  const unresolved = view({ ...base, unresolved: 'PretrainedError: x.ckpt is not a usable checkpoint' });
   assert.match(
-    v.thumbnails.evalNote ?? '',
-    /^timm preprocessing: both sides resized to 224 px .*; mean 127.5, 127.5, 127.5,/,
+    unresolved[1],
+    /could not be worked out here \(PretrainedError: x\.ckpt .*\): the runner's own is shown/,
   );
-  assert.equal(toPreviewView(load('shapes.json')).thumbnails.evalNote, null);
-  assert.throws(
-    () => toPreviewView({ ...doc, thumbnails: { ...th, preprocess: { name: 'x' } } }),
-    /thumbnails\.preprocess\.interpolation/,
-  );
+  // A warning the runner gives with it, worded from its code (the English message is the fallback).
+  const assumed = { code: 'preprocess_assumed', message: 'runner text', details: { preprocess: 'torchvision' } };
+  const warned = view({ ...base, name: 'torchvision', warnings: [assumed, { code: 'new_code', message: 'as sent' }] });
+  assert.equal(warned.length, 3);
+  assert.match(warned[1], /torchvision/);
+  assert.equal(warned[2], 'as sent');
+  assert.deepEqual(toPreviewView(load('shapes.json')).thumbnails.evalNote, []);
+  assert.throws(() => view({ name: 'x' }), /thumbnails\.preprocess\.interpolation/);
 });
 
 test('a file list is capped per problem and the rest counted', () => {

@@ -1,0 +1,140 @@
+"""Which weights a run starts from, and the preprocessing they bring: resolved once per node.
+
+A single process resolves them in Trainer.__init__. A run of several ranks resolves them in its
+launcher, before msrun starts any rank (distributed/launcher.py, `prepare_weights`): one download, its
+progress in the run's events; one fetch of a hub `config.json`; and the node's ranks then read the
+same preprocessing from `ranks/preprocess.json`. Each rank used to resolve its own, so a rank whose
+config fetch failed trained on the timm preset and said nothing (only rank 0's warnings are emitted).
+The ranks still load the weights themselves, from the cache the launcher filled.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..checkpoints.errors import PretrainedError
+from ..models.preprocess import Preprocess, from_record
+from ..models.preprocess import resolve as resolve_preprocess
+from ..rundir import atomic_write_json, read_json
+from ..spec_types import RunSpec
+
+PREPROCESS_FILE = "preprocess.json"  # in the run's ranks/ folder, written by the launcher
+PREPROCESS_FILE_MAX_BYTES = 1 << 20
+
+
+@dataclass
+class StartingWeights:
+    variant: str  # the backbone layout to build (models/backbones.py)
+    path: str | None  # the local file to load: None without model.pretrained, and on resume
+    fetched: Any  # download.Fetched for a mindcv:/hf-hub: name, else None
+    origin: str | None  # pretrained.origin_of_file's
+
+
+def starting_weights(spec: RunSpec, resume: str | None, emit: Callable[..., Any] | None) -> StartingWeights:
+    """model.pretrained as a local file, with its origin and layout; a mindcv:/hf-hub: name is fetched
+    into the cache first (progress as `setup` events through `emit`). On resume the checkpoint replaces
+    every weight and records the preprocessing: model.pretrained is neither read nor needed (its file
+    may be pruned, or a cache cleared on an offline target)."""
+    weights = spec["model"]["pretrained"]
+    if resume:
+        variant, origin = resumed_layout(resume, weights)
+        return StartingWeights(variant, None, None, origin)
+    if not weights:
+        return StartingWeights("default", None, None, None)
+    from ..models.download import local_weights, setup_progress
+    from ..models.pretrained import origin_of_file
+
+    progress = setup_progress(emit, weights) if emit else None
+    path, fetched = local_weights(weights, progress)
+    origin, variant = origin_of_file(path)
+    return StartingWeights(variant, path, fetched, origin)
+
+
+def run_preprocess(spec: RunSpec, origin: str | None, resume: str | None, warn: Callable[..., None]) -> Preprocess:
+    """The evaluation resize and normalisation the weights expect (models/preprocess.py resolve)."""
+    m = spec["model"]
+    return resolve_preprocess(
+        m["preprocess"], m["pretrained"], origin, warn, resume=resume, image_size=spec["data"]["image_size"]
+    )
+
+
+def write_preprocess_file(path: str, p: Preprocess, warnings: list[dict[str, Any]]) -> None:
+    """What the launcher resolved, for its node's ranks: the preprocessing and its warnings."""
+    atomic_write_json(path, {"preprocess": p.describe(), "warnings": warnings})
+
+
+def read_preprocess_file(path: str) -> tuple[Preprocess, list[dict[str, Any]]] | None:
+    """The launcher's resolution (bounded, checked as a record is), or None: not there (a launcher of
+    an older runner) or not usable, when the rank resolves its own."""
+    doc = read_json(path, None, PREPROCESS_FILE_MAX_BYTES)
+    if not isinstance(doc, dict):
+        return None
+    p = from_record(doc.get("preprocess"))
+    if p is None:
+        return None
+    listed = doc.get("warnings")
+    warnings: list[dict[str, Any]] = []
+    if isinstance(listed, list):
+        warnings = [w for w in listed if isinstance(w, dict) and isinstance(w.get("code"), str)]
+    return p, warnings
+
+
+def resumed_layout(resume: str, pretrained: str | None) -> tuple[str, str | None]:
+    """(backbone variant, origin of model.pretrained) for a resumed run, which loads no pretrained file:
+    the layout is the one the resumed checkpoint was trained in (its `backbone_variant`; resume() says what
+    is wrong with an unreadable file). The origin only picks the preprocessing of a checkpoint that
+    recorded none (an older run's): read from model.pretrained's index while that file is still there."""
+    from ..checkpoints.errors import ToolError
+    from ..checkpoints.format import read_index
+    from ..models.backbones import VARIANT_ENTRY, variant_of_code
+    from ..models.catalog import is_named
+    from ..models.pretrained import origin_of_file
+
+    variant = "default"
+    try:
+        index = read_index(resume)
+        if VARIANT_ENTRY in index.tensors:
+            variant = variant_of_code(int(index.read(VARIANT_ENTRY).reshape(-1)[0]))
+    except (ToolError, ValueError):
+        pass
+    origin = None
+    if pretrained and not is_named(pretrained) and os.path.isfile(pretrained):
+        try:
+            origin = origin_of_file(pretrained)[0]
+        except PretrainedError:
+            pass
+    return variant, origin
+
+
+def recorded_weights(resume: str, pretrained: str | None, origin: str | None) -> dict[str, Any] | None:
+    """The pretrained weights' lineage (source, file, origin, sha256) that the resumed checkpoint's
+    manifest entry recorded (or, out of its run, the file's run_record), each value checked
+    (run_record.lineage), kept for run_started and this run's checkpoints. A checkpoint of an older
+    runner recorded none: then what the spec names (with the file's origin and sha256 while it is still
+    there), so a run that started from weights is not shown as one from random initialisation. None
+    without model.pretrained."""
+    from ..checkpoints.manifest import entry_for, find_run_of, sha256_file
+    from ..checkpoints.run_record import lineage, read_record
+    from ..models.catalog import is_named
+
+    try:
+        run_dir = find_run_of(resume)
+        entry = entry_for(run_dir, resume) if run_dir else None
+    except (OSError, ValueError):
+        entry = None
+    weights = lineage((entry or {}).get("weights"))
+    if weights is None:  # no manifest lists it with them: the file's own record
+        weights = lineage((read_record(resume) or {}).get("weights"))
+    if weights is not None:
+        return dict(weights)
+    if not pretrained:
+        return None
+    info: dict[str, Any] = {"source": pretrained}
+    if not is_named(pretrained) and os.path.isfile(pretrained):
+        try:
+            info.update(file=pretrained, sha256=sha256_file(pretrained), **({"origin": origin} if origin else {}))
+        except OSError:
+            pass
+    return info

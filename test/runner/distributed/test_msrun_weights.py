@@ -1,0 +1,85 @@
+"""Weights a run of several ranks starts from are fetched, and their preprocessing resolved, once per node
+by the launcher before msrun starts any rank (train/weights_setup.py): one request for the weights and one
+for the hub config.json, and every rank trains with the same preprocessing (each rank's verdict says
+which). Each rank used to resolve its own, so a rank whose config fetch failed trained on the timm preset
+and said nothing: only rank 0's warnings reach the events."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import events, of_type, spec, write_spec
+from test_msrun import TWO_RANKS, assert_no_orphans, cli, pytestmark, rank_verdicts, small_data  # noqa: F401
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
+from weights_server import serve  # noqa: E402
+
+HUB = "hf-hub:timm/resnet18.a1_in1k"
+WEIGHTS = "/timm/resnet18.a1_in1k/resolve/main/model.safetensors"
+CONFIG = "/timm/resnet18.a1_in1k/resolve/main/config.json"
+HALF = {"mean": [0.5, 0.5, 0.5], "std": [0.5, 0.5, 0.5], "crop_pct": 0.9, "interpolation": "bicubic"}
+
+
+@pytest.fixture
+def host(tmp_path):
+    """A ResNet-18 backbone under the hub's resolve layout (MindSpore names in a .safetensors: the runner
+    reads a file's origin from its names), and a config.json whose values differ from the timm preset."""
+    import mindspore as ms
+
+    from ascend_finetune.models.net import TransferNet, frozen_parts
+
+    net = TransferNet("resnet18", 4, frozen_parts("none"))
+    path = tmp_path / "model.safetensors"
+    ms.save_checkpoint(net.backbone, str(path), format="safetensors")
+    state, server = serve()
+    state.files[WEIGHTS] = path.read_bytes()
+    state.files[CONFIG] = json.dumps({"architecture": "resnet18", "pretrained_cfg": HALF}).encode()
+    yield state
+    server.shutdown()
+    server.server_close()
+
+
+def test_the_launcher_fetches_once_and_every_rank_trains_with_its_preprocessing(tmp_path, small_data, host):  # noqa: F811
+    model = {"pretrained": HUB, "freeze": "backbone"}
+    s = spec(
+        small_data, name="hub", data={"batch_size": 8, "workers": 1}, model=model, train={"epochs": 1}, **TWO_RANKS
+    )
+    env = {"ASCEND_FINETUNE_CACHE": str(tmp_path / "cache"), "HF_ENDPOINT": host.base}
+    run = tmp_path / "run"
+    code, out = cli("train", str(write_spec(tmp_path / "hub.json", s)), "--run-dir", str(run), env=env)
+    assert code == 0, out
+
+    asked = [p for p, _ in host.requests]
+    assert asked.count(WEIGHTS) == 1 and asked.count(CONFIG) == 1, asked
+    evs = events(run)
+    started = of_type(evs, "run_started")[0]
+    assert started["preprocess"]["source"] == "hub_config" and started["preprocess"]["mean"] == [127.5] * 3
+    assert started["pretrained"]["source"] == HUB and not started["pretrained"]["missing"]
+    # The download's progress is in the run's events, before run_started.
+    setup = of_type(evs, "setup")
+    assert setup and setup[-1]["done"] == setup[-1]["total"] == len(host.files[WEIGHTS])
+    assert evs.index(setup[-1]) < evs.index(started)
+    # What the launcher left for the ranks, and what each rank trained with: one preprocessing.
+    launched = json.loads((run / "ranks" / "preprocess.json").read_text())
+    assert launched == {"preprocess": started["preprocess"], "warnings": []}
+    verdicts = rank_verdicts(run)
+    assert sorted(verdicts) == [0, 1]
+    assert all(v["status"] == "completed" and v["preprocess"] == started["preprocess"] for v in verdicts.values())
+    assert_no_orphans(run)
+
+
+def test_a_download_that_fails_in_the_launcher_fails_the_run_before_any_rank_starts(tmp_path, small_data, host):  # noqa: F811
+    del host.files[WEIGHTS]
+    s = spec(small_data, name="gone", model={"pretrained": HUB, "freeze": "backbone"}, **TWO_RANKS)
+    env = {"ASCEND_FINETUNE_CACHE": str(tmp_path / "cache"), "HF_ENDPOINT": host.base}
+    run = tmp_path / "run"
+    code, out = cli("train", str(write_spec(tmp_path / "gone.json", s)), "--run-dir", str(run), env=env)
+    assert code == 2, out
+    (finished,) = of_type(events(run), "run_finished")
+    assert finished["status"] == "failed" and finished["error"]["kind"] == "bad_input"
+    assert "404" in finished["error"]["message"], finished["error"]
+    assert not (run / "ranks" / "worker_0.log").exists(), "msrun never started"
+    assert_no_orphans(run)
