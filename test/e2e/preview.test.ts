@@ -141,6 +141,14 @@ test(
           .click({ timeout: MEDIUM });
         const summary = panel().locator('#classes .muted').first();
         await summary.filter({ hasText: /20% of each class held out .* 32 px/ }).waitFor({ timeout: MEDIUM });
+        // The eval thumbnails say which preprocessing made them: the run's, as the runner resolved it.
+        await panel().locator('vscode-button[data-view="eval"]').click();
+        const note = panel().locator('#eval-note');
+        await note.waitFor({ state: 'visible', timeout: MEDIUM });
+        assert.match(
+          (await note.textContent()) ?? '',
+          /preprocessing: shorter side resized to 37 px .*centre crop 32 px/,
+        );
       });
 
       let ckpt = '';
