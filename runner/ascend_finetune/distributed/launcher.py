@@ -100,10 +100,14 @@ def prepare_data(spec: RunSpec, run_dir: str) -> str:
     return path
 
 
-def prepare_weights(spec: RunSpec, run_dir: str, resume: str | None, emit: Callable[..., Any]) -> str:
+def prepare_weights(
+    spec: RunSpec, run_dir: str, resume: str | None, emit: Callable[..., Any], node_rank: int = 0
+) -> str:
     """Fetch model.pretrained into the cache and resolve its preprocessing once, here, before msrun
     starts the ranks (train/weights_setup.py), and leave the preprocessing with its warnings in
-    ranks/preprocess.json for them. Raises PretrainedError as a rank would."""
+    ranks/preprocess.json for them. Rank 0 emits node 0's warnings; another node's launcher emits its
+    own into its event log, marked with its node rank (as its pre-flight's are): a node that could not
+    read a hub config says so there. Raises PretrainedError as a rank would."""
     from ..train.weights_setup import PREPROCESS_FILE, run_preprocess, starting_weights, write_preprocess_file
 
     start = starting_weights(spec, resume, emit)
@@ -116,6 +120,9 @@ def prepare_weights(spec: RunSpec, run_dir: str, resume: str | None, emit: Calla
     path = os.path.join(run_dir, RANKS_DIR, PREPROCESS_FILE)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     write_preprocess_file(path, p, warnings)
+    if node_rank:
+        for w in warnings:
+            emit("warning", **{**w, "details": {**w.get("details", {}), "node_rank": node_rank}})
     return path
 
 
@@ -130,6 +137,8 @@ class HeldRun(Protocol):
     log: EventLog | NullLog
     inbox: ControlInbox
     error: dict[str, Any] | None
+    stop_requested: bool  # a SIGTERM/SIGINT that came before the launcher took the signals
+    stop_reason: str | None
 
     def begin(self) -> None: ...
 
@@ -430,6 +439,7 @@ def launch(run: HeldRun, node_rank: int = 0, master_port: int | None = None, che
         )
     try:
         prepare_data(spec, run.run_dir)
+        prepare_weights(spec, run.run_dir, run.resume_from, run.log.emit, node_rank)
     except DataError as e:  # what every rank would have failed with, before msrun starts any
         return run.finish(
             "failed",
@@ -438,18 +448,20 @@ def launch(run: HeldRun, node_rank: int = 0, master_port: int | None = None, che
             None,
             2,
         )
-    try:
-        prepare_weights(spec, run.run_dir, run.resume_from, run.log.emit)
     except PretrainedError as e:  # a download or a file every rank would have failed on
         return run.finish("failed", error_dict("bad_input", str(e), e.why, e.params, trace_tail=None), None, None, 2)
+    except Exception as e:  # a full disk, a cache folder that cannot be used: the run ends saying so
+        return _failed(run, e)
+    # A SIGTERM/SIGINT during the download reached the run's own handler (run.begin), not the launcher's:
+    # end here, as a single process stopped before its first step does.
+    if run.stop_requested:
+        return run.finish("stopped", None, None, {"stop_reason": run.stop_reason}, 0)
     try:
         return Launcher(run, node_rank, master_port, checks).start()
     except Exception as e:  # the launcher itself failed (msrun missing, bad node rank, ...)
-        tail = traceback.format_exc().strip().splitlines()[-LOG_TAIL_LINES:]
-        return run.finish(
-            "failed",
-            exception_error(e, trace_tail="\n".join(tail)),
-            None,
-            None,
-            1,
-        )
+        return _failed(run, e)
+
+
+def _failed(run: HeldRun, e: Exception) -> int:
+    tail = traceback.format_exc().strip().splitlines()[-LOG_TAIL_LINES:]
+    return run.finish("failed", exception_error(e, trace_tail="\n".join(tail)), None, None, 1)

@@ -83,3 +83,61 @@ def test_a_download_that_fails_in_the_launcher_fails_the_run_before_any_rank_sta
     assert "404" in finished["error"]["message"], finished["error"]
     assert not (run / "ranks" / "worker_0.log").exists(), "msrun never started"
     assert_no_orphans(run)
+
+
+def test_a_stop_during_the_launchers_download_ends_the_run_before_msrun(tmp_path, small_data, host):  # noqa: F811
+    """SIGTERM while the launcher downloads reaches the run's own handler: the run ends stopped, with the
+    signal as its reason, and no rank starts (it used to train to the end)."""
+    import signal
+
+    from conftest import wait_for
+
+    host.delay_s = 3.0
+    s = spec(small_data, name="stop", model={"pretrained": HUB, "freeze": "backbone"}, **TWO_RANKS)
+    env = {"ASCEND_FINETUNE_CACHE": str(tmp_path / "cache"), "HF_ENDPOINT": host.base}
+    run = tmp_path / "run"
+    proc = cli("train", str(write_spec(tmp_path / "stop.json", s)), "--run-dir", str(run), env=env, wait=False)
+    wait_for(lambda: WEIGHTS in [p for p, _ in host.requests], 120, "the launcher's weights request")
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err[-2000:]
+    (finished,) = of_type(events(run), "run_finished")
+    assert finished["status"] == "stopped" and finished["final"]["stop_reason"] == "SIGTERM"
+    assert json.loads((run / "status.json").read_text())["state"] == "stopped"
+    assert not (run / "ranks" / "worker_0.log").exists(), "msrun never started"
+    assert_no_orphans(run)
+
+
+def test_an_unexpected_error_before_msrun_still_ends_the_run(tmp_path, small_data):  # noqa: F811
+    """Anything the launcher's set-up raises (here: ranks/preprocess.json cannot be written) ends the run
+    as failed, with the error, instead of leaving status.json at running."""
+    run = tmp_path / "run"
+    (run / "ranks" / "preprocess.json").mkdir(parents=True)
+    s = spec(small_data, name="odd", **TWO_RANKS)
+    code, out = cli("train", str(write_spec(tmp_path / "odd.json", s)), "--run-dir", str(run))
+    assert code == 1, out
+    (finished,) = of_type(events(run), "run_finished")
+    assert finished["status"] == "failed" and finished["error"]["kind"] == "IsADirectoryError", finished["error"]
+    assert json.loads((run / "status.json").read_text())["state"] == "failed"
+    assert_no_orphans(run)
+
+
+def test_another_nodes_launcher_says_its_own_preprocessing_warnings(tmp_path, small_data, host, monkeypatch):  # noqa: F811
+    """Node 1 cannot read the hub config (404 there): its launcher emits the warning into its own event log,
+    marked with its node rank, as it does its pre-flight's (only rank 0, on node 0, emits the ranks')."""
+    from ascend_finetune import spec as specmod
+    from ascend_finetune.distributed.launcher import prepare_weights
+
+    del host.files[CONFIG]
+    monkeypatch.setenv("ASCEND_FINETUNE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HF_ENDPOINT", host.base)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    resolved = specmod.resolve(spec(small_data, model={"pretrained": HUB}), str(tmp_path))
+    emitted: list[tuple[str, dict]] = []
+    for node in (0, 1):
+        run_dir = tmp_path / f"node{node}"
+        prepare_weights(resolved, str(run_dir), None, lambda t, **p: emitted.append((t, p)), node)
+        doc = json.loads((run_dir / "ranks" / "preprocess.json").read_text())
+        assert [w["code"] for w in doc["warnings"]] == ["preprocess_config_missing"], "for the node's ranks"
+    warned = [p for t, p in emitted if t == "warning"]
+    assert [(w["code"], w["details"].get("node_rank")) for w in warned] == [("preprocess_config_missing", 1)]
