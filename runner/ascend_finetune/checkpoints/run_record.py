@@ -49,7 +49,7 @@ def read_record(path: str) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) else None
 
 
-ORIGINS = ("runner", "modelzoo", "mindcv", "torch", "unknown")  # pretrained.origin_of_file's
+ORIGINS = ("runner", "modelzoo", "mindcv", "torch", "unknown")  # origin.origin_of_file's
 MAX_TEXT = 1000  # a source or file path in a record
 
 

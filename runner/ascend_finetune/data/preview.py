@@ -197,7 +197,7 @@ def run_preprocess(spec: RunSpec) -> tuple[Any, dict[str, Any]]:
     is still to be read (`pending_config`), and `unresolved`, why it could not be worked out here (a
     file train would refuse: then the runner's own is shown, and validate or train says what is wrong)."""
     from ..models.preprocess import PENDING_WHY, TABLE, from_spec, resolve
-    from ..models.pretrained import origin_of_file
+    from ..models.origin import origin_of_file
 
     m = spec["model"]
     pretrained = m["pretrained"]

@@ -29,7 +29,7 @@ class StartingWeights:
     variant: str  # the backbone layout to build (models/backbones.py)
     path: str | None  # the local file to load: None without model.pretrained, and on resume
     fetched: Any  # download.Fetched for a mindcv:/hf-hub: name, else None
-    origin: str | None  # pretrained.origin_of_file's
+    origin: str | None  # origin.origin_of_file's
 
 
 def starting_weights(spec: RunSpec, resume: str | None, emit: Callable[..., Any] | None) -> StartingWeights:
@@ -44,7 +44,7 @@ def starting_weights(spec: RunSpec, resume: str | None, emit: Callable[..., Any]
     if not weights:
         return StartingWeights("default", None, None, None)
     from ..models.download import local_weights, setup_progress
-    from ..models.pretrained import origin_of_file
+    from ..models.origin import origin_of_file
 
     progress = setup_progress(emit, weights) if emit else None
     path, fetched = local_weights(weights, progress)
@@ -90,7 +90,7 @@ def resumed_layout(resume: str, pretrained: str | None) -> tuple[str, str | None
     from ..checkpoints.format import read_index
     from ..models.backbones import VARIANT_ENTRY, variant_of_code
     from ..models.catalog import is_named
-    from ..models.pretrained import origin_of_file
+    from ..models.origin import origin_of_file
 
     variant = "default"
     try:

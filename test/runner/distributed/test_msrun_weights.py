@@ -141,3 +141,23 @@ def test_another_nodes_launcher_says_its_own_preprocessing_warnings(tmp_path, sm
         assert [w["code"] for w in doc["warnings"]] == ["preprocess_config_missing"], "for the node's ranks"
     warned = [p for t, p in emitted if t == "warning"]
     assert [(w["code"], w["details"].get("node_rank")) for w in warned] == [("preprocess_config_missing", 1)]
+
+
+def test_the_launchers_set_up_does_not_import_mindspore(run_a, data_a, tmp_path):
+    """The launcher holds the run for its whole length: reading a pretrained file's origin for its
+    preprocessing (models/origin.py) must not load MindSpore into it (about 400 MB)."""
+    from conftest import snippet
+
+    ckpt = run_a / json.loads((run_a / "checkpoints.json").read_text())[-1]["file"]
+    code = (
+        "import json, sys\n"
+        "from ascend_finetune import spec\n"
+        "from ascend_finetune.distributed.launcher import prepare_weights\n"
+        "s = spec.resolve({'data': {'train': sys.argv[3]}, 'model': {'pretrained': sys.argv[1]}}, sys.argv[2])\n"
+        "prepare_weights(s, sys.argv[2], None, lambda *a, **k: None)\n"
+        "print(json.dumps({'mindspore': 'mindspore' in sys.modules}))\n"
+    )
+    assert snippet(code, str(ckpt), str(tmp_path), str(data_a), cwd=tmp_path) == {"mindspore": False}
+    assert json.loads((tmp_path / "ranks" / "preprocess.json").read_text())["preprocess"]["why"].startswith(
+        "recorded with the checkpoint"
+    )
