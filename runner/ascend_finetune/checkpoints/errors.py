@@ -8,6 +8,7 @@ callers branch on, a stable `code` specific to its cause and the named `params` 
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 
 
@@ -16,6 +17,27 @@ def error_dict(
 ) -> dict[str, Any]:
     """The error object: `kind`, `code` (the kind itself where no cause was named), `params`, `message`, extras."""
     return {"kind": kind, "code": code or kind, "params": dict(params or {}), "message": message, **extra}
+
+
+def is_disk_full(e: BaseException) -> bool:
+    """ENOSPC or EDQUOT, raised directly or wrapped (MindSpore re-raises some as RuntimeError)."""
+    seen: BaseException | None = e
+    for _ in range(5):
+        if seen is None:
+            return False
+        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if "No space left on device" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def disk_full_error(run_dir: str, e: BaseException, trace_tail: str | None) -> dict[str, Any]:
+    """A run's end on a full disk (is_disk_full): what to do, and the run directory the disk holds."""
+    message = f"the disk holding {run_dir} is full ({e}): free some space, then resume from the last checkpoint"
+    params = {"run_dir": run_dir, "text": str(e)}
+    return error_dict("disk_full", message[:500], "disk_full", params, trace_tail=trace_tail)
 
 
 def exception_error(e: BaseException, **extra: Any) -> dict[str, Any]:

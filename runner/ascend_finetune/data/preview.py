@@ -196,8 +196,8 @@ def run_preprocess(spec: RunSpec) -> tuple[Any, dict[str, Any]]:
     (protocol.md): its record, the eval resize, the warnings the run will give, whether the hub config
     is still to be read (`pending_config`), and `unresolved`, why it could not be worked out here (a
     file train would refuse: then the runner's own is shown, and validate or train says what is wrong)."""
-    from ..models.preprocess import PENDING_WHY, TABLE, from_spec, resolve
     from ..models.origin import origin_of_file
+    from ..models.preprocess import PENDING_WHY, TABLE, from_spec, resolve
 
     m = spec["model"]
     pretrained = m["pretrained"]

@@ -15,7 +15,7 @@ import traceback
 from types import FrameType
 from typing import Any, Callable, Protocol
 
-from ..checkpoints.errors import PretrainedError, error_dict, exception_error
+from ..checkpoints.errors import PretrainedError, disk_full_error, error_dict, exception_error, is_disk_full
 from ..control import ControlInbox
 from ..data.folder import DataError
 from ..data.plan import PLAN_FILE, plan_data, write_plan
@@ -262,11 +262,24 @@ class Launcher:
         interval = float(self.spec["device"].get("telemetry_s", DEFAULT_INTERVAL_S))
         return DeviceSampler.for_run(emit, self.spec["device"]["ids"], interval)
 
+    def _stopped_before_msrun(self) -> bool:
+        """A stop that came while the launcher set up, before its own handlers (the download in
+        prepare_weights can take minutes): a SIGTERM/SIGINT the run's handler took (run.begin installed
+        it), or a `stop` in the control inbox (the extension's Stop). Other requests stay for rank 0."""
+        for action, path in self.run.inbox.poll():
+            if action == "stop":
+                self.run.stop_requested = True
+                self.run.stop_reason = self.run.stop_reason or "control"
+                self.run.inbox.done(path)
+        return self.run.stop_requested
+
     def start(self) -> int:
         import subprocess
 
         for s in (signal.SIGTERM, signal.SIGINT):
             signal.signal(s, self._on_signal)
+        if self._stopped_before_msrun():
+            return self.run.finish("stopped", None, None, {"stop_reason": self.run.stop_reason}, 0)
         os.makedirs(self.ranks_dir, exist_ok=True)
         for name in os.listdir(self.ranks_dir):  # a resume into the same directory: old verdicts
             if re.fullmatch(r"rank-\d+\.json", name):
@@ -452,10 +465,6 @@ def launch(run: HeldRun, node_rank: int = 0, master_port: int | None = None, che
         return run.finish("failed", error_dict("bad_input", str(e), e.why, e.params, trace_tail=None), None, None, 2)
     except Exception as e:  # a full disk, a cache folder that cannot be used: the run ends saying so
         return _failed(run, e)
-    # A SIGTERM/SIGINT during the download reached the run's own handler (run.begin), not the launcher's:
-    # end here, as a single process stopped before its first step does.
-    if run.stop_requested:
-        return run.finish("stopped", None, None, {"stop_reason": run.stop_reason}, 0)
     try:
         return Launcher(run, node_rank, master_port, checks).start()
     except Exception as e:  # the launcher itself failed (msrun missing, bad node rank, ...)
@@ -463,5 +472,8 @@ def launch(run: HeldRun, node_rank: int = 0, master_port: int | None = None, che
 
 
 def _failed(run: HeldRun, e: Exception) -> int:
-    tail = traceback.format_exc().strip().splitlines()[-LOG_TAIL_LINES:]
-    return run.finish("failed", exception_error(e, trace_tail="\n".join(tail)), None, None, 1)
+    """The run's end on an error the launcher did not expect (called in its `except`), as `execute` ends a
+    single process: `disk_full` on a full disk, else the exception as it is."""
+    tail = "\n".join(traceback.format_exc().strip().splitlines()[-LOG_TAIL_LINES:])
+    error = disk_full_error(run.run_dir, e, tail) if is_disk_full(e) else exception_error(e, trace_tail=tail)
+    return run.finish("failed", error, None, None, 1)

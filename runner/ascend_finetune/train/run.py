@@ -13,7 +13,6 @@ the ending) is what it guarantees, and splitting the loop from its ending would 
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import math
 import os
@@ -27,7 +26,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from ..checkpoints.errors import PretrainedError, error_dict, exception_error
+from ..checkpoints.errors import PretrainedError, disk_full_error, error_dict, exception_error, is_disk_full
 from ..clierrors import bad_spec
 from ..control import ControlInbox
 from ..data.folder import DataError
@@ -43,20 +42,6 @@ from .verdict import judge_log
 
 if TYPE_CHECKING:  # MindSpore at import: the module itself imports it when the run starts
     from ..checkpoints.store import CheckpointStore
-
-
-def _disk_full(e: BaseException) -> bool:
-    """ENOSPC or EDQUOT, raised directly or wrapped (MindSpore re-raises some as RuntimeError)."""
-    seen: BaseException | None = e
-    for _ in range(5):
-        if seen is None:
-            return False
-        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT):
-            return True
-        if "No space left on device" in str(seen):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
 
 
 class RunBusy(Exception):
@@ -177,14 +162,8 @@ class Run:
             return self.finish("failed", error, None, None, 1)
         except Exception as e:
             tail = "\n".join(traceback.format_exc().strip().splitlines()[-15:])
-            if _disk_full(e):
-                message = (
-                    f"the disk holding {self.run_dir} is full ({e}): free some space, then resume from "
-                    "the last checkpoint"
-                )
-                params = {"run_dir": self.run_dir, "text": str(e)}
-                error = error_dict("disk_full", message[:500], "disk_full", params, trace_tail=tail)
-                return self.finish("failed", error, None, None, 1)
+            if is_disk_full(e):
+                return self.finish("failed", disk_full_error(self.run_dir, e, tail), None, None, 1)
             return self.finish("failed", exception_error(e, trace_tail=tail), None, None, 1)
 
     def finish(

@@ -248,7 +248,9 @@ function evalNote(th: Obj, size: number, t: Translate): string[] {
     p.crop_mode === 'squash'
       ? t('both sides resized to {0} px ({1}), centre crop {2} px', resize, interpolation, size)
       : t('shorter side resized to {0} px ({1}), centre crop {2} px', resize, interpolation, size);
-  const out = [t('{0} preprocessing: {1}; mean {2}, std {3}', name, geometry, mean.join(', '), std.join(', '))];
+  const out = [
+    t('{0} preprocessing: {1}; mean {2}, std {3}', name, geometry, JSON.stringify(mean), JSON.stringify(std)),
+  ];
   if (p.pending_config === true) {
     out.push(
       t(

@@ -85,9 +85,11 @@ def test_a_download_that_fails_in_the_launcher_fails_the_run_before_any_rank_sta
     assert_no_orphans(run)
 
 
-def test_a_stop_during_the_launchers_download_ends_the_run_before_msrun(tmp_path, small_data, host):  # noqa: F811
-    """SIGTERM while the launcher downloads reaches the run's own handler: the run ends stopped, with the
-    signal as its reason, and no rank starts (it used to train to the end)."""
+@pytest.mark.parametrize("how", ["SIGTERM", "control"])
+def test_a_stop_during_the_launchers_download_ends_the_run_before_msrun(how, tmp_path, small_data, host):  # noqa: F811
+    """A SIGTERM while the launcher downloads (it reaches the run's own handler), or the extension's Stop
+    (a control request): the run ends stopped, with that reason, and no rank starts. Both used to let
+    msrun start: the signal was lost and the run trained to the end."""
     import signal
 
     from conftest import wait_for
@@ -98,11 +100,15 @@ def test_a_stop_during_the_launchers_download_ends_the_run_before_msrun(tmp_path
     run = tmp_path / "run"
     proc = cli("train", str(write_spec(tmp_path / "stop.json", s)), "--run-dir", str(run), env=env, wait=False)
     wait_for(lambda: WEIGHTS in [p for p, _ in host.requests], 120, "the launcher's weights request")
-    proc.send_signal(signal.SIGTERM)
+    if how == "SIGTERM":
+        proc.send_signal(signal.SIGTERM)
+    else:
+        code, out = cli("control", str(run), "stop", "--timeout", "300")
+        assert code == 0, out
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err[-2000:]
     (finished,) = of_type(events(run), "run_finished")
-    assert finished["status"] == "stopped" and finished["final"]["stop_reason"] == "SIGTERM"
+    assert finished["status"] == "stopped" and finished["final"]["stop_reason"] == how
     assert json.loads((run / "status.json").read_text())["state"] == "stopped"
     assert not (run / "ranks" / "worker_0.log").exists(), "msrun never started"
     assert_no_orphans(run)
@@ -161,3 +167,27 @@ def test_the_launchers_set_up_does_not_import_mindspore(run_a, data_a, tmp_path)
     assert json.loads((tmp_path / "ranks" / "preprocess.json").read_text())["preprocess"]["why"].startswith(
         "recorded with the checkpoint"
     )
+
+
+def test_a_full_disk_during_the_launchers_set_up_ends_the_run_as_disk_full(tmp_path):
+    """As a single process's run ends (run.py `execute`): the extension words disk_full with what to do."""
+    import errno
+
+    from ascend_finetune.distributed.launcher import _failed
+
+    ended: list[tuple] = []
+
+    class Held:
+        run_dir = str(tmp_path)
+
+        def finish(self, *args):
+            ended.append(args)
+            return args[-1]
+
+    try:
+        raise OSError(errno.ENOSPC, "No space left on device", "preprocess.json")
+    except OSError as e:
+        assert _failed(Held(), e) == 1  # type: ignore[arg-type]
+    ((status, error, _, _, _),) = ended
+    assert status == "failed" and error["kind"] == error["code"] == "disk_full"
+    assert error["params"]["run_dir"] == str(tmp_path) and "No space left" in error["trace_tail"]

@@ -89,13 +89,13 @@ test("the eval thumbnails' note says the run's preprocessing, its notes and warn
   const doc = load('shapes-val.json');
   assert.deepEqual(toPreviewView(doc).thumbnails.evalNote, [
     'imagenet preprocessing: shorter side resized to 256 px (bilinear), centre crop 224 px; ' +
-      'mean 123.7, 116.3, 103.5, std 58.4, 57.1, 57.4',
+      'mean [123.7,116.3,103.5], std [58.4,57.1,57.4]',
   ]);
   const th = doc.thumbnails as Record<string, unknown>;
   const base = th.preprocess as Record<string, unknown>;
   const view = (preprocess: object) => toPreviewView({ ...doc, thumbnails: { ...th, preprocess } }).thumbnails.evalNote;
   const squash = view({ ...base, name: 'timm', crop_mode: 'squash', resize: 224, mean: [127.5, 127.5, 127.5] });
-  assert.match(squash[0], /^timm preprocessing: both sides resized to 224 px .*; mean 127.5, 127.5, 127.5,/);
+  assert.match(squash[0], /^timm preprocessing: both sides resized to 224 px .*; mean \[127\.5,127\.5,127\.5\],/);
   const pending = view({ ...base, name: 'timm', pending_config: true });
   assert.match(pending[1], /config\.json is not on this machine yet: the run reads it when it starts/);
   const unresolved = view({ ...base, unresolved: 'PretrainedError: x.ckpt is not a usable checkpoint' });
