@@ -155,6 +155,8 @@ export interface ExplorerState {
     pretrained: string | null;
     /** The sha256 of the pretrained weights, from the newest checkpoint's manifest entry (runner ≥ issue 16). */
     weightsSha256: string | null;
+    /** Where a chain of fine-tunes began, when the pretrained weights are a runner's checkpoint (`weights.from`). */
+    weightsFirst?: string | null;
     /** The evaluation preprocessing the checkpoints record (`imagenet`, `mindcv`, `torchvision`, `timm`). */
     preprocess: string | null;
     freeze: string | null;

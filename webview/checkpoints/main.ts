@@ -63,6 +63,7 @@ function header(s: ExplorerState): HTMLElement {
             ? l10n.t('from {0} (sha256 {1}…)', r.pretrained, r.weightsSha256.slice(0, 12))
             : l10n.t('from {0}', r.pretrained)
           : l10n.t('from random initialization'),
+        r.weightsFirst ? l10n.t('originally {0}', r.weightsFirst) : '',
         r.preprocess ? l10n.t('preprocess {0}', r.preprocess) : '',
         r.freeze ? l10n.t('freeze {0}', r.freeze) : '',
         r.classes.length ? l10n.t('{0} classes', r.classes.length) : '',

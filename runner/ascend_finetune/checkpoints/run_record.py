@@ -53,14 +53,18 @@ ORIGINS = ("runner", "modelzoo", "mindcv", "torch", "unknown")  # origin.origin_
 MAX_TEXT = 1000  # a source or file path in a record
 
 
-def lineage(record: object) -> dict[str, str] | None:
-    """A record's `weights` (where a run's pretrained weights came from: source, file, origin, sha256),
+MAX_CHAIN = 8  # `from` links kept: a fine-tune of a fine-tune of ... of the first weights
+
+
+def lineage(record: object, depth: int = 0) -> dict[str, Any] | None:
+    """A record's `weights` (where a run's pretrained weights came from: source, file, origin, sha256,
+    and `from`, the same for the weights that checkpoint itself was trained from, when it was a runner's),
     each value checked, as they go on into run_started, new manifest entries and the next record: a
-    source and file of at most MAX_TEXT characters, an origin pretrained.py names, a sha256 of 64 hex
-    digits. None without a usable source."""
+    source and file of at most MAX_TEXT characters, an origin origin.py names, a sha256 of 64 hex
+    digits, at most MAX_CHAIN links. None without a usable source."""
     if not isinstance(record, dict):
         return None
-    out: dict[str, str] = {}
+    out: dict[str, Any] = {}
     for key in ("source", "file"):
         v = record.get(key)
         if isinstance(v, str) and 0 < len(v) <= MAX_TEXT and v.isprintable():
@@ -70,4 +74,7 @@ def lineage(record: object) -> dict[str, str] | None:
     sha = record.get("sha256")
     if isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{64}", sha):
         out["sha256"] = sha
+    parent = lineage(record.get("from"), depth + 1) if depth < MAX_CHAIN else None
+    if parent is not None:
+        out["from"] = parent
     return out if "source" in out else None

@@ -270,7 +270,9 @@ class Run:
         self.store.extra["preprocess"] = tr.preprocess.describe()
         if tr.pretrained_info:
             self.store.extra["weights"] = {
-                k: tr.pretrained_info[k] for k in ("source", "file", "origin", "sha256") if k in tr.pretrained_info
+                k: tr.pretrained_info[k]
+                for k in ("source", "file", "origin", "sha256", "from")
+                if k in tr.pretrained_info
             }
         if self.resume_from:
             tr.resume(self.resume_from)

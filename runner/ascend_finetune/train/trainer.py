@@ -33,7 +33,14 @@ from . import param_groups, preflight, unfreeze
 from .knobs import Knobs
 from .loss import class_counts, make_loss
 from .steps import HOST_SINK_ENV, DataWaitMonitor, build_sink, host_sink, normalized, run_step_cell
-from .weights_setup import PREPROCESS_FILE, read_preprocess_file, recorded_weights, run_preprocess, starting_weights
+from .weights_setup import (
+    PREPROCESS_FILE,
+    checkpoint_lineage,
+    read_preprocess_file,
+    recorded_weights,
+    run_preprocess,
+    starting_weights,
+)
 
 MAX_INLINE_CLASSES = 256  # above this, eval's confusion matrix goes to a file beside the events
 
@@ -175,6 +182,10 @@ class Trainer:
                 from ..models.download import sha256_of
 
                 self.pretrained_info.update(source=m["pretrained"], sha256=sha256_of(weights))
+            if origin == "runner":  # Fine-tune from: the weights that checkpoint grew from, as it recorded them
+                parent = checkpoint_lineage(weights)
+                if parent is not None:
+                    self.pretrained_info["from"] = parent
             partial = r.partial_warning(weights)
             if partial:
                 self.warn(**partial)

@@ -108,6 +108,22 @@ def resumed_layout(resume: str, pretrained: str | None) -> tuple[str, str | None
     return variant, origin
 
 
+def checkpoint_lineage(ckpt: str) -> dict[str, Any] | None:
+    """The weights a runner checkpoint was trained from (run_record.lineage: source, file, origin, sha256,
+    `from`), as its run's manifest entry records them, else as the file's own record does; None when
+    neither does (an older runner's file, or a run from random weights)."""
+    from ..checkpoints.manifest import entry_for, find_run_of
+    from ..checkpoints.run_record import lineage, read_record
+
+    try:
+        run_dir = find_run_of(ckpt)
+        entry = entry_for(run_dir, ckpt) if run_dir else None
+    except (OSError, ValueError):
+        entry = None
+    weights = lineage((entry or {}).get("weights"))
+    return weights if weights is not None else lineage((read_record(ckpt) or {}).get("weights"))
+
+
 def recorded_weights(resume: str, pretrained: str | None, origin: str | None) -> dict[str, Any] | None:
     """The pretrained weights' lineage (source, file, origin, sha256) that the resumed checkpoint's
     manifest entry recorded (or, out of its run, the file's run_record), each value checked
@@ -115,20 +131,12 @@ def recorded_weights(resume: str, pretrained: str | None, origin: str | None) ->
     runner recorded none: then what the spec names (with the file's origin and sha256 while it is still
     there), so a run that started from weights is not shown as one from random initialisation. None
     without model.pretrained."""
-    from ..checkpoints.manifest import entry_for, find_run_of, sha256_file
-    from ..checkpoints.run_record import lineage, read_record
+    from ..checkpoints.manifest import sha256_file
     from ..models.catalog import is_named
 
-    try:
-        run_dir = find_run_of(resume)
-        entry = entry_for(run_dir, resume) if run_dir else None
-    except (OSError, ValueError):
-        entry = None
-    weights = lineage((entry or {}).get("weights"))
-    if weights is None:  # no manifest lists it with them: the file's own record
-        weights = lineage((read_record(resume) or {}).get("weights"))
+    weights = checkpoint_lineage(resume)
     if weights is not None:
-        return dict(weights)
+        return weights
     if not pretrained:
         return None
     info: dict[str, Any] = {"source": pretrained}

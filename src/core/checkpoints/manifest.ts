@@ -27,8 +27,12 @@ export interface CheckpointEntry {
   order: number;
   /** Where the entry came from: the manifest, or only a `checkpoint` event (manifest unreadable). */
   source: 'manifest' | 'events';
-  /** The pretrained weights the run started from (`weights` of the entry): as written in the spec, and their sha256. */
-  weights: { source: string; sha256: string | null } | null;
+  /**
+   * The pretrained weights the run started from (`weights` of the entry): as written in the spec, and their
+   * sha256; `firstSource`, when they were a runner's checkpoint, is where that chain of fine-tunes began
+   * (the last link of `from`), else null.
+   */
+  weights: { source: string; sha256: string | null; firstSource: string | null } | null;
   /** The evaluation preprocessing recorded with it (`preprocess.name`: imagenet, mindcv, torchvision, timm). */
   preprocess: string | null;
 }
@@ -128,12 +132,21 @@ function shortString(x: unknown): string | null {
   return typeof x === 'string' && x !== '' && x.length <= 4096 ? x : null;
 }
 
+/** Links of `weights.from` followed: the runner keeps at most 8. */
+const MAX_CHAIN = 8;
+
 function weightsOf(x: unknown): CheckpointEntry['weights'] {
   const w = obj(x);
   const source = shortString(w.source);
   if (source === null) return null;
   const sha = typeof w.sha256 === 'string' && SHA256.test(w.sha256.toLowerCase()) ? w.sha256.toLowerCase() : null;
-  return { source, sha256: sha };
+  let firstSource: string | null = null;
+  let link = obj(w.from);
+  for (let i = 0; i < MAX_CHAIN && shortString(link.source) !== null; i++) {
+    firstSource = shortString(link.source);
+    link = obj(link.from);
+  }
+  return { source, sha256: sha, firstSource };
 }
 
 /**

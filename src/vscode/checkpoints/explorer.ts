@@ -101,6 +101,7 @@ export class CheckpointExplorer {
         backbone: null,
         pretrained: null,
         weightsSha256: null,
+        weightsFirst: null,
         preprocess: null,
         freeze: null,
         classes: [],
@@ -335,10 +336,15 @@ export class CheckpointExplorer {
 }
 
 /** Where the weights came from, as the newest checkpoint that recorded it says. */
-function weightsFacts(cs: readonly CheckpointDetail[]): { weightsSha256: string | null; preprocess: string | null } {
+function weightsFacts(cs: readonly CheckpointDetail[]): {
+  weightsSha256: string | null;
+  weightsFirst: string | null;
+  preprocess: string | null;
+} {
   const newest = [...cs].sort((a, b) => b.order - a.order);
   return {
     weightsSha256: runWeights(cs)?.sha256 ?? null,
+    weightsFirst: runWeights(cs)?.firstSource ?? null,
     preprocess: newest.find((c) => c.preprocess)?.preprocess ?? null,
   };
 }

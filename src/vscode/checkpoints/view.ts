@@ -334,6 +334,7 @@ export function sourceTooltip(pretrained: string | null, weights: CheckpointDeta
   if (!pretrained) return vscode.l10n.t('No pretrained weights: the run started from random weights.');
   const lines = [vscode.l10n.t('Pretrained weights: {0}', pretrained)];
   if (weights && weights.source !== pretrained) lines.push(vscode.l10n.t('loaded from {0}', weights.source));
+  if (weights?.firstSource) lines.push(vscode.l10n.t('a fine-tune of weights that began as {0}', weights.firstSource));
   lines.push(
     weights?.sha256
       ? `sha256 ${weights.sha256}`
@@ -372,6 +373,8 @@ export function checkpointTooltip(c: CheckpointDetail, problem: string | undefin
         ? vscode.l10n.t('weights from {0} (sha256 {1})', c.weights.source, c.weights.sha256)
         : vscode.l10n.t('weights from {0}', c.weights.source),
     );
+  if (c.weights?.firstSource)
+    lines.push(vscode.l10n.t('a fine-tune of weights that began as {0}', c.weights.firstSource));
   if (c.source === 'events') lines.push(vscode.l10n.t('(checkpoints.json unreadable: shown from the event log)'));
   return lines.join('\n');
 }

@@ -59,6 +59,9 @@ def test_a_checkpoint_copied_out_of_its_run_keeps_its_preprocessing_and_lineage(
     codes = [w["code"] for w in of_type(evs_f, "warning")]
     assert "preprocess_not_recorded" not in codes and "pretrained_partial" not in codes, codes
     assert got["pretrained"]["loaded"] > 0 and not got["pretrained"]["missing"]
+    # Down the chain: F's weights are the copy, which grew from run_a's checkpoint (and that from nothing).
+    assert got["pretrained"]["from"] == entry["weights"] and "from" not in entry["weights"]
+    assert json.load(open(tmp_path / "f" / "checkpoints.json"))[-1]["weights"]["from"] == entry["weights"]
 
 
 def test_a_record_that_is_not_a_small_json_object_is_no_record(tmp_path):
@@ -104,6 +107,13 @@ def test_a_records_values_are_checked_before_they_are_used(tmp_path):
     sha = "ab" * 32
     good = {"source": "mindcv:resnet18", "file": "/c/r.ckpt", "origin": "mindcv", "sha256": sha}
     assert lineage({**good, "extra": 1}) == good
+    chain: dict = dict(good)
+    for _ in range(20):
+        chain = {**good, "from": chain}
+    kept, links = lineage(chain), 0
+    while kept and "from" in kept:
+        kept, links = kept["from"], links + 1
+    assert links == 8, "at most MAX_CHAIN links"
     assert lineage({**good, "origin": "elsewhere", "sha256": sha.upper(), "file": "a\x1b[2Jb"}) == {
         "source": "mindcv:resnet18"
     }

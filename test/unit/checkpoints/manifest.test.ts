@@ -282,11 +282,14 @@ test('an entry carries where its weights came from and its preprocessing; bad va
     'manifest',
   );
   assert.ok('file' in e);
-  assert.deepEqual([e.weights, e.preprocess], [{ source: 'mindcv:resnet18', sha256: sha.toLowerCase() }, 'mindcv']);
+  assert.deepEqual(
+    [e.weights, e.preprocess],
+    [{ source: 'mindcv:resnet18', sha256: sha.toLowerCase(), firstSource: null }, 'mindcv'],
+  );
   const bad = parseEntry({ file: 'checkpoints/b.ckpt', weights: { sha256: 'x' }, preprocess: 'timm' }, 1, 'manifest');
   assert.ok('file' in bad);
   assert.deepEqual([bad.weights, bad.preprocess], [null, null], 'an old or odd manifest shows nothing');
   const noSha = parseEntry({ file: 'c.ckpt', weights: { source: '/w/r.ckpt', sha256: 'zz' } }, 2, 'manifest');
   assert.ok('file' in noSha);
-  assert.deepEqual(noSha.weights, { source: '/w/r.ckpt', sha256: null });
+  assert.deepEqual(noSha.weights, { source: '/w/r.ckpt', sha256: null, firstSource: null });
 });

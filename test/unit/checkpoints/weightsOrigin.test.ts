@@ -46,14 +46,14 @@ test('the pretrained parent names the source and its sha256, from the newest che
     entry('checkpoints/b.ckpt', 2, { source: 'mindcv:resnet18', sha256: SHA }),
     entry('checkpoints/c.ckpt', 3),
   ]);
-  assert.deepEqual(view.runWeights(cs), { source: 'mindcv:resnet18', sha256: SHA });
+  assert.deepEqual(view.runWeights(cs), { source: 'mindcv:resnet18', sha256: SHA, firstSource: null });
   assert.equal(
     view.sourceTooltip('mindcv:resnet18', view.runWeights(cs)),
     `Pretrained weights: mindcv:resnet18\nsha256 ${SHA}`,
   );
   // a path the spec wrote relative, loaded from where the runner resolved it
   assert.equal(
-    view.sourceTooltip('w/r18.ckpt', { source: '/data/w/r18.ckpt', sha256: SHA }),
+    view.sourceTooltip('w/r18.ckpt', { source: '/data/w/r18.ckpt', sha256: SHA, firstSource: null }),
     `Pretrained weights: w/r18.ckpt\nloaded from /data/w/r18.ckpt\nsha256 ${SHA}`,
   );
   // an older run's manifest without `weights`: said, not left blank
@@ -77,6 +77,22 @@ test("a checkpoint's tooltip ends with the weights it grew from; a bad sha256 in
   assert.doesNotMatch(view.checkpointTooltip(withoutSha, undefined), /not-a-hash/);
 });
 
+test('a fine-tune of a fine-tune names where the chain began (the last `from` the runner kept)', () => {
+  const first = { source: 'mindcv:resnet50', sha256: SHA };
+  const middle = { source: '/runs/a/checkpoints/a-e3-s9.ckpt', sha256: SHA, from: first };
+  const [c] = details([
+    entry('checkpoints/b.ckpt', 1, { source: '/runs/b/checkpoints/b-e2-s6.ckpt', sha256: SHA, from: middle }),
+  ]);
+  assert.equal(c.weights?.firstSource, 'mindcv:resnet50');
+  assert.match(view.checkpointTooltip(c, undefined), /\na fine-tune of weights that began as mindcv:resnet50$/);
+  assert.match(view.sourceTooltip('b.ckpt', c.weights), /a fine-tune of weights that began as mindcv:resnet50/);
+  // a link without a source ends the chain where the last good one was
+  const [odd] = details([
+    entry('checkpoints/c.ckpt', 2, { source: 'x.ckpt', from: { ...middle, from: { sha256: SHA } } }),
+  ]);
+  assert.equal(odd.weights?.firstSource, '/runs/a/checkpoints/a-e3-s9.ckpt');
+});
+
 test('zh-cn: the same tooltips in Simplified Chinese, sources and hashes as written', () => {
   fake.env.language = 'zh-cn';
   fake.l10n.bundle = JSON.parse(
@@ -85,7 +101,7 @@ test('zh-cn: the same tooltips in Simplified Chinese, sources and hashes as writ
   const [c] = details([entry('checkpoints/a.ckpt', 1, { source: 'mindcv:resnet18', sha256: SHA })]);
   assert.match(view.checkpointTooltip(c, undefined), new RegExp(`权重来自 mindcv:resnet18（sha256 ${SHA}）$`));
   assert.equal(
-    view.sourceTooltip('w.ckpt', { source: '/d/w.ckpt', sha256: null }),
+    view.sourceTooltip('w.ckpt', { source: '/d/w.ckpt', sha256: null, firstSource: null }),
     '预训练权重：w.ckpt\n加载自 /d/w.ckpt\n未记录 sha256（此运行的检查点早于该记录，或尚未保存检查点）',
   );
 });
