@@ -28,10 +28,20 @@ MAX_RECORD_BYTES = 64 << 10  # a record is ~1 KB
 
 
 def record_tensor(facts: dict[str, Any]) -> Any:
-    """The `run_record` entry's data for ms.save_checkpoint."""
+    """The `run_record` entry's data for ms.save_checkpoint: the facts as UTF-8 JSON, within
+    MAX_RECORD_BYTES (a reader refuses more): a chain of fine-tunes too long for it loses its `from`
+    links first, then the weights' lineage, never the preprocessing."""
     import mindspore as ms
 
-    raw = json.dumps(facts, sort_keys=True, ensure_ascii=True).encode()
+    def encoded(d: dict[str, Any]) -> bytes:
+        return json.dumps(d, sort_keys=True, ensure_ascii=False).encode()
+
+    raw = encoded(facts)
+    weights = facts.get("weights")
+    if len(raw) > MAX_RECORD_BYTES and isinstance(weights, dict):
+        raw = encoded({**facts, "weights": {k: v for k, v in weights.items() if k != "from"}})
+    if len(raw) > MAX_RECORD_BYTES:
+        raw = encoded({k: v for k, v in facts.items() if k != "weights"})
     return ms.Tensor(np.frombuffer(raw, dtype=np.uint8).copy())
 
 
@@ -53,15 +63,13 @@ ORIGINS = ("runner", "modelzoo", "mindcv", "torch", "unknown")  # origin.origin_
 MAX_TEXT = 1000  # a source or file path in a record
 
 
-MAX_CHAIN = 8  # `from` links kept: a fine-tune of a fine-tune of ... of the first weights
+MAX_LINKS = 8  # `from` links kept: a fine-tune of a fine-tune of ... of the first weights
+MAX_READ = 64  # `from` links read at most from a record someone else wrote
 
 
-def lineage(record: object, depth: int = 0) -> dict[str, Any] | None:
-    """A record's `weights` (where a run's pretrained weights came from: source, file, origin, sha256,
-    and `from`, the same for the weights that checkpoint itself was trained from, when it was a runner's),
-    each value checked, as they go on into run_started, new manifest entries and the next record: a
-    source and file of at most MAX_TEXT characters, an origin origin.py names, a sha256 of 64 hex
-    digits, at most MAX_CHAIN links. None without a usable source."""
+def _weights(record: object) -> dict[str, Any] | None:
+    """One link's values, checked: a source and file of at most MAX_TEXT printable characters, an origin
+    origin.py names, a sha256 of 64 hex digits. None without a usable source."""
     if not isinstance(record, dict):
         return None
     out: dict[str, Any] = {}
@@ -74,7 +82,31 @@ def lineage(record: object, depth: int = 0) -> dict[str, Any] | None:
     sha = record.get("sha256")
     if isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{64}", sha):
         out["sha256"] = sha
-    parent = lineage(record.get("from"), depth + 1) if depth < MAX_CHAIN else None
-    if parent is not None:
-        out["from"] = parent
     return out if "source" in out else None
+
+
+def lineage(record: object) -> dict[str, Any] | None:
+    """A record's `weights` (where a run's pretrained weights came from: source, file, origin, sha256,
+    and `from`, the same for the weights that checkpoint itself was trained from, when it was a runner's),
+    each link checked (_weights; the chain ends at the first unusable one), as they go on into
+    run_started, new manifest entries and the next record. At most MAX_LINKS links: a longer chain keeps
+    its newest links and its first weights (where it began) and says how many it left out between them
+    (`skipped` on the first weights' link). None without a usable source."""
+    chain: list[dict[str, Any]] = []
+    node, skipped = record, 0
+    while len(chain) <= MAX_READ and (link := _weights(node)) is not None:
+        chain.append(link)
+        if isinstance(node, dict) and isinstance(node.get("skipped"), int) and not isinstance(node["skipped"], bool):
+            skipped += max(0, min(int(node["skipped"]), 1 << 20))
+        node = node.get("from") if isinstance(node, dict) else None
+    if not chain:
+        return None
+    if len(chain) > MAX_LINKS + 1:
+        skipped += len(chain) - (MAX_LINKS + 1)
+        chain = chain[:MAX_LINKS] + [chain[-1]]
+    if skipped:
+        chain[-1]["skipped"] = skipped
+    out = chain[-1]
+    for link in reversed(chain[:-1]):
+        out = {**link, "from": out}
+    return out

@@ -184,8 +184,11 @@ class Trainer:
                 self.pretrained_info.update(source=m["pretrained"], sha256=sha256_of(weights))
             if origin == "runner":  # Fine-tune from: the weights that checkpoint grew from, as it recorded them
                 parent = checkpoint_lineage(weights)
-                if parent is not None:
-                    self.pretrained_info["from"] = parent
+                if parent is not None:  # the whole chain within run_record's MAX_LINKS, its first weights kept
+                    from ..checkpoints.run_record import lineage
+
+                    top = {k: v for k, v in self.pretrained_info.items() if k in ("source", "file", "origin", "sha256")}
+                    self.pretrained_info["from"] = (lineage({**top, "from": parent}) or {}).get("from", parent)
             partial = r.partial_warning(weights)
             if partial:
                 self.warn(**partial)

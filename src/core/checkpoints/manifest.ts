@@ -132,8 +132,8 @@ function shortString(x: unknown): string | null {
   return typeof x === 'string' && x !== '' && x.length <= 4096 ? x : null;
 }
 
-/** Links of `weights.from` followed: the runner keeps at most 8. */
-const MAX_CHAIN = 8;
+/** Links of `weights.from` followed at most: the runner keeps 8, and always the chain's first weights last. */
+const MAX_CHAIN = 64;
 
 function weightsOf(x: unknown): CheckpointEntry['weights'] {
   const w = obj(x);

@@ -107,13 +107,48 @@ def test_a_records_values_are_checked_before_they_are_used(tmp_path):
     sha = "ab" * 32
     good = {"source": "mindcv:resnet18", "file": "/c/r.ckpt", "origin": "mindcv", "sha256": sha}
     assert lineage({**good, "extra": 1}) == good
-    chain: dict = dict(good)
-    for _ in range(20):
-        chain = {**good, "from": chain}
-    kept, links = lineage(chain), 0
-    while kept and "from" in kept:
-        kept, links = kept["from"], links + 1
-    assert links == 8, "at most MAX_CHAIN links"
+    # A chain of 21 fine-tunes (gen20 from gen19 ... from gen0): the newest 8 links and the first weights.
+    chain: dict = {**good, "source": "gen0"}
+    for g in range(1, 21):
+        chain = {**good, "source": f"gen{g}", "from": chain}
+    kept, names = lineage(chain), []
+    while kept:
+        names.append((kept["source"], kept.get("skipped")))
+        kept = kept.get("from")
+    assert names == [(f"gen{g}", None) for g in range(20, 12, -1)] + [("gen0", 12)], names
+    # Kept again down the next fine-tune: still the first weights, the count of those left out grows.
+    again, names = lineage({**good, "source": "gen21", "from": lineage(chain)}), []
+    while again:
+        names.append((again["source"], again.get("skipped")))
+        again = again.get("from")
+    assert names[0] == ("gen21", None) and names[-1] == ("gen0", 13) and len(names) == 9
     assert lineage({**good, "origin": "elsewhere", "sha256": sha.upper(), "file": "a\x1b[2Jb"}) == {
         "source": "mindcv:resnet18"
     }
+
+
+def test_a_record_too_long_for_a_reader_loses_the_chain_first_never_the_preprocessing(tmp_path):
+    """run_record's reader takes at most 64 KiB: a longer record (a chain of long non-ASCII paths) is saved
+    without its `from` links, then without the lineage, and the preprocessing always stays."""
+    import mindspore as ms
+    import numpy as np
+
+    from ascend_finetune.checkpoints.run_record import MAX_RECORD_BYTES, record_tensor
+
+    pre = {"name": "timm", "mean": [127.5] * 3}
+    link = {"source": "/数据/" + "权" * 900, "sha256": "ab" * 32}
+    chain: dict = dict(link)
+    for _ in range(30):
+        chain = {**link, "from": chain}
+    w = ms.Parameter(ms.Tensor(np.ones(2, np.float32)), name="w")
+    for facts, kept in (
+        ({"preprocess": pre, "weights": chain}, {"preprocess": pre, "weights": link}),
+        ({"preprocess": pre, "weights": {**link, "source": "x" * (MAX_RECORD_BYTES + 1)}}, {"preprocess": pre}),
+        (
+            {"preprocess": pre, "weights": {**link, "from": link}},
+            {"preprocess": pre, "weights": {**link, "from": link}},
+        ),
+    ):
+        path = tmp_path / "r.ckpt"
+        ms.save_checkpoint([{"name": "w", "data": w}, {"name": RECORD_ENTRY, "data": record_tensor(facts)}], str(path))
+        assert read_record(str(path)) == kept
