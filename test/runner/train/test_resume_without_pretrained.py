@@ -71,12 +71,22 @@ def test_resume_completes_after_the_parent_checkpoint_is_gone(tmp_path, data_a, 
     cache = next(e["feature_cache"] for e in of_type(evs, "epoch_end") if "feature_cache" in e)
     assert cache["key"] == b_cache["key"] and cache["reused_from"], cache
 
-    # A checkpoint of an older runner recorded no `weights`: the run still says it started from
-    # model.pretrained (here gone, so the name alone), not from random initialisation.
+    # A manifest entry without `weights`: the checkpoint's own record (run_record) still names them.
     entries = json.loads((tmp_path / "b" / "checkpoints.json").read_text())
     for e in entries:
         e.pop("weights", None)
     (tmp_path / "b" / "checkpoints.json").write_text(json.dumps(entries))
+    code, out = resume_b_into("resumed-record")
+    assert code == 0, out
+    lineage = {k: started["pretrained"][k] for k in ("source", "file", "origin", "sha256")}
+    assert of_type(events(tmp_path / "resumed-record"), "run_started")[0]["pretrained"] == lineage
+
+    # A checkpoint of an older runner recorded neither: the run still says it started from
+    # model.pretrained (here gone, so the name alone), not from random initialisation.
+    import mindspore as ms
+
+    ckpt = str(tmp_path / "b" / first["file"])
+    ms.save_checkpoint([{"name": k, "data": v} for k, v in ms.load_checkpoint(ckpt).items() if k != "run_record"], ckpt)
     code, out = resume_b_into("resumed-old")
     assert code == 0, out
     assert of_type(events(tmp_path / "resumed-old"), "run_started")[0]["pretrained"] == {"source": str(parent)}
