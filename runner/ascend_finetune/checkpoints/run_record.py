@@ -61,6 +61,7 @@ def read_record(path: str) -> dict[str, Any] | None:
 
 ORIGINS = ("runner", "modelzoo", "mindcv", "torch", "unknown")  # origin.origin_of_file's
 MAX_TEXT = 1000  # a source or file path in a record
+LINEAGE_KEYS = ("source", "file", "origin", "sha256")  # one link of `weights`, beside its `from`
 
 
 MAX_LINKS = 8  # `from` links kept: a fine-tune of a fine-tune of ... of the first weights

@@ -15,9 +15,7 @@ protocol.md.)
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import io
 import json
 import os
 import random
@@ -33,9 +31,8 @@ from ..checkpoints.errors import error_dict
 from ..spec_types import RunSpec
 from .folder import DataError, scan
 from .plan import plan_data
+from .preview_pipeline import THUMB_PX, jpeg_b64, preview_preprocess, transformed_thumbs
 
-THUMB_PX = 96  # longest side of a thumbnail
-THUMB_QUALITY = 80
 DEFAULT_SAMPLES = 4  # thumbnails per class
 DEFAULT_MAX_BYTES = 1 << 20  # base64 characters of all thumbnails together
 TINY_CLASS = 20  # a class with fewer training images than this is "tiny"
@@ -141,88 +138,12 @@ def percentiles(values: list[int]) -> dict[str, int] | None:
     return {"min": v[0], "p5": at(0.05), "p50": at(0.5), "p95": at(0.95), "max": v[-1]}
 
 
-def _jpeg_b64(im: Any) -> str:
-    im = im.convert("RGB")
-    im.thumbnail((THUMB_PX, THUMB_PX))
-    buf = io.BytesIO()
-    im.save(buf, "JPEG", quality=THUMB_QUALITY)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
-
-
 def original_thumb(path: str, root_real: str) -> str:
     from PIL import Image
 
     with os.fdopen(open_inside(path, root_real), "rb") as f, Image.open(f) as im:
         im.draft("RGB", (THUMB_PX * 2, THUMB_PX * 2))  # JPEG: decode at a reduced scale
-        return _jpeg_b64(im)
-
-
-def transformed_thumbs(
-    paths: list[str], image_size: int, train: bool, augment: bool | str, seed: int, preprocess: Any = None
-) -> list[str]:
-    """The images as the run's pipeline hands them to the network (pipeline.make_dataset: train
-    augmentation, or the eval resize and centre crop, with `preprocess`, the run's Preprocess),
-    denormalised back to pixels with the mean and std they were normalised with."""
-    import numpy as np
-    from PIL import Image
-
-    from .pipeline import MEAN, STD, make_dataset
-
-    ds = make_dataset(
-        [(p, 0) for p in paths],
-        image_size,
-        1,
-        1,
-        train,
-        augment,
-        seed,
-        drop_remainder=False,
-        shuffle=False,
-        preprocess=preprocess,
-    )
-    m, s = (preprocess.mean, preprocess.std) if preprocess is not None else (MEAN, STD)
-    mean, std = np.array(m, np.float32), np.array(s, np.float32)
-    out = []
-    for x, _ in ds.create_tuple_iterator(num_epochs=1, output_numpy=True):
-        hwc = x[0].transpose(1, 2, 0) * std + mean
-        out.append(_jpeg_b64(Image.fromarray(np.clip(np.rint(hwc), 0, 255).astype(np.uint8), "RGB")))
-    return out
-
-
-def run_preprocess(spec: RunSpec) -> tuple[Any, dict[str, Any]]:
-    """The resize, crop and normalisation the run will use (models/preprocess.py, as the trainer resolves
-    it), without downloading anything: mindcv:/hf-hub: names are judged by name, a hub config is read
-    from the cache only, a local file's origin from its index. Returns it with `thumbnails.preprocess`
-    (protocol.md): its record, the eval resize, the warnings the run will give, whether the hub config
-    is still to be read (`pending_config`), and `unresolved`, why it could not be worked out here (a
-    file train would refuse: then the runner's own is shown, and validate or train says what is wrong)."""
-    from ..models.origin import origin_of_file
-    from ..models.preprocess import PENDING_WHY, TABLE, from_spec, resolve
-
-    m = spec["model"]
-    pretrained = m["pretrained"]
-    warnings: list[dict[str, Any]] = []
-
-    def warn(code: str, message: str, details: dict[str, Any]) -> None:
-        warnings.append({"code": code, "message": message, "details": details})
-
-    unresolved = None
-    try:
-        origin = None
-        if pretrained and not pretrained.startswith(("mindcv:", "hf-hub:")) and os.path.isfile(pretrained):
-            origin, _ = origin_of_file(pretrained)
-        p = resolve(m["preprocess"], pretrained, origin, warn, image_size=spec["data"]["image_size"], fetch=False)
-    except Exception as e:  # noqa: BLE001 (a preview shows the data whatever the weights file holds)
-        unresolved = f"{type(e).__name__}: {str(e).strip()[:300]}"
-        p, warnings = from_spec(m["preprocess"]) or TABLE["imagenet"], []
-    doc = {
-        **p.describe(),
-        "resize": p.resize(spec["data"]["image_size"]),
-        "warnings": warnings,
-        "pending_config": p.why.endswith(PENDING_WHY),
-        "unresolved": unresolved,
-    }
-    return p, doc
+        return jpeg_b64(im)
 
 
 class Cancel:
@@ -456,7 +377,7 @@ def preview(
     per_class: list[list[dict[str, Any]]] = [[] for _ in range(n)]
     pre, pre_doc = None, None
     if order:
-        pre, pre_doc = run_preprocess(spec)
+        pre, pre_doc = preview_preprocess(spec)
     used, shown = 0, 0
     full = False
     for i in range(0, len(order), 32):

@@ -18,12 +18,12 @@ from typing import Any, Callable, Protocol
 from ..checkpoints.errors import PretrainedError, disk_full_error, error_dict, exception_error, is_disk_full
 from ..control import ControlInbox
 from ..data.folder import DataError
-from ..data.plan import PLAN_FILE, plan_data, write_plan
 from ..device.telemetry import DEFAULT_INTERVAL_S, DeviceSampler
 from ..events import EventLog, read_events
 from ..logfilter import popen_filtered
 from ..rundir import MANIFEST_MAX_BYTES, atomic_write_json, open_append, read_json, write_status
 from ..spec_types import RunSpec
+from .prepare import prepare_data, prepare_weights
 from .strategy import NullLog
 from .world import (
     NODE_PREFLIGHT_FILE,
@@ -33,7 +33,6 @@ from .world import (
     local_ranks,
     msrun_argv,
     node_count,
-    world_size,
 )
 
 # After a rank failed, msrun kills the other local ranks at once but then waits for its
@@ -87,43 +86,6 @@ def _catches_sigterm(pid: int) -> bool:
     except (OSError, ValueError):
         pass
     return False
-
-
-def prepare_data(spec: RunSpec, run_dir: str) -> str:
-    """Scan and verify the data once, here, before msrun starts the ranks, and leave the plan in
-    ranks/data-plan.json for them (each would otherwise decode the whole data set after init()).
-    Raises DataError as a rank would."""
-    path = os.path.join(run_dir, RANKS_DIR, PLAN_FILE)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    world = world_size(spec)
-    write_plan(path, spec, world, plan_data(spec, world, [], num_classes=(spec.get("model") or {}).get("num_classes")))
-    return path
-
-
-def prepare_weights(
-    spec: RunSpec, run_dir: str, resume: str | None, emit: Callable[..., Any], node_rank: int = 0
-) -> str:
-    """Fetch model.pretrained into the cache and resolve its preprocessing once, here, before msrun
-    starts the ranks (train/weights_setup.py), and leave the preprocessing with its warnings in
-    ranks/preprocess.json for them. Rank 0 emits node 0's warnings; another node's launcher emits its
-    own into its event log, marked with its node rank (as its pre-flight's are): a node that could not
-    read a hub config says so there. Raises PretrainedError as a rank would."""
-    from ..train.weights_setup import PREPROCESS_FILE, run_preprocess, starting_weights, write_preprocess_file
-
-    start = starting_weights(spec, resume, emit)
-    warnings: list[dict[str, Any]] = []
-
-    def warn(code: str, message: str, details: Any) -> None:
-        warnings.append({"code": code, "message": message, "details": details})
-
-    p = run_preprocess(spec, start.origin, resume, warn)
-    path = os.path.join(run_dir, RANKS_DIR, PREPROCESS_FILE)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    write_preprocess_file(path, p, warnings)
-    if node_rank:
-        for w in warnings:
-            emit("warning", **{**w, "details": {**w.get("details", {}), "node_rank": node_rank}})
-    return path
 
 
 class HeldRun(Protocol):

@@ -27,6 +27,11 @@ A hub repository's `config.json` (the weights' preprocessing: models/preprocess.
 into the same cache folder, bounded in size; it is cached only once it reads as a usable config.
 
 Progress goes to stderr as lines (`console.log` of a run, which the extension's "Show Console" tails).
+
+Above the ~450-line mark on purpose: its one topic is getting a file over HTTP into the cache whole
+(the lock, the resumable `.part` and its record, the checks before the rename), and those parts share
+each other's state; the cache's shared-ground rules already live in cache_folder.py and its listing in
+cache_status.py.
 """
 
 from __future__ import annotations

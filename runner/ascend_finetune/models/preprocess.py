@@ -292,6 +292,14 @@ def recorded_for(ckpt: str) -> Preprocess | None:
     return from_record(listed if listed is not None else (read_record(ckpt) or {}).get("preprocess"))
 
 
+class Warnings(list[dict[str, Any]]):
+    """resolve()'s `warn` that keeps each warning as `{code, message, details}` (for a file or a document
+    that carries them, rather than an event log)."""
+
+    def __call__(self, code: str, message: str, details: dict[str, Any]) -> None:
+        self.append({"code": code, "message": message, "details": details})
+
+
 def resolve(
     setting: Any,
     pretrained: str | None,

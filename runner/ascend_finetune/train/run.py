@@ -258,6 +258,7 @@ class Run:
         return entry
 
     def _train(self) -> tuple[str, dict[str, Any] | None, dict[str, Any]]:
+        from ..checkpoints.run_record import LINEAGE_KEYS
         from ..checkpoints.store import CheckpointStore  # MindSpore: deferred, see Trainer.__init__
 
         spec = self.spec
@@ -270,9 +271,7 @@ class Run:
         self.store.extra["preprocess"] = tr.preprocess.describe()
         if tr.pretrained_info:
             self.store.extra["weights"] = {
-                k: tr.pretrained_info[k]
-                for k in ("source", "file", "origin", "sha256", "from")
-                if k in tr.pretrained_info
+                k: tr.pretrained_info[k] for k in (*LINEAGE_KEYS, "from") if k in tr.pretrained_info
             }
         if self.resume_from:
             tr.resume(self.resume_from)

@@ -4,7 +4,8 @@ eval and resume. The step loop and the run directory's contract are run.py's (`R
 Above the ~450-line mark on purpose: its parts share one object's state (the net, the optimizer
 rebuilt by unfreezing, the compiled step rebuilt with it, the step count that resume, sinks and
 the knobs move), and each knob already lives in its own module (param_groups, accumulate,
-unfreeze, knobs, loss); what is left here is the wiring between them.
+unfreeze, knobs, loss), as do the weights it starts from (weights_setup); what is left here is the
+wiring between them.
 """
 
 from __future__ import annotations
@@ -185,9 +186,9 @@ class Trainer:
             if origin == "runner":  # Fine-tune from: the weights that checkpoint grew from, as it recorded them
                 parent = checkpoint_lineage(weights)
                 if parent is not None:  # the whole chain within run_record's MAX_LINKS, its first weights kept
-                    from ..checkpoints.run_record import lineage
+                    from ..checkpoints.run_record import LINEAGE_KEYS, lineage
 
-                    top = {k: v for k, v in self.pretrained_info.items() if k in ("source", "file", "origin", "sha256")}
+                    top = {k: v for k, v in self.pretrained_info.items() if k in LINEAGE_KEYS}
                     self.pretrained_info["from"] = (lineage({**top, "from": parent}) or {}).get("from", parent)
             partial = r.partial_warning(weights)
             if partial:

@@ -55,7 +55,7 @@ def test_a_rank_reads_the_launchers_verified_plan_without_scanning(tmp_path, mon
     real_scan = planmod.scan
     monkeypatch.setattr(planmod, "scan", lambda *a, **k: scans.append(a[0]) or real_scan(*a, **k))
 
-    from ascend_finetune.distributed.launcher import prepare_data
+    from ascend_finetune.distributed.prepare import prepare_data
 
     path = prepare_data(spec, str(tmp_path / "run"))
     assert len(scans) == 1 and os.path.basename(path) == planmod.PLAN_FILE

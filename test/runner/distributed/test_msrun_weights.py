@@ -132,7 +132,7 @@ def test_another_nodes_launcher_says_its_own_preprocessing_warnings(tmp_path, sm
     """Node 1 cannot read the hub config (404 there): its launcher emits the warning into its own event log,
     marked with its node rank, as it does its pre-flight's (only rank 0, on node 0, emits the ranks')."""
     from ascend_finetune import spec as specmod
-    from ascend_finetune.distributed.launcher import prepare_weights
+    from ascend_finetune.distributed.prepare import prepare_weights
 
     del host.files[CONFIG]
     monkeypatch.setenv("ASCEND_FINETUNE_CACHE", str(tmp_path / "cache"))
@@ -158,7 +158,7 @@ def test_the_launchers_set_up_does_not_import_mindspore(run_a, data_a, tmp_path)
     code = (
         "import json, sys\n"
         "from ascend_finetune import spec\n"
-        "from ascend_finetune.distributed.launcher import prepare_weights\n"
+        "from ascend_finetune.distributed.prepare import prepare_weights\n"
         "s = spec.resolve({'data': {'train': sys.argv[3]}, 'model': {'pretrained': sys.argv[1]}}, sys.argv[2])\n"
         "prepare_weights(s, sys.argv[2], None, lambda *a, **k: None)\n"
         "print(json.dumps({'mindspore': 'mindspore' in sys.modules}))\n"

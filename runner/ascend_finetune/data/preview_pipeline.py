@@ -1,0 +1,89 @@
+"""The preview's images as the run's pipeline hands them to the network: the run's preprocessing,
+worked out as the trainer does but without downloading anything (preview_preprocess), the train
+augmentation or eval transform through pipeline.make_dataset, denormalised back to small JPEGs.
+preview.py builds the data set's document around them.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+from typing import Any
+
+from ..spec_types import RunSpec
+
+THUMB_PX = 96  # longest side of a thumbnail
+THUMB_QUALITY = 80
+
+
+def jpeg_b64(im: Any) -> str:
+    im = im.convert("RGB")
+    im.thumbnail((THUMB_PX, THUMB_PX))
+    buf = io.BytesIO()
+    im.save(buf, "JPEG", quality=THUMB_QUALITY)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def transformed_thumbs(
+    paths: list[str], image_size: int, train: bool, augment: bool | str, seed: int, preprocess: Any = None
+) -> list[str]:
+    """The images as the run's pipeline hands them to the network (pipeline.make_dataset: train
+    augmentation, or the eval resize and centre crop, with `preprocess`, the run's Preprocess),
+    denormalised back to pixels with the mean and std they were normalised with."""
+    import numpy as np
+    from PIL import Image
+
+    from .pipeline import MEAN, STD, make_dataset
+
+    ds = make_dataset(
+        [(p, 0) for p in paths],
+        image_size,
+        1,
+        1,
+        train,
+        augment,
+        seed,
+        drop_remainder=False,
+        shuffle=False,
+        preprocess=preprocess,
+    )
+    m, s = (preprocess.mean, preprocess.std) if preprocess is not None else (MEAN, STD)
+    mean, std = np.array(m, np.float32), np.array(s, np.float32)
+    out = []
+    for x, _ in ds.create_tuple_iterator(num_epochs=1, output_numpy=True):
+        hwc = x[0].transpose(1, 2, 0) * std + mean
+        out.append(jpeg_b64(Image.fromarray(np.clip(np.rint(hwc), 0, 255).astype(np.uint8), "RGB")))
+    return out
+
+
+def preview_preprocess(spec: RunSpec) -> tuple[Any, dict[str, Any]]:
+    """The resize, crop and normalisation the run will use (models/preprocess.py, as the trainer resolves
+    it), without downloading anything: mindcv:/hf-hub: names are judged by name, a hub config is read
+    from the cache only, a local file's origin from its index. Returns it with `thumbnails.preprocess`
+    (protocol.md): its record, the eval resize, the warnings the run will give, whether the hub config
+    is still to be read (`pending_config`), and `unresolved`, why it could not be worked out here (a
+    file train would refuse: then the runner's own is shown, and validate or train says what is wrong)."""
+    from ..models.origin import origin_of_file
+    from ..models.preprocess import PENDING_WHY, TABLE, Warnings, from_spec, resolve
+
+    m = spec["model"]
+    pretrained = m["pretrained"]
+    warnings = Warnings()
+    unresolved = None
+    try:
+        origin = None
+        if pretrained and not pretrained.startswith(("mindcv:", "hf-hub:")) and os.path.isfile(pretrained):
+            origin, _ = origin_of_file(pretrained)
+        p = resolve(m["preprocess"], pretrained, origin, warnings, image_size=spec["data"]["image_size"], fetch=False)
+    except Exception as e:  # noqa: BLE001 (a preview shows the data whatever the weights file holds)
+        unresolved = f"{type(e).__name__}: {str(e).strip()[:300]}"
+        p, warnings = from_spec(m["preprocess"]) or TABLE["imagenet"], Warnings()
+    doc = {
+        **p.describe(),
+        "resize": p.resize(spec["data"]["image_size"]),
+        "warnings": warnings,
+        "pending_config": p.why.endswith(PENDING_WHY),
+        "unresolved": unresolved,
+    }
+    return p, doc
