@@ -277,37 +277,63 @@ test(
   { timeout: 120_000 },
   async () => {
     const { cacheRoot, local, body, rel, dest } = aFile('cancel', 24 << 20);
+    // The user cancels once the target holds 2 MiB, watched there: over a slow link (about 4 MB/s), so
+    // the copy cannot end first however fast this machine sends (the local progress, reported every
+    // 200 ms, let a fast loopback send all 24 MiB before the cancel: CI's flake).
+    const slow = slowTarget('cancel');
     const abort = new AbortController();
-    const opts = { controlDir: sshd.controlDir, cacheRoot, retryDelayMs: 200 };
-    const p = await problemOf(
-      copyWeightsToTarget(target(), local, rel, {
-        ...opts,
-        signal: abort.signal,
-        onProgress: (done, _t, phase) => {
-          if (phase === 'send' && done >= 4 << 20) abort.abort();
-        },
-      }),
-    );
+    const opts = { controlDir: sshd.controlDir, cacheRoot, retryDelayMs: 1000 };
+    const watch = setInterval(() => {
+      if (existsSync(`${dest}.part`) && statSync(`${dest}.part`).size >= 2 << 20) abort.abort();
+    }, 20);
+    let p: CopyProblem;
+    try {
+      p = await problemOf(copyWeightsToTarget(slow, local, rel, { ...opts, signal: abort.signal }));
+    } finally {
+      clearInterval(watch);
+    }
     assert.deepEqual(p, { code: 'cancelled' });
-    // The target's side sees its stdin end and keeps what came.
-    const deadline = Date.now() + 20_000;
-    while (!existsSync(`${dest}.part`) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     assert.ok(existsSync(`${dest}.part`), 'the partial copy stays');
     assert.ok(!existsSync(dest));
 
+    // The target's side sees its stdin end and keeps what came; the next copy waits for it to let go.
     const starts: number[] = [];
-    const resumed = await copyWeightsToTarget(target(), local, rel, {
+    const resumed = await copyWeightsToTarget(slow, local, rel, {
       ...opts,
       onProgress: (done, _total, phase) => void (phase === 'send' && starts.push(done)),
     });
     assert.equal(resumed.outcome, 'copied');
-    assert.ok(resumed.resumedFrom > 0 && resumed.resumedFrom < body.length, String(resumed.resumedFrom));
+    assert.ok(resumed.resumedFrom >= 2 << 20 && resumed.resumedFrom < body.length, String(resumed.resumedFrom));
     assert.equal(resumed.sent, body.length - resumed.resumedFrom);
     assert.ok(starts.includes(resumed.resumedFrom), 'the put started at the partial copy');
     assert.equal(statSync(dest).size, body.length);
     assert.equal(await sha256File(dest), sha256(body));
   },
 );
+
+/**
+ * The loopback target behind a slow link: its Python reads stdin through a stage that passes about
+ * 4 MB/s (64 KiB every 16 ms) and ends when the link does.
+ */
+function slowTarget(name: string): TargetDef {
+  const dir = path.join(tmp, `slow ${name}`);
+  mkdirSync(dir);
+  const file = path.join(dir, 'python');
+  const py = shellQuote(PYTHON);
+  const stage = [
+    'import os, time',
+    'while True:',
+    '    b = os.read(0, 1 << 16)',
+    '    if not b:',
+    '        break',
+    '    while b:',
+    '        b = b[os.write(1, b):]',
+    '    time.sleep(0.016)',
+  ].join('\n');
+  writeFileSync(file, ['#!/bin/sh', `${py} -c ${shellQuote(stage)} | ${py} "$@"`, ''].join('\n'), { mode: 0o755 });
+  const def = target();
+  return { ...def, ssh: { ...def.ssh!, runner: { python: file } } };
+}
 
 /** A local file of `bytes` random bytes (`<name>.ckpt`), and where a copy of it lands in the target cache
  * `cache <name>`: `rel` under its weights folder, `dest` in full. */
