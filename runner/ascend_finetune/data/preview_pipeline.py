@@ -65,7 +65,7 @@ def preview_preprocess(spec: RunSpec) -> tuple[Any, dict[str, Any]]:
     is still to be read (`pending_config`), and `unresolved`, why it could not be worked out here (a
     file train would refuse: then the runner's own is shown, and validate or train says what is wrong)."""
     from ..models.origin import origin_of_file
-    from ..models.preprocess import PENDING_WHY, TABLE, Warnings, from_spec, resolve
+    from ..models.preprocess import TABLE, Warnings, from_spec, resolve
 
     m = spec["model"]
     pretrained = m["pretrained"]
@@ -83,7 +83,7 @@ def preview_preprocess(spec: RunSpec) -> tuple[Any, dict[str, Any]]:
         **p.describe(),
         "resize": p.resize(spec["data"]["image_size"]),
         "warnings": warnings,
-        "pending_config": p.why.endswith(PENDING_WHY),
+        "pending_config": p.pending_config,
         "unresolved": unresolved,
     }
     return p, doc

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from .catalog import parse
@@ -48,7 +48,7 @@ CROP_MODES = ("center", "squash")  # timm's `border` mode has no MindSpore op he
 # timm's published configs use 0.765..1.0.
 CROP_MIN, CROP_MAX = 0.25, 1.0
 OVERRIDABLE = ("mean", "std", "crop_pct", "crop_mode", "interpolation")
-# `why`'s end when a preview left a hub config unread (resolve's fetch=False)
+# `why`'s end when a preview left a hub config unread (resolve's fetch=False; Preprocess.pending_config)
 PENDING_WHY = ": the run reads their config.json when it starts, which may change these values"
 
 
@@ -66,6 +66,9 @@ class Preprocess:
     source: str = "preset"  # where the values come from: "preset", "hub_config", "mindcv_cfg"
     config: str | None = None  # the config.json URL the values were read from
     overridden: tuple[str, ...] = ()  # fields model.preprocess's object set
+    # A preview's (resolve's fetch=False): the hub config is not in the cache yet, so these are the
+    # preset's values and the run may read others. Not part of the record (describe leaves it out).
+    pending_config: bool = field(default=False, compare=False)
 
     def resize(self, image_size: int) -> int:
         """The shorter side (or, squashed, both sides) to resize to before the centre crop of `image_size`."""
@@ -76,6 +79,7 @@ class Preprocess:
     def describe(self) -> dict[str, object]:
         """run_started's and the checkpoint manifest's `preprocess` (from_record reads it back)."""
         d = asdict(self)
+        del d["pending_config"]
         d["mean"], d["std"], d["overridden"] = list(self.mean), list(self.std), list(self.overridden)
         return d
 
@@ -352,7 +356,7 @@ def _resolve(
             hub, pending = None, True
     p, warnings = choose(setting, pretrained, origin, hub)
     if pending:
-        p = replace(p, why=f"{p.why}{PENDING_WHY}")
+        p = replace(p, why=f"{p.why}{PENDING_WHY}", pending_config=True)
     if unrecorded:
         warnings.append(("preprocess_not_recorded", _not_recorded(unrecorded, p.name), {"file": unrecorded}))
     for code, message, params in warnings:
