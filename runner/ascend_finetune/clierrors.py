@@ -58,6 +58,6 @@ def report(e: BaseException) -> int | None:
         out({"error": e.as_dict()})
         return e.code
     if isinstance(e, UnsafeFile):  # a symlink, FIFO or device where the runner reads or writes a run's file
-        out({"error": error_dict("unsafe_file", f"{e}: {e.path}", "unsafe_file", e.params, path=e.path)})
+        out({"error": e.as_dict()})
         return 2
     return None

@@ -20,6 +20,8 @@ import stat
 import time
 from typing import Any
 
+from .checkpoints.errors import error_dict
+
 # Read caps per kind of file: far above what the runner writes, far below what hurts a reader.
 STATUS_MAX_BYTES = 1 << 20
 JSON_MAX_BYTES = 4 << 20  # spec.json, rank verdicts, eval results
@@ -38,6 +40,10 @@ class UnsafeFile(OSError):
         super().__init__(message)
         self.path, self.why = path, "unsafe_file"
         self.params = {"path": path, "cause": cause, **params}  # cause: symlink, not_regular, too_large, not_folder
+
+    def as_dict(self) -> dict[str, Any]:
+        """The error object the CLI prints and run_finished records (protocol.md, `unsafe_file`)."""
+        return error_dict("unsafe_file", f"{self}: {self.path}", "unsafe_file", self.params, path=self.path)
 
 
 def _name(path: str) -> str:
@@ -123,11 +129,20 @@ def atomic_write_json(path: str, obj: Any) -> None:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        replace_file(tmp, path)
     except BaseException:
         _unlink_quietly(tmp)
         raise
     fsync_dir(os.path.dirname(path) or ".")
+
+
+def replace_file(tmp: str, path: str) -> None:
+    """os.replace; a folder at `path` (planted there, or another user's) is UnsafeFile, not the
+    IsADirectoryError a rename over a folder raises."""
+    try:
+        os.replace(tmp, path)
+    except IsADirectoryError:
+        raise UnsafeFile(f"{_name(path)} is not a regular file", path, file=_name(path)) from None
 
 
 def create_temp(path: str, suffix: str = "") -> tuple[int, str]:

@@ -306,3 +306,30 @@ def test_hashing_a_fifo_planted_under_a_checkpoint_name_is_refused_not_a_hang(tm
     real = tmp_path / "real.ckpt"
     real.write_bytes(b"abc")
     assert sha256_file(str(real)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+
+
+def test_a_folder_where_the_runner_writes_a_file_is_unsafe_file_not_a_traceback(tmp_path, data_a):
+    """A folder planted under status.json ends `train` at once; one under a checkpoint's name ends
+    the run when it saves there: both with unsafe_file (exit 2), the folder and its content kept."""
+    s = write_spec(tmp_path / "s.json", spec(data_a, name="dir", train={"epochs": 1}))
+    run = tmp_path / "run"
+    (run / "status.json").mkdir(parents=True)
+    (run / "status.json" / "theirs.txt").write_text("precious")
+    r = cli("train", str(s), "--run-dir", str(run))
+    assert r.returncode == 2, r.stdout + r.stderr[-2000:]
+    err = last_json(r)["error"]
+    assert (err["kind"], err["params"]["file"]) == ("unsafe_file", "status.json"), err
+    assert err["message"] == f"status.json is not a regular file: {run / 'status.json'}"
+    assert (run / "status.json" / "theirs.txt").read_text() == "precious"
+
+    run2 = tmp_path / "run2"
+    (run2 / "checkpoints").mkdir(parents=True)
+    for step in range(1, 200):  # the first checkpoint's name, whatever the epoch's step count
+        (run2 / "checkpoints" / f"dir-e1-s{step}.ckpt").mkdir()
+    r = cli("train", str(s), "--run-dir", str(run2), timeout=300)
+    assert r.returncode == 2, r.stdout + r.stderr[-2000:]
+    status = json.loads((run2 / "status.json").read_text())
+    assert status["state"] == "failed" and status["error"]["code"] == "unsafe_file", status
+    assert status["error"]["params"]["file"].startswith("checkpoints/dir-e1-s"), status
+    assert all(p.is_dir() for p in (run2 / "checkpoints").glob("dir-e1-s*.ckpt"))
+    assert not [p for p in (run2 / "checkpoints").iterdir() if p.name.startswith(".")], "no temporary left"

@@ -23,7 +23,7 @@ import mindspore as ms
 
 from ..events import sanitize
 from ..models.backbones import VARIANT_CODES, VARIANT_ENTRY, variant_of_code
-from ..rundir import MANIFEST_MAX_BYTES, atomic_write_json, fsync_dir, open_regular, read_json, slug
+from ..rundir import MANIFEST_MAX_BYTES, atomic_write_json, fsync_dir, open_regular, read_json, replace_file, slug
 from .manifest import manifest_lock, mark_best, read_manifest, sha256_file
 from .run_record import RECORD_ENTRY, record_tensor
 
@@ -105,7 +105,7 @@ class CheckpointStore:
                 os.fsync(fd)
             finally:
                 os.close(fd)
-            os.replace(tmp, final)
+            replace_file(tmp, final)  # a folder planted under its name: unsafe_file
         finally:
             shutil.rmtree(tmpdir, ignore_errors=True)
         fsync_dir(self.dir)  # the rename itself survives a power loss

@@ -33,7 +33,15 @@ from ..data.folder import DataError
 from ..device.telemetry import DEFAULT_INTERVAL_S, Sampler, start_sampler
 from ..distributed.strategy import NullLog, RankStrategy
 from ..events import EventLog
-from ..rundir import atomic_write_json, make_reserve, open_lock, process_start, release_reserve, write_status
+from ..rundir import (
+    UnsafeFile,
+    atomic_write_json,
+    make_reserve,
+    open_lock,
+    process_start,
+    release_reserve,
+    write_status,
+)
 from ..spec import SpecError
 from ..spec_types import RunSpec
 from .summary import summary_for
@@ -160,6 +168,8 @@ class Run:
         except NonFiniteLoss as e:
             error = error_dict("nonfinite_loss", str(e), "nonfinite_loss", e.params, trace_tail=None)
             return self.finish("failed", error, None, None, 1)
+        except UnsafeFile as e:  # a symlink, FIFO or folder planted where the run writes a file
+            return self.finish("failed", e.as_dict(), None, None, 2)
         except Exception as e:
             tail = "\n".join(traceback.format_exc().strip().splitlines()[-15:])
             if is_disk_full(e):
