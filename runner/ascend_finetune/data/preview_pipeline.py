@@ -59,11 +59,15 @@ def transformed_thumbs(
 
 def preview_preprocess(spec: RunSpec) -> tuple[Any, dict[str, Any]]:
     """The resize, crop and normalisation the run will use (models/preprocess.py, as the trainer resolves
-    it), without downloading anything: mindcv:/hf-hub: names are judged by name, a hub config is read
-    from the cache only, a local file's origin from its index. Returns it with `thumbnails.preprocess`
-    (protocol.md): its record, the eval resize, the warnings the run will give, whether the hub config
-    is still to be read (`pending_config`), and `unresolved`, why it could not be worked out here (a
-    file train would refuse: then the runner's own is shown, and validate or train says what is wrong)."""
+    it), without downloading anything: mindcv: and hf-hub:timm/ names are judged by name, a hub config is
+    read from the cache only, a local or cached file's origin from its index. Returns it with
+    `thumbnails.preprocess` (protocol.md): its record, the eval resize, the warnings the run will give,
+    whether the hub config is still to be read (`pending_config`), whether the weights are
+    (`pending_weights`: an hf-hub: repository outside timm/, whose file's origin picks the preprocessing),
+    and `unresolved`, why it could not be worked out here (a file train would refuse: then the runner's
+    own is shown, and validate or train says what is wrong)."""
+    from ..models.catalog import parse
+    from ..models.download import cache_path
     from ..models.origin import origin_of_file
     from ..models.preprocess import TABLE, Warnings, from_spec, resolve
 
@@ -71,10 +75,19 @@ def preview_preprocess(spec: RunSpec) -> tuple[Any, dict[str, Any]]:
     pretrained = m["pretrained"]
     warnings = Warnings()
     unresolved = None
+    pending_weights = False
     try:
         origin = None
         if pretrained and not pretrained.startswith(("mindcv:", "hf-hub:")) and os.path.isfile(pretrained):
             origin, _ = origin_of_file(pretrained)
+        elif pretrained and pretrained.startswith("hf-hub:") and not pretrained.startswith("hf-hub:timm/"):
+            # Outside timm/ the run picks the preprocessing by the downloaded file's origin (a PyTorch
+            # state dict: torchvision's): the cached file's, else not known until the run downloads it.
+            cached = cache_path(parse(pretrained))
+            if os.path.isfile(cached):
+                origin, _ = origin_of_file(cached)
+            else:
+                pending_weights = True
         p = resolve(m["preprocess"], pretrained, origin, warnings, image_size=spec["data"]["image_size"], fetch=False)
     except Exception as e:  # noqa: BLE001 (a preview shows the data whatever the weights file holds)
         unresolved = f"{type(e).__name__}: {str(e).strip()[:300]}"
@@ -84,6 +97,7 @@ def preview_preprocess(spec: RunSpec) -> tuple[Any, dict[str, Any]]:
         "resize": p.resize(spec["data"]["image_size"]),
         "warnings": warnings,
         "pending_config": p.pending_config,
+        "pending_weights": pending_weights,
         "unresolved": unresolved,
     }
     return p, doc

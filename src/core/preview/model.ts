@@ -233,7 +233,7 @@ function problems(doc: Obj, t: Translate): ProblemView[] {
 /**
  * The eval thumbnails' preprocessing in sentences (the runner's `thumbnails.preprocess`: the resize, crop
  * and mean/std the run will use, resolved without downloading): that first, then whether a hub config
- * is still to be read, why it could not be worked out, and the warnings the run will give. Empty when
+ * or the weights are still to be read, why it could not be worked out, and the warnings the run will give. Empty when
  * the runner sent none.
  */
 function evalNote(th: Obj, size: number, t: Translate): string[] {
@@ -255,6 +255,13 @@ function evalNote(th: Obj, size: number, t: Translate): string[] {
     out.push(
       t(
         "The weights' config.json is not on this machine yet: the run reads it when it starts, which may change these values.",
+      ),
+    );
+  }
+  if (p.pending_weights === true) {
+    out.push(
+      t(
+        "The weights are not on this machine yet: the run picks their preprocessing by the file it downloads (a PyTorch file gets torchvision's), which may change these values.",
       ),
     );
   }

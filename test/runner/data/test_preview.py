@@ -401,3 +401,37 @@ def test_a_pretrained_file_the_run_would_refuse_does_not_stop_the_preview(banded
     th = eval_preview(banded, "bad", {"pretrained": str(bad)})
     assert th["shown"] == 2 and th["preprocess"]["name"] == "imagenet"
     assert "unknown backbone_variant 99" in th["preprocess"]["unresolved"]
+
+
+def test_the_eval_thumbnails_of_hub_weights_outside_timm_follow_the_cached_files_origin(banded, monkeypatch, tmp_path):
+    """An hf-hub: repository outside timm/: the run picks the preprocessing by the downloaded file's origin,
+    so the preview reads the cached file's (a PyTorch state dict: torchvision's, with its warning), and says
+    when the file is not cached yet, with no request (HF_ENDPOINT points at a port that refuses)."""
+    import struct
+
+    from ascend_finetune.models.catalog import parse
+    from ascend_finetune.models.download import cache_path
+
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setenv("ASCEND_FINETUNE_CACHE", str(tmp_path / "cache"))
+    name = "hf-hub:someone/resnet18.my_finetune"
+    model = {"backbone": "resnet18", "pretrained": name}
+    p = eval_preview(banded, "uncached", model)["preprocess"]
+    assert p["pending_weights"] and not p["pending_config"] and p["name"] == "imagenet", p
+    assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").rglob("*.safetensors")), "nothing fetched"
+
+    # A PyTorch state dict in the cache, as a download leaves it (a .safetensors of torchvision's names).
+    cached = cache_path(parse(name), {"ASCEND_FINETUNE_CACHE": str(tmp_path / "cache")})
+    os.makedirs(os.path.dirname(cached), exist_ok=True)
+    tensors = {"conv1.weight": 8, "bn1.running_mean": 8, "fc.weight": 8}
+    header, at = {}, 0
+    for key, n in tensors.items():
+        header[key] = {"dtype": "F32", "shape": [n // 4], "data_offsets": [at, at + n]}
+        at += n
+    raw = json.dumps(header).encode()
+    with open(cached, "wb") as f:
+        f.write(struct.pack("<Q", len(raw)) + raw + bytes(at))
+    p = eval_preview(banded, "cached", model)["preprocess"]
+    assert (p["name"], p["pending_weights"]) == ("torchvision", False), p
+    assert [w["code"] for w in p["warnings"]] == ["preprocess_assumed"], p

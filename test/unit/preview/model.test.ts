@@ -98,6 +98,8 @@ test("the eval thumbnails' note says the run's preprocessing, its notes and warn
   assert.match(squash[0], /^timm preprocessing: both sides resized to 224 px .*; mean \[127\.5,127\.5,127\.5\],/);
   const pending = view({ ...base, name: 'timm', pending_config: true });
   assert.match(pending[1], /config\.json is not on this machine yet: the run reads it when it starts/);
+  const notHere = view({ ...base, pending_weights: true });
+  assert.match(notHere[1], /weights are not on this machine yet: the run picks their preprocessing by the file/);
   const unresolved = view({ ...base, unresolved: 'PretrainedError: x.ckpt is not a usable checkpoint' });
   assert.match(
     unresolved[1],
