@@ -21,7 +21,7 @@ from ..data.folder import DataError
 from ..device.telemetry import DEFAULT_INTERVAL_S, DeviceSampler
 from ..events import EventLog, read_events
 from ..logfilter import popen_filtered
-from ..rundir import MANIFEST_MAX_BYTES, atomic_write_json, open_append, read_json, write_status
+from ..rundir import MANIFEST_MAX_BYTES, UnsafeFile, atomic_write_json, open_append, read_json, write_status
 from ..spec_types import RunSpec
 from .prepare import prepare_data, prepare_weights
 from .strategy import NullLog
@@ -435,7 +435,10 @@ def launch(run: HeldRun, node_rank: int = 0, master_port: int | None = None, che
 
 def _failed(run: HeldRun, e: Exception) -> int:
     """The run's end on an error the launcher did not expect (called in its `except`), as `execute` ends a
-    single process: `disk_full` on a full disk, else the exception as it is."""
+    single process: `unsafe_file` (exit 2) for a planted symlink or folder, `disk_full` on a full disk,
+    else the exception as it is."""
+    if isinstance(e, UnsafeFile):
+        return run.finish("failed", e.as_dict(), None, None, 2)
     tail = "\n".join(traceback.format_exc().strip().splitlines()[-LOG_TAIL_LINES:])
     error = disk_full_error(run.run_dir, e, tail) if is_disk_full(e) else exception_error(e, trace_tail=tail)
     return run.finish("failed", error, None, None, 1)

@@ -90,6 +90,9 @@ class Fetched:
     sha256: str
     downloaded: bool  # False: the cache already had it
     name_hash: str | None = None  # the hex a mindcv file name carries (catalog.Source.name_hash)
+    # The file's (device, inode, size, mtime) as it was hashed: the run checks it still is that file
+    # after loading it by path (weights_setup.check_unchanged).
+    identity: tuple[int, int, int, int] | None = None
 
     @property
     def name_hash_ok(self) -> bool | None:
@@ -121,6 +124,12 @@ class Fetched:
 
 def cache_path(src: Source, env: Mapping[str, str] | None = None) -> str:
     return os.path.join(cache_root(env), src.cache_relpath())
+
+
+def identity_of(st: os.stat_result) -> tuple[int, int, int, int]:
+    """A file's (device, inode, size, mtime in ns): another file renamed into place, or the same one
+    rewritten, has another."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def sha256_of(path: str) -> str:
@@ -479,7 +488,7 @@ def _cached(src: Source, url: str, dest: str, folder: Folder) -> Fetched | None:
             write_record(folder, name, actual, st)
         except OSError:
             pass  # a read-only or someone else's cache: the listing just knows less
-    return Fetched(dest, src.text, url, actual, downloaded=False, name_hash=src.name_hash)
+    return Fetched(dest, src.text, url, actual, downloaded=False, name_hash=src.name_hash, identity=identity_of(st))
 
 
 def _install(src: Source, url: str, dest: str, folder: Folder) -> Fetched:
@@ -506,7 +515,7 @@ def _install(src: Source, url: str, dest: str, folder: Folder) -> Fetched:
     os.replace(name + ".part", name, src_dir_fd=folder.fd, dst_dir_fd=folder.fd)
     folder.remove(name + ORIGIN_SUFFIX)
     write_record(folder, name, actual, st)  # a rename keeps the size and mtime
-    return Fetched(dest, src.text, url, actual, downloaded=True, name_hash=src.name_hash)
+    return Fetched(dest, src.text, url, actual, downloaded=True, name_hash=src.name_hash, identity=identity_of(st))
 
 
 def fetch(value: str, env: dict[str, str] | None = None, progress: Progress | None = None) -> Fetched:

@@ -36,6 +36,7 @@ from .loss import class_counts, make_loss
 from .steps import HOST_SINK_ENV, DataWaitMonitor, build_sink, host_sink, normalized, run_step_cell
 from .weights_setup import (
     PREPROCESS_FILE,
+    check_unchanged,
     checkpoint_lineage,
     read_preprocess_file,
     recorded_weights,
@@ -190,6 +191,8 @@ class Trainer:
 
                     top = {k: v for k, v in self.pretrained_info.items() if k in LINEAGE_KEYS}
                     self.pretrained_info["from"] = (lineage({**top, "from": parent}) or {}).get("from", parent)
+            # Loaded, hashed and its record read by path: still the file that was checked before?
+            check_unchanged(weights, start.identity)
             partial = r.partial_warning(weights)
             if partial:
                 self.warn(**partial)

@@ -30,6 +30,9 @@ class StartingWeights:
     path: str | None  # the local file to load: None without model.pretrained, and on resume
     fetched: Any  # download.Fetched for a mindcv:/hf-hub: name, else None
     origin: str | None  # origin.origin_of_file's
+    # The file's download.identity_of before anything read it by path (a fetched file's as it was
+    # hashed): check_unchanged compares it once the weights are loaded.
+    identity: tuple[int, int, int, int] | None = None
 
 
 def starting_weights(spec: RunSpec, resume: str | None, emit: Callable[..., Any] | None) -> StartingWeights:
@@ -48,8 +51,40 @@ def starting_weights(spec: RunSpec, resume: str | None, emit: Callable[..., Any]
 
     progress = setup_progress(emit, weights) if emit else None
     path, fetched = local_weights(weights, progress)
+    identity = fetched.identity if fetched else _identity(path)
     origin, variant = origin_of_file(path)
-    return StartingWeights(variant, path, fetched, origin)
+    return StartingWeights(variant, path, fetched, origin, identity)
+
+
+def _identity(path: str) -> tuple[int, int, int, int] | None:
+    from ..models.download import identity_of
+
+    try:
+        return identity_of(os.stat(path))
+    except OSError:
+        return None  # missing: origin_of_file says so
+
+
+def check_unchanged(path: str, identity: tuple[int, int, int, int] | None) -> None:
+    """PretrainedError (pretrained_changed) when `path` is no longer the file that was checked (and, for a
+    named source, hashed) before it was loaded by path: another file renamed into place, or this one
+    rewritten, while the run read it. The weights loaded and the sha256 recorded might then not match,
+    and in a cache other users can write to, the file could have been swapped on purpose."""
+    if identity is None:
+        return
+    from ..models.download import identity_of
+
+    try:
+        now = identity_of(os.stat(path))
+    except OSError:
+        now = None
+    if now != identity:
+        raise PretrainedError(
+            f"{path} changed while the run loaded it (another file was put in its place, or it was rewritten): "
+            "the weights loaded may not be the ones checked; start the run again once nothing writes it",
+            "pretrained_changed",
+            path=path,
+        )
 
 
 def run_preprocess(spec: RunSpec, origin: str | None, resume: str | None, warn: Callable[..., None]) -> Preprocess:

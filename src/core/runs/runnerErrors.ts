@@ -265,6 +265,15 @@ const ERRORS: Readonly<Record<string, ErrorWords>> = {
   pretrained_not_found: {
     message: (p, t) => fill(t('Weights file not found: {path}.'), { path: p.str('path') }),
   },
+  pretrained_changed: {
+    message: (p, t) =>
+      fill(
+        t(
+          '{path} changed while the run loaded it (another file was put in its place, or it was rewritten): the weights loaded may not be the ones checked. Start the run again once nothing writes it.',
+        ),
+        { path: p.str('path') },
+      ),
+  },
   not_a_checkpoint: {
     message: (p, t) =>
       fill(t('Not a MindSpore {format} checkpoint: {path} ({error}).'), {

@@ -115,15 +115,16 @@ def test_a_stop_during_the_launchers_download_ends_the_run_before_msrun(how, tmp
 
 
 def test_an_unexpected_error_before_msrun_still_ends_the_run(tmp_path, small_data):  # noqa: F811
-    """Anything the launcher's set-up raises (here: ranks/preprocess.json cannot be written) ends the run
-    as failed, with the error, instead of leaving status.json at running."""
+    """Anything the launcher's set-up raises (here: ranks/preprocess.json cannot be written, a folder is
+    in its place) ends the run as failed, with the error, instead of leaving status.json at running."""
     run = tmp_path / "run"
     (run / "ranks" / "preprocess.json").mkdir(parents=True)
     s = spec(small_data, name="odd", **TWO_RANKS)
     code, out = cli("train", str(write_spec(tmp_path / "odd.json", s)), "--run-dir", str(run))
-    assert code == 1, out
+    assert code == 2, out
     (finished,) = of_type(events(run), "run_finished")
-    assert finished["status"] == "failed" and finished["error"]["kind"] == "IsADirectoryError", finished["error"]
+    assert finished["status"] == "failed" and finished["error"]["code"] == "unsafe_file", finished["error"]
+    assert finished["error"]["params"]["file"] == "ranks/preprocess.json"
     assert json.loads((run / "status.json").read_text())["state"] == "failed"
     assert_no_orphans(run)
 
