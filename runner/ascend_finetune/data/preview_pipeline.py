@@ -66,8 +66,6 @@ def preview_preprocess(spec: RunSpec) -> tuple[Any, dict[str, Any]]:
     (`pending_weights`: an hf-hub: repository outside timm/, whose file's origin picks the preprocessing),
     and `unresolved`, why it could not be worked out here (a file train would refuse: then the runner's
     own is shown, and validate or train says what is wrong)."""
-    from ..models.catalog import parse
-    from ..models.download import cache_path
     from ..models.origin import origin_of_file
     from ..models.preprocess import TABLE, Warnings, from_spec, resolve
 
@@ -80,14 +78,8 @@ def preview_preprocess(spec: RunSpec) -> tuple[Any, dict[str, Any]]:
         origin = None
         if pretrained and not pretrained.startswith(("mindcv:", "hf-hub:")) and os.path.isfile(pretrained):
             origin, _ = origin_of_file(pretrained)
-        elif pretrained and pretrained.startswith("hf-hub:") and not pretrained.startswith("hf-hub:timm/"):
-            # Outside timm/ the run picks the preprocessing by the downloaded file's origin (a PyTorch
-            # state dict: torchvision's): the cached file's, else not known until the run downloads it.
-            cached = cache_path(parse(pretrained))
-            if os.path.isfile(cached):
-                origin, _ = origin_of_file(cached)
-            else:
-                pending_weights = True
+        elif pretrained and _origin_picks(pretrained, m["preprocess"]):
+            origin, pending_weights = _cached_origin(pretrained)
         p = resolve(m["preprocess"], pretrained, origin, warnings, image_size=spec["data"]["image_size"], fetch=False)
     except Exception as e:  # noqa: BLE001 (a preview shows the data whatever the weights file holds)
         unresolved = f"{type(e).__name__}: {str(e).strip()[:300]}"
@@ -101,3 +93,32 @@ def preview_preprocess(spec: RunSpec) -> tuple[Any, dict[str, Any]]:
         "unresolved": unresolved,
     }
     return p, doc
+
+
+def _origin_picks(pretrained: str, setting: Any) -> bool:
+    """Whether the run picks the preprocessing by a downloaded file's origin: `auto` with an hf-hub:
+    repository outside timm/ (a PyTorch state dict gets torchvision's; timm/ and mindcv: go by name)."""
+    from ..models.preprocess import preset_of
+
+    hub = pretrained.startswith("hf-hub:") and not pretrained.startswith("hf-hub:timm/")
+    return hub and preset_of(setting) == "auto"
+
+
+def _cached_origin(pretrained: str) -> tuple[str | None, bool]:
+    """(origin, pending) of a named source's file as the run would find it in the cache: read by
+    weights-status's rules (no symlink another user made, regular files only, the record's size and a
+    pin checked). Not cached: (None, True), the run downloads it, unless HF_HUB_OFFLINE keeps it from
+    doing so. A file the run would refuse or download over raises, for `unresolved`."""
+    from ..models.cache_status import source_status
+    from ..models.catalog import parse
+    from ..models.download import offline
+    from ..models.origin import origin_of_file
+
+    st = source_status(parse(pretrained), os.environ)
+    if st["state"] == "cached":
+        return origin_of_file(str(st["path"]))[0], False
+    if st["state"] == "missing":
+        if offline(os.environ):
+            raise ValueError(f"HF_HUB_OFFLINE is set and {pretrained} is not in the cache ({st['path']})")
+        return None, True
+    raise ValueError(f"the cached file for {pretrained} is {st['state']}: {st.get('why', '')} ({st['path']})")

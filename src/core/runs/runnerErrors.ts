@@ -84,7 +84,7 @@ const ERRORS: Readonly<Record<string, ErrorWords>> = {
       }
       return fill(
         t(
-          'A file in the run directory is not safe to use ({what}: {path}). Someone else may have planted it: check who owns the run directory, remove the link or special file, and try again.',
+          'A file in the run directory is not safe to use ({what}: {path}). Someone else may have planted it: check who owns the run directory, remove the link, folder or special file, and try again.',
         ),
         { what, path: p.str('path') },
       );

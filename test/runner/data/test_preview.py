@@ -435,3 +435,29 @@ def test_the_eval_thumbnails_of_hub_weights_outside_timm_follow_the_cached_files
     p = eval_preview(banded, "cached", model)["preprocess"]
     assert (p["name"], p["pending_weights"]) == ("torchvision", False), p
     assert [w["code"] for w in p["warnings"]] == ["preprocess_assumed"], p
+
+
+def test_hub_weights_outside_timm_in_the_preview_as_the_run_would_take_them(banded, monkeypatch, tmp_path):
+    """No "may change" note where the file's origin picks nothing (model.preprocess names a preset) or the run
+    cannot download (HF_HUB_OFFLINE: it fails, and the preview says why); a symlink planted at the cached
+    file's name, which the run downloads over, is not read as the weights."""
+    from ascend_finetune.models.catalog import parse
+    from ascend_finetune.models.download import cache_path
+
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setenv("ASCEND_FINETUNE_CACHE", str(tmp_path / "cache"))
+    name = "hf-hub:someone/resnet18.my_finetune"
+    p = eval_preview(banded, "preset", {"backbone": "resnet18", "pretrained": name, "preprocess": "timm"})["preprocess"]
+    assert (p["name"], p["pending_weights"], p["unresolved"]) == ("timm", False, None), p
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    p = eval_preview(banded, "offline", {"backbone": "resnet18", "pretrained": name})["preprocess"]
+    assert not p["pending_weights"] and "HF_HUB_OFFLINE is set" in p["unresolved"], p
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+
+    cached = cache_path(parse(name), {"ASCEND_FINETUNE_CACHE": str(tmp_path / "cache")})
+    os.makedirs(os.path.dirname(cached), exist_ok=True)
+    os.symlink(tmp_path / "anything", cached)
+    p = eval_preview(banded, "symlink", {"backbone": "resnet18", "pretrained": name})["preprocess"]
+    assert p["name"] == "imagenet" and "unsafe" in (p["unresolved"] or ""), p
