@@ -41,7 +41,7 @@ def prepare_weights(
     p = run_preprocess(spec, start.origin, resume, warnings)
     path = os.path.join(run_dir, RANKS_DIR, PREPROCESS_FILE)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    write_preprocess_file(path, p, warnings)
+    write_preprocess_file(path, p, warnings, start.identity)
     if node_rank:
         for w in warnings:
             emit("warning", **{**w, "details": {**w.get("details", {}), "node_rank": node_rank}})

@@ -150,9 +150,10 @@ class Trainer:
         # The evaluation resize and the normalisation the weights expect (models/preprocess.py);
         # checkpoints record them. A rank takes what its launcher resolved for the node.
         launched = read_preprocess_file(os.path.join(run_dir, RANKS_DIR, PREPROCESS_FILE)) if rank else None
+        launched_identity = None  # the weights file the launcher resolved the preprocessing from
         if launched is not None:
-            self.preprocess = launched[0]
-            self.warnings.extend(launched[1])
+            self.preprocess, warnings, launched_identity = launched
+            self.warnings.extend(warnings)
         else:
             self.preprocess = run_preprocess(spec, origin, resume, self.warn)
         head_norm = m.get("head_norm", "auto")
@@ -192,7 +193,7 @@ class Trainer:
                     top = {k: v for k, v in self.pretrained_info.items() if k in LINEAGE_KEYS}
                     self.pretrained_info["from"] = (lineage({**top, "from": parent}) or {}).get("from", parent)
             # Loaded, hashed and its record read by path: still the file that was checked before?
-            check_unchanged(weights, start.identity)
+            check_unchanged(weights, start.identity, launched_identity)
             partial = r.partial_warning(weights)
             if partial:
                 self.warn(**partial)

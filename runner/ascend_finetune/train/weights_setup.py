@@ -11,6 +11,7 @@ The ranks still load the weights themselves, from the cache the launcher filled.
 from __future__ import annotations
 
 import os
+import socket
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -65,11 +66,14 @@ def _identity(path: str) -> tuple[int, int, int, int] | None:
         return None  # missing: origin_of_file says so
 
 
-def check_unchanged(path: str, identity: tuple[int, int, int, int] | None) -> None:
+def check_unchanged(path: str, identity: tuple[int, int, int, int] | None, was: Any = None) -> None:
     """PretrainedError (pretrained_changed) when `path` is no longer the file that was checked (and, for a
-    named source, hashed) before it was loaded by path: another file renamed into place, or this one
-    rewritten, while the run read it. The weights loaded and the sha256 recorded might then not match,
-    and in a cache other users can write to, the file could have been swapped on purpose."""
+    named source, hashed) before it was loaded by path, or (`was`: the identity a run's launcher
+    recorded in ranks/preprocess.json) not the file the launcher resolved the preprocessing from:
+    another file renamed into place, this one rewritten or removed, while the run read it (a second
+    download, a Copy Weights to Target, a colleague's copy). The weights loaded and the sha256 and
+    preprocessing recorded might then not match. A narrow window, not a guard against someone who can
+    write the file's folder: they can replace an unpinned file before any run starts."""
     if identity is None:
         return
     from ..models.download import identity_of
@@ -78,13 +82,15 @@ def check_unchanged(path: str, identity: tuple[int, int, int, int] | None) -> No
         now = identity_of(os.stat(path))
     except OSError:
         now = None
-    if now != identity:
-        raise PretrainedError(
-            f"{path} changed while the run loaded it (another file was put in its place, or it was rewritten): "
-            "the weights loaded may not be the ones checked; start the run again once nothing writes it",
-            "pretrained_changed",
-            path=path,
-        )
+    if now == identity and (was is None or list(was) == list(identity)):
+        return
+    how = "was removed" if now is None else "changed (another file was put in its place, or it was rewritten)"
+    raise PretrainedError(
+        f"{path} {how} while the run loaded it: the weights loaded may not be the ones checked; start the run "
+        "again once nothing writes it",
+        "pretrained_changed",
+        path=path,
+    )
 
 
 def run_preprocess(spec: RunSpec, origin: str | None, resume: str | None, warn: Callable[..., None]) -> Preprocess:
@@ -95,12 +101,18 @@ def run_preprocess(spec: RunSpec, origin: str | None, resume: str | None, warn: 
     )
 
 
-def write_preprocess_file(path: str, p: Preprocess, warnings: list[dict[str, Any]]) -> None:
-    """What the launcher resolved, for its node's ranks: the preprocessing and its warnings."""
-    atomic_write_json(path, {"preprocess": p.describe(), "warnings": warnings})
+def write_preprocess_file(
+    path: str, p: Preprocess, warnings: list[dict[str, Any]], identity: tuple[int, ...] | None = None
+) -> None:
+    """What the launcher resolved, for its node's ranks: the preprocessing and its warnings, and the
+    identity of the weights file it resolved them from on this host (each rank there checks it loads
+    that file; a run folder shared by several nodes holds the last launcher's, which another host's
+    ranks leave unchecked)."""
+    ident = {"host": socket.gethostname(), "file": list(identity)} if identity else None
+    atomic_write_json(path, {"preprocess": p.describe(), "warnings": warnings, "identity": ident})
 
 
-def read_preprocess_file(path: str) -> tuple[Preprocess, list[dict[str, Any]]] | None:
+def read_preprocess_file(path: str) -> tuple[Preprocess, list[dict[str, Any]], list[int] | None] | None:
     """The launcher's resolution (bounded, checked as a record is), or None: not there (a launcher of
     an older runner) or not usable, when the rank resolves its own."""
     doc = read_json(path, None, PREPROCESS_FILE_MAX_BYTES)
@@ -113,7 +125,10 @@ def read_preprocess_file(path: str) -> tuple[Preprocess, list[dict[str, Any]]] |
     warnings: list[dict[str, Any]] = []
     if isinstance(listed, list):
         warnings = [w for w in listed if isinstance(w, dict) and isinstance(w.get("code"), str)]
-    return p, warnings
+    ident = doc.get("identity")
+    file = ident.get("file") if isinstance(ident, dict) and ident.get("host") == socket.gethostname() else None
+    ok = isinstance(file, list) and len(file) == 4 and all(type(v) is int for v in file)
+    return p, warnings, file if ok else None
 
 
 def resumed_layout(resume: str, pretrained: str | None) -> tuple[str, str | None]:

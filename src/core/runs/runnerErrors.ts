@@ -269,7 +269,7 @@ const ERRORS: Readonly<Record<string, ErrorWords>> = {
     message: (p, t) =>
       fill(
         t(
-          '{path} changed while the run loaded it (another file was put in its place, or it was rewritten): the weights loaded may not be the ones checked. Start the run again once nothing writes it.',
+          '{path} changed while the run loaded it (another file was put in its place, or it was rewritten or removed): the weights loaded may not be the ones checked. Start the run again once nothing writes it.',
         ),
         { path: p.str('path') },
       ),

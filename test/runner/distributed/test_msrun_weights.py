@@ -192,3 +192,62 @@ def test_a_full_disk_during_the_launchers_set_up_ends_the_run_as_disk_full(tmp_p
     ((status, error, _, _, _),) = ended
     assert status == "failed" and error["kind"] == error["code"] == "disk_full"
     assert error["params"]["run_dir"] == str(tmp_path) and "No space left" in error["trace_tail"]
+
+
+# The launcher, with prepare_weights wrapped so that another file is renamed over model.pretrained once the
+# launcher has resolved the preprocessing from it, before msrun starts the ranks.
+SWAP_AFTER_PREPARE = """
+import os, sys
+import ascend_finetune.distributed.launcher as launcher
+from ascend_finetune.cli import main
+real = launcher.prepare_weights
+def prepare_then_swap(spec, *args, **kwargs):
+    out = real(spec, *args, **kwargs)
+    os.replace(os.environ["SWAP_IN"], spec["model"]["pretrained"])
+    return out
+launcher.prepare_weights = prepare_then_swap
+sys.argv[0] = "ascend_finetune"
+raise SystemExit(main())
+"""
+
+
+def test_a_file_swapped_after_the_launcher_resolved_it_fails_the_ranks(tmp_path, small_data, host):  # noqa: F811
+    """The ranks load the weights themselves: one that finds another file than the one the launcher resolved
+    the preprocessing from (ranks/preprocess.json's identity) fails with pretrained_changed, not training on
+    the other file with the first one's preprocessing."""
+    import os
+    import shutil
+    import subprocess
+
+    from conftest import ROOT
+
+    weights = tmp_path / "weights.safetensors"
+    weights.write_bytes(host.files[WEIGHTS])
+    other = tmp_path / "other.safetensors"
+    shutil.copy(weights, other)
+    s = spec(small_data, name="swap", model={"pretrained": str(weights), "freeze": "backbone"}, **TWO_RANKS)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "runner"), SWAP_IN=str(other))
+    run = tmp_path / "run"
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            SWAP_AFTER_PREPARE,
+            "train",
+            str(write_spec(tmp_path / "s.json", s)),
+            "--run-dir",
+            str(run),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert r.returncode != 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert json.loads((run / "ranks" / "preprocess.json").read_text())["identity"]["file"][1] != os.stat(weights).st_ino
+    (finished,) = of_type(events(run), "run_finished")
+    assert finished["status"] == "failed", finished
+    verdicts = rank_verdicts(run)
+    assert verdicts and all(v["error"]["code"] == "pretrained_changed" for v in verdicts.values()), verdicts
+    assert not of_type(events(run), "step"), "no rank trained on the swapped file"
+    assert_no_orphans(run)

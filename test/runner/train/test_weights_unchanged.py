@@ -74,9 +74,16 @@ def test_the_identity_is_taken_before_the_first_read_and_any_change_is_caught(ru
         check_unchanged(str(weights), start.identity)
     assert (e.value.why, e.value.params) == ("pretrained_changed", {"path": str(weights)})
 
-    os.unlink(weights)  # gone: changed too
-    with pytest.raises(PretrainedError):
+    os.unlink(weights)  # gone: it may have been swapped before it went, and the message says it went
+    with pytest.raises(PretrainedError, match="was removed while the run loaded it"):
         check_unchanged(str(weights), start.identity)
+
+    # A run's rank: the file the launcher resolved the preprocessing from (ranks/preprocess.json) is another.
+    weights.write_bytes(b"x")
+    now = identity_of(os.stat(weights))
+    check_unchanged(str(weights), now, list(now))
+    with pytest.raises(PretrainedError, match="changed"):
+        check_unchanged(str(weights), now, [now[0], now[1] + 1, now[2], now[3]])
 
 
 def test_a_named_sources_identity_is_the_hashed_files(run_a, tmp_path):
