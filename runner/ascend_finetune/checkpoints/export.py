@@ -10,15 +10,18 @@ into place: an interrupted export leaves no half file under the final name.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import re
 import shutil
+import stat
 import tempfile
 from typing import Any
 
 import numpy as np
 
-from ..rundir import atomic_write_json
+from ..rundir import atomic_write_json, create_temp, replace_file
 from .errors import ToolError
 from .format import read_index
 from .tools import load_run
@@ -90,7 +93,7 @@ def export(run_dir: str, ckpt: str, fmt: str, out: str | None) -> dict[str, Any]
                 why="export_no_file",
                 params={"file": os.path.basename(ckpt), "format": fmt},
             )
-        shutil.move(tmp, out)  # a rename on the same file system
+        _place(tmp, out)
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
     # The exported network takes normalised input and answers class indices: what a deployment needs to
@@ -112,6 +115,31 @@ def export(run_dir: str, ckpt: str, fmt: str, out: str | None) -> dict[str, Any]
         "preprocess_file": sidecar,
         **{k: v for k, v in facts.items() if k != "model"},
     }
+
+
+def _place(tmp: str, out: str) -> None:
+    """`tmp` renamed to `out` itself: a symlink there is replaced, not followed, and a folder there is
+    UnsafeFile (shutil.move would put the file inside it and report the folder). From another file
+    system (the system's temp folder) it is copied to an exclusive temporary file next to `out` first,
+    so the rename still swaps whole files."""
+    try:
+        replace_file(tmp, out)
+        return
+    except OSError as e:
+        if e.errno != errno.EXDEV:
+            raise
+    fd, near = create_temp(out)
+    try:
+        with os.fdopen(fd, "wb") as dst, open(tmp, "rb") as src:
+            shutil.copyfileobj(src, dst, 1 << 20)
+            os.fchmod(dst.fileno(), stat.S_IMODE(os.fstat(src.fileno()).st_mode))  # as the rename would keep it
+            dst.flush()
+            os.fsync(dst.fileno())
+        replace_file(near, out)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(near)
+        raise
 
 
 def _preprocess(run: Any, ckpt: str) -> dict[str, object]:

@@ -41,8 +41,8 @@ def cache_root(env: Mapping[str, str] | None = None) -> str:
 
 class CacheUnsafe(PretrainedError):
     """A symlink (to a folder: another user's) or special file where the cache should hold a folder or a
-    regular file: someone else may have planted it in a shared cache, so it is neither followed nor
-    written through."""
+    regular file, or a folder where it writes a file: someone else may have planted it in a shared
+    cache, so it is neither followed nor written through (nor removed: it may hold their files)."""
 
     def __init__(self, path: str, cause: str):
         what = {"symlink": "a symlink", "not_folder": "not a folder"}.get(cause, "not a regular file")
@@ -202,6 +202,19 @@ class Folder:
             return 0
         return st.st_size if stat.S_ISREG(st.st_mode) else 0
 
+    def holds_folder(self, name: str) -> bool:
+        """Whether `name` is a folder (not a symlink to one): no rename of a file can replace it."""
+        st = _lstat(self.fd, name)
+        return st is not None and stat.S_ISDIR(st.st_mode)
+
+    def replace(self, src: str, dst: str) -> None:
+        """os.replace within the folder (a symlink at `dst` is replaced, not followed); a folder at `dst`,
+        planted in a shared cache, is CacheUnsafe rather than the IsADirectoryError of the rename."""
+        try:
+            os.replace(src, dst, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+        except IsADirectoryError:
+            raise CacheUnsafe(os.path.join(self.path, dst), "not_regular") from None
+
     def remove(self, name: str) -> None:
         try:
             os.unlink(name, dir_fd=self.fd)
@@ -210,7 +223,8 @@ class Folder:
 
     def write(self, name: str, data: bytes) -> None:
         """`name` replaced by `data` at once: written to a new file (O_EXCL, under a name nobody can
-        guess) and renamed over it (which replaces a symlink there, not its target)."""
+        guess) and renamed over it (which replaces a symlink there, not its target; a folder there is
+        CacheUnsafe)."""
         tmp = f"{name}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644, dir_fd=self.fd)
         try:
@@ -218,7 +232,7 @@ class Folder:
                 os.write(fd, data)
             finally:
                 os.close(fd)
-            os.replace(tmp, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+            self.replace(tmp, name)
         except BaseException:
             self.remove(tmp)
             raise

@@ -455,8 +455,12 @@ def _cached(src: Source, url: str, dest: str, folder: Folder) -> Fetched | None:
     name = os.path.basename(dest)
     try:
         fd = folder.open(name, os.O_RDONLY)
-    except (FileNotFoundError, CacheUnsafe):  # a symlink or special file there is downloaded over
+    except FileNotFoundError:
         return None
+    except CacheUnsafe:
+        if folder.holds_folder(name):  # no rename replaces it: refused before a download that could not land
+            raise
+        return None  # a symlink or special file there is downloaded over (the rename replaces it)
     try:
         st = os.fstat(fd)
         rec = read_record(name, dir_fd=folder.fd)
@@ -484,11 +488,17 @@ def _cached(src: Source, url: str, dest: str, folder: Folder) -> Fetched | None:
             expected=src.sha256,
         )
     if rec is None:  # cached before records existed, or copied in: record it now that it is hashed
-        try:
-            write_record(folder, name, actual, st)
-        except OSError:
-            pass  # a read-only or someone else's cache: the listing just knows less
+        _record(folder, name, actual, st)
     return Fetched(dest, src.text, url, actual, downloaded=False, name_hash=src.name_hash, identity=identity_of(st))
+
+
+def _record(folder: Folder, name: str, sha256: str, st: os.stat_result) -> None:
+    """write_record, best effort: a read-only or someone else's cache (a folder planted at the record's
+    name: CacheUnsafe) fails no fetch of a whole file; the listing just knows less."""
+    try:
+        write_record(folder, name, sha256, st)
+    except (OSError, CacheUnsafe):
+        pass
 
 
 def _install(src: Source, url: str, dest: str, folder: Folder) -> Fetched:
@@ -512,9 +522,11 @@ def _install(src: Source, url: str, dest: str, folder: Folder) -> Fetched:
             sha256=actual,
             expected=src.sha256,
         )
-    os.replace(name + ".part", name, src_dir_fd=folder.fd, dst_dir_fd=folder.fd)
+    # A folder planted at `name` meanwhile is CacheUnsafe; the whole, checked .part stays, so once the
+    # folder is gone the next run renames it without downloading it again (when its host gave a validator).
+    folder.replace(name + ".part", name)
     folder.remove(name + ORIGIN_SUFFIX)
-    write_record(folder, name, actual, st)  # a rename keeps the size and mtime
+    _record(folder, name, actual, st)  # a rename keeps the size and mtime
     return Fetched(dest, src.text, url, actual, downloaded=True, name_hash=src.name_hash, identity=identity_of(st))
 
 
