@@ -17,6 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..rundir import create_temp, read_bytes, replace_file
+
 IMAGE_EXTENSIONS = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp"}
 
 
@@ -50,6 +52,11 @@ def _check_image(path: str) -> str | None:
         return f"{type(e).__name__}: {e}"
 
 
+# About 100 bytes per image (its path, size, mtime and verdict): room for a few million images. A larger
+# file is not read (the set is then decoded as without a cache), so no planted file can exhaust memory.
+SCAN_CACHE_MAX_BYTES = 256 << 20
+
+
 def scan_cache_path(root: str) -> str:
     """Where the verdicts for one data root are kept between runs ($ASCEND_FINETUNE_CACHE or ~/.cache)."""
     base = os.environ.get("ASCEND_FINETUNE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "ascend-finetune")
@@ -61,15 +68,17 @@ class _ScanCache:
     """Per-file verdicts keyed by (size, mtime_ns): decoding every image of a large set takes long
     (about 1.6 ms per 500x375 JPEG per core here, half an hour for ImageNet on 2 cores), so later
     runs over the same files decode only what changed. A cache that cannot be read or written is
-    ignored: it only saves time."""
+    ignored: it only saves time. The cache folder may be shared with other users, so it is read and
+    written by rundir's rules: no symlink followed, no FIFO opened to hang on, a capped read, and a
+    temporary file created exclusively under a name nobody can guess."""
 
     def __init__(self, root: str):
         self.path = scan_cache_path(root)
         try:
-            with open(self.path, encoding="utf-8") as f:
-                self.entries: dict[str, list] = json.load(f)
-        except (OSError, ValueError):
-            self.entries = {}
+            entries = json.loads(read_bytes(self.path, SCAN_CACHE_MAX_BYTES))
+        except (OSError, ValueError, RecursionError):  # missing, unsafe (UnsafeFile), too large, not JSON
+            entries = None
+        self.entries: dict[str, Any] = entries if isinstance(entries, dict) else {}
         self.fresh: dict[str, list] = {}
 
     def check(self, path: str) -> str | None:
@@ -81,9 +90,9 @@ class _ScanCache:
             return "not a regular file (a FIFO, device or folder named like an image)"
         key = [st.st_size, st.st_mtime_ns]
         hit = self.entries.get(path)
-        if hit and hit[:2] == key:
+        if isinstance(hit, list) and len(hit) == 3 and hit[:2] == key and (hit[2] is None or isinstance(hit[2], str)):
             reason = hit[2]
-        else:
+        else:  # a miss, a changed file, or an entry of another shape (the file is anyone's to edit)
             reason = _check_image(path)
         self.fresh[path] = key + [reason]
         return reason
@@ -91,12 +100,18 @@ class _ScanCache:
     def save(self) -> None:
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            tmp = f"{self.path}.tmp-{os.getpid()}"
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump(self.fresh, f)
-            os.replace(tmp, self.path)
+            fd, tmp = create_temp(self.path)
         except OSError:
-            pass
+            return
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(self.fresh, f)
+            replace_file(tmp, self.path)  # UnsafeFile (an OSError) when a folder sits at the path
+        except OSError:
+            try:
+                os.unlink(tmp)  # not left behind in a shared folder
+            except OSError:
+                pass
 
 
 def class_folders(root: str) -> list[str]:

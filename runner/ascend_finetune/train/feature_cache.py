@@ -25,15 +25,18 @@ through a symlink, not group- or world-writable); and every cache, the run's own
 match the run: array names, dtypes and shapes (images per split, views, the backbone's feature
 width), finite features, and labels equal to the run's own labels of those images. A cache that
 fails is not used: the run says why in a `feature_cache_rejected` warning naming its path, and
-computes its own features.
+computes its own features. So does a symlink or a file planted where this run keeps its own cache
+(its feature-cache/ or the key's folder): never followed or written through, it leaves the run's
+features unsaved, not the run failed.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
-import shutil
+import secrets
 import stat
 import time
 import zipfile
@@ -172,6 +175,58 @@ def untrusted(run_dir: str, folder: str) -> str | None:
     return None
 
 
+def _not_folders(folder: str) -> str | None:
+    """Why this run's own cache `folder` is taken by something the runner did not make, or None: its
+    feature-cache/ and the folder, where they exist, must be real directories. A symlink there
+    (planted in a shared run directory) is never followed, to read or to write."""
+    for path in (os.path.dirname(folder), folder):
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            return f"cannot check {path} ({e.strerror or e})"
+        if not stat.S_ISDIR(st.st_mode):
+            return f"{path} is {'a symlink' if stat.S_ISLNK(st.st_mode) else 'not a directory'}"
+    return None
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _create_at(dir_fd: int, name: str) -> Any:
+    """A new file `name` in the folder open as dir_fd, created exclusively, never through a symlink."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    return os.fdopen(os.open(name, flags, 0o666, dir_fd=dir_fd), "wb")
+
+
+def _lstat_at(dir_fd: int, name: str) -> os.stat_result | None:
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+def _rmtree_at(dir_fd: int, name: str, quiet: bool = False) -> None:
+    """Remove the folder `name` of the folder open as dir_fd with all it holds, never through a
+    symlink (shutil.rmtree takes dir_fd only from Python 3.11)."""
+    try:
+        fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+        try:
+            with os.scandir(fd) as entries:
+                for e in entries:
+                    if e.is_dir(follow_symlinks=False):
+                        _rmtree_at(fd, e.name)
+                    else:
+                        os.unlink(e.name, dir_fd=fd)
+        finally:
+            os.close(fd)
+        os.rmdir(name, dir_fd=dir_fd)
+    except OSError:
+        if not quiet:
+            raise
+
+
 class _Indices:
     def __init__(self, n: int):
         self.n = n
@@ -209,6 +264,7 @@ class FeatureCache:
         self.reused_from: str | None = None
         self.rejected: list[dict[str, str]] = []  # caches found and not used: {path, reason}
         self.reported = False  # described once, in the epoch_end of the epoch that built or found it
+        self._no_save = False  # this run's own cache folder is taken by something it did not make
         self.compute_s: float | None = None
         self._train: Any = None  # (views, n, dim) float32
         self._train_labels: Any = None  # (views, n) int32
@@ -258,9 +314,11 @@ class FeatureCache:
             return
         for folder in self._candidates():
             own = folder == self.dir
-            if not os.path.lexists(folder):
+            taken = _not_folders(folder) if own else None
+            self._no_save = self._no_save or taken is not None
+            if taken is None and not os.path.lexists(folder):
                 continue
-            reason = None if own else untrusted(os.path.dirname(os.path.dirname(folder)), folder)
+            reason = taken if own else untrusted(os.path.dirname(os.path.dirname(folder)), folder)
             if reason is None:
                 try:
                     arrays = self._read(folder, check_owner=not own)
@@ -274,16 +332,19 @@ class FeatureCache:
                 if not own:
                     self.reused_from = os.path.dirname(os.path.dirname(folder))
                 return
-            self.rejected.append({"path": folder, "reason": reason})
-            self.tr.warn(
-                "feature_cache_rejected",
-                f"not reusing the feature cache at {folder}: {reason}; this run computes its own features",
-                {"path": folder, "reason": reason},
-            )
+            self._reject(folder, reason)
         t0 = time.perf_counter()
         self._compute()
         self.compute_s = round(time.perf_counter() - t0, 3)
         self._save()
+
+    def _reject(self, folder: str, reason: str) -> None:
+        self.rejected.append({"path": folder, "reason": reason})
+        self.tr.warn(
+            "feature_cache_rejected",
+            f"not reusing the feature cache at {folder}: {reason}; this run computes its own features",
+            {"path": folder, "reason": reason},
+        )
 
     def _expected(self) -> dict[str, tuple[tuple[int, ...], Any]]:
         """Each array's shape and dtype, as this run computes them."""
@@ -393,35 +454,82 @@ class FeatureCache:
         self._train_labels = np.stack([v[1] for v in views])
 
     def _save(self) -> None:
-        # Written to a temporary folder and renamed: a killed run never leaves a half cache behind
-        # that a later run would trust.
-        parent = os.path.dirname(self.dir)
-        os.makedirs(parent, exist_ok=True)
-        tmp = f"{self.dir}.tmp-{os.getpid()}"
-        shutil.rmtree(tmp, ignore_errors=True)
-        os.makedirs(tmp)
-        np.savez(
-            os.path.join(tmp, "features.npz"),
-            train=self._train,
-            train_labels=self._train_labels,
-            val=self._val,
-            val_labels=self._val_labels,
-        )
-        meta = {
-            "key": self.key,
-            "format": FORMAT,
-            "views": self.views,
-            "augment": self.augment,
-            "train_images": int(self._train.shape[1]),
-            "val_images": int(self._val.shape[0]),
-            "dim": int(self._train.shape[2]) if self._train.ndim == 3 else 0,
-            "compute_s": self.compute_s,
-            "created_at": time.time(),
-        }
-        with open(os.path.join(tmp, "meta.json"), "w", encoding="utf-8") as f:
-            json.dump(meta, f, indent=1)
-        shutil.rmtree(self.dir, ignore_errors=True)
-        os.rename(tmp, self.dir)
+        """Keep the features where a later run finds them, written to a temporary folder and renamed:
+        a killed run never leaves a half cache behind that a later run would trust. A shared run
+        directory may hold what others planted, so every step goes through descriptors opened without
+        following a symlink; a place taken by something this run did not make (a file, a symlink)
+        leaves the features unsaved, in a feature_cache_rejected warning, and the run trains on."""
+        if self._no_save:  # ensure() already said why
+            return
+        parent, name = os.path.split(self.dir)
+        try:
+            os.mkdir(parent)
+        except FileExistsError:
+            pass
+        try:
+            pfd = os.open(parent, _DIR_FLAGS)
+        except OSError as e:
+            if e.errno not in (errno.ELOOP, errno.ENOTDIR):  # ENOTDIR for a symlink too, with O_DIRECTORY
+                raise
+            self._reject(self.dir, _not_folders(self.dir) or f"{parent} is not a directory")
+            return
+        try:
+            tmp = self._write_temp(pfd, name)
+            try:
+                st = _lstat_at(pfd, name)
+                if st is not None and stat.S_ISDIR(st.st_mode):  # a cache of ours ensure() found unusable
+                    _rmtree_at(pfd, name)
+                os.rename(tmp, name, src_dir_fd=pfd, dst_dir_fd=pfd)  # ENOTDIR onto a file or symlink
+            except BaseException as e:
+                _rmtree_at(pfd, tmp, quiet=True)
+                if not (isinstance(e, OSError) and e.errno in (errno.ENOTDIR, errno.ENOTEMPTY, errno.EEXIST)):
+                    raise
+                self._reject(self.dir, f"{self.dir} was taken by something else while this run computed it")
+        finally:
+            os.close(pfd)
+
+    def _write_temp(self, pfd: int, name: str) -> str:
+        """A new folder `NAME.tmp-<random>` in the folder open as pfd (created exclusively) holding
+        features.npz and meta.json; its name."""
+        for _ in range(100):
+            tmp = f"{name}.tmp-{secrets.token_hex(8)}"
+            try:
+                os.mkdir(tmp, dir_fd=pfd)
+                break
+            except FileExistsError:
+                continue
+        else:
+            raise FileExistsError(errno.EEXIST, f"no free temporary name next to {self.dir}")
+        try:
+            tfd = os.open(tmp, _DIR_FLAGS, dir_fd=pfd)
+            try:
+                with _create_at(tfd, "features.npz") as f:
+                    np.savez(
+                        f,
+                        train=self._train,
+                        train_labels=self._train_labels,
+                        val=self._val,
+                        val_labels=self._val_labels,
+                    )
+                meta = {
+                    "key": self.key,
+                    "format": FORMAT,
+                    "views": self.views,
+                    "augment": self.augment,
+                    "train_images": int(self._train.shape[1]),
+                    "val_images": int(self._val.shape[0]),
+                    "dim": int(self._train.shape[2]) if self._train.ndim == 3 else 0,
+                    "compute_s": self.compute_s,
+                    "created_at": time.time(),
+                }
+                with _create_at(tfd, "meta.json") as f:
+                    f.write(json.dumps(meta, indent=1).encode())
+            finally:
+                os.close(tfd)
+        except BaseException:
+            _rmtree_at(pfd, tmp, quiet=True)
+            raise
+        return tmp
 
     def describe(self) -> dict[str, Any]:
         return {
