@@ -7,6 +7,7 @@ and said nothing: only rank 0's warnings reach the events."""
 from __future__ import annotations
 
 import json
+import socket
 import sys
 from pathlib import Path
 
@@ -64,7 +65,11 @@ def test_the_launcher_fetches_once_and_every_rank_trains_with_its_preprocessing(
     assert evs.index(setup[-1]) < evs.index(started)
     # What the launcher left for the ranks, and what each rank trained with: one preprocessing.
     launched = json.loads((run / "ranks" / "preprocess.json").read_text())
-    assert launched == {"preprocess": started["preprocess"], "warnings": []}
+    assert {k: launched[k] for k in ("preprocess", "warnings")} == {"preprocess": started["preprocess"], "warnings": []}
+    # ... and the cached file it resolved them from, which each rank checked it loaded
+    cached = Path(started["pretrained"]["file"])
+    assert launched["identity"]["host"] == socket.gethostname()
+    assert launched["identity"]["file"][1:3] == [cached.stat().st_ino, cached.stat().st_size]
     verdicts = rank_verdicts(run)
     assert sorted(verdicts) == [0, 1]
     assert all(v["status"] == "completed" and v["preprocess"] == started["preprocess"] for v in verdicts.values())
