@@ -28,6 +28,10 @@ fails is not used: the run says why in a `feature_cache_rejected` warning naming
 computes its own features. So does a symlink or a file planted where this run keeps its own cache
 (its feature-cache/ or the key's folder): never followed or written through, it leaves the run's
 features unsaved, not the run failed.
+
+One file above the 450-line mark: computing, checking, reusing and saving the features share one
+object's state (the key, the arrays, why a cache was refused), and the checks a cache must pass are
+only readable beside what they guard.
 """
 
 from __future__ import annotations
@@ -157,37 +161,35 @@ def untrusted(run_dir: str, folder: str) -> str | None:
     the run directory, its feature-cache/ and the folder must each be a real directory (no symlink),
     owned by this user and not writable by its group or by others. (Its files are checked when
     they are opened.)"""
-    path = run_dir
-    for part in [None, DIRNAME, os.path.basename(folder)]:
-        if part is not None:
-            path = os.path.join(path, part)
-        try:
-            st = os.lstat(path)
-        except OSError as e:
-            return f"cannot check {path} ({e.strerror or e})"
-        if stat.S_ISLNK(st.st_mode):
-            return f"{path} is a symlink"
-        if not stat.S_ISDIR(st.st_mode):
-            return f"{path} is not a directory"
-        why = _not_mine(st)
-        if why:
-            return f"{path} {why}"
-    return None
+    paths = [run_dir, os.path.join(run_dir, DIRNAME), os.path.join(run_dir, DIRNAME, os.path.basename(folder))]
+    return _not_real_folders(paths, missing_ok=False, owned=True)
 
 
 def _not_folders(folder: str) -> str | None:
     """Why this run's own cache `folder` is taken by something the runner did not make, or None: its
     feature-cache/ and the folder, where they exist, must be real directories. A symlink there
     (planted in a shared run directory) is never followed, to read or to write."""
-    for path in (os.path.dirname(folder), folder):
+    return _not_real_folders([os.path.dirname(folder), folder], missing_ok=True, owned=False)
+
+
+def _not_real_folders(paths: list[str], missing_ok: bool, owned: bool) -> str | None:
+    """Why one of `paths` (outermost first) is not a real directory (a symlink, a file), or, with
+    `owned`, not this user's alone; None when all are. A missing one ends the check (`missing_ok`:
+    nothing below it exists either) or is the reason."""
+    for path in paths:
         try:
             st = os.lstat(path)
-        except FileNotFoundError:
-            return None
+        except FileNotFoundError as e:
+            if missing_ok:
+                return None
+            return f"cannot check {path} ({e.strerror or e})"
         except OSError as e:
             return f"cannot check {path} ({e.strerror or e})"
         if not stat.S_ISDIR(st.st_mode):
             return f"{path} is {'a symlink' if stat.S_ISLNK(st.st_mode) else 'not a directory'}"
+        why = _not_mine(st) if owned else None
+        if why:
+            return f"{path} {why}"
     return None
 
 
