@@ -20,6 +20,7 @@ import {
   contextMenuOnRow,
   LONG,
   MEDIUM,
+  rowDescription,
   runDirOf,
   treeRow,
   treeRows,
@@ -125,13 +126,9 @@ test(
           () => readFileSync(path.join(sweepDir, 'events.jsonl'), 'utf8'),
         );
         // The Runs view lists again while the sweep runs; its row ends with the sweep's counts.
-        const row = treeRow(h, 'Runs', SWEEP);
         await waitUntil(
           'the sweep row to show completed · 2/2 trials',
-          async () =>
-            /completed · 2\/2 trials · best val acc/.test(
-              (await row.locator('.label-description').textContent()) ?? '',
-            ),
+          async () => /completed · 2\/2 trials · best val acc/.test(await rowDescription(h, 'Runs', SWEEP)),
           MEDIUM,
           async () => JSON.stringify(await treeRows(h, 'Runs')),
         );
@@ -216,10 +213,9 @@ test(
             }),
           LONG,
         );
-        const row = treeRow(h, 'Runs', STOP_SWEEP);
         await waitUntil(
           'the second sweep row to show running',
-          async () => /sweep · running/.test((await row.locator('.label-description').textContent()) ?? ''),
+          async () => /sweep · running/.test(await rowDescription(h, 'Runs', STOP_SWEEP)),
           MEDIUM,
           async () => JSON.stringify(await treeRows(h, 'Runs')),
         );
@@ -238,7 +234,7 @@ test(
         await answerDialog(h, new RegExp(`Stop sweep ${STOP_SWEEP}\\?`), 'Stop');
         await waitUntil(
           'the second sweep row to show stopped',
-          async () => /sweep · stopped/.test((await row.locator('.label-description').textContent()) ?? ''),
+          async () => /sweep · stopped/.test(await rowDescription(h, 'Runs', STOP_SWEEP)),
           MEDIUM,
           async () => JSON.stringify(await treeRows(h, 'Runs')),
         );

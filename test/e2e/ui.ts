@@ -580,6 +580,16 @@ export function treeRow(h: Harness, view: string, label: string) {
     .first();
 }
 
+/**
+ * A tree row's description now, or '' while the row is not in the view (not listed yet, or scrolled
+ * out of the rendered rows): for polling, where textContent() would wait its whole 30 s on a row
+ * that is missing and throw rather than let the poll look again.
+ */
+export async function rowDescription(h: Harness, view: string, label: string): Promise<string> {
+  const d = treeRow(h, view, label).locator('.label-description');
+  return (await d.count()) === 0 ? '' : ((await d.textContent({ timeout: 1000 }).catch(() => '')) ?? '');
+}
+
 /** The codicon of a tree row ("star-full", "database", ...), from its icon's classes. */
 export async function treeRowIcon(h: Harness, view: string, label: string): Promise<string | undefined> {
   const classes =

@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from ..control import request
-from ..rundir import effective_state, open_append, status_path
+from ..rundir import effective_state, initial_status, open_append, status_path, write_status
 from ..spec import Problem, SpecError
 from . import folder
 from .rdb import driver_problem
@@ -95,6 +95,12 @@ def detach(sweep_dir: str) -> int:
             "sweep_busy",
             folder=sweep_dir,
         )
+    # A first status.json (running, no pid yet) before the scheduler exists: sweep-ls and sweep-status
+    # then say running at once, where the editor listing the sweep while the scheduler's Python still
+    # imports Optuna saw no state it knows. The scheduler writes its pid over it; one that never does
+    # reads as lost after the launch grace, as a launched run does.
+    initial_status(sweep_dir, None)
+    write_status(sweep_dir, kind="sweep", pid_start=None)  # not a resumed sweep's last scheduler's
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     env["PYTHONPATH"] = PKG_PARENT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     argv = [sys.executable, "-m", "ascend_finetune", "sweep", sweep_dir]

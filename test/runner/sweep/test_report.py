@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import time
+from types import SimpleNamespace
 
 from conftest import runner
 
-from ascend_finetune.sweep import folder
+from ascend_finetune.rundir import LAUNCH_GRACE_S
+from ascend_finetune.sweep import commands, folder
 from ascend_finetune.sweep.commands import prepare
 
 
@@ -26,17 +29,53 @@ def _spec(tmp_path, data_a, **over):
     return path
 
 
-def test_a_sweep_folder_not_yet_started_reads_as_starting_with_no_trials(tmp_path, data_a):
+def test_a_sweep_folder_not_yet_started_reads_as_running_then_lost_with_no_trials(tmp_path, data_a):
     sweep_dir, existed = prepare(str(_spec(tmp_path, data_a)), str(tmp_path / "runs"), "my-sweep")
     assert not existed and sweep_dir == str(tmp_path / "runs" / "sweeps" / "my-sweep")
     code, st = runner("sweep-status", sweep_dir)
     assert code == 0, st
-    assert st["state"] == "starting" and st["trials"] == [] and st["best"] is None and st["importances"] is None
+    # Only the states the editor knows (it leaves out a sweep in any other): running while its
+    # scheduler may still be starting, lost once the launch grace has passed without one.
+    assert st["state"] == "running" and st["pid"] is None
+    assert st["trials"] == [] and st["best"] is None and st["importances"] is None
     assert st["objective"] == {"metric": "best_val_acc", "direction": "maximize"} and st["trials_target"] == 2
     code, ls = runner("sweep-ls", str(tmp_path / "runs"))
-    assert [s["sweep_id"] for s in ls["sweeps"]] == ["my-sweep"] and ls["sweeps"][0]["counts"] is None
+    assert [(s["sweep_id"], s["state"]) for s in ls["sweeps"]] == [("my-sweep", "running")]
+    assert ls["sweeps"][0]["counts"] is None
     code, runs = runner("ls", str(tmp_path / "runs"))
     assert runs["runs"] == []  # the sweeps folder is not a run
+
+    doc = json.loads((tmp_path / "runs" / "sweeps" / "my-sweep" / "sweep.json").read_text())
+    doc["created_at"] -= LAUNCH_GRACE_S + 1
+    (tmp_path / "runs" / "sweeps" / "my-sweep" / "sweep.json").write_text(json.dumps(doc))
+    code, ls = runner("sweep-ls", str(tmp_path / "runs"))
+    assert [(s["sweep_id"], s["state"]) for s in ls["sweeps"]] == [("my-sweep", "lost")]
+
+
+def test_a_detached_sweep_reads_as_running_before_its_scheduler_has_started(tmp_path, data_a, monkeypatch):
+    # The editor lists the sweeps as soon as `sweep --detach` returns, while the scheduler's Python
+    # still imports Optuna: the sweep must already be running, newest, with its start time (seen on
+    # CI: it was left out of the list, its trials shown under a bare sweep id).
+    sweep_dir, _ = prepare(str(_spec(tmp_path, data_a)), str(tmp_path / "runs"), "z")
+    (tmp_path / "runs" / "sweeps" / "z" / "status.json").write_text(
+        json.dumps({"state": "stopped", "pid": 1, "pid_start": 5, "ended_at": 1.0, "exit_code": 0})
+    )  # an earlier scheduler's: this detach resumes it
+    spawned = []
+    before = time.time()
+    with monkeypatch.context() as m:  # the scheduler is not started: this is the moment before it is
+        m.setattr(commands.subprocess, "Popen", lambda argv, **kw: spawned.append(argv) or SimpleNamespace(pid=4242))
+        assert commands.detach(sweep_dir) == 4242 and spawned and spawned[0][-1] == sweep_dir
+    code, ls = runner("sweep-ls", str(tmp_path / "runs"))
+    (got,) = ls["sweeps"]
+    assert got["state"] == "running" and got["pid"] is None and got["started_at"] >= before, got
+    assert got["ended_at"] is None
+    status = json.loads((tmp_path / "runs" / "sweeps" / "z" / "status.json").read_text())
+    assert status["pid_start"] is None and status["exit_code"] is None  # nothing of the earlier scheduler's
+    # A scheduler that never writes its pid (its Python failed to start) reads as lost after the grace.
+    status["started_at"] -= LAUNCH_GRACE_S + 1
+    (tmp_path / "runs" / "sweeps" / "z" / "status.json").write_text(json.dumps(status))
+    code, ls = runner("sweep-ls", str(tmp_path / "runs"))
+    assert ls["sweeps"][0]["state"] == "lost"
 
 
 def test_the_same_sweep_id_resumes_the_same_spec_and_refuses_another(tmp_path, data_a):
