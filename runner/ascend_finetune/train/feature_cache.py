@@ -196,6 +196,12 @@ def _not_real_folders(paths: list[str], missing_ok: bool, owned: bool) -> str | 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
+def _unsaved(e: OSError) -> str:
+    """Why the features could not be written (a feature-cache/ another user made, a full disk, a
+    read-only mount): the cache only saves time, so the run trains on without it."""
+    return f"the features could not be saved there ({e.strerror or e})"
+
+
 def _create_at(dir_fd: int, name: str) -> Any:
     """A new file `name` in the folder open as dir_fd, created exclusively, never through a symlink."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -468,15 +474,23 @@ class FeatureCache:
             os.mkdir(parent)
         except FileExistsError:
             pass
+        except OSError as e:
+            self._reject(self.dir, _unsaved(e))
+            return
         try:
             pfd = os.open(parent, _DIR_FLAGS)
         except OSError as e:
             if e.errno not in (errno.ELOOP, errno.ENOTDIR):  # ENOTDIR for a symlink too, with O_DIRECTORY
-                raise
-            self._reject(self.dir, _not_folders(self.dir) or f"{parent} is not a directory")
+                self._reject(self.dir, _unsaved(e))
+            else:
+                self._reject(self.dir, _not_folders(self.dir) or f"{parent} is not a directory")
             return
         try:
-            tmp = self._write_temp(pfd, name)
+            try:
+                tmp = self._write_temp(pfd, name)
+            except OSError as e:
+                self._reject(self.dir, _unsaved(e))
+                return
             try:
                 st = _lstat_at(pfd, name)
                 if st is not None and stat.S_ISDIR(st.st_mode):  # a cache of ours ensure() found unusable

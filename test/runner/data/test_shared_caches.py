@@ -5,6 +5,7 @@ runner, nor have it write through a symlink, nor end a run that could train with
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -171,19 +172,25 @@ def test_a_cache_behind_a_symlinked_feature_cache_folder_is_not_taken_for_the_ru
     assert [w["details"]["path"] for w in warns] == [str(run / "feature-cache" / key[:16])]
 
 
-@pytest.mark.parametrize("planted", ["symlinked folder", "file"])
-def test_what_is_planted_while_the_features_are_computed_is_not_written_through(tmp_path, planted):
-    """The save itself, for what appears after the run looked (a race no whole run can stage): the
-    features stay unsaved, with a warning, and nothing is written through a symlink."""
+def _unsaved_cache(tmp_path, warnings):
+    """A FeatureCache holding computed features, ready to save into tmp_path/run."""
     from ascend_finetune.train.feature_cache import FeatureCache
 
-    warnings = []
     fc = FeatureCache.__new__(FeatureCache)
     fc.tr = SimpleNamespace(run_dir=str(tmp_path / "run"), warn=lambda *a: warnings.append(a))
     fc.__dict__["key"] = "ab" * 32
     fc.views, fc.augment, fc.compute_s, fc.rejected, fc._no_save = 1, "none", 1.0, [], False
     fc._train, fc._train_labels = np.zeros((1, 2, 4), np.float32), np.zeros((1, 2), np.int32)
     fc._val, fc._val_labels = np.zeros((1, 4), np.float32), np.zeros((1,), np.int32)
+    return fc
+
+
+@pytest.mark.parametrize("planted", ["symlinked folder", "file"])
+def test_what_is_planted_while_the_features_are_computed_is_not_written_through(tmp_path, planted):
+    """The save itself, for what appears after the run looked (a race no whole run can stage): the
+    features stay unsaved, with a warning, and nothing is written through a symlink."""
+    warnings = []
+    fc = _unsaved_cache(tmp_path, warnings)
     victim = tmp_path / "victim"
     victim.mkdir()
     (tmp_path / "run").mkdir()
@@ -198,3 +205,39 @@ def test_what_is_planted_while_the_features_are_computed_is_not_written_through(
     if planted == "file":
         assert os.listdir(tmp_path / "run" / "feature-cache") == [fc.key[:16]]
         assert (tmp_path / "run" / "feature-cache" / fc.key[:16]).read_text() == "not a cache"
+
+
+@pytest.mark.parametrize(
+    "failing, err",
+    [
+        ("mkdir", errno.EACCES),  # a feature-cache/ another user made (tests run as root: chmod would not stop it)
+        ("savez", errno.ENOSPC),  # the disk filled while the features were written
+    ],
+)
+def test_features_that_cannot_be_saved_leave_a_warning_not_a_traceback(tmp_path, monkeypatch, failing, err):
+    # Both ended the run with a traceback after the features were computed: the cache only saves time.
+    from ascend_finetune.train import feature_cache
+
+    warnings = []
+    fc = _unsaved_cache(tmp_path, warnings)
+    (tmp_path / "run" / "feature-cache").mkdir(parents=True)
+    real_mkdir = os.mkdir
+
+    def mkdir(path, *a, **kw):
+        if ".tmp-" in str(path):
+            raise PermissionError(err, os.strerror(err), str(path))
+        return real_mkdir(path, *a, **kw)
+
+    def savez(*a, **kw):
+        raise OSError(err, os.strerror(err))
+
+    if failing == "mkdir":
+        monkeypatch.setattr(feature_cache.os, "mkdir", mkdir)
+    else:
+        monkeypatch.setattr(feature_cache.np, "savez", savez)
+    fc._save()
+    monkeypatch.undo()
+    [(code, message, details)] = warnings
+    assert code == "feature_cache_rejected" and details["path"] == fc.dir
+    assert details["reason"] == f"the features could not be saved there ({os.strerror(err)})", details
+    assert os.listdir(tmp_path / "run" / "feature-cache") == [], "no temporary folder left behind"
