@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..rundir import atomic_write_json, create_temp, replace_file
+from ..rundir import UnsafeFile, atomic_write_json, create_temp, replace_file
 from .errors import ToolError
 from .format import read_index
 from .tools import load_run
@@ -49,6 +49,9 @@ def export(run_dir: str, ckpt: str, fmt: str, out: str | None) -> dict[str, Any]
             why="bad_export_suffix",
             params={"suffix": suffix, "format": fmt, "out": out},
         )
+    sidecar = os.path.splitext(out)[0] + PREPROCESS_SUFFIX
+    for dest in (out, sidecar):  # before the export: a folder at the sidecar's name left the model alone
+        _no_folder_at(dest)
     size = int((run.spec.get("data") or {}).get("image_size") or 224)
     ms.set_context(mode=ms.GRAPH_MODE)
     ms.set_device("CPU")
@@ -105,7 +108,6 @@ def export(run_dir: str, ckpt: str, fmt: str, out: str | None) -> dict[str, Any]
         "preprocess": _preprocess(run, ckpt),
         "classes": run.classes,
     }
-    sidecar = os.path.splitext(out)[0] + PREPROCESS_SUFFIX
     atomic_write_json(sidecar, facts)
     return {
         "file": out,
@@ -115,6 +117,18 @@ def export(run_dir: str, ckpt: str, fmt: str, out: str | None) -> dict[str, Any]
         "preprocess_file": sidecar,
         **{k: v for k, v in facts.items() if k != "model"},
     }
+
+
+def _no_folder_at(path: str) -> None:
+    """UnsafeFile for a folder (not a symlink: that is replaced) at an output's name, as replace_file
+    would raise once the export is done: checked first, so nothing is written when one is there."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        name = os.path.basename(path)
+        raise UnsafeFile(f"{name} is not a regular file", path, file=name)
 
 
 def _place(tmp: str, out: str) -> None:

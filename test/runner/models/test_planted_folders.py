@@ -76,6 +76,19 @@ def test_export_to_its_default_name_with_a_folder_planted_there(small_run, tmp_p
     assert {p.name for p in ckpt.parent.iterdir()} == beside, "no temporary file or folder left"
 
 
+def test_export_with_a_folder_planted_at_its_preprocess_file_writes_nothing(small_run, tmp_path):
+    # It exported and placed the model, then failed on the sidecar: a model without the preprocessing
+    # its deployment needs, and an error that said the export failed.
+    run, ckpt = run_copy(small_run, tmp_path)
+    sidecar = ckpt.with_suffix(".preprocess.json")
+    sidecar.mkdir()
+    code, doc = runner("export", "--run", str(run), "--ckpt", str(ckpt), "--format", "mindir")
+    assert code == 2 and doc["error"]["code"] == "unsafe_file", doc
+    assert doc["error"]["params"]["path"] == str(sidecar)
+    assert {p.name for p in ckpt.parent.iterdir()} == {ckpt.name, sidecar.name}, "no model placed"
+    assert sidecar.is_dir() and list(sidecar.iterdir()) == []
+
+
 def _other_file_system(than: Path) -> str | None:
     """A writable folder, with a name MindSpore accepts, on another file system than `than`."""
     dev = os.stat(than).st_dev
