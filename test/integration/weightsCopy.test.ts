@@ -97,6 +97,34 @@ function sshWrapper(name: string, cut: number, filter: string) {
 }
 
 /**
+ * An `ssh` stand-in whose call `gate` waits until `open()` is called: the test then knows every call
+ * before it has ended, and acts before that call starts.
+ */
+function gateWrapper(name: string, gate: number) {
+  const dir = path.join(tmp, `wrapper ${name}`);
+  mkdirSync(dir);
+  const file = path.join(dir, 'ssh');
+  const d = shellQuote(dir);
+  writeFileSync(
+    file,
+    [
+      '#!/bin/sh',
+      `n=$(( $(cat ${d}/count 2>/dev/null || echo 0) + 1 ))`,
+      `echo "$n" > ${d}/count`,
+      `if [ "$n" = ${gate} ]; then while [ ! -e ${d}/go ]; do sleep 0.05; done; fi`,
+      'exec ssh "$@"',
+      '',
+    ].join('\n'),
+    { mode: 0o755 },
+  );
+  return {
+    path: file,
+    calls: () => (existsSync(path.join(dir, 'count')) ? Number(readFileSync(path.join(dir, 'count'), 'utf8')) : 0),
+    open: () => writeFileSync(path.join(dir, 'go'), ''),
+  };
+}
+
+/**
  * An `ssh` stand-in whose call `stall` (2: the put) gets the first `bytes` of the stream and then
  * nothing, its stdin left open: a link that dropped without an end, as the target sees it. `stop()`
  * ends the silent writer.
@@ -361,6 +389,39 @@ async function holdLock(file: string): Promise<ChildProcess> {
   await new Promise((resolve) => holder.stdout!.once('data', resolve));
   return holder;
 }
+
+test(
+  "a copy that waited on another copy's busy .part counts only what it sent itself",
+  { timeout: 120_000 },
+  async () => {
+    const { cacheRoot, local, body, rel, dest } = aFile('busy-then', 200_000);
+    mkdirSync(path.dirname(dest), { recursive: true });
+    writeFileSync(`${dest}.part`, body.subarray(0, 50_000));
+    const holder = await holdLock(`${dest}.part`);
+    // Calls: check, put (busy), then the retry's check, held at the gate while the other copy goes on.
+    const gate = gateWrapper('busy-then', 3);
+    try {
+      const copy = copyWeightsToTarget(target(), local, rel, {
+        controlDir: sshd.controlDir,
+        cacheRoot,
+        sshPath: gate.path,
+        retryDelayMs: 50,
+      });
+      const deadline = Date.now() + 60_000;
+      while (gate.calls() < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(gate.calls(), 3, 'the put was refused busy and the copy tried again');
+      appendFileSync(`${dest}.part`, body.subarray(50_000, 80_000)); // the other copy's last bytes
+      holder.kill();
+      gate.open();
+      const r = await copy;
+      // It used to say it resumed from 50,000 and sent 150,000: the other copy's 30,000 counted as its own.
+      assert.deepEqual([r.outcome, r.resumedFrom, r.sent], ['copied', 80_000, body.length - 80_000]);
+      assert.ok(readFileSync(dest).equals(body));
+    } finally {
+      holder.kill();
+    }
+  },
+);
 
 test(
   "a partial copy another copy's process still writes is reported busy, then resumed",

@@ -127,7 +127,7 @@ export interface CopyWeightsResult {
   outcome: 'current' | 'copied';
   /** Bytes that went over the link for this copy (size minus `resumedFrom`). */
   sent: number;
-  /** The `.part` length an earlier copy had left, where this one started. */
+  /** The `.part` length an earlier copy had left, where this one started (its first put not refused `busy`). */
   resumedFrom: number;
 }
 
@@ -350,6 +350,8 @@ export async function copyWeightsToTarget(
   }
   const root = opts.cacheRoot ?? '';
   const retries = opts.retries ?? 3;
+  // Where this copy's first put that was not refused `busy` started: while another copy's process
+  // holds the .part, the bytes it adds are not this copy's.
   let first: number | undefined;
   let last = -1;
   const idle = String(opts.idleTimeoutS ?? 60);
@@ -359,16 +361,17 @@ export async function copyWeightsToTarget(
     const dest = String(have.dest);
     if (have.sha256 === sha) return { remotePath: dest, sha256: sha, outcome: 'current', sent: 0, resumedFrom: 0 };
     const part = typeof have.part === 'number' && have.part <= size ? have.part : 0;
-    first ??= part;
     try {
       const done = await runScript(def, ['put', root, rel, sha, String(part), String(size), idle], opts, {
         file: localFile,
         start: part,
         size,
       });
+      first ??= part;
       return { remotePath: String(done.dest), sha256: sha, outcome: 'copied', sent: size - first, resumedFrom: first };
     } catch (e) {
       const p = e instanceof WeightsCopyError ? e.problem : undefined;
+      if (p?.code !== 'busy') first ??= part;
       // Another try only while the link moves the file forward, or an earlier process lets go of it.
       const again =
         attempt < retries &&
