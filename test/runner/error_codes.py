@@ -24,7 +24,7 @@ from ascend_finetune.models.catalog import SourceError
 from ascend_finetune.rundir import UnsafeFile, read_bytes
 from ascend_finetune.spec import Problem, SpecError
 from ascend_finetune.sweep.commands import BadInput, prepare
-from ascend_finetune.train.weights_setup import check_unchanged
+from ascend_finetune.train.weights_setup import StartingWeights, check_unchanged
 
 
 def _cli_line(e: BaseException) -> dict[str, Any]:
@@ -101,7 +101,8 @@ def errors() -> list[dict[str, Any]]:
         os.symlink(txt, link)
         out.append(_caught(lambda: read_bytes(link, 100)))
         out.append(_caught(lambda: read_bytes(txt, 4)))
-        out.append(_caught(lambda: check_unchanged(txt, (0, 0, 0, 0))))  # not the file checked before
+        unpinned = StartingWeights("default", txt, None, None, (0, 0, 0, 0))  # not the file checked before
+        out.append(_caught(lambda: check_unchanged(unpinned)))
         spec_error = SpecError([Problem("train.lr", "must be > 0", "set train.lr to 0.01")])
         out.append(_caught(lambda: (_ for _ in ()).throw(spec_error)))
         out.append(_attach_error(tmp))

@@ -37,6 +37,7 @@ def prepare_weights(
     from ..train.weights_setup import PREPROCESS_FILE, run_preprocess, starting_weights, write_preprocess_file
 
     start = starting_weights(spec, resume, emit)
+    start.close()  # the ranks open the file themselves, and check it is this one (start.identity)
     warnings = Warnings()
     p = run_preprocess(spec, start.origin, resume, warnings)
     path = os.path.join(run_dir, RANKS_DIR, PREPROCESS_FILE)

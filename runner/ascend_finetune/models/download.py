@@ -90,8 +90,8 @@ class Fetched:
     sha256: str
     downloaded: bool  # False: the cache already had it
     name_hash: str | None = None  # the hex a mindcv file name carries (catalog.Source.name_hash)
-    # The file's (device, inode, size, mtime) as it was hashed: the run checks it still is that file
-    # after loading it by path (weights_setup.check_unchanged).
+    # The file's (device, inode, size, mtime) as it was hashed: the run checks that the file it opens
+    # to read is that file (weights_setup.starting_weights).
     identity: tuple[int, int, int, int] | None = None
 
     @property

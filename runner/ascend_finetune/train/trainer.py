@@ -36,6 +36,7 @@ from .loss import class_counts, make_loss
 from .steps import HOST_SINK_ENV, DataWaitMonitor, build_sink, host_sink, normalized, run_step_cell
 from .weights_setup import (
     PREPROCESS_FILE,
+    StartingWeights,
     check_unchanged,
     checkpoint_lineage,
     read_preprocess_file,
@@ -146,7 +147,7 @@ class Trainer:
         # The backbone's layout follows the pretrained file's origin (ModelZoo pads and normalises
         # otherwise than mindcv and the runner: models/net.py); checkpoints record it (store.py).
         start = starting_weights(spec, resume, emit)
-        variant, weights, fetched, origin = start.variant, start.path, start.fetched, start.origin
+        variant, origin = start.variant, start.origin
         # The evaluation resize and the normalisation the weights expect (models/preprocess.py);
         # checkpoints record them. A rank takes what its launcher resolved for the node.
         launched = read_preprocess_file(os.path.join(run_dir, RANKS_DIR, PREPROCESS_FILE)) if rank else None
@@ -167,36 +168,13 @@ class Trainer:
             except ToolError:
                 pass  # resume() says what is wrong with the file
         self.net = TransferNet(m["backbone"], len(self.classes), self.frozen_upto, variant, head_norm)
-        self.load_report = None
+        self.load_report: Any = None  # models.pretrained.LoadReport once weights are loaded
         # run_started's `pretrained`; resumed: the weights' lineage the resumed checkpoint recorded
         self.pretrained_info = recorded_weights(resume, m["pretrained"], origin) if resume else None
-        if weights:
-            from ..models.pretrained import load_backbone
-
-            self.load_report = load_backbone(self.net.backbone, weights)
-            r = self.load_report
-            self.pretrained_info = r.describe(weights)
-            if fetched:
-                self.pretrained_info.update(fetched.describe())
-                mismatch = fetched.name_hash_warning()
-                if mismatch:
-                    self.warn(**mismatch)
-            else:
-                from ..models.download import sha256_of
-
-                self.pretrained_info.update(source=m["pretrained"], sha256=sha256_of(weights))
-            if origin == "runner":  # Fine-tune from: the weights that checkpoint grew from, as it recorded them
-                parent = checkpoint_lineage(weights)
-                if parent is not None:  # the whole chain within run_record's MAX_LINKS, its first weights kept
-                    from ..checkpoints.run_record import LINEAGE_KEYS, lineage
-
-                    top = {k: v for k, v in self.pretrained_info.items() if k in LINEAGE_KEYS}
-                    self.pretrained_info["from"] = (lineage({**top, "from": parent}) or {}).get("from", parent)
-            # Loaded, hashed and its record read by path: still the file that was checked before?
-            check_unchanged(weights, start.identity, launched_identity)
-            partial = r.partial_warning(weights)
-            if partial:
-                self.warn(**partial)
+        try:
+            self._load_weights(start, launched_identity)
+        finally:
+            start.close()
         apply_freeze(self.net)
         set_train_mode(self.net, True)
         self.amp_plan = ampmod.plan(spec["amp"], self.target)
@@ -326,6 +304,40 @@ class Trainer:
         if self.scaler is None or not hasattr(self.scaler, "counter"):
             return {"loss_scale.scale_value": self.scaler.scale_value} if self.scaler is not None else {}
         return {"loss_scale.scale_value": self.scaler.scale_value, "loss_scale.counter": self.scaler.counter}
+
+    def _load_weights(self, start: StartingWeights, launched_identity: Any) -> None:
+        """model.pretrained into the backbone, read through the descriptor starting_weights opened (so the
+        bytes loaded are the bytes hashed and recorded), with run_started's `pretrained` record."""
+        weights, fetched, m = start.path, start.fetched, self.spec["model"]
+        if not weights:
+            return
+        from ..models.pretrained import load_backbone
+
+        with start.named():  # read through the pin; its errors name the file as given
+            r = load_backbone(self.net.backbone, start.read_path or weights)
+        self.load_report = r
+        self.pretrained_info = r.describe(weights)
+        if fetched:
+            self.pretrained_info.update(fetched.describe())
+            mismatch = fetched.name_hash_warning()
+            if mismatch:
+                self.warn(**mismatch)
+        else:
+            from ..models.download import sha256_of
+
+            self.pretrained_info.update(source=m["pretrained"], sha256=sha256_of(start.read_path or weights))
+        if start.origin == "runner":  # Fine-tune from: the weights that checkpoint grew from, as it recorded them
+            parent = checkpoint_lineage(weights)
+            if parent is not None:  # the whole chain within run_record's MAX_LINKS, its first weights kept
+                from ..checkpoints.run_record import LINEAGE_KEYS, lineage
+
+                top = {k: v for k, v in self.pretrained_info.items() if k in LINEAGE_KEYS}
+                self.pretrained_info["from"] = (lineage({**top, "from": parent}) or {}).get("from", parent)
+        # Not rewritten in place while it was read, and (a rank) the file its launcher resolved?
+        check_unchanged(start, launched_identity)
+        partial = r.partial_warning(weights)
+        if partial:
+            self.warn(**partial)
 
     def resume(self, ckpt: str) -> None:
         import mindspore as ms

@@ -10,12 +10,14 @@ The ranks still load the weights themselves, from the cache the launcher filled.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..checkpoints.errors import PretrainedError
+from ..models.pinned import PinnedFile
 from ..models.preprocess import Preprocess, from_record
 from ..models.preprocess import resolve as resolve_preprocess
 from ..rundir import atomic_write_json, read_json
@@ -28,19 +30,34 @@ PREPROCESS_FILE_MAX_BYTES = 1 << 20
 @dataclass
 class StartingWeights:
     variant: str  # the backbone layout to build (models/backbones.py)
-    path: str | None  # the local file to load: None without model.pretrained, and on resume
+    path: str | None  # the local file as named: None without model.pretrained, and on resume
     fetched: Any  # download.Fetched for a mindcv:/hf-hub: name, else None
     origin: str | None  # origin.origin_of_file's
-    # The file's download.identity_of before anything read it by path (a fetched file's as it was
-    # hashed): check_unchanged compares it once the weights are loaded.
+    # The identity (download.identity_of) of the file this process opened and reads: for a named
+    # source, the one that was hashed (checked when it is opened).
     identity: tuple[int, int, int, int] | None = None
+    pin: PinnedFile | None = None  # the open file every read goes through (models/pinned.py)
+
+    @property
+    def read_path(self) -> str | None:
+        """Where to read the weights: the pinned file's link, else the name."""
+        return self.pin.read_path if self.pin else self.path
+
+    def named(self) -> Any:
+        """Errors of a reader of read_path name `path` (models/pinned.py PinnedFile.named)."""
+        return self.pin.named() if self.pin else contextlib.nullcontext()
+
+    def close(self) -> None:
+        if self.pin:
+            self.pin.close()
 
 
 def starting_weights(spec: RunSpec, resume: str | None, emit: Callable[..., Any] | None) -> StartingWeights:
-    """model.pretrained as a local file, with its origin and layout; a mindcv:/hf-hub: name is fetched
-    into the cache first (progress as `setup` events through `emit`). On resume the checkpoint replaces
-    every weight and records the preprocessing: model.pretrained is neither read nor needed (its file
-    may be pruned, or a cache cleared on an offline target)."""
+    """model.pretrained as a local file, opened once and read through that descriptor (close() it once
+    loaded), with its origin and layout; a mindcv:/hf-hub: name is fetched into the cache first
+    (progress as `setup` events through `emit`). On resume the checkpoint replaces every weight and
+    records the preprocessing: model.pretrained is neither read nor needed (its file may be pruned,
+    or a cache cleared on an offline target)."""
     weights = spec["model"]["pretrained"]
     if resume:
         variant, origin = resumed_layout(resume, weights)
@@ -52,9 +69,45 @@ def starting_weights(spec: RunSpec, resume: str | None, emit: Callable[..., Any]
 
     progress = setup_progress(emit, weights) if emit else None
     path, fetched = local_weights(weights, progress)
-    identity = fetched.identity if fetched else _identity(path)
-    origin, variant = origin_of_file(path)
-    return StartingWeights(variant, path, fetched, origin, identity)
+    try:
+        pin: PinnedFile | None = PinnedFile(path)
+    except OSError:
+        pin = None  # missing or unreadable: origin_of_file says so
+    start = StartingWeights("default", path, fetched, None, pin.identity if pin else None, pin)
+    try:
+        if fetched and pin and pin.identity != fetched.identity:  # another file since it was hashed
+            raise changed(path, "changed (another file was put in its place, or it was rewritten)")
+        with start.named():
+            start.origin, start.variant = origin_of_file(start.read_path or path)
+    except BaseException:
+        start.close()
+        raise
+    return start
+
+
+def changed(path: str, how: str) -> PretrainedError:
+    return PretrainedError(
+        f"{path} {how} while the run loaded it: the weights loaded may not be the ones checked; start the run "
+        "again once nothing writes it",
+        "pretrained_changed",
+        path=path,
+    )
+
+
+def check_unchanged(start: StartingWeights, was: Any = None) -> None:
+    """PretrainedError (pretrained_changed) when the file the run read was rewritten in place while it
+    was loaded, or (`was`: the identity a run's launcher recorded in ranks/preprocess.json) is not
+    the file the launcher resolved the preprocessing from. Without a pin (no /proc: not Linux) the
+    name is checked instead: another file renamed into place, or this one removed, while the run read
+    it. Pinned, what is renamed into the name later does not matter: every read was of the open file."""
+    if start.identity is None or start.path is None:
+        return
+    now = start.pin.identity_now() if start.pin else _identity(start.path)
+    if now == start.identity and (was is None or list(was) == list(start.identity)):
+        return
+    raise changed(
+        start.path, "was removed" if now is None else "changed (another file was put in its place, or it was rewritten)"
+    )
 
 
 def _identity(path: str) -> tuple[int, int, int, int] | None:
@@ -63,34 +116,7 @@ def _identity(path: str) -> tuple[int, int, int, int] | None:
     try:
         return identity_of(os.stat(path))
     except OSError:
-        return None  # missing: origin_of_file says so
-
-
-def check_unchanged(path: str, identity: tuple[int, int, int, int] | None, was: Any = None) -> None:
-    """PretrainedError (pretrained_changed) when `path` is no longer the file that was checked (and, for a
-    named source, hashed) before it was loaded by path, or (`was`: the identity a run's launcher
-    recorded in ranks/preprocess.json) not the file the launcher resolved the preprocessing from:
-    another file renamed into place, this one rewritten or removed, while the run read it (a second
-    download, a Copy Weights to Target, a colleague's copy). The weights loaded and the sha256 and
-    preprocessing recorded might then not match. A narrow window, not a guard against someone who can
-    write the file's folder: they can replace an unpinned file before any run starts."""
-    if identity is None:
-        return
-    from ..models.download import identity_of
-
-    try:
-        now = identity_of(os.stat(path))
-    except OSError:
-        now = None
-    if now == identity and (was is None or list(was) == list(identity)):
-        return
-    how = "was removed" if now is None else "changed (another file was put in its place, or it was rewritten)"
-    raise PretrainedError(
-        f"{path} {how} while the run loaded it: the weights loaded may not be the ones checked; start the run "
-        "again once nothing writes it",
-        "pretrained_changed",
-        path=path,
-    )
+        return None
 
 
 def run_preprocess(spec: RunSpec, origin: str | None, resume: str | None, warn: Callable[..., None]) -> Preprocess:

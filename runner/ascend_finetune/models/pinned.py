@@ -1,0 +1,111 @@
+"""One open descriptor of a weights file, and a path every reader of the run reads it through.
+
+A run reads `model.pretrained` several times: its origin, its preprocessing, the load, the sha256 it
+records. Read by name, each could meet another file: someone who can write the file's folder renames
+other weights into its place between two reads, and renames the first file back after the load, so
+the run trains on weights it did not hash. Pinned, every reader gets `read_path`: a symlink in a
+private temporary folder, under the file's own name (readers pick the format by its suffix), to
+`/proc/self/fd/N`. Opening it opens the descriptor's file, wherever it has been renamed since; nothing
+renamed into the original name is read. Every reader here opens the path (MindSpore's own loader,
+which resolves names with realpath, is not used for pretrained weights: checkpoints/format.py reads
+them).
+
+Without /proc (not Linux) `read_path` is the file's own name, and the identity check after the load
+(train/weights_setup.py check_unchanged) is all there is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import tempfile
+import weakref
+from collections.abc import Iterator
+from typing import Any
+
+from ..checkpoints.errors import PretrainedError, ToolError
+from .download import identity_of
+
+PROC_FD = "/proc/self/fd"
+
+
+class PinnedFile:
+    """`path` open once; `read_path` reads that open file. PretrainedError for a path that is not a
+    regular file (a FIFO is not waited on); FileNotFoundError passes through."""
+
+    def __init__(self, path: str):
+        self.path = path
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise PretrainedError(f"{path} is not a regular file", "pretrained_not_found", path=path)
+            os.set_blocking(fd, True)
+        except BaseException:
+            os.close(fd)
+            raise
+        self.fd: int | None = fd
+        self.identity = identity_of(st)
+        self._dir: str | None = None
+        self.read_path = path
+        try:
+            if os.path.isdir(PROC_FD) and _private_parent(tempfile.gettempdir()):
+                self._dir = tempfile.mkdtemp(prefix="ascend-weights-")  # 0700: no one else can change the link
+                self.read_path = os.path.join(self._dir, os.path.basename(path))
+                os.symlink(f"{PROC_FD}/{fd}", self.read_path)
+        finally:
+            # Closed on close(), else when the pin is dropped or Python exits (a run that failed first).
+            self._cleanup = weakref.finalize(self, _release, fd, self._dir)
+
+    @property
+    def pinned(self) -> bool:
+        """Whether readers read the open file (not the name)."""
+        return self._dir is not None
+
+    def identity_now(self) -> tuple[int, int, int, int] | None:
+        """The open file's identity now (an in-place rewrite changes its size or mtime); without a pin,
+        the name's (None when it is gone)."""
+        try:
+            st = os.fstat(self.fd) if self.pinned and self.fd is not None else os.stat(self.path)
+        except OSError:
+            return None
+        return identity_of(st)
+
+    @contextlib.contextmanager
+    def named(self) -> Iterator[None]:
+        """Errors raised by a reader of `read_path` name the file as the user gave it, not the link."""
+        try:
+            yield
+        except (PretrainedError, ToolError) as e:
+            if self.read_path != self.path:
+                e.args = tuple(self._unlink(a) for a in e.args)
+                e.params = {k: self._unlink(v) for k, v in e.params.items()}
+                if isinstance(e, ToolError):
+                    e.extra = {k: self._unlink(v) for k, v in e.extra.items()}
+            raise
+
+    def _unlink(self, v: Any) -> Any:
+        return v.replace(self.read_path, self.path) if isinstance(v, str) else v
+
+    def close(self) -> None:
+        self._cleanup()
+        self._dir = self.fd = None
+
+
+def _private_parent(folder: str) -> bool:
+    """Whether a folder made in `folder` stays this process's: no one else can rename it away and put
+    theirs in its place (a sticky folder, as /tmp is, or one only this user can write)."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return False
+    return bool(st.st_mode & stat.S_ISVTX) or (st.st_uid == os.getuid() and not st.st_mode & 0o022)
+
+
+def _release(fd: int, folder: str | None) -> None:
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        os.close(fd)
