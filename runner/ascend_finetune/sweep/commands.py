@@ -9,6 +9,7 @@ anything is detached.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -17,7 +18,16 @@ import time
 from typing import Any
 
 from ..control import request
-from ..rundir import effective_state, initial_status, open_append, status_path, write_status
+from ..rundir import (
+    STATUS_MAX_BYTES,
+    atomic_write_json,
+    effective_state,
+    initial_status,
+    open_append,
+    read_json,
+    status_path,
+    write_status,
+)
 from ..spec import Problem, SpecError
 from . import folder
 from .rdb import driver_problem
@@ -87,42 +97,83 @@ def prepare(target: str, root: str | None, sweep_id: str | None) -> tuple[str, b
 
 
 def detach(sweep_dir: str) -> int:
-    """Start `python -m ascend_finetune sweep SWEEP_DIR` in a new session; its pid."""
-    if folder.is_locked(sweep_dir):
-        raise BadInput(
-            "busy",
-            f"a scheduler is already running {sweep_dir}: see sweep-status, or sweep-stop it",
-            "sweep_busy",
-            folder=sweep_dir,
-        )
-    # A first status.json (running, no pid yet) before the scheduler exists: sweep-ls and sweep-status
-    # then say running at once, where the editor listing the sweep while the scheduler's Python still
-    # imports Optuna saw no state it knows. The scheduler writes its pid over it; one that never does
-    # reads as lost after the launch grace, as a launched run does.
-    initial_status(sweep_dir, None)
-    write_status(sweep_dir, kind="sweep", pid_start=None)  # not a resumed sweep's last scheduler's
+    """Start `python -m ascend_finetune sweep SWEEP_DIR` in a new session; its pid.
+
+    A first status.json (running, no pid yet) is written before the scheduler exists: sweep-ls and
+    sweep-status then say running at once, where the editor, listing the sweep while the scheduler's
+    Python still imported Optuna, saw no state it knows. It is written holding the scheduler's lock,
+    so it never lands over a scheduler that has written its own pid; the scheduler then writes its pid
+    over it, and one that never does reads as lost after the launch grace, as a launched run does."""
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     env["PYTHONPATH"] = PKG_PARENT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     argv = [sys.executable, "-m", "ascend_finetune", "sweep", sweep_dir]
-    with os.fdopen(open_append(os.path.join(sweep_dir, folder.CONSOLE)), "ab") as log:  # never through a symlink
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,
-            cwd=sweep_dir,
-            env=env,
-            close_fds=True,
-        )
+    # The log first: one that cannot be opened (a planted symlink) fails before anything changed.
+    with os.fdopen(open_append(os.path.join(sweep_dir, folder.CONSOLE)), "ab") as log:
+        try:
+            held = folder.lock(sweep_dir)
+        except folder.Busy:
+            raise BadInput(
+                "busy",
+                f"a scheduler is already running {sweep_dir}: see sweep-status, or sweep-stop it",
+                "sweep_busy",
+                folder=sweep_dir,
+            ) from None
+        try:
+            before = read_json(status_path(sweep_dir), None, STATUS_MAX_BYTES)
+            _drop_requests(sweep_dir)  # a stop left for a scheduler that never ran must not end this one
+            initial_status(sweep_dir, None)
+            write_status(sweep_dir, kind="sweep", pid_start=None)  # not a resumed sweep's last scheduler's
+        finally:
+            os.close(held)
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,
+                cwd=sweep_dir,
+                env=env,
+                close_fds=True,
+            )
+        except BaseException:
+            _restore_status(sweep_dir, before)  # nothing started: the sweep is as it was
+            raise
     return proc.pid
+
+
+def _drop_requests(sweep_dir: str) -> None:
+    """Remove the requests waiting in control/, through its descriptor (never a symlink's folder)."""
+    try:
+        fd = os.open(os.path.join(sweep_dir, "control"), os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return  # none yet, or not a folder: the scheduler refuses that itself
+    try:
+        for name in os.listdir(fd):
+            if not name.startswith("."):  # a request being written
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def _restore_status(sweep_dir: str, before: Any) -> None:
+    with contextlib.suppress(OSError):
+        if isinstance(before, dict):
+            atomic_write_json(status_path(sweep_dir), before)
+        else:
+            os.unlink(status_path(sweep_dir))
 
 
 def stop(sweep_dir: str, drain: bool, timeout: float) -> dict[str, Any]:
     """Ask the scheduler to stop (its running trials too) or to drain (start nothing new, let the
     running trials finish); wait up to `timeout` s for the sweep to end (0: do not wait)."""
-    folder.read(sweep_dir)
-    state = effective_state(sweep_dir) if os.path.isfile(status_path(sweep_dir)) else "lost"
+    doc = folder.read(sweep_dir)
+
+    def state_now() -> str:
+        return effective_state(sweep_dir) if os.path.isfile(status_path(sweep_dir)) else folder.unstarted_state(doc)
+
+    state = state_now()
     if state != "running":
         raise BadInput(
             "not_running",
@@ -132,7 +183,7 @@ def stop(sweep_dir: str, drain: bool, timeout: float) -> dict[str, Any]:
         )
     request(sweep_dir, "drain" if drain else "stop")
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and effective_state(sweep_dir) == "running":
+    while time.monotonic() < deadline and state_now() == "running":
         time.sleep(0.1)
-    state = effective_state(sweep_dir)
+    state = state_now()
     return {"action": "drain" if drain else "stop", "state": state, "handled": state != "running"}

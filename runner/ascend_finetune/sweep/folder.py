@@ -22,7 +22,7 @@ import secrets
 import time
 from typing import Any
 
-from ..rundir import atomic_write_json, open_lock, read_json, slug
+from ..rundir import LAUNCH_GRACE_S, atomic_write_json, open_lock, read_json, slug
 
 SWEEPS = "sweeps"
 SWEEP_JSON = "sweep.json"
@@ -99,3 +99,13 @@ def is_locked(sweep_dir: str) -> bool:
     except Busy:
         return True
     return False
+
+
+def unstarted_state(doc: dict[str, Any]) -> str:
+    """The state of a sweep whose folder has no status.json yet (`sweep SPEC` in the foreground before
+    its scheduler writes one; `--detach` writes one first): running for as long as a launched run has
+    to start, from sweep.json's created_at, then lost. Only the states of docs/protocol.md: the
+    editor leaves out a sweep in any other."""
+    made = doc.get("created_at")
+    fresh = isinstance(made, (int, float)) and not isinstance(made, bool) and time.time() - made < LAUNCH_GRACE_S
+    return "running" if fresh else "lost"

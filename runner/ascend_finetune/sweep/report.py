@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import math
 import os
-import time
 import warnings
 from typing import Any
 
 import optuna
 
 from ..events import last_complete_offset
-from ..rundir import LAUNCH_GRACE_S, STATUS_MAX_BYTES, effective_state, read_json, status_path
+from ..rundir import STATUS_MAX_BYTES, effective_state, read_json, status_path
 from ..runlist import last_event_of
 from . import engine, folder
 from .scheduler import best_trial, count_states
@@ -69,21 +68,13 @@ def importances(study: optuna.Study) -> dict[str, float] | None:
         return None
 
 
-def _status(sweep_dir: str, created_at: Any) -> dict[str, Any]:
+def _status(sweep_dir: str, doc: dict[str, Any]) -> dict[str, Any]:
     st = read_json(status_path(sweep_dir), {}, STATUS_MAX_BYTES)
     st = st if isinstance(st, dict) else {}
-    if not st:
-        # No status.json yet (`sweep SPEC` in the foreground, before its scheduler starts; --detach
-        # writes one first): running for as long as a launched run has to start, then lost. Only the
-        # states of docs/protocol.md: the editor leaves out a sweep in any other.
-        fresh = isinstance(created_at, (int, float)) and time.time() - created_at < LAUNCH_GRACE_S
-        return {
-            "state": "running" if fresh else "lost",
-            "pid": None,
-            "host": None,
-            "started_at": None,
-            "ended_at": None,
-        }
+    if not st:  # its start time is when the folder was made, so it sorts among the newest
+        made = doc.get("created_at")
+        made = made if isinstance(made, (int, float)) and not isinstance(made, bool) else None
+        return {"state": folder.unstarted_state(doc), "pid": None, "host": None, "started_at": made, "ended_at": None}
     return {
         "state": effective_state(sweep_dir, st),
         "pid": st.get("pid"),
@@ -109,7 +100,7 @@ def status(sweep_dir: str) -> dict[str, Any]:
         "sweep_dir": sweep_dir,
         "root": doc["root"],
         "name": sweep["name"],
-        **_status(sweep_dir, doc.get("created_at")),
+        **_status(sweep_dir, doc),
         "study_name": sweep["study_name"] or doc["sweep_id"],
         "storage": engine.safe_url(sweep["storage"]) or folder.JOURNAL,
         "objective": {"metric": sweep["objective"]["metric"], "direction": sweep["objective"]["direction"]},
@@ -141,7 +132,7 @@ def list_sweeps(root: str) -> list[dict[str, Any]]:
         except OSError:
             last = None
         sweep = doc["spec"]
-        state = _status(d, doc.get("created_at"))
+        state = _status(d, doc)
         if state["state"] == "running":
             last = None  # a resumed sweep: its last sweep_finished is an earlier scheduler's
         out.append(

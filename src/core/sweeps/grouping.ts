@@ -61,7 +61,9 @@ export function groupRuns(runs: readonly RunRecord[], sweeps: readonly SweepSumm
   }
   for (const g of groups.values()) {
     g.trials.sort((a, b) => (trialOf(a) ?? Infinity) - (trialOf(b) ?? Infinity) || a.startedAt - b.startedAt);
-    const at = g.sweep?.started_at ?? Math.min(...g.trials.map((t) => t.startedAt));
+    // A listed sweep with no start time and no trials yet (an older runner's, before its scheduler
+    // started) sorts with the oldest, not (Math.min of nothing: Infinity) above everything.
+    const at = g.sweep?.started_at ?? (g.trials.length ? Math.min(...g.trials.map((t) => t.startedAt)) : 0);
     items.push({ at, item: { kind: 'sweep', group: g } });
   }
   return items.sort((a, b) => b.at - a.at).map((x) => x.item);

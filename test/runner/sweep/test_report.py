@@ -8,6 +8,7 @@ import os
 import time
 from types import SimpleNamespace
 
+import pytest
 from conftest import runner
 
 from ascend_finetune.rundir import LAUNCH_GRACE_S
@@ -37,6 +38,8 @@ def test_a_sweep_folder_not_yet_started_reads_as_running_then_lost_with_no_trial
     # Only the states the editor knows (it leaves out a sweep in any other): running while its
     # scheduler may still be starting, lost once the launch grace has passed without one.
     assert st["state"] == "running" and st["pid"] is None
+    made = json.loads((tmp_path / "runs" / "sweeps" / "my-sweep" / "sweep.json").read_text())["created_at"]
+    assert st["started_at"] == made  # sorts among the newest, where it was just made
     assert st["trials"] == [] and st["best"] is None and st["importances"] is None
     assert st["objective"] == {"metric": "best_val_acc", "direction": "maximize"} and st["trials_target"] == 2
     code, ls = runner("sweep-ls", str(tmp_path / "runs"))
@@ -50,6 +53,8 @@ def test_a_sweep_folder_not_yet_started_reads_as_running_then_lost_with_no_trial
     (tmp_path / "runs" / "sweeps" / "my-sweep" / "sweep.json").write_text(json.dumps(doc))
     code, ls = runner("sweep-ls", str(tmp_path / "runs"))
     assert [(s["sweep_id"], s["state"]) for s in ls["sweeps"]] == [("my-sweep", "lost")]
+    code, out = runner("sweep-stop", sweep_dir, "--timeout", "0")
+    assert code == 2 and out["error"]["kind"] == "not_running" and out["error"]["params"]["state"] == "lost"
 
 
 def test_a_detached_sweep_reads_as_running_before_its_scheduler_has_started(tmp_path, data_a, monkeypatch):
@@ -103,3 +108,57 @@ def test_a_second_scheduler_on_one_sweep_is_refused(tmp_path, data_a):
         assert code == 2 and out["error"]["kind"] == "busy"
     finally:
         os.close(held)
+
+
+def test_a_stop_left_for_a_scheduler_that_never_ran_does_not_end_the_next_one(tmp_path, data_a, monkeypatch):
+    sweep_dir, _ = prepare(str(_spec(tmp_path, data_a)), str(tmp_path / "runs"), "s")
+    code, out = runner("sweep-stop", sweep_dir, "--timeout", "0")  # within the grace: taken, for a scheduler
+    assert code == 0 and out == {"action": "stop", "state": "running", "handled": False}, out
+    control = tmp_path / "runs" / "sweeps" / "s" / "control"
+    assert [n.split("-")[0] for n in os.listdir(control)] == ["stop"]
+    (control / ".stop-being-written").write_text("stop")
+    with monkeypatch.context() as m:
+        m.setattr(commands.subprocess, "Popen", lambda argv, **kw: SimpleNamespace(pid=4242))
+        commands.detach(sweep_dir)
+    assert os.listdir(control) == [".stop-being-written"], "the old stop is gone; one being written stays"
+
+
+def test_a_detach_that_cannot_start_the_scheduler_leaves_the_sweep_as_it_was(tmp_path, data_a, monkeypatch):
+    sweep_dir, _ = prepare(str(_spec(tmp_path, data_a)), str(tmp_path / "runs"), "f")
+    status = tmp_path / "runs" / "sweeps" / "f" / "status.json"
+    ended = {"state": "completed", "pid": 1, "ended_at": 5.0, "exit_code": 0}
+    status.write_text(json.dumps(ended))
+
+    def no_fork(argv, **kw):
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    with monkeypatch.context() as m, pytest.raises(BlockingIOError):
+        m.setattr(commands.subprocess, "Popen", no_fork)
+        commands.detach(sweep_dir)
+    assert json.loads(status.read_text()) == ended
+    status.unlink()
+    with monkeypatch.context() as m, pytest.raises(BlockingIOError):
+        m.setattr(commands.subprocess, "Popen", no_fork)
+        commands.detach(sweep_dir)
+    assert not status.exists()
+    # A console.log that cannot be used fails before anything changed.
+    status.write_text(json.dumps(ended))
+    (tmp_path / "runs" / "sweeps" / "f" / "console.log").unlink(missing_ok=True)
+    os.symlink(tmp_path / "elsewhere.log", tmp_path / "runs" / "sweeps" / "f" / "console.log")
+    with pytest.raises(OSError):
+        commands.detach(sweep_dir)
+    assert json.loads(status.read_text()) == ended and not (tmp_path / "elsewhere.log").exists()
+
+
+def test_a_detach_never_writes_over_a_scheduler_that_holds_the_sweep(tmp_path, data_a):
+    sweep_dir, _ = prepare(str(_spec(tmp_path, data_a)), str(tmp_path / "runs"), "h")
+    status = tmp_path / "runs" / "sweeps" / "h" / "status.json"
+    mine = {"state": "running", "pid": os.getpid(), "pid_start": 7, "host": "here"}
+    status.write_text(json.dumps(mine))
+    held = folder.lock(sweep_dir)  # the running scheduler's
+    try:
+        code, out = runner("sweep", sweep_dir, "--detach")
+        assert code == 2 and out["error"]["kind"] == "busy"
+    finally:
+        os.close(held)
+    assert json.loads(status.read_text()) == mine

@@ -117,6 +117,13 @@ test('trial runs are grouped under their sweep, by trial number; other runs stay
     { ...status, state: 'running' },
   );
   assert.match(sweepDescription({ ...g, sweep: running }), /^running · 4\/4 trials · best val acc 1/);
+  // a listed sweep with no start time and no trials sorts last, not first
+  const unstarted = { ...listed[0], sweep_id: 'never', name: 'never', state: 'lost' as const, started_at: null };
+  const order = groupRuns(index.byTarget().get('local') ?? [], [...listed, unstarted]);
+  assert.deepEqual(
+    order.map((t) => (t.kind === 'sweep' ? t.group.sweepId : t.record.runId)),
+    [listed[0].sweep_id, 'lone', 'never'],
+  );
 });
 
 test('a new sweep spec sits beside its run spec and names it as base', () => {
