@@ -196,12 +196,6 @@ def _not_real_folders(paths: list[str], missing_ok: bool, owned: bool) -> str | 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def _unsaved(e: OSError) -> str:
-    """Why the features could not be written (a feature-cache/ another user made, a full disk, a
-    read-only mount): the cache only saves time, so the run trains on without it."""
-    return f"the features could not be saved there ({e.strerror or e})"
-
-
 def _create_at(dir_fd: int, name: str) -> Any:
     """A new file `name` in the folder open as dir_fd, created exclusively, never through a symlink."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -354,6 +348,17 @@ class FeatureCache:
             {"path": folder, "reason": reason},
         )
 
+    def _unsaved(self, e: OSError) -> None:
+        """The features could not be written (a feature-cache/ another user made, a full disk, a
+        read-only mount): the cache only saves time, so the run trains on without it."""
+        reason = e.strerror or str(e)
+        self.tr.warn(
+            "feature_cache_unsaved",
+            f"the features were not saved at {self.dir} ({reason}); this run trains on, and the next one "
+            "computes them again",
+            {"path": self.dir, "reason": reason},
+        )
+
     def _expected(self) -> dict[str, tuple[tuple[int, ...], Any]]:
         """Each array's shape and dtype, as this run computes them."""
         tr = self.tr
@@ -466,7 +471,8 @@ class FeatureCache:
         a killed run never leaves a half cache behind that a later run would trust. A shared run
         directory may hold what others planted, so every step goes through descriptors opened without
         following a symlink; a place taken by something this run did not make (a file, a symlink)
-        leaves the features unsaved, in a feature_cache_rejected warning, and the run trains on."""
+        leaves the features unsaved, in a feature_cache_rejected warning, and the run trains on; an error
+        writing them (a feature-cache/ another user made, a full disk) in a feature_cache_unsaved one."""
         if self._no_save:  # ensure() already said why
             return
         parent, name = os.path.split(self.dir)
@@ -475,13 +481,13 @@ class FeatureCache:
         except FileExistsError:
             pass
         except OSError as e:
-            self._reject(self.dir, _unsaved(e))
+            self._unsaved(e)
             return
         try:
             pfd = os.open(parent, _DIR_FLAGS)
         except OSError as e:
             if e.errno not in (errno.ELOOP, errno.ENOTDIR):  # ENOTDIR for a symlink too, with O_DIRECTORY
-                self._reject(self.dir, _unsaved(e))
+                self._unsaved(e)
             else:
                 self._reject(self.dir, _not_folders(self.dir) or f"{parent} is not a directory")
             return
@@ -489,7 +495,7 @@ class FeatureCache:
             try:
                 tmp = self._write_temp(pfd, name)
             except OSError as e:
-                self._reject(self.dir, _unsaved(e))
+                self._unsaved(e)
                 return
             try:
                 st = _lstat_at(pfd, name)
@@ -498,9 +504,12 @@ class FeatureCache:
                 os.rename(tmp, name, src_dir_fd=pfd, dst_dir_fd=pfd)  # ENOTDIR onto a file or symlink
             except BaseException as e:
                 _rmtree_at(pfd, tmp, quiet=True)
-                if not (isinstance(e, OSError) and e.errno in (errno.ENOTDIR, errno.ENOTEMPTY, errno.EEXIST)):
+                if not isinstance(e, OSError):
                     raise
-                self._reject(self.dir, f"{self.dir} was taken by something else while this run computed it")
+                if e.errno in (errno.ENOTDIR, errno.ENOTEMPTY, errno.EEXIST):
+                    self._reject(self.dir, f"{self.dir} was taken by something else while this run computed it")
+                else:  # another user's folder there that this user cannot remove, a full disk, ...
+                    self._unsaved(e)
         finally:
             os.close(pfd)
 

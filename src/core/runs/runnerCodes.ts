@@ -217,6 +217,14 @@ const WARNINGS: Readonly<Record<string, Sentence>> = {
       path: p.str('path'),
       reason: p.str('reason'),
     }),
+  feature_cache_unsaved: (p, t) =>
+    fill(
+      t('The features were not saved at {path} ({reason}); this run trains on, and the next one computes them again.'),
+      {
+        path: p.str('path'),
+        reason: p.str('reason'),
+      },
+    ),
   cann_mismatch: (p, t) =>
     fill(
       t(

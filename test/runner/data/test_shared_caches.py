@@ -238,6 +238,29 @@ def test_features_that_cannot_be_saved_leave_a_warning_not_a_traceback(tmp_path,
     fc._save()
     monkeypatch.undo()
     [(code, message, details)] = warnings
-    assert code == "feature_cache_rejected" and details["path"] == fc.dir
-    assert details["reason"] == f"the features could not be saved there ({os.strerror(err)})", details
+    assert (code, details) == ("feature_cache_unsaved", {"path": fc.dir, "reason": os.strerror(err)}), details
+    assert message.startswith(f"the features were not saved at {fc.dir} ({os.strerror(err)})")
+    assert fc.rejected == [], "no cache was found and passed over"
     assert os.listdir(tmp_path / "run" / "feature-cache") == [], "no temporary folder left behind"
+
+
+def test_another_users_cache_folder_this_user_cannot_replace_leaves_a_warning(tmp_path, monkeypatch):
+    # ensure() passed over another user's feature-cache/<key> (mode 700: unreadable here); removing it
+    # to put this run's in its place fails with EACCES, which ended the run with a traceback.
+    from ascend_finetune.train import feature_cache
+
+    warnings = []
+    fc = _unsaved_cache(tmp_path, warnings)
+    theirs = tmp_path / "run" / "feature-cache" / fc.key[:16]
+    theirs.mkdir(parents=True)
+    (theirs / "features.npz").write_text("theirs")
+
+    def rmtree_at(dir_fd, name, quiet=False):
+        if not quiet:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), name)
+
+    monkeypatch.setattr(feature_cache, "_rmtree_at", rmtree_at)
+    fc._save()
+    monkeypatch.undo()
+    assert [(w[0], w[2]["reason"]) for w in warnings] == [("feature_cache_unsaved", os.strerror(errno.EACCES))]
+    assert (theirs / "features.npz").read_text() == "theirs"
