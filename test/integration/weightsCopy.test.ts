@@ -98,9 +98,10 @@ function sshWrapper(name: string, cut: number, filter: string) {
 
 /**
  * An `ssh` stand-in whose call `gate` waits until `open()` is called: the test then knows every call
- * before it has ended, and acts before that call starts.
+ * before it has ended, and acts before that call starts. Call `cut.call`, if given, gets only the
+ * first `cut.bytes` of its input: a link that drops.
  */
-function gateWrapper(name: string, gate: number) {
+function gateWrapper(name: string, gate: number, cut?: { call: number; bytes: number }) {
   const dir = path.join(tmp, `wrapper ${name}`);
   mkdirSync(dir);
   const file = path.join(dir, 'ssh');
@@ -112,6 +113,7 @@ function gateWrapper(name: string, gate: number) {
       `n=$(( $(cat ${d}/count 2>/dev/null || echo 0) + 1 ))`,
       `echo "$n" > ${d}/count`,
       `if [ "$n" = ${gate} ]; then while [ ! -e ${d}/go ]; do sleep 0.05; done; fi`,
+      ...(cut ? [`if [ "$n" = ${cut.call} ]; then head -c ${cut.bytes} | ssh "$@"; exit; fi`] : []),
       'exec ssh "$@"',
       '',
     ].join('\n'),
@@ -416,6 +418,40 @@ test(
       const r = await copy;
       // It used to say it resumed from 50,000 and sent 150,000: the other copy's 30,000 counted as its own.
       assert.deepEqual([r.outcome, r.resumedFrom, r.sent], ['copied', 80_000, body.length - 80_000]);
+      assert.ok(readFileSync(dest).equals(body));
+    } finally {
+      holder.kill();
+    }
+  },
+);
+
+test(
+  "a wait on another copy's busy .part is no try of this copy's link: a cut after it is tried again",
+  { timeout: 120_000 },
+  async () => {
+    const { cacheRoot, local, body, rel, dest } = aFile('busy-cut', 400_000);
+    mkdirSync(path.dirname(dest), { recursive: true });
+    writeFileSync(`${dest}.part`, body.subarray(0, 50_000));
+    const holder = await holdLock(`${dest}.part`);
+    // Calls: check, put (busy), check (held until the other copy is gone), put (cut), check, put.
+    const gate = gateWrapper('busy-cut', 3, { call: 4, bytes: 150_000 });
+    try {
+      const copy = copyWeightsToTarget(target(), local, rel, {
+        controlDir: sshd.controlDir,
+        cacheRoot,
+        sshPath: gate.path,
+        retryDelayMs: 50,
+        retries: 3,
+      });
+      const deadline = Date.now() + 60_000;
+      while (gate.calls() < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      holder.kill();
+      await new Promise((r) => holder.once('exit', r));
+      gate.open();
+      // It used to give up at the cut: the busy wait had taken the "moved forward" mark of its own tries.
+      const r = await copy;
+      assert.deepEqual([r.outcome, r.resumedFrom, r.sent], ['copied', 50_000, body.length - 50_000]);
+      assert.equal(gate.calls(), 6);
       assert.ok(readFileSync(dest).equals(body));
     } finally {
       holder.kill();

@@ -125,7 +125,7 @@ export interface CopyWeightsResult {
   sha256: string;
   /** 'current': the target already had this file; otherwise the bytes sent (fewer after a resume). */
   outcome: 'current' | 'copied';
-  /** Bytes that went over the link for this copy (size minus `resumedFrom`). */
+  /** Bytes this copy's own puts moved the file forward (not what another copy added while this one waited on `busy`). */
   sent: number;
   /** The `.part` length an earlier copy had left, where this one started (its first put not refused `busy`). */
   resumedFrom: number;
@@ -350,9 +350,11 @@ export async function copyWeightsToTarget(
   }
   const root = opts.cacheRoot ?? '';
   const retries = opts.retries ?? 3;
-  // Where this copy's first put that was not refused `busy` started: while another copy's process
-  // holds the .part, the bytes it adds are not this copy's.
-  let first: number | undefined;
+  // Only this copy's own puts count: while another copy's process holds the .part (`busy`), the
+  // bytes it adds are not this copy's, and a wait on it is no try of this copy's link.
+  let first: number | undefined; // where the first own put started
+  let own: number | undefined; // where the last own put that failed started (its end: the next check's)
+  let sent = 0;
   let last = -1;
   const idle = String(opts.idleTimeoutS ?? 60);
   for (let attempt = 0; ; attempt++) {
@@ -361,6 +363,8 @@ export async function copyWeightsToTarget(
     const dest = String(have.dest);
     if (have.sha256 === sha) return { remotePath: dest, sha256: sha, outcome: 'current', sent: 0, resumedFrom: 0 };
     const part = typeof have.part === 'number' && have.part <= size ? have.part : 0;
+    if (own !== undefined) sent += Math.max(0, part - own);
+    own = undefined;
     try {
       const done = await runScript(def, ['put', root, rel, sha, String(part), String(size), idle], opts, {
         file: localFile,
@@ -368,16 +372,24 @@ export async function copyWeightsToTarget(
         size,
       });
       first ??= part;
-      return { remotePath: String(done.dest), sha256: sha, outcome: 'copied', sent: size - first, resumedFrom: first };
+      return {
+        remotePath: String(done.dest),
+        sha256: sha,
+        outcome: 'copied',
+        sent: sent + size - part,
+        resumedFrom: first,
+      };
     } catch (e) {
       const p = e instanceof WeightsCopyError ? e.problem : undefined;
-      if (p?.code !== 'busy') first ??= part;
+      const busy = p?.code === 'busy';
       // Another try only while the link moves the file forward, or an earlier process lets go of it.
       const again =
-        attempt < retries &&
-        (p?.code === 'busy' || ((p?.code === 'incomplete' || p?.code === 'ssh-failed') && part > last));
+        attempt < retries && (busy || ((p?.code === 'incomplete' || p?.code === 'ssh-failed') && part > last));
       if (!again) throw e;
-      last = part;
+      if (!busy) {
+        first ??= part;
+        own = last = part;
+      }
       await sleep(opts.retryDelayMs ?? 2000, undefined, { signal: opts.signal }).catch(() => {
         throw new WeightsCopyError({ code: 'cancelled' }, def.label);
       });
