@@ -37,9 +37,12 @@ def prepare_weights(
     from ..train.weights_setup import PREPROCESS_FILE, run_preprocess, starting_weights, write_preprocess_file
 
     start = starting_weights(spec, resume, emit)
-    start.close()  # the ranks open the file themselves, and check it is this one (start.identity)
     warnings = Warnings()
-    p = run_preprocess(spec, start.origin, resume, warnings)
+    try:
+        with start.named():
+            p = run_preprocess(spec, start.origin, resume, warnings, start.read_path)
+    finally:
+        start.close()  # the ranks open the file themselves, and check it is this one (start.identity)
     path = os.path.join(run_dir, RANKS_DIR, PREPROCESS_FILE)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     write_preprocess_file(path, p, warnings, start.identity)

@@ -1,17 +1,19 @@
 """One open descriptor of a weights file, and a path every reader of the run reads it through.
 
-A run reads `model.pretrained` several times: its origin, its preprocessing, the load, the sha256 it
-records. Read by name, each could meet another file: someone who can write the file's folder renames
-other weights into its place between two reads, and renames the first file back after the load, so
-the run trains on weights it did not hash. Pinned, every reader gets `read_path`: a symlink in a
-private temporary folder, under the file's own name (readers pick the format by its suffix), to
-`/proc/self/fd/N`. Opening it opens the descriptor's file, wherever it has been renamed since; nothing
-renamed into the original name is read. Every reader here opens the path (MindSpore's own loader,
-which resolves names with realpath, is not used for pretrained weights: checkpoints/format.py reads
-them).
+A run reads `model.pretrained` several times: its origin, the preprocessing and lineage a runner
+checkpoint records in itself, the load, the sha256 it records. Read by name, each could meet another
+file: someone who can write the file's folder renames other weights into its place between two
+reads, and renames the first file back after the load, so the run trains on weights it did not
+hash. Pinned, every reader gets `read_path`: a symlink in a private temporary folder, under the
+file's own name (readers pick the format by its suffix), to `/proc/self/fd/N`. Opening it opens the
+descriptor's file, wherever it has been renamed since; nothing renamed into the original name is
+read. Every reader here opens the path (MindSpore's own loader, which resolves names with realpath,
+is not used for pretrained weights: checkpoints/format.py reads them). The run folder's own
+manifest (checkpoints.json beside a runner checkpoint) is another file, read by name.
 
-Without /proc (not Linux) `read_path` is the file's own name, and the identity check after the load
-(train/weights_setup.py check_unchanged) is all there is.
+Without a link (no /proc: not Linux; a TMPDIR that is full, or that another user could change; a
+sandbox that refuses to open /proc/self/fd) `read_path` is the file's own name, and the identity
+check after the load (train/weights_setup.py check_unchanged) compares the name's identity instead.
 """
 
 from __future__ import annotations
@@ -51,13 +53,36 @@ class PinnedFile:
         self._dir: str | None = None
         self.read_path = path
         try:
-            if os.path.isdir(PROC_FD) and _private_parent(tempfile.gettempdir()):
-                self._dir = tempfile.mkdtemp(prefix="ascend-weights-")  # 0700: no one else can change the link
-                self.read_path = os.path.join(self._dir, os.path.basename(path))
-                os.symlink(f"{PROC_FD}/{fd}", self.read_path)
+            self._link(fd, st)
         finally:
             # Closed on close(), else when the pin is dropped or Python exits (a run that failed first).
             self._cleanup = weakref.finalize(self, _release, fd, self._dir)
+
+    def _link(self, fd: int, st: os.stat_result) -> None:
+        """The private link to the descriptor, once it is seen to open the same file; else (no /proc, a
+        TMPDIR that is full or that others could change, a sandbox that refuses /proc/self/fd) none:
+        the name is read, and check_unchanged compares the name's identity instead."""
+        if not (os.path.isdir(PROC_FD) and _private_parent(tempfile.gettempdir())):
+            return
+        try:
+            folder = tempfile.mkdtemp(prefix="ascend-weights-")  # 0700: no one else can change the link
+        except OSError:
+            return
+        link = os.path.join(folder, os.path.basename(self.path))
+        try:
+            os.symlink(f"{PROC_FD}/{fd}", link)
+            probe = os.open(link, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+            try:
+                seen = os.fstat(probe)
+            finally:
+                os.close(probe)
+            same = (seen.st_dev, seen.st_ino) == (st.st_dev, st.st_ino)
+        except OSError:
+            same = False
+        if same:
+            self._dir, self.read_path = folder, link
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
 
     @property
     def pinned(self) -> bool:
@@ -78,6 +103,10 @@ class PinnedFile:
         """Errors raised by a reader of `read_path` name the file as the user gave it, not the link."""
         try:
             yield
+        except OSError as e:
+            if e.filename == self.read_path:
+                e.filename = self.path
+            raise
         except (PretrainedError, ToolError) as e:
             if self.read_path != self.path:
                 e.args = tuple(self._unlink(a) for a in e.args)

@@ -284,16 +284,17 @@ def from_spec(setting: Any) -> Preprocess | None:
         return TABLE.get(preset)
 
 
-def recorded_for(ckpt: str) -> Preprocess | None:
+def recorded_for(ckpt: str, read: str | None = None) -> Preprocess | None:
     """What the runner's checkpoint `ckpt` recorded: in its run's manifest (`<run>/checkpoints/<file>`),
     if it sits in a run that lists it with a record, else in the file itself (its `run_record`, from
-    runners since 0.2.0, so a checkpoint copied out of its run keeps its preprocessing)."""
+    runners since 0.2.0, so a checkpoint copied out of its run keeps its preprocessing), read at
+    `read` when given (the run's pinned link to the file: models/pinned.py)."""
     from ..checkpoints.manifest import entry_for, find_run_of
     from ..checkpoints.run_record import read_record
 
     run_dir = find_run_of(ckpt)
     listed = (entry_for(run_dir, ckpt) or {}).get("preprocess") if run_dir else None
-    return from_record(listed if listed is not None else (read_record(ckpt) or {}).get("preprocess"))
+    return from_record(listed if listed is not None else (read_record(read or ckpt) or {}).get("preprocess"))
 
 
 class Warnings(list[dict[str, Any]]):
@@ -313,6 +314,7 @@ def resolve(
     resume: str | None = None,
     image_size: int | None = None,
     fetch: bool = True,
+    read_path: str | None = None,
 ) -> Preprocess:
     """choose(), with the hub config fetched when `auto` meets hf-hub:timm/ weights (download.py: the
     cache, HF_ENDPOINT, HF_HUB_OFFLINE) and each warning passed to `warn(code=, message=, details=)`.
@@ -321,8 +323,9 @@ def resolve(
     on top; such a checkpoint away from its run's checkpoints.json warns (preprocess_not_recorded). With
     `image_size` (data.image_size, the crop), a weight trained at another size says so. Without `fetch`
     (a preview), a hub config is read from the cache only: one not there yet leaves the timm preset,
-    and `why` says the run reads the config when it starts."""
-    p = _resolve(setting, pretrained, origin, warn, env, resume, fetch)
+    and `why` says the run reads the config when it starts. `read_path`: where to read the
+    pretrained file itself (the run's pinned link to it)."""
+    p = _resolve(setting, pretrained, origin, warn, env, resume, fetch, read_path)
     if image_size and p.input_size and p.input_size != image_size:
         warn(
             code="preprocess_input_size",
@@ -335,13 +338,20 @@ def resolve(
 
 
 def _resolve(
-    setting: Any, pretrained: str | None, origin: str | None, warn: Any, env: Any, resume: str | None, fetch: bool
+    setting: Any,
+    pretrained: str | None,
+    origin: str | None,
+    warn: Any,
+    env: Any,
+    resume: str | None,
+    fetch: bool,
+    read_path: str | None,
 ) -> Preprocess:
     if resume and (rec := recorded_for(resume)) is not None:
         return replace(rec, why=f"recorded with the resumed checkpoint {os.path.basename(resume)}")
     unrecorded = None  # the runner's own checkpoint as model.pretrained, without its run's record
     if preset_of(setting) == "auto" and origin == "runner" and pretrained:
-        rec = recorded_for(pretrained)
+        rec = recorded_for(pretrained, read_path)
         if rec is not None:
             rec = replace(rec, why=f"recorded with the checkpoint {os.path.basename(pretrained)}", overridden=())
             return overridden(rec, setting) if isinstance(setting, dict) else rec

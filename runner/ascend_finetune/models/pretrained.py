@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import mindspore as ms
 import numpy as np
@@ -116,27 +117,45 @@ def map_name(name: str) -> str | None:
 
 
 def read_checkpoint(path: str) -> dict:
-    """Every tensor of a .ckpt or .safetensors file (as _Array); PretrainedError when it is not a
-    checkpoint. Read by checkpoints/format.py, not MindSpore's loader: that one opens the realpath of
-    the name, where a run reads its weights through a link to the file it pinned (models/pinned.py),
-    and it takes some damaged files without a word (a tensor whose bytes are missing loads as zeros),
-    where each tensor's bytes are checked against its shape here."""
+    """Every tensor of a .ckpt or .safetensors file, each read when asked for (`_Stored`: the old head
+    and optimizer state are never read); PretrainedError when it is not a checkpoint. Read by
+    checkpoints/format.py, not MindSpore's loader: that one opens the realpath of the name, where a
+    run reads its weights through a link to the file it pinned (models/pinned.py), and it takes some
+    damaged files without a word (a tensor whose bytes are missing loads as zeros), where each
+    tensor's bytes are checked against its shape here."""
     if not os.path.isfile(path):
         raise PretrainedError(f"file not found: {path}", "pretrained_not_found", path=path)
     from ..checkpoints.errors import ToolError
-    from ..checkpoints.format import bad_checkpoint, read_index
+    from ..checkpoints.format import read_index
 
     try:
         index = read_index(path)
-        try:
-            params = {name: _Array(index.read(name)) for name in index.tensors}
-        except OSError as e:
-            raise bad_checkpoint(path, f"cannot read it: {e.strerror or e}") from e
     except ToolError as e:
         raise PretrainedError(str(e), e.why, **e.params) from e
+    params = {name: _Stored(index, name) for name in index.tensors}
     if not params:
         raise PretrainedError(f"checkpoint holds no parameters: {path}", "checkpoint_empty", path=path)
     return params
+
+
+class _Stored:
+    """A tensor of a checkpoint file as load_backbone handles it (`shape`, `asnumpy`), read on asnumpy."""
+
+    def __init__(self, index: Any, name: str):
+        self.index, self.name = index, name
+        self.shape = tuple(index.tensors[name].shape)
+
+    def asnumpy(self) -> np.ndarray:
+        from ..checkpoints.errors import ToolError
+        from ..checkpoints.format import bad_checkpoint
+
+        try:
+            try:
+                return self.index.read(self.name)
+            except OSError as e:
+                raise bad_checkpoint(self.index.path, f"cannot read it: {e.strerror or e}") from e
+        except ToolError as e:
+            raise PretrainedError(str(e), e.why, **e.params) from e
 
 
 class _Array:

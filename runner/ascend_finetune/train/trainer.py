@@ -156,7 +156,8 @@ class Trainer:
             self.preprocess, warnings, launched_identity = launched
             self.warnings.extend(warnings)
         else:
-            self.preprocess = run_preprocess(spec, origin, resume, self.warn)
+            with start.named():
+                self.preprocess = run_preprocess(spec, origin, resume, self.warn, start.read_path)
         head_norm = m.get("head_norm", "auto")
         if resume and head_norm == "auto":  # as the run resolved it (a run from before head_norm: none)
             from ..checkpoints.errors import ToolError
@@ -325,9 +326,10 @@ class Trainer:
         else:
             from ..models.download import sha256_of
 
-            self.pretrained_info.update(source=m["pretrained"], sha256=sha256_of(start.read_path or weights))
+            with start.named():
+                self.pretrained_info.update(source=m["pretrained"], sha256=sha256_of(start.read_path or weights))
         if start.origin == "runner":  # Fine-tune from: the weights that checkpoint grew from, as it recorded them
-            parent = checkpoint_lineage(weights)
+            parent = checkpoint_lineage(weights, start.read_path)
             if parent is not None:  # the whole chain within run_record's MAX_LINKS, its first weights kept
                 from ..checkpoints.run_record import LINEAGE_KEYS, lineage
 

@@ -119,11 +119,20 @@ def _identity(path: str) -> tuple[int, int, int, int] | None:
         return None
 
 
-def run_preprocess(spec: RunSpec, origin: str | None, resume: str | None, warn: Callable[..., None]) -> Preprocess:
-    """The evaluation resize and normalisation the weights expect (models/preprocess.py resolve)."""
+def run_preprocess(
+    spec: RunSpec, origin: str | None, resume: str | None, warn: Callable[..., None], read_path: str | None = None
+) -> Preprocess:
+    """The evaluation resize and normalisation the weights expect (models/preprocess.py resolve); a
+    runner checkpoint's own record is read at `read_path` (StartingWeights.read_path) when given."""
     m = spec["model"]
     return resolve_preprocess(
-        m["preprocess"], m["pretrained"], origin, warn, resume=resume, image_size=spec["data"]["image_size"]
+        m["preprocess"],
+        m["pretrained"],
+        origin,
+        warn,
+        resume=resume,
+        image_size=spec["data"]["image_size"],
+        read_path=read_path,
     )
 
 
@@ -184,10 +193,11 @@ def resumed_layout(resume: str, pretrained: str | None) -> tuple[str, str | None
     return variant, origin
 
 
-def checkpoint_lineage(ckpt: str) -> dict[str, Any] | None:
+def checkpoint_lineage(ckpt: str, read: str | None = None) -> dict[str, Any] | None:
     """The weights a runner checkpoint was trained from (run_record.lineage: source, file, origin, sha256,
-    `from`), as its run's manifest entry records them, else as the file's own record does; None when
-    neither does (an older runner's file, or a run from random weights)."""
+    `from`), as its run's manifest entry records them, else as the file's own record does (read at
+    `read` when given: the run's pinned link to it); None when neither does (an older runner's file,
+    or a run from random weights)."""
     from ..checkpoints.manifest import entry_for, find_run_of
     from ..checkpoints.run_record import lineage, read_record
 
@@ -197,7 +207,7 @@ def checkpoint_lineage(ckpt: str) -> dict[str, Any] | None:
     except (OSError, ValueError):
         entry = None
     weights = lineage((entry or {}).get("weights"))
-    return weights if weights is not None else lineage((read_record(ckpt) or {}).get("weights"))
+    return weights if weights is not None else lineage((read_record(read or ckpt) or {}).get("weights"))
 
 
 def recorded_weights(resume: str, pretrained: str | None, origin: str | None) -> dict[str, Any] | None:

@@ -21,24 +21,28 @@ from ascend_finetune.checkpoints.format import read_index
 from ascend_finetune.models.download import fetch, identity_of, sha256_of
 from ascend_finetune.train.weights_setup import StartingWeights, check_unchanged, starting_weights
 
-# `train` with load_backbone wrapped: just before it reads, other weights are renamed into the file's
-# place, and the file is renamed back just after, so a check of the name afterwards finds the first
-# file: what someone who can write a shared cache's folder can do.
-SWAP_AROUND_THE_LOAD = """
+# `train` with other weights renamed into the file's place from the moment the run has opened it
+# until the run checks it after the load (the first file renamed back just before): every read of the
+# run in between (origin, preprocessing record, load, sha256, lineage) meets the other file by name.
+# What someone who can write a shared cache's folder can do.
+SWAP_WHILE_PINNED = """
 import os, sys
-import ascend_finetune.models.pretrained as pretrained
+import ascend_finetune.models.pinned as pinned
+import ascend_finetune.train.trainer as trainer
 from ascend_finetune.cli import main
-real = pretrained.load_backbone
-def swap_around(net, path):
-    target, other = os.environ["TARGET"], os.environ["SWAP_IN"]
+target, other = os.environ["TARGET"], os.environ["SWAP_IN"]
+real_init, real_check = pinned.PinnedFile.__init__, trainer.check_unchanged
+def init_then_swap(self, path):
+    real_init(self, path)
     os.replace(target, target + ".away")
     os.replace(other, target)
-    try:
-        return real(net, path)
-    finally:
-        os.replace(target, other)
-        os.replace(target + ".away", target)
-pretrained.load_backbone = swap_around
+    open(os.environ["MARKER"], "a").write("swapped\\n")
+def back_then_check(*args, **kwargs):
+    os.replace(target, other)
+    os.replace(target + ".away", target)
+    return real_check(*args, **kwargs)
+pinned.PinnedFile.__init__ = init_then_swap
+trainer.check_unchanged = back_then_check
 sys.argv[0] = "ascend_finetune"
 raise SystemExit(main())
 """
@@ -55,37 +59,29 @@ def best_of(run) -> str:
 def test_weights_renamed_into_place_during_the_load_are_not_what_the_run_trains_on(run_a, data_b, tmp_path):
     weights = tmp_path / "colleague.ckpt"
     shutil.copy(best_of(run_a), weights)
+    first_sha = sha256_of(str(weights))
     other = tmp_path / "other.ckpt"  # another epoch of the same run: the same names and shapes, other values
     shutil.copy(run_a / next(e for e in checkpoints_of(run_a) if not e["best"])["file"], other)
+    marker = tmp_path / "swapped"
     s = spec(data_b, name="b", model={"pretrained": str(weights), "freeze": "backbone"}, train={"epochs": 1})
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "runner"), TARGET=str(weights), SWAP_IN=str(other))
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "runner"), TARGET=str(weights), SWAP_IN=str(other), MARKER=str(marker))
     run = tmp_path / "run"
+    spec_file = str(write_spec(tmp_path / "b.json", s))
     r = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            SWAP_AROUND_THE_LOAD,
-            "train",
-            str(write_spec(tmp_path / "b.json", s)),
-            "--run-dir",
-            str(run),
-        ],
+        [sys.executable, "-c", SWAP_WHILE_PINNED, "train", spec_file, "--run-dir", str(run)],
         capture_output=True,
         text=True,
         timeout=300,
         env=env,
     )
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    assert os.path.exists(other), "the swap ran"
+    assert marker.read_text() == "swapped\n", "the other file was in place while the run read"
     (started,) = of_type(events(run), "run_started")
     assert started["pretrained"]["file"] == str(weights)
-    assert started["pretrained"]["sha256"] == sha256_of(str(weights))
+    assert started["pretrained"]["sha256"] == first_sha
     # The frozen backbone is what was loaded: the first file's, not the one renamed in for the load.
-    mine, first, swapped = (
-        read_index(str(run / checkpoints_of(run)[-1]["file"])),
-        read_index(str(weights)),
-        read_index(str(other)),
-    )
+    mine = read_index(str(run / checkpoints_of(run)[-1]["file"]))
+    first, swapped = read_index(str(weights)), read_index(str(other))
     convs = [n for n, e in first.tensors.items() if n.startswith("backbone.") and len(e.shape) == 4]
     assert convs and any(not np.array_equal(first.read(n), swapped.read(n)) for n in convs), "the files differ"
     for n in convs:
@@ -183,3 +179,36 @@ def test_a_named_sources_identity_is_the_hashed_files(run_a, tmp_path):
     shutil.copy(best_of(run_a), dest)
     got = fetch("mindcv:resnet18", env=env, progress=lambda *_: None)
     assert (got.downloaded, got.identity) == (False, identity_of(os.stat(dest)))
+
+
+@pytest.mark.parametrize("why", ["no temporary folder", "a link that does not open the file"])
+def test_without_a_private_link_the_name_is_read_and_still_checked(run_a, tmp_path, monkeypatch, why):
+    """A full TMPDIR, or a sandbox that refuses /proc/self/fd: the run reads the name, and keeps the
+    identity checks (a named source must be the file the cache hashed)."""
+    from ascend_finetune.models import download, pinned
+
+    if why == "no temporary folder":
+
+        def no_folder(*a, **kw):
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(pinned.tempfile, "mkdtemp", no_folder)
+    else:
+        (tmp_path / "no-fds").mkdir()
+        monkeypatch.setattr(pinned, "PROC_FD", str(tmp_path / "no-fds"))  # every link dangles
+    weights = tmp_path / "w.ckpt"
+    shutil.copy(best_of(run_a), weights)
+    start = starting_weights({"model": {"pretrained": str(weights)}}, None, None)
+    assert (start.read_path, start.origin) == (str(weights), "runner") and not start.pin.pinned
+    assert start.identity == identity_of(os.stat(weights))
+    os.replace(tmp_path / "w.ckpt", tmp_path / "gone.ckpt")
+    weights.write_bytes(b"another file")
+    with pytest.raises(PretrainedError, match="changed"):
+        check_unchanged(start)
+    start.close()
+
+    got = download.Fetched(str(weights), "mindcv:resnet18", "http://x/r18.ckpt", "0" * 64, False, identity=(1, 2, 3, 4))
+    monkeypatch.setattr(download, "local_weights", lambda value, progress=None: (str(weights), got))
+    with pytest.raises(PretrainedError) as e:
+        starting_weights({"model": {"pretrained": "mindcv:resnet18"}}, None, None)
+    assert e.value.why == "pretrained_changed"
