@@ -16,6 +16,7 @@ length, a JSON header {name: {dtype, shape, data_offsets}}, then the data.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -118,10 +119,11 @@ class CheckpointIndex:
         if buf:
             yield _as_array(bytes(buf), e.dtype)
 
-    def read(self, name: str) -> np.ndarray:
-        """One tensor as a numpy array (BFloat16 widened to float32); strings come back as 0-d str arrays."""
+    def read(self, name: str, f: BinaryIO | None = None) -> np.ndarray:
+        """One tensor as a numpy array (BFloat16 widened to float32); strings come back as 0-d str arrays.
+        Read from `f` when given (the file open once for many tensors), else from the path."""
         e = self.tensors[name]
-        with open(self.path, "rb") as f:
+        with open(self.path, "rb") if f is None else contextlib.nullcontext(f) as f:
             parts = []
             for off, n in e.chunks:
                 f.seek(off)

@@ -62,9 +62,9 @@ class PinnedFile:
         """The private link to the descriptor, once it is seen to open the same file; else (no /proc, a
         TMPDIR that is full or that others could change, a sandbox that refuses /proc/self/fd) none:
         the name is read, and check_unchanged compares the name's identity instead."""
-        if not (os.path.isdir(PROC_FD) and _private_parent(tempfile.gettempdir())):
-            return
-        try:
+        try:  # gettempdir raises FileNotFoundError when no temporary folder is usable (a full disk)
+            if not (os.path.isdir(PROC_FD) and _private_parent(tempfile.gettempdir())):
+                return
             folder = tempfile.mkdtemp(prefix="ascend-weights-")  # 0700: no one else can change the link
         except OSError:
             return

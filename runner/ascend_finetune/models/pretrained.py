@@ -130,9 +130,14 @@ def read_checkpoint(path: str) -> dict:
 
     try:
         index = read_index(path)
+        # One open for every tensor: 300 opens of a name (where there is no pinned link) could meet
+        # as many files.
+        file = open(path, "rb")  # noqa: SIM115 (closed with the last _Stored that reads it)
     except ToolError as e:
         raise PretrainedError(str(e), e.why, **e.params) from e
-    params = {name: _Stored(index, name) for name in index.tensors}
+    except OSError as e:
+        raise PretrainedError(f"cannot read {path}: {e.strerror or e}", "pretrained_not_found", path=path) from e
+    params = {name: _Stored(index, name, file) for name in index.tensors}
     if not params:
         raise PretrainedError(f"checkpoint holds no parameters: {path}", "checkpoint_empty", path=path)
     return params
@@ -141,8 +146,8 @@ def read_checkpoint(path: str) -> dict:
 class _Stored:
     """A tensor of a checkpoint file as load_backbone handles it (`shape`, `asnumpy`), read on asnumpy."""
 
-    def __init__(self, index: Any, name: str):
-        self.index, self.name = index, name
+    def __init__(self, index: Any, name: str, file: Any):
+        self.index, self.name, self.file = index, name, file
         self.shape = tuple(index.tensors[name].shape)
 
     def asnumpy(self) -> np.ndarray:
@@ -151,7 +156,7 @@ class _Stored:
 
         try:
             try:
-                return self.index.read(self.name)
+                return self.index.read(self.name, self.file)
             except OSError as e:
                 raise bad_checkpoint(self.index.path, f"cannot read it: {e.strerror or e}") from e
         except ToolError as e:

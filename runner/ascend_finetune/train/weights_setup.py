@@ -70,7 +70,7 @@ def starting_weights(spec: RunSpec, resume: str | None, emit: Callable[..., Any]
     progress = setup_progress(emit, weights) if emit else None
     path, fetched = local_weights(weights, progress)
     try:
-        pin: PinnedFile | None = PinnedFile(path)
+        pin: PinnedFile | None = PinnedFile(path)  # raises OSError only when the file cannot be opened
     except OSError:
         pin = None  # missing or unreadable: origin_of_file says so
     start = StartingWeights("default", path, fetched, None, pin.identity if pin else None, pin)

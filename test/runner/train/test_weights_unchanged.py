@@ -181,25 +181,40 @@ def test_a_named_sources_identity_is_the_hashed_files(run_a, tmp_path):
     assert (got.downloaded, got.identity) == (False, identity_of(os.stat(dest)))
 
 
-@pytest.mark.parametrize("why", ["no temporary folder", "a link that does not open the file"])
+@pytest.mark.parametrize("why", ["no usable temporary folder", "a full TMPDIR", "a link that does not open the file"])
 def test_without_a_private_link_the_name_is_read_and_still_checked(run_a, tmp_path, monkeypatch, why):
-    """A full TMPDIR, or a sandbox that refuses /proc/self/fd: the run reads the name, and keeps the
+    """A full disk, or a sandbox that refuses /proc/self/fd: the run reads the name, and keeps the
     identity checks (a named source must be the file the cache hashed)."""
     from ascend_finetune.models import download, pinned
 
-    if why == "no temporary folder":
+    private = tmp_path / "tmp"
+    private.mkdir(mode=0o700)
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    tried = []
+    if why == "no usable temporary folder":
+
+        def no_tempdir():
+            tried.append("gettempdir")
+            raise FileNotFoundError(2, "No usable temporary directory found")
+
+        monkeypatch.setattr(pinned.tempfile, "gettempdir", no_tempdir)
+    elif why == "a full TMPDIR":
 
         def no_folder(*a, **kw):
+            tried.append("mkdtemp")
             raise OSError(28, "No space left on device")
 
         monkeypatch.setattr(pinned.tempfile, "mkdtemp", no_folder)
     else:
         (tmp_path / "no-fds").mkdir()
         monkeypatch.setattr(pinned, "PROC_FD", str(tmp_path / "no-fds"))  # every link dangles
+        tried.append("link")
     weights = tmp_path / "w.ckpt"
     shutil.copy(best_of(run_a), weights)
     start = starting_weights({"model": {"pretrained": str(weights)}}, None, None)
+    assert tried, "the failure was met"
     assert (start.read_path, start.origin) == (str(weights), "runner") and not start.pin.pinned
+    assert os.listdir(private) == [], "no folder left from the link that failed"
     assert start.identity == identity_of(os.stat(weights))
     os.replace(tmp_path / "w.ckpt", tmp_path / "gone.ckpt")
     weights.write_bytes(b"another file")
