@@ -120,8 +120,17 @@ def detach(sweep_dir: str) -> int:
             ) from None
         try:
             before = read_json(status_path(sweep_dir), None, STATUS_MAX_BYTES)
+            if isinstance(before, dict) and effective_state(sweep_dir, before) == "running":
+                # Another detach's scheduler, still starting (no pid of its own yet): a stop sent to
+                # it waits in control/ and must not be dropped below.
+                raise BadInput(
+                    "busy",
+                    f"a scheduler is starting on {sweep_dir}: see sweep-status, or sweep-stop it",
+                    "sweep_busy",
+                    folder=sweep_dir,
+                )
             _drop_requests(sweep_dir)  # a stop left for a scheduler that never ran must not end this one
-            initial_status(sweep_dir, None)
+            mine = initial_status(sweep_dir, None)
             write_status(sweep_dir, kind="sweep", pid_start=None)  # not a resumed sweep's last scheduler's
         finally:
             os.close(held)
@@ -137,7 +146,7 @@ def detach(sweep_dir: str) -> int:
                 close_fds=True,
             )
         except BaseException:
-            _restore_status(sweep_dir, before)  # nothing started: the sweep is as it was
+            _restore_status(sweep_dir, before, mine)  # nothing started: the sweep is as it was
             raise
     return proc.pid
 
@@ -157,12 +166,24 @@ def _drop_requests(sweep_dir: str) -> None:
         os.close(fd)
 
 
-def _restore_status(sweep_dir: str, before: Any) -> None:
-    with contextlib.suppress(OSError):
-        if isinstance(before, dict):
-            atomic_write_json(status_path(sweep_dir), before)
-        else:
-            os.unlink(status_path(sweep_dir))
+def _restore_status(sweep_dir: str, before: Any, mine: dict[str, Any]) -> None:
+    """status.json back to `before`, under the lock and only while it is still the one this detach
+    wrote (`mine`): another detach or scheduler may have taken the sweep since the lock was let go."""
+    try:
+        held = folder.lock(sweep_dir)
+    except (folder.Busy, OSError):
+        return
+    try:
+        now = read_json(status_path(sweep_dir), None, STATUS_MAX_BYTES)
+        if not (isinstance(now, dict) and now.get("pid") is None and now.get("started_at") == mine.get("started_at")):
+            return
+        with contextlib.suppress(OSError):
+            if isinstance(before, dict):
+                atomic_write_json(status_path(sweep_dir), before)
+            else:
+                os.unlink(status_path(sweep_dir))
+    finally:
+        os.close(held)
 
 
 def stop(sweep_dir: str, drain: bool, timeout: float) -> dict[str, Any]:

@@ -93,14 +93,6 @@ def lock(sweep_dir: str) -> int:
     return fd
 
 
-def is_locked(sweep_dir: str) -> bool:
-    try:
-        os.close(lock(sweep_dir))
-    except Busy:
-        return True
-    return False
-
-
 def unstarted_state(doc: dict[str, Any]) -> str:
     """The state of a sweep whose folder has no status.json yet (`sweep SPEC` in the foreground before
     its scheduler writes one; `--detach` writes one first): running for as long as a launched run has

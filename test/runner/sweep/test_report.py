@@ -150,7 +150,24 @@ def test_a_detach_that_cannot_start_the_scheduler_leaves_the_sweep_as_it_was(tmp
     assert json.loads(status.read_text()) == ended and not (tmp_path / "elsewhere.log").exists()
 
 
+def test_a_detach_while_another_detachs_scheduler_starts_is_busy_and_keeps_its_stop(tmp_path, data_a, monkeypatch):
+    # The first detach's scheduler has not taken the sweep yet (Optuna still importing) and the user has
+    # stopped it: a second detach used to drop that stop and start a scheduler of its own.
+    sweep_dir, _ = prepare(str(_spec(tmp_path, data_a)), str(tmp_path / "runs"), "r")
+    with monkeypatch.context() as m:
+        m.setattr(commands.subprocess, "Popen", lambda argv, **kw: SimpleNamespace(pid=4242))
+        commands.detach(sweep_dir)
+    code, out = runner("sweep-stop", sweep_dir, "--timeout", "0")
+    assert code == 0 and out["state"] == "running", out
+    with monkeypatch.context() as m, pytest.raises(commands.BadInput) as e:
+        m.setattr(commands.subprocess, "Popen", lambda argv, **kw: SimpleNamespace(pid=4243))
+        commands.detach(sweep_dir)
+    assert e.value.kind == "busy" and "starting" in str(e.value)
+    assert [n.split("-")[0] for n in os.listdir(tmp_path / "runs" / "sweeps" / "r" / "control")] == ["stop"]
+
+
 def test_a_detach_never_writes_over_a_scheduler_that_holds_the_sweep(tmp_path, data_a):
+    # A regression guard (the old code checked the lock, then wrote: refused here too).
     sweep_dir, _ = prepare(str(_spec(tmp_path, data_a)), str(tmp_path / "runs"), "h")
     status = tmp_path / "runs" / "sweeps" / "h" / "status.json"
     mine = {"state": "running", "pid": os.getpid(), "pid_start": 7, "host": "here"}
