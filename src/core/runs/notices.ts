@@ -196,6 +196,7 @@ const WARNING_RANK: Readonly<Record<string, number>> = {
   images_skipped: 2,
   npu_low_hbm: 2,
   feature_cache_rejected: 3,
+  feature_cache_unsaved: 3,
   telemetry_unavailable: 4,
   workers_above_cores: 4,
   no_checkpoint_interval: 4,

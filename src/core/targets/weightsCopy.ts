@@ -351,7 +351,8 @@ export async function copyWeightsToTarget(
   const root = opts.cacheRoot ?? '';
   const retries = opts.retries ?? 3;
   // Only this copy's own puts count: while another copy's process holds the .part (`busy`), the
-  // bytes it adds are not this copy's, and a wait on it is no try of this copy's link.
+  // bytes it adds are not this copy's, and the wait does not move the "moved forward" mark (it does
+  // use one of `retries`). Bytes another copy adds during this copy's retry sleep are counted (rare).
   let first: number | undefined; // where the first own put started
   let own: number | undefined; // where the last own put that failed started (its end: the next check's)
   let sent = 0;
