@@ -69,31 +69,39 @@ async function problemOf(p: Promise<unknown>): Promise<CopyProblem> {
 }
 
 /**
- * An `ssh` stand-in that runs the real one: each call's stdin is saved (`input(n)`), and call `cut`
- * (1: the check, 2: the put) goes through `filter` first, a shell pipeline stage such as `head -c N`:
- * the link that drops after N bytes, as the target sees it (the stream ends short).
+ * An `ssh` stand-in script in a folder of its own: it counts its calls (`$n`, and `calls()` here),
+ * then runs `body`, shell lines given the folder's quoted path. The wrappers below are its bodies.
  */
-function sshWrapper(name: string, cut: number, filter: string) {
+function countingSsh(name: string, body: (d: string) => string[]) {
   const dir = path.join(tmp, `wrapper ${name}`);
   mkdirSync(dir);
   const file = path.join(dir, 'ssh');
   const d = shellQuote(dir);
+  const count = path.join(dir, 'count');
   writeFileSync(
     file,
     [
       '#!/bin/sh',
       `n=$(( $(cat ${d}/count 2>/dev/null || echo 0) + 1 ))`,
       `echo "$n" > ${d}/count`,
-      `if [ "$n" = ${cut} ]; then ${filter} | tee ${d}/in$n | ssh "$@"; else tee ${d}/in$n | ssh "$@"; fi`,
+      ...body(d),
       '',
     ].join('\n'),
     { mode: 0o755 },
   );
-  return {
-    path: file,
-    calls: () => Number(readFileSync(path.join(dir, 'count'), 'utf8')),
-    input: (n: number) => readFileSync(path.join(dir, `in${n}`)),
-  };
+  return { dir, path: file, calls: () => (existsSync(count) ? Number(readFileSync(count, 'utf8')) : 0) };
+}
+
+/**
+ * An `ssh` stand-in that runs the real one: each call's stdin is saved (`input(n)`), and call `cut`
+ * (1: the check, 2: the put) goes through `filter` first, a shell pipeline stage such as `head -c N`:
+ * the link that drops after N bytes, as the target sees it (the stream ends short).
+ */
+function sshWrapper(name: string, cut: number, filter: string) {
+  const w = countingSsh(name, (d) => [
+    `if [ "$n" = ${cut} ]; then ${filter} | tee ${d}/in$n | ssh "$@"; else tee ${d}/in$n | ssh "$@"; fi`,
+  ]);
+  return { ...w, input: (n: number) => readFileSync(path.join(w.dir, `in${n}`)) };
 }
 
 /**
@@ -102,28 +110,12 @@ function sshWrapper(name: string, cut: number, filter: string) {
  * first `cut.bytes` of its input: a link that drops.
  */
 function gateWrapper(name: string, gate: number, cut?: { call: number; bytes: number }) {
-  const dir = path.join(tmp, `wrapper ${name}`);
-  mkdirSync(dir);
-  const file = path.join(dir, 'ssh');
-  const d = shellQuote(dir);
-  writeFileSync(
-    file,
-    [
-      '#!/bin/sh',
-      `n=$(( $(cat ${d}/count 2>/dev/null || echo 0) + 1 ))`,
-      `echo "$n" > ${d}/count`,
-      `if [ "$n" = ${gate} ]; then while [ ! -e ${d}/go ]; do sleep 0.05; done; fi`,
-      ...(cut ? [`if [ "$n" = ${cut.call} ]; then head -c ${cut.bytes} | ssh "$@"; exit; fi`] : []),
-      'exec ssh "$@"',
-      '',
-    ].join('\n'),
-    { mode: 0o755 },
-  );
-  return {
-    path: file,
-    calls: () => (existsSync(path.join(dir, 'count')) ? Number(readFileSync(path.join(dir, 'count'), 'utf8')) : 0),
-    open: () => writeFileSync(path.join(dir, 'go'), ''),
-  };
+  const w = countingSsh(name, (d) => [
+    `if [ "$n" = ${gate} ]; then while [ ! -e ${d}/go ]; do sleep 0.05; done; fi`,
+    ...(cut ? [`if [ "$n" = ${cut.call} ]; then head -c ${cut.bytes} | ssh "$@"; exit; fi`] : []),
+    'exec ssh "$@"',
+  ]);
+  return { ...w, open: () => writeFileSync(path.join(w.dir, 'go'), '') };
 }
 
 /**
@@ -132,33 +124,21 @@ function gateWrapper(name: string, gate: number, cut?: { call: number; bytes: nu
  * ends the silent writer.
  */
 function stallWrapper(name: string, stall: number, bytes: number) {
-  const dir = path.join(tmp, `wrapper ${name}`);
-  mkdirSync(dir);
-  const file = path.join(dir, 'ssh');
-  const d = shellQuote(dir);
-  writeFileSync(
-    file,
-    [
-      '#!/bin/sh',
-      `n=$(( $(cat ${d}/count 2>/dev/null || echo 0) + 1 ))`,
-      `echo "$n" > ${d}/count`,
-      `if [ "$n" = ${stall} ]; then`,
-      `  mkfifo ${d}/fifo`,
-      '  exec 3<&0',
-      `  { head -c ${bytes}; exec sleep 60; } <&3 3<&- >${d}/fifo 2>/dev/null &`,
-      `  echo $! > ${d}/writer`,
-      `  exec ssh "$@" <${d}/fifo 3<&-`,
-      'fi',
-      'exec ssh "$@"',
-      '',
-    ].join('\n'),
-    { mode: 0o755 },
-  );
+  const w = countingSsh(name, (d) => [
+    `if [ "$n" = ${stall} ]; then`,
+    `  mkfifo ${d}/fifo`,
+    '  exec 3<&0',
+    `  { head -c ${bytes}; exec sleep 60; } <&3 3<&- >${d}/fifo 2>/dev/null &`,
+    `  echo $! > ${d}/writer`,
+    `  exec ssh "$@" <${d}/fifo 3<&-`,
+    'fi',
+    'exec ssh "$@"',
+  ]);
   return {
-    path: file,
+    path: w.path,
     stop: () => {
       try {
-        process.kill(Number(readFileSync(path.join(dir, 'writer'), 'utf8')));
+        process.kill(Number(readFileSync(path.join(w.dir, 'writer'), 'utf8')));
       } catch {
         // not started, or gone
       }
