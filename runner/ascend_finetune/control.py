@@ -7,6 +7,7 @@ runner that is busy compiling; SIGTERM/SIGINT still mean "stop" for a process ma
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import stat
@@ -34,6 +35,22 @@ def ensure_control_dir(run_dir: str) -> str:
             "control is not a folder (a symlink or a file): refusing to use it", d, "not_folder", file="control"
         )
     return d
+
+
+def drop_requests(folder: str) -> None:
+    """Remove the requests waiting in FOLDER/control/ (a sweep's, left for a scheduler that never read
+    them), through the folder's descriptor: never a symlink's folder. One being written stays."""
+    try:
+        fd = os.open(control_dir(folder), os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return  # none yet, or not a folder: ensure_control_dir refuses that itself
+    try:
+        for name in os.listdir(fd):
+            if not name.startswith("."):
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 def request(run_dir: str, action: str) -> str:

@@ -17,7 +17,7 @@ import sys
 import time
 from typing import Any
 
-from ..control import request
+from ..control import drop_requests, request
 from ..rundir import (
     STATUS_MAX_BYTES,
     atomic_write_json,
@@ -129,7 +129,7 @@ def detach(sweep_dir: str) -> int:
                     "sweep_busy",
                     folder=sweep_dir,
                 )
-            _drop_requests(sweep_dir)  # a stop left for a scheduler that never ran must not end this one
+            drop_requests(sweep_dir)  # a stop left for a scheduler that never ran must not end this one
             mine = initial_status(sweep_dir, None)
             write_status(sweep_dir, kind="sweep", pid_start=None)  # not a resumed sweep's last scheduler's
         finally:
@@ -149,21 +149,6 @@ def detach(sweep_dir: str) -> int:
             _restore_status(sweep_dir, before, mine)  # nothing started: the sweep is as it was
             raise
     return proc.pid
-
-
-def _drop_requests(sweep_dir: str) -> None:
-    """Remove the requests waiting in control/, through its descriptor (never a symlink's folder)."""
-    try:
-        fd = os.open(os.path.join(sweep_dir, "control"), os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    except OSError:
-        return  # none yet, or not a folder: the scheduler refuses that itself
-    try:
-        for name in os.listdir(fd):
-            if not name.startswith("."):  # a request being written
-                with contextlib.suppress(OSError):
-                    os.unlink(name, dir_fd=fd)
-    finally:
-        os.close(fd)
 
 
 def _restore_status(sweep_dir: str, before: Any, mine: dict[str, Any]) -> None:

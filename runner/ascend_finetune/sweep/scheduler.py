@@ -33,10 +33,19 @@ from optuna.trial import TrialState
 
 from .. import spec as specmod
 from ..checkpoints.errors import exception_error
-from ..control import ensure_control_dir, request
+from ..control import drop_requests, ensure_control_dir, request
 from ..events import EventLog
 from ..meta import MetaError
-from ..rundir import atomic_write_json, effective_state, initial_status, process_start, status_path, write_status
+from ..rundir import (
+    STATUS_MAX_BYTES,
+    atomic_write_json,
+    effective_state,
+    initial_status,
+    process_start,
+    read_json,
+    status_path,
+    write_status,
+)
 from ..spec_types import RunSpec
 from . import engine, folder
 from .slots import Slots
@@ -97,7 +106,7 @@ def failed_run_reason(finished: dict[str, Any] | None) -> dict[str, Any]:
 class Scheduler:
     def __init__(self, sweep_dir: str):
         self.dir = os.path.abspath(sweep_dir)
-        doc = folder.read(self.dir)
+        doc = self.doc = folder.read(self.dir)
         self.sweep_id: str = doc["sweep_id"]
         self.root: str = doc["root"]
         self.sweep: dict[str, Any] = doc["spec"]
@@ -119,6 +128,8 @@ class Scheduler:
         lock_fd = folder.lock(self.dir)
         old = {s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
         try:
+            if not self._expected():
+                drop_requests(self.dir)
             resumed = os.path.isfile(os.path.join(self.dir, folder.EVENTS))
             self.log = EventLog(os.path.join(self.dir, folder.EVENTS))
             initial_status(self.dir, os.getpid())
@@ -159,6 +170,18 @@ class Scheduler:
                 self.log.close()
             os.close(lock_fd)
         return state
+
+    def _expected(self) -> bool:
+        """Whether the sweep read as running, waiting for this scheduler, when it took the lock: `sweep
+        --detach` wrote a first status for it (running, no pid), or `sweep SPEC` made the folder within
+        the launch grace (no status yet). sweep-stop takes a stop only while the sweep reads as running,
+        so one waiting in control/ then is for this scheduler. Otherwise it was left for an earlier
+        scheduler that ended (or died) before reading it, and must not end this one at its start."""
+        path = status_path(self.dir)
+        if not os.path.lexists(path):
+            return folder.unstarted_state(self.doc) == "running"
+        before = read_json(path, None, STATUS_MAX_BYTES)
+        return isinstance(before, dict) and before.get("pid") is None and effective_state(self.dir, before) == "running"
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
         self._stop("stop", f"signal {signal.Signals(signum).name}")

@@ -179,3 +179,16 @@ def test_a_detach_never_writes_over_a_scheduler_that_holds_the_sweep(tmp_path, d
     finally:
         os.close(held)
     assert json.loads(status.read_text()) == mine
+
+
+def test_a_stop_sent_while_a_foreground_sweep_starts_is_kept_for_its_scheduler(tmp_path, data_a):
+    # `sweep SPEC` in the foreground: the folder exists, its scheduler not yet (no status.json), and
+    # sweep-stop takes a stop for it. The scheduler must act on that stop, not drop it as a stale one.
+    sweep_dir, _ = prepare(str(_spec(tmp_path, data_a)), str(tmp_path / "runs"), "k")
+    code, out = runner("sweep-stop", sweep_dir, "--timeout", "0")
+    assert code == 0 and out["state"] == "running", out
+    from ascend_finetune.sweep.scheduler import Scheduler
+
+    assert Scheduler(sweep_dir).run() == "stopped"
+    code, st = runner("sweep-status", sweep_dir)
+    assert st["state"] == "stopped" and st["trials"] == [], st

@@ -13,6 +13,7 @@ from collections import Counter
 import pytest
 from conftest import runner, wait_for
 
+from ascend_finetune.control import request
 from ascend_finetune.events import read_events
 from ascend_finetune.rundir import effective_state
 
@@ -157,6 +158,9 @@ def test_sweep_stop_stops_the_running_trial_and_a_resume_runs_it_again_with_an_s
     code, again = runner("sweep-stop", sweep_dir)
     assert code == 2 and again["error"]["kind"] == "not_running"
 
+    # A stop that reached control/ as the scheduler ended (sweep-stop takes one while the sweep reads as
+    # running) was never read: the resume in the foreground used to read it and stop at once.
+    request(sweep_dir, "stop")
     code, final = runner("sweep", sweep_dir, timeout=300)  # resume: the stopped trial runs again
     assert code == 0, final
     assert final["state"] == "completed" and final["counts"]["counted"] == 1
