@@ -23,14 +23,21 @@ import os
 import shutil
 import stat
 import tempfile
+import time
 import weakref
 from collections.abc import Iterator
 from typing import Any
 
 from ..checkpoints.errors import PretrainedError, ToolError
+from ..rundir import pid_alive
 from .download import identity_of
 
 PROC_FD = "/proc/self/fd"
+PREFIX = "ascend-weights-"
+# A folder left by a process that died without cleaning up (SIGKILL, the OOM killer) is removed once
+# it is this old and its pid is gone: the age keeps a live run's folder safe where another pid
+# namespace (a container) shares the temporary folder and its pid cannot be seen from here.
+STALE_S = 24 * 3600
 
 
 class PinnedFile:
@@ -65,7 +72,9 @@ class PinnedFile:
         try:  # gettempdir raises FileNotFoundError when no temporary folder is usable (a full disk)
             if not (os.path.isdir(PROC_FD) and _private_parent(tempfile.gettempdir())):
                 return
-            folder = tempfile.mkdtemp(prefix="ascend-weights-")  # 0700: no one else can change the link
+            _remove_stale(tempfile.gettempdir())
+            # 0700: no one else can change the link. The pid lets a later run remove it after a SIGKILL.
+            folder = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-")
         except OSError:
             return
         link = os.path.join(folder, os.path.basename(self.path))
@@ -131,6 +140,26 @@ def _private_parent(folder: str) -> bool:
     except OSError:
         return False
     return bool(st.st_mode & stat.S_ISVTX) or (st.st_uid == os.getuid() and not st.st_mode & 0o022)
+
+
+def _remove_stale(parent: str) -> None:
+    """Remove this user's pin folders whose process is gone and that are older than STALE_S; each holds
+    only its link. Never another user's, never a symlink; errors are ignored (it is housekeeping)."""
+    now = time.time()
+    with contextlib.suppress(OSError), os.scandir(parent) as entries:
+        for e in entries:
+            pid = e.name[len(PREFIX) :].split("-", 1)[0]
+            if not (e.name.startswith(PREFIX) and pid.isdigit()):
+                continue
+            with contextlib.suppress(OSError):
+                st = e.stat(follow_symlinks=False)
+                if (
+                    stat.S_ISDIR(st.st_mode)
+                    and st.st_uid == os.getuid()
+                    and now - st.st_mtime > STALE_S
+                    and not pid_alive(int(pid))
+                ):
+                    shutil.rmtree(e.path)  # removes the link inside, never what it points to
 
 
 def _release(fd: int, folder: str | None) -> None:
