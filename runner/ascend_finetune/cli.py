@@ -413,7 +413,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         if a.detach:
             out({"sweep_id": sweep_id, "sweep_dir": sweep_dir, "pid": detach(sweep_dir), "resumed": resumed})
             return 0
-        state = Scheduler(sweep_dir).run()
+        state = Scheduler(sweep_dir, a.launch_id, new=not resumed).run()
     except BadInput as e:
         raise CliError.of(2, e.kind, e) from e
     except Busy as e:
@@ -521,6 +521,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--detach", action="store_true", help="run the scheduler in a new session; print sweep_id, sweep_dir, pid"
     )
+    s.add_argument("--launch-id", help=argparse.SUPPRESS)  # from --detach: the status it wrote is this scheduler's
     s.set_defaults(fn=cmd_sweep)
     s = sub.add_parser("sweep-status", help="a sweep's trials, best trial and parameter importances")
     s.add_argument("sweep_dir")

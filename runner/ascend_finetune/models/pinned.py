@@ -143,23 +143,39 @@ def _private_parent(folder: str) -> bool:
 
 
 def _remove_stale(parent: str) -> None:
-    """Remove this user's pin folders whose process is gone and that are older than STALE_S; each holds
-    only its link. Never another user's, never a symlink; errors are ignored (it is housekeeping)."""
+    """Remove this user's pin folders whose process is gone and that are older than STALE_S. Each is
+    opened without following a link and checked through its descriptor, then emptied through it (a
+    pin folder holds one link; anything else stays) and removed only if empty: a folder renamed into
+    its name meanwhile (the owner of a sticky TMPDIR can rename) loses nothing. Errors are ignored."""
     now = time.time()
-    with contextlib.suppress(OSError), os.scandir(parent) as entries:
-        for e in entries:
-            pid = e.name[len(PREFIX) :].split("-", 1)[0]
-            if not (e.name.startswith(PREFIX) and pid.isdigit()):
-                continue
-            with contextlib.suppress(OSError):
-                st = e.stat(follow_symlinks=False)
-                if (
-                    stat.S_ISDIR(st.st_mode)
-                    and st.st_uid == os.getuid()
-                    and now - st.st_mtime > STALE_S
-                    and not pid_alive(int(pid))
-                ):
-                    shutil.rmtree(e.path)  # removes the link inside, never what it points to
+    try:
+        pfd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        for name in os.listdir(pfd):
+            pid = name[len(PREFIX) :].split("-", 1)[0]
+            if name.startswith(PREFIX) and pid.isascii() and pid.isdigit() and not pid_alive(int(pid)):
+                with contextlib.suppress(OSError):
+                    _empty_and_remove(pfd, name, now)
+    except OSError:
+        pass
+    finally:
+        os.close(pfd)
+
+
+def _empty_and_remove(pfd: int, name: str, now: float) -> None:
+    fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=pfd)
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.getuid() or now - st.st_mtime <= STALE_S:
+            return
+        for entry in os.listdir(fd):
+            if stat.S_ISLNK(os.stat(entry, dir_fd=fd, follow_symlinks=False).st_mode):
+                os.unlink(entry, dir_fd=fd)
+    finally:
+        os.close(fd)
+    os.rmdir(name, dir_fd=pfd)  # fails unless empty
 
 
 def _release(fd: int, folder: str | None) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import secrets
 import subprocess
 import sys
 import time
@@ -106,7 +107,10 @@ def detach(sweep_dir: str) -> int:
     over it, and one that never does reads as lost after the launch grace, as a launched run does."""
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     env["PYTHONPATH"] = PKG_PARENT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    argv = [sys.executable, "-m", "ascend_finetune", "sweep", sweep_dir]
+    # The scheduler keeps the stops sent while it starts only if the status still carries this token:
+    # not the time since the detach (a slow start on a loaded box) nor the host (a shared folder) decides.
+    launch_id = secrets.token_hex(8)
+    argv = [sys.executable, "-m", "ascend_finetune", "sweep", sweep_dir, "--launch-id", launch_id]
     # The log first: one that cannot be opened (a planted symlink) fails before anything changed.
     with os.fdopen(open_append(os.path.join(sweep_dir, folder.CONSOLE)), "ab") as log:
         try:
@@ -131,7 +135,8 @@ def detach(sweep_dir: str) -> int:
                 )
             drop_requests(sweep_dir)  # a stop left for a scheduler that never ran must not end this one
             mine = initial_status(sweep_dir, None)
-            write_status(sweep_dir, kind="sweep", pid_start=None)  # not a resumed sweep's last scheduler's
+            # pid_start: not a resumed sweep's last scheduler's
+            write_status(sweep_dir, kind="sweep", pid_start=None, launch_id=launch_id)
         finally:
             os.close(held)
         try:

@@ -104,9 +104,13 @@ def failed_run_reason(finished: dict[str, Any] | None) -> dict[str, Any]:
 
 
 class Scheduler:
-    def __init__(self, sweep_dir: str):
+    def __init__(self, sweep_dir: str, launch_id: str | None = None, new: bool = False):
+        """`launch_id`: the token `sweep --detach` gave this scheduler; `new`: the folder was made by
+        this very command (`sweep SPEC` in the foreground). Either way a stop sent while it started is
+        for it (_expected)."""
         self.dir = os.path.abspath(sweep_dir)
-        doc = self.doc = folder.read(self.dir)
+        self.launch_id, self.new = launch_id, new
+        doc = folder.read(self.dir)
         self.sweep_id: str = doc["sweep_id"]
         self.root: str = doc["root"]
         self.sweep: dict[str, Any] = doc["spec"]
@@ -133,7 +137,7 @@ class Scheduler:
             resumed = os.path.isfile(os.path.join(self.dir, folder.EVENTS))
             self.log = EventLog(os.path.join(self.dir, folder.EVENTS))
             initial_status(self.dir, os.getpid())
-            write_status(self.dir, kind="sweep", pid_start=process_start(os.getpid()))
+            write_status(self.dir, kind="sweep", pid_start=process_start(os.getpid()), launch_id=None)
             ensure_control_dir(self.dir)
             self.study = engine.open_study(self.sweep, self.dir, self.sweep["study_name"] or self.sweep_id)
             self.log.emit(
@@ -172,16 +176,20 @@ class Scheduler:
         return state
 
     def _expected(self) -> bool:
-        """Whether the sweep read as running, waiting for this scheduler, when it took the lock: `sweep
-        --detach` wrote a first status for it (running, no pid), or `sweep SPEC` made the folder within
-        the launch grace (no status yet). sweep-stop takes a stop only while the sweep reads as running,
-        so one waiting in control/ then is for this scheduler. Otherwise it was left for an earlier
-        scheduler that ended (or died) before reading it, and must not end this one at its start."""
-        path = status_path(self.dir)
-        if not os.path.lexists(path):
-            return folder.unstarted_state(self.doc) == "running"
-        before = read_json(path, None, STATUS_MAX_BYTES)
-        return isinstance(before, dict) and before.get("pid") is None and effective_state(self.dir, before) == "running"
+        """Whether the stops waiting in control/ are for this scheduler: sent while the sweep read as
+        running, waiting for it to start. That is so when this command made the folder (`new`), or when
+        the status is still the one `sweep --detach` wrote for it (no pid, its token). Otherwise they
+        were left for an earlier scheduler that ended (or died) before reading them, and must not end
+        this one at its start."""
+        if self.new:
+            return True
+        before = read_json(status_path(self.dir), None, STATUS_MAX_BYTES)
+        return (
+            self.launch_id is not None
+            and isinstance(before, dict)
+            and before.get("pid") is None
+            and before.get("launch_id") == self.launch_id
+        )
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
         self._stop("stop", f"signal {signal.Signals(signum).name}")

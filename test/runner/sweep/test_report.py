@@ -69,7 +69,7 @@ def test_a_detached_sweep_reads_as_running_before_its_scheduler_has_started(tmp_
     before = time.time()
     with monkeypatch.context() as m:  # the scheduler is not started: this is the moment before it is
         m.setattr(commands.subprocess, "Popen", lambda argv, **kw: spawned.append(argv) or SimpleNamespace(pid=4242))
-        assert commands.detach(sweep_dir) == 4242 and spawned and spawned[0][-1] == sweep_dir
+        assert commands.detach(sweep_dir) == 4242 and spawned and spawned[0][-3] == sweep_dir
     code, ls = runner("sweep-ls", str(tmp_path / "runs"))
     (got,) = ls["sweeps"]
     assert got["state"] == "running" and got["pid"] is None and got["started_at"] >= before, got
@@ -189,6 +189,28 @@ def test_a_stop_sent_while_a_foreground_sweep_starts_is_kept_for_its_scheduler(t
     assert code == 0 and out["state"] == "running", out
     from ascend_finetune.sweep.scheduler import Scheduler
 
-    assert Scheduler(sweep_dir).run() == "stopped"
+    assert Scheduler(sweep_dir, new=True).run() == "stopped"
     code, st = runner("sweep-status", sweep_dir)
     assert st["state"] == "stopped" and st["trials"] == [], st
+
+
+def test_a_stop_sent_to_a_detached_sweep_is_kept_however_slowly_its_scheduler_starts(tmp_path, data_a, monkeypatch):
+    # The stop is taken within the launch grace; the scheduler reaches the lock after it (Optuna's
+    # import and npu-smi on a loaded box). It used to judge the wait by the clock, and drop the stop.
+    sweep_dir, _ = prepare(str(_spec(tmp_path, data_a)), str(tmp_path / "runs"), "d")
+    spawned = []
+    with monkeypatch.context() as m:
+        m.setattr(commands.subprocess, "Popen", lambda argv, **kw: spawned.append(argv) or SimpleNamespace(pid=4242))
+        commands.detach(sweep_dir)
+    code, out = runner("sweep-stop", sweep_dir, "--timeout", "0")
+    assert code == 0 and out["state"] == "running", out
+    status = tmp_path / "runs" / "sweeps" / "d" / "status.json"
+    late = json.loads(status.read_text())
+    late["started_at"] -= LAUNCH_GRACE_S + 1
+    status.write_text(json.dumps(late))
+    argv = spawned[0]
+    assert argv[-2] == "--launch-id"
+    from ascend_finetune.sweep.scheduler import Scheduler
+
+    assert Scheduler(sweep_dir, argv[-1]).run() == "stopped"
+    assert json.loads(status.read_text())["launch_id"] is None
