@@ -111,7 +111,8 @@ NO_TRANSFER = {
 # Beyond CI's families, on the shape task (opt-in; docs/weights.md "Beyond CI's families").
 NO_TRANSFER.update(
     {
-        ("shape", "poolformer_s12"): "A' not learnt: 0.33 at 5e-4 for 8 epochs and for 16, 0.29 at 1e-4 for 12",
+        ("shape", "poolformer_s12"): "A' not learnt: 0.33 at 5e-4 for 8 epochs and for 16, 0.29 at 1e-4 for 12; "
+        "mindcv's own model, with its own head and outside the runner, stays near ln 6 on A' too",
         ("shape", "repvgg_b0"): "its scratch baseline learns B' to 0.49, the probe reaches 0.62 (+0.13)",
         ("shape", "pit_xs"): "224 px, a vision transformer from scratch: A' reached only 0.21 in 8 epochs (18 min); "
         "probe 0.48 against scratch 0.33 (+0.14); at 1e-4 for 12 epochs A' 0.32, probe 0.36, scratch 0.38",
