@@ -47,6 +47,9 @@ ENUMS = {
     if "enum" in f
 }
 FREEZE_VALUES = ENUMS["model.freeze"]
+# A model.pretrained that is no file but reads like a named source with a mistyped prefix (mindvc:,
+# hf_hub:, hf:): two characters at least, so a Windows drive (C:) is a path.
+SOURCE_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9_.-]+:")
 PATHS = {
     f"{sec}.{k}": f["x-path"]
     for sec, s in SCHEMA["properties"].items()
@@ -261,14 +264,20 @@ def check(raw: Any, base_dir: str = ".", check_files: bool = True, resume: bool 
                     continue
                 full = os.path.join(base_dir, os.path.expanduser(v))
                 want_dir = kind == "folder"
-                if not (os.path.isdir(full) if want_dir else os.path.isfile(full)):
+                if not want_dir and os.path.isdir(full):
                     problems.append(
                         Problem(
                             path,
-                            f"{'folder' if want_dir else 'file'} not found: {v}",
-                            f"point {path} at an existing {'folder' if want_dir else 'file'} on the target",
+                            f"is a folder, not a file: {v}",
+                            f"point {path} at a file in it (a .ckpt, .safetensors or .pth file), not the folder",
                         )
                     )
+                elif not (os.path.isdir(full) if want_dir else os.path.isfile(full)):
+                    what = "folder" if want_dir else "file"
+                    fix = f"point {path} at an existing {what} on the target"
+                    if path == "model.pretrained" and SOURCE_LIKE.match(v):  # mindvc:…, hf_hub:…, hf:…
+                        fix += ", or name weights to download as mindcv:<model> or hf-hub:<org>/<repo>"
+                    problems.append(Problem(path, f"{what} not found: {v}", fix))
                 elif want_dir:
                     p = _no_class_folders(path, v, full)
                     if p:

@@ -5,7 +5,7 @@
 // or for a kind this does not know, the checker's own text stands, byte for byte.
 import { joined, type Translate } from '../l10n';
 import type { SchemaText } from './schemaL10n';
-import { pathMissing, type ProblemWords, type SpecProblem } from './schema';
+import { pathIsFolder, pathMissing, type ProblemWords, type SpecProblem } from './schema';
 
 /** What a problem is worded with in another language than English. */
 export interface ProblemWording {
@@ -38,6 +38,9 @@ export function runnerProblemWords(p: SpecProblem, local: readonly SpecProblem[]
   const m = /^(file|folder) not found: (.*)$/s.exec(p.message);
   const missing = m ? pathMissing(p.path, m[1] as 'file' | 'folder', m[2]) : undefined;
   if (missing && p.path && missing.message === p.message && missing.fix === p.fix) return missing.words;
+  const f = /^is a folder, not a file: (.*)$/s.exec(p.message);
+  const folder = f && p.path ? pathIsFolder(p.path, f[1]) : undefined;
+  if (folder && folder.message === p.message && folder.fix === p.fix) return folder.words;
   return undefined;
 }
 
@@ -98,11 +101,24 @@ function worded(w: ProblemWords, { t, schemaText }: ProblemWording): { message: 
       };
     case 'path_missing':
       return w.what === 'file'
-        ? { message: t('file not found: {0}', w.value), fix: t('point {0} at an existing file on the target', w.field) }
+        ? {
+            message: t('file not found: {0}', w.value),
+            fix: w.source
+              ? t(
+                  'point {0} at an existing file on the target, or name weights to download as mindcv:<model> or hf-hub:<org>/<repo>',
+                  w.field,
+                )
+              : t('point {0} at an existing file on the target', w.field),
+          }
         : {
             message: t('folder not found: {0}', w.value),
             fix: t('point {0} at an existing folder on the target', w.field),
           };
+    case 'path_is_folder':
+      return {
+        message: t('is a folder, not a file: {0}', w.value),
+        fix: t('point {0} at a file in it (a .ckpt, .safetensors or .pth file), not the folder', w.field),
+      };
     default:
       return undefined;
   }

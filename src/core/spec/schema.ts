@@ -42,7 +42,8 @@ export type ProblemWords =
   | { kind: 'range'; field: string; low?: string; high?: string; got: string }
   | { kind: 'expected'; field: string; got: string; noun: 'value' | 'string' | 'list'; expect?: string; fix?: string }
   | { kind: 'required'; field: string; imageFolder: boolean }
-  | { kind: 'path_missing'; field: string; what: 'file' | 'folder'; value: string };
+  | { kind: 'path_missing'; field: string; what: 'file' | 'folder'; value: string; source?: boolean }
+  | { kind: 'path_is_folder'; field: string; value: string };
 
 const ajv = new Ajv({ allErrors: true, strictNumbers: true, strict: true, allowUnionTypes: true });
 ajv.addVocabulary(['x-path', 'x-expect', 'x-fix', 'x-enumDescriptions', 'markdownDescription']);
@@ -342,19 +343,37 @@ function fileProblems(raw: Record<string, unknown>, baseDir: string, bad: Set<st
     if (typeof v !== 'string' || v === '' || bad.has(dotted)) continue;
     if (dotted === 'model.pretrained' && isNamedWeights(v)) continue; // fetched by the runner
     const full = resolveSpecPath(v, baseDir);
-    const ok = existsSync(full) && (kind === 'folder' ? statSync(full).isDirectory() : statSync(full).isFile());
-    if (!ok) out.push(pathMissing(dotted, kind, v));
+    const isDir = existsSync(full) && statSync(full).isDirectory();
+    if (kind === 'file' && isDir) out.push(pathIsFolder(dotted, v));
+    else if (!(kind === 'folder' ? isDir : existsSync(full) && statSync(full).isFile()))
+      out.push(pathMissing(dotted, kind, v));
   }
   return out;
 }
 
+/** A model.pretrained that reads like a named source with a mistyped prefix (mindvc:, hf_hub:): two
+ * characters at least, so a Windows drive (C:) is a path. The runner's spec.py SOURCE_LIKE. */
+const SOURCE_LIKE = /^[A-Za-z][A-Za-z0-9_.-]+:/;
+
 /** A path field's file or folder is missing: the runner's words, which problemWords.ts reads back. */
 export function pathMissing(dotted: string, kind: 'file' | 'folder', v: string): SpecProblem {
+  const source = dotted === 'model.pretrained' && SOURCE_LIKE.test(v);
+  const named = source ? ', or name weights to download as mindcv:<model> or hf-hub:<org>/<repo>' : '';
   return {
     path: dotted,
     message: `${kind} not found: ${v}`,
-    fix: `point ${dotted} at an existing ${kind} on the target`,
-    words: { kind: 'path_missing', field: dotted, what: kind, value: v },
+    fix: `point ${dotted} at an existing ${kind} on the target${named}`,
+    words: { kind: 'path_missing', field: dotted, what: kind, value: v, ...(source ? { source } : {}) },
+  };
+}
+
+/** A file field (model.pretrained) names a folder: the runner's words, read back as pathMissing's. */
+export function pathIsFolder(dotted: string, v: string): SpecProblem {
+  return {
+    path: dotted,
+    message: `is a folder, not a file: ${v}`,
+    fix: `point ${dotted} at a file in it (a .ckpt, .safetensors or .pth file), not the folder`,
+    words: { kind: 'path_is_folder', field: dotted, value: v },
   };
 }
 

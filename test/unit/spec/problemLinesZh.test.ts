@@ -78,6 +78,26 @@ test('a path missing on the target in Chinese, the path and value as the runner 
   ]);
 });
 
+test('a mistyped source prefix and a folder for the weights, said on the target, in Chinese', () => {
+  // The runner's words for them (spec.py), exactly as the shared examples pin them.
+  const output = runnerSaid([
+    {
+      path: 'model.pretrained',
+      message: 'file not found: mindvc:resnet18',
+      fix: 'point model.pretrained at an existing file on the target, or name weights to download as mindcv:<model> or hf-hub:<org>/<repo>',
+    },
+    {
+      path: 'model.pretrained',
+      message: 'is a folder, not a file: /w/权重',
+      fix: 'point model.pretrained at a file in it (a .ckpt, .safetensors or .pth file), not the folder',
+    },
+  ]);
+  assert.deepEqual(problemLines(output, { wording: ZH, spec: { name: 'x' } }), [
+    'model.pretrained：文件不存在：mindvc:resnet18（将 model.pretrained 指向目标上已有的文件，或写成要下载的权重 mindcv:<model> 或 hf-hub:<org>/<repo>）',
+    'model.pretrained：这是文件夹，不是文件：/w/权重（将 model.pretrained 指向其中的文件（.ckpt、.safetensors 或 .pth 文件），而不是文件夹）',
+  ]);
+});
+
 test('a runner problem the local checker does not know keeps its English words', () => {
   const output = runnerSaid([
     { path: 'device.id', message: 'NPU 3 is busy', fix: 'pick another device' },
