@@ -14,7 +14,7 @@ from typing import cast
 
 from . import spec as specmod
 from .clierrors import CliError, bad_spec, out, report
-from .logfilter import configure_env, popen_filtered
+from .logfilter import configure_env, drop_teardown_noise, popen_filtered
 from .spec_types import RunSpec
 
 
@@ -616,6 +616,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     configure_env()
+    drop_teardown_noise()
     a = parser().parse_args(argv)
     try:
         return a.fn(a)

@@ -21,6 +21,9 @@ if __name__ == "__main__":
     for _s in (signal.SIGTERM, signal.SIGINT):
         signal.signal(_s, _keep)
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from ascend_finetune.logfilter import drop_teardown_noise
     from ascend_finetune.train.rank import rank_main
+
+    drop_teardown_noise()
 
     sys.exit(rank_main(sys.argv[1:], _pending))
