@@ -588,7 +588,12 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser(
         "weights-status", help="which mindcv:/hf-hub: sources are in the weights cache here (no download, no request)"
     )
-    s.add_argument("sources", nargs="*", metavar="SOURCE", help="default: the catalog's mindcv: sources")
+    s.add_argument(
+        "sources",
+        nargs="*",
+        metavar="SOURCE",
+        help="default: the catalog's loadable mindcv: sources, then its hf-hub:timm/ repositories",
+    )
     s.set_defaults(fn=cmd_weights_status)
     s = sub.add_parser("preview", help="a data set before training: counts, split, duplicates, sizes, thumbnails")
     s.add_argument("dir", help="the training ImageFolder (data.train)")
