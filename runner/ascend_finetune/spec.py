@@ -22,7 +22,7 @@ from typing import Any, NoReturn, cast
 
 from .data.folder import IMAGE_EXTENSIONS
 from .models.backbones import fixed_image_size, freeze_values
-from .models.catalog import SourceError, is_named
+from .models.catalog import HF_HUB, MINDCV, SourceError, is_named
 from .models.catalog import parse as parse_source
 from .spec_types import RunSpec
 
@@ -258,7 +258,7 @@ def check(raw: Any, base_dir: str = ".", check_files: bool = True, resume: bool 
             v = raw.get(sec, {}).get(sub) if isinstance(raw.get(sec), dict) else None
             if isinstance(v, str) and v and path not in bad:
                 if path == "model.pretrained" and is_named(v):
-                    problems += _named_source_problems(v, raw.get("model", {}))
+                    problems += _named_source_problems(v, raw.get("model", {}), bad)
                     continue
                 if path == "model.pretrained" and resume:
                     continue
@@ -375,22 +375,42 @@ def _size_problems(raw: dict[str, Any], bad: set[str]) -> list[Problem]:
     ]
 
 
-def _named_source_problems(value: str, model: dict[str, Any]) -> list[Problem]:
-    """A `mindcv:`/`hf-hub:` model.pretrained: a name the catalog knows, for the spec's backbone."""
+def _named_source_problems(value: str, model: dict[str, Any], bad: set[str]) -> list[Problem]:
+    """A `mindcv:`/`hf-hub:` model.pretrained: a name the catalog knows, for the spec's backbone. The
+    fixes offer the backbone's own sources, never another backbone's weights (a mindcv name it has
+    no file for got the nearest name, of another architecture, which validate then refused)."""
+    backbone = model.get("backbone", DEFAULTS["model"]["backbone"])
+    known = "model.backbone" not in bad
     try:
         src = parse_source(value)
     except SourceError as e:
-        return [Problem("model.pretrained", str(e), e.fix)]
-    backbone = model.get("backbone", DEFAULTS["model"]["backbone"])
-    if src.backbone != backbone:
-        return [
-            Problem(
-                "model.pretrained",
-                f"{src.text} holds {src.backbone} weights but model.backbone is {backbone}",
-                f'set model.backbone to "{src.backbone}", or pick {backbone} weights',
-            )
-        ]
-    return []
+        if e.why != "unknown_mindcv_model" or not known:
+            return [Problem("model.pretrained", str(e), e.fix)]
+        name = value.split("#")[0][len("mindcv:") :]
+        own = [n for n, entry in MINDCV.items() if entry.backbone == backbone]
+        near = difflib.get_close_matches(name, own, n=1, cutoff=0.5)
+        fix = f'did you mean "mindcv:{near[0]}"?' if near else _weights_for(backbone)
+        said = f"mindcv publishes no {backbone} weights" if name == backbone else str(e)
+        return [Problem("model.pretrained", said, fix)]
+    if src.backbone == backbone or not known:  # an unknown backbone has its own problem
+        return []
+    return [
+        Problem(
+            "model.pretrained",
+            f"{src.text} holds {src.backbone} weights but model.backbone is {backbone}",
+            f'set model.backbone to "{src.backbone}", or {_weights_for(backbone)}',
+        )
+    ]
+
+
+def _weights_for(backbone: str, show: int = 3) -> str:
+    """What to write for `backbone`'s weights: its named sources (mindcv's first), or a local file."""
+    sources = [f"mindcv:{n}" for n, e in MINDCV.items() if e.backbone == backbone]
+    sources += [f"hf-hub:{repo}" for repo, b in HF_HUB.items() if b == backbone]
+    if not sources:
+        return f"point model.pretrained at a file of {backbone} weights: no named source has them"
+    more = f" ({len(sources)} in all: completion and `weights-status` list them)" if len(sources) > show else ""
+    return f"pick {backbone} weights: {', '.join(sources[:show])}{more}"
 
 
 def _no_class_folders(path: str, value: str, full: str) -> Problem | None:

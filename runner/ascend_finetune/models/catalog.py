@@ -126,15 +126,16 @@ def parse(value: str) -> Source:
         name = text[len("mindcv:") :]
         entry = MINDCV.get(name)
         if entry is None:
-            near = difflib.get_close_matches(name, list(MINDCV), n=1, cutoff=0.5)
+            usable = [n for n, e in MINDCV.items() if e.backbone]  # not the ones refused below
+            near = difflib.get_close_matches(name, usable, n=1, cutoff=0.5)
             raise SourceError(
                 f"mindcv has no model {name!r} in the catalog",
                 (f'did you mean "mindcv:{near[0]}"? ' if near else "")
-                + f"known: {', '.join('mindcv:' + n for n in MINDCV)}",
+                + f"known: {', '.join('mindcv:' + n for n in usable)}",
                 "unknown_mindcv_model",
                 name=name,
                 near=f"mindcv:{near[0]}" if near else None,
-                known=["mindcv:" + n for n in MINDCV],
+                known=["mindcv:" + n for n in usable],
             )
         if entry.backbone is None:
             raise SourceError(

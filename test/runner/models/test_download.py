@@ -653,12 +653,41 @@ def test_validate_checks_the_name_and_the_backbone_without_any_download(tmp_path
         {
             "path": "model.pretrained",
             "message": "mindcv:resnet18 holds resnet18 weights but model.backbone is resnet50",
-            "fix": 'set model.backbone to "resnet18", or pick resnet50 weights',
+            "fix": 'set model.backbone to "resnet18", or pick resnet50 weights: mindcv:resnet50, '
+            "hf-hub:timm/resnet50.a1_in1k, hf-hub:timm/resnet50.d_in1k (19 in all: completion and "
+            "`weights-status` list them)",
         }
     ]
     s["model"]["backbone"] = "resnet18"
     code, doc = runner("validate", str(write_spec(tmp_path / "s.json", s)))
     assert code == 0, doc
+
+
+@pytest.mark.parametrize(
+    ("backbone", "value", "said", "fix"),
+    [
+        # mindcv has no ViT-B/16 file: the nearest name was its ViT-B/32, which validate then refused.
+        (
+            "vit_b_16_224",
+            "mindcv:vit_b_16_224",
+            "mindcv publishes no vit_b_16_224 weights",
+            "pick vit_b_16_224 weights: hf-hub:timm/vit_base_patch16_224.",
+        ),
+        ("resnest14", "mindcv:resnest14", "mindcv publishes no resnest14 weights", "no named source has them"),
+        ("resnet18", "mindcv:resnet81", "no model 'resnet81'", 'did you mean "mindcv:resnet18"?'),
+    ],
+)
+def test_validate_offers_only_the_backbones_own_weights(tmp_path, data_a, backbone, value, said, fix):
+    s = spec(data_a, model={"backbone": backbone, "pretrained": value})
+    code, doc = runner("validate", str(write_spec(tmp_path / "s.json", s)))
+    (p,) = [p for p in doc["problems"] if p["path"] == "model.pretrained"]
+    assert code == 2 and said in p["message"] and fix in p["fix"], p
+
+
+def test_an_unknown_backbone_is_one_problem_not_two(tmp_path, data_a):
+    s = spec(data_a, model={"backbone": "resnet19", "pretrained": "mindcv:resnet18"})
+    code, doc = runner("validate", str(write_spec(tmp_path / "s.json", s)))
+    assert code == 2 and [p["path"] for p in doc["problems"]] == ["model.backbone"], doc
 
 
 def test_a_run_with_a_mindcv_name_downloads_loads_and_reports_the_source(tmp_path, data_a, host, mindcv_ckpt):
@@ -748,3 +777,12 @@ def test_fetch_weights_of_a_hub_source_brings_its_config_json_for_the_air_gapped
     # mindcv names carry no config file.
     monkeypatch.setenv("ASCEND_FINETUNE_WEIGHTS_URL", host.base)
     assert "config" not in runner("fetch-weights", "mindcv:resnet18")[1]
+
+
+def test_an_unknown_mindcv_name_lists_only_the_names_that_load():
+    # mindcv:resnet152 is in the catalog but refused (mindcv_not_backbone): it was offered as known.
+    assert MINDCV["resnet152"].backbone is None
+    with pytest.raises(SourceError) as e:
+        parse("mindcv:resnet81")
+    assert "mindcv:resnet152" not in e.value.fix and "mindcv:resnet152" not in e.value.params["known"]
+    assert "mindcv:resnet18" in e.value.params["known"]
