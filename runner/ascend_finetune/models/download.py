@@ -188,16 +188,20 @@ def json_progress(emit: Callable[[object], None]) -> Progress:
 
 
 def _offline_error(src: Source, url: str, dest: str, why: str) -> PretrainedError:
+    # A file outside the cache does not say whose preprocessing it wants: the run would take
+    # `imagenet` for mindcv's (round-256 resize) and miss a hub repository's config.json.
+    preset = "mindcv" if src.kind == "mindcv" else "timm"
     return PretrainedError(
         f"cannot download {src.text} from {url}: {why}. On a machine without internet, fetch the file "
-        f"where there is a connection (or use 'Ascend: Copy Weights to Target…' in the editor), copy it "
-        f"to {dest} (the cache, used without a request) or anywhere on this machine, and set "
-        f"model.pretrained to that path",
+        f"where there is a connection (or use 'Ascend: Copy Weights to Target…' in the editor) and copy "
+        f"it to {dest}: in the cache the run finds it by its name, with its preprocessing. A copy "
+        f'elsewhere is read as a plain file: set model.pretrained to its path and model.preprocess to "{preset}"',
         "download_offline",
         source=src.text,
         url=url,
         cache=dest,
         error=why,
+        preset=preset,
     )
 
 

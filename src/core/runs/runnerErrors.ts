@@ -414,9 +414,15 @@ const ERRORS: Readonly<Record<string, ErrorWords>> = {
     message: (p, t) =>
       fill(
         t(
-          "Cannot download {source} from {url}: {error}. On a machine without internet, fetch the file where there is a connection (or use 'Ascend: Copy Weights to Target…'), copy it to {cache} (the cache) or anywhere on this machine, and set model.pretrained to that path.",
+          'Cannot download {source} from {url}: {error}. On a machine without internet, fetch the file where there is a connection (or use \'Ascend: Copy Weights to Target…\') and copy it to {cache}: in the cache the run finds it by its name, with its preprocessing. A copy elsewhere is read as a plain file: set model.pretrained to its path and model.preprocess to "{preset}".',
         ),
-        { source: p.str('source'), url: p.str('url'), error: p.str('error'), cache: p.str('cache') },
+        {
+          source: p.str('source'),
+          url: p.str('url'),
+          error: p.str('error'),
+          cache: p.str('cache'),
+          preset: p.str('preset'),
+        },
       ),
   },
   download_http: {
