@@ -27,6 +27,9 @@ HF_BASE = "https://huggingface.co"
 WEIGHTS_URL_ENV = "ASCEND_FINETUNE_WEIGHTS_URL"  # a mirror of MINDCV_BASE's layout
 HF_DEFAULT_FILE = "model.safetensors"
 HF_REVISION = "main"
+# The fields model.preprocess's object sets (preprocess.py); here, beside the mindcv cfgs that set some
+# of them, so that download.py can name them without importing preprocess.py (which imports it).
+OVERRIDABLE = ("mean", "std", "crop_pct", "crop_mode", "interpolation")
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from ..checkpoints.errors import PretrainedError
 from .cache_folder import (
@@ -188,21 +189,38 @@ def json_progress(emit: Callable[[object], None]) -> Progress:
 
 
 def _offline_error(src: Source, url: str, dest: str, why: str) -> PretrainedError:
-    # A file outside the cache does not say whose preprocessing it wants: the run would take
-    # `imagenet` for mindcv's (round-256 resize) and miss a hub repository's config.json.
-    preset = "mindcv" if src.kind == "mindcv" else "timm"
-    return PretrainedError(
-        f"cannot download {src.text} from {url}: {why}. On a machine without internet, fetch the file "
-        f"where there is a connection (or use 'Ascend: Copy Weights to Target…' in the editor) and copy "
-        f"it to {dest}: in the cache the run finds it by its name, with its preprocessing. A copy "
-        f'elsewhere is read as a plain file: set model.pretrained to its path and model.preprocess to "{preset}"',
-        "download_offline",
-        source=src.text,
-        url=url,
-        cache=dest,
-        error=why,
-        preset=preset,
+    """A file outside the cache does not say whose preprocessing it wants (a mindcv file there would get
+    `imagenet`'s round-256 resize), so the fix says what model.preprocess keeps it: mindcv's values,
+    known here (`preprocess`), or a hub repository's config.json, which is not."""
+    head = (
+        f"cannot download {src.text} from {url}: {why}. On a machine without internet, fetch the file where "
+        "there is a connection (or use 'Ascend: Copy Weights to Target…' in the editor)"
     )
+    params: dict[str, Any] = {"source": src.text, "url": url, "cache": dest, "error": why}
+    if src.kind == "mindcv":
+        own = _mindcv_preprocess(src.name)
+        params["preprocess"] = json.dumps({"preset": "mindcv", **own}) if own else '"mindcv"'
+        tail = (
+            f" and copy it to {dest}: in the cache the run finds it by its name, with its preprocessing. A copy "
+            "elsewhere is read as a plain file: set model.pretrained to its path and model.preprocess to "
+            f"{params['preprocess']}"
+        )
+    else:
+        tail = (
+            f" and copy it to {dest}, with the repository's config.json beside it: in the cache the run finds it "
+            "by its name, with that config's preprocessing. A copy elsewhere is read as a plain file: set "
+            "model.pretrained to its path and model.preprocess's mean, std, crop_pct and interpolation to that "
+            "config.json's"
+        )
+    return PretrainedError(head + tail, "download_offline", **params)
+
+
+def _mindcv_preprocess(name: str) -> dict[str, Any]:
+    """The fields model.preprocess's object can set that the model's mindcv cfg sets of its own."""
+    from .catalog import MINDCV, OVERRIDABLE
+
+    entry = MINDCV.get(name)
+    return {k: v for k, v in dict(entry.preprocess if entry else ()).items() if k in OVERRIDABLE}
 
 
 def _interrupted_error(src: Source, url: str, part: str, why: str) -> PretrainedError:

@@ -34,7 +34,7 @@ import os
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from .catalog import parse
+from .catalog import OVERRIDABLE, parse
 from .download import MAX_CONFIG_BYTES, NOT_CACHED_OFFLINE, fetch_hub_config, offline
 
 # ImageNet's mean and std in 0..255 pixel units: torchvision's transforms._presets.ImageClassification
@@ -47,7 +47,6 @@ CROP_MODES = ("center", "squash")  # timm's `border` mode has no MindSpore op he
 # crop_pct's range: below 0.25 the resize would be over 4x the crop (a hostile file's memory bomb);
 # timm's published configs use 0.765..1.0.
 CROP_MIN, CROP_MAX = 0.25, 1.0
-OVERRIDABLE = ("mean", "std", "crop_pct", "crop_mode", "interpolation")
 # `why`'s end when a preview left a hub config unread (resolve's fetch=False; Preprocess.pending_config)
 PENDING_WHY = ": the run reads their config.json when it starts, which may change these values"
 

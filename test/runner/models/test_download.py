@@ -786,3 +786,26 @@ def test_an_unknown_mindcv_name_lists_only_the_names_that_load():
         parse("mindcv:resnet81")
     assert "mindcv:resnet152" not in e.value.fix and "mindcv:resnet152" not in e.value.params["known"]
     assert "mindcv:resnet18" in e.value.params["known"]
+
+
+@pytest.mark.parametrize("name", sorted(n for n, e in MINDCV.items() if e.backbone))
+def test_the_offline_fix_for_a_copy_elsewhere_keeps_the_sources_preprocessing(name):
+    # The message says: copy the file anywhere, set model.pretrained to it and model.preprocess to this.
+    # That must evaluate as the named source does (a plain mindcv file would get imagenet's resize).
+    from ascend_finetune.models.download import _offline_error
+    from ascend_finetune.models.preprocess import choose
+
+    err = _offline_error(parse(f"mindcv:{name}"), "http://m/x", "/cache/x", "URLError: refused")
+    said = json.loads(err.params["preprocess"])
+    assert f"model.preprocess to {err.params['preprocess']}" in str(err)
+    named, _ = choose("auto", f"mindcv:{name}", "mindcv")
+    copied, _ = choose(said, "/elsewhere/x.ckpt", "mindcv")
+    keep = ("interpolation", "crop_pct", "rounding", "mean", "std", "crop_mode")
+    assert [getattr(copied, k) for k in keep] == [getattr(named, k) for k in keep]
+
+
+def test_the_offline_fix_for_a_hub_file_names_its_config():
+    from ascend_finetune.models.download import _offline_error
+
+    err = _offline_error(parse("hf-hub:timm/resnet18.a1_in1k"), "http://h/x", "/cache/x", "URLError: refused")
+    assert "config.json beside it" in str(err) and "preprocess" not in err.params
