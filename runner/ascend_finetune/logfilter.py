@@ -110,24 +110,29 @@ def drop_teardown_noise() -> None:
     """Keep MindSpore's Cell.__del__ out of stderr at interpreter exit. There it reads module globals
     that shutdown has already set to None, and Python prints "Exception ignored in: Cell.__del__" with
     a traceback for each cell still alive: 176 of them after a healthy run with a mindcv backbone
-    (MindSpore 2.10), in the run's console.log. Only that one case is dropped, and only while Python
-    is finalizing; every other unraisable exception still goes to the default hook. The hook keeps its
-    own references: the module's globals are gone by the time it runs."""
+    (MindSpore 2.10), in the run's console.log. Only that case is dropped, and only while Python is
+    finalizing: an AttributeError raised in a `__del__` of mindspore/nn/cell.py (told by the failing
+    function, or by the traceback's last frame where a later Python gives no function). Every other
+    unraisable exception goes on to the hook that was there before. The hook keeps its own references:
+    the module's globals are gone by the time it runs."""
 
     def hook(
         u: Any,
         _finalizing: Any = sys.is_finalizing,
-        _default: Any = sys.__unraisablehook__,
+        _before: Any = sys.unraisablehook,
         _attribute_error: type = AttributeError,
         _getattr: Any = getattr,
     ) -> None:
-        if (
-            _finalizing()
-            and u.exc_type is _attribute_error
-            and _getattr(u.object, "__qualname__", "") == "Cell.__del__"
-        ):
-            return
-        _default(u)
+        if _finalizing() and u.exc_type is _attribute_error:
+            if _getattr(u.object, "__qualname__", "") == "Cell.__del__":
+                return
+            tb = u.exc_traceback
+            while tb is not None and tb.tb_next is not None:
+                tb = tb.tb_next
+            code = tb.tb_frame.f_code if tb is not None else None
+            if code is not None and code.co_name == "__del__" and code.co_filename.endswith("nn/cell.py"):
+                return
+        _before(u)
 
     sys.unraisablehook = hook
 

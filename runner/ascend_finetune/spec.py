@@ -269,7 +269,8 @@ def check(raw: Any, base_dir: str = ".", check_files: bool = True, resume: bool 
                         Problem(
                             path,
                             f"is a folder, not a file: {v}",
-                            f"point {path} at a file in it (a .ckpt, .safetensors or .pth file), not the folder",
+                            f"point {path} at a file in it (a .ckpt, .safetensors, .pth, .pt or .bin file), "
+                            "not the folder",
                         )
                     )
                 elif not (os.path.isdir(full) if want_dir else os.path.isfile(full)):
@@ -384,6 +385,8 @@ def _named_source_problems(value: str, model: dict[str, Any], bad: set[str]) -> 
     try:
         src = parse_source(value)
     except SourceError as e:
+        if e.why in ("mindcv_not_backbone", "timm_arch_unmapped") and known:  # a real name, not a backbone
+            return [Problem("model.pretrained", str(e), _weights_for(backbone))]
         if e.why != "unknown_mindcv_model" or not known:
             return [Problem("model.pretrained", str(e), e.fix)]
         name = value.split("#")[0][len("mindcv:") :]

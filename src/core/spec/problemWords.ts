@@ -117,7 +117,7 @@ function worded(w: ProblemWords, { t, schemaText }: ProblemWording): { message: 
     case 'path_is_folder':
       return {
         message: t('is a folder, not a file: {0}', w.value),
-        fix: t('point {0} at a file in it (a .ckpt, .safetensors or .pth file), not the folder', w.field),
+        fix: t('point {0} at a file in it (a .ckpt, .safetensors, .pth, .pt or .bin file), not the folder', w.field),
       };
     default:
       return undefined;

@@ -372,7 +372,7 @@ export function pathIsFolder(dotted: string, v: string): SpecProblem {
   return {
     path: dotted,
     message: `is a folder, not a file: ${v}`,
-    fix: `point ${dotted} at a file in it (a .ckpt, .safetensors or .pth file), not the folder`,
+    fix: `point ${dotted} at a file in it (a .ckpt, .safetensors, .pth, .pt or .bin file), not the folder`,
     words: { kind: 'path_is_folder', field: dotted, value: v },
   };
 }

@@ -675,6 +675,14 @@ def test_validate_checks_the_name_and_the_backbone_without_any_download(tmp_path
         ),
         ("resnest14", "mindcv:resnest14", "mindcv publishes no resnest14 weights", "no named source has them"),
         ("resnet18", "mindcv:resnet81", "no model 'resnet81'", 'did you mean "mindcv:resnet18"?'),
+        # Names that exist but load into no offered backbone: the fix listed every other architecture.
+        ("resnet50", "mindcv:resnet152", "does not offer as a backbone", "pick resnet50 weights: mindcv:resnet50,"),
+        (
+            "resnet50",
+            "hf-hub:timm/resnet152.a1_in1k",
+            "not a timm architecture",
+            "pick resnet50 weights: mindcv:resnet50,",
+        ),
     ],
 )
 def test_validate_offers_only_the_backbones_own_weights(tmp_path, data_a, backbone, value, said, fix):

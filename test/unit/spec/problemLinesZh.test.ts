@@ -89,12 +89,12 @@ test('a mistyped source prefix and a folder for the weights, said on the target,
     {
       path: 'model.pretrained',
       message: 'is a folder, not a file: /w/权重',
-      fix: 'point model.pretrained at a file in it (a .ckpt, .safetensors or .pth file), not the folder',
+      fix: 'point model.pretrained at a file in it (a .ckpt, .safetensors, .pth, .pt or .bin file), not the folder',
     },
   ]);
   assert.deepEqual(problemLines(output, { wording: ZH, spec: { name: 'x' } }), [
     'model.pretrained：文件不存在：mindvc:resnet18（将 model.pretrained 指向目标上已有的文件，或写成要下载的权重 mindcv:<model> 或 hf-hub:<org>/<repo>）',
-    'model.pretrained：这是文件夹，不是文件：/w/权重（将 model.pretrained 指向其中的文件（.ckpt、.safetensors 或 .pth 文件），而不是文件夹）',
+    'model.pretrained：这是文件夹，不是文件：/w/权重（将 model.pretrained 指向其中的文件（.ckpt、.safetensors、.pth、.pt 或 .bin 文件），而不是文件夹）',
   ]);
 });
 
