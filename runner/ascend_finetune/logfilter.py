@@ -116,6 +116,9 @@ def drop_teardown_noise() -> None:
     unraisable exception goes on to the hook that was there before. The hook keeps its own references:
     the module's globals are gone by the time it runs."""
 
+    if getattr(sys.unraisablehook, "drops_teardown_noise", False):
+        return  # installed already (cli.main called again in one process)
+
     def hook(
         u: Any,
         _finalizing: Any = sys.is_finalizing,
@@ -134,6 +137,7 @@ def drop_teardown_noise() -> None:
                 return
         _before(u)
 
+    hook.drops_teardown_noise = True  # type: ignore[attr-defined]
     sys.unraisablehook = hook
 
 

@@ -90,6 +90,10 @@ def errors() -> list[dict[str, Any]]:
         src = catalog.parse("mindcv:resnet18")
         offline = download._offline_error(src, "http://127.0.0.1:1/r18.ckpt", "/cache/r18.ckpt", "URLError: refused")
         out.append(_caught(lambda: (_ for _ in ()).throw(offline)))
+        hub = download._offline_error(  # the hub's variant: no `preprocess` (it is the repository's config.json)
+            catalog.parse("hf-hub:timm/resnet18.a1_in1k"), "http://127.0.0.1:1/m", "/cache/m", "URLError: refused"
+        )
+        out.append(_caught(lambda: (_ for _ in ()).throw(hub)))
         cut = download._interrupted_error(src, "http://127.0.0.1:1/r18.ckpt", "/cache/r18.ckpt.part", "timed out")
         out.append(_caught(lambda: (_ for _ in ()).throw(cut)))
         out.append(_caught(lambda: _fetch_through_symlinked_folder(tmp)))

@@ -196,7 +196,7 @@ def _offline_error(src: Source, url: str, dest: str, why: str) -> PretrainedErro
         f"cannot download {src.text} from {url}: {why}. On a machine without internet, fetch the file where "
         "there is a connection (or use 'Ascend: Copy Weights to Target…' in the editor)"
     )
-    params: dict[str, Any] = {"source": src.text, "url": url, "cache": dest, "error": why}
+    params: dict[str, Any] = {"source": src.text, "url": url, "cache": dest, "error": why, "preprocess": None}
     if src.kind == "mindcv":
         own = _mindcv_preprocess(src.name)
         params["preprocess"] = json.dumps({"preset": "mindcv", **own}) if own else '"mindcv"'

@@ -426,7 +426,7 @@ const ERRORS: Readonly<Record<string, ErrorWords>> = {
           url: p.str('url'),
           error: p.str('error'),
           cache: p.str('cache'),
-          preprocess: p.str('preprocess'),
+          ...(p.has('preprocess') ? { preprocess: p.str('preprocess') } : {}),
         },
       ),
   },

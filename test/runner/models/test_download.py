@@ -816,4 +816,4 @@ def test_the_offline_fix_for_a_hub_file_names_its_config():
     from ascend_finetune.models.download import _offline_error
 
     err = _offline_error(parse("hf-hub:timm/resnet18.a1_in1k"), "http://h/x", "/cache/x", "URLError: refused")
-    assert "config.json beside it" in str(err) and "preprocess" not in err.params
+    assert "config.json beside it" in str(err) and err.params["preprocess"] is None
