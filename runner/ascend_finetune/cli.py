@@ -1,5 +1,5 @@
 """The runner's command line. Every command prints JSON on stdout; errors are {"error": {...}} with
-exit 2 for bad input and 1 for failures (the contract in DESIGN.md). About 610 lines because it is the
+exit 2 for bad input and 1 for failures (the contract in DESIGN.md). About 630 lines because it is the
 one table of subcommands and their flags; each handler only imports its module and prints its answer."""
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 The rules live in one JSON Schema, `spec.schema.json`, next to this file: the extension and its
 language server validate against the same file. Ascend boxes may lack the `jsonschema` package,
 so the small subset the schema uses is interpreted here (`_walk`); the TypeScript side does the
-same with ajv and must give the same problems (test/spec-examples runs both). About 480 lines: the
-schema interpreter, resolution and the spec-file loader share the problem type and the field paths.
+same with ajv and must give the same problems (test/spec-examples runs both). About 630 lines: the
+schema interpreter, the checks the schema cannot say (stages, sizes, files, named sources), resolution
+and the spec-file loader share the problem type and the field paths.
 
 Validation never stops at the first problem: a user fixing a spec wants every problem at once.
 """
@@ -389,7 +390,7 @@ def _named_source_problems(value: str, model: dict[str, Any], bad: set[str]) -> 
             return [Problem("model.pretrained", str(e), _weights_for(backbone))]
         if e.why != "unknown_mindcv_model" or not known:
             return [Problem("model.pretrained", str(e), e.fix)]
-        name = value.split("#")[0][len("mindcv:") :]
+        name = e.params["name"]
         own = [n for n, entry in MINDCV.items() if entry.backbone == backbone]
         near = difflib.get_close_matches(name, own, n=1, cutoff=0.5)
         fix = f'did you mean "mindcv:{near[0]}"?' if near else _weights_for(backbone)

@@ -107,6 +107,13 @@ class Source:
         return os.path.join("hf-hub", org, repo, HF_REVISION, *self.file.split("/"))
 
 
+def mindcv_cfg(name: str) -> dict[str, Any]:
+    """What mindcv model `name`'s default cfg sets of its own (crop, interpolation, input size); {} for
+    none or a name the catalog does not know."""
+    entry = MINDCV.get(name)
+    return dict(entry.preprocess) if entry else {}
+
+
 def is_named(value: object) -> bool:
     return isinstance(value, str) and value.startswith(("mindcv:", "hf-hub:"))
 

@@ -62,7 +62,7 @@ from .cache_folder import (
     sha256_fd,
     write_record,
 )
-from .catalog import Source, parse, resolve_url
+from .catalog import OVERRIDABLE, Source, mindcv_cfg, parse, resolve_url
 
 try:
     import fcntl
@@ -198,7 +198,7 @@ def _offline_error(src: Source, url: str, dest: str, why: str) -> PretrainedErro
     )
     params: dict[str, Any] = {"source": src.text, "url": url, "cache": dest, "error": why, "preprocess": None}
     if src.kind == "mindcv":
-        own = _mindcv_preprocess(src.name)
+        own = {k: v for k, v in mindcv_cfg(src.name).items() if k in OVERRIDABLE}  # what the object can set
         params["preprocess"] = json.dumps({"preset": "mindcv", **own}) if own else '"mindcv"'
         tail = (
             f" and copy it to {dest}: in the cache the run finds it by its name, with its preprocessing. A copy "
@@ -213,14 +213,6 @@ def _offline_error(src: Source, url: str, dest: str, why: str) -> PretrainedErro
             "config.json's"
         )
     return PretrainedError(head + tail, "download_offline", **params)
-
-
-def _mindcv_preprocess(name: str) -> dict[str, Any]:
-    """The fields model.preprocess's object can set that the model's mindcv cfg sets of its own."""
-    from .catalog import MINDCV, OVERRIDABLE
-
-    entry = MINDCV.get(name)
-    return {k: v for k, v in dict(entry.preprocess if entry else ()).items() if k in OVERRIDABLE}
 
 
 def _interrupted_error(src: Source, url: str, part: str, why: str) -> PretrainedError:

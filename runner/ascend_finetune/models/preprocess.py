@@ -34,7 +34,7 @@ import os
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from .catalog import OVERRIDABLE, parse
+from .catalog import OVERRIDABLE, mindcv_cfg, parse
 from .download import MAX_CONFIG_BYTES, NOT_CACHED_OFFLINE, fetch_hub_config, offline
 
 # ImageNet's mean and std in 0..255 pixel units: torchvision's transforms._presets.ImageClassification
@@ -185,7 +185,7 @@ def choose(
         p = replace(TABLE[preset], why="model.preprocess")
     elif pretrained and pretrained.startswith("mindcv:"):
         p = replace(TABLE["mindcv"], why="mindcv: weights")
-        own = _mindcv_own(pretrained)
+        own = mindcv_cfg(pretrained.split("#")[0][len("mindcv:") :])
         if own:  # the model's default cfg sets these of its own (PoolFormer's crop 0.9, EdgeNeXt's 256 px)
             p = replace(_apply(p, own), why="mindcv: weights, with their model's default cfg")
     elif pretrained and pretrained.startswith("hf-hub:timm/"):
@@ -210,13 +210,6 @@ def choose(
     if isinstance(setting, dict):
         p = overridden(p, setting)
     return p, warnings
-
-
-def _mindcv_own(pretrained: str) -> dict[str, Any]:
-    from .catalog import MINDCV
-
-    entry = MINDCV.get(pretrained.split("#")[0][len("mindcv:") :])
-    return dict(entry.preprocess) if entry else {}
 
 
 def _fallback(url: str, why: str) -> str:

@@ -16,6 +16,10 @@ Outcomes (the `outcome` user attribute): completed, pruned, failed (the run fail
 without a finite eval value), invalid (the trial's spec did not validate), lost (the run died
 without a result) and stopped (stopped by sweep-stop). The last two are run again and do not count
 toward `trials`; nor does surplus (asked past the budget when schedulers share a study: never run).
+
+Above the ~450-line mark on purpose: the loop, its control requests and the trials' bookkeeping all
+read and change the same study, slots and active trials; the folder, the slots, the trial runs and
+the report are modules of their own already.
 """
 
 from __future__ import annotations

@@ -412,9 +412,10 @@ const ERRORS: Readonly<Record<string, ErrorWords>> = {
   // -- named sources and downloads --------------------------------------------------------------
   download_offline: {
     // mindcv's preprocessing is known without the file (`preprocess`); a hub repository's is its config.json.
-    message: (p, t) =>
-      fill(
-        p.has('preprocess')
+    message: (p, t) => {
+      const mindcv = p.has('preprocess');
+      return fill(
+        mindcv
           ? t(
               "Cannot download {source} from {url}: {error}. On a machine without internet, fetch the file where there is a connection (or use 'Ascend: Copy Weights to Target…') and copy it to {cache}: in the cache the run finds it by its name, with its preprocessing. A copy elsewhere is read as a plain file: set model.pretrained to its path and model.preprocess to {preprocess}.",
             )
@@ -426,9 +427,10 @@ const ERRORS: Readonly<Record<string, ErrorWords>> = {
           url: p.str('url'),
           error: p.str('error'),
           cache: p.str('cache'),
-          ...(p.has('preprocess') ? { preprocess: p.str('preprocess') } : {}),
+          ...(mindcv ? { preprocess: p.str('preprocess') } : {}),
         },
-      ),
+      );
+    },
   },
   download_http: {
     message: (p, t) =>
