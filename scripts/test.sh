@@ -13,10 +13,13 @@ cd "$(dirname "$0")/.."
 bash scripts/ensure-sshd.sh
 
 failed=()
+# Free space where the tiers write (the clone and the temp folder) is printed with each tier: a full
+# disk fails tests far from its cause, as it once did on CI.
+free_space() { df -h --output=avail "$PWD" "${TMPDIR:-/tmp}" 2>/dev/null | tail -n +2 | tr -s ' \n' ' ' | sed 's/^ //; s/ $//'; }
 tier() {
   local name=$1
   shift
-  echo "== $name"
+  echo "== $name (free: clone, temp: $(free_space))"
   if "$@"; then echo "== $name: passed"; else echo "== $name: FAILED"; failed+=("$name"); fi
 }
 
@@ -46,7 +49,8 @@ mapfile -t integration_files < <(find test/integration -name '*.test.ts' -type f
 tier "integration tests" node --import tsx --test --test-reporter=spec "${integration_files[@]}"
 
 # A whole pass writes ~17 GB of runs and checkpoints under pytest's temp root; keeping only the folders
-# of failed tests (and one past session) keeps a CI disk from filling.
+# of failed tests (and one past session), and removing a module's fixture folders when it ends
+# (test/runner/conftest.py), keeps a CI disk from filling.
 # The twelve slowest tests are listed: the tier is the bulk of CI's time.
 tier "runner tests" .venv/bin/python -m pytest test/runner -q \
   -o tmp_path_retention_policy=failed -o tmp_path_retention_count=1 --durations=12
@@ -64,7 +68,7 @@ if [ "$ui_tiers" = yes ]; then
 fi
 
 if [ ${#failed[@]} -gt 0 ]; then
-  echo "FAILED: ${failed[*]}"
+  echo "FAILED: ${failed[*]} (free: clone, temp: $(free_space))"
   exit 1
 fi
-echo "all tiers passed"
+echo "all tiers passed (free: clone, temp: $(free_space))"

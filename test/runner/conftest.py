@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -16,7 +17,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "runner"))
 # The runner caches image-scan verdicts per data root; keep the tests' throwaway roots out of ~/.cache.
-os.environ.setdefault("ASCEND_FINETUNE_CACHE", tempfile.mkdtemp(prefix="aft-test-cache-"))
+# The folder goes at the end of the session (pytest_unconfigure), when this process made it.
+_OWN_CACHE = None if "ASCEND_FINETUNE_CACHE" in os.environ else tempfile.mkdtemp(prefix="aft-test-cache-")
+if _OWN_CACHE:
+    os.environ["ASCEND_FINETUNE_CACHE"] = _OWN_CACHE
 
 from ascend_finetune.data.demo import CLASSES, SHAPES_A, SHAPES_B, TASK_B, make_shapes  # noqa: E402
 from ascend_finetune.events import read_events  # noqa: E402
@@ -90,6 +94,52 @@ def wait_for(pred, timeout: float = 180, what: str = "condition"):
 
 def assert_contiguous(evs: list[dict]) -> None:
     assert [e["seq"] for e in evs] == list(range(1, len(evs) + 1)), "seq must be contiguous from 1"
+
+
+# A whole pass writes ~17 GB of runs and checkpoints. pytest removes a passed test's tmp_path (the
+# retention policy scripts/test.sh sets), but a module fixture's tmp_path_factory folders would stay
+# until the session ends: together several GB, which once filled a CI disk. So the folders that
+# module-scoped fixtures make are removed when their module ends; session fixtures' (the shared data
+# sets, task A's run) stay.
+_fixture_scopes: list[str] = []  # the scopes of the fixtures being set up, innermost last
+_module_dirs: list[Path] = []
+_mktemp = pytest.TempPathFactory.mktemp
+
+
+def _mktemp_noting_module_dirs(self, basename: str, numbered: bool = True) -> Path:
+    path = _mktemp(self, basename, numbered)
+    if _fixture_scopes and _fixture_scopes[-1] == "module":
+        _module_dirs.append(path)
+    return path
+
+
+pytest.TempPathFactory.mktemp = _mktemp_noting_module_dirs  # type: ignore[method-assign]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    _fixture_scopes.append(fixturedef.scope)
+    try:
+        return (yield)
+    finally:
+        _fixture_scopes.pop()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def free_module_dirs(request):
+    """Set up before, so torn down after, the module's other module-scoped fixtures. A module with a
+    failed test keeps its folders to look into, as the retention policy keeps a failed test's."""
+    failed_before = request.session.testsfailed
+    yield
+    dirs, _module_dirs[:] = list(_module_dirs), []
+    if request.session.testsfailed == failed_before:
+        for d in dirs:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def pytest_unconfigure(config):
+    if _OWN_CACHE:
+        shutil.rmtree(_OWN_CACHE, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

@@ -2,7 +2,7 @@
 // stream that stopped, installing mindcv, a runner of another version) are worded in zh-cn by
 // their `words`, while `message` stays English for the log and the CLI.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
@@ -45,8 +45,9 @@ test('a YAML syntax error says where in zh-cn; the parser detail stays as the pa
   assert.match((e as Error).message, /^not valid YAML at line \d+ column \d+: /);
 });
 
-test("a sweep file's syntax error is worded whole, the spec's own error inside it included", () => {
+test("a sweep file's syntax error is worded whole, the spec's own error inside it included", (t) => {
   const dir = mkdtempSync(path.join(tmpdir(), 'aft-errzh-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const file = path.join(dir, 's.ascend-sweep.yaml');
   writeFileSync(file, 'base: {}\nbase: {}\n');
   const e = thrown(() => sweepSpecForTarget(file));
