@@ -94,6 +94,10 @@ def errors() -> list[dict[str, Any]]:
             catalog.parse("hf-hub:timm/resnet18.a1_in1k"), "http://127.0.0.1:1/m", "/cache/m", "URLError: refused"
         )
         out.append(_caught(lambda: (_ for _ in ()).throw(hub)))
+        sized = download._offline_error(  # a mindcv model trained at 240 px: `image_size` too
+            catalog.parse("mindcv:crossvit_9"), "http://127.0.0.1:1/c9.ckpt", "/cache/c9.ckpt", "URLError: refused"
+        )
+        out.append(_caught(lambda: (_ for _ in ()).throw(sized)))
         cut = download._interrupted_error(src, "http://127.0.0.1:1/r18.ckpt", "/cache/r18.ckpt.part", "timed out")
         out.append(_caught(lambda: (_ for _ in ()).throw(cut)))
         out.append(_caught(lambda: _fetch_through_symlinked_folder(tmp)))

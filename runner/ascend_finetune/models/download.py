@@ -191,19 +191,35 @@ def json_progress(emit: Callable[[object], None]) -> Progress:
 def _offline_error(src: Source, url: str, dest: str, why: str) -> PretrainedError:
     """A file outside the cache does not say whose preprocessing it wants (a mindcv file there would get
     `imagenet`'s round-256 resize), so the fix says what model.preprocess keeps it: mindcv's values,
-    known here (`preprocess`), or a hub repository's config.json, which is not."""
+    known here (`preprocess`), or a hub repository's config.json, which is not. A mindcv model trained at
+    another size than 224 (`image_size`: CrossViT's 240) also needs data.image_size, which the named
+    source's run would have suggested."""
     head = (
         f"cannot download {src.text} from {url}: {why}. On a machine without internet, fetch the file where "
         "there is a connection (or use 'Ascend: Copy Weights to Target…' in the editor)"
     )
-    params: dict[str, Any] = {"source": src.text, "url": url, "cache": dest, "error": why, "preprocess": None}
+    params: dict[str, Any] = {
+        "source": src.text,
+        "url": url,
+        "cache": dest,
+        "error": why,
+        "preprocess": None,
+        "image_size": None,
+    }
     if src.kind == "mindcv":
-        own = {k: v for k, v in mindcv_cfg(src.name).items() if k in OVERRIDABLE}  # what the object can set
+        cfg = mindcv_cfg(src.name)
+        own = {k: v for k, v in cfg.items() if k in OVERRIDABLE}  # what the object can set
         params["preprocess"] = json.dumps({"preset": "mindcv", **own}) if own else '"mindcv"'
+        params["image_size"] = size = cfg.get("input_size")
+        settings = (
+            f"model.pretrained to its path, model.preprocess to {params['preprocess']}, and data.image_size to "
+            f"{size}, the size the weights were trained at"
+            if size
+            else f"model.pretrained to its path and model.preprocess to {params['preprocess']}"
+        )
         tail = (
             f" and copy it to {dest}: in the cache the run finds it by its name, with its preprocessing. A copy "
-            "elsewhere is read as a plain file: set model.pretrained to its path and model.preprocess to "
-            f"{params['preprocess']}"
+            f"elsewhere is read as a plain file: set {settings}"
         )
     else:
         tail = (

@@ -412,22 +412,29 @@ const ERRORS: Readonly<Record<string, ErrorWords>> = {
   // -- named sources and downloads --------------------------------------------------------------
   download_offline: {
     // mindcv's preprocessing is known without the file (`preprocess`); a hub repository's is its config.json.
+    // A mindcv model trained at another size than 224 also names data.image_size (`image_size`).
     message: (p, t) => {
       const mindcv = p.has('preprocess');
+      const sized = mindcv && p.has('image_size');
       return fill(
-        mindcv
+        sized
           ? t(
-              "Cannot download {source} from {url}: {error}. On a machine without internet, fetch the file where there is a connection (or use 'Ascend: Copy Weights to Target…') and copy it to {cache}: in the cache the run finds it by its name, with its preprocessing. A copy elsewhere is read as a plain file: set model.pretrained to its path and model.preprocess to {preprocess}.",
+              "Cannot download {source} from {url}: {error}. On a machine without internet, fetch the file where there is a connection (or use 'Ascend: Copy Weights to Target…') and copy it to {cache}: in the cache the run finds it by its name, with its preprocessing. A copy elsewhere is read as a plain file: set model.pretrained to its path, model.preprocess to {preprocess}, and data.image_size to {image_size}, the size the weights were trained at.",
             )
-          : t(
-              "Cannot download {source} from {url}: {error}. On a machine without internet, fetch the file where there is a connection (or use 'Ascend: Copy Weights to Target…') and copy it to {cache}, with the repository's config.json beside it: in the cache the run finds it by its name, with that config's preprocessing. A copy elsewhere is read as a plain file: set model.pretrained to its path and model.preprocess's mean, std, crop_pct and interpolation to that config.json's.",
-            ),
+          : mindcv
+            ? t(
+                "Cannot download {source} from {url}: {error}. On a machine without internet, fetch the file where there is a connection (or use 'Ascend: Copy Weights to Target…') and copy it to {cache}: in the cache the run finds it by its name, with its preprocessing. A copy elsewhere is read as a plain file: set model.pretrained to its path and model.preprocess to {preprocess}.",
+              )
+            : t(
+                "Cannot download {source} from {url}: {error}. On a machine without internet, fetch the file where there is a connection (or use 'Ascend: Copy Weights to Target…') and copy it to {cache}, with the repository's config.json beside it: in the cache the run finds it by its name, with that config's preprocessing. A copy elsewhere is read as a plain file: set model.pretrained to its path and model.preprocess's mean, std, crop_pct and interpolation to that config.json's.",
+              ),
         {
           source: p.str('source'),
           url: p.str('url'),
           error: p.str('error'),
           cache: p.str('cache'),
           ...(mindcv ? { preprocess: p.str('preprocess') } : {}),
+          ...(sized ? { image_size: p.num('image_size', 21) } : {}),
         },
       );
     },

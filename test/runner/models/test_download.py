@@ -810,6 +810,10 @@ def test_the_offline_fix_for_a_copy_elsewhere_keeps_the_sources_preprocessing(na
     copied, _ = choose(said, "/elsewhere/x.ckpt", "mindcv")
     keep = ("interpolation", "crop_pct", "rounding", "mean", "std", "crop_mode")
     assert [getattr(copied, k) for k in keep] == [getattr(named, k) for k in keep]
+    # The size they were trained at, which the named source's run suggests for data.image_size (240 for
+    # CrossViT), is said too: model.preprocess cannot carry it.
+    assert err.params["image_size"] == named.input_size
+    assert (f"data.image_size to {named.input_size}," in str(err)) == (named.input_size is not None)
 
 
 def test_the_offline_fix_for_a_hub_file_names_its_config():
