@@ -15,11 +15,17 @@ bash scripts/ensure-sshd.sh
 failed=()
 # Free space where the tiers write (the clone and the temp folder) is printed with each tier: a full
 # disk fails tests far from its cause, as it once did on CI.
-free_space() { df -h --output=avail "$PWD" "${TMPDIR:-/tmp}" 2>/dev/null | tail -n +2 | tr -s ' \n' ' ' | sed 's/^ //; s/ $//'; }
+free_space() {
+  local where out=()
+  for where in "$PWD" "${TMPDIR:-/tmp}"; do
+    out+=("$(df -Ph "$where" 2>/dev/null | awk 'NR == 2 { print $4 }')")
+  done
+  echo "clone ${out[0]:-?}, temp ${out[1]:-?}"
+}
 tier() {
   local name=$1
   shift
-  echo "== $name (free: clone, temp: $(free_space))"
+  echo "== $name (free: $(free_space))"
   if "$@"; then echo "== $name: passed"; else echo "== $name: FAILED"; failed+=("$name"); fi
 }
 
@@ -68,7 +74,7 @@ if [ "$ui_tiers" = yes ]; then
 fi
 
 if [ ${#failed[@]} -gt 0 ]; then
-  echo "FAILED: ${failed[*]} (free: clone, temp: $(free_space))"
+  echo "FAILED: ${failed[*]} (free: $(free_space))"
   exit 1
 fi
-echo "all tiers passed (free: clone, temp: $(free_space))"
+echo "all tiers passed (free: $(free_space))"

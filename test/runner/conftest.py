@@ -99,42 +99,65 @@ def assert_contiguous(evs: list[dict]) -> None:
 # A whole pass writes ~17 GB of runs and checkpoints. pytest removes a passed test's tmp_path (the
 # retention policy scripts/test.sh sets), but a module fixture's tmp_path_factory folders would stay
 # until the session ends: together several GB, which once filled a CI disk. So the folders that
-# module-scoped fixtures make are removed when their module ends; session fixtures' (the shared data
-# sets, task A's run) stay.
-_fixture_scopes: list[str] = []  # the scopes of the fixtures being set up, innermost last
-_module_dirs: list[Path] = []
+# module-scoped fixtures make are removed when their module ends, unless one of its tests failed (as
+# the retention policy keeps a failed test's); session fixtures' (the data sets, task A's run) stay.
+class _ModuleFolders:
+    """A plugin, not conftest hooks: pytest calls a conftest's fixture hooks only for fixtures of nodes
+    under the conftest's folder, so a session fixture (of the Session, at the rootdir) set up inside a
+    module fixture would pass unseen and its folder be taken for the module's."""
+
+    def __init__(self) -> None:
+        self.scopes: list[str] = []  # of the fixtures being set up, innermost last
+        self.made: list[Path] = []  # by the running module's module fixtures
+        self.ending: list[Path] = []  # of a module that passed, removed after its last teardown report
+
+    def note(self, path: Path) -> None:
+        if self.scopes and self.scopes[-1] == "module":
+            self.made.append(path)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_fixture_setup(self, fixturedef, request):
+        self.scopes.append(request.scope)
+        try:
+            return (yield)
+        finally:
+            self.scopes.pop()
+
+    def pytest_runtest_logreport(self, report) -> None:
+        # The module fixtures end in its last test's teardown, whose report comes after them: an error
+        # there (in their own teardown too) keeps the folders.
+        if report.when == "teardown" and self.ending:
+            ending, self.ending = self.ending, []
+            if not report.failed:
+                for d in ending:
+                    shutil.rmtree(d, ignore_errors=True)
+
+
+_MODULE_FOLDERS = _ModuleFolders()
 _mktemp = pytest.TempPathFactory.mktemp
 
 
 def _mktemp_noting_module_dirs(self, basename: str, numbered: bool = True) -> Path:
     path = _mktemp(self, basename, numbered)
-    if _fixture_scopes and _fixture_scopes[-1] == "module":
-        _module_dirs.append(path)
+    _MODULE_FOLDERS.note(path)
     return path
 
 
 pytest.TempPathFactory.mktemp = _mktemp_noting_module_dirs  # type: ignore[method-assign]
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_fixture_setup(fixturedef, request):
-    _fixture_scopes.append(fixturedef.scope)
-    try:
-        return (yield)
-    finally:
-        _fixture_scopes.pop()
+def pytest_configure(config):
+    config.pluginmanager.register(_MODULE_FOLDERS, "ascend-module-folders")
 
 
 @pytest.fixture(scope="module", autouse=True)
 def free_module_dirs(request):
-    """Set up before, so torn down after, the module's other module-scoped fixtures. A module with a
-    failed test keeps its folders to look into, as the retention policy keeps a failed test's."""
+    """Set up before, so torn down after, the module's other module-scoped fixtures."""
     failed_before = request.session.testsfailed
     yield
-    dirs, _module_dirs[:] = list(_module_dirs), []
+    made, _MODULE_FOLDERS.made = _MODULE_FOLDERS.made, []
     if request.session.testsfailed == failed_before:
-        for d in dirs:
-            shutil.rmtree(d, ignore_errors=True)
+        _MODULE_FOLDERS.ending = made
 
 
 def pytest_unconfigure(config):

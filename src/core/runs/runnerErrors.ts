@@ -434,7 +434,7 @@ const ERRORS: Readonly<Record<string, ErrorWords>> = {
           error: p.str('error'),
           cache: p.str('cache'),
           ...(mindcv ? { preprocess: p.str('preprocess') } : {}),
-          ...(sized ? { image_size: p.num('image_size', 21) } : {}),
+          ...(sized ? { image_size: p.id('image_size') } : {}),
         },
       );
     },
