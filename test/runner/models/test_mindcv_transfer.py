@@ -123,6 +123,9 @@ NO_TRANSFER.update(
         ("shape", "inception_v3"): "224 px: A' not learnt in 8 epochs (0.19; train loss 2.67 to 1.80, ln 6 is 1.79); "
         "probe 0.35, scratch 0.33. At 1e-4 for 12 epochs (20 min) its train loss fell to about 0 while validation "
         "stayed at 1/6 (verdict fits_train_only: BatchNorm moving statistics at momentum 0.9997); probe 0.35",
+        ("shape", "inception_v4"): "224 px: A' not learnt in 8 epochs (1/6 after every epoch, 60 min, 2026-12-08; "
+        "train loss still 1.89 at step 238, ln 6 is 1.79; validation loss 1e13 to 1e16, its BatchNorms' moving "
+        "statistics at momentum 0.9997 as Inception v3's); probe 0.33, scratch 0.33",
         ("shape", "crossvit_9"): "A' not learnt in 8 epochs (0.26, 25 min; it resizes 64 px to 240 and 224 inside); "
         "probe 0.33, scratch 0.33. At 1e-4 for 12 epochs (34 min) A' reached 0.39, probe 0.36, scratch 0.41",
     }
