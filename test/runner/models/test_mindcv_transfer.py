@@ -126,6 +126,8 @@ NO_TRANSFER.update(
         ("shape", "inception_v4"): "224 px: A' not learnt in 8 epochs (1/6 after every epoch, 60 min, 2026-12-08; "
         "train loss still 1.89 at step 238, ln 6 is 1.79; validation loss 1e13 to 1e16, its BatchNorms' moving "
         "statistics at momentum 0.9997 as Inception v3's); probe 0.33, scratch 0.33",
+        ("shape", "swin_tiny"): "224 px, a vision transformer from scratch: A' 0.24 after its first epoch, then "
+        "1/6 after every other (36 min, 2026-12-08; validation loss near ln 6); probe 0.41, scratch 0.38",
         ("shape", "crossvit_9"): "A' not learnt in 8 epochs (0.26, 25 min; it resizes 64 px to 240 and 224 inside); "
         "probe 0.33, scratch 0.33. At 1e-4 for 12 epochs (34 min) A' reached 0.39, probe 0.36, scratch 0.41",
     }
