@@ -13,15 +13,8 @@ cd "$(dirname "$0")/.."
 bash scripts/ensure-sshd.sh
 
 failed=()
-# Free space where the tiers write (the clone and the temp folder) is printed with each tier: a full
-# disk fails tests far from its cause, as it once did on CI.
-free_space() {
-  local where out=()
-  for where in "$PWD" "${TMPDIR:-/tmp}"; do
-    out+=("$(df -Ph "$where" 2>/dev/null | awk 'NR == 2 { print $4 }')")
-  done
-  echo "clone ${out[0]:-?}, temp ${out[1]:-?}"
-}
+# Free space in the clone and the temp folder, with each tier (scripts/free-space.sh says why).
+free_space() { bash scripts/free-space.sh; }
 tier() {
   local name=$1
   shift
